@@ -1,0 +1,47 @@
+"""axischeck: shape-annotated, statically predicted and explained `vmap` for JAX.
+
+```python
+import axischeck as ax
+
+f = ax.vmap(fun, in_axes=(0, 1, 0), signature="(a,b),(b,c),(a,c)->(a,c)")
+f.predict(x, y, z).shapes   # output shapes, without running fun
+f.explain(x, y, z)          # the derivation table
+f(x, y, z)                  # checked call: same result as jax.vmap
+```
+"""
+
+from ._check import Checked as Checked
+from ._check import check as check
+from ._errors import ArgumentError as ArgumentError
+from ._errors import AxisCheckError as AxisCheckError
+from ._errors import FunctionError as FunctionError
+from ._errors import OutputError as OutputError
+from ._errors import Place as Place
+from ._errors import SpecError as SpecError
+from ._prediction import Prediction as Prediction
+from ._shape import Shape as Shape
+from ._signature import Signature as Signature
+from ._unify import Bindings as Bindings
+from ._unify import Conflict as Conflict
+from ._vmap import Vmapped as Vmapped
+from ._vmap import vmap as vmap
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "ArgumentError",
+    "AxisCheckError",
+    "Bindings",
+    "Checked",
+    "Conflict",
+    "FunctionError",
+    "OutputError",
+    "Place",
+    "Prediction",
+    "Shape",
+    "Signature",
+    "SpecError",
+    "Vmapped",
+    "check",
+    "vmap",
+]

@@ -1,0 +1,103 @@
+"""`in_axes` / `out_axes` values: validated once, frozen, and resolved per leaf.
+
+Construction-time rules mirror `jax.vmap` (api.py:vmap): a top-level list of in_axes
+is a tuple; the top level must be `None`, an exact `int` or a tuple; every leaf
+(with `None` counted as a leaf) must be an exact `int` or `None` - `bool` and
+`numpy.int64` are rejected exactly as JAX rejects them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import jax
+
+from ._errors import SpecError
+from ._trees import flatten_axes_spec
+
+
+def _is_axis(x: object) -> bool:
+    return x is None or type(x) is int
+
+
+@dataclass(frozen=True, slots=True)
+class Axes:
+    """A validated `in_axes` / `out_axes` pytree, hashable so it can key caches."""
+
+    treedef: Any
+    leaves: tuple[int | None, ...]
+
+    @property
+    def value(self) -> Any:
+        """The axes as the user wrote them (after JAX's top-level list -> tuple)."""
+        return jax.tree_util.tree_unflatten(self.treedef, self.leaves)
+
+    @property
+    def is_leaf(self) -> bool:
+        return bool(self.treedef.num_nodes == 1)
+
+    def __str__(self) -> str:
+        return repr(self.value)
+
+
+def _freeze(value: Any, what: str) -> Axes:
+    try:
+        leaves, treedef = flatten_axes_spec(value)
+    except RecursionError:
+        raise SpecError(f"{what} is nested too deeply (a cyclic container?)") from None
+    bad = [leaf for leaf in leaves if not _is_axis(leaf)]
+    if bad:
+        raise SpecError(
+            f"{what} must be an int, None, or a (nested) container of those, but {bad[0]!r}"
+            f" (of type {type(bad[0]).__name__}) is in {value!r}",
+            fix=_leaf_fix(bad[0], what),
+        )
+    return Axes(treedef, tuple(leaves))
+
+
+def _leaf_fix(leaf: object, what: str) -> str | None:
+    if isinstance(leaf, bool):
+        return f"write 0 or None instead of {leaf!r} in {what} (a bool is not an axis)"
+    if hasattr(leaf, "__index__") and not isinstance(leaf, bool):
+        return f"write int({leaf!r}) = {int(leaf)!r} (JAX accepts only Python ints as axes)"  # type: ignore[call-overload]
+    return None
+
+
+def freeze_in_axes(in_axes: Any, transform: str = "vmap") -> Axes:
+    """Validate `in_axes` as `jax.vmap` does at construction, and freeze it."""
+    if isinstance(in_axes, list):
+        in_axes = tuple(in_axes)  # JAX issue #2367: a top-level list means a tuple
+    if not (in_axes is None or type(in_axes) is int or isinstance(in_axes, tuple)):
+        raise SpecError(
+            f"{transform} in_axes must be an int, None, or a tuple with one entry per positional"
+            f" argument, but got {in_axes!r} (of type {type(in_axes).__name__})",
+            fix=_top_fix(in_axes),
+        )
+    return _freeze(in_axes, f"{transform} in_axes")
+
+
+def freeze_pmap_in_axes(in_axes: Any) -> Axes:
+    """pmap keeps a top-level list as a list (then fails the prefix check like JAX)."""
+    return _freeze(in_axes, "pmap in_axes")
+
+
+def _top_fix(in_axes: object) -> str | None:
+    if isinstance(in_axes, dict):
+        return (
+            "in_axes is matched to the positional arguments: wrap the dict in a tuple,"
+            f" in_axes=({in_axes!r},), to give the axes of a dict argument"
+        )
+    return _leaf_fix(in_axes, "in_axes")
+
+
+def freeze_out_axes(out_axes: Any, transform: str = "vmap") -> Axes:
+    """Validate `out_axes` (any pytree of int / None; lists stay lists)."""
+    return _freeze(out_axes, f"{transform} out_axes")
+
+
+def canonical_axis(axis: int, rank: int) -> int | None:
+    """`axis` counted from the front, or None when `-rank <= axis < rank` fails."""
+    if -rank <= axis < rank:
+        return axis + rank if axis < 0 else axis
+    return None

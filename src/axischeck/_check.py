@@ -1,0 +1,64 @@
+"""`axischeck.check`: signature checks for a function that is not mapped."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import ParamSpec, TypeVar, overload
+
+from ._errors import SpecError
+from ._signature import Signature
+from ._transform import Transformed, fn_name, inner_model
+from ._vmap import SignatureLike
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+class Checked(Transformed[P, R]):
+    """A function wrapped by `axischeck.check` (see `check`)."""
+
+    def __init__(self, fun: Callable[P, R], signature: SignatureLike | None) -> None:
+        if not callable(fun):
+            raise SpecError(f"check needs a callable, got {type(fun).__name__}: {fun!r}")
+        name = fn_name(fun)
+        model, sig, _ = inner_model(fun, signature, name)
+        if sig is None:
+            raise SpecError(
+                f"check({name}) needs shapes to check: pass signature=... or annotate the"
+                " parameters with Annotated[Array, 'a b']"
+            )
+        super().__init__(fun, model, fun, sig, None)
+        self.batched_signature: Signature | None = sig
+
+
+@overload
+def check(fun: Callable[P, R], *, signature: SignatureLike | None = None) -> Checked[P, R]: ...
+
+
+@overload
+def check(fun: None = None, *, signature: SignatureLike | None = None) -> Callable[[Callable[P, R]], Checked[P, R]]: ...
+
+
+def check(
+    fun: Callable[P, R] | None = None, *, signature: SignatureLike | None = None
+) -> Checked[P, R] | Callable[[Callable[P, R]], Checked[P, R]]:
+    """Check a plain (unmapped) function's arguments and outputs against a signature.
+
+    The identity transform of the signature algebra: catches shape bugs that JAX
+    broadcasting hides, like a `(32, 1)` prediction meant to be `(32,)`.
+
+    ```python
+    >>> forward = ax.check(lambda X, W: X @ W, signature="n f, f o -> n")
+    >>> forward(jnp.ones((32, 20)), jnp.ones((20, 1)))
+    Traceback (most recent call last):
+    axischeck.OutputError: ...
+    ```
+    """
+    if fun is None:
+
+        def decorate(f: Callable[P, R]) -> Checked[P, R]:
+            return Checked(f, signature)
+
+        return decorate
+    return Checked(fun, signature)
+

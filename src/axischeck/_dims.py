@@ -1,0 +1,186 @@
+"""Dimensions and per-array shape specs, and the text grammar that spells them.
+
+Grammar (one array): dimensions separated by spaces or commas, optionally wrapped
+in parentheses.
+
+- `a`, `batch`, `n_heads`: a named size; the same name must mean the same size.
+- `3`: a fixed size.
+- `_` (or any name starting with `_`): any size, not bound.
+- `#a`: named, but size 1 also matches (jaxtyping's broadcastable dimension).
+- `*batch`: any number of axes, bound as a tuple; `...` or `*_`: any number, unbound.
+
+A whole signature joins arrays with commas and outputs with `->`: the NumPy gufunc
+form `"(a,b),(b,c)->(a,c)"` or the space form `"a b, b c -> a c"`.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from ._errors import SpecError
+
+
+@dataclass(frozen=True, slots=True)
+class Named:
+    """A size bound by name: equal names are equal sizes."""
+
+    name: str
+    broadcast: bool = False
+
+    def __str__(self) -> str:
+        return ("#" if self.broadcast else "") + self.name
+
+
+@dataclass(frozen=True, slots=True)
+class Fixed:
+    """A size written as an integer."""
+
+    size: int
+
+    def __str__(self) -> str:
+        return str(self.size)
+
+
+@dataclass(frozen=True, slots=True)
+class Anonymous:
+    """One axis of any size, not bound (`_`)."""
+
+    def __str__(self) -> str:
+        return "_"
+
+
+@dataclass(frozen=True, slots=True)
+class Variadic:
+    """Any number of axes; bound as a tuple when named (`*batch`), free otherwise (`...`)."""
+
+    name: str | None = None
+
+    def __str__(self) -> str:
+        return "..." if self.name is None else "*" + self.name
+
+
+Dim = Named | Fixed | Anonymous | Variadic
+
+
+@dataclass(frozen=True, slots=True)
+class ArraySpec:
+    """The per-example shape of one array: a tuple of `Dim`s, at most one variadic."""
+
+    dims: tuple[Dim, ...]
+
+    @property
+    def variadic_index(self) -> int | None:
+        for i, d in enumerate(self.dims):
+            if isinstance(d, Variadic):
+                return i
+        return None
+
+    @property
+    def min_rank(self) -> int:
+        return len(self.dims) - (self.variadic_index is not None)
+
+    @property
+    def symbols(self) -> frozenset[str]:
+        return frozenset(
+            d.name for d in self.dims if isinstance(d, (Named, Variadic)) and d.name is not None
+        )
+
+    def __str__(self) -> str:
+        return "(" + ", ".join(str(d) for d in self.dims) + ")"
+
+
+ANY = ArraySpec((Variadic(None),))
+"""Matches any shape, and any non-array leaf: an unchecked argument."""
+
+_NAME = re.compile(r"[^\W\d]\w*\Z")
+_INT = re.compile(r"\d+\Z")
+
+
+def _parse_dim(token: str, where: str) -> Dim:
+    if token in ("...", "*_"):
+        return Variadic(None)
+    if token.startswith("*"):
+        body = token[1:]
+        if body.startswith("#") or body.endswith("#"):
+            raise SpecError(
+                f"broadcastable variadic dimension {token!r} in {where} is not supported;"
+                " use '*name' (exact) or '...' (unchecked)"
+            )
+        if not _NAME.match(body):
+            raise SpecError(f"bad variadic dimension {token!r} in {where}: expected '*name' or '...'")
+        return Variadic(None if body.startswith("_") else body)
+    broadcast = token.startswith("#")
+    body = token[1:] if broadcast else token
+    if _INT.match(body):
+        if broadcast:
+            raise SpecError(f"'#' needs a name, not a number, in {token!r} in {where}")
+        return Fixed(int(body))
+    if _NAME.match(body):
+        if body.startswith("_"):
+            return Anonymous()
+        return Named(body, broadcast)
+    raise SpecError(
+        f"bad dimension {token!r} in {where}: expected a name, an integer, '_', '#name',"
+        " '*name' or '...'"
+    )
+
+
+def parse_array_spec(text: str) -> ArraySpec:
+    """Parse one array's dims: `"a b"`, `"(a, b)"`, `"*batch c"`, `""` (a scalar)."""
+    if not isinstance(text, str):
+        raise SpecError(f"a shape spec must be a string, got {type(text).__name__}: {text!r}")
+    where = repr(text)
+    body = text.strip()
+    if body.startswith("(") or body.endswith(")"):
+        if not (body.startswith("(") and body.endswith(")")) or "(" in body[1:-1] or ")" in body[1:-1]:
+            raise SpecError(f"unbalanced parentheses in shape spec {where}")
+        body = body[1:-1]
+    tokens = [t for t in re.split(r"[\s,]+", body) if t]
+    dims = tuple(_parse_dim(t, where) for t in tokens)
+    if sum(isinstance(d, Variadic) for d in dims) > 1:
+        raise SpecError(f"shape spec {where} has more than one variadic dimension ('*name' or '...')")
+    return ArraySpec(dims)
+
+
+_GUFUNC_ARG = re.compile(r"\s*\(([^()]*)\)\s*")
+
+
+def _parse_arg_list(text: str, whole: str) -> tuple[ArraySpec, ...]:
+    """Comma-joined arrays: gufunc `(a,b),(b,c)` or space form `a b, b c`."""
+    body = text.strip()
+    if not body:
+        return ()
+    if "(" in body or ")" in body:
+        specs = []
+        pos = 0
+        while True:
+            m = _GUFUNC_ARG.match(body, pos)
+            if m is None:
+                raise SpecError(
+                    f"cannot parse signature {whole!r} near {body[pos:]!r}:"
+                    " expected '(dims)' groups joined by commas, like '(a,b),(b,c)->(a,c)'"
+                )
+            specs.append(parse_array_spec("(" + m.group(1) + ")"))
+            pos = m.end()
+            if pos == len(body):
+                return tuple(specs)
+            if body[pos] != ",":
+                raise SpecError(f"cannot parse signature {whole!r}: expected ',' at {body[pos:]!r}")
+            pos += 1
+    return tuple(parse_array_spec(part) for part in body.split(","))
+
+
+def parse_signature_text(
+    text: str,
+) -> tuple[tuple[ArraySpec, ...], tuple[ArraySpec, ...] | None]:
+    """Split a whole signature into input specs and output specs (None: no `->`)."""
+    if text.count("->") > 1:
+        raise SpecError(f"signature {text!r} has more than one '->'")
+    if "->" in text:
+        left, right = text.split("->")
+        outputs = _parse_arg_list(right, text)
+        if not outputs:
+            raise SpecError(f"signature {text!r} declares no output after '->'; write '->()' for a scalar")
+        return _parse_arg_list(left, text), outputs
+    return _parse_arg_list(text, text), None

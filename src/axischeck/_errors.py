@@ -1,0 +1,148 @@
+"""The exception hierarchy. Every message is rendered from the facts it carries."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ._shape import Shape, format_shape
+
+Size = int | tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Place:
+    """Where a size was seen: one axis (or a run of axes) of one argument or output.
+
+    `arg` is the parameter name plus pytree path (`"params['W']"`), or `"output[0]"`.
+    `batched_axis` counts in the array the user passed (`batched_shape`);
+    `axis` counts in the per-example array (`shape`) that the signature describes.
+    For a variadic dimension `axis` is the first axis of the run and `size` a tuple.
+    """
+
+    arg: str
+    shape: Shape | None = None
+    axis: int | None = None
+    size: Size | None = None
+    batched_shape: Shape | None = None
+    batched_axis: int | None = None
+
+    def describe(self) -> str:
+        """`axis 2 of x (size 4)`, naming the batched axis when it differs."""
+        size = "" if self.size is None else f" (size {_size(self.size)})"
+        if self.axis is None:
+            return f"{self.arg}{size}"
+        if self.batched_axis is not None and self.batched_shape is not None and (
+            self.batched_shape != self.shape
+        ):
+            return (
+                f"axis {self.batched_axis} of {self.arg}{size}"
+                f" [per-example axis {self.axis} of {format_shape(self.shape or ())}]"
+            )
+        return f"axis {self.axis} of {self.arg}{size}"
+
+
+def _size(size: Size) -> str:
+    return format_shape(size) if isinstance(size, tuple) else str(size)
+
+
+class AxisCheckError(ValueError):
+    """Base class of every failure axischeck reports (a `ValueError`).
+
+    **Attributes** (all optional facts; the message is rendered from them):
+
+    - `transform`: the transform and its axes, e.g. `"vmap(f, in_axes=(0, 1, 0), out_axes=0)"`.
+    - `problem`: one line saying what is wrong.
+    - `symbol`: the dimension symbol or batch size that conflicts, if any.
+    - `places`: the `Place`s that disagree, first binding first.
+    - `table`: the derivation table (argument rows), if one was built.
+    - `fix`: a concrete suggestion, if one is clear.
+    """
+
+    transform: str | None
+    problem: str
+    symbol: str | None
+    places: tuple[Place, ...]
+    table: str | None
+    fix: str | None
+
+    def __init__(
+        self,
+        problem: str,
+        *,
+        transform: str | None = None,
+        symbol: str | None = None,
+        places: tuple[Place, ...] = (),
+        table: str | None = None,
+        notes: tuple[str, ...] = (),
+        fix: str | None = None,
+    ) -> None:
+        self.transform = transform
+        self.problem = problem
+        self.symbol = symbol
+        self.places = places
+        self.table = table
+        self.notes = notes
+        self.fix = fix
+        super().__init__(self.render())
+
+    def render(self) -> str:
+        """The message: headline, table, the places that disagree, notes, fix."""
+        head = f"{self.transform}: {self.problem}" if self.transform else self.problem
+        lines = [head]
+        if self.table:
+            lines.extend("  " + row for row in self.table.splitlines())
+        if len(self.places) >= 2 and self.symbol is not None:
+            first, *rest = self.places
+            lines.append(
+                f"  {_quote(self.symbol)} is {first.describe()}"
+                + "".join(f" but {p.describe()}" for p in rest)
+                + "."
+            )
+        else:
+            lines.extend(f"  {p.describe()}" for p in self.places if self.table is None)
+        lines.extend(f"  {note}" for note in self.notes)
+        if self.fix:
+            lines.append(f"  Fix: {self.fix}")
+        return "\n".join(lines)
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (_rebuild, (type(self), self.__dict__))
+
+
+def _rebuild(cls: type[AxisCheckError], state: dict[str, object]) -> AxisCheckError:
+    err = cls.__new__(cls)
+    err.__dict__.update(state)
+    ValueError.__init__(err, err.render())
+    return err
+
+
+def _quote(symbol: str) -> str:
+    return symbol if symbol.startswith(("batch size", "the ")) else f"'{symbol}'"
+
+
+class SpecError(AxisCheckError, TypeError):
+    """A malformed signature, `in_axes`, `out_axes` or other transform option.
+
+    Also a `TypeError`, where `jax.vmap` raises `TypeError` for the same mistakes.
+    """
+
+
+class ArgumentError(AxisCheckError):
+    """The arguments disagree with the axes or the signature (sizes, ranks, structure)."""
+
+
+class OutputError(AxisCheckError):
+    """An output disagrees with `out_axes`, or contradicts its declared signature."""
+
+
+class FunctionError(AxisCheckError):
+    """The function itself failed when traced on per-example shapes.
+
+    Raised by `predict` for unannotated functions; JAX's original error is chained
+    as `__cause__`.
+    """
+
+
+for _cls in (AxisCheckError, SpecError, ArgumentError, OutputError, FunctionError):
+    _cls.__module__ = "axischeck"
+Place.__module__ = "axischeck"

@@ -1,0 +1,97 @@
+"""Plain-text derivation tables: aligned columns, no colour, one row per leaf."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ._prediction import BaseStep, MapStep, SpecRow, Step
+from ._shape import Shape, format_shape
+
+
+def _shape(s: Shape | None) -> str:
+    return "-" if s is None else format_shape(s)
+
+
+def _axis(a: int | None) -> str:
+    return "None" if a is None else str(a)
+
+
+def table(rows: Sequence[Sequence[str]]) -> str:
+    """Left-aligned columns separated by two spaces; trailing blanks trimmed."""
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    return "\n".join("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows)
+
+
+def _arg_table(maps: Sequence[MapStep], base: BaseStep | None) -> list[list[str]]:
+    header = ["arg", "batched shape"] if maps else ["arg", "shape"]
+    for i, m in enumerate(maps):
+        tag = "" if len(maps) == 1 else f"[{i + 1}]"
+        header += [f"in_axis{tag}", "per-example" if i == len(maps) - 1 else f"shape{tag}"]
+    if base is not None and base.source == "signature":
+        header += ["signature", "binds"]
+    labels: list[str] = []
+    for m in maps:
+        labels += [r.label for r in m.args if r.label not in labels]
+    if base is not None:
+        labels += [r.label for r in base.args if r.label not in labels]
+    rows = [header]
+    spec_rows = {r.label: r for r in base.args} if base is not None else {}
+    for label in labels:
+        row = [label]
+        for i, m in enumerate(maps):
+            arg = next((r for r in m.args if r.label == label), None)
+            if i == 0:
+                row.append(_shape(arg.shape) if arg else "")
+            row += [_axis(arg.axis), _shape(arg.per_example)] if arg else ["", ""]
+        if not maps:
+            sr = spec_rows.get(label)
+            row.append(_shape(sr.shape) if sr else "")
+        if base is not None and base.source == "signature":
+            sr = spec_rows.get(label)
+            row += [sr.spec, (sr.binds + ("  " + sr.note if sr.note else "")).strip()] if sr else ["", ""]
+        rows.append(row)
+    return rows
+
+
+def _out_table(maps: Sequence[MapStep], base: BaseStep | None) -> list[list[str]]:
+    inner_first = list(reversed(maps))
+    header = ["output", "per-example"]
+    if base is not None and base.source == "signature":
+        header.insert(1, "signature")
+    for i, m in enumerate(inner_first):
+        tag = "" if len(maps) == 1 else f"[{len(maps) - i}]"
+        header += [f"out_axis{tag}", "batched shape" if i == len(maps) - 1 else f"shape{tag}"]
+    rows = [header]
+    outs = base.outs if base is not None else ()
+    labels = [r.label for r in outs]
+    for m in inner_first:
+        labels += [r.label for r in m.outs if r.label not in labels]
+    for label in labels:
+        sr: SpecRow | None = next((r for r in outs if r.label == label), None)
+        first = next((r for m in inner_first for r in m.outs if r.label == label), None)
+        row = [label]
+        if base is not None and base.source == "signature":
+            row.append(sr.spec if sr else "")
+        row.append(_shape(sr.shape) if sr else _shape(first.per_example if first else None))
+        for m in inner_first:
+            out = next((r for r in m.outs if r.label == label), None)
+            row += [_axis(out.axis), _shape(out.shape)] if out else ["", ""]
+        rows.append(row)
+    return rows
+
+
+def render_steps(steps: Sequence[Step], *, outputs: bool = True) -> str:
+    """The derivation table of a prediction (or of the part reached before an error)."""
+    maps = [s for s in steps if isinstance(s, MapStep)]
+    base = next((s for s in steps if isinstance(s, BaseStep)), None)
+    parts = []
+    for i, m in enumerate(maps):
+        tag = "" if len(maps) == 1 else f"[{i + 1}] "
+        size = "undetermined" if m.axis_size is None else f"{m.symbol}={m.axis_size}"
+        parts.append(f"{tag}{m.transform}: batch size {size}")
+    if maps or (base is not None and base.args):
+        parts.append(table(_arg_table(maps, base)))
+    has_outs = (base is not None and base.outs) or any(m.outs for m in maps)
+    if outputs and has_outs:
+        parts.append(table(_out_table(maps, base)))
+    return "\n".join(parts)

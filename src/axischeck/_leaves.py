@@ -1,0 +1,144 @@
+"""Argument leaves: what the engine knows of each leaf the user passed."""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import jax
+import numpy as np
+from jax.tree_util import keystr
+
+from ._errors import Place, Size
+from ._shape import Shape
+
+_PY_SCALARS = (bool, int, float, complex)
+
+
+@dataclass(frozen=True, slots=True)
+class Leaf:
+    """One argument leaf at one mapping level.
+
+    `shape` is what the function at this level receives (None: not a JAX value, like a
+    str); `origin[i]` is the axis of the user's array that axis `i` came from.
+    `value` is what tracing passes for it: the user's object, or a
+    `ShapeDtypeStruct` once a level has mapped it.
+    """
+
+    label: str
+    shape: Shape | None
+    value: Any
+    user_shape: Shape | None
+    origin: tuple[int, ...]
+
+    def place(self, axis: int | None, size: Size) -> Place:
+        batched_axis = None if axis is None or axis >= len(self.origin) else self.origin[axis]
+        return Place(self.label, self.shape, axis, size, self.user_shape, batched_axis)
+
+
+@dataclass(frozen=True, slots=True)
+class Call:
+    """The arguments of one call, as pytrees of `Leaf` (JAX flattens Leaf as a leaf)."""
+
+    args: tuple[Any, ...]
+    kwargs: Mapping[str, Any]
+    arg_params: tuple[str | None, ...]  # the parameter each positional argument binds
+    arg_labels: tuple[str, ...]  # how messages name each positional argument
+
+    def flat(self) -> tuple[list[Leaf], Any]:
+        leaves, treedef = jax.tree_util.tree_flatten((self.args, dict(self.kwargs)))
+        return leaves, treedef
+
+    def rebuilt(self, treedef: Any, leaves: list[Leaf]) -> Call:
+        args, kwargs = jax.tree_util.tree_unflatten(treedef, leaves)
+        return Call(tuple(args), kwargs, self.arg_params, self.arg_labels)
+
+
+def shape_of(x: Any) -> Shape | None:
+    """The shape JAX gives `x`, or None when `x` is not a valid JAX value."""
+    if isinstance(x, _PY_SCALARS):
+        return Shape(())
+    shape = getattr(x, "shape", None)
+    if isinstance(shape, tuple) and hasattr(x, "dtype"):
+        try:
+            return Shape(tuple(int(d) for d in shape))
+        except TypeError:
+            return None
+    return None
+
+
+def abstract(x: Any) -> jax.ShapeDtypeStruct:
+    """A `ShapeDtypeStruct` for an array-like leaf (dtype canonicalised as JAX does)."""
+    if isinstance(x, jax.ShapeDtypeStruct):
+        return x
+    dtype = getattr(x, "dtype", None)
+    if dtype is None:
+        dtype = np.result_type(x)
+    return jax.ShapeDtypeStruct(tuple(np.shape(x)), jax.dtypes.canonicalize_dtype(dtype))
+
+
+def _is_shape_tuple(x: object) -> bool:
+    return type(x) is tuple and all(type(d) is int and d >= 0 for d in x)
+
+
+def shapes_as_structs(tree: Any) -> Any:
+    """Replace plain tuples of ints (shapes written by hand) with float32 structs."""
+    return jax.tree_util.tree_map(
+        lambda x: jax.ShapeDtypeStruct(x, np.float32) if _is_shape_tuple(x) else x,
+        tree,
+        is_leaf=_is_shape_tuple,
+    )
+
+
+def parameter_names(fn: Callable[..., Any]) -> tuple[list[str], str | None, set[str]] | None:
+    """(positional parameter names, *varargs name, keyword names) of `fn`, if inspectable."""
+    try:
+        sig = inspect.signature(fn)
+    except (TypeError, ValueError):
+        return None
+    positional: list[str] = []
+    varargs = None
+    keywords: set[str] = set()
+    for p in sig.parameters.values():
+        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
+            positional.append(p.name)
+        elif p.kind is p.VAR_POSITIONAL:
+            varargs = p.name
+        if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY):
+            keywords.add(p.name)
+    return positional, varargs, keywords
+
+
+def label_call(
+    args: tuple[Any, ...],
+    kwargs: Mapping[str, Any],
+    params: tuple[list[str], str | None, set[str]] | None,
+) -> Call:
+    """Wrap every leaf of `(args, kwargs)` in a `Leaf` labelled by parameter and path."""
+    positional, varargs = (params[0], params[1]) if params else ([], None)
+    arg_params: list[str | None] = []
+    arg_labels: list[str] = []
+    out_args = []
+    for i, arg in enumerate(args):
+        if i < len(positional):
+            name, param = positional[i], positional[i]
+        elif varargs is not None:
+            name, param = f"{varargs}[{i - len(positional)}]", None
+        else:
+            name, param = f"args[{i}]", None
+        arg_params.append(param)
+        arg_labels.append(name)
+        out_args.append(_wrap(arg, name))
+    out_kwargs = {k: _wrap(v, k) for k, v in kwargs.items()}
+    return Call(tuple(out_args), out_kwargs, tuple(arg_params), tuple(arg_labels))
+
+
+def _wrap(tree: Any, name: str) -> Any:
+    def leaf(path: Any, x: Any) -> Leaf:
+        shape = shape_of(x)
+        origin = tuple(range(len(shape))) if shape is not None else ()
+        return Leaf(name + keystr(path), shape, x, shape, origin)
+
+    return jax.tree_util.tree_map_with_path(leaf, tree)

@@ -1,0 +1,252 @@
+"""The checked-call machinery shared by `vmap` and `check`.
+
+A transform owns: the user's function, a prediction `Model`, the plain JAX callable
+it stands in for, and a bounded cache of predictions keyed by argument structure and
+shapes. A call predicts (or pre-checks) first, runs JAX, then verifies the output.
+Under `jax.jit` all of it runs once per trace.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Hashable
+from typing import Any, Generic, ParamSpec, TypeVar
+
+import jax
+
+from ._cache import BoundedCache
+from ._engine import Model, SignatureModel, TraceModel, VmapModel, run
+from ._errors import AxisCheckError, FunctionError, OutputError
+from ._leaves import label_call, parameter_names, shape_of, shapes_as_structs
+from ._prediction import BaseStep, MapStep, Prediction
+from ._shape import format_shape
+from ._signature import Signature
+from ._trees import leaf_paths
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def is_symbolic(model: Model) -> bool:
+    """Whether `model` predicts without tracing (a signature with a declared output)."""
+    if isinstance(model, VmapModel):
+        return is_symbolic(model.inner)
+    return isinstance(model, SignatureModel) and model.core.output is not None
+
+
+def _leaf_key(x: Any) -> Hashable:
+    shape = getattr(x, "shape", None)
+    if isinstance(shape, tuple):
+        return shape
+    if isinstance(x, (bool, int, float, complex)):
+        return ()
+    return type(x)
+
+
+def fn_name(fun: Callable[..., Any]) -> str:
+    return str(getattr(fun, "__name__", None) or type(fun).__name__)
+
+
+class Transformed(Generic[P, R]):
+    """A function wrapped by an axischeck transform: callable like the original.
+
+    - `f(*args, **kwargs)`: checks, runs JAX, verifies; returns what JAX returns.
+    - `f.predict(*args, **kwargs)`: a `Prediction`, without running `fun`'s FLOPs.
+    - `f.explain(*args, **kwargs)`: the derivation table (or the error) as text.
+    - `f.signature`: the per-example `Signature` (None when neither declared nor derived).
+    """
+
+    def __init__(
+        self,
+        fun: Callable[P, R],
+        model: Model,
+        jax_fn: Callable[..., Any],
+        signature: Signature | None,
+        fallback: Model | None,
+    ) -> None:
+        self.__wrapped__ = fun
+        self._model = model
+        self._jax_fn = jax_fn
+        self._signature = signature
+        self._fallback = fallback
+        self._symbolic = is_symbolic(model)
+        self._params = parameter_names(fun)
+        self._cache: BoundedCache[Prediction] = BoundedCache(256)
+        # Copy name, doc and annotations, not __dict__ (a wrapped transform's state is its own).
+        functools.update_wrapper(self, fun, updated=())  # type: ignore[arg-type]
+
+    @property
+    def signature(self) -> Signature | None:
+        """The per-example signature this transform maps (None if undeclared)."""
+        return self._signature
+
+    @property
+    def model(self) -> Model:
+        return self._model
+
+    # ---------------------------------------------------------------- predict
+
+    def _predict(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Prediction:
+        key: Hashable | None = None
+        if self._symbolic:
+            leaves, treedef = jax.tree_util.tree_flatten((args, kwargs))
+            key = (treedef, tuple(_leaf_key(x) for x in leaves))
+            hit = self._cache.get(key)
+            if hit is not None:
+                return hit
+        outcome = run(self._model, label_call(args, kwargs, self._params))
+        maps = [s for s in outcome.steps if isinstance(s, MapStep)]
+        pred = Prediction(outcome.shapes, maps[0].axis_size if maps else None, outcome.steps)
+        if key is not None:
+            self._cache.put(key, pred)
+        return pred
+
+    def predict(self, *args: Any, **kwargs: Any) -> Prediction:
+        """Predict the output shapes for these arguments, without running the function.
+
+        Arguments may be arrays, `jax.ShapeDtypeStruct`s, tracers, Python scalars, or
+        plain tuples of ints standing for shapes, in any pytree. Raises an
+        `AxisCheckError` exactly where JAX would raise.
+        """
+        args, kwargs = shapes_as_structs((args, kwargs))
+        try:
+            return self._predict(tuple(args), dict(kwargs))
+        except AxisCheckError as err:
+            raise err.with_traceback(None) from err.__cause__
+
+    def explain(self, *args: Any, **kwargs: Any) -> str:
+        """The derivation table for these arguments; for a failing call, the error text."""
+        try:
+            pred = self.predict(*args, **kwargs)
+        except AxisCheckError as err:
+            return f"{type(err).__name__}: {err}"
+        return f"{self._describe()} -> {_shapes_text(pred.shapes)}\n{pred}"
+
+    def _describe(self) -> str:
+        return fn_name(self.__wrapped__)
+
+    # ------------------------------------------------------------------- call
+
+    def _precheck(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+        """Checks that need no trace, for transforms predicted by tracing."""
+
+    def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
+        pred = None
+        if self._symbolic:
+            try:
+                pred = self._predict(args, kwargs)
+            except AxisCheckError as err:
+                raise err.with_traceback(None) from err.__cause__
+        else:
+            self._precheck(args, kwargs)
+        try:
+            out = self._jax_fn(*args, **kwargs)
+        except AxisCheckError:
+            raise
+        except Exception as err:
+            better = self._diagnose(args, kwargs)
+            if better is None:
+                raise
+            raise better.with_traceback(None) from err
+        if pred is not None:
+            self._verify(out, pred)
+        return out  # type: ignore[no-any-return]
+
+    def _diagnose(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> AxisCheckError | None:
+        """After JAX failed: our account of it, or None if it is not about axes."""
+        model = self._fallback or self._model
+        try:
+            run(model, label_call(args, kwargs, self._params))
+        except FunctionError:
+            return None  # the function's own error: pass it through untouched
+        except AxisCheckError as err:
+            return err
+        except Exception:
+            return None
+        return None
+
+    def _verify(self, out: Any, pred: Prediction) -> None:
+        """A declared signature that lies is reported: the leaf, declared vs actual."""
+        got_leaves, got_def = jax.tree_util.tree_flatten(out)
+        want_leaves, want_def = jax.tree_util.tree_flatten(pred.shapes)
+        transform = _transform_of(pred)
+        if got_def != want_def:
+            raise OutputError(
+                f"the function returned an output of structure {got_def}, but its signature"
+                f" declares {want_def}",
+                transform=transform,
+            )
+        base = next((s for s in pred.steps if isinstance(s, BaseStep)), None)
+        specs = {r.label: r.spec for r in base.outs} if base is not None else {}
+        for label, got, want in zip(leaf_paths(out), got_leaves, want_leaves, strict=True):
+            shape = shape_of(got)
+            if shape != want:
+                name = "output" + label
+                declared = f" (declared {specs[name]})" if specs.get(name) else ""
+                raise OutputError(
+                    f"the function's output contradicts its signature: {name} has shape"
+                    f" {format_shape(shape) if shape is not None else type(got).__name__}, but"
+                    f" the signature predicts {format_shape(want)}{declared}",
+                    transform=transform,
+                    table=str(pred),
+                )
+
+
+def _transform_of(pred: Prediction) -> str | None:
+    maps = [s for s in pred.steps if isinstance(s, MapStep)]
+    return maps[0].transform if maps else None
+
+
+def _shapes_text(shapes: Any) -> str:
+    leaves, treedef = jax.tree_util.tree_flatten(shapes)
+    if treedef.num_nodes == 1 and len(leaves) == 1:
+        return format_shape(leaves[0])
+    return str(jax.tree_util.tree_map(format_shape, shapes))
+
+
+def inner_model(
+    fun: Callable[..., Any], signature: Any, name: str
+) -> tuple[Model, Signature | None, Model | None]:
+    """The per-example model for `fun`: declared signature, annotations, or trace.
+
+    Returns (model, its per-example signature, a trace-based model for diagnosis).
+    """
+    from ._annotations import core_from_annotations
+
+    if isinstance(fun, Transformed):
+        sig = fun.batched_signature if hasattr(fun, "batched_signature") else fun.signature
+        if signature is not None:
+            raise_spec(f"{name} is already an axischeck transform with its own signature; give signature= to the inner one")
+        return fun.model, sig, None
+    params = parameter_names(fun)
+    if signature is not None:
+        sig = signature if isinstance(signature, Signature) else Signature(signature)
+        core = sig.core
+        if params is not None:
+            positional, varargs, keywords = params
+            names = positional + sorted(keywords - set(positional))
+            if core.params is None and len(core.inputs) > len(names) and varargs is None:
+                raise_spec(
+                    f"the signature {core} declares {len(core.inputs)} inputs but {name} has only"
+                    f" {len(names)} parameters ({', '.join(names)})"
+                )
+            if core.params is not None:
+                unknown = [p for p in core.params if p not in set(names) | keywords]
+                if unknown and params[2] is not None and varargs is None:
+                    raise_spec(f"the signature names parameters {unknown} that {name} does not have")
+            elif varargs is None:
+                core = core.with_params(names)
+        sig = Signature._make(core, sig.levels)
+        if sig.levels:
+            raise_spec("signature= takes a per-example signature; apply vmap through the decorator, not Signature.vmap")
+        return SignatureModel(core, fun, name), sig, TraceModel(fun, name)
+    core_a = core_from_annotations(fun)
+    if core_a is not None:
+        return SignatureModel(core_a, fun, name), Signature._make(core_a), TraceModel(fun, name)
+    return TraceModel(fun, name), None, None
+
+
+def raise_spec(message: str) -> None:
+    from ._errors import SpecError
+
+    raise SpecError(message)

@@ -1,0 +1,149 @@
+"""`axischeck.vmap`: `jax.vmap` with a per-example signature, prediction and checks."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable
+from typing import Any, ParamSpec, TypeVar, overload
+
+import jax
+
+from ._axes import freeze_in_axes, freeze_out_axes
+from ._engine import VmapLevel, VmapModel, map_inputs, model_symbols
+from ._errors import AxisCheckError, SpecError
+from ._leaves import label_call
+from ._signature import Signature, check_axis_size, fresh_symbol
+from ._transform import Transformed, fn_name, inner_model
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+SignatureLike = str | Signature | tuple[Any, ...] | list[Any] | dict[str, Any]
+
+
+class Vmapped(Transformed[P, R]):
+    """A function wrapped by `axischeck.vmap` (see `vmap`)."""
+
+    def __init__(
+        self,
+        fun: Callable[P, R],
+        in_axes: Any,
+        out_axes: Any,
+        axis_name: Hashable | None,
+        axis_size: int | None,
+        spmd_axis_name: Any,
+        sum_match: bool,
+        signature: SignatureLike | None,
+    ) -> None:
+        if not callable(fun):
+            raise SpecError(f"vmap needs a callable to map, got {type(fun).__name__}: {fun!r}")
+        name = fn_name(fun)
+        frozen_in = freeze_in_axes(in_axes)
+        frozen_out = freeze_out_axes(out_axes)
+        size = check_axis_size(axis_size)
+        try:
+            hash(axis_name)
+        except TypeError:
+            raise SpecError(f"vmap axis_name must be hashable, got {axis_name!r}") from None
+        inner, per_example, fallback_inner = inner_model(fun, signature, name)
+        taken = (per_example.symbols if per_example is not None else frozenset()) | model_symbols(inner)
+        level = VmapLevel(
+            frozen_in, frozen_out, size, axis_name, bool(sum_match), name, fresh_symbol(taken, axis_name)
+        )
+        self._level = level
+        self.in_axes = in_axes
+        self.out_axes = out_axes
+        self.axis_name = axis_name
+        self.axis_size = axis_size
+        try:
+            jax_fn = jax.vmap(
+                fun,
+                in_axes=in_axes,
+                out_axes=out_axes,
+                axis_name=axis_name,
+                axis_size=axis_size,
+                spmd_axis_name=spmd_axis_name,
+                sum_match=sum_match,
+            )
+        except (TypeError, ValueError) as err:  # anything our validation let through
+            raise SpecError(f"jax.vmap rejected these options: {err}") from err
+        model = VmapModel(level, inner, fun)
+        fallback = VmapModel(level, fallback_inner, fun) if fallback_inner is not None else None
+        super().__init__(fun, model, jax_fn, per_example, fallback)
+        self.batched_signature: Signature | None = (
+            Signature._make(per_example.core, per_example.levels + (level,)) if per_example is not None else None
+        )
+
+    def _describe(self) -> str:
+        return self._level.describe()
+
+    def _precheck(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+        try:
+            map_inputs(self._level, label_call(args, kwargs, self._params), ())
+        except AxisCheckError as err:
+            raise err.with_traceback(None) from None
+
+
+@overload
+def vmap(
+    fun: Callable[P, R],
+    in_axes: Any = 0,
+    out_axes: Any = 0,
+    axis_name: Hashable | None = None,
+    axis_size: int | None = None,
+    spmd_axis_name: Hashable | tuple[Hashable, ...] | None = None,
+    sum_match: bool = False,
+    *,
+    signature: SignatureLike | None = None,
+) -> Vmapped[P, R]: ...
+
+
+@overload
+def vmap(
+    fun: None = None,
+    in_axes: Any = 0,
+    out_axes: Any = 0,
+    axis_name: Hashable | None = None,
+    axis_size: int | None = None,
+    spmd_axis_name: Hashable | tuple[Hashable, ...] | None = None,
+    sum_match: bool = False,
+    *,
+    signature: SignatureLike | None = None,
+) -> Callable[[Callable[P, R]], Vmapped[P, R]]: ...
+
+
+def vmap(
+    fun: Callable[P, R] | None = None,
+    in_axes: Any = 0,
+    out_axes: Any = 0,
+    axis_name: Hashable | None = None,
+    axis_size: int | None = None,
+    spmd_axis_name: Hashable | tuple[Hashable, ...] | None = None,
+    sum_match: bool = False,
+    *,
+    signature: SignatureLike | None = None,
+) -> Vmapped[P, R] | Callable[[Callable[P, R]], Vmapped[P, R]]:
+    """Drop-in `jax.vmap` that predicts, checks and explains its axes.
+
+    Same parameters, order and defaults as `jax.vmap`, plus `signature`: the
+    per-example shapes (`"(a,b),(b,c)->(a,c)"`, `"a b, b c -> a c"`, a tuple or dict
+    of dim-string pytrees, or a `Signature`). Without it, `Annotated[Array, "a b"]`
+    (or jaxtyping) annotations are read; without those, the per-example output is
+    found by `jax.eval_shape` of the unbatched function.
+
+    ```python
+    >>> f = ax.vmap(lambda x, y, z: jnp.einsum("ab,bc->ac", x, y) + z,
+    ...             in_axes=(0, 1, 0), signature="(a,b),(b,c),(a,c)->(a,c)")
+    >>> f.predict((16, 8, 4), (4, 16, 2), (16, 8, 2)).shapes
+    Shape(16, 8, 2)
+    ```
+
+    Usable as `ax.vmap(f, ...)`, `@ax.vmap` and `@ax.vmap(in_axes=...)`.
+    """
+    if fun is None:
+
+        def decorate(f: Callable[P, R]) -> Vmapped[P, R]:
+            return Vmapped(f, in_axes, out_axes, axis_name, axis_size, spmd_axis_name, sum_match, signature)
+
+        return decorate
+    return Vmapped(fun, in_axes, out_axes, axis_name, axis_size, spmd_axis_name, sum_match, signature)
+

@@ -1,0 +1,33 @@
+"""Test set-up: 8 forced CPU devices (before jax is imported), strict JAX, hypothesis profiles."""
+
+from __future__ import annotations
+
+import os
+
+os.environ["XLA_FLAGS"] = (
+    os.environ.get("XLA_FLAGS", "") + " --xla_force_host_platform_device_count=8"
+).strip()
+os.environ.setdefault("JAX_PLATFORMS", "cpu")
+
+import jax  # noqa: E402
+from hypothesis import HealthCheck, settings  # noqa: E402
+
+jax.config.update("jax_numpy_rank_promotion", "raise")
+
+# `ci` keeps the whole suite near a few minutes on 2 cores; `dev` digs deeper.
+settings.register_profile(
+    "ci",
+    max_examples=60,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+    print_blob=True,
+)
+settings.register_profile(
+    "dev",
+    max_examples=400,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+    print_blob=True,
+)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
