@@ -8,6 +8,7 @@ use; axischeck never imports jaxtyping itself.
 
 from __future__ import annotations
 
+import ast
 import inspect
 import typing
 from collections.abc import Callable
@@ -20,8 +21,59 @@ from ._spec import SigCore, SpecTree, spec_tree
 _NOTHING = object()
 
 
+_JAXTYPING_NAMES = frozenset(
+    "Shaped Float Int Integer UInt Bool Complex Inexact Num Real Key Float16 Float32 Float64"
+    " BFloat16 Int8 Int16 Int32 Int64 UInt8 UInt16 UInt32 UInt64 Complex64 Complex128".split()
+)
+
+
+def _dims_of_text(text: str, where: str) -> Any:
+    """Dims from an annotation we could not resolve (a string under PEP 563).
+
+    Parsed with `ast`, never evaluated: `Annotated[X, "a b"]`, `Annotated[X, {...}]`
+    (literals only), jaxtyping's `Float[Array, "a b"]`, and `tuple[...]` of those.
+    """
+    try:
+        node = ast.parse(text, mode="eval").body
+    except SyntaxError:
+        return _NOTHING
+    return _dims_of_node(node, where)
+
+
+def _name_of(node: ast.expr) -> str:
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    return node.id if isinstance(node, ast.Name) else ""
+
+
+def _dims_of_node(node: ast.expr, where: str) -> Any:
+    if not isinstance(node, ast.Subscript):
+        return _NOTHING
+    name = _name_of(node.value)
+    parts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+    if name == "Annotated":
+        for meta in parts[1:]:
+            try:
+                value = ast.literal_eval(meta)
+            except ValueError:
+                continue
+            if isinstance(value, (str, dict, list, tuple)):
+                return value
+        return _NOTHING
+    if name in _JAXTYPING_NAMES and len(parts) == 2 and isinstance(parts[1], ast.Constant):
+        if isinstance(parts[1].value, str):
+            return _jaxtyping_dims(parts[1].value, where)
+    if name in ("tuple", "Tuple") and parts and not (isinstance(parts[-1], ast.Constant) and parts[-1].value is Ellipsis):
+        found = [_dims_of_node(p, where) for p in parts]
+        if any(f is not _NOTHING for f in found):
+            return tuple(None if f is _NOTHING else f for f in found)
+    return _NOTHING
+
+
 def _dims_of(hint: Any, where: str) -> Any:
     """The spec pytree an annotation declares, or _NOTHING."""
+    if isinstance(hint, str):
+        return _dims_of_text(hint, where)
     if typing.get_origin(hint) is typing.Annotated:
         for meta in hint.__metadata__:
             if isinstance(meta, (str, ArraySpec, dict, list, tuple)):
@@ -56,8 +108,8 @@ def core_from_annotations(fn: Callable[..., Any]) -> SigCore | None:
     """The signature declared by `fn`'s annotations, or None if none declares dims."""
     try:
         hints = typing.get_type_hints(fn, include_extras=True)
-    except Exception:  # unresolvable forward references: fall back to raw objects
-        hints = dict(getattr(fn, "__annotations__", {}) or {})
+    except Exception:  # unresolvable names (locals under PEP 563): read them as text
+        hints = dict(getattr(fn, "__annotations__", None) or {})
     try:
         params = inspect.signature(fn).parameters
     except (TypeError, ValueError):

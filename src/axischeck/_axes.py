@@ -60,7 +60,7 @@ def _leaf_fix(leaf: object, what: str) -> str | None:
     if isinstance(leaf, bool):
         return f"write 0 or None instead of {leaf!r} in {what} (a bool is not an axis)"
     if hasattr(leaf, "__index__") and not isinstance(leaf, bool):
-        return f"write int({leaf!r}) = {int(leaf)!r} (JAX accepts only Python ints as axes)"  # type: ignore[call-overload]
+        return f"write int({leaf!r}) = {int(leaf)!r} (JAX accepts only Python ints as axes)"
     return None
 
 

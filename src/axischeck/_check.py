@@ -30,6 +30,9 @@ class Checked(Transformed[P, R]):
         super().__init__(fun, model, fun, sig, None)
         self.batched_signature: Signature | None = sig
 
+    def _describe(self) -> str:
+        return f"check({fn_name(self.__wrapped__)}, signature={self.signature})"
+
 
 @overload
 def check(fun: Callable[P, R], *, signature: SignatureLike | None = None) -> Checked[P, R]: ...

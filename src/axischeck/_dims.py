@@ -146,12 +146,24 @@ def parse_array_spec(text: str) -> ArraySpec:
 _GUFUNC_ARG = re.compile(r"\s*\(([^()]*)\)\s*")
 
 
+def _check_balanced(body: str, whole: str) -> None:
+    depth = 0
+    for i, ch in enumerate(body):
+        depth += (ch == "(") - (ch == ")")
+        if depth not in (0, 1):
+            problem = "a ')' without '('" if depth < 0 else "nested '(' (gufunc groups do not nest)"
+            raise SpecError(f"unbalanced parentheses in signature {whole!r}: {problem} at position {i}")
+    if depth:
+        raise SpecError(f"unbalanced parentheses in signature {whole!r}: a '(' is never closed")
+
+
 def _parse_arg_list(text: str, whole: str) -> tuple[ArraySpec, ...]:
     """Comma-joined arrays: gufunc `(a,b),(b,c)` or space form `a b, b c`."""
     body = text.strip()
     if not body:
         return ()
     if "(" in body or ")" in body:
+        _check_balanced(body, whole)
         specs = []
         pos = 0
         while True:

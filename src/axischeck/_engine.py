@@ -18,10 +18,10 @@ from typing import Any, Protocol
 import jax
 
 from ._axes import Axes, _is_axis, canonical_axis
-from ._dims import ANY, ArraySpec
+from ._dims import ANY, ArraySpec, Named, Variadic
 from ._errors import ArgumentError, AxisCheckError, FunctionError, OutputError, Place, SpecError
 from ._explain import render_steps
-from ._leaves import Call, Leaf, abstract
+from ._leaves import Call, Leaf, abstract, struct
 from ._prediction import ArgRow, BaseStep, MapStep, OutRow, SpecRow, Step
 from ._shape import Shape, format_shape
 from ._spec import SigCore, SpecTree
@@ -87,7 +87,8 @@ def resolve_in_axes(level: VmapLevel, call: Call, trail: tuple[Step, ...]) -> li
     spec = level.in_axes.value
     if isinstance(spec, tuple) and len(spec) != len(call.args):
         fix = None
-        if len(call.args) == 1 and isinstance(jax.tree_util.tree_structure(call.args[0]).node_data(), tuple):
+        one: Any = jax.tree_util.tree_structure(call.args[0]) if len(call.args) == 1 else None
+        if one is not None and one.num_nodes > 1 and one.node_data()[0] in (tuple, list):
             fix = f"to give the axes inside one tuple argument, nest them: in_axes=({spec!r},)"
         raise ArgumentError(
             f"in_axes has {len(spec)} entries but the function got {len(call.args)} positional"
@@ -187,7 +188,7 @@ def map_inputs(level: VmapLevel, call: Call, trail: tuple[Step, ...]) -> tuple[i
             continue
         per = leaf.shape.delete(c)
         new_leaves.append(
-            Leaf(leaf.label, per, jax.ShapeDtypeStruct(per, abstract(leaf.value).dtype), leaf.user_shape, leaf.origin[:c] + leaf.origin[c + 1 :])
+            Leaf(leaf.label, per, struct(per, abstract(leaf.value).dtype), leaf.user_shape, leaf.origin[:c] + leaf.origin[c + 1 :])
         )
         rows[i] = replace(rows[i], per_example=per)
     for i, (leaf, c) in enumerate(zip(leaves, canon, strict=True)):
@@ -474,8 +475,9 @@ class SignatureModel:
 
 def _binds(spec: ArraySpec, unifier: Unifier) -> str:
     parts = []
-    for sym in dict.fromkeys(d.name for d in spec.dims if getattr(d, "name", None)):
-        if sym is not None and sym in unifier.sizes:
+    names = [d.name for d in spec.dims if isinstance(d, (Named, Variadic)) and d.name is not None]
+    for sym in dict.fromkeys(names):
+        if sym in unifier.sizes:
             size = unifier.sizes[sym]
             parts.append(f"{sym}={format_shape(size) if isinstance(size, tuple) else size}")
     return "  ".join(parts)
@@ -500,7 +502,7 @@ def check_output(core: SigCore, shapes: Any, bindings: Bindings, transform: str,
         )
     unifier = Unifier(dict(bindings.sizes), dict(bindings.places))
     for (label, shape), spec in zip(_labelled(shapes), got, strict=True):
-        conflict = unifier.unify(spec, shape, lambda axis, size, label=label, shape=shape: Place(label, shape, axis, size), label)
+        conflict = unifier.unify(spec, shape, _output_place(label, shape), label)
         if conflict is not None:
             raise OutputError(
                 f"the function's output contradicts its signature: {label} is declared {spec}"
@@ -519,6 +521,10 @@ def model_symbols(model: Model) -> frozenset[str]:
     if isinstance(model, SignatureModel):
         return model.core.symbols
     return frozenset()
+
+
+def _output_place(label: str, shape: Shape) -> Callable[[int | None, Any], Place]:
+    return lambda axis, size: Place(label, shape, axis, size)
 
 
 def run(model: Model, call: Call) -> Outcome:

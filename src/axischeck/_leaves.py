@@ -69,6 +69,11 @@ def shape_of(x: Any) -> Shape | None:
     return None
 
 
+def struct(shape: tuple[int, ...], dtype: Any) -> jax.ShapeDtypeStruct:
+    """A typed constructor (jax's own is untyped for mypy)."""
+    return jax.ShapeDtypeStruct(shape, dtype)  # type: ignore[no-untyped-call]
+
+
 def abstract(x: Any) -> jax.ShapeDtypeStruct:
     """A `ShapeDtypeStruct` for an array-like leaf (dtype canonicalised as JAX does)."""
     if isinstance(x, jax.ShapeDtypeStruct):
@@ -76,20 +81,25 @@ def abstract(x: Any) -> jax.ShapeDtypeStruct:
     dtype = getattr(x, "dtype", None)
     if dtype is None:
         dtype = np.result_type(x)
-    return jax.ShapeDtypeStruct(tuple(np.shape(x)), jax.dtypes.canonicalize_dtype(dtype))
+    return struct(tuple(np.shape(x)), jax.dtypes.canonicalize_dtype(dtype))
 
 
 def _is_shape_tuple(x: object) -> bool:
     return type(x) is tuple and all(type(d) is int and d >= 0 for d in x)
 
 
-def shapes_as_structs(tree: Any) -> Any:
-    """Replace plain tuples of ints (shapes written by hand) with float32 structs."""
-    return jax.tree_util.tree_map(
-        lambda x: jax.ShapeDtypeStruct(x, np.float32) if _is_shape_tuple(x) else x,
-        tree,
-        is_leaf=_is_shape_tuple,
-    )
+def shapes_as_structs(args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    """Replace plain tuples of ints (shapes written by hand) with float32 structs.
+
+    Applied inside each argument, never to the argument tuple itself.
+    """
+
+    def convert(tree: Any) -> Any:
+        return jax.tree_util.tree_map(
+            lambda x: struct(x, np.float32) if _is_shape_tuple(x) else x, tree, is_leaf=_is_shape_tuple
+        )
+
+    return tuple(convert(a) for a in args), {k: convert(v) for k, v in kwargs.items()}
 
 
 def parameter_names(fn: Callable[..., Any]) -> tuple[list[str], str | None, set[str]] | None:

@@ -138,7 +138,7 @@ class Signature:
         return model
 
     def _call(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        args, kwargs = shapes_as_structs((args, kwargs))
+        args, kwargs = shapes_as_structs(args, kwargs)
         params = list(self._core.params or ())
         return label_call(tuple(args), kwargs, (params, None, set(params)) if params else None)
 
@@ -160,10 +160,10 @@ class Signature:
             outcome = run(self.model(inputs_only=True), self._call(args, kwargs))
         except ArgumentError as err:
             return Conflict(err.problem, err.symbol, err.places)
-        sizes = dict(outcome.bindings.sizes)
+        sizes: dict[str, int | tuple[int, ...]] = dict(outcome.bindings.sizes)
         places = dict(outcome.bindings.places)
         for step in outcome.steps:
-            if isinstance(step, MapStep):
+            if isinstance(step, MapStep) and step.axis_size is not None:
                 sizes[step.symbol] = step.axis_size
         return Bindings(sizes, places)
 

@@ -13,6 +13,7 @@ from typing import Any
 
 import jax
 
+from ._leaves import abstract
 from ._shape import Shape
 
 Env = tuple[tuple[Hashable, int], ...]
@@ -83,12 +84,9 @@ def vmap_accepts_out_axes(
         axis_size=axis_size,
         axis_name=axis_name,
     )
-    abstract = [
-        values[i] if _is_abstract(values[i]) else jax.ShapeDtypeStruct(jax.numpy.shape(values[i]), jax.numpy.result_type(values[i]))
-        for i in dyn
-    ]
+    structs = [abstract(values[i]) for i in dyn]
     try:
-        jax.eval_shape(_bind_names(mapped, env), *abstract)
+        jax.eval_shape(_bind_names(mapped, env), *structs)
     except ValueError as err:
         if "out_axes" in str(err):
             return False

@@ -34,13 +34,13 @@ def is_symbolic(model: Model) -> bool:
     return isinstance(model, SignatureModel) and model.core.output is not None
 
 
-def _leaf_key(x: Any) -> Hashable:
+def _leaf_key(x: Any) -> Hashable:  # the shape, or what stands in for it
     shape = getattr(x, "shape", None)
     if isinstance(shape, tuple):
         return shape
     if isinstance(x, (bool, int, float, complex)):
         return ()
-    return type(x)
+    return ("object", type(x).__name__, id(type(x)))
 
 
 def fn_name(fun: Callable[..., Any]) -> str:
@@ -73,7 +73,7 @@ class Transformed(Generic[P, R]):
         self._params = parameter_names(fun)
         self._cache: BoundedCache[Prediction] = BoundedCache(256)
         # Copy name, doc and annotations, not __dict__ (a wrapped transform's state is its own).
-        functools.update_wrapper(self, fun, updated=())  # type: ignore[arg-type]
+        functools.update_wrapper(self, fun, updated=())
 
     @property
     def signature(self) -> Signature | None:
@@ -108,9 +108,9 @@ class Transformed(Generic[P, R]):
         plain tuples of ints standing for shapes, in any pytree. Raises an
         `AxisCheckError` exactly where JAX would raise.
         """
-        args, kwargs = shapes_as_structs((args, kwargs))
+        args, kwargs = shapes_as_structs(args, kwargs)
         try:
-            return self._predict(tuple(args), dict(kwargs))
+            return self._predict(args, kwargs)
         except AxisCheckError as err:
             raise err.with_traceback(None) from err.__cause__
 
@@ -167,9 +167,11 @@ class Transformed(Generic[P, R]):
 
     def _verify(self, out: Any, pred: Prediction) -> None:
         """A declared signature that lies is reported: the leaf, declared vs actual."""
-        got_leaves, got_def = jax.tree_util.tree_flatten(out)
-        want_leaves, want_def = jax.tree_util.tree_flatten(pred.shapes)
-        transform = _transform_of(pred)
+        got_leaves, got_def_ = jax.tree_util.tree_flatten(out)
+        want_leaves, want_def_ = jax.tree_util.tree_flatten(pred.shapes)
+        got_def: Any = got_def_
+        want_def: Any = want_def_
+        transform = self._describe()
         if got_def != want_def:
             raise OutputError(
                 f"the function returned an output of structure {got_def}, but its signature"
@@ -192,13 +194,9 @@ class Transformed(Generic[P, R]):
                 )
 
 
-def _transform_of(pred: Prediction) -> str | None:
-    maps = [s for s in pred.steps if isinstance(s, MapStep)]
-    return maps[0].transform if maps else None
-
-
 def _shapes_text(shapes: Any) -> str:
-    leaves, treedef = jax.tree_util.tree_flatten(shapes)
+    leaves, treedef_ = jax.tree_util.tree_flatten(shapes)
+    treedef: Any = treedef_
     if treedef.num_nodes == 1 and len(leaves) == 1:
         return format_shape(leaves[0])
     return str(jax.tree_util.tree_map(format_shape, shapes))

@@ -1,0 +1,218 @@
+"""Every failure kind: the right error class, and a message naming the user's facts."""
+
+from __future__ import annotations
+
+import pickle
+import re
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import axischeck as ax
+
+
+def complex_operation(x: jax.Array, y: jax.Array, z: jax.Array) -> jax.Array:
+    return jnp.einsum("ab,bc->ac", x, y) + z
+
+
+EINSUM = "(a,b),(b,c),(a,c)->(a,c)"
+
+
+def _message(fn: object, *args: object, **kwargs: object) -> str:
+    with pytest.raises(ax.AxisCheckError) as info:
+        fn.predict(*args, **kwargs)  # type: ignore[attr-defined]
+    return str(info.value)
+
+
+def test_einsum_conflict_names_symbol_axes_and_true_sizes() -> None:
+    f = ax.vmap(complex_operation, in_axes=(0, 1, 0), signature=EINSUM)
+    with pytest.raises(ax.ArgumentError) as info:
+        f.predict((16, 8, 4), (5, 16, 2), (16, 8, 2))
+    err = info.value
+    assert err.symbol == "b"
+    x_place, y_place = err.places
+    assert (x_place.arg, x_place.batched_axis, x_place.size) == ("x", 2, 4)
+    assert (y_place.arg, y_place.batched_axis, y_place.size) == ("y", 0, 5)
+    text = str(err)
+    assert "vmap(complex_operation, in_axes=(0, 1, 0), out_axes=0)" in text
+    assert re.search(r"'b' is axis 2 of x \(size 4\).* but axis 0 of y \(size 5\)", text)
+    assert re.search(r"y\s+\(5, 16, 2\)\s+1\s+\(5, 2\)\s+\(b, c\)", text)
+    assert "conflicts with b=4 from x" in text
+    assert err.fix is None  # nothing is suggested that would not work
+
+
+def test_the_same_conflict_raises_before_jax_runs_in_a_call() -> None:
+    calls = []
+
+    def spy(x: jax.Array, y: jax.Array, z: jax.Array) -> jax.Array:
+        calls.append(1)
+        return complex_operation(x, y, z)
+
+    f = ax.vmap(spy, in_axes=(0, 1, 0), signature=EINSUM)
+    with pytest.raises(ax.ArgumentError, match="'b' disagrees"):
+        f(jnp.ones((16, 8, 4)), jnp.ones((5, 16, 2)), jnp.ones((16, 8, 2)))
+    assert calls == []
+
+
+@pytest.mark.parametrize("signature", [EINSUM, None])
+def test_inconsistent_batch_sizes(signature: str | None) -> None:
+    f = ax.vmap(complex_operation, in_axes=(0, 1, 0), signature=signature)
+    with pytest.raises(ax.ArgumentError) as info:
+        f.predict((16, 8, 4), (4, 16, 2), (15, 8, 2))
+    text = str(info.value)
+    assert "size 16 at axis 0 of x, axis 1 of y; size 15 at axis 0 of z" in text
+    assert info.value.symbol == "batch size B"
+
+
+def test_inconsistent_with_axis_size() -> None:
+    f = ax.vmap(lambda x: x, axis_size=5)
+    text = _message(f, (3, 2))
+    assert "axis_size=5" in text and "size 3 at axis 0 of x" in text
+
+
+def test_negative_axis_is_reported_as_the_users_axis() -> None:
+    f = ax.vmap(complex_operation, in_axes=(0, -2, 0))
+    text = _message(f, (16, 8, 4), (4, 15, 2), (16, 8, 2))
+    assert "size 15 at axis 1 of y" in text
+
+
+def test_axis_out_of_range_in() -> None:
+    f = ax.vmap(complex_operation, in_axes=(0, 3, 0))
+    text = _message(f, (16, 8, 4), (4, 16, 2), (16, 8, 2))
+    assert "in_axes entry 3 for y" in text and "rank 3" in text and "rank >= 4" in text
+
+
+def test_scalar_cannot_be_mapped() -> None:
+    f = ax.vmap(lambda x, s: x * s)
+    with pytest.raises(ax.ArgumentError) as info:
+        f.predict((3,), 2.0)
+    assert "s is a scalar" in (info.value.fix or "")
+
+
+def test_axis_out_of_range_out() -> None:
+    f = ax.vmap(lambda x: x, out_axes=3)
+    text = _message(f, (5, 2, 3))
+    assert "out_axes entry 3 for output is out of range" in text and "rank 3" in text
+
+
+def test_out_axes_none_on_batched_output() -> None:
+    f = ax.vmap(lambda x: x * 2, out_axes=None)
+    with pytest.raises(ax.OutputError, match="out_axes is None for output, but output depends on the mapped"):
+        f.predict((5, 3))
+    # ...but None is fine for an output that does not depend on the mapped input.
+    g = ax.vmap(lambda x: (x * 2, jnp.zeros(3)), out_axes=(0, None))
+    assert g.predict((5, 4)).shapes == ((5, 4), (3,))
+
+
+def test_in_axes_tuple_length() -> None:
+    f = ax.vmap(lambda pair: pair[0] + pair[1], in_axes=(0, 1))
+    with pytest.raises(ax.ArgumentError) as info:
+        f.predict(((3, 4), (4, 3)))
+    assert "in_axes has 2 entries but the function got 1 positional argument" in str(info.value)
+    assert info.value.fix == "to give the axes inside one tuple argument, nest them: in_axes=((0, 1),)"
+
+
+def test_in_axes_structure_mismatch() -> None:
+    f = ax.vmap(lambda d: d["a"], in_axes=((0, 1),))
+    text = _message(f, {"a": (3,), "b": (3,)})
+    assert "in_axes[0] is a tuple of length 2, but argument d is a dict with keys ['a', 'b']" in text
+    g = ax.vmap(lambda p: p[0], in_axes=((0, 1),))
+    assert "is a tuple of length 2, but argument p is a list of length 2" in _message(g, [(3,), (4, 3)])
+
+
+def test_dict_in_axes_keys_must_match() -> None:
+    f = ax.vmap(lambda d: d["a"], in_axes=({"a": 0},))
+    text = _message(f, {"a": (3,), "b": (3,)})
+    assert "keys missing from the spec: ['b']" in text
+
+
+def test_kwargs_are_always_mapped_on_axis_zero() -> None:
+    f = ax.vmap(lambda x, scale: x * scale, in_axes=(0,))
+    assert f.predict((4, 3), scale=(4, 3)).shapes == (4, 3)
+    text = _message(f, (4, 3), scale=(5, 3))
+    assert "size 4 at axis 0 of x; size 5 at axis 0 of scale" in text
+
+
+def test_nested_vmap_error_names_both_levels() -> None:
+    f = ax.vmap(ax.vmap(lambda a, b: a + b))
+    text = _message(f, (2, 3), (2, 4))
+    assert "[1] vmap(" in text and "size 3 at axis 1 of a; size 4 at axis 1 of b" in text
+
+
+def test_lying_signature_is_reported_with_the_output_leaf() -> None:
+    f = ax.vmap(lambda x: jnp.sum(x, axis=0), signature="(n,k)->(n)")
+    with pytest.raises(ax.OutputError) as info:
+        f(jnp.ones((5, 3, 2)))
+    text = str(info.value)
+    assert "output has shape (5, 2), but the signature predicts (5, 3) (declared (n))" in text
+
+
+def test_unannotated_per_example_failure() -> None:
+    f = ax.vmap(complex_operation, in_axes=(0, 1, 0))
+    with pytest.raises(ax.FunctionError) as info:
+        f.predict((16, 8, 4), (5, 16, 2), (16, 8, 2))
+    text = str(info.value)
+    assert "x: (8, 4), y: (5, 2), z: (8, 2)" in text
+    assert isinstance(info.value.__cause__, ValueError)
+    # In a call, the function's own error passes through untouched.
+    with pytest.raises(ValueError, match="Size of label 'b'") as call_info:
+        f(jnp.ones((16, 8, 4)), jnp.ones((5, 16, 2)), jnp.ones((16, 8, 2)))
+    assert not isinstance(call_info.value, ax.AxisCheckError)
+
+
+def test_user_exceptions_pass_through_calls() -> None:
+    class Boom(Exception):
+        pass
+
+    def f(x: jax.Array) -> jax.Array:
+        raise Boom("mine")
+
+    with pytest.raises(Boom):
+        ax.vmap(f)(jnp.ones(3))
+    with pytest.raises(Boom):
+        ax.vmap(f, signature="()->()")(jnp.ones(3))
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "fragment"),
+    [
+        ({"in_axes": True}, "must be an int, None, or a tuple"),
+        ({"in_axes": {"x": 0}}, "wrap the dict in a tuple"),
+        ({"in_axes": 0.0}, "must be an int, None, or a tuple"),
+        ({"in_axes": (0, "a")}, "'a' (of type str)"),
+        ({"in_axes": (np.int64(0),)}, "JAX accepts only Python ints"),
+        ({"out_axes": "a"}, "out_axes must be an int, None"),
+        ({"axis_size": -1}, "axis_size must be >= 0"),
+        ({"axis_size": 2.5}, "axis_size must be an int"),
+    ],
+)
+def test_construction_errors_are_spec_errors_and_type_errors(kwargs: dict[str, object], fragment: str) -> None:
+    with pytest.raises(ax.SpecError, match=re.escape(fragment)) as info:
+        ax.vmap(lambda x: x, **kwargs)  # type: ignore[arg-type]
+    assert isinstance(info.value, TypeError) and isinstance(info.value, ValueError)
+
+
+def test_signature_with_too_many_inputs_for_the_function() -> None:
+    with pytest.raises(ax.SpecError, match="declares 3 inputs but <lambda> has only 2 parameters"):
+        ax.vmap(lambda x, y: x, signature=EINSUM)  # noqa: ARG005
+
+
+def test_errors_pickle_with_their_facts() -> None:
+    f = ax.vmap(complex_operation, in_axes=(0, 1, 0), signature=EINSUM)
+    with pytest.raises(ax.ArgumentError) as info:
+        f.predict((16, 8, 4), (5, 16, 2), (16, 8, 2))
+    again = pickle.loads(pickle.dumps(info.value))
+    assert str(again) == str(info.value) and again.places == info.value.places
+
+
+def test_check_catches_the_silent_broadcast_of_seed_example_5() -> None:
+    forward = ax.check(lambda X, W: jnp.dot(X, W), signature="n f, f o -> n")
+    with pytest.raises(ax.OutputError, match=r"output has shape \(32, 1\), but the signature predicts \(32,\)"):
+        forward(jnp.ones((32, 20)), jnp.ones((20, 1)))
+    good = ax.check(lambda X, W: jnp.dot(X, W)[:, 0], signature="n f, f o -> n")
+    assert good(jnp.ones((32, 20)), jnp.ones((20, 1))).shape == (32,)
+    assert good.predict((32, 20), (20, 1)).axis_size is None
+    with pytest.raises(ax.SpecError, match="needs shapes to check"):
+        ax.check(lambda X: X)

@@ -1,0 +1,265 @@
+"""User code that must pass `mypy --strict`: axischeck keeps every type it wraps.
+
+Type-checked only (`mypy --strict src tests/typing`); pytest does not collect it (no
+`test_` prefix). The `assert_type` calls are the assertions: each proves that a
+decorator kept the wrapped function's parameter or return types.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Annotated, assert_type
+
+import jax
+import jax.numpy as jnp
+
+import axischeck as ax
+
+Array = jax.Array
+
+# --------------------------------------------------------------- plain functions
+
+
+def complex_operation(x: Array, y: Array, z: Array) -> Array:
+    return jnp.einsum("ab,bc->ac", x, y) + z
+
+
+def scale(x: Array, factor: float) -> Array:
+    return x * factor
+
+
+# `ax.vmap(f, ...)` with and without a signature. A decorated function keeps its
+# parameter names too (mypy shows `Vmapped[[Arg(Array, 'x'), ...], Array]`), so the
+# exact wrapper type is asserted for a positional-only function below; for the
+# others the calls in `main` assert the return type, and misuse_*.py prove that the
+# parameter types are enforced (not erased to `(*Any, **Any) -> Any`).
+einsum_v = ax.vmap(complex_operation, in_axes=(0, 1, 0), signature="(a,b),(b,c),(a,c)->(a,c)")
+_einsum_v_t: Callable[[Array, Array, Array], Array] = einsum_v
+inferred_v = ax.vmap(complex_operation, in_axes=(0, 1, 0), out_axes=0)
+_inferred_v_t: Callable[[Array, Array, Array], Array] = inferred_v
+# Every jax.vmap parameter, by keyword.
+full_v = ax.vmap(
+    scale,
+    in_axes=(0, None),
+    out_axes=0,
+    axis_name="batch",
+    axis_size=16,
+    spmd_axis_name=None,
+    sum_match=False,
+    signature="a b, -> a b",
+)
+_full_v_t: Callable[[Array, float], Array] = full_v
+
+
+def positional(x: Array, w: Array, /) -> Array:
+    return x @ w
+
+
+assert_type(ax.vmap(positional, in_axes=(0, None)), ax.Vmapped[[Array, Array], Array])
+assert_type(ax.check(positional, signature="a b, b c -> a c"), ax.Checked[[Array, Array], Array])
+assert_type(ax.vmap(in_axes=(0, None))(positional), ax.Vmapped[[Array, Array], Array])
+assert_type(ax.vmap(ax.vmap(positional)), ax.Vmapped[[Array, Array], Array])
+# The other signature forms `signature=` accepts.
+tuple_sig_v = ax.vmap(complex_operation, in_axes=(0, 1, 0), signature=("a b", "b c", "a c"))
+sig_obj_v = ax.vmap(complex_operation, signature=ax.Signature("(a,b),(b,c),(a,c)->(a,c)"))
+
+# --------------------------------------------------------- decorated functions
+
+
+@ax.vmap
+def row_norm(x: Annotated[Array, "n"]) -> Annotated[Array, ""]:
+    return jnp.sqrt(jnp.sum(x * x))
+
+
+@ax.vmap(in_axes=(0, None))
+def project(x: Annotated[Array, "i"], w: Annotated[Array, "i o"]) -> Annotated[Array, "o"]:
+    return x @ w
+
+
+@ax.vmap(in_axes=(0, None), signature="(a,b),()->(a,b)")
+def shift(x: Array, by: float = 1.0) -> Array:
+    return x + by
+
+
+Params = dict[str, Array]
+
+
+@ax.vmap(in_axes=(None, 0))
+def dense(
+    params: Annotated[Params, {"W": "o i", "b": "o"}], x: Annotated[Array, "i"]
+) -> Annotated[Array, "o"]:
+    return params["W"] @ x + params["b"]
+
+
+_row_norm_t: Callable[[Array], Array] = row_norm
+_project_t: Callable[[Array, Array], Array] = project
+_dense_t: Callable[[Params, Array], Array] = dense
+
+# `@ax.check`, called and bare.
+forward = ax.check(lambda X, W: X @ W, signature="n f, f o -> n o")
+
+
+@ax.check(signature="(n,f),(f,o)->(n,o)")
+def linear(X: Array, W: Array) -> Array:
+    return X @ W
+
+
+@ax.check
+def outer(u: Annotated[Array, "a"], v: Annotated[Array, "b"]) -> Annotated[Array, "a b"]:
+    return jnp.outer(u, v)
+
+
+_linear_t: Callable[[Array, Array], Array] = linear
+_outer_t: Callable[[Array, Array], Array] = outer
+
+# -------------------------------------------------------------------- methods
+
+
+def _apply(w: Array, x: Array) -> Array:
+    return w @ x
+
+
+class Model:
+    """A decorated function used inside a class, and a decorated staticmethod."""
+
+    # A Vmapped class attribute is not a descriptor: `self.batched_apply` is unbound.
+    batched_apply = ax.vmap(_apply, in_axes=(None, 0), signature="o i, i -> o")
+
+    def __init__(self, w: Array) -> None:
+        self.w = w
+        self.per_call = ax.vmap(self._forward, in_axes=0)  # a bound method, wrapped
+
+    def _forward(self, x: Annotated[Array, "i"]) -> Annotated[Array, "o"]:
+        return self.w @ x
+
+    @staticmethod
+    @ax.vmap(in_axes=(0, 0))
+    def pairwise(a: Annotated[Array, "d"], b: Annotated[Array, "d"]) -> Annotated[Array, ""]:
+        return jnp.dot(a, b)
+
+    def __call__(self, xs: Array) -> Array:
+        out = self.batched_apply(self.w, xs)
+        assert_type(out, Array)
+        assert_type(self.per_call(xs), Array)
+        assert_type(self.pairwise(xs, xs), Array)
+        return out
+
+
+_Model_pairwise_t: Callable[[Array, Array], Array] = Model.pairwise
+_Model_batched_apply_t: Callable[[Array, Array], Array] = Model.batched_apply
+
+# -------------------------------------------------------------- composition
+
+nested = ax.vmap(ax.vmap(complex_operation, in_axes=(0, 1, 0)), in_axes=0)
+_nested_t: Callable[[Array, Array, Array], Array] = nested
+nested_decorated = ax.vmap(row_norm)
+_nested_decorated_t: Callable[[Array], Array] = nested_decorated
+jitted = jax.jit(ax.vmap(project, in_axes=(0, None)))
+checked_inside_vmap = ax.vmap(linear, in_axes=(0, None))
+_checked_inside_vmap_t: Callable[[Array, Array], Array] = checked_inside_vmap
+
+# A decorated function is still a `Callable` with its own parameter types.
+as_callable: Callable[[Array, Array, Array], Array] = einsum_v
+as_callable_2: Callable[[Array, float], Array] = shift
+
+
+def apply_twice(f: Callable[[Array], Array], x: Array) -> Array:
+    return f(f(x))
+
+
+# --------------------------------------------------------------- signatures
+
+batched_sig = ax.Signature("(a,b),(b,c),(a,c)->(a,c)").vmap(in_axes=(0, 1, 0))
+assert_type(batched_sig, ax.Signature)
+twice = batched_sig.vmap(0, 0, axis_size=3, axis_name="outer")
+assert_type(twice, ax.Signature)
+pytree_sig = ax.Signature(({"W": "o i", "b": "o"}, "i"), output="o")
+assert_type(pytree_sig.predict({"W": (4, 3), "b": (4,)}, (3,)), ax.Prediction)
+assert_type(str(batched_sig), str)
+assert_type(batched_sig.num_inputs, int)
+
+
+# -------------------------------------------------------------------- calls
+
+
+def main() -> None:
+    key = jax.random.key(0)
+    x = jax.random.normal(key, (16, 8, 4))
+    y = jax.random.normal(key, (4, 16, 2))
+    z = jax.random.normal(key, (16, 8, 2))
+
+    # Calls keep the return type.
+    assert_type(einsum_v(x, y, z), Array)
+    assert_type(inferred_v(x, y, z), Array)
+    assert_type(ax.vmap(complex_operation)(x=x, y=x[:, 0, :, None], z=x), Array)  # by name
+    assert_type(full_v(x, 2.0), Array)
+    assert_type(tuple_sig_v(x, y, z), Array)
+    assert_type(sig_obj_v(x, y, z), Array)
+    assert_type(row_norm(x[:, :, 0]), Array)
+    assert_type(project(x[:, 0, :], jnp.ones((4, 3))), Array)
+    assert_type(shift(x), Array)
+    assert_type(shift(x, 2.0), Array)
+    assert_type(shift(x, by=2), Array)  # an int is a float
+    params: Params = {"W": jnp.ones((5, 4)), "b": jnp.zeros((5,))}
+    assert_type(dense(params, x[:, 0, :]), Array)
+    assert_type(nested(jnp.ones((3, 16, 8, 4)), jnp.ones((3, 4, 16, 2)), jnp.ones((3, 16, 8, 2))), Array)
+    assert_type(nested_decorated(jnp.ones((3, 16, 8))), Array)
+    assert_type(linear(jnp.ones((32, 20)), jnp.ones((20, 1))), Array)
+    assert_type(outer(jnp.ones(3), jnp.ones(4)), Array)
+    assert_type(apply_twice(ax.vmap(jnp.tanh), x), Array)
+    model = Model(jnp.ones((5, 4)))
+    assert_type(model(x[:, 0, :]), Array)
+    assert_type(Model.pairwise(x, x), Array)
+    jitted_out: Array = jitted(x[:, 0, :], jnp.ones((4, 3)))
+    forward_out = forward(jnp.ones((32, 20)), jnp.ones((20, 1)))
+    del jitted_out, forward_out
+
+    # Prediction, with arrays, shape tuples and pytrees as arguments.
+    pred = einsum_v.predict(x, y, z)
+    assert_type(pred, ax.Prediction)
+    shapes = pred.shapes  # a pytree shaped like the output: leaves are ax.Shape
+    if isinstance(shapes, ax.Shape):
+        assert_type(shapes, ax.Shape)
+        rank: int = shapes.rank
+        dims: tuple[int, ...] = shapes
+        del rank, dims
+    size = pred.axis_size
+    assert_type(size, int | None)
+    if size is not None:
+        assert_type(size, int)
+    assert_type(str(pred), str)
+    assert_type(len(pred.steps), int)
+    assert_type(inferred_v.predict((16, 8, 4), (4, 16, 2), (16, 8, 2)), ax.Prediction)
+    assert_type(dense.predict({"W": (5, 4), "b": (5,)}, (16, 4)), ax.Prediction)
+    assert_type(linear.predict((32, 20), (20, 1)).axis_size, int | None)
+    assert_type(batched_sig.predict((16, 8, 4), (4, 16, 2), (16, 8, 2)), ax.Prediction)
+
+    # Explanations are text.
+    assert_type(einsum_v.explain(x, y, z), str)
+    assert_type(nested.explain((3, 16, 8, 4), (3, 4, 16, 2), (3, 16, 8, 2)), str)
+    assert_type(outer.explain((3,), (4,)), str)
+
+    # Failures are AxisCheckErrors, which are ValueErrors.
+    bad_y = jnp.ones((5, 16, 2))
+    try:
+        einsum_v(x, bad_y, z)
+    except ax.AxisCheckError as err:
+        assert_type(err, ax.AxisCheckError)
+        message: str = str(err)
+        problem: str = err.problem
+        symbol: str | None = err.symbol
+        where: list[str] = [p.arg for p in err.places]
+        fix: str | None = err.fix
+        as_value_error: ValueError = err
+        del message, problem, symbol, where, fix, as_value_error
+    try:
+        einsum_v.predict(x, bad_y, z)
+    except ax.ArgumentError as arg_err:
+        assert_type(arg_err.places, tuple[ax.Place, ...])
+    except ax.SpecError as spec_err:
+        as_type_error: TypeError = spec_err
+        del as_type_error
+
+
+if __name__ == "__main__":
+    main()
