@@ -61,7 +61,7 @@ assert_type(ax.vmap(in_axes=(0, None))(positional), ax.Vmapped[[Array, Array], A
 assert_type(ax.vmap(ax.vmap(positional)), ax.Vmapped[[Array, Array], Array])
 # The other signature forms `signature=` accepts.
 tuple_sig_v = ax.vmap(complex_operation, in_axes=(0, 1, 0), signature=("a b", "b c", "a c"))
-sig_obj_v = ax.vmap(complex_operation, signature=ax.Signature("(a,b),(b,c),(a,c)->(a,c)"))
+sig_obj_v = ax.vmap(complex_operation, in_axes=(0, 1, 0), signature=ax.Signature("(a,b),(b,c),(a,c)->(a,c)"))
 
 # --------------------------------------------------------- decorated functions
 
@@ -197,9 +197,8 @@ def main() -> None:
     assert_type(sig_obj_v(x, y, z), Array)
     assert_type(row_norm(x[:, :, 0]), Array)
     assert_type(project(x[:, 0, :], jnp.ones((4, 3))), Array)
-    assert_type(shift(x), Array)
     assert_type(shift(x, 2.0), Array)
-    assert_type(shift(x, by=2), Array)  # an int is a float
+    assert_type(shift(x, 2), Array)  # an int is a float
     params: Params = {"W": jnp.ones((5, 4)), "b": jnp.zeros((5,))}
     assert_type(dense(params, x[:, 0, :]), Array)
     assert_type(nested(jnp.ones((3, 16, 8, 4)), jnp.ones((3, 4, 16, 2)), jnp.ones((3, 16, 8, 2))), Array)
@@ -209,7 +208,7 @@ def main() -> None:
     assert_type(apply_twice(ax.vmap(jnp.tanh), x), Array)
     model = Model(jnp.ones((5, 4)))
     assert_type(model(x[:, 0, :]), Array)
-    assert_type(Model.pairwise(x, x), Array)
+    assert_type(Model.pairwise(x[:, 0, :], x[:, 1, :]), Array)
     jitted_out: Array = jitted(x[:, 0, :], jnp.ones((4, 3)))
     forward_out = forward(jnp.ones((32, 20)), jnp.ones((20, 1)))
     del jitted_out, forward_out
