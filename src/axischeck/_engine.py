@@ -273,8 +273,9 @@ class VmapModel:
         inner = self.inner.predict(per_call, inner_env, trail + (step,))
         if inner.shapes is None:  # inputs only (Signature.unify)
             return Outcome(None, (step,) + inner.steps, inner.bindings)
+        # Without a function to ask, an output is batched iff some input is mapped here.
         mapped = any(r.axis is not None and r.shape is not None for r in step.args)
-        probe = _Probe(self, call, axes, size, env, inner.shapes) if mapped else None
+        probe = _Probe(self, call, axes, size, env, inner.shapes) if mapped or self.fn is not None else None
 
         def is_batched(j: int) -> bool:
             return probe is not None and probe.batched(j)

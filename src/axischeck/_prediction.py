@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -62,7 +64,6 @@ class BaseStep:
 Step = MapStep | BaseStep
 
 
-@dataclass(frozen=True, slots=True)
 class Prediction:
     """The predicted outputs of a transformed call, and how they were derived.
 
@@ -78,14 +79,49 @@ class Prediction:
     ```
     """
 
+    __slots__ = ("_lock", "_replay", "_steps", "axis_size", "shapes")
+
     shapes: Any
     axis_size: int | None
-    steps: tuple[Step, ...]
+
+    def __init__(
+        self,
+        shapes: Any,
+        axis_size: int | None,
+        steps: tuple[Step, ...] | None = None,
+        replay: Callable[[], tuple[Step, ...]] | None = None,
+    ) -> None:
+        self.shapes = shapes
+        self.axis_size = axis_size
+        self._steps = steps
+        self._replay = replay  # the fast path derives the table only when asked
+        self._lock = threading.Lock()
+
+    @property
+    def steps(self) -> tuple[Step, ...]:
+        """The derivation, outermost transform first."""
+        with self._lock:
+            if self._steps is None:
+                assert self._replay is not None
+                self._steps = self._replay()
+                self._replay = None
+            return self._steps
 
     def __str__(self) -> str:
         from ._explain import render_steps
 
         return render_steps(self.steps)
+
+    def __repr__(self) -> str:
+        return f"Prediction(shapes={self.shapes!r}, axis_size={self.axis_size!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Prediction):
+            return NotImplemented
+        return (self.shapes, self.axis_size) == (other.shapes, other.axis_size)
+
+    def __hash__(self) -> int:
+        return hash((str(self.shapes), self.axis_size))
 
 
 Prediction.__module__ = "axischeck"

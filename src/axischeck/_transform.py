@@ -10,18 +10,23 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Hashable
-from typing import Any, Generic, ParamSpec, TypeVar
+from typing import Any, Generic, ParamSpec, TypeVar, cast
 
 import jax
 
+import numpy as np
+
 from ._cache import BoundedCache
+from ._fastpath import Plan, compile_plan
 from ._engine import Model, SignatureModel, TraceModel, VmapModel, run
 from ._errors import AxisCheckError, FunctionError, OutputError
-from ._leaves import label_call, parameter_names, shape_of, shapes_as_structs
+from ._leaves import label_call, parameter_names, shape_of, shapes_as_structs, struct
 from ._prediction import BaseStep, MapStep, Prediction
 from ._shape import format_shape
 from ._signature import Signature
 from ._trees import leaf_paths
+
+_NO_PLAN = Plan((), (), (), None)  # marks a structure the fast path cannot serve
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -34,13 +39,27 @@ def is_symbolic(model: Model) -> bool:
     return isinstance(model, SignatureModel) and model.core.output is not None
 
 
-def _leaf_key(x: Any) -> Hashable:  # the shape, or what stands in for it
-    shape = getattr(x, "shape", None)
-    if isinstance(shape, tuple):
-        return shape
+def _leaf_key(x: Any) -> Hashable:
+    """The shape of an array leaf (a tuple), or the type of anything else."""
     if isinstance(x, (bool, int, float, complex)):
         return ()
-    return ("object", type(x).__name__, id(type(x)))
+    shape = getattr(x, "shape", None)
+    if isinstance(shape, tuple) and hasattr(x, "dtype"):
+        return shape
+    return cast(Hashable, type(x))
+
+
+class _Opaque:
+    """Stands for a non-array leaf when a cached prediction replays its derivation."""
+
+    def __init__(self, kind: type) -> None:
+        self.kind = kind
+
+
+def _stand_ins(treedef: Any, keys: tuple[Hashable, ...]) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    leaves = [struct(k, np.float32) if isinstance(k, tuple) else _Opaque(k) for k in keys]  # type: ignore[arg-type]
+    args, kwargs = jax.tree_util.tree_unflatten(treedef, leaves)
+    return tuple(args), dict(kwargs)
 
 
 def fn_name(fun: Callable[..., Any]) -> str:
@@ -71,7 +90,8 @@ class Transformed(Generic[P, R]):
         self._fallback = fallback
         self._symbolic = is_symbolic(model)
         self._params = parameter_names(fun)
-        self._cache: BoundedCache[Prediction] = BoundedCache(256)
+        self._cache: BoundedCache[Prediction] = BoundedCache(512)
+        self._plans: BoundedCache[Plan] = BoundedCache(64)
         # Copy name, doc and annotations, not __dict__ (a wrapped transform's state is its own).
         functools.update_wrapper(self, fun, updated=())
 
@@ -87,19 +107,32 @@ class Transformed(Generic[P, R]):
     # ---------------------------------------------------------------- predict
 
     def _predict(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Prediction:
-        key: Hashable | None = None
-        if self._symbolic:
-            leaves, treedef = jax.tree_util.tree_flatten((args, kwargs))
-            key = (treedef, tuple(_leaf_key(x) for x in leaves))
-            hit = self._cache.get(key)
-            if hit is not None:
-                return hit
+        if not self._symbolic:
+            return self._full(args, kwargs)
+        leaves, treedef = jax.tree_util.tree_flatten((args, kwargs))
+        keys = tuple(_leaf_key(x) for x in leaves)
+        key = (treedef, keys)
+        hit = self._cache.get(key)
+        if hit is not None:
+            return hit
+        structure = (treedef, tuple(type(k) is tuple for k in keys))
+        plan = self._plans.get(structure)
+        if plan is None:
+            plan = compile_plan(self._model, label_call(args, kwargs, self._params)) or _NO_PLAN
+            self._plans.put(structure, plan)
+        ran = plan.run([k if type(k) is tuple else None for k in keys]) if plan is not _NO_PLAN else None
+        if ran is None:
+            pred = self._full(args, kwargs)  # raises the explained error, or agrees
+        else:
+            pred = Prediction(*ran, replay=lambda: self._full(*_stand_ins(treedef, keys)).steps)
+        self._cache.put(key, pred)
+        return pred
+
+    def _full(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Prediction:
+        """The whole engine: every check in JAX's order, with the derivation."""
         outcome = run(self._model, label_call(args, kwargs, self._params))
         maps = [s for s in outcome.steps if isinstance(s, MapStep)]
-        pred = Prediction(outcome.shapes, maps[0].axis_size if maps else None, outcome.steps)
-        if key is not None:
-            self._cache.put(key, pred)
-        return pred
+        return Prediction(outcome.shapes, maps[0].axis_size if maps else None, outcome.steps)
 
     def predict(self, *args: Any, **kwargs: Any) -> Prediction:
         """Predict the output shapes for these arguments, without running the function.
