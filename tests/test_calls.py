@@ -1,0 +1,186 @@
+"""Checked calls: same results as jax.vmap, checks once per trace, composition, caches."""
+
+from __future__ import annotations
+
+import threading
+from typing import Annotated
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import axischeck as ax
+
+EINSUM = "(a,b),(b,c),(a,c)->(a,c)"
+
+
+def complex_operation(x: jax.Array, y: jax.Array, z: jax.Array) -> jax.Array:
+    return jnp.einsum("ab,bc->ac", x, y) + z
+
+
+def _args(seed: int = 0) -> tuple[jax.Array, jax.Array, jax.Array]:
+    k1, k2, k3 = jax.random.split(jax.random.PRNGKey(seed), 3)
+    return (
+        jax.random.normal(k1, (16, 8, 4)),
+        jax.random.normal(k2, (4, 16, 2)),
+        jax.random.normal(k3, (16, 8, 2)),
+    )
+
+
+@pytest.fixture(params=[EINSUM, None], ids=["signature", "inferred"])
+def batched(request: pytest.FixtureRequest) -> ax.Vmapped[[jax.Array, jax.Array, jax.Array], jax.Array]:
+    return ax.vmap(complex_operation, in_axes=(0, 1, 0), signature=request.param)
+
+
+@pytest.fixture(params=["eager", "jit", "vmap"])
+def mode(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+def test_same_result_as_jax_in_every_mode(batched: ax.Vmapped[..., jax.Array], mode: str) -> None:
+    plain = jax.vmap(complex_operation, in_axes=(0, 1, 0))
+    x, y, z = _args()
+    if mode == "eager":
+        np.testing.assert_array_equal(batched(x, y, z), plain(x, y, z))
+    elif mode == "jit":
+        np.testing.assert_array_equal(jax.jit(batched)(x, y, z), jax.jit(plain)(x, y, z))
+    else:
+        xs = jnp.stack([x, x + 1])
+        np.testing.assert_allclose(
+            jax.vmap(batched, in_axes=(0, None, None))(xs, y, z),
+            jax.vmap(plain, in_axes=(0, None, None))(xs, y, z),
+        )
+
+
+def test_composes_with_jax_transforms(batched: ax.Vmapped[..., jax.Array]) -> None:
+    plain = jax.vmap(complex_operation, in_axes=(0, 1, 0))
+    x, y, z = _args(1)
+    loss = lambda f: lambda x: f(x, y, z).sum()  # noqa: E731
+    np.testing.assert_allclose(jax.grad(loss(batched))(x), jax.grad(loss(plain))(x))
+    v1, g1 = jax.value_and_grad(loss(batched))(x)
+    v2, g2 = jax.value_and_grad(loss(plain))(x)
+    np.testing.assert_allclose(v1, v2, rtol=1e-6)
+    np.testing.assert_allclose(g1, g2)
+    assert jax.jacrev(lambda x: batched(x, y, z))(x).shape == (16, 8, 2, 16, 8, 4)
+    assert jax.eval_shape(batched, x, y, z).shape == (16, 8, 2)
+    remat = jax.checkpoint(lambda x: batched(x, y, z))
+    np.testing.assert_allclose(remat(x), plain(x, y, z))
+
+    def step(carry: jax.Array, xi: jax.Array) -> tuple[jax.Array, jax.Array]:
+        return carry + batched(xi, y, z).sum(), carry
+
+    xs = jnp.stack([x, x])
+    total, _ = jax.lax.scan(step, jnp.float32(0), xs)
+    np.testing.assert_allclose(total, 2 * plain(x, y, z).sum(), rtol=1e-5)
+
+
+def test_checks_run_once_per_trace_under_jit() -> None:
+    traces = []
+
+    def f(x: jax.Array) -> jax.Array:
+        traces.append(x.shape)
+        return x * 2
+
+    checked = ax.vmap(f, signature="(n)->(n)")
+    predictions = []
+    original = checked._predict
+
+    def counting(*a: object, **k: object) -> ax.Prediction:
+        predictions.append(1)
+        return original(*a, **k)  # type: ignore[arg-type]
+
+    checked._predict = counting  # type: ignore[method-assign]
+    jitted = jax.jit(checked)
+    for _ in range(5):
+        jitted(jnp.ones((4, 3)))
+    assert len(traces) == 1 and len(predictions) == 1
+    jitted(jnp.ones((5, 3)))  # a new shape: one more trace, one more check
+    assert len(traces) == 2 and len(predictions) == 2
+
+
+def test_errors_are_raised_at_trace_time_under_jit() -> None:
+    f = jax.jit(ax.vmap(complex_operation, in_axes=(0, 1, 0), signature=EINSUM))
+    with pytest.raises(ax.ArgumentError, match="'b' disagrees"):
+        f(jnp.ones((16, 8, 4)), jnp.ones((5, 16, 2)), jnp.ones((16, 8, 2)))
+
+
+def test_passthrough_keeps_numpy_output_type() -> None:
+    out = ax.vmap(lambda a: a)(np.ones((3, 2)))
+    assert isinstance(out, np.ndarray)
+
+
+def test_decorator_forms() -> None:
+    @ax.vmap
+    def double(x: jax.Array) -> jax.Array:
+        return 2 * x
+
+    @ax.vmap(in_axes=(0, None))
+    def scale(x: Annotated[jax.Array, "n"], s: Annotated[jax.Array, ""]) -> Annotated[jax.Array, "n"]:
+        return x * s
+
+    assert double(jnp.ones((3, 2))).shape == (3, 2)
+    assert scale.predict((4, 5), ()).shapes == (4, 5)
+    assert scale(jnp.ones((4, 5)), jnp.float32(2)).shape == (4, 5)
+    assert scale.__name__ == "scale" and scale.__wrapped__ is not None
+
+
+def test_methods_and_partial() -> None:
+    import functools
+
+    class Layer:
+        def __init__(self) -> None:
+            self.w = jnp.ones((3, 2))
+
+        def apply(self, x: jax.Array) -> jax.Array:
+            return x @ self.w
+
+    layer = Layer()
+    f = ax.vmap(layer.apply, signature="(i)->(o)")
+    assert f(jnp.ones((5, 3))).shape == (5, 2)
+    # A partial's bound keywords are closed over, not passed to vmap: z stays unmapped.
+    part = functools.partial(complex_operation, z=jnp.ones((8, 2)))
+    g = ax.vmap(part, in_axes=(0, 1))
+    x, y, _ = _args()
+    np.testing.assert_array_equal(g(x, y), jax.vmap(part, in_axes=(0, 1))(x, y))
+    assert g.predict(x, y).shapes == (16, 8, 2)
+    # Passed at call time, a keyword is always mapped over axis 0.
+    h = ax.vmap(complex_operation, in_axes=(0, 1))
+    with pytest.raises(ax.ArgumentError, match="size 8 at axis 0 of z"):
+        h.predict(x, y, z=jnp.ones((8, 2)))
+
+
+def test_prediction_cache_is_bounded_and_thread_safe() -> None:
+    f = ax.vmap(lambda x, y: x + y, signature="(n),(n)->(n)")
+    errors: list[BaseException] = []
+
+    def work(offset: int) -> None:
+        try:
+            for i in range(300):
+                b, n = 1 + (i + offset) % 7, 1 + (i * 3 + offset) % 5
+                assert f.predict((b, n), (b, n)).shapes == (b, n)
+                if i % 11 == 0:
+                    with pytest.raises(ax.ArgumentError):
+                        f.predict((b, n), (b, n + 1))
+        except BaseException as err:  # noqa: BLE001 - reported below
+            errors.append(err)
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=60)
+    assert not errors
+    for i in range(2000):
+        f.predict((1, i + 1), (1, i + 1))
+    assert len(f._cache) == f._cache.maxsize
+
+
+def test_fast_path_and_full_engine_agree() -> None:
+    f = ax.vmap(ax.vmap(complex_operation, in_axes=(0, 1, 0), signature=EINSUM), in_axes=(2, 0, None), out_axes=1)
+    args = (jax.ShapeDtypeStruct((16, 8, 7, 4), jnp.float32), jax.ShapeDtypeStruct((7, 4, 16, 2), jnp.float32),
+            jax.ShapeDtypeStruct((16, 8, 2), jnp.float32))
+    fast = f.predict(*args)
+    full = f._full(args, {})
+    assert fast == full and fast.shapes == (16, 7, 8, 2)
+    assert str(fast) == str(full)
