@@ -14,7 +14,7 @@ from typing import Any
 import jax
 
 from ._errors import SpecError
-from ._trees import flatten_axes_spec
+from ._trees import check_nesting, flatten_axes_spec, short_repr
 
 
 def _is_axis(x: object) -> bool:
@@ -42,15 +42,13 @@ class Axes:
 
 
 def _freeze(value: Any, what: str) -> Axes:
-    try:
-        leaves, treedef = flatten_axes_spec(value)
-    except RecursionError:
-        raise SpecError(f"{what} is nested too deeply (a cyclic container?)") from None
+    check_nesting(value, what)
+    leaves, treedef = flatten_axes_spec(value)
     bad = [leaf for leaf in leaves if not _is_axis(leaf)]
     if bad:
         raise SpecError(
-            f"{what} must be an int, None, or a (nested) container of those, but {bad[0]!r}"
-            f" (of type {type(bad[0]).__name__}) is in {value!r}",
+            f"{what} must be an int, None, or a (nested) container of those, but {short_repr(bad[0])}"
+            f" (of type {type(bad[0]).__name__}) is in {short_repr(value)}",
             fix=_leaf_fix(bad[0], what),
         )
     return Axes(treedef, tuple(leaves))

@@ -15,6 +15,7 @@ import jax
 
 from ._dims import ANY, ArraySpec, parse_array_spec, parse_signature_text
 from ._errors import SpecError
+from ._trees import check_nesting
 
 
 class _Text:
@@ -57,10 +58,8 @@ def _is_spec_leaf(x: object) -> bool:
 
 def spec_tree(value: Any, what: str) -> SpecTree:
     """Read a pytree of dim strings (or `ArraySpec`s, or None for unchecked)."""
-    try:
-        leaves, treedef = jax.tree_util.tree_flatten(value, is_leaf=_is_spec_leaf)
-    except RecursionError:
-        raise SpecError(f"the signature for {what} is nested too deeply") from None
+    check_nesting(value, f"the signature for {what}")
+    leaves, treedef = jax.tree_util.tree_flatten(value, is_leaf=_is_spec_leaf)
     specs = []
     for leaf in leaves:
         if leaf is None:

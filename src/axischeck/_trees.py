@@ -96,5 +96,39 @@ def flatten_axes_spec(spec: Any) -> tuple[list[Any], Any]:
     return jax.tree_util.tree_flatten(spec, is_leaf=lambda x: x is None)
 
 
+MAX_DEPTH = 64
+
+
+def check_nesting(value: Any, what: str) -> None:
+    """Reject cyclic or absurdly deep containers before JAX's flatten recurses into them.
+
+    (A RecursionError inside jaxlib's C++ flatten can leave the interpreter's
+    recursion counter raised, so it must never be provoked.)
+    """
+    from ._errors import SpecError
+
+    stack: list[tuple[Any, int, frozenset[int]]] = [(value, 0, frozenset())]
+    while stack:
+        node, depth, seen = stack.pop()
+        if not isinstance(node, (list, tuple, dict)):
+            continue
+        if id(node) in seen:
+            raise SpecError(f"{what} contains itself (a cyclic container)")
+        if depth > MAX_DEPTH:
+            raise SpecError(f"{what} is nested more than {MAX_DEPTH} levels deep")
+        children = node.values() if isinstance(node, dict) else node
+        inner = seen | {id(node)}
+        stack.extend((child, depth + 1, inner) for child in children)
+
+
+def short_repr(value: Any) -> str:
+    """A repr bounded in length, for values echoed in messages."""
+    import reprlib
+
+    r = reprlib.Repr()
+    r.maxstring, r.maxother, r.maxlist, r.maxtuple, r.maxdict, r.maxlevel = 60, 60, 8, 8, 8, 4
+    return r.repr(value)
+
+
 def seq_repr(items: Sequence[Any]) -> str:
     return "(" + ", ".join(map(repr, items)) + ("," if len(items) == 1 else "") + ")"
