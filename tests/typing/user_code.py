@@ -115,15 +115,13 @@ _outer_t: Callable[[Array, Array], Array] = outer
 # -------------------------------------------------------------------- methods
 
 
-def _apply(w: Array, x: Array) -> Array:
+@ax.vmap(in_axes=(None, 0), signature="o i, i -> o")
+def batched_apply(w: Array, x: Array) -> Array:
     return w @ x
 
 
 class Model:
     """A decorated function used inside a class, and a decorated staticmethod."""
-
-    # A Vmapped class attribute is not a descriptor: `self.batched_apply` is unbound.
-    batched_apply = ax.vmap(_apply, in_axes=(None, 0), signature="o i, i -> o")
 
     def __init__(self, w: Array) -> None:
         self.w = w
@@ -138,7 +136,7 @@ class Model:
         return jnp.dot(a, b)
 
     def __call__(self, xs: Array) -> Array:
-        out = self.batched_apply(self.w, xs)
+        out = batched_apply(self.w, xs)
         assert_type(out, Array)
         assert_type(self.per_call(xs), Array)
         assert_type(self.pairwise(xs, xs), Array)
@@ -146,7 +144,6 @@ class Model:
 
 
 _Model_pairwise_t: Callable[[Array, Array], Array] = Model.pairwise
-_Model_batched_apply_t: Callable[[Array, Array], Array] = Model.batched_apply
 
 # -------------------------------------------------------------- composition
 
@@ -154,7 +151,7 @@ nested = ax.vmap(ax.vmap(complex_operation, in_axes=(0, 1, 0)), in_axes=0)
 _nested_t: Callable[[Array, Array, Array], Array] = nested
 nested_decorated = ax.vmap(row_norm)
 _nested_decorated_t: Callable[[Array], Array] = nested_decorated
-jitted = jax.jit(ax.vmap(project, in_axes=(0, None)))
+jitted = jax.jit(ax.vmap(positional, in_axes=(0, None)))  # jax.jit's wrapper returns Any
 checked_inside_vmap = ax.vmap(linear, in_axes=(0, None))
 _checked_inside_vmap_t: Callable[[Array, Array], Array] = checked_inside_vmap
 
@@ -209,7 +206,7 @@ def main() -> None:
     model = Model(jnp.ones((5, 4)))
     assert_type(model(x[:, 0, :]), Array)
     assert_type(Model.pairwise(x[:, 0, :], x[:, 1, :]), Array)
-    jitted_out: Array = jitted(x[:, 0, :], jnp.ones((4, 3)))
+    jitted_out: Array = jitted(x, jnp.ones((4, 3)))
     forward_out = forward(jnp.ones((32, 20)), jnp.ones((20, 1)))
     del jitted_out, forward_out
 
