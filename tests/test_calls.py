@@ -184,3 +184,34 @@ def test_fast_path_and_full_engine_agree() -> None:
     full = f._full(args, {})
     assert fast == full and fast.shapes == (16, 7, 8, 2)
     assert str(fast) == str(full)
+
+
+def test_decorated_methods_bind_self_like_jax_vmap() -> None:
+    class Layer:
+        def __init__(self) -> None:
+            self.w = jnp.arange(6.0).reshape(3, 2)
+
+        @ax.vmap(in_axes=(None, 0))
+        def apply(self, x: Annotated[jax.Array, "i"]) -> Annotated[jax.Array, "o"]:
+            return x @ self.w
+
+        @staticmethod
+        @ax.vmap
+        def norm(x: jax.Array) -> jax.Array:
+            return jnp.linalg.norm(x)
+
+    layer = Layer()
+    xs = jnp.ones((5, 3))
+    np.testing.assert_array_equal(layer.apply(xs), jax.vmap(lambda x: x @ layer.w)(xs))
+    assert layer.apply.predict((5, 3)).shapes == (5, 2)
+    assert "x     (5, 3)" in layer.apply.explain((5, 3))
+    assert Layer.apply.predict(layer, (5, 3)).shapes == (5, 2)
+    assert layer.norm(xs).shape == (5,)
+    with pytest.raises(ax.ArgumentError, match="'i' disagrees"):
+        layer.apply(jnp.ones((5, 4)))
+
+
+def test_prediction_is_read_only() -> None:
+    pred = ax.vmap(lambda x: x).predict((3,))
+    with pytest.raises(AttributeError):
+        pred.shapes = (4,)  # type: ignore[misc]

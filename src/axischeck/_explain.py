@@ -86,9 +86,9 @@ def render_steps(steps: Sequence[Step], *, outputs: bool = True) -> str:
     base = next((s for s in steps if isinstance(s, BaseStep)), None)
     parts = []
     for i, m in enumerate(maps):
-        tag = "" if len(maps) == 1 else f"[{i + 1}] "
         size = "undetermined" if m.axis_size is None else f"{m.symbol}={m.axis_size}"
-        parts.append(f"{tag}{m.transform}: batch size {size}")
+        # One level: the transform is already in the headline; nested: name each level.
+        parts.append(f"batch size {size}" if len(maps) == 1 else f"[{i + 1}] {m.transform}: batch size {size}")
     if maps or (base is not None and base.args):
         parts.append(table(_arg_table(maps, base)))
     has_outs = (base is not None and base.outs) or any(m.outs for m in maps)

@@ -79,10 +79,7 @@ class Prediction:
     ```
     """
 
-    __slots__ = ("_lock", "_replay", "_steps", "axis_size", "shapes")
-
-    shapes: Any
-    axis_size: int | None
+    __slots__ = ("_axis_size", "_lock", "_replay", "_shapes", "_steps")
 
     def __init__(
         self,
@@ -91,11 +88,21 @@ class Prediction:
         steps: tuple[Step, ...] | None = None,
         replay: Callable[[], tuple[Step, ...]] | None = None,
     ) -> None:
-        self.shapes = shapes
-        self.axis_size = axis_size
+        self._shapes = shapes
+        self._axis_size = axis_size
         self._steps = steps
         self._replay = replay  # the fast path derives the table only when asked
         self._lock = threading.Lock()
+
+    @property
+    def shapes(self) -> Any:
+        """A pytree shaped like the function's output, with `Shape` leaves."""
+        return self._shapes
+
+    @property
+    def axis_size(self) -> int | None:
+        """The outermost mapped size (None for `check`, which maps nothing)."""
+        return self._axis_size
 
     @property
     def steps(self) -> tuple[Step, ...]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Hashable
-from typing import Any, Generic, ParamSpec, TypeVar, cast
+from typing import Any, Concatenate, Generic, ParamSpec, Self, TypeVar, cast, overload
 
 import jax
 
@@ -29,7 +29,9 @@ from ._trees import leaf_paths
 _NO_PLAN = Plan((), (), (), None)  # marks a structure the fast path cannot serve
 
 P = ParamSpec("P")
+Q = ParamSpec("Q")
 R = TypeVar("R")
+T = TypeVar("T")
 
 
 def is_symbolic(model: Model) -> bool:
@@ -103,6 +105,22 @@ class Transformed(Generic[P, R]):
     @property
     def model(self) -> Model:
         return self._model
+
+    # ------------------------------------------------------------- as a method
+
+    @overload
+    def __get__(self, instance: None, owner: type | None = None) -> Self: ...
+
+    @overload
+    def __get__(
+        self: Transformed[Concatenate[T, Q], R], instance: T, owner: type | None = None
+    ) -> Bound[Q, R]: ...
+
+    def __get__(self, instance: Any, owner: type | None = None) -> Any:
+        """Decorating a method binds `self` like a function would (jax.vmap allows it)."""
+        if instance is None:
+            return self
+        return Bound(self, instance)
 
     # ---------------------------------------------------------------- predict
 
@@ -225,6 +243,28 @@ class Transformed(Generic[P, R]):
                     transform=transform,
                     table=str(pred),
                 )
+
+
+class Bound(Generic[P, R]):
+    """A transformed method bound to an instance: call, predict and explain prepend it."""
+
+    def __init__(self, transform: Transformed[..., R], instance: Any) -> None:
+        self.__self__ = instance
+        self.__func__ = transform
+        self.__wrapped__ = transform.__wrapped__
+
+    def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
+        return self.__func__(self.__self__, *args, **kwargs)
+
+    def predict(self, *args: Any, **kwargs: Any) -> Prediction:
+        return self.__func__.predict(self.__self__, *args, **kwargs)
+
+    def explain(self, *args: Any, **kwargs: Any) -> str:
+        return self.__func__.explain(self.__self__, *args, **kwargs)
+
+    @property
+    def signature(self) -> Signature | None:
+        return self.__func__.signature
 
 
 def _shapes_text(shapes: Any) -> str:

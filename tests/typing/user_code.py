@@ -139,11 +139,30 @@ class Model:
         out = batched_apply(self.w, xs)
         assert_type(out, Array)
         assert_type(self.per_call(xs), Array)
-        assert_type(self.pairwise(xs, xs), Array)
+        # Through the class: mypy applies a wrapper's __get__ even under @staticmethod.
+        assert_type(Model.pairwise(xs, xs), Array)
         return out
 
 
 _Model_pairwise_t: Callable[[Array, Array], Array] = Model.pairwise
+
+class Layer:
+    """A decorated method binds `self` like a plain function."""
+
+    def __init__(self, w: Array) -> None:
+        self.w = w
+
+    @ax.vmap(in_axes=(None, 0))
+    def apply(self, x: Annotated[Array, "i"]) -> Annotated[Array, "o"]:
+        return x @ self.w
+
+
+def use_layer(layer: Layer, xs: Array) -> Array:
+    assert_type(layer.apply(xs), Array)
+    pred: ax.Prediction = layer.apply.predict(xs)
+    assert pred.shapes is not None
+    return layer.apply(xs)
+
 
 # -------------------------------------------------------------- composition
 
