@@ -186,6 +186,8 @@ class Transformed(Generic[P, R]):
         if self._symbolic:
             try:
                 pred = self._predict(args, kwargs)
+            except FunctionError:
+                pass  # the function's own failure: let JAX raise it, untouched
             except AxisCheckError as err:
                 raise err.with_traceback(None) from err.__cause__
         else:
