@@ -79,7 +79,7 @@ class Prediction:
     ```
     """
 
-    __slots__ = ("_axis_size", "_lock", "_replay", "_shapes", "_steps")
+    __slots__ = ("_axis_size", "_flat", "_lock", "_replay", "_shapes", "_steps")
 
     def __init__(
         self,
@@ -93,6 +93,7 @@ class Prediction:
         self._steps = steps
         self._replay = replay  # the fast path derives the table only when asked
         self._lock = threading.Lock()
+        self._flat: tuple[list[Any], Any] | None = None
 
     @property
     def shapes(self) -> Any:
@@ -103,6 +104,15 @@ class Prediction:
     def axis_size(self) -> int | None:
         """The outermost mapped size (None for `check`, which maps nothing)."""
         return self._axis_size
+
+    @property
+    def flat(self) -> tuple[list[Any], Any]:
+        """`jax.tree_util.tree_flatten(self.shapes)`, computed once (checked calls use it)."""
+        if self._flat is None:
+            import jax
+
+            self._flat = jax.tree_util.tree_flatten(self._shapes)
+        return self._flat
 
     @property
     def steps(self) -> tuple[Step, ...]:

@@ -159,7 +159,8 @@ class Transformed(Generic[P, R]):
         plain tuples of ints standing for shapes, in any pytree. Raises an
         `AxisCheckError` exactly where JAX would raise.
         """
-        args, kwargs = shapes_as_structs(args, kwargs)
+        if any(type(leaf) is int for leaf in jax.tree_util.tree_leaves((args, kwargs))):
+            args, kwargs = shapes_as_structs(args, kwargs)  # tuples of ints stand for shapes
         try:
             return self._predict(args, kwargs)
         except AxisCheckError as err:
@@ -221,18 +222,20 @@ class Transformed(Generic[P, R]):
     def _verify(self, out: Any, pred: Prediction) -> None:
         """A declared signature that lies is reported: the leaf, declared vs actual."""
         got_leaves, got_def_ = jax.tree_util.tree_flatten(out)
-        want_leaves, want_def_ = jax.tree_util.tree_flatten(pred.shapes)
+        want_leaves, want_def_ = pred.flat
         got_def: Any = got_def_
         want_def: Any = want_def_
-        transform = self._describe()
         if got_def != want_def:
             raise OutputError(
                 f"the function returned an output of structure {got_def}, but its signature"
                 f" declares {want_def}",
-                transform=transform,
+                transform=self._describe(),
             )
+        if all(getattr(g, "shape", None) == w for g, w in zip(got_leaves, want_leaves, strict=True)):
+            return  # the common case, kept cheap: it runs on every eager call
         base = next((s for s in pred.steps if isinstance(s, BaseStep)), None)
         specs = {r.label: r.spec for r in base.outs} if base is not None else {}
+        transform = self._describe()
         for label, got, want in zip(leaf_paths(out), got_leaves, want_leaves, strict=True):
             shape = shape_of(got)
             if shape != want:
