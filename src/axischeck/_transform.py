@@ -41,7 +41,7 @@ def is_symbolic(model: Model) -> bool:
     return isinstance(model, SignatureModel) and model.core.output is not None
 
 
-def _leaf_key(x: Any) -> Hashable:
+def leaf_key(x: Any) -> Hashable:
     """The shape of an array leaf (a tuple), or the type of anything else."""
     if isinstance(x, (bool, int, float, complex)):
         return ()
@@ -128,7 +128,7 @@ class Transformed(Generic[P, R]):
         if not self._symbolic:
             return self._full(args, kwargs)
         leaves, treedef = jax.tree_util.tree_flatten((args, kwargs))
-        keys = tuple(_leaf_key(x) for x in leaves)
+        keys = tuple(leaf_key(x) for x in leaves)
         key = (treedef, keys)
         hit = self._cache.get(key)
         if hit is not None:

@@ -8,11 +8,12 @@ from typing import Any, ParamSpec, TypeVar, overload
 import jax
 
 from ._axes import freeze_in_axes, freeze_out_axes
+from ._cache import BoundedCache
 from ._engine import VmapLevel, VmapModel, map_inputs, model_symbols
 from ._errors import AxisCheckError, SpecError
 from ._leaves import label_call
 from ._signature import Signature, check_axis_size, fresh_symbol
-from ._transform import Transformed, fn_name, inner_model
+from ._transform import Transformed, fn_name, inner_model, leaf_key
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -69,6 +70,7 @@ class Vmapped(Transformed[P, R]):
         model = VmapModel(level, inner, fun)
         fallback = VmapModel(level, fallback_inner, fun) if fallback_inner is not None else None
         super().__init__(fun, model, jax_fn, per_example, fallback)
+        self._passed: BoundedCache[bool] = BoundedCache(512)
         self.batched_signature: Signature | None = (
             Signature._make(per_example.core, per_example.levels + (level,)) if per_example is not None else None
         )
@@ -77,10 +79,16 @@ class Vmapped(Transformed[P, R]):
         return self._level.describe()
 
     def _precheck(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+        """Ranks, batch sizes and in_axes structure: no trace needed, so no FLOPs."""
+        leaves, treedef = jax.tree_util.tree_flatten((args, kwargs))
+        key = (treedef, tuple(leaf_key(x) for x in leaves))
+        if self._passed.get(key) is not None:
+            return
         try:
             map_inputs(self._level, label_call(args, kwargs, self._params), ())
         except AxisCheckError as err:
             raise err.with_traceback(None) from None
+        self._passed.put(key, True)
 
 
 @overload
