@@ -27,7 +27,7 @@ from ._shape import Shape, format_shape
 from ._spec import SigCore, SpecTree
 from ._trace import Env, eval_per_example, vmap_accepts_out_axes
 from ._trees import PrefixMismatch, broadcast_prefix, leaf_paths
-from ._unify import Bindings, Unifier, resolve, unbound_symbols
+from ._unify import Bindings, Conflict, Unifier, resolve, unbound_symbols
 
 
 @dataclass(frozen=True, slots=True)
@@ -364,6 +364,7 @@ class SignatureModel:
             if isinstance(axis_name, str):
                 unifier.bind_axis_name(axis_name, size, Place(f"the mapped axis {axis_name!r}", None, None, size))
         rows: list[SpecRow] = []
+        first_conflict: Conflict | None = None
 
         def fail(cls: type[AxisCheckError], problem: str, **facts: Any) -> AxisCheckError:
             base = BaseStep("signature", tuple(rows), ())
@@ -388,17 +389,21 @@ class SignatureModel:
                         f" signature declares {leaf_spec}",
                     )
                 conflict = unifier.unify(leaf_spec, leaf.shape, leaf.place, leaf.label)
-                binds = _binds(leaf_spec, unifier)
-                if conflict is not None:
-                    first = conflict.places[0] if len(conflict.places) > 1 else None
-                    note = (
-                        f"<-- conflicts with {conflict.symbol}={first.size} from {first.arg}"
-                        if first is not None and conflict.symbol is not None
-                        else "<-- does not match"
-                    )
-                    rows.append(SpecRow(leaf.label, leaf.shape, str(leaf_spec), _binds_raw(leaf_spec, leaf.shape), note))
-                    raise fail(ArgumentError, conflict.problem, symbol=conflict.symbol, places=conflict.places)
-                rows.append(SpecRow(leaf.label, leaf.shape, str(leaf_spec), binds))
+                if conflict is None:
+                    rows.append(SpecRow(leaf.label, leaf.shape, str(leaf_spec), _binds(leaf_spec, unifier)))
+                    continue
+                first = conflict.places[0] if len(conflict.places) > 1 else None
+                note = (
+                    f"<-- conflicts with {conflict.symbol}={_size_text(first.size)} from {first.arg}"
+                    if first is not None and conflict.symbol is not None and first.size is not None
+                    else "<-- does not match"
+                )
+                rows.append(SpecRow(leaf.label, leaf.shape, str(leaf_spec), _binds_raw(leaf_spec, leaf.shape), note))
+                # Keep going, so the table shows every argument; the first conflict is reported.
+                first_conflict = first_conflict or conflict
+        if first_conflict is not None:
+            c = first_conflict
+            raise fail(ArgumentError, c.problem, symbol=c.symbol, places=c.places)
         bindings = unifier.bindings()
         if self.inputs_only:
             return Outcome(None, (BaseStep("signature", tuple(rows), ()),), bindings)
@@ -482,6 +487,10 @@ def _binds(spec: ArraySpec, unifier: Unifier) -> str:
             size = unifier.sizes[sym]
             parts.append(f"{sym}={format_shape(size) if isinstance(size, tuple) else size}")
     return "  ".join(parts)
+
+
+def _size_text(size: Any) -> str:
+    return format_shape(size) if isinstance(size, tuple) else str(size)
 
 
 def _binds_raw(spec: ArraySpec, shape: Shape) -> str:

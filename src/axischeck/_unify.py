@@ -84,20 +84,20 @@ class Unifier:
             tail = len(dims) - v - 1
             pairs = list(enumerate(dims[:v]))
             pairs += [(rank - tail + j, d) for j, d in enumerate(dims[v + 1 :])]
+        found: Conflict | None = None  # the first one; later dims still bind
+        if v is not None:
             var = dims[v]
             assert isinstance(var, Variadic)
             if var.name is not None:
-                run = tuple(shape[v : rank - tail])
-                conflict = self._bind(var.name, run, place_of(v, run), what)
-                if conflict:
-                    return conflict
+                run = tuple(shape[v : rank - len(dims) + v + 1])
+                found = self._bind(var.name, run, place_of(v, run), what)
         for axis, dim in pairs:
             size = shape[axis]
             if isinstance(dim, Anonymous):
                 continue
             if isinstance(dim, Fixed):
-                if size != dim.size:
-                    return Conflict(
+                if size != dim.size and found is None:
+                    found = Conflict(
                         f"axis {axis} of {what} has size {size}, but the signature {spec}"
                         f" fixes it to {dim.size}",
                         str(dim.size),
@@ -108,9 +108,8 @@ class Unifier:
             if dim.broadcast and size == 1:
                 continue
             conflict = self._bind(dim.name, size, place_of(axis, size), what)
-            if conflict:
-                return conflict
-        return None
+            found = found or conflict
+        return found
 
     def _bind(self, name: str, size: Size, place: Place, what: str) -> Conflict | None:
         bound = self.sizes.get(name)
