@@ -62,7 +62,8 @@ class VmapLevel:
     symbol: str = "B"
 
     def describe(self) -> str:
-        parts = [self.fn_name, f"in_axes={self.in_axes}", f"out_axes={self.out_axes}"]
+        parts = [self.fn_name] if self.fn_name else []
+        parts += [f"in_axes={self.in_axes}", f"out_axes={self.out_axes}"]
         if self.axis_size is not None:
             parts.append(f"axis_size={self.axis_size}")
         if self.axis_name is not None:

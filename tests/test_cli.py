@@ -1,0 +1,54 @@
+"""The `axischeck` command, run as a user would (subprocess), including bad input."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+EINSUM = "(a,b),(b,c),(a,c)->(a,c)"
+
+
+def cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "axischeck", *args], capture_output=True, text=True, timeout=120)
+
+
+def test_predict_prints_shape_and_table() -> None:
+    r = cli("predict", EINSUM, "--in-axes", "(0,1,0)", "16x8x4", "4x16x2", "16x8x2", "--names", "x,y,z")
+    assert r.returncode == 0, r.stderr
+    assert "predicted: (16, 8, 2)" in r.stdout
+    assert "batched signature: (B, a, b), (b, B, c), (B, a, c) -> (B, a, c)" in r.stdout
+    assert "y    (4, 16, 2)     1        (4, 2)       (b, c)     b=4  c=2" in r.stdout
+
+
+def test_explain_exits_1_with_the_explanation() -> None:
+    r = cli("explain", EINSUM, "--in-axes", "(0,1,0)", "16x8x4", "5x16x2", "16x8x2", "--names", "x,y,z")
+    assert r.returncode == 1
+    assert "ArgumentError: vmap(in_axes=(0, 1, 0), out_axes=0): dimension 'b' disagrees: 4 from x, 5 from y" in r.stdout
+    assert "'b' is axis 2 of x (size 4)" in r.stdout and "axis 0 of y (size 5)" in r.stdout
+
+
+def test_check_mode_and_scalars() -> None:
+    r = cli("predict", "n f, f o, -> n", "--check", "32x20", "20x1", "()")
+    assert r.returncode == 0 and "predicted: (32,)" in r.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "fragment"),
+    [
+        (("predict", "(a,b", "3x3"), "unbalanced parentheses"),
+        (("predict", "(a)->(a)", "--in-axes", "__import__('os').system('true')", "3x3"), "bad --in-axes"),
+        (("predict", "(a)->(a)", "--in-axes", "1.5", "3x3"), "in_axes must be an int"),
+        (("predict", "(a)->(a)", "3y3"), "bad shape '3y3'"),
+        (("predict", "(a)->(a)", "3x3", "--bogus"), "unrecognized arguments: --bogus"),
+        (("bogus",), "invalid choice"),
+        (("predict", "(a)->(a)", "--names", "x,y", "3x3"), "--names needs 1"),
+    ],
+)
+def test_malformed_input_exits_2_with_one_line(args: tuple[str, ...], fragment: str) -> None:
+    r = cli(*args)
+    assert r.returncode == 2
+    assert r.stdout == ""
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("axischeck: error:") and fragment in lines[0]
