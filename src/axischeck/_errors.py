@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from ._shape import Shape, format_shape
 
@@ -83,6 +84,7 @@ class AxisCheckError(ValueError):
         self.table = table
         self.notes = notes
         self.fix = fix
+        self.suggestions: tuple[Any, ...] = ()  # structured fixes (see axischeck._suggest)
         super().__init__(self.render())
 
     def render(self) -> str:

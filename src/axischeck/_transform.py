@@ -24,6 +24,7 @@ from ._leaves import label_call, parameter_names, shape_of, shapes_as_structs, s
 from ._prediction import BaseStep, MapStep, Prediction
 from ._shape import format_shape
 from ._signature import Signature
+from ._suggest import suggest, with_suggestions
 from ._trees import leaf_paths
 
 _NO_PLAN = Plan((), (), (), None)  # marks a structure the fast path cannot serve
@@ -164,7 +165,7 @@ class Transformed(Generic[P, R]):
         try:
             return self._predict(args, kwargs)
         except AxisCheckError as err:
-            raise err.with_traceback(None) from err.__cause__
+            raise self._with_fix(err, args, kwargs).with_traceback(None) from err.__cause__
 
     def explain(self, *args: Any, **kwargs: Any) -> str:
         """The derivation table for these arguments; for a failing call, the error text."""
@@ -190,7 +191,7 @@ class Transformed(Generic[P, R]):
             except FunctionError:
                 pass  # the function's own failure: let JAX raise it, untouched
             except AxisCheckError as err:
-                raise err.with_traceback(None) from err.__cause__
+                raise self._with_fix(err, args, kwargs).with_traceback(None) from err.__cause__
         else:
             self._precheck(args, kwargs)
         try:
@@ -214,10 +215,18 @@ class Transformed(Generic[P, R]):
         except FunctionError:
             return None  # the function's own error: pass it through untouched
         except AxisCheckError as err:
-            return err
+            return self._with_fix(err, args, kwargs)
         except Exception:
             return None
         return None
+
+    def _with_fix(self, err: AxisCheckError, args: tuple[Any, ...], kwargs: dict[str, Any]) -> AxisCheckError:
+        """`err` with concrete fixes the engine has checked, if any are clear."""
+        try:
+            options = suggest(self._model, label_call(args, kwargs, self._params), err)
+        except Exception:  # a suggestion must never hide the error itself
+            return err
+        return with_suggestions(err, options)
 
     def _verify(self, out: Any, pred: Prediction) -> None:
         """A declared signature that lies is reported: the leaf, declared vs actual."""

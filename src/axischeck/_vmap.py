@@ -87,7 +87,7 @@ class Vmapped(Transformed[P, R]):
         try:
             map_inputs(self._level, label_call(args, kwargs, self._params), ())
         except AxisCheckError as err:
-            raise err.with_traceback(None) from None
+            raise self._with_fix(err, args, kwargs).with_traceback(None) from None
         self._passed.put(key, True)
 
 
