@@ -37,6 +37,7 @@ class Outcome:
     shapes: Any
     steps: tuple[Step, ...]
     bindings: Bindings
+    inputs_only: bool = False  # Signature.unify stops before the outputs
 
 
 class Model(Protocol):
@@ -272,8 +273,8 @@ class VmapModel:
         size, per_call, step, axes = map_inputs(self.level, call, trail)
         inner_env = env if self.level.axis_name is None else env + ((self.level.axis_name, size),)
         inner = self.inner.predict(per_call, inner_env, trail + (step,))
-        if inner.shapes is None:  # inputs only (Signature.unify)
-            return Outcome(None, (step,) + inner.steps, inner.bindings)
+        if inner.inputs_only:  # Signature.unify: no outputs to map
+            return Outcome(None, (step,) + inner.steps, inner.bindings, inputs_only=True)
         # Without a function to ask, an output is batched iff some input is mapped here.
         mapped = any(r.axis is not None and r.shape is not None for r in step.args)
         probe = _Probe(self, call, axes, size, env, inner.shapes) if mapped or self.fn is not None else None
@@ -407,7 +408,7 @@ class SignatureModel:
             raise fail(ArgumentError, c.problem, symbol=c.symbol, places=c.places)
         bindings = unifier.bindings()
         if self.inputs_only:
-            return Outcome(None, (BaseStep("signature", tuple(rows), ()),), bindings)
+            return Outcome(None, (BaseStep("signature", tuple(rows), ()),), bindings, inputs_only=True)
         shapes = self._outputs(bindings, call, env, trail, rows, fail)
         outs = []
         out_specs = self.core.output.leaves if self.core.output is not None else ()
