@@ -46,6 +46,7 @@ class Plan:
     specs: tuple[ArraySpec | None, ...]  # per flat argument leaf; None: unchecked
     out_specs: tuple[ArraySpec, ...]
     out_treedef: Any
+    single: bool = False  # the output is one array (no unflatten needed)
 
     def run(self, shapes: list[Dims | None]) -> tuple[Any, int | None] | None:
         """Output shapes and the outermost batch size, or None to take the full engine."""
@@ -90,8 +91,9 @@ class Plan:
                     return None
                 c = axis + r if axis < 0 else axis
                 outs[j] = outs[j][:c] + (size,) + outs[j][c:]
-        shaped = [Shape(o) for o in outs]
-        return jax.tree_util.tree_unflatten(self.out_treedef, shaped), (batch[0] if batch else None)
+        shaped = [tuple.__new__(Shape, o) for o in outs]  # already ints: skip Shape's checks
+        tree = shaped[0] if self.single else jax.tree_util.tree_unflatten(self.out_treedef, shaped)
+        return tree, (batch[0] if batch else None)
 
 
 def _match(spec: ArraySpec, shape: Dims, sizes: dict[str, int | Dims]) -> bool:
@@ -165,7 +167,9 @@ def compile_plan(model: Model, call: Call) -> Plan | None:
         else:
             specs.append(spec)
     out_leaves, out_treedef = jax.tree_util.tree_flatten(out_value)
-    return Plan(tuple(level_plans), tuple(specs), tuple(out_leaves), out_treedef)
+    td: Any = out_treedef
+    single = bool(td.num_nodes == 1 and len(out_leaves) == 1)
+    return Plan(tuple(level_plans), tuple(specs), tuple(out_leaves), out_treedef, single)
 
 
 def _give_up(cls: type[AxisCheckError], problem: str, **facts: Any) -> AxisCheckError:

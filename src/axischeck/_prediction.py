@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -79,7 +78,7 @@ class Prediction:
     ```
     """
 
-    __slots__ = ("_axis_size", "_flat", "_lock", "_replay", "_shapes", "_steps")
+    __slots__ = ("_axis_size", "_flat", "_replay", "_shapes", "_steps")
 
     def __init__(
         self,
@@ -92,7 +91,6 @@ class Prediction:
         self._axis_size = axis_size
         self._steps = steps
         self._replay = replay  # the fast path derives the table only when asked
-        self._lock = threading.Lock()
         self._flat: tuple[list[Any], Any] | None = None
 
     @property
@@ -117,12 +115,12 @@ class Prediction:
     @property
     def steps(self) -> tuple[Step, ...]:
         """The derivation, outermost transform first."""
-        with self._lock:
-            if self._steps is None:
-                assert self._replay is not None
-                self._steps = self._replay()
-                self._replay = None
-            return self._steps
+        steps = self._steps
+        if steps is None:  # two threads may both derive it: the same value, no lock needed
+            replay = self._replay
+            assert replay is not None
+            steps = self._steps = replay()
+        return steps
 
     def __str__(self) -> str:
         from ._explain import render_steps

@@ -125,10 +125,12 @@ class Transformed(Generic[P, R]):
 
     # ---------------------------------------------------------------- predict
 
-    def _predict(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Prediction:
+    def _predict(
+        self, args: tuple[Any, ...], kwargs: dict[str, Any], flat: tuple[list[Any], Any] | None = None
+    ) -> Prediction:
         if not self._symbolic:
             return self._full(args, kwargs)
-        leaves, treedef = jax.tree_util.tree_flatten((args, kwargs))
+        leaves, treedef = flat if flat is not None else jax.tree_util.tree_flatten((args, kwargs))
         keys = tuple(leaf_key(x) for x in leaves)
         key = (treedef, keys)
         hit = self._cache.get(key)
@@ -160,10 +162,12 @@ class Transformed(Generic[P, R]):
         plain tuples of ints standing for shapes, in any pytree. Raises an
         `AxisCheckError` exactly where JAX would raise.
         """
-        if any(type(leaf) is int for leaf in jax.tree_util.tree_leaves((args, kwargs))):
+        flat = jax.tree_util.tree_flatten((args, kwargs))
+        if any(type(leaf) is int for leaf in flat[0]):
             args, kwargs = shapes_as_structs(args, kwargs)  # tuples of ints stand for shapes
+            flat = jax.tree_util.tree_flatten((args, kwargs))
         try:
-            return self._predict(args, kwargs)
+            return self._predict(args, kwargs, flat)
         except AxisCheckError as err:
             raise self._with_fix(err, args, kwargs).with_traceback(None) from err.__cause__
 
