@@ -43,7 +43,10 @@ class Axes:
 
 def _freeze(value: Any, what: str) -> Axes:
     check_nesting(value, what)
-    leaves, treedef = flatten_axes_spec(value)
+    try:
+        leaves, treedef = flatten_axes_spec(value)
+    except (ValueError, TypeError) as err:  # e.g. dict keys that cannot be sorted
+        raise SpecError(f"{what} cannot be read as a pytree: {err}") from None
     bad = [leaf for leaf in leaves if not _is_axis(leaf)]
     if bad:
         raise SpecError(

@@ -10,6 +10,7 @@ arguments and axes.
 
 from __future__ import annotations
 
+import inspect
 from collections import Counter
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, replace
@@ -153,6 +154,7 @@ def map_inputs(level: VmapLevel, call: Call, trail: tuple[Step, ...]) -> tuple[i
     sizes = [int(p.size) for p in sized]  # type: ignore[arg-type]
     distinct = set(sizes) | ({int(level.axis_size)} if level.axis_size is not None else set())
     if not distinct:
+        _reject_mapped_non_arrays(leaves, axes, fail)
         raise fail(
             ArgumentError,
             "every in_axes entry is None, so there is no batch size",
@@ -175,14 +177,7 @@ def map_inputs(level: VmapLevel, call: Call, trail: tuple[Step, ...]) -> tuple[i
             places=places,
         )
     size = int(next(iter(distinct)))
-    for leaf, axis in zip(leaves, axes, strict=True):
-        if axis is not None and leaf.shape is None:
-            raise fail(
-                ArgumentError,
-                f"{leaf.label} is a {type(leaf.value).__name__}, not an array, so it cannot be mapped"
-                f" (in_axes entry {axis})",
-                fix=f"give {leaf.label} the in_axes entry None to pass it through unmapped",
-            )
+    _reject_mapped_non_arrays(leaves, axes, fail)
     new_leaves = []
     for i, (leaf, c) in enumerate(zip(leaves, canon, strict=True)):
         if c is None or leaf.shape is None:
@@ -198,6 +193,17 @@ def map_inputs(level: VmapLevel, call: Call, trail: tuple[Step, ...]) -> tuple[i
             rows[i] = replace(rows[i], per_example=leaf.shape)
     step = MapStep(level.describe(), level.symbol, size, tuple(rows))
     return size, call.rebuilt(treedef, new_leaves), step, axes
+
+
+def _reject_mapped_non_arrays(leaves: list[Leaf], axes: list[int | None], fail: Callable[..., AxisCheckError]) -> None:
+    for leaf, axis in zip(leaves, axes, strict=True):
+        if axis is not None and leaf.shape is None:
+            raise fail(
+                ArgumentError,
+                f"{leaf.label} is a {type(leaf.value).__name__}, not a JAX array, so it cannot be mapped"
+                f" (in_axes entry {axis})",
+                fix=f"give {leaf.label} the in_axes entry None to pass it through unmapped",
+            )
 
 
 def _range_fix(leaf: Leaf, axis: int) -> str | None:
@@ -422,6 +428,16 @@ class SignatureModel:
         return maps[-1].transform if maps else f"check({self.name}, signature={self.core})"
 
     def _pairs(self, call: Call, fail: Callable[..., AxisCheckError]) -> list[tuple[SpecTree, Any, str]]:
+        if self.fn is not None:
+            try:
+                bindable = inspect.signature(self.fn)
+            except (TypeError, ValueError):
+                bindable = None
+            if bindable is not None:
+                try:
+                    bindable.bind(*call.args, **call.kwargs)
+                except TypeError as err:
+                    raise fail(ArgumentError, f"{self.name} cannot be called with these arguments: {err}") from None
         core = self.core
         pairs: list[tuple[SpecTree, Any, str]] = []
         if core.params is None:

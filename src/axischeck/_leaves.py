@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import jax
 import numpy as np
 from jax.tree_util import keystr
 
-from ._errors import Place, Size
+from ._errors import ArgumentError, Place, Size
+from ._jax_compat import array_type, valid_dtype
 from ._shape import Shape
 
 _PY_SCALARS = (bool, int, float, complex)
@@ -56,17 +57,34 @@ class Call:
         return Call(tuple(args), kwargs, self.arg_params, self.arg_labels)
 
 
+def array_shape(x: Any) -> tuple[int, ...] | None:
+    """`x.shape` if `x` is a JAX-typed array (or struct, or tracer), else None.
+
+    Only types JAX takes as arrays qualify, with a tuple of non-negative ints as shape
+    and a dtype JAX accepts (string, object and datetime arrays are not JAX values).
+    """
+    if not array_type(cast(Hashable, type(x))):
+        return None
+    shape = getattr(x, "shape", None)
+    if type(shape) is not tuple:
+        return None
+    for d in shape:
+        if type(d) is not int or d < 0:
+            return None
+    try:
+        dtype = x.dtype
+        ok = valid_dtype(dtype)
+    except Exception:  # a missing or unhashable dtype: not an array
+        return None
+    return shape if ok else None
+
+
 def shape_of(x: Any) -> Shape | None:
     """The shape JAX gives `x`, or None when `x` is not a valid JAX value."""
     if isinstance(x, _PY_SCALARS):
         return Shape(())
-    shape = getattr(x, "shape", None)
-    if isinstance(shape, tuple) and hasattr(x, "dtype"):
-        try:
-            return Shape(tuple(int(d) for d in shape))
-        except TypeError:
-            return None
-    return None
+    shape = array_shape(x)
+    return None if shape is None else Shape(shape)
 
 
 def struct(shape: tuple[int, ...], dtype: Any) -> jax.ShapeDtypeStruct:
@@ -143,6 +161,18 @@ def label_call(
         out_args.append(_wrap(arg, name))
     out_kwargs = {k: _wrap(v, k) for k, v in kwargs.items()}
     return Call(tuple(out_args), out_kwargs, tuple(arg_params), tuple(arg_labels))
+
+
+def flatten_call(args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> tuple[list[Any], Any]:
+    """`tree_flatten((args, kwargs))`, with JAX's own failures reported as ours."""
+    try:
+        return jax.tree_util.tree_flatten((args, dict(kwargs)))
+    except (RecursionError, SystemError):
+        raise ArgumentError(
+            "the arguments contain themselves (a cyclic container) or are nested too deeply to flatten"
+        ) from None
+    except (ValueError, TypeError) as err:
+        raise ArgumentError(f"the arguments cannot be flattened as a pytree: {err}") from None
 
 
 def _wrap(tree: Any, name: str) -> Any:

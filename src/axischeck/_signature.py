@@ -5,11 +5,14 @@ from __future__ import annotations
 from collections.abc import Hashable
 from typing import Any
 
+import numpy as np
+
 from ._axes import freeze_in_axes, freeze_out_axes
+from ._trees import short_repr
 from ._dims import ArraySpec, Named, Variadic
 from ._engine import Model, SignatureModel, VmapLevel, VmapModel, run
 from ._errors import ArgumentError, SpecError
-from ._leaves import label_call, shapes_as_structs
+from ._leaves import flatten_call, label_call, shapes_as_structs
 from ._prediction import MapStep, Prediction
 from ._spec import SigCore, core_from_value
 from ._unify import Bindings, Conflict
@@ -28,14 +31,32 @@ def fresh_symbol(taken: frozenset[str] | set[str], axis_name: Hashable | None) -
 
 
 def check_axis_size(axis_size: Any, transform: str = "vmap") -> int | None:
+    """An int (or numpy integer scalar, which JAX accepts) >= 0, or None."""
     if axis_size is None:
         return None
-    if isinstance(axis_size, bool) or not hasattr(axis_size, "__index__"):
-        raise SpecError(f"{transform} axis_size must be an int or None, got {axis_size!r}")
+    if isinstance(axis_size, bool) or not isinstance(axis_size, (int, np.integer)):
+        raise SpecError(
+            f"{transform} axis_size must be an int or None, got {short_repr(axis_size)}"
+            f" of type {type(axis_size).__name__}"
+        )
     size = int(axis_size)
     if size < 0:
         raise SpecError(f"{transform} axis_size must be >= 0, got {size}")
     return size
+
+
+def check_axis_name(axis_name: Any, what: str = "vmap axis_name") -> None:
+    """Axis names must be hashable (JAX keys its axis environment by them)."""
+    try:
+        hash(axis_name)
+    except TypeError:
+        raise SpecError(f"{what} must be hashable, got {short_repr(axis_name)}") from None
+
+
+def check_flag(value: Any, what: str) -> bool:
+    if not isinstance(value, (bool, np.bool_)):
+        raise SpecError(f"{what} must be True or False, got {short_repr(value)}")
+    return bool(value)
 
 
 class Signature:
@@ -118,6 +139,7 @@ class Signature:
         axis_name: Hashable | None = None,
     ) -> Signature:
         """The signature of `jax.vmap(f, in_axes, out_axes, ...)` where `f` has this one."""
+        check_axis_name(axis_name)
         level = VmapLevel(
             freeze_in_axes(in_axes),
             freeze_out_axes(out_axes),
@@ -138,6 +160,7 @@ class Signature:
         return model
 
     def _call(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        flatten_call(args, kwargs)  # reports unflattenable arguments as ArgumentError
         args, kwargs = shapes_as_structs(args, kwargs)
         params = list(self._core.params or ())
         return label_call(tuple(args), kwargs, (params, None, set(params)) if params else None)

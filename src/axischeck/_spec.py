@@ -59,7 +59,10 @@ def _is_spec_leaf(x: object) -> bool:
 def spec_tree(value: Any, what: str) -> SpecTree:
     """Read a pytree of dim strings (or `ArraySpec`s, or None for unchecked)."""
     check_nesting(value, f"the signature for {what}")
-    leaves, treedef = jax.tree_util.tree_flatten(value, is_leaf=_is_spec_leaf)
+    try:
+        leaves, treedef = jax.tree_util.tree_flatten(value, is_leaf=_is_spec_leaf)
+    except (ValueError, TypeError) as err:  # e.g. dict keys that cannot be sorted
+        raise SpecError(f"the signature for {what} cannot be read as a pytree: {err}") from None
     specs = []
     for leaf in leaves:
         if leaf is None:
@@ -106,7 +109,11 @@ class SigCore:
         ins = ", ".join(str(t) for t in self.inputs)
         if self.output is None:
             return ins
-        out = str(self.output)
+        value = self.output.value
+        if type(value) is tuple and value and all(isinstance(v, ArraySpec) for v in value):
+            out = ", ".join(str(v) for v in value)  # several outputs, as the gufunc form writes them
+        else:
+            out = str(self.output)
         return f"{ins} -> {out}"
 
 

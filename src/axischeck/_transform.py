@@ -8,6 +8,7 @@ Under `jax.jit` all of it runs once per trace.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from collections.abc import Callable, Hashable
 from typing import Any, Concatenate, Generic, ParamSpec, Self, TypeVar, cast, overload
@@ -18,9 +19,9 @@ import numpy as np
 
 from ._cache import BoundedCache
 from ._fastpath import Plan, compile_plan
-from ._engine import Model, SignatureModel, TraceModel, VmapModel, run
+from ._engine import Model, SignatureModel, TraceModel, VmapLevel, VmapModel, map_inputs, run
 from ._errors import AxisCheckError, FunctionError, OutputError
-from ._leaves import label_call, parameter_names, shape_of, shapes_as_structs, struct
+from ._leaves import array_shape, flatten_call, label_call, parameter_names, shape_of, shapes_as_structs, struct
 from ._prediction import BaseStep, MapStep, Prediction
 from ._shape import format_shape
 from ._signature import Signature
@@ -42,14 +43,22 @@ def is_symbolic(model: Model) -> bool:
     return isinstance(model, SignatureModel) and model.core.output is not None
 
 
+def inputs_only(model: Model) -> Model | None:
+    """`model` checking arguments only (no outputs, no trace), if it has a signature."""
+    if isinstance(model, VmapModel):
+        inner = inputs_only(model.inner)
+        return None if inner is None else VmapModel(model.level, inner, model.fn)
+    if isinstance(model, SignatureModel):
+        return dataclasses.replace(model, inputs_only=True)
+    return None
+
+
 def leaf_key(x: Any) -> Hashable:
     """The shape of an array leaf (a tuple), or the type of anything else."""
     if isinstance(x, (bool, int, float, complex)):
         return ()
-    shape = getattr(x, "shape", None)
-    if isinstance(shape, tuple) and hasattr(x, "dtype"):
-        return shape
-    return cast(Hashable, type(x))
+    shape = array_shape(x)
+    return shape if shape is not None else cast(Hashable, type(x))
 
 
 class _Opaque:
@@ -93,6 +102,8 @@ class Transformed(Generic[P, R]):
         self._fallback = fallback
         self._symbolic = is_symbolic(model)
         self._params = parameter_names(fun)
+        self._input_model = inputs_only(model)
+        self._passed: BoundedCache[bool] = BoundedCache(512)
         self._cache: BoundedCache[Prediction] = BoundedCache(512)
         self._plans: BoundedCache[Plan] = BoundedCache(64)
         # Copy name, doc and annotations, not __dict__ (a wrapped transform's state is its own).
@@ -130,7 +141,7 @@ class Transformed(Generic[P, R]):
     ) -> Prediction:
         if not self._symbolic:
             return self._full(args, kwargs)
-        leaves, treedef = flat if flat is not None else jax.tree_util.tree_flatten((args, kwargs))
+        leaves, treedef = flat if flat is not None else flatten_call(args, kwargs)
         keys = tuple(leaf_key(x) for x in leaves)
         key = (treedef, keys)
         hit = self._cache.get(key)
@@ -162,11 +173,11 @@ class Transformed(Generic[P, R]):
         plain tuples of ints standing for shapes, in any pytree. Raises an
         `AxisCheckError` exactly where JAX would raise.
         """
-        flat = jax.tree_util.tree_flatten((args, kwargs))
-        if any(type(leaf) is int for leaf in flat[0]):
-            args, kwargs = shapes_as_structs(args, kwargs)  # tuples of ints stand for shapes
-            flat = jax.tree_util.tree_flatten((args, kwargs))
         try:
+            flat = flatten_call(args, kwargs)
+            if any(type(leaf) is int for leaf in flat[0]):
+                args, kwargs = shapes_as_structs(args, kwargs)  # tuples of ints stand for shapes
+                flat = flatten_call(args, kwargs)
             return self._predict(args, kwargs, flat)
         except AxisCheckError as err:
             raise self._with_fix(err, args, kwargs).with_traceback(None) from err.__cause__
@@ -184,8 +195,29 @@ class Transformed(Generic[P, R]):
 
     # ------------------------------------------------------------------- call
 
+    def _outer_level(self) -> VmapLevel | None:
+        """The outermost vmap level (None for `check`)."""
+        return None
+
     def _precheck(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
-        """Checks that need no trace, for transforms predicted by tracing."""
+        """Everything that needs no trace, when the outputs need one: the signature's
+        inputs through every level, or else the outer level's ranks and batch sizes."""
+        try:
+            leaves, treedef = flatten_call(args, kwargs)
+        except AxisCheckError as err:
+            raise err.with_traceback(None) from None
+        key = (treedef, tuple(leaf_key(x) for x in leaves))
+        if self._passed.get(key) is not None:
+            return
+        try:
+            call = label_call(args, kwargs, self._params)
+            if self._input_model is not None:
+                run(self._input_model, call)
+            elif (level := self._outer_level()) is not None:
+                map_inputs(level, call, ())
+        except AxisCheckError as err:
+            raise self._with_fix(err, args, kwargs).with_traceback(None) from None
+        self._passed.put(key, True)
 
     def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
         pred = None

@@ -11,8 +11,8 @@ from ._axes import freeze_in_axes, freeze_out_axes
 from ._cache import BoundedCache
 from ._engine import VmapLevel, VmapModel, map_inputs, model_symbols
 from ._errors import AxisCheckError, SpecError
-from ._leaves import label_call
-from ._signature import Signature, check_axis_size, fresh_symbol
+from ._leaves import flatten_call, label_call
+from ._signature import Signature, check_axis_name, check_axis_size, check_flag, fresh_symbol
 from ._transform import Transformed, fn_name, inner_model, leaf_key
 
 P = ParamSpec("P")
@@ -41,10 +41,9 @@ class Vmapped(Transformed[P, R]):
         frozen_in = freeze_in_axes(in_axes)
         frozen_out = freeze_out_axes(out_axes)
         size = check_axis_size(axis_size)
-        try:
-            hash(axis_name)
-        except TypeError:
-            raise SpecError(f"vmap axis_name must be hashable, got {axis_name!r}") from None
+        check_axis_name(axis_name)
+        check_axis_name(spmd_axis_name, "vmap spmd_axis_name")
+        sum_match = check_flag(sum_match, "vmap sum_match")
         inner, per_example, fallback_inner = inner_model(fun, signature, name)
         taken = (per_example.symbols if per_example is not None else frozenset()) | model_symbols(inner)
         level = VmapLevel(
@@ -70,7 +69,6 @@ class Vmapped(Transformed[P, R]):
         model = VmapModel(level, inner, fun)
         fallback = VmapModel(level, fallback_inner, fun) if fallback_inner is not None else None
         super().__init__(fun, model, jax_fn, per_example, fallback)
-        self._passed: BoundedCache[bool] = BoundedCache(512)
         self.batched_signature: Signature | None = (
             Signature._make(per_example.core, per_example.levels + (level,)) if per_example is not None else None
         )
@@ -78,17 +76,8 @@ class Vmapped(Transformed[P, R]):
     def _describe(self) -> str:
         return self._level.describe()
 
-    def _precheck(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
-        """Ranks, batch sizes and in_axes structure: no trace needed, so no FLOPs."""
-        leaves, treedef = jax.tree_util.tree_flatten((args, kwargs))
-        key = (treedef, tuple(leaf_key(x) for x in leaves))
-        if self._passed.get(key) is not None:
-            return
-        try:
-            map_inputs(self._level, label_call(args, kwargs, self._params), ())
-        except AxisCheckError as err:
-            raise self._with_fix(err, args, kwargs).with_traceback(None) from None
-        self._passed.put(key, True)
+    def _outer_level(self) -> VmapLevel | None:
+        return self._level
 
 
 @overload

@@ -1,0 +1,37 @@
+"""Everything that depends on the JAX version, in one place (tested: jax 0.10.2).
+
+axischeck mirrors JAX's semantics from its own rules (see shared/jax_semantics.md);
+only these few facts are read from JAX itself.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+import jax
+import jax.extend.core as jex_core
+import jax.numpy as jnp
+import numpy as np
+
+OLDEST_TESTED = (0, 10, 2)
+
+
+@functools.lru_cache(maxsize=256)
+def array_type(kind: Any) -> bool:
+    """Whether JAX takes values of this type as arrays: jax and numpy arrays and scalars,
+    tracers, `ShapeDtypeStruct`s (abstract arrays, for prediction), and `__jax_array__`."""
+    return issubclass(kind, (np.ndarray, np.generic, jax.Array, jax.ShapeDtypeStruct)) or hasattr(
+        kind, "__jax_array__"
+    )
+
+
+@functools.lru_cache(maxsize=256)
+def valid_dtype(dtype: Any) -> bool:
+    """Whether arrays of `dtype` are JAX values (str, object, datetime, void are not)."""
+    try:
+        if jnp.issubdtype(dtype, jax.dtypes.extended):  # PRNG keys and friends
+            return True
+        return bool(jex_core.valid_jaxtype(np.zeros((), dtype)))
+    except Exception:
+        return False
