@@ -118,6 +118,22 @@ def _describe_predict(pred: Any) -> str:
         return "<prediction>"
 
 
+def predict_under_jit(predict: Callable[..., Any]) -> Callable[..., Any]:
+    """`predict` called on tracers: inside a `jax.jit` trace of the given arguments."""
+
+    def run(*args: Any, **kwargs: Any) -> Any:
+        box: dict[str, Any] = {}
+
+        def traced(*a: Any, **k: Any) -> int:
+            box["pred"] = predict(*a, **k)
+            return 0
+
+        jax.jit(traced).trace(*args, **kwargs)
+        return box["pred"]
+
+    return run
+
+
 def assert_predict_agrees(
     predict: Callable[..., Any],
     expected: Ok | Raised,

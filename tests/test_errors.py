@@ -216,3 +216,19 @@ def test_check_catches_the_silent_broadcast_of_seed_example_5() -> None:
     assert good.predict((32, 20), (20, 1)).axis_size is None
     with pytest.raises(ax.SpecError, match="needs shapes to check"):
         ax.check(lambda X: X)
+
+
+def test_vmap_psum_scatter_hole_is_reported_not_copied() -> None:
+    """jax_semantics.md §5.2: under vmap, non-tiled psum_scatter whose scattered dimension
+    differs from the axis size silently returns a mislabelled batch sum. axischeck raises."""
+    from jax import lax
+
+    f = lambda v: lax.psum_scatter(v, "i", scatter_dimension=0)  # noqa: E731
+    x = jax.ShapeDtypeStruct((8, 16, 3), jnp.float32)
+    assert jax.eval_shape(jax.vmap(f, axis_name="i"), x).shape == (16, 3)  # JAX's accident
+    with pytest.raises(ax.FunctionError, match="size 16 must match shard count 8") as info:
+        ax.vmap(f, axis_name="i").predict(x)
+    assert "tiled=True" in (info.value.fix or "")
+    # With matching sizes it is the real collective, predicted like JAX.
+    ok = jax.ShapeDtypeStruct((8, 8, 3), jnp.float32)
+    assert ax.vmap(f, axis_name="i").predict(ok).shapes == jax.eval_shape(jax.vmap(f, axis_name="i"), ok).shape

@@ -15,14 +15,17 @@ the signature (einsum of every input, with constant operands pinning fixed sizes
 deliberately broken sizes avoid 1 there, since einsum/broadcasting accept size-1
 labels). Without a signature (the inferred path) the function itself is the spec, so
 broken sizes are unrestricted.
+
+Run with `HYPOTHESIS_PROFILE=ci` (60 derandomized examples; tests that really execute
+JAX use a third of the profile's count) or `dev` (400, random).
 """
 
 from __future__ import annotations
 
-import string
+import dataclasses
 from collections import namedtuple
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Annotated, Any
 
 import jax
 import jax.numpy as jnp
@@ -42,6 +45,7 @@ from jax_oracle import (
     jax_construct,
     jax_eval_shape,
     materialize,
+    predict_under_jit,
     sds,
 )
 
@@ -55,6 +59,8 @@ FIXED_LETTERS = "pqrs"  # einsum letters for fixed-size (integer) signature dims
 SIZES = st.integers(0, 5)
 
 
+# `canon` / `insert` only *build* argument shapes from per-example ones (test input
+# generation); expected outputs always come from JAX.
 def canon(axis: int, n: int) -> int:
     return axis + n if axis < 0 else axis
 
@@ -122,7 +128,12 @@ class Gufunc:
         return self.dict_form() if self.one_tuple() else self.gufunc_text()
 
     def forms(self) -> list[tuple[str, Any]]:
-        out: list[tuple[str, Any]] = [("dict", self.dict_form()), ("Signature", ax.Signature(self.canonical()))]
+        """(name, signature= value); "annotations" means `Annotated` hints on `fn` instead."""
+        out: list[tuple[str, Any]] = [
+            ("dict", self.dict_form()),
+            ("Signature", ax.Signature(self.canonical())),
+            ("annotations", None),
+        ]
         if not self.one_tuple():
             out.append(("gufunc", self.gufunc_text()))
             space = self.space_text()
@@ -147,9 +158,22 @@ class Gufunc:
         lhs += "".join("," + letter for letter, _ in consts)
         return [f"{lhs}->{''.join(t.letter for t in dims)}" for dims in self.outs], [v for _, v in consts]
 
-    def fn(self) -> Any:
+    def fn(self, annotate: bool = False) -> Any:
+        """The function; with `annotate`, its parameters and return carry
+        `Annotated[jax.Array, "a b"]` hints (a `tuple[...]` of them for several outputs)."""
         specs, consts = self.einsum_specs()
         multi = self.multi
+        fn = self._fn(specs, consts, multi)
+        if annotate:
+            hints: dict[str, Any] = {
+                f"x{i}": Annotated[jax.Array, " ".join(t.text() for t in dims)] for i, dims in enumerate(self.ins)
+            }
+            outs = [Annotated[jax.Array, " ".join(t.text() for t in dims)] for dims in self.outs]
+            hints["return"] = tuple.__class_getitem__(tuple(outs)) if multi else outs[0]
+            fn.__annotations__ = hints
+        return fn
+
+    def _fn(self, specs: list[str], consts: list[int], multi: bool) -> Any:
 
         def body(*xs: Any) -> Any:
             cs = [jnp.ones((v,), jnp.float32) for v in consts]
@@ -193,24 +217,30 @@ def gufuncs(draw: Any, max_rank: int = 3) -> Gufunc:
     return Gufunc(ins, outs, multi, sizes)
 
 
+def axis_or_none(lo: int, hi: int) -> Any:
+    """An int axis in [lo, hi], or None about a quarter of the time (hypothesis favours
+    the first choices, so None is not the simplest value here)."""
+    return st.integers(0, 3).flatmap(lambda k: st.none() if k == 3 else st.integers(lo, hi))
+
+
 def draw_in_axes(draw: Any, ranks: list[int]) -> tuple[Any, list[int | None]]:
     """An in_axes value (single int/None, tuple or top-level list) valid for `ranks`."""
     kind = draw(st.sampled_from(["tuple", "tuple", "list", "single"]))
     if kind == "single":
         lo = min(ranks) if ranks else 0
-        a = draw(st.one_of(st.none(), st.integers(-(lo + 1), lo)))
+        a = draw(axis_or_none(-(lo + 1), lo))
         return a, [a] * len(ranks)
-    axes = [draw(st.one_of(st.none(), st.integers(-(r + 1), r))) for r in ranks]
+    axes = [draw(axis_or_none(-(r + 1), r)) for r in ranks]
     return (tuple(axes) if kind == "tuple" else list(axes)), axes
 
 
 def draw_out_axes(draw: Any, out_ranks: list[int], multi: bool) -> tuple[Any, list[int | None]]:
     """An out_axes value (single or per-output tuple) valid for the per-example out ranks."""
     if multi and draw(st.booleans()):
-        axes = [draw(st.one_of(st.none(), st.integers(-(r + 1), r))) for r in out_ranks]
+        axes = [draw(axis_or_none(-(r + 1), r)) for r in out_ranks]
         return tuple(axes), axes
     lo = min(out_ranks)
-    a = draw(st.one_of(st.none(), st.integers(-(lo + 1), lo)))
+    a = draw(axis_or_none(-(lo + 1), lo))
     return a, [a] * len(out_ranks)
 
 
@@ -219,24 +249,48 @@ BREAKS = ["none"] * 5 + ["batch", "dim", "dim", "rank", "in_range", "in_len", "a
 
 @dataclass
 class Case:
-    """One vmap level over a gufunc: the options, the batched argument shapes, the break."""
+    """One vmap level over a gufunc: the options, the batched argument shapes, the break.
+
+    The last `n_kw` inputs are passed by keyword (JAX maps keyword arguments over axis 0
+    whatever `in_axes` says; `in_axes` counts positional arguments only). Inputs listed
+    in `py_scalars` (unmapped, per-example `()`) are passed as the Python float 1.5.
+    """
 
     g: Gufunc
     in_axes: Any
     out_axes: Any
     axis_size: int | None
     sum_match: bool
+    spmd_axis_name: str | None
     shapes: list[tuple[int, ...]]
+    n_kw: int
+    py_scalars: frozenset[int]
     brk: str
+    axes: list[int | None] = field(default_factory=list)  # per input, as generated (before breaks)
 
     def jax_vmap(self, fn: Any) -> Any:
-        return jax.vmap(fn, in_axes=self.in_axes, out_axes=self.out_axes, axis_size=self.axis_size, sum_match=self.sum_match)
+        return jax.vmap(
+            fn, in_axes=self.in_axes, out_axes=self.out_axes, axis_size=self.axis_size,
+            spmd_axis_name=self.spmd_axis_name, sum_match=self.sum_match,
+        )
 
     def ax_vmap(self, fn: Any, signature: Any = None) -> Any:
         return ax.vmap(
             fn, in_axes=self.in_axes, out_axes=self.out_axes, axis_size=self.axis_size,
-            sum_match=self.sum_match, signature=signature,
+            spmd_axis_name=self.spmd_axis_name, sum_match=self.sum_match, signature=signature,
         )
+
+    def split(self, leaves: list[Any]) -> tuple[tuple[Any, ...], dict[str, Any]]:
+        """(positional args, keyword args) from one value per input."""
+        leaves = [1.5 if i in self.py_scalars else v for i, v in enumerate(leaves)]
+        p = len(leaves) - self.n_kw
+        return tuple(leaves[:p]), {f"x{i}": leaves[i] for i in range(p, len(leaves))}
+
+    def structs(self) -> tuple[tuple[Any, ...], dict[str, Any]]:
+        return self.split([sds(s) for s in self.shapes])
+
+    def arrays(self) -> tuple[tuple[Any, ...], dict[str, Any]]:
+        return self.split([concrete(s, i) for i, s in enumerate(self.shapes)])
 
 
 def break_dim(draw: Any, shape: tuple[int, ...], pos: int, strict: bool) -> tuple[int, ...] | None:
@@ -253,17 +307,24 @@ def break_dim(draw: Any, shape: tuple[int, ...], pos: int, strict: bool) -> tupl
 @st.composite
 def gufunc_cases(draw: Any, strict: bool) -> Case:
     g = draw(gufuncs())
+    n = len(g.ins)
+    n_kw = draw(st.sampled_from([0, 0, 0, 1, 2]))
+    n_kw = min(n_kw, n - 1)
+    n_pos = n - n_kw
     ranks = [len(d) for d in g.ins]
     B = draw(SIZES)
-    in_axes, axes = draw_in_axes(draw, ranks)
+    in_axes, pos_axes = draw_in_axes(draw, ranks[:n_pos])
+    axes: list[int | None] = list(pos_axes) + [0] * n_kw
     out_axes, _ = draw_out_axes(draw, g.out_ranks(), g.multi)
     axis_size = draw(st.sampled_from([None, None, B]))
     if all(a is None for a in axes) and axis_size is None:
         axis_size = B
+    if axis_size is not None and draw(st.integers(0, 4)) == 0:
+        axis_size = np.int64(axis_size)  # JAX accepts any integer-like axis_size
     sum_match = draw(st.integers(0, 3)) == 0
+    spmd_axis_name = draw(st.sampled_from([None, None, None, "data"]))
     shapes = [insert(s, a, B) for s, a in zip(g.in_shapes(), axes, strict=True)]
     brk = draw(st.sampled_from(BREAKS))
-    n = len(shapes)
     if brk == "batch":
         mapped = [i for i, a in enumerate(axes) if a is not None]
         if mapped:
@@ -281,22 +342,22 @@ def gufunc_cases(draw: Any, strict: bool) -> Case:
             shapes[i] = break_dim(draw, shapes[i], pos, strict) or shapes[i]
     elif brk == "rank":
         i = draw(st.integers(0, n - 1))
-        s = shapes[i]
-        if s and draw(st.booleans()):
-            p = draw(st.integers(0, len(s) - 1))
-            shapes[i] = s[:p] + s[p + 1 :]
+        sh = shapes[i]
+        if sh and draw(st.booleans()):
+            p = draw(st.integers(0, len(sh) - 1))
+            shapes[i] = sh[:p] + sh[p + 1 :]
         else:
-            p = draw(st.integers(0, len(s)))
-            shapes[i] = s[:p] + (draw(st.sampled_from([2, 3])),) + s[p:]
+            p = draw(st.integers(0, len(sh)))
+            shapes[i] = sh[:p] + (draw(st.sampled_from([2, 3])),) + sh[p:]
     elif brk == "in_range":
-        i = draw(st.integers(0, n - 1))
+        i = draw(st.integers(0, n_pos - 1))
         r = len(shapes[i])
-        new_axes = list(axes)
+        new_axes = list(pos_axes)
         new_axes[i] = draw(st.sampled_from([r, -(r + 1), r + 1]))
         in_axes = tuple(new_axes)
     elif brk == "in_len":
-        t = tuple(axes)
-        in_axes = t + (None,) if (not t or draw(st.booleans())) else t[:-1]
+        t = tuple(pos_axes)
+        in_axes = t + (None,) if (len(t) < 2 or draw(st.booleans())) else t[:-1]
     elif brk == "axis_size":
         axis_size = draw(st.sampled_from([v for v in range(6) if v != B]))
     elif brk == "out_range":
@@ -306,16 +367,28 @@ def gufunc_cases(draw: Any, strict: bool) -> Case:
         out_axes = list(out_axes) if isinstance(out_axes, tuple) else (out_axes,)
     elif brk == "all_none":
         in_axes, axis_size = None, None
-    return Case(g, in_axes, out_axes, axis_size, sum_match, shapes, brk)
+    # unmapped scalar inputs may be Python floats (JAX passes them through untouched)
+    scalar_ok = [
+        i for i in range(n_pos)
+        if shapes[i] == () and (in_axes is None or (isinstance(in_axes, (tuple, list)) and i < len(in_axes) and in_axes[i] is None))
+    ]
+    py_scalars = frozenset(i for i in scalar_ok if draw(st.booleans()))
+    return Case(g, in_axes, out_axes, axis_size, sum_match, spmd_axis_name, shapes, n_kw, py_scalars, brk, axes)
 
 
-def draw_arg_forms(data: Any, shapes: list[tuple[int, ...]], allow_arrays: bool = True) -> tuple[Any, ...]:
-    """The same argument shapes as ShapeDtypeStructs, plain shape tuples or arrays."""
+def draw_arg_forms(
+    data: Any, case: Any, allow_arrays: bool = True, allow_tuples: bool = True
+) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    """The argument shapes as ShapeDtypeStructs, plain shape tuples, jax or numpy arrays."""
     out = []
-    for i, s in enumerate(shapes):
-        kinds = ["sds", "sds"] + (["tuple"] if s else []) + (["array"] if allow_arrays else [])
-        out.append(materialize(ShapeLeaf(s), data.draw(st.sampled_from(kinds)), seed=i))
-    return tuple(out)
+    for i, s in enumerate(case.shapes):
+        kinds = ["sds", "sds"] + (["tuple"] if s and allow_tuples else []) + (["array", "numpy"] if allow_arrays else [])
+        kind = data.draw(st.sampled_from(kinds))
+        leaf = materialize(ShapeLeaf(s), "array" if kind == "numpy" else kind, seed=i)
+        out.append(np.asarray(leaf, dtype=np.float64) if kind == "numpy" else leaf)
+    if isinstance(case, Case):
+        return case.split(out)
+    return tuple(out), {}
 
 
 # --------------------------------------------------------------- 1. signature path
@@ -323,27 +396,60 @@ def draw_arg_forms(data: Any, shapes: list[tuple[int, ...]], allow_arrays: bool 
 
 @given(case=gufunc_cases(strict=True), data=st.data())
 def test_signature_path_predict_matches_jax(case: Case, data: Any) -> None:
-    fn = case.g.fn()
-    jfn = jax_construct(lambda: case.jax_vmap(fn))
-    expected = jax_eval_shape(jfn, tuple(sds(s) for s in case.shapes))
-    outcome_event(expected)
     form_name, sig = data.draw(st.sampled_from(case.g.forms()))
+    fn = case.g.fn(annotate=form_name == "annotations")
+    jfn = jax_construct(lambda: case.jax_vmap(fn))
+    expected = jax_eval_shape(jfn, *case.structs())
+    outcome_event(expected)
     ctx = f"{case!r}\nsignature form {form_name}: {sig!r}"
     afn = assert_construct_agrees(lambda: case.ax_vmap(fn, signature=sig), jfn, ctx)
     if afn is None:
         return
-    args = draw_arg_forms(data, case.shapes)
-    assert_predict_agrees(afn.predict, expected, args, context=ctx)
+    under_jit = data.draw(st.integers(0, 3)) == 0  # predict on tracers
+    args, kwargs = draw_arg_forms(data, case, allow_tuples=not under_jit)
+    predict = predict_under_jit(afn.predict) if under_jit else afn.predict
+    assert_predict_agrees(predict, expected, args, kwargs, context=f"{ctx}\nunder_jit={under_jit}")
 
     # The signature algebra, one level: Signature(...).vmap(...).predict.
-    if not case.sum_match:
+    # (a standalone gufunc-string Signature knows no parameter names: kwargs need the dict form)
+    if (
+        not case.sum_match and case.spmd_axis_name is None and form_name != "annotations"
+        and (case.n_kw == 0 or form_name == "dict")
+    ):
         text = sig if form_name in ("space", "dict") else case.g.canonical()
         try:
             lifted = ax.Signature(text).vmap(case.in_axes, case.out_axes, axis_size=case.axis_size)
         except ax.AxisCheckError as err:
             assert isinstance(expected, Raised), f"Signature.vmap raised {err} but JAX gives {expected}\n{ctx}"
             return
-        assert_predict_agrees(lifted.predict, expected, args, context=ctx + "\n(Signature.vmap)")
+        assert_predict_agrees(lifted.predict, expected, args, kwargs, context=ctx + "\n(Signature.vmap)")
+
+
+@given(strict=st.booleans(), data=st.data())
+def test_reused_transform_matches_jax_on_many_shapes(strict: bool, data: Any) -> None:
+    """One transform object, several argument shapes in a row (predictions are cached)."""
+    case = data.draw(gufunc_cases(strict=strict))
+    form_name, sig = data.draw(st.sampled_from(case.g.forms())) if strict else ("none", None)
+    fn = case.g.fn(annotate=form_name == "annotations")
+    jfn = jax_construct(lambda: case.jax_vmap(fn))
+    afn = assert_construct_agrees(lambda: case.ax_vmap(fn, signature=sig), jfn, repr(case))
+    if afn is None or case.brk not in ("none", "batch", "dim", "axis_size", "out_range", "sum_match"):
+        return
+    for _ in range(3):
+        sizes = {k: data.draw(SIZES) for k in POOL}
+        B = int(case.axis_size) if case.axis_size is not None and data.draw(st.integers(0, 3)) > 0 else data.draw(SIZES)
+        g = dataclasses.replace(case.g, sizes=sizes)
+        shapes = [insert(sh, a, B) for sh, a in zip(g.in_shapes(), case.axes, strict=True)]
+        if data.draw(st.booleans()):
+            i = data.draw(st.integers(0, len(shapes) - 1))
+            if shapes[i]:
+                pos = data.draw(st.integers(0, len(shapes[i]) - 1))
+                shapes[i] = break_dim(data.draw, shapes[i], pos, strict) or shapes[i]
+        now = dataclasses.replace(case, g=g, shapes=shapes)
+        expected = jax_eval_shape(jfn, *now.structs())
+        outcome_event(expected)
+        args, kwargs = draw_arg_forms(data, now)
+        assert_predict_agrees(afn.predict, expected, args, kwargs, context=f"{now!r}\nsignature {form_name}: {sig!r}")
 
 
 # ---------------------------------------------------------------- 2. inferred path
@@ -353,18 +459,20 @@ def test_signature_path_predict_matches_jax(case: Case, data: Any) -> None:
 def test_inferred_path_predict_matches_jax(case: Case, data: Any) -> None:
     fn = case.g.fn()
     jfn = jax_construct(lambda: case.jax_vmap(fn))
-    expected = jax_eval_shape(jfn, tuple(sds(s) for s in case.shapes))
+    expected = jax_eval_shape(jfn, *case.structs())
     outcome_event(expected)
     afn = assert_construct_agrees(lambda: case.ax_vmap(fn), jfn, repr(case))
     if afn is None:
         return
-    args = draw_arg_forms(data, case.shapes)
-    assert_predict_agrees(afn.predict, expected, args, context=repr(case))
+    under_jit = data.draw(st.integers(0, 3)) == 0  # predict on tracers
+    args, kwargs = draw_arg_forms(data, case, allow_tuples=not under_jit)
+    predict = predict_under_jit(afn.predict) if under_jit else afn.predict
+    assert_predict_agrees(predict, expected, args, kwargs, context=f"{case!r}\nunder_jit={under_jit}")
 
 
 @settings(max_examples=_FEW)
-@given(use_signature=st.booleans(), data=st.data())
-def test_checked_call_matches_jax(use_signature: bool, data: Any) -> None:
+@given(use_signature=st.booleans(), use_jit=st.booleans(), data=st.data())
+def test_checked_call_matches_jax(use_signature: bool, use_jit: bool, data: Any) -> None:
     case = data.draw(gufunc_cases(strict=use_signature))
     tracker = Tracked()
     fn = tracker.wrap(case.g.fn())
@@ -373,8 +481,10 @@ def test_checked_call_matches_jax(use_signature: bool, data: Any) -> None:
     afn = assert_construct_agrees(lambda: case.ax_vmap(fn, signature=sig), jfn, repr(case))
     if afn is None:
         return
-    args = tuple(concrete(s, i) for i, s in enumerate(case.shapes))
-    assert_call_agrees(afn, jfn, tracker, args, context=f"{case!r}\nsignature={sig!r}")
+    if use_jit:  # under jit the checks run at trace time, on tracers
+        afn, jfn = jax.jit(afn), jax.jit(jfn)
+    args, kwargs = case.arrays()
+    assert_call_agrees(afn, jfn, tracker, args, kwargs, context=f"{case!r}\nsignature={sig!r} jit={use_jit}")
 
 
 # ============================================================ 3. pytree arguments
@@ -400,12 +510,12 @@ def _take_break(draw: Any, state: TreeState, kind: str) -> bool:
 
 
 @st.composite
-def pe_trees(draw: Any, depth: int, empty_tuples: bool = True) -> Any:
+def pe_trees(draw: Any, depth: int, empty_tuples: bool = True, scalars: bool = True) -> Any:
     """A per-example argument pytree: ShapeLeaf / float / None / dict / tuple / list / NT.
 
     `empty_tuples=False` avoids `()` containers: `predict` reads a plain tuple of ints
     (vacuously, the empty one too) as a shape, so `()` is ambiguous there."""
-    kinds = ["leaf", "leaf", "scalar", "none"] + (["dict", "tuple", "list", "nt"] if depth > 0 else [])
+    kinds = ["leaf", "leaf", "leaf"] + (["scalar", "none"] if scalars else []) + (["dict", "tuple", "list", "nt"] if depth > 0 else [])
     kind = draw(st.sampled_from(kinds))
     if kind == "leaf":
         return ShapeLeaf(tuple(draw(st.lists(st.integers(0, 4), max_size=2))))
@@ -413,7 +523,7 @@ def pe_trees(draw: Any, depth: int, empty_tuples: bool = True) -> Any:
         return 1.5
     if kind == "none":
         return None
-    child = pe_trees(depth - 1, empty_tuples)
+    child = pe_trees(depth - 1, empty_tuples, scalars)
     if kind == "dict":
         keys = draw(st.lists(st.sampled_from("uvw"), min_size=1, max_size=2, unique=True))
         return {k: draw(child) for k in keys}
@@ -421,6 +531,10 @@ def pe_trees(draw: Any, depth: int, empty_tuples: bool = True) -> Any:
         return NT(draw(child), draw(child))
     items = draw(st.lists(child, min_size=0 if empty_tuples or kind == "list" else 1, max_size=2))
     return tuple(items) if kind == "tuple" else items
+
+
+def is_shape(x: Any) -> bool:
+    return isinstance(x, ShapeLeaf)
 
 
 def _array_ranks(tree: Any) -> tuple[list[int], bool]:
@@ -477,19 +591,19 @@ def draw_spec_and_batch(draw: Any, tree: Any, state: TreeState) -> tuple[Any, An
         return spec, tuple(batched_l)
     # a leaf spec covering the whole subtree
     ranks, has_scalar = _array_ranks(tree)
-    if isinstance(tree, ShapeLeaf) and _take_break(draw, state, "deeper"):
+    if (tree is None or isinstance(tree, ShapeLeaf)) and _take_break(draw, state, "deeper"):
         state.note.append("spec deeper than the argument")
         return (0,), tree
     if has_scalar and not _take_break(draw, state, "scalar_int"):
         return None, tree
     lo = min(ranks) if ranks else 0
-    axis = draw(st.one_of(st.none(), st.integers(-(lo + 1), lo)))
+    axis = draw(axis_or_none(-(lo + 1), lo))
     if has_scalar and axis is None:
         axis = 0
     return axis, _batch_subtree(tree, axis, state.B)
 
 
-def _tree_fn(n_args: int) -> Any:
+def _tree_fn(n_args: int, varargs: bool = False) -> Any:
     def body(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         total = jnp.float32(0)
         for leaf in jax.tree_util.tree_leaves((args, kwargs)):
@@ -500,6 +614,8 @@ def _tree_fn(n_args: int) -> Any:
             "kw": jax.tree_util.tree_map(lambda v: -v, kwargs),
         }
 
+    if varargs:
+        return lambda *a, **kw: body(a, kw)
     if n_args == 1:
         return lambda a0, **kw: body((a0,), kw)
     if n_args == 2:
@@ -515,6 +631,7 @@ class TreeCase:
     out_axes: Any
     axis_size: int | None
     notes: list[str]
+    varargs: bool = False  # the function takes `*args` (no parameter names)
 
 
 @st.composite
@@ -534,14 +651,15 @@ def tree_cases(draw: Any, empty_tuples: bool) -> TreeCase:
         ranks = [r for t in pe_args for r in _array_ranks(t)[0]]
         scalars = any(_array_ranks(t)[1] for t in pe_args)
         lo = min(ranks) if ranks else 0
-        in_axes: Any = None if scalars else draw(st.one_of(st.none(), st.integers(-(lo + 1), lo)))
+        in_axes: Any = None if scalars else draw(axis_or_none(-(lo + 1), lo))
         batched = [_batch_subtree(t, in_axes, B) for t in pe_args]
     else:
         in_axes = tuple(specs) if kind == "tuple" else list(specs)
     kwargs: dict[str, Any] = {}
     for k in draw(st.lists(st.sampled_from(["k0", "k1"]), unique=True, max_size=2)):
         # kwargs are always mapped over axis 0, whatever in_axes says
-        kwargs[k] = _batch_subtree(draw(pe_trees(1, empty_tuples)), 0, B)
+        # (a Python-scalar kwarg is always a rank error; one in 8 is enough)
+        kwargs[k] = _batch_subtree(draw(pe_trees(1, empty_tuples, draw(st.integers(0, 7)) == 0)), 0, B)
     if state.brk == "batch":
         leaves, treedef = jax.tree_util.tree_flatten((batched, kwargs), is_leaf=lambda x: isinstance(x, ShapeLeaf))
         idx = [i for i, x in enumerate(leaves) if isinstance(x, ShapeLeaf) and x.shape]
@@ -552,14 +670,19 @@ def tree_cases(draw: Any, empty_tuples: bool) -> TreeCase:
             leaves[i] = ShapeLeaf(s[:p] + (draw(SIZES),) + s[p + 1 :])
             state.note.append(f"leaf {i} dim {p} changed")
             batched, kwargs = jax.tree_util.tree_unflatten(treedef, leaves)
-    axis_size = draw(st.sampled_from([None, None, B]))
+    n_mapped = sum(
+        1
+        for b, p in zip(jax.tree_util.tree_leaves((batched, kwargs), is_leaf=is_shape), jax.tree_util.tree_leaves((pe_args, kwargs), is_leaf=is_shape))
+        if isinstance(b, ShapeLeaf) and b != p
+    )
+    axis_size = draw(st.sampled_from([None, B]) if n_mapped else st.sampled_from([B] * 7 + [None]))
     out_axes = draw(st.sampled_from([0, 0, -1]))
-    return TreeCase(tuple(batched), kwargs, in_axes, out_axes, axis_size, state.note)
+    return TreeCase(tuple(batched), kwargs, in_axes, out_axes, axis_size, state.note, draw(st.booleans()))
 
 
 @given(case=tree_cases(empty_tuples=False), data=st.data())
 def test_pytree_arguments_predict_matches_jax(case: TreeCase, data: Any) -> None:
-    fn = _tree_fn(len(case.args))
+    fn = _tree_fn(len(case.args), case.varargs)
     opts = dict(in_axes=case.in_axes, out_axes=case.out_axes, axis_size=case.axis_size)
     jfn = jax_construct(lambda: jax.vmap(fn, **opts))
     expected = jax_eval_shape(jfn, materialize(case.args, "sds"), materialize(case.kwargs, "sds"))
@@ -577,7 +700,7 @@ def test_pytree_arguments_predict_matches_jax(case: TreeCase, data: Any) -> None
 @given(case=tree_cases(empty_tuples=True))
 def test_pytree_arguments_checked_call_matches_jax(case: TreeCase) -> None:
     tracker = Tracked()
-    fn = tracker.wrap(_tree_fn(len(case.args)))
+    fn = tracker.wrap(_tree_fn(len(case.args), case.varargs))
     opts = dict(in_axes=case.in_axes, out_axes=case.out_axes, axis_size=case.axis_size)
     jfn = jax_construct(lambda: jax.vmap(fn, **opts))
     afn = assert_construct_agrees(lambda: ax.vmap(fn, **opts), jfn, repr(case))
@@ -653,6 +776,17 @@ def _out_exprs(axis_name: str | None) -> dict[str, Any]:
         "py 2.0": lambda x, y: 2.0,
         "y*3": lambda x, y: y * 3,
         "outer(y,x)": lambda x, y: jnp.multiply.outer(y, x),
+        "x": lambda x, y: x,
+        "y": lambda x, y: y,
+        "x.ndim": lambda x, y: x.ndim,
+        "astype(int)*0": lambda x, y: x.astype(jnp.int32) * 0,
+        "where(x>0)": lambda x, y: jnp.where(x > 0, 1.0, 0.0),
+        "cond(x) consts": lambda x, y: lax.cond(jnp.sum(x) > 0, lambda: jnp.ones(2), lambda: jnp.zeros(2)),
+        "cond(y) consts": lambda x, y: lax.cond(jnp.sum(y) > 0, lambda: jnp.ones(2), lambda: jnp.zeros(2)),
+        "random(closed key)": lambda x, y: jax.random.normal(jax.random.key(0), (3,)),
+        "scan carry x": lambda x, y: lax.scan(lambda c, _: (c + jnp.sum(x), None), jnp.float32(0), None, length=2)[0],
+        "scan carry y": lambda x, y: lax.scan(lambda c, _: (c + jnp.sum(y), None), jnp.float32(0), None, length=2)[0],
+        "while(x)": lambda x, y: lax.while_loop(lambda c: c[0] < jnp.sum(x), lambda c: (c[0] + 1, c[1] * 2), (0.0, jnp.ones(2)))[1],
     }
     if axis_name is not None:
         exprs["psum(x)"] = lambda x, y: lax.psum(x, axis_name)
@@ -715,7 +849,7 @@ def draw_out_spec(draw: Any, node: OutNode, brk: list[str]) -> Any:
             brk.clear()
             return list(kids) if node.kind != "list" else tuple(kids)  # list<->tuple, tuple for NT
         return NT(*kids) if node.kind == "nt" else (tuple(kids) if node.kind == "tuple" else list(kids))
-    if node.kind == "leaf" and brk and brk[0] == "deeper" and draw(st.booleans()):
+    if node.kind in ("leaf", "none") and brk and brk[0] == "deeper" and draw(st.booleans()):
         brk.clear()
         return (0,)
     return draw(st.one_of(st.none(), st.none(), st.integers(-3, 2)))
@@ -865,7 +999,7 @@ def test_nested_vmap_predict_matches_jax(case: NestedCase, data: Any) -> None:
     jfn = jax_construct(lambda: case.jax_fn(fn))
     expected = jax_eval_shape(jfn, tuple(sds(s) for s in case.shapes))
     outcome_event(expected)
-    args = draw_arg_forms(data, case.shapes, allow_arrays=False)
+    args, _ = draw_arg_forms(data, case, allow_arrays=False)
     for sig in (case.g.canonical(), None):
         ctx = f"{case!r}\nsignature={sig!r}"
         afn = assert_construct_agrees(lambda: case.ax_fn(fn, sig), jfn, ctx)  # noqa: B023
@@ -889,7 +1023,7 @@ def test_nested_vmap_inferred_predict_matches_jax(case: NestedCase, data: Any) -
     afn = assert_construct_agrees(lambda: case.ax_fn(fn, None), jfn, repr(case))
     if afn is None:
         return
-    assert_predict_agrees(afn.predict, expected, draw_arg_forms(data, case.shapes, allow_arrays=False), context=repr(case))
+    assert_predict_agrees(afn.predict, expected, draw_arg_forms(data, case, allow_arrays=False)[0], context=repr(case))
 
 
 @settings(max_examples=_FEW)
@@ -904,6 +1038,89 @@ def test_nested_vmap_checked_call_matches_jax(case: NestedCase, use_signature: b
         return
     args = tuple(concrete(s, i) for i, s in enumerate(case.shapes))
     assert_call_agrees(afn, jfn, tracker, args, context=f"{case!r}\nsignature={sig!r}")
+
+
+# An inner vmap called *inside* the outer function, closing over an outer argument.
+CLOSURE_EXPRS: dict[str, Any] = {
+    "a+sum(y)": lambda a, y: a + jnp.sum(y),  # batched for both levels
+    "a": lambda a, y: a,
+    "zeros_like(a)": lambda a, y: jnp.zeros_like(a),  # batched for neither
+    "y*2": lambda a, y: y * 2,  # unbatched for the inner level, batched for the outer one
+    "sum(a)*y": lambda a, y: jnp.sum(a) * y,
+    "(a, y)": lambda a, y: (a, y),
+}
+
+
+@dataclass
+class ClosureCase:
+    expr: str
+    x_shape: tuple[int, ...]
+    y_shape: tuple[int, ...]
+    inner: Level
+    outer: Level
+
+
+@st.composite
+def closure_cases(draw: Any) -> ClosureCase:
+    pe_a = tuple(draw(st.lists(st.integers(0, 3), max_size=2)))
+    pe_y = tuple(draw(st.lists(st.integers(0, 3), max_size=1)))
+    b_in, b_out = draw(SIZES), draw(SIZES)
+    ia = draw(axis_or_none(-(len(pe_a) + 1), len(pe_a)))
+    x_inner = insert(pe_a, ia, b_in)
+    ix = draw(axis_or_none(-(len(x_inner) + 1), len(x_inner)))
+    iy = draw(axis_or_none(-(len(pe_y) + 1), len(pe_y)))
+    outs = st.sampled_from([0, -1, None, 1])
+    inner = Level(ia, draw(outs), b_in if ia is None or draw(st.integers(0, 3)) == 0 else None, draw(st.sampled_from([None, "i"])))
+    outer = Level((ix, iy), draw(outs), b_out if (ix is None and iy is None) or draw(st.integers(0, 3)) == 0 else None, None)
+    expr = draw(st.sampled_from(sorted(CLOSURE_EXPRS)))
+    return ClosureCase(expr, insert(x_inner, ix, b_out), insert(pe_y, iy, b_out), inner, outer)
+
+
+def _closure_fn(case: ClosureCase, vmap: Any) -> Any:
+    expr, lv = CLOSURE_EXPRS[case.expr], case.inner
+
+    def outer_fn(x: Any, y: Any) -> Any:
+        inner = vmap(lambda a: expr(a, y), in_axes=lv.in_axes, out_axes=lv.out_axes, axis_size=lv.axis_size, axis_name=lv.axis_name)
+        return inner(x)
+
+    lo = case.outer
+    return vmap(outer_fn, in_axes=lo.in_axes, out_axes=lo.out_axes, axis_size=lo.axis_size)
+
+
+@given(case=closure_cases(), run=st.integers(0, 3))
+def test_inner_vmap_inside_function_matches_jax(case: ClosureCase, run: int) -> None:
+    jfn = jax_construct(lambda: _closure_fn(case, jax.vmap))
+    args = (sds(case.x_shape), sds(case.y_shape))
+    expected = jax_eval_shape(jfn, args)
+    outcome_event(expected)
+    afn = assert_construct_agrees(lambda: _closure_fn(case, ax.vmap), jfn, repr(case))
+    if afn is None:
+        return
+    assert_predict_agrees(afn.predict, expected, args, context=repr(case))
+    if run == 0 and data_is_small(case.x_shape, case.y_shape):  # a real run, for a quarter
+        assert_call_agrees(afn, jfn, Tracked(), (concrete(case.x_shape, 1), concrete(case.y_shape, 2)), context=repr(case))
+
+
+def data_is_small(*shapes: tuple[int, ...]) -> bool:
+    return sum(int(np.prod(s)) for s in shapes) <= 64
+
+
+def test_unmapped_python_values_pass_through_untouched() -> None:
+    """in_axes=None leaves reach the function as they are (a Python int can size an
+    array, a str has a len). `jax.eval_shape` would trace them, so the oracle here is a
+    real `jax.vmap` call."""
+    x = concrete((4, 3))
+    cases = [
+        (lambda x, n: jnp.zeros(n) + x.sum(), (x, 3)),
+        (lambda x, s: x * len(s), (x, "abc")),
+        (lambda x, l: x * l[0], (x, [1.0, 2.0])),
+        (lambda x, s: x * s, (x, np.float32(2))),
+    ]
+    for fun, args in cases:
+        want = jax.tree_util.tree_map(np.shape, jax.vmap(fun, in_axes=(0, None))(*args))
+        f = ax.vmap(fun, in_axes=(0, None))
+        assert f.predict(*args).shapes == want
+        np.testing.assert_array_equal(np.asarray(f(*args)), np.asarray(jax.vmap(fun, in_axes=(0, None))(*args)))
 
 
 # ============================================= 6. axis_name and collectives
@@ -922,38 +1139,89 @@ def _collective(op: tuple[Any, ...], x: Any) -> Any:
         return getattr(lax, kind)(x, op[1])
     if kind == "x*psum":
         return x * lax.psum(x, op[1])
+    if kind == "psum+pos":  # an int in the axis tuple is a positional array axis
+        return lax.psum(x, (op[1], 0))
     if kind == "all_gather":
         return lax.all_gather(x, op[1], axis=op[2], tiled=op[3])
     if kind == "axis_index":
         return lax.axis_index(op[1])
     if kind == "axis_size":
         return x * lax.axis_size(op[1])
+    if kind == "all_to_all":
+        return lax.all_to_all(x, op[1], op[2], op[3], tiled=op[4])
+    if kind == "psum_scatter_tiled":
+        return lax.psum_scatter(x, op[1], scatter_dimension=op[2], tiled=True)
+    if kind == "psum_scatter":
+        return lax.psum_scatter(x, op[1], scatter_dimension=op[2], tiled=False)
+    if kind == "ppermute":
+        return lax.ppermute(x, op[1], op[2])
     raise AssertionError(kind)
+
+
+COLLECTIVES = [
+    "psum", "pmean", "pmax", "pmin", "x*psum", "psum+pos", "all_gather", "axis_index", "axis_size",
+    "all_to_all", "psum_scatter_tiled", "psum_scatter", "ppermute",
+]
 
 
 @st.composite
 def coll_cases(draw: Any) -> CollCase:
+    """Nested named vmaps over x and a function of collectives over those names.
+
+    Generation knows each name's size only to make valid cases likely (e.g. sizing the
+    all_to_all split axis to the named axis); JAX alone decides the outcome.
+    Non-tiled psum_scatter is kept only where the scatter dimension equals the axis
+    size: otherwise JAX's vmap rule silently accepts it (jax_semantics.md §5.2, "the
+    vmap psum_scatter hole"), which axischeck reports as an error on purpose.
+    """
     depth = draw(st.integers(1, 2))
-    pe = tuple(draw(st.lists(st.integers(1, 4), max_size=2)))
-    names = [draw(st.sampled_from(["i", "j"])) for _ in range(depth)]
+    names = [draw(st.sampled_from(["i", "j"])) for _ in range(depth)]  # innermost first
+    sizes = [draw(st.integers(0, 4)) for _ in range(depth)]
+    size_of: dict[str, int] = {}
+    for name, size in reversed(list(zip(names, sizes, strict=True))):
+        size_of[name] = size  # the innermost binding of a repeated name wins
+    pe = list(draw(st.lists(st.integers(1, 4), max_size=3)))
     bound = list(dict.fromkeys(names))
     name_refs: list[Any] = bound + ["k"] + ([tuple(bound)] if len(bound) > 1 else [])
-    ops = []
+    ops: list[tuple[Any, ...]] = []
     for _ in range(draw(st.integers(1, 3))):
-        kind = draw(st.sampled_from(["psum", "pmean", "pmax", "pmin", "x*psum", "all_gather", "axis_index", "axis_size"]))
+        kind = draw(st.sampled_from(COLLECTIVES))
         name = draw(st.sampled_from(name_refs))
+        n = size_of.get(name, 2) if isinstance(name, str) else 2
+        r = len(pe)
         if kind == "all_gather":
-            r = len(pe) + depth  # generous: out-of-range axes are part of the space
-            ops.append((kind, name, draw(st.integers(-(r + 1), r)), draw(st.booleans())))
+            rr = r + depth  # generous: out-of-range axes are part of the space
+            ops.append((kind, name, draw(st.integers(-(rr + 1), rr)), draw(st.booleans())))
+        elif kind == "psum_scatter":
+            if isinstance(name, str) and name in size_of:
+                if r == 0:
+                    pe.append(1)
+                d = draw(st.integers(0, len(pe) - 1))
+                pe[d] = n
+                ops.append((kind, name, d))
+        elif kind in ("all_to_all", "psum_scatter_tiled"):
+            if r == 0:
+                pe.append(1)
+                r = 1
+            split = draw(st.integers(0, r))  # r itself is out of range
+            concat = draw(st.integers(0, r))
+            tiled = kind == "psum_scatter_tiled" or draw(st.booleans())
+            if split < r and draw(st.integers(0, 3)) > 0:
+                pe[split] = n * draw(st.integers(1, 2)) if tiled else n
+            ops.append((kind, name, split, concat, tiled) if kind == "all_to_all" else (kind, name, split))
+        elif kind == "ppermute":
+            m = n if draw(st.integers(0, 3)) > 0 else n + 1
+            ops.append((kind, name, tuple((j, (j + 1) % m) for j in range(m))))
         else:
             ops.append((kind, name))
+    # a later op may have resized a non-tiled psum_scatter's dimension: drop it then
+    ops = [op for op in ops if op[0] != "psum_scatter" or pe[op[2]] == size_of[op[1]]] or [("psum", bound[0])]
     levels = []
-    shape = pe
+    shape = tuple(pe)
     for k in range(depth):
-        B = draw(st.integers(0, 4))
-        a = draw(st.one_of(st.none(), st.integers(-(len(shape) + 1), len(shape))))
-        axis_size = B if a is None or draw(st.integers(0, 3)) == 0 else None
-        shape = insert(shape, a, B)
+        a = draw(axis_or_none(-(len(shape) + 1), len(shape)))
+        axis_size = sizes[k] if a is None or draw(st.integers(0, 3)) == 0 else None
+        shape = insert(shape, a, sizes[k])
         out_axes = draw(
             st.one_of(st.sampled_from([0, -1, None]), st.tuples(*[st.sampled_from([0, None, 1]) for _ in ops]))
         )
@@ -961,26 +1229,76 @@ def coll_cases(draw: Any) -> CollCase:
     return CollCase(shape, levels, ops)
 
 
-@given(case=coll_cases())
-def test_collectives_over_vmap_axes_match_jax(case: CollCase) -> None:
+def _coll_fns(case: CollCase, wrap: Any = lambda f: f) -> tuple[Any, Any]:
     ops = case.ops
 
     def fn(x: Any) -> Any:
         return tuple(_collective(op, x) for op in ops)
 
     def build(vmap: Any) -> Any:
-        f = fn
+        f = wrap(fn)
         for lv in case.levels:
             f = vmap(f, in_axes=lv.in_axes, out_axes=lv.out_axes, axis_size=lv.axis_size, axis_name=lv.axis_name)
         return f
 
-    jfn = jax_construct(lambda: build(jax.vmap))
+    return jax_construct(lambda: build(jax.vmap)), lambda: build(ax.vmap)
+
+
+@given(case=coll_cases())
+def test_collectives_over_vmap_axes_match_jax(case: CollCase) -> None:
+    jfn, make_ax = _coll_fns(case)
     expected = jax_eval_shape(jfn, (sds(case.x_shape),))
     outcome_event(expected)
-    afn = assert_construct_agrees(lambda: build(ax.vmap), jfn, repr(case))
+    afn = assert_construct_agrees(make_ax, jfn, repr(case))
     if afn is None:
         return
     assert_predict_agrees(afn.predict, expected, (sds(case.x_shape),), context=repr(case))
+
+
+@settings(max_examples=_FEW)
+@given(case=coll_cases())
+def test_collectives_checked_call_matches_jax(case: CollCase) -> None:
+    tracker = Tracked()
+    jfn, make_ax = _coll_fns(case, tracker.wrap)
+    afn = assert_construct_agrees(make_ax, jfn, repr(case))
+    if afn is None:
+        return
+    assert_call_agrees(afn, jfn, tracker, (concrete(case.x_shape, 1),), context=repr(case))
+
+
+@pytest.mark.parametrize(
+    ("shape", "split", "concat", "tiled"),
+    [
+        ((3, 3), 0, 0, False),
+        ((3, 3, 4), 0, 1, False),
+        ((3, 4, 3), 1, 0, False),
+        ((3, 6, 2), 0, 1, True),
+        ((2, 4), 0, 1, True),  # concat_axis 1 is out of range for per-example rank 1: JAX raises IndexError
+    ],
+)
+def test_all_to_all_over_vmap_axis_matches_jax(shape: tuple[int, ...], split: int, concat: int, tiled: bool) -> None:
+    """all_to_all under a named vmap (the split dim equals, or is divisible by, the axis size)."""
+    fun = lambda x: lax.all_to_all(x, "i", split, concat, tiled=tiled)  # noqa: E731
+    args = (sds(shape),)
+    expected = jax_eval_shape(jax.vmap(fun, axis_name="i"), args)
+    assert_predict_agrees(ax.vmap(fun, axis_name="i").predict, expected, args)
+    x = concrete(shape)
+    tracker = Tracked()
+    tracked = tracker.wrap(fun)
+    assert_call_agrees(ax.vmap(tracked, axis_name="i"), jax.vmap(tracked, axis_name="i"), tracker, (x,))
+
+
+@pytest.mark.parametrize("out_axes", [(0,), [0], {"a": 0}])
+def test_container_out_axes_on_a_none_output_raises(out_axes: Any) -> None:
+    """A None output has no leaves, but a container out_axes still fails JAX's prefix check."""
+    fun = lambda x: None  # noqa: E731
+    args = (sds((3,)),)
+    expected = jax_eval_shape(jax.vmap(fun, out_axes=out_axes), args)
+    assert isinstance(expected, Raised)
+    assert_predict_agrees(ax.vmap(fun, out_axes=out_axes).predict, expected, args)
+    tracker = Tracked()
+    f = tracker.wrap(fun)
+    assert_call_agrees(ax.vmap(f, out_axes=out_axes), jax.vmap(f, out_axes=out_axes), tracker, (concrete((3,)),))
 
 
 # ===================================================== construction-time errors

@@ -7,7 +7,7 @@ from typing import ParamSpec, TypeVar, overload
 
 from ._errors import SpecError
 from ._signature import Signature
-from ._transform import Transformed, fn_name, inner_model
+from ._transform import FunctionTracker, Transformed, fn_name, inner_model
 from ._vmap import SignatureLike
 
 P = ParamSpec("P")
@@ -27,7 +27,8 @@ class Checked(Transformed[P, R]):
                 f"check({name}) needs shapes to check: pass signature=... or annotate the"
                 " parameters with Annotated[Array, 'a b']"
             )
-        super().__init__(fun, model, fun, sig, None)
+        tracker = FunctionTracker()
+        super().__init__(fun, model, tracker.wrap(fun), sig, None, tracker)
         self.batched_signature: Signature | None = sig
 
     def _describe(self) -> str:

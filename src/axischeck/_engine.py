@@ -26,7 +26,7 @@ from ._leaves import Call, Leaf, abstract, struct
 from ._prediction import ArgRow, BaseStep, MapStep, OutRow, SpecRow, Step
 from ._shape import Shape, format_shape
 from ._spec import SigCore, SpecTree
-from ._trace import Env, eval_per_example, vmap_accepts_out_axes
+from ._trace import Env, SilentCollectiveError, eval_per_example, vmap_accepts_out_axes
 from ._trees import PrefixMismatch, broadcast_prefix, leaf_paths
 from ._unify import Bindings, Conflict, Unifier, resolve, unbound_symbols
 
@@ -192,7 +192,7 @@ def map_inputs(level: VmapLevel, call: Call, trail: tuple[Step, ...]) -> tuple[i
         if c is None:
             rows[i] = replace(rows[i], per_example=leaf.shape)
     step = MapStep(level.describe(), level.symbol, size, tuple(rows))
-    return size, call.rebuilt(treedef, new_leaves), step, axes
+    return size, call.rebuilt(treedef, new_leaves), step, canon
 
 
 def _reject_mapped_non_arrays(leaves: list[Leaf], axes: list[int | None], fail: Callable[..., AxisCheckError]) -> None:
@@ -277,7 +277,7 @@ class VmapModel:
 
     def predict(self, call: Call, env: Env, trail: tuple[Step, ...]) -> Outcome:
         size, per_call, step, axes = map_inputs(self.level, call, trail)
-        inner_env = env if self.level.axis_name is None else env + ((self.level.axis_name, size),)
+        inner_env = env + ((self.level.axis_name, size, tuple(axes)),)
         inner = self.inner.predict(per_call, inner_env, trail + (step,))
         if inner.inputs_only:  # Signature.unify: no outputs to map
             return Outcome(None, (step,) + inner.steps, inner.bindings, inputs_only=True)
@@ -341,14 +341,35 @@ def _labelled(shapes: Any) -> list[tuple[str, Shape]]:
 
 def trace(fn: Callable[..., Any], name: str, call: Call, env: Env, trail: tuple[Step, ...]) -> Any:
     leaves, treedef = call.flat()
+    returned: list[bool] = []
+
+    def recording(*args: Any, **kwargs: Any) -> Any:
+        out = fn(*args, **kwargs)
+        returned.append(True)
+        return out
+
     try:
-        return eval_per_example(fn, treedef, [leaf.value for leaf in leaves], env)
+        return eval_per_example(recording, treedef, [leaf.value for leaf in leaves], env)
     except AxisCheckError:
         raise
+    except SilentCollectiveError as err:
+        raise FunctionError(
+            f"{name} calls psum_scatter (tiled=False) over a vmap axis whose size differs from the"
+            f" scattered dimension ({err}); under vmap JAX does not check this and silently returns"
+            " a mislabelled batch sum, so axischeck reports it",
+            table=_table(trail),
+            fix="scatter a dimension as long as the mapped axis, or pass tiled=True (the dimension must then divide evenly)",
+        ) from None
     except Exception as err:
         shapes = ", ".join(
             f"{leaf.label}: {format_shape(leaf.shape)}" for leaf in leaves if leaf.shape is not None
         )
+        if returned:  # the function itself finished: JAX failed batching what it returned
+            raise OutputError(
+                f"{name} returns, but JAX cannot batch its outputs over the named axes in scope"
+                f" (per-example arguments {shapes or 'none'}): {type(err).__name__}: {err}",
+                table=_table(trail),
+            ) from err
         raise FunctionError(
             f"{name} fails on the per-example arguments ({shapes or 'no arrays'}):"
             f" {type(err).__name__}: {err}",
@@ -368,8 +389,8 @@ class SignatureModel:
 
     def predict(self, call: Call, env: Env, trail: tuple[Step, ...]) -> Outcome:
         unifier = Unifier()
-        for axis_name, size in env:
-            if isinstance(axis_name, str):
+        for axis_name, size, _ in env:
+            if isinstance(axis_name, str):  # innermost binding of a name wins (later in env)
                 unifier.bind_axis_name(axis_name, size, Place(f"the mapped axis {axis_name!r}", None, None, size))
         rows: list[SpecRow] = []
         first_conflict: Conflict | None = None

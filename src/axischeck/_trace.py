@@ -13,22 +13,45 @@ from typing import Any
 
 import jax
 
-from ._leaves import abstract
+from ._leaves import abstract, struct as abstract_struct
 from ._shape import Shape
-
-Env = tuple[tuple[Hashable, int], ...]
-"""Named mapped axes in scope, outermost first: (axis_name, size)."""
-
 
 def _is_abstract(x: object) -> bool:
     return isinstance(x, jax.ShapeDtypeStruct)
 
 
-def _bind_names(fn: Callable[..., Any], env: Env) -> Callable[..., Any]:
-    """Bind every name in `env` around `fn` (innermost closest to `fn`)."""
-    for name, size in reversed(env):
-        fn = jax.vmap(fn, in_axes=None, axis_size=size, axis_name=name)
+Env = tuple[tuple[Hashable | None, int, tuple[int | None, ...]], ...]
+"""Every vmap level in scope, outermost first: (axis_name or None, size, the canonical
+axis it mapped of each flat argument leaf). Collectives depend on where batch dims sit
+(JAX's psum_scatter rule even fails for some positions), so when names are in scope the
+trace re-creates the real nesting: same levels, same mapped axes."""
+
+
+def _named_scope(env: Env) -> Env:
+    """The levels to bind: from the outermost named one inward (none if no names)."""
+    for k, (name, _, _) in enumerate(env):
+        if name is not None:
+            return env[k:]
+    return ()
+
+
+def _bind_names(fn: Callable[..., Any], env: Env, dyn: Sequence[int]) -> Callable[..., Any]:
+    """Wrap `fn` in the levels of `env` (innermost closest to `fn`), mapping each traced
+    leaf where the real level mapped it."""
+    for name, size, axes in reversed(env):
+        in_axes = tuple(axes[i] for i in dyn)
+        fn = jax.vmap(fn, in_axes=in_axes if in_axes else None, axis_size=size, axis_name=name)
     return fn
+
+
+def _with_env_dims(value: Any, i: int, env: Env) -> Any:
+    """The struct the binders expect: the levels' axes put back where they were."""
+    shape = list(value.shape)
+    for _, size, axes in reversed(env):
+        axis = axes[i]
+        if axis is not None:
+            shape.insert(axis, size)
+    return abstract_struct(tuple(shape), value.dtype) if len(shape) != len(value.shape) else value
 
 
 def eval_per_example(
@@ -48,9 +71,30 @@ def eval_per_example(
         args, kwargs = jax.tree_util.tree_unflatten(treedef, vals)
         return fn(*args, **kwargs)
 
-    out = jax.eval_shape(_bind_names(per_example, env), *[values[i] for i in dyn])
-    skip = len(env)
+    scope = _named_scope(env)
+    structs = [_with_env_dims(values[i], i, scope) for i in dyn]
+    out = jax.eval_shape(_bind_names(per_example, scope, dyn), *structs)
+    if scope:
+        _check_silent_collectives(per_example, scope, [values[i] for i in dyn])
+    skip = len(scope)
     return jax.tree_util.tree_map(lambda s: Shape(s.shape[skip:]), out)
+
+
+class SilentCollectiveError(Exception):
+    """A collective whose vmap result JAX returns silently but is an accident."""
+
+
+def _check_silent_collectives(fn: Callable[..., Any], env: Env, structs: Sequence[Any]) -> None:
+    """Non-tiled psum_scatter under vmap does not check its size (jax_semantics.md §5.2):
+    JAX returns a mislabelled batch sum. Tracing with the names bound as device axes
+    applies the check JAX skips; only that one message is taken from this trace."""
+    try:
+        jax.make_jaxpr(fn, axis_env=[(name, size) for name, size, _ in env if name is not None])(*structs)
+    except ValueError as err:
+        if "reduce_scatter operand scatter dimension" in str(err):
+            raise SilentCollectiveError(str(err)) from None
+    except Exception:
+        pass  # every other rule is vmap's, already applied by the real trace
 
 
 def vmap_accepts_out_axes(
@@ -84,9 +128,10 @@ def vmap_accepts_out_axes(
         axis_size=axis_size,
         axis_name=axis_name,
     )
-    structs = [abstract(values[i]) for i in dyn]
+    scope = _named_scope(env)
+    structs = [_with_env_dims(abstract(values[i]), i, scope) for i in dyn]
     try:
-        jax.eval_shape(_bind_names(mapped, env), *structs)
+        jax.eval_shape(_bind_names(mapped, scope, dyn), *structs)
     except ValueError as err:
         if "out_axes" in str(err):
             return False

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import threading
 from collections.abc import Callable, Hashable
 from typing import Any, Concatenate, Generic, ParamSpec, Self, TypeVar, cast, overload
 
@@ -78,6 +79,32 @@ def fn_name(fun: Callable[..., Any]) -> str:
     return str(getattr(fun, "__name__", None) or type(fun).__name__)
 
 
+class FunctionTracker:
+    """Records, per thread, whether an exception left the user's function itself (as
+    opposed to JAX's machinery around it), so a call knows what to pass through."""
+
+    def __init__(self) -> None:
+        self._local = threading.local()
+
+    def wrap(self, fun: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(fun)
+        def tracked(*args: Any, **kwargs: Any) -> Any:
+            try:
+                return fun(*args, **kwargs)
+            except BaseException:
+                self._local.raised = True
+                raise
+
+        return tracked
+
+    def reset(self) -> None:
+        self._local.raised = False
+
+    @property
+    def raised(self) -> bool:
+        return bool(getattr(self._local, "raised", False))
+
+
 class Transformed(Generic[P, R]):
     """A function wrapped by an axischeck transform: callable like the original.
 
@@ -94,10 +121,12 @@ class Transformed(Generic[P, R]):
         jax_fn: Callable[..., Any],
         signature: Signature | None,
         fallback: Model | None,
+        tracker: FunctionTracker,
     ) -> None:
         self.__wrapped__ = fun
         self._model = model
         self._jax_fn = jax_fn
+        self._tracker = tracker
         self._signature = signature
         self._fallback = fallback
         self._symbolic = is_symbolic(model)
@@ -230,14 +259,19 @@ class Transformed(Generic[P, R]):
                 raise self._with_fix(err, args, kwargs).with_traceback(None) from err.__cause__
         else:
             self._precheck(args, kwargs)
+        self._tracker.reset()
         try:
             out = self._jax_fn(*args, **kwargs)
         except AxisCheckError:
             raise
         except Exception as err:
-            better = self._diagnose(args, kwargs)
-            if better is None:
-                raise
+            if self._tracker.raised:
+                raise  # the function's own error: untouched
+            better = self._diagnose(args, kwargs) or OutputError(
+                f"JAX failed after {fn_name(self.__wrapped__)} returned, while batching its outputs:"
+                f" {type(err).__name__}: {err}",
+                transform=self._describe(),
+            )
             raise better.with_traceback(None) from err
         if pred is not None:
             self._verify(out, pred)

@@ -13,7 +13,7 @@ from ._engine import VmapLevel, VmapModel, map_inputs, model_symbols
 from ._errors import AxisCheckError, SpecError
 from ._leaves import flatten_call, label_call
 from ._signature import Signature, check_axis_name, check_axis_size, check_flag, fresh_symbol
-from ._transform import Transformed, fn_name, inner_model, leaf_key
+from ._transform import FunctionTracker, Transformed, fn_name, inner_model
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -54,9 +54,10 @@ class Vmapped(Transformed[P, R]):
         self.out_axes = out_axes
         self.axis_name = axis_name
         self.axis_size = axis_size
+        tracker = FunctionTracker()
         try:
             jax_fn = jax.vmap(
-                fun,
+                tracker.wrap(fun),
                 in_axes=in_axes,
                 out_axes=out_axes,
                 axis_name=axis_name,
@@ -68,7 +69,7 @@ class Vmapped(Transformed[P, R]):
             raise SpecError(f"jax.vmap rejected these options: {err}") from err
         model = VmapModel(level, inner, fun)
         fallback = VmapModel(level, fallback_inner, fun) if fallback_inner is not None else None
-        super().__init__(fun, model, jax_fn, per_example, fallback)
+        super().__init__(fun, model, jax_fn, per_example, fallback, tracker)
         self.batched_signature: Signature | None = (
             Signature._make(per_example.core, per_example.levels + (level,)) if per_example is not None else None
         )
