@@ -217,3 +217,14 @@ def test_prediction_is_read_only() -> None:
     pred = ax.vmap(lambda x: x).predict((3,))
     with pytest.raises(AttributeError):
         pred.shapes = (4,)  # type: ignore[misc]
+
+
+@pytest.mark.parametrize("signature", [None, {"x": "b", "n": None, "return": "b"}])
+def test_static_argnums_under_jit(signature: object) -> None:
+    def f(x: jax.Array, n: int) -> jax.Array:
+        return x * n
+
+    checked = jax.jit(ax.vmap(f, in_axes=(0, None), signature=signature), static_argnums=1)  # type: ignore[arg-type]
+    plain = jax.jit(jax.vmap(f, in_axes=(0, None)), static_argnums=1)
+    x = jnp.arange(12.0).reshape(4, 3)
+    np.testing.assert_array_equal(checked(x, 3), plain(x, 3))
