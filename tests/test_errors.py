@@ -232,3 +232,31 @@ def test_vmap_psum_scatter_hole_is_reported_not_copied() -> None:
     # With matching sizes it is the real collective, predicted like JAX.
     ok = jax.ShapeDtypeStruct((8, 8, 3), jnp.float32)
     assert ax.vmap(f, axis_name="i").predict(ok).shapes == jax.eval_shape(jax.vmap(f, axis_name="i"), ok).shape
+
+
+def test_batched_signature_catches_the_silent_wrong_axis_bug() -> None:
+    """x:(16,8,16), y:(16,16,2): n == b == 16, so wrong in_axes run and give wrong numbers."""
+    s = ax.Signature.batched("(n,a,b),(b,n,c),(n,a,c)->(n,a,c)", over="n")
+    assert s.levels[0].in_axes.value == (0, 1, 0) and str(s.core) == "(a, b), (b, c), (a, c) -> (a, c)"
+    x, y, z = jnp.ones((16, 8, 16)), jnp.arange(16 * 16 * 2.0).reshape(16, 16, 2), jnp.ones((16, 8, 2))
+    derived = ax.vmap(complex_operation, signature=s)
+    np.testing.assert_array_equal(derived(x, y, z), jax.vmap(complex_operation, in_axes=(0, 1, 0))(x, y, z))
+    jax.vmap(complex_operation, in_axes=(0, 0, 0))(x, y, z)  # plain JAX runs the wrong axes silently
+    with pytest.raises(ax.SpecError, match=r"contradict the batched signature") as info:
+        ax.vmap(complex_operation, in_axes=(0, 0, 0), signature=s)
+    assert "in_axes=(0, 1, 0)" in (info.value.fix or "")
+    assert ax.vmap(complex_operation, in_axes=(0, 1, 0), signature=s).predict(x, y, z).shapes == (16, 8, 2)
+    # Variadics: the batch axis is counted from the side that does not move.
+    v = ax.Signature.batched("(*s, n, c) -> (n, *s)", over="n")
+    assert v.levels[0].in_axes.value == (-2,) and v.levels[0].out_axes.value == 0
+    with pytest.raises(ax.SpecError, match="appears 2 times"):
+        ax.Signature.batched("(n, n) -> (n)", over="n")
+
+
+def test_unannotated_failure_in_a_call_keeps_its_type_and_gains_a_note() -> None:
+    f = ax.vmap(complex_operation, in_axes=(0, 1, 0))
+    with pytest.raises(ValueError, match="Size of label 'b'") as info:
+        f(jnp.ones((16, 8, 4)), jnp.ones((5, 16, 2)), jnp.ones((16, 8, 2)))
+    note = "\n".join(getattr(info.value, "__notes__", []))
+    assert "y    (5, 16, 2)     1        (5, 2)" in note
+    assert "operand 1 has 'b' of size 5, and the earlier operands have 4" in note

@@ -11,6 +11,7 @@ arguments and axes.
 from __future__ import annotations
 
 import inspect
+import re
 from collections import Counter
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, replace
@@ -373,9 +374,30 @@ def trace(fn: Callable[..., Any], name: str, call: Call, env: Env, trail: tuple[
         raise FunctionError(
             f"{name} fails on the per-example arguments ({shapes or 'no arrays'}):"
             f" {type(err).__name__}: {err}",
-            transform=None,
+            transform=_innermost_transform(trail),
             table=_table(trail),
+            notes=_known_defects(str(err)),
         ) from err
+
+
+_EINSUM_SIZES = re.compile(r"Size of label '(\w)' for operand (\d+) \((\d+)\) does not match previous terms \((\d+)\)")
+
+
+def _known_defects(message: str) -> tuple[str, ...]:
+    """Corrections for JAX messages known to mislead (jax_semantics.md §9)."""
+    m = _EINSUM_SIZES.search(message)
+    if m:
+        label, operand, shown, previous = m.groups()
+        return (
+            f"(JAX's einsum message swaps the sizes: operand {operand} has '{label}' of size"
+            f" {previous}, and the earlier operands have {shown}.)",
+        )
+    return ()
+
+
+def _innermost_transform(trail: tuple[Step, ...]) -> str | None:
+    maps = [s for s in trail if isinstance(s, MapStep)]
+    return maps[-1].transform if maps else None
 
 
 @dataclass(frozen=True, slots=True)

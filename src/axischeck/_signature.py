@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Hashable
 from typing import Any
 
+import jax
 import numpy as np
 
 from ._axes import freeze_in_axes, freeze_out_axes
@@ -14,7 +15,8 @@ from ._engine import Model, SignatureModel, VmapLevel, VmapModel, run
 from ._errors import ArgumentError, SpecError
 from ._leaves import flatten_call, label_call, shapes_as_structs
 from ._prediction import MapStep, Prediction
-from ._spec import SigCore, core_from_value
+from ._dims import parse_signature_text
+from ._spec import SigCore, SpecTree, core_from_value, spec_tree
 from ._unify import Bindings, Conflict
 
 _MISSING: Any = object()
@@ -43,6 +45,25 @@ def check_axis_size(axis_size: Any, transform: str = "vmap") -> int | None:
     if size < 0:
         raise SpecError(f"{transform} axis_size must be >= 0, got {size}")
     return size
+
+
+_LEAF = jax.tree_util.tree_structure(0)
+
+
+def _batch_axis(spec: ArraySpec, over: str, what: str) -> int | None:
+    """Where `over` sits in `spec`, counted so it stays right whatever a variadic holds."""
+    hits = [i for i, d in enumerate(spec.dims) if isinstance(d, Named) and d.name == over]
+    if not hits:
+        return None
+    if len(hits) > 1:
+        raise SpecError(f"the batch dimension {over!r} appears {len(hits)} times in {what} {spec}")
+    i = hits[0]
+    v = spec.variadic_index
+    return i if v is None or i < v else i - len(spec.dims)
+
+
+def _without(spec: ArraySpec, over: str) -> ArraySpec:
+    return ArraySpec(tuple(d for d in spec.dims if not (isinstance(d, Named) and d.name == over)))
 
 
 def check_axis_name(axis_name: Any, what: str = "vmap axis_name") -> None:
@@ -129,6 +150,43 @@ class Signature:
         return len(self._core.inputs)
 
     # ---------------------------------------------------------------- algebra
+
+    @classmethod
+    def batched(cls, spec: str, over: str) -> Signature:
+        """A signature of *batched* shapes, with the batch dimension named `over`.
+
+        Where `over` sits in each input and output gives `in_axes` and `out_axes`, so the
+        axes follow from the shapes you declare, even when sizes coincide (a checker that
+        only compares sizes cannot tell `(n, b)` from `(b, n)` when n == b):
+
+        ```python
+        >>> s = ax.Signature.batched("(n,a,b),(b,n,c),(n,a,c)->(n,a,c)", over="n")
+        >>> s.levels[0].in_axes.value, str(s.core)
+        ((0, 1, 0), '(a, b), (b, c), (a, c) -> (a, c)')
+        >>> f = ax.vmap(complex_operation, signature=s)   # in_axes=(0, 1, 0) derived
+        ```
+        An input without `over` is unmapped (None); an output without it gets
+        `out_axes=None`. `over` may appear at most once per array.
+        """
+        if not isinstance(over, str) or not over.isidentifier():
+            raise SpecError(f"over= names the batch dimension, e.g. over='n'; got {short_repr(over)}")
+        ins, outs = parse_signature_text(spec) if isinstance(spec, str) else (None, None)
+        if ins is None:
+            raise SpecError("Signature.batched takes a signature string like '(n,a,b),(b,n,c)->(n,a,c)'")
+        in_axes = tuple(_batch_axis(s, over, f"input {i}") for i, s in enumerate(ins))
+        out_list = [_batch_axis(s, over, f"output {i}") for i, s in enumerate(outs or ())]
+        if over not in {d.name for s in ins for d in s.dims if isinstance(d, Named)}:
+            raise SpecError(f"no input of {spec!r} has the batch dimension {over!r}")
+        per_in = tuple(_without(s, over) for s in ins)
+        core = SigCore(
+            tuple(SpecTree(_LEAF, (s,)) for s in per_in),
+            None if outs is None else spec_tree(
+                _without(outs[0], over) if len(outs) == 1 else tuple(_without(s, over) for s in outs), "the output"
+            ),
+        )
+        out_axes: Any = 0 if outs is None else (out_list[0] if len(out_list) == 1 else tuple(out_list))
+        level = VmapLevel(freeze_in_axes(in_axes), freeze_out_axes(out_axes), fn_name="", symbol=over)
+        return cls._make(core, (level,))
 
     def vmap(
         self,

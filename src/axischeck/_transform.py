@@ -266,7 +266,8 @@ class Transformed(Generic[P, R]):
             raise
         except Exception as err:
             if self._tracker.raised:
-                raise  # the function's own error: untouched
+                self._annotate(err, args, kwargs)
+                raise  # the function's own error: its type and message untouched
             better = self._diagnose(args, kwargs) or OutputError(
                 f"JAX failed after {fn_name(self.__wrapped__)} returned, while batching its outputs:"
                 f" {type(err).__name__}: {err}",
@@ -276,6 +277,18 @@ class Transformed(Generic[P, R]):
         if pred is not None:
             self._verify(out, pred)
         return out  # type: ignore[no-any-return]
+
+    def _annotate(self, err: BaseException, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+        """Add a note mapping the function's failure back to the batched arguments."""
+        try:
+            run(self._fallback or self._model, label_call(args, kwargs, self._params))
+        except FunctionError as ours:
+            lines = [f"axischeck: {ours.transform or self._describe()}: the failure happens per example:"]
+            lines += ["  " + row for row in (ours.table or "").splitlines()]
+            lines += ["  " + note for note in ours.notes]
+            err.add_note("\n".join(lines))
+        except Exception:
+            return
 
     def _diagnose(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> AxisCheckError | None:
         """After JAX failed: our account of it, or None if it is not about axes."""

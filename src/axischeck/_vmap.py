@@ -38,6 +38,9 @@ class Vmapped(Transformed[P, R]):
         if not callable(fun):
             raise SpecError(f"vmap needs a callable to map, got {type(fun).__name__}: {fun!r}")
         name = fn_name(fun)
+        if isinstance(signature, Signature) and signature.levels:
+            in_axes, out_axes = _axes_from_batched(signature, in_axes, out_axes)
+            signature = Signature._make(signature.core)
         frozen_in = freeze_in_axes(in_axes)
         frozen_out = freeze_out_axes(out_axes)
         size = check_axis_size(axis_size)
@@ -79,6 +82,30 @@ class Vmapped(Transformed[P, R]):
 
     def _outer_level(self) -> VmapLevel | None:
         return self._level
+
+
+def _axes_from_batched(sig: Signature, in_axes: Any, out_axes: Any) -> tuple[Any, Any]:
+    """in_axes/out_axes from a `Signature.batched`: derived when left at their defaults,
+    otherwise they must say the same thing (whatever the sizes)."""
+    if len(sig.levels) != 1:
+        raise SpecError("signature= takes a per-example signature, or one Signature.batched(...)")
+    level = sig.levels[0]
+    want_in, want_out = level.in_axes.value, level.out_axes.value
+    if type(in_axes) is int and type(out_axes) is int and in_axes == 0 and out_axes == 0:
+        return want_in, want_out  # the defaults: derive
+    n = len(want_in)
+    given_in = tuple(in_axes) if isinstance(in_axes, (tuple, list)) else (in_axes,) * n
+    given_out = out_axes
+    if isinstance(want_out, tuple) and not isinstance(out_axes, (tuple, list)):
+        given_out = (out_axes,) * len(want_out)
+    if given_in != want_in or given_out != want_out:
+        raise SpecError(
+            f"in_axes={in_axes!r}, out_axes={out_axes!r} contradict the batched signature"
+            f" {sig.core} over {level.symbol!r}, which puts {level.symbol!r} at in_axes={want_in!r},"
+            f" out_axes={want_out!r}",
+            fix=f"pass in_axes={want_in!r}, out_axes={want_out!r}, or leave both out to derive them",
+        )
+    return in_axes, out_axes
 
 
 @overload
