@@ -228,3 +228,12 @@ def test_static_argnums_under_jit(signature: object) -> None:
     plain = jax.jit(jax.vmap(f, in_axes=(0, None)), static_argnums=1)
     x = jnp.arange(12.0).reshape(4, 3)
     np.testing.assert_array_equal(checked(x, 3), plain(x, 3))
+
+
+@pytest.mark.parametrize("signature", [EINSUM, None], ids=["signature", "inferred"])
+def test_jit_compiles_to_exactly_what_jax_vmap_compiles(signature: str | None) -> None:
+    """Zero steady-state cost under jit, shown structurally: the lowered programs are identical."""
+    x, y, z = _args()
+    checked = jax.jit(ax.vmap(complex_operation, in_axes=(0, 1, 0), signature=signature))
+    plain = jax.jit(jax.vmap(complex_operation, in_axes=(0, 1, 0)))
+    assert checked.lower(x, y, z).as_text() == plain.lower(x, y, z).as_text()

@@ -10,11 +10,20 @@ import functools
 from typing import Any
 
 import jax
-import jax.extend.core as jex_core
 import jax.numpy as jnp
 import numpy as np
 
 OLDEST_TESTED = (0, 10, 2)
+
+try:  # jax's concrete array class; importing it costs nothing once jax is imported
+    from jax._src.array import ArrayImpl as _ArrayImpl
+
+    _array_impl: tuple[type, ...] = (_ArrayImpl,)
+except ImportError:  # pragma: no cover - a future layout: the general path still works
+    _array_impl = ()
+
+TRUSTED_ARRAY_TYPES: frozenset[type] = frozenset({*_array_impl, jax.ShapeDtypeStruct})
+"""Types whose `.shape` JAX guarantees to be a tuple of ints >= 0 with a valid dtype."""
 
 
 @functools.lru_cache(maxsize=256)
@@ -32,6 +41,8 @@ def valid_dtype(dtype: Any) -> bool:
     try:
         if jnp.issubdtype(dtype, jax.dtypes.extended):  # PRNG keys and friends
             return True
+        import jax.extend.core as jex_core  # imported on first use: it costs ~30 ms
+
         return bool(jex_core.valid_jaxtype(np.zeros((), dtype)))
     except Exception:
         return False

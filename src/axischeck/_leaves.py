@@ -12,7 +12,7 @@ import numpy as np
 from jax.tree_util import keystr
 
 from ._errors import ArgumentError, Place, Size
-from ._jax_compat import array_type, valid_dtype
+from ._jax_compat import TRUSTED_ARRAY_TYPES, array_type, valid_dtype
 from ._shape import Shape
 
 _PY_SCALARS = (bool, int, float, complex)
@@ -63,12 +63,15 @@ def array_shape(x: Any) -> tuple[int, ...] | None:
     Only types JAX takes as arrays qualify, with a tuple of non-negative ints as shape
     and a dtype JAX accepts (string, object and datetime arrays are not JAX values).
     """
-    if not array_type(cast(Hashable, type(x))):
+    kind = type(x)
+    if kind in TRUSTED_ARRAY_TYPES:  # the hot path: JAX guarantees shape and dtype
+        return cast(tuple[int, ...], x.shape)
+    if not array_type(cast(Hashable, kind)):
         return None
     shape = getattr(x, "shape", None)
     if type(shape) is not tuple:
         return None
-    for d in shape:
+    for d in shape:  # a duck with a shape of strings or negative sizes is no array
         if type(d) is not int or d < 0:
             return None
     try:
@@ -166,7 +169,7 @@ def label_call(
 def flatten_call(args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> tuple[list[Any], Any]:
     """`tree_flatten((args, kwargs))`, with JAX's own failures reported as ours."""
     try:
-        return jax.tree_util.tree_flatten((args, dict(kwargs)))
+        return jax.tree_util.tree_flatten((args, kwargs))
     except (RecursionError, SystemError):
         raise ArgumentError(
             "the arguments contain themselves (a cyclic container) or are nested too deeply to flatten"

@@ -20,6 +20,7 @@ import numpy as np
 
 from ._cache import BoundedCache
 from ._fastpath import Plan, compile_plan
+from ._jax_compat import TRUSTED_ARRAY_TYPES
 from ._engine import Model, SignatureModel, TraceModel, VmapLevel, VmapModel, map_inputs, run
 from ._errors import AxisCheckError, FunctionError, OutputError
 from ._leaves import array_shape, flatten_call, label_call, parameter_names, shape_of, shapes_as_structs, struct
@@ -171,7 +172,8 @@ class Transformed(Generic[P, R]):
         if not self._symbolic:
             return self._full(args, kwargs)
         leaves, treedef = flat if flat is not None else flatten_call(args, kwargs)
-        keys = tuple(leaf_key(x) for x in leaves)
+        trusted = TRUSTED_ARRAY_TYPES  # inlined: this line runs on every checked call
+        keys = tuple([x.shape if type(x) in trusted else leaf_key(x) for x in leaves])
         key = (treedef, keys)
         hit = self._cache.get(key)
         if hit is not None:
@@ -204,7 +206,7 @@ class Transformed(Generic[P, R]):
         """
         try:
             flat = flatten_call(args, kwargs)
-            if any(type(leaf) is int for leaf in flat[0]):
+            if int in map(type, flat[0]):
                 args, kwargs = shapes_as_structs(args, kwargs)  # tuples of ints stand for shapes
                 flat = flatten_call(args, kwargs)
             return self._predict(args, kwargs, flat)
