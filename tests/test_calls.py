@@ -237,3 +237,11 @@ def test_jit_compiles_to_exactly_what_jax_vmap_compiles(signature: str | None) -
     checked = jax.jit(ax.vmap(complex_operation, in_axes=(0, 1, 0), signature=signature))
     plain = jax.jit(jax.vmap(complex_operation, in_axes=(0, 1, 0)))
     assert checked.lower(x, y, z).as_text() == plain.lower(x, y, z).as_text()
+
+
+@pytest.mark.parametrize("keys", [jax.random.split(jax.random.key(0), 4), jax.random.split(jax.random.PRNGKey(0), 4)],
+                         ids=["typed-keys", "raw-keys"])
+def test_prng_keys_are_mapped_like_arrays(keys: jax.Array) -> None:
+    f = ax.vmap(lambda k: jax.random.normal(k, (2,)))
+    assert f.predict(keys).shapes == (4, 2)
+    np.testing.assert_array_equal(f(keys), jax.vmap(lambda k: jax.random.normal(k, (2,)))(keys))

@@ -35,6 +35,14 @@ def array_type(kind: Any) -> bool:
     )
 
 
+def canonical_dtype(dtype: Any) -> Any:
+    """The dtype JAX computes with (float64 -> float32 without x64); typed PRNG keys and
+    other extended dtypes are kept as they are."""
+    if jnp.issubdtype(dtype, jax.dtypes.extended):
+        return dtype
+    return jax.dtypes.canonicalize_dtype(dtype)
+
+
 @functools.lru_cache(maxsize=256)
 def valid_dtype(dtype: Any) -> bool:
     """Whether arrays of `dtype` are JAX values (str, object, datetime, void are not)."""

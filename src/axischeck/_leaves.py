@@ -12,7 +12,7 @@ import numpy as np
 from jax.tree_util import keystr
 
 from ._errors import ArgumentError, Place, Size
-from ._jax_compat import TRUSTED_ARRAY_TYPES, array_type, valid_dtype
+from ._jax_compat import TRUSTED_ARRAY_TYPES, array_type, canonical_dtype, valid_dtype
 from ._shape import Shape
 
 _PY_SCALARS = (bool, int, float, complex)
@@ -102,7 +102,7 @@ def abstract(x: Any) -> jax.ShapeDtypeStruct:
     dtype = getattr(x, "dtype", None)
     if dtype is None:
         dtype = np.result_type(x)
-    return struct(tuple(np.shape(x)), jax.dtypes.canonicalize_dtype(dtype))
+    return struct(tuple(np.shape(x)), canonical_dtype(dtype))
 
 
 def _is_shape_tuple(x: object) -> bool:
