@@ -24,7 +24,7 @@ def table(rows: Sequence[Sequence[str]]) -> str:
 
 def _arg_table(maps: Sequence[MapStep], base: BaseStep | None) -> list[list[str]]:
     header = ["arg", "batched shape"] if maps else ["arg", "shape"]
-    for i, m in enumerate(maps):
+    for i in range(len(maps)):
         tag = "" if len(maps) == 1 else f"[{i + 1}]"
         header += [f"in_axis{tag}", "per-example" if i == len(maps) - 1 else f"shape{tag}"]
     if base is not None and base.source == "signature":
@@ -58,7 +58,7 @@ def _out_table(maps: Sequence[MapStep], base: BaseStep | None) -> list[list[str]
     header = ["output", "per-example"]
     if base is not None and base.source == "signature":
         header.insert(1, "signature")
-    for i, m in enumerate(inner_first):
+    for i in range(len(inner_first)):
         tag = "" if len(maps) == 1 else f"[{len(maps) - i}]"
         header += [f"out_axis{tag}", "batched shape" if i == len(maps) - 1 else f"shape{tag}"]
     rows = [header]

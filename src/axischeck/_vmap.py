@@ -8,10 +8,8 @@ from typing import Any, ParamSpec, TypeVar, overload
 import jax
 
 from ._axes import freeze_in_axes, freeze_out_axes
-from ._cache import BoundedCache
-from ._engine import VmapLevel, VmapModel, map_inputs, model_symbols
-from ._errors import AxisCheckError, SpecError
-from ._leaves import flatten_call, label_call
+from ._engine import VmapLevel, VmapModel, model_symbols
+from ._errors import SpecError
 from ._signature import Signature, check_axis_name, check_axis_size, check_flag, fresh_symbol
 from ._transform import FunctionTracker, Transformed, fn_name, inner_model
 
