@@ -260,3 +260,16 @@ def test_unannotated_failure_in_a_call_keeps_its_type_and_gains_a_note() -> None
     note = "\n".join(getattr(info.value, "__notes__", []))
     assert "y    (5, 16, 2)     1        (5, 2)" in note
     assert "operand 1 has 'b' of size 5, and the earlier operands have 4" in note
+
+
+def test_vmap_ppermute_duplicates_are_reported_not_copied() -> None:
+    """jax_semantics.md §5.2: under vmap, ppermute accepts duplicate destinations silently."""
+    from jax import lax
+
+    bad = lambda v: lax.ppermute(v, "i", [(0, 1), (1, 1), (2, 0)])  # noqa: E731
+    x = jax.ShapeDtypeStruct((3, 2), jnp.float32)
+    assert jax.eval_shape(jax.vmap(bad, axis_name="i"), x).shape == (3, 2)  # JAX's accident
+    with pytest.raises(ax.FunctionError, match=r"sources and destinations must be unique"):
+        ax.vmap(bad, axis_name="i").predict(x)
+    good = lambda v: lax.ppermute(v, "i", [(0, 1), (1, 2), (2, 0)])  # noqa: E731
+    assert ax.vmap(good, axis_name="i").predict(x).shapes == (3, 2)

@@ -354,10 +354,20 @@ def trace(fn: Callable[..., Any], name: str, call: Call, env: Env, trail: tuple[
     except AxisCheckError:
         raise
     except SilentCollectiveError as err:
+        text = str(err)
+        if text.startswith("ppermute"):
+            raise FunctionError(
+                f"{name} calls {text}; under vmap JAX accepts duplicates silently (and the result"
+                " is meaningless), so axischeck reports it",
+                transform=_innermost_transform(trail),
+                table=_table(trail),
+                fix="give each source and each destination at most once in perm",
+            ) from None
         raise FunctionError(
             f"{name} calls psum_scatter (tiled=False) over a vmap axis whose size differs from the"
-            f" scattered dimension ({err}); under vmap JAX does not check this and silently returns"
-            " a mislabelled batch sum, so axischeck reports it",
+            f" scattered dimension ({text.removeprefix('psum_scatter: ')}); under vmap JAX does not"
+            " check this and silently returns a mislabelled batch sum, so axischeck reports it",
+            transform=_innermost_transform(trail),
             table=_table(trail),
             fix="scatter a dimension as long as the mapped axis, or pass tiled=True (the dimension must then divide evenly)",
         ) from None

@@ -85,16 +85,42 @@ class SilentCollectiveError(Exception):
 
 
 def _check_silent_collectives(fn: Callable[..., Any], env: Env, structs: Sequence[Any]) -> None:
-    """Non-tiled psum_scatter under vmap does not check its size (jax_semantics.md §5.2):
-    JAX returns a mislabelled batch sum. Tracing with the names bound as device axes
-    applies the check JAX skips; only that one message is taken from this trace."""
+    """Two collectives JAX accepts silently under vmap (jax_semantics.md §5.2, §10):
+
+    - non-tiled psum_scatter whose scattered dimension is not the axis size (JAX returns
+      a mislabelled batch sum): tracing with the names bound as device axes applies the
+      check vmap skips; only that one message is taken from this trace;
+    - ppermute with duplicate sources or destinations (the device rule rejects them,
+      but only when lowering): read from the same trace's jaxpr.
+    """
     try:
-        jax.make_jaxpr(fn, axis_env=[(name, size) for name, size, _ in env if name is not None])(*structs)
+        closed = jax.make_jaxpr(fn, axis_env=[(name, size) for name, size, _ in env if name is not None])(*structs)
     except ValueError as err:
         if "reduce_scatter operand scatter dimension" in str(err):
-            raise SilentCollectiveError(str(err)) from None
+            raise SilentCollectiveError(f"psum_scatter: {err}") from None
+        return
     except Exception:
-        pass  # every other rule is vmap's, already applied by the real trace
+        return  # every other rule is vmap's, already applied by the real trace
+    for eqn in _equations(closed.jaxpr):
+        if eqn.primitive.name == "ppermute":
+            perm = eqn.params.get("perm", ())
+            sources = [s for s, _ in perm]
+            dests = [d for _, d in perm]
+            if len(set(sources)) != len(sources) or len(set(dests)) != len(dests):
+                raise SilentCollectiveError(
+                    f"ppermute: its sources and destinations must be unique, got perm={tuple(perm)}"
+                )
+
+
+def _equations(jaxpr: Any) -> Any:
+    """Every equation of `jaxpr`, sub-jaxprs (cond, scan, jit, ...) included."""
+    for eqn in jaxpr.eqns:
+        yield eqn
+        for value in eqn.params.values():
+            for sub in value if isinstance(value, (tuple, list)) else (value,):
+                inner = getattr(sub, "jaxpr", sub)
+                if hasattr(inner, "eqns"):
+                    yield from _equations(inner)
 
 
 def vmap_accepts_out_axes(
