@@ -226,7 +226,7 @@ def test_vmap_psum_scatter_hole_is_reported_not_copied() -> None:
     f = lambda v: lax.psum_scatter(v, "i", scatter_dimension=0)  # noqa: E731
     x = jax.ShapeDtypeStruct((8, 16, 3), jnp.float32)
     assert jax.eval_shape(jax.vmap(f, axis_name="i"), x).shape == (16, 3)  # JAX's accident
-    with pytest.raises(ax.FunctionError, match="size 16 must match shard count 8") as info:
+    with pytest.raises(ax.CollectiveError, match="size 16 must match shard count 8") as info:
         ax.vmap(f, axis_name="i").predict(x)
     assert "tiled=True" in (info.value.fix or "")
     # With matching sizes it is the real collective, predicted like JAX.
@@ -269,7 +269,18 @@ def test_vmap_ppermute_duplicates_are_reported_not_copied() -> None:
     bad = lambda v: lax.ppermute(v, "i", [(0, 1), (1, 1), (2, 0)])  # noqa: E731
     x = jax.ShapeDtypeStruct((3, 2), jnp.float32)
     assert jax.eval_shape(jax.vmap(bad, axis_name="i"), x).shape == (3, 2)  # JAX's accident
-    with pytest.raises(ax.FunctionError, match=r"sources and destinations must be unique"):
+    with pytest.raises(ax.CollectiveError, match=r"sources and destinations must be unique"):
         ax.vmap(bad, axis_name="i").predict(x)
     good = lambda v: lax.ppermute(v, "i", [(0, 1), (1, 2), (2, 0)])  # noqa: E731
     assert ax.vmap(good, axis_name="i").predict(x).shapes == (3, 2)
+
+
+def test_silent_collectives_are_caught_in_calls_too() -> None:
+    from jax import lax
+
+    f = ax.vmap(lambda v: lax.psum_scatter(v, "i", scatter_dimension=0), axis_name="i")
+    with pytest.raises(ax.CollectiveError):
+        f(jnp.ones((8, 16, 3)))
+    assert f(jnp.ones((8, 8, 3))).shape == (8, 3)
+    with pytest.raises(ax.CollectiveError):
+        jax.jit(f)(jnp.ones((8, 16, 3)))

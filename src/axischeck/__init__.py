@@ -14,6 +14,7 @@ from ._check import Checked as Checked
 from ._check import check as check
 from ._errors import ArgumentError as ArgumentError
 from ._errors import AxisCheckError as AxisCheckError
+from ._errors import CollectiveError as CollectiveError
 from ._errors import FunctionError as FunctionError
 from ._errors import OutputError as OutputError
 from ._errors import Place as Place
@@ -33,6 +34,7 @@ __all__ = [
     "AxisCheckError",
     "Bindings",
     "Checked",
+    "CollectiveError",
     "Conflict",
     "FunctionError",
     "OutputError",

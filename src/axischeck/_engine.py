@@ -21,7 +21,7 @@ import jax
 
 from ._axes import Axes, _is_axis, canonical_axis
 from ._dims import ANY, ArraySpec, Named, Variadic
-from ._errors import ArgumentError, AxisCheckError, FunctionError, OutputError, Place, SpecError
+from ._errors import ArgumentError, AxisCheckError, CollectiveError, FunctionError, OutputError, Place, SpecError
 from ._explain import render_steps
 from ._leaves import Call, Leaf, abstract, struct
 from ._prediction import ArgRow, BaseStep, MapStep, OutRow, SpecRow, Step
@@ -356,14 +356,14 @@ def trace(fn: Callable[..., Any], name: str, call: Call, env: Env, trail: tuple[
     except SilentCollectiveError as err:
         text = str(err)
         if text.startswith("ppermute"):
-            raise FunctionError(
+            raise CollectiveError(
                 f"{name} calls {text}; under vmap JAX accepts duplicates silently (and the result"
                 " is meaningless), so axischeck reports it",
                 transform=_innermost_transform(trail),
                 table=_table(trail),
                 fix="give each source and each destination at most once in perm",
             ) from None
-        raise FunctionError(
+        raise CollectiveError(
             f"{name} calls psum_scatter (tiled=False) over a vmap axis whose size differs from the"
             f" scattered dimension ({text.removeprefix('psum_scatter: ')}); under vmap JAX does not"
             " check this and silently returns a mislabelled batch sum, so axischeck reports it",
@@ -593,6 +593,11 @@ def check_output(core: SigCore, shapes: Any, bindings: Bindings, transform: str,
                 places=conflict.places,
                 table=_table(trail),
             )
+
+
+def has_axis_names(model: Model) -> bool:
+    """Whether any vmap level inside `model` names its axis (collectives may use it)."""
+    return isinstance(model, VmapModel) and (model.level.axis_name is not None or has_axis_names(model.inner))
 
 
 def model_symbols(model: Model) -> frozenset[str]:

@@ -145,6 +145,12 @@ class FunctionError(AxisCheckError):
     """
 
 
-for _cls in (AxisCheckError, SpecError, ArgumentError, OutputError, FunctionError):
+class CollectiveError(AxisCheckError):
+    """A collective used where JAX answers silently but meaninglessly under vmap: a
+    non-tiled `psum_scatter` whose dimension is not the axis size, or a `ppermute` with
+    duplicate sources or destinations (jax_semantics.md §5.2)."""
+
+
+for _cls in (AxisCheckError, SpecError, ArgumentError, OutputError, FunctionError, CollectiveError):
     _cls.__module__ = "axischeck"
 Place.__module__ = "axischeck"

@@ -21,8 +21,8 @@ import numpy as np
 from ._cache import BoundedCache
 from ._fastpath import Plan, compile_plan
 from ._jax_compat import TRUSTED_ARRAY_TYPES
-from ._engine import Model, SignatureModel, TraceModel, VmapLevel, VmapModel, map_inputs, run
-from ._errors import AxisCheckError, FunctionError, OutputError
+from ._engine import Model, SignatureModel, TraceModel, VmapLevel, VmapModel, has_axis_names, map_inputs, run
+from ._errors import AxisCheckError, CollectiveError, FunctionError, OutputError
 from ._leaves import array_shape, flatten_call, label_call, parameter_names, shape_of, shapes_as_structs, struct
 from ._prediction import BaseStep, MapStep, Prediction
 from ._shape import format_shape
@@ -133,6 +133,7 @@ class Transformed(Generic[P, R]):
         self._symbolic = is_symbolic(model)
         self._params = parameter_names(fun)
         self._input_model = inputs_only(model)
+        self._names = has_axis_names(model)
         self._passed: BoundedCache[bool] = BoundedCache(512)
         self._cache: BoundedCache[Prediction] = BoundedCache(512)
         self._plans: BoundedCache[Plan] = BoundedCache(64)
@@ -246,9 +247,21 @@ class Transformed(Generic[P, R]):
                 run(self._input_model, call)
             elif (level := self._outer_level()) is not None:
                 map_inputs(level, call, ())
+            if self._names:
+                self._check_collectives(call)
         except AxisCheckError as err:
             raise self._with_fix(err, args, kwargs).with_traceback(None) from None
         self._passed.put(key, True)
+
+    def _check_collectives(self, call: Any) -> None:
+        """With axis names in scope, one trace per new shape catches the collectives
+        whose vmap answer JAX returns silently; any other failure is JAX's to raise."""
+        try:
+            run(self._model, call)
+        except CollectiveError:
+            raise
+        except Exception:
+            return
 
     def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
         pred = None
