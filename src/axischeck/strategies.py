@@ -178,10 +178,10 @@ def _make_plan(
         else:
             raise InvalidArgument(f"sizes pins {key!r}, which no input of {sig} uses")
     plan = _Plan(specs, axes, axis_size, pinned, min_side, max_side, max_batch)
-    for key, need in plan.min_run().items():
-        run = pinned.get(key) if isinstance(key, str) else None
+    for run_key, need in plan.min_run().items():
+        run = pinned.get(run_key) if isinstance(run_key, str) else None
         if isinstance(run, tuple) and len(run) < need:
-            raise InvalidArgument(f"sizes[{key!r}]={run} is too short for in_axes={in_axes!r}")
+            raise InvalidArgument(f"sizes[{run_key!r}]={run} is too short for in_axes={in_axes!r}")
     return plan
 
 
@@ -195,11 +195,11 @@ def _draw_per_example(
     env: dict[str, int] = {}
     runs: dict[str | int, tuple[int, ...]] = {}
     min_run = plan.min_run()
-    for key, value in plan.sizes.items():
+    for name, value in plan.sizes.items():
         if isinstance(value, tuple):
-            runs[key] = value
+            runs[name] = value
         else:
-            env[key] = value
+            env[name] = value
     env.update(force or {})
     shapes = []
     for i, spec in enumerate(plan.specs):
@@ -301,7 +301,10 @@ def arrays_for(
     def to_arrays(shapes: Shapes) -> tuple[jax.ShapeDtypeStruct | jax.Array, ...]:
         if real:
             return tuple(jnp.zeros(s, dtype) for s in shapes)
-        return tuple(jax.ShapeDtypeStruct(s, dtype) for s in shapes)
+        return tuple(
+            jax.ShapeDtypeStruct(s, dtype)  # type: ignore[no-untyped-call]
+            for s in shapes
+        )
 
     return strategy.map(to_arrays)
 
@@ -316,8 +319,7 @@ def _shared_symbols(plan: _Plan) -> list[str]:
         for d in spec.dims:
             if isinstance(d, Named):
                 count[d.name] = count.get(d.name, 0) + 1
-    pinned_ok = [k for k, n in count.items() if n >= 2 and plan.sizes.get(k) not in (0, 1)]
-    return sorted(pinned_ok)
+    return sorted(k for k, n in count.items() if n >= 2 and plan.sizes.get(k) not in (0, 1))
 
 
 def _rank_breakable(plan: _Plan) -> list[int]:
@@ -345,7 +347,7 @@ def _other_size(draw: st.DrawFn, plan: _Plan, avoid: set[int]) -> int:
     """A side length >= 2 not in `avoid` (size 1 is avoided: it would broadcast)."""
     lo = max(2, plan.min_side)
     hi = max(plan.max_side, lo + len(avoid) + 1)
-    return draw(st.integers(lo, hi).filter(lambda v: v not in avoid))
+    return draw(st.sampled_from([v for v in range(lo, hi + 1) if v not in avoid]))
 
 
 def inconsistent_shapes_for(
@@ -397,7 +399,8 @@ def inconsistent_shapes_for(
             batch = _draw_batch(draw, plan)
             mapped = [i for i, a in enumerate(plan.axes) if a is not None]
             victim = draw(st.sampled_from(mapped))
-            wrong = draw(st.integers(1, max(plan.max_batch, batch + 1)).filter(lambda b: b != batch))
+            choices = [b for b in range(1, max(plan.max_batch, batch + 1) + 1) if b != batch]
+            wrong = draw(st.sampled_from(choices))
             shapes = list(_batched(plan, per_example, batch))
             shapes[victim] = _insert_batch(per_example[victim], plan.axes[victim], wrong)
             return tuple(shapes)
@@ -414,9 +417,9 @@ def inconsistent_shapes_for(
             ]
             i, j = draw(st.sampled_from(places))
             wrong = _other_size(draw, plan, {size})
-            shape = list(per_example[i])
-            shape[j] = wrong
-            per_example[i] = tuple(shape)
+            broken = list(per_example[i])
+            broken[j] = wrong
+            per_example[i] = tuple(broken)
             return _batched(plan, per_example, _draw_batch(draw, plan))
         # kind == "rank"
         per_example = _draw_per_example(draw, plan)
@@ -426,11 +429,13 @@ def inconsistent_shapes_for(
         grow = spec.variadic_index is None and (len(shape) == 0 or draw(st.booleans()))
         if grow:
             pos = draw(st.integers(0, len(shape)))
-            shape = shape[:pos] + (draw(st.integers(max(2, plan.min_side), max(2, plan.max_side))),) + shape[pos:]
+            extra = draw(st.integers(max(2, plan.min_side), max(2, plan.max_side)))
+            shape = shape[:pos] + (extra,) + shape[pos:]
         else:
             # Drop below the least rank the spec accepts (min_rank - 1 axes in all).
             keep = spec.min_rank - 1
-            dims = [k for k, d in enumerate(_concrete_dims(spec, shape)) if not isinstance(d, Variadic)]
+            concrete = _concrete_dims(spec, shape)
+            dims = [k for k, d in enumerate(concrete) if not isinstance(d, Variadic)]
             drop = draw(st.sampled_from(dims))
             kept = [k for k in dims if k != drop][:keep]
             shape = tuple(shape[k] for k in kept)
@@ -440,8 +445,10 @@ def inconsistent_shapes_for(
     return draw_shapes()
 
 
-def _concrete_dims(spec: ArraySpec, shape: tuple[int, ...]) -> list[Named | Fixed | Anonymous | Variadic]:
-    """The dim of `spec` behind each axis of the per-example `shape` (a run repeats its variadic)."""
+def _concrete_dims(
+    spec: ArraySpec, shape: tuple[int, ...]
+) -> list[Named | Fixed | Anonymous | Variadic]:
+    """The dim of `spec` behind each axis of per-example `shape` (a run repeats its variadic)."""
     v = spec.variadic_index
     if v is None:
         return list(spec.dims)
@@ -470,14 +477,21 @@ def in_axes_for(
     """
     specs = _input_specs(_signature(signature))
 
-    def entry(spec: ArraySpec) -> st.SearchStrategy[int | None]:
+    def axis(spec: ArraySpec) -> st.SearchStrategy[int]:
         r = spec.min_rank
-        axis: st.SearchStrategy[int | None] = st.integers(-(r + 1) if allow_negative else 0, r)
-        return st.one_of(axis, st.none()) if allow_none else axis
+        return st.integers(-(r + 1) if allow_negative else 0, r)
 
-    return st.tuples(*(entry(s) for s in specs)).filter(
-        lambda axes: any(a is not None for a in axes)
-    )
+    @st.composite
+    def draw_axes(draw: st.DrawFn) -> tuple[int | None, ...]:
+        axes: list[int | None] = [
+            draw(st.one_of(axis(s), st.none()) if allow_none else axis(s)) for s in specs
+        ]
+        if all(a is None for a in axes):  # at least one input must be mapped
+            i = draw(st.integers(0, len(specs) - 1))
+            axes[i] = draw(axis(specs[i]))
+        return tuple(axes)
+
+    return draw_axes()
 
 
 def out_axes_for(
