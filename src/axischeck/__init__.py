@@ -29,6 +29,10 @@ from ._vmap import vmap as vmap
 
 __version__ = "0.1.0"
 
+for _public in (Bindings, Checked, Conflict, Place, Prediction, Shape, Signature, Vmapped):
+    _public.__module__ = "axischeck"  # stable, short names in reprs and tracebacks
+del _public
+
 __all__ = [
     "ArgumentError",
     "AxisCheckError",
