@@ -48,6 +48,25 @@ def test_axis_size_suggestion() -> None:
     assert info.value.suggestions[0].as_kwargs() == {"axis_size": 16}
 
 
+def test_transpose_suggestion() -> None:
+    f = ax.vmap(complex_operation, in_axes=(0, 1, 0), signature=EINSUM)
+    with pytest.raises(ax.ArgumentError) as info:
+        f.predict((16, 8, 4), (2, 16, 4), (16, 8, 2))
+    assert info.value.fix == "passing jnp.transpose(y, (2, 1, 0)) (shape (4, 16, 2)) instead of y would agree"
+
+
+def _apply(suggestion: Any, in_axes: Any, args: list[Any]) -> tuple[dict[str, Any], list[Any]]:
+    options = {"in_axes": in_axes}
+    args = list(args)
+    for key, value in suggestion.options:
+        if key == "transpose":
+            i, perm = value
+            args[i] = jax.ShapeDtypeStruct(tuple(args[i].shape[p] for p in perm), args[i].dtype)
+        else:
+            options[key] = value
+    return options, args
+
+
 @st.composite
 def broken_configs(draw: Any) -> tuple[tuple[int | None, ...], tuple[tuple[int, ...], ...], bool]:
     a, b, c, n = (draw(st.integers(1, 5)) for _ in range(4))
@@ -56,6 +75,9 @@ def broken_configs(draw: Any) -> tuple[tuple[int | None, ...], tuple[tuple[int, 
         true_axes = (0,) + true_axes[1:]
     per_example = [(a, b), (b, c), (a, c)]
     shapes = tuple(_insert(s, min(t, 2) if t is not None else None, n) for s, t in zip(per_example, true_axes, strict=True))
+    if draw(st.booleans()):  # sometimes hand over one argument with its axes reversed
+        k = draw(st.integers(0, 2))
+        shapes = shapes[:k] + (shapes[k][::-1],) + shapes[k + 1 :]
     given_axes = tuple(draw(st.sampled_from([0, 1, -1, None])) for _ in range(3))
     return given_axes, shapes, draw(st.booleans())
 
@@ -69,6 +91,6 @@ def test_every_suggestion_makes_jax_succeed(config: tuple[tuple[int | None, ...]
         f.predict(*args)
     except ax.AxisCheckError as err:
         for suggestion in err.suggestions:
-            options = {"in_axes": in_axes, **suggestion.as_kwargs()}
-            jax.eval_shape(jax.vmap(complex_operation, **options), *args)  # must not raise
-            assert ax.vmap(complex_operation, **options).predict(*args).shapes is not None
+            options, fixed = _apply(suggestion, in_axes, args)
+            jax.eval_shape(jax.vmap(complex_operation, **options), *fixed)  # must not raise
+            assert ax.vmap(complex_operation, **options).predict(*fixed).shapes is not None

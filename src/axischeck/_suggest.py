@@ -14,8 +14,9 @@ import jax
 
 from ._axes import freeze_in_axes, freeze_out_axes
 from ._engine import Model, VmapModel, run
-from ._errors import AxisCheckError, OutputError
-from ._leaves import Call
+from ._errors import AxisCheckError, FunctionError, OutputError
+from ._leaves import Call, Leaf, abstract, struct
+from ._shape import Shape
 from ._trees import seq_repr
 
 MAX_TRIES = 48
@@ -119,6 +120,44 @@ def _out_axes_options(model: VmapModel, call: Call) -> list[Suggestion]:
     return found
 
 
+def _transposed(call: Call, i: int, perm: tuple[int, ...]) -> Call:
+    leaf = jax.tree_util.tree_leaves(call.args[i])[0]
+    assert leaf.shape is not None
+    shape = Shape(tuple(leaf.shape[p] for p in perm))
+    value = struct(shape, abstract(leaf.value).dtype)
+    new = Leaf(leaf.label, shape, value, shape, tuple(range(len(shape))))
+    return Call(call.args[:i] + (new,) + call.args[i + 1 :], call.kwargs, call.arg_params, call.arg_labels)
+
+
+def _transpose_options(model: VmapModel, call: Call) -> list[Suggestion]:
+    """Transposing one argument, when no change of axes does it (arrays of rank <= 4)."""
+    found: list[Suggestion] = []
+    tries = 0
+    for i, arg in enumerate(call.args):
+        leaves = jax.tree_util.tree_leaves(arg)
+        if len(leaves) != 1 or leaves[0].label != call.arg_labels[i] or leaves[0].shape is None:
+            continue
+        rank = len(leaves[0].shape)
+        if not 2 <= rank <= 4:
+            continue
+        for perm in itertools.permutations(range(rank)):
+            if perm == tuple(range(rank)):
+                continue
+            tries += 1
+            if tries > MAX_TRIES:
+                return found
+            if _works(model, _transposed(call, i, perm)):
+                name = call.arg_labels[i]
+                shape = tuple(leaves[0].shape[p] for p in perm)
+                found.append(
+                    Suggestion(
+                        f"passing jnp.transpose({name}, {perm}) (shape {shape}) instead of {name} would agree",
+                        (("transpose", (i, perm)),),
+                    )
+                )
+    return found
+
+
 def suggest(model: Model, call: Call, err: AxisCheckError) -> tuple[Suggestion, ...]:
     """Options that would make this call pass, most specific first; () when unclear."""
     if not isinstance(model, VmapModel):
@@ -127,6 +166,11 @@ def suggest(model: Model, call: Call, err: AxisCheckError) -> tuple[Suggestion, 
         options = _out_axes_options(model, call)
     else:
         options = _axis_size_options(model, call) or _in_axes_options(model, call)
+        per_example = isinstance(err, FunctionError) or (
+            err.symbol is not None and not err.symbol.startswith("batch size")
+        )
+        if not options and per_example:
+            options = _transpose_options(model, call)  # a per-example conflict: axis order
     if len(options) > MAX_SHOWN:
         return ()  # too many ways out: any one would be a guess
     return tuple(options)
