@@ -105,6 +105,7 @@ def demo_monte_carlo() -> None:
     keys = jax.random.split(jax.random.PRNGKey(1768780800062), 1000)
     fast = jax.jit(vmap(monte_carlo_pi_single))
     _compare("vmap(monte_carlo_pi_single)", vmap(monte_carlo_pi_single).predict(keys).shapes, fast(keys))
+    monte_carlo_pi_single(keys[0]).block_until_ready()  # warm the eager op caches, as for vmap
     t0 = time.perf_counter()
     loop = jnp.array([monte_carlo_pi_single(keys[i]) for i in range(1000)])  # the seed's loop
     t_loop = time.perf_counter() - t0
