@@ -19,6 +19,8 @@ from ._errors import FunctionError as FunctionError
 from ._errors import OutputError as OutputError
 from ._errors import Place as Place
 from ._errors import SpecError as SpecError
+from ._pmap import Pmapped as Pmapped
+from ._pmap import pmap as pmap
 from ._prediction import Prediction as Prediction
 from ._shape import Shape as Shape
 from ._signature import Signature as Signature
@@ -29,7 +31,7 @@ from ._vmap import vmap as vmap
 
 __version__ = "0.1.0"
 
-for _public in (Bindings, Checked, Conflict, Place, Prediction, Shape, Signature, Vmapped):
+for _public in (Bindings, Checked, Conflict, Place, Pmapped, Prediction, Shape, Signature, Vmapped):
     _public.__module__ = "axischeck"  # stable, short names in reprs and tracebacks
 del _public
 
@@ -43,11 +45,13 @@ __all__ = [
     "FunctionError",
     "OutputError",
     "Place",
+    "Pmapped",
     "Prediction",
     "Shape",
     "Signature",
     "SpecError",
     "Vmapped",
     "check",
+    "pmap",
     "vmap",
 ]

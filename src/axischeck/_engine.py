@@ -54,7 +54,13 @@ def _table(trail: tuple[Step, ...]) -> str | None:
 
 @dataclass(frozen=True, slots=True)
 class VmapLevel:
-    """One `vmap`: its validated options, and how to name it in messages."""
+    """One mapping level (`vmap`, or `pmap` over devices): validated options and names.
+
+    A pmap level differs from a vmap level only where JAX's pmap does (jax_semantics.md
+    §6): `devices` bounds the size, `static` argument positions are not mapped, and
+    negative axes and `out_axes=None` on mapped outputs, which JAX answers silently and
+    wrongly, are reported.
+    """
 
     in_axes: Axes
     out_axes: Axes
@@ -63,15 +69,22 @@ class VmapLevel:
     sum_match: bool = False
     fn_name: str = "f"
     symbol: str = "B"
+    kind: str = "vmap"  # or "pmap"
+    devices: int | None = None  # pmap: how many devices the size may use
+    static: tuple[int, ...] = ()  # pmap: static_broadcasted_argnums (non-negative)
 
     def describe(self) -> str:
         parts = [self.fn_name] if self.fn_name else []
+        if self.kind == "pmap" and self.axis_name is not None:
+            parts.append(f"axis_name={self.axis_name!r}")
         parts += [f"in_axes={self.in_axes}", f"out_axes={self.out_axes}"]
         if self.axis_size is not None:
             parts.append(f"axis_size={self.axis_size}")
-        if self.axis_name is not None:
+        if self.kind == "vmap" and self.axis_name is not None:
             parts.append(f"axis_name={self.axis_name!r}")
-        return "vmap(" + ", ".join(parts) + ")"
+        if self.static:
+            parts.append(f"static_broadcasted_argnums={self.static}")
+        return f"{self.kind}(" + ", ".join(parts) + ")"
 
 
 # --------------------------------------------------------------------------- inputs
@@ -89,6 +102,16 @@ def _mismatch_error(level: VmapLevel, where: str, owner: str, m: PrefixMismatch,
 def resolve_in_axes(level: VmapLevel, call: Call, trail: tuple[Step, ...]) -> list[int | None]:
     """The in_axes entry of every flat leaf (kwargs always 0), as `jax.vmap` resolves it."""
     spec = level.in_axes.value
+    if level.kind == "pmap":
+        _pmap_argument_checks(level, call, trail)
+        if isinstance(spec, list):  # pmap keeps a top-level list: JAX's prefix check fails
+            raise ArgumentError(
+                f"pmap in_axes is a list, {spec!r}, but the positional arguments form a tuple;"
+                " unlike vmap, pmap does not read a top-level list as a tuple",
+                transform=level.describe(),
+                table=_table(trail),
+                fix=f"write in_axes={tuple(spec)!r}",
+            )
     if isinstance(spec, tuple) and len(spec) != len(call.args):
         fix = None
         one: Any = jax.tree_util.tree_structure(call.args[0]) if len(call.args) == 1 else None
@@ -104,6 +127,9 @@ def resolve_in_axes(level: VmapLevel, call: Call, trail: tuple[Step, ...]) -> li
         )
     axes: list[int | None] = []
     for i, arg in enumerate(call.args):
+        if i in level.static:  # pmap ignores the in_axes entry of a static argument
+            axes.extend([None] * len(jax.tree_util.tree_leaves(arg)))
+            continue
         entry = spec[i] if isinstance(spec, tuple) else spec
         got = broadcast_prefix(entry, arg, _is_axis)
         if isinstance(got, PrefixMismatch):
@@ -113,6 +139,45 @@ def resolve_in_axes(level: VmapLevel, call: Call, trail: tuple[Step, ...]) -> li
     for key in sorted(call.kwargs):
         axes.extend([0] * len(jax.tree_util.tree_leaves(call.kwargs[key])))
     return axes
+
+
+def _pmap_argument_checks(level: VmapLevel, call: Call, trail: tuple[Step, ...]) -> None:
+    """pmap's rules for static_broadcasted_argnums (pmap.py): passed positionally, hashable."""
+    for i in level.static:
+        if i >= len(call.args):
+            raise ArgumentError(
+                f"static_broadcasted_argnums names argument {i}, but only {len(call.args)} positional"
+                " argument(s) were passed; static arguments must be passed positionally",
+                transform=level.describe(),
+                table=_table(trail),
+            )
+        leaves = jax.tree_util.tree_leaves(call.args[i])
+        try:
+            hash(tuple(leaf.value for leaf in leaves))
+        except TypeError:
+            raise ArgumentError(
+                f"static argument {call.arg_labels[i]} is not hashable; pmap needs hashable static arguments",
+                transform=level.describe(),
+                table=_table(trail),
+            ) from None
+
+
+def _pmap_size_checks(level: VmapLevel, leaves: list[Leaf], axes: list[int | None], fail: Callable[..., AxisCheckError]) -> None:
+    """What pmap rejects (or answers wrongly) that vmap accepts."""
+    if not any(a is not None and leaf.shape is not None for leaf, a in zip(leaves, axes, strict=True)):
+        raise fail(
+            ArgumentError,
+            "pmap needs at least one argument with a mapped axis (axis_size cannot stand in for one)",
+            fix="map at least one array argument (an int in in_axes)",
+        )
+    for leaf, axis in zip(leaves, axes, strict=True):
+        if axis is not None and axis < 0 and leaf.shape is not None:
+            raise fail(
+                ArgumentError,
+                f"pmap in_axes entry {axis} for {leaf.label} is negative; JAX 0.10's pmap shards"
+                " axis 0 but squeezes the negative axis, so it fails or silently gives wrong shapes",
+                fix=f"write the axis counted from the front: {axis + len(leaf.shape)}",
+            )
 
 
 def map_inputs(level: VmapLevel, call: Call, trail: tuple[Step, ...]) -> tuple[int, Call, MapStep, list[int | None]]:
@@ -125,6 +190,8 @@ def map_inputs(level: VmapLevel, call: Call, trail: tuple[Step, ...]) -> tuple[i
         step = MapStep(level.describe(), level.symbol, None, tuple(rows))
         return cls(problem, transform=level.describe(), table=_table(trail + (step,)), **facts)
 
+    if level.kind == "pmap":
+        _pmap_size_checks(level, leaves, axes, fail)
     if not leaves and level.axis_size is None:
         raise fail(
             ArgumentError,
@@ -179,6 +246,16 @@ def map_inputs(level: VmapLevel, call: Call, trail: tuple[Step, ...]) -> tuple[i
         )
     size = int(next(iter(distinct)))
     _reject_mapped_non_arrays(leaves, axes, fail)
+    if level.kind == "pmap" and (size == 0 or (level.devices is not None and size > level.devices)):
+        raise fail(
+            ArgumentError,
+            f"pmap maps an axis of size {size} over devices, but {level.devices} device(s) are"
+            " available: the size must be between 1 and the device count",
+            symbol=f"batch size {level.symbol}",
+            places=tuple(sized[:1]),
+            fix=f"map at most {level.devices} per call (reshape to (devices, -1, ...) and vmap inside),"
+            f" or run with {size} devices",
+        )
     new_leaves = []
     for i, (leaf, c) in enumerate(zip(leaves, canon, strict=True)):
         if c is None or leaf.shape is None:
@@ -237,9 +314,10 @@ def map_outputs(
         if axis is None:
             if not level.sum_match and is_batched(j):
                 name = "" if level.axis_name is None else f" (axis_name={level.axis_name!r})"
+                silently = " (JAX's pmap would silently return device 0's block)" if level.kind == "pmap" else ""
                 raise OutputError(
                     f"out_axes is None for {label}, but {label} depends on the mapped arguments, so it"
-                    f" has a batch dimension{name} that None would have to drop",
+                    f" has a batch dimension{name} that None would have to drop{silently}",
                     transform=level.describe(),
                     table=_table(trail),
                     places=(Place(label, shape),),
@@ -249,6 +327,15 @@ def map_outputs(
         else:
             r = len(shape) + 1
             c = canonical_axis(axis, r)
+            if level.kind == "pmap" and axis < 0:
+                raise OutputError(
+                    f"pmap out_axes entry {axis} for {label} is negative; JAX 0.10's pmap silently"
+                    " returns wrongly shaped outputs for negative out_axes",
+                    transform=level.describe(),
+                    table=_table(trail),
+                    places=(Place(label, shape),),
+                    fix=f"count the axis from the front: out_axes={c if c is not None else 0}",
+                )
             if c is None:
                 raise OutputError(
                     f"out_axes entry {axis} for {label} is out of range: the per-example output has"
@@ -277,8 +364,15 @@ class VmapModel:
     fn: Callable[..., Any] | None = None
 
     def predict(self, call: Call, env: Env, trail: tuple[Step, ...]) -> Outcome:
+        if self.level.kind == "pmap" and any(kind == "pmap" for *_, kind in env):
+            raise ArgumentError(
+                "pmap inside pmap fails in JAX 0.10 (a context-mesh error): nested pmap is not supported",
+                transform=self.level.describe(),
+                table=_table(trail),
+                fix="use one pmap over a flattened device axis, or jax.shard_map over a 2-D mesh",
+            )
         size, per_call, step, axes = map_inputs(self.level, call, trail)
-        inner_env = env + ((self.level.axis_name, size, tuple(axes)),)
+        inner_env = env + ((self.level.axis_name, size, tuple(axes), self.level.kind),)
         inner = self.inner.predict(per_call, inner_env, trail + (step,))
         if inner.inputs_only:  # Signature.unify: no outputs to map
             return Outcome(None, (step,) + inner.steps, inner.bindings, inputs_only=True)
@@ -363,13 +457,20 @@ def trace(fn: Callable[..., Any], name: str, call: Call, env: Env, trail: tuple[
                 table=_table(trail),
                 fix="give each source and each destination at most once in perm",
             ) from None
+        silent = not any(kind == "pmap" for *_, kind in env)
         raise CollectiveError(
-            f"{name} calls psum_scatter (tiled=False) over a vmap axis whose size differs from the"
-            f" scattered dimension ({text.removeprefix('psum_scatter: ')}); under vmap JAX does not"
-            " check this and silently returns a mislabelled batch sum, so axischeck reports it",
+            f"{name} calls psum_scatter (tiled=False), which needs the scattered dimension to equal"
+            f" the size of the mapped axis ({text.removeprefix('psum_scatter: ')})"
+            + (
+                "; under vmap JAX does not check this and silently returns a mislabelled batch sum,"
+                " so axischeck reports it"
+                if silent
+                else ""
+            ),
             transform=_innermost_transform(trail),
             table=_table(trail),
-            fix="scatter a dimension as long as the mapped axis, or pass tiled=True (the dimension must then divide evenly)",
+            fix="pass tiled=True (the dimension must then divide evenly by the axis size), or make"
+            " the mapped axis as long as the scattered dimension (that many devices under pmap)",
         ) from None
     except Exception as err:
         shapes = ", ".join(
@@ -421,7 +522,7 @@ class SignatureModel:
 
     def predict(self, call: Call, env: Env, trail: tuple[Step, ...]) -> Outcome:
         unifier = Unifier()
-        for axis_name, size, _ in env:
+        for axis_name, size, *_ in env:
             if isinstance(axis_name, str):  # innermost binding of a name wins (later in env)
                 unifier.bind_axis_name(axis_name, size, Place(f"the mapped axis {axis_name!r}", None, None, size))
         rows: list[SpecRow] = []

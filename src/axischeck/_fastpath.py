@@ -134,6 +134,8 @@ def compile_plan(model: Model, call: Call) -> Plan | None:
         model = model.inner
     if not isinstance(model, SignatureModel) or model.core.output is None or model.inputs_only:
         return None
+    if any(vm.level.kind != "vmap" for vm in levels):
+        return None  # pmap's extra rules (devices, statics, signs) live in the engine only
     leaves, _ = call.flat()
     out_value = model.core.output.value
     level_plans = []

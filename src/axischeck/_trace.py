@@ -20,38 +20,57 @@ def _is_abstract(x: object) -> bool:
     return isinstance(x, jax.ShapeDtypeStruct)
 
 
-Env = tuple[tuple[Hashable | None, int, tuple[int | None, ...]], ...]
-"""Every vmap level in scope, outermost first: (axis_name or None, size, the canonical
-axis it mapped of each flat argument leaf). Collectives depend on where batch dims sit
-(JAX's psum_scatter rule even fails for some positions), so when names are in scope the
-trace re-creates the real nesting: same levels, same mapped axes."""
+Env = tuple[tuple[Hashable | None, int, tuple[int | None, ...], str], ...]
+"""Every mapping level in scope, outermost first: (axis_name or None, size, the canonical
+axis it mapped of each flat argument leaf, "vmap" or "pmap"). Collectives depend on where
+batch dims sit (JAX's psum_scatter rule even fails for some positions), so when names are
+in scope the trace re-creates the real vmap nesting: same levels, same mapped axes.
+pmap levels are device axes: their names are bound as an axis environment (per-device
+semantics), with no batch dimension in the trace."""
 
 
 def _named_scope(env: Env) -> Env:
     """The levels to bind: from the outermost named one inward (none if no names)."""
-    for k, (name, _, _) in enumerate(env):
+    for k, (name, *_) in enumerate(env):
         if name is not None:
             return env[k:]
     return ()
 
 
+def _vmap_levels(env: Env) -> Env:
+    return tuple(level for level in env if level[3] == "vmap")
+
+
+def _device_axes(env: Env) -> list[tuple[Hashable, int]]:
+    return [(name, size) for name, size, _, kind in env if kind == "pmap" and name is not None]
+
+
 def _bind_names(fn: Callable[..., Any], env: Env, dyn: Sequence[int]) -> Callable[..., Any]:
-    """Wrap `fn` in the levels of `env` (innermost closest to `fn`), mapping each traced
-    leaf where the real level mapped it."""
-    for name, size, axes in reversed(env):
+    """Wrap `fn` in the vmap levels of `env` (innermost closest to `fn`), mapping each
+    traced leaf where the real level mapped it."""
+    for name, size, axes, _ in reversed(_vmap_levels(env)):
         in_axes = tuple(axes[i] for i in dyn)
         fn = jax.vmap(fn, in_axes=in_axes if in_axes else None, axis_size=size, axis_name=name)
     return fn
 
 
 def _with_env_dims(value: Any, i: int, env: Env) -> Any:
-    """The struct the binders expect: the levels' axes put back where they were."""
+    """The struct the binders expect: the vmap levels' axes put back where they were."""
     shape = list(value.shape)
-    for _, size, axes in reversed(env):
+    for _, size, axes, _ in reversed(_vmap_levels(env)):
         axis = axes[i]
         if axis is not None:
             shape.insert(axis, size)
     return abstract_struct(tuple(shape), value.dtype) if len(shape) != len(value.shape) else value
+
+
+def _shapes_of(fn: Callable[..., Any], env: Env, structs: Sequence[Any]) -> Any:
+    """`jax.eval_shape`, with any device axes of `env` bound as an axis environment."""
+    devices = _device_axes(env)
+    if not devices:
+        return jax.eval_shape(fn, *structs)
+    _, shapes = jax.make_jaxpr(fn, axis_env=devices, return_shape=True)(*structs)
+    return shapes
 
 
 def eval_per_example(
@@ -73,10 +92,15 @@ def eval_per_example(
 
     scope = _named_scope(env)
     structs = [_with_env_dims(values[i], i, scope) for i in dyn]
-    out = jax.eval_shape(_bind_names(per_example, scope, dyn), *structs)
+    try:
+        out = _shapes_of(_bind_names(per_example, scope, dyn), scope, structs)
+    except ValueError as err:  # under pmap JAX checks psum_scatter itself: same report
+        if "reduce_scatter operand scatter dimension" in str(err):
+            raise SilentCollectiveError(f"psum_scatter: {err}") from err
+        raise
     if scope:
         _check_silent_collectives(per_example, scope, [values[i] for i in dyn])
-    skip = len(scope)
+    skip = len(_vmap_levels(scope))
     return jax.tree_util.tree_map(lambda s: Shape(s.shape[skip:]), out)
 
 
@@ -94,7 +118,7 @@ def _check_silent_collectives(fn: Callable[..., Any], env: Env, structs: Sequenc
       but only when lowering): read from the same trace's jaxpr.
     """
     try:
-        closed = jax.make_jaxpr(fn, axis_env=[(name, size) for name, size, _ in env if name is not None])(*structs)
+        closed = jax.make_jaxpr(fn, axis_env=[(name, size) for name, size, *_ in env if name is not None])(*structs)
     except ValueError as err:
         if "reduce_scatter operand scatter dimension" in str(err):
             raise SilentCollectiveError(f"psum_scatter: {err}") from None
@@ -157,7 +181,7 @@ def vmap_accepts_out_axes(
     scope = _named_scope(env)
     structs = [_with_env_dims(abstract(values[i]), i, scope) for i in dyn]
     try:
-        jax.eval_shape(_bind_names(mapped, scope, dyn), *structs)
+        _shapes_of(_bind_names(mapped, scope, dyn), scope, structs)
     except ValueError as err:
         if "out_axes" in str(err):
             return False

@@ -1,0 +1,205 @@
+"""`axischeck.pmap`: `jax.pmap` with a per-example signature, prediction and checks."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable, Iterable, Sequence
+from dataclasses import replace
+from typing import Any, ParamSpec, TypeVar, overload
+
+import jax
+
+from ._axes import freeze_out_axes, freeze_pmap_in_axes
+from ._engine import VmapLevel, VmapModel, model_symbols, run
+from ._errors import AxisCheckError, SpecError
+from ._leaves import label_call, shapes_as_structs
+from ._prediction import MapStep, Prediction
+from ._signature import Signature, check_axis_name, check_axis_size, fresh_symbol
+from ._transform import FunctionTracker, Transformed, fn_name, inner_model
+from ._trees import short_repr
+from ._vmap import SignatureLike
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def _argnums(value: int | Iterable[int], what: str) -> tuple[int, ...]:
+    try:
+        nums = (value,) if isinstance(value, int) else tuple(value)
+    except TypeError:
+        raise SpecError(f"pmap {what} must be an int or a sequence of ints, got {short_repr(value)}") from None
+    if not all(type(n) is int for n in nums):
+        raise SpecError(f"pmap {what} must be ints, got {short_repr(value)}")
+    return nums
+
+
+def _device_count(devices: Sequence[Any] | None, backend: str | None) -> int:
+    """The devices JAX's pmap would use: `devices`, else every device of `backend`."""
+    if devices is not None:
+        if len(devices) == 0:
+            raise SpecError("'devices' argument to pmap must be non-empty, or None")
+        return len(devices)
+    try:
+        return len(jax.devices(backend))
+    except RuntimeError as err:
+        raise SpecError(f"pmap backend {backend!r} is not available: {err}") from None
+
+
+class Pmapped(Transformed[P, R]):
+    """A function wrapped by `axischeck.pmap` (see `pmap`)."""
+
+    def __init__(
+        self,
+        fun: Callable[P, R],
+        axis_name: Hashable | None,
+        in_axes: Any,
+        out_axes: Any,
+        static_broadcasted_argnums: int | Iterable[int],
+        devices: Sequence[Any] | None,
+        backend: str | None,
+        axis_size: int | None,
+        donate_argnums: int | Iterable[int],
+        signature: SignatureLike | None,
+    ) -> None:
+        if not callable(fun):
+            raise SpecError(f"pmap needs a callable to map, got {type(fun).__name__}: {fun!r}")
+        name = fn_name(fun)
+        frozen_in = freeze_pmap_in_axes(in_axes)
+        frozen_out = freeze_out_axes(out_axes, "pmap")
+        size = check_axis_size(axis_size, "pmap")
+        check_axis_name(axis_name, "pmap axis_name")
+        static = _argnums(static_broadcasted_argnums, "static_broadcasted_argnums")
+        _argnums(donate_argnums, "donate_argnums")
+        inner, per_example, fallback_inner = inner_model(fun, signature, name)
+        taken = (per_example.symbols if per_example is not None else frozenset()) | model_symbols(inner)
+        level = VmapLevel(
+            frozen_in,
+            frozen_out,
+            size,
+            axis_name,
+            False,
+            name,
+            fresh_symbol(taken, axis_name),
+            kind="pmap",
+            devices=_device_count(devices, backend),
+            # JAX ignores negative static argnums (the argument is then dynamic).
+            static=tuple(sorted(n for n in static if n >= 0)),
+        )
+        self._level = level
+        self.axis_name = axis_name
+        self.in_axes = in_axes
+        self.out_axes = out_axes
+        tracker = FunctionTracker()
+        try:
+            jax_fn = jax.pmap(
+                tracker.wrap(fun),
+                axis_name,
+                in_axes=in_axes,
+                out_axes=out_axes,
+                static_broadcasted_argnums=static_broadcasted_argnums,
+                devices=devices,
+                backend=backend,
+                axis_size=axis_size,
+                donate_argnums=donate_argnums,
+            )
+        except (TypeError, ValueError) as err:
+            raise SpecError(f"jax.pmap rejected these options: {err}") from err
+        model = VmapModel(level, inner, fun)
+        fallback = VmapModel(level, fallback_inner, fun) if fallback_inner is not None else None
+        super().__init__(fun, model, jax_fn, per_example, fallback, tracker)
+        self.batched_signature: Signature | None = (
+            Signature._make(per_example.core, per_example.levels + (level,)) if per_example is not None else None
+        )
+
+    def _describe(self) -> str:
+        return self._level.describe()
+
+    def _outer_level(self) -> VmapLevel | None:
+        return self._level
+
+    def predict_with_devices(self, devices: int, *args: Any, **kwargs: Any) -> Prediction:
+        """`predict` for a machine with `devices` devices (check a 64-device run on a laptop)."""
+        if type(devices) is not int or devices < 1:
+            raise SpecError(f"predict_with_devices needs a device count >= 1, got {short_repr(devices)}")
+        assert isinstance(self._model, VmapModel)
+        model = replace(self._model, level=replace(self._level, devices=devices))
+        args, kwargs = shapes_as_structs(args, kwargs)
+        try:
+            outcome = run(model, label_call(args, kwargs, self._params))
+        except AxisCheckError as err:
+            raise err.with_traceback(None) from err.__cause__
+        maps = [s for s in outcome.steps if isinstance(s, MapStep)]
+        return Prediction(outcome.shapes, maps[0].axis_size if maps else None, outcome.steps)
+
+
+@overload
+def pmap(
+    fun: Callable[P, R],
+    axis_name: Hashable | None = None,
+    *,
+    in_axes: Any = 0,
+    out_axes: Any = 0,
+    static_broadcasted_argnums: int | Iterable[int] = (),
+    devices: Sequence[Any] | None = None,
+    backend: str | None = None,
+    axis_size: int | None = None,
+    donate_argnums: int | Iterable[int] = (),
+    signature: SignatureLike | None = None,
+) -> Pmapped[P, R]: ...
+
+
+@overload
+def pmap(
+    fun: None = None,
+    axis_name: Hashable | None = None,
+    *,
+    in_axes: Any = 0,
+    out_axes: Any = 0,
+    static_broadcasted_argnums: int | Iterable[int] = (),
+    devices: Sequence[Any] | None = None,
+    backend: str | None = None,
+    axis_size: int | None = None,
+    donate_argnums: int | Iterable[int] = (),
+    signature: SignatureLike | None = None,
+) -> Callable[[Callable[P, R]], Pmapped[P, R]]: ...
+
+
+def pmap(
+    fun: Callable[P, R] | None = None,
+    axis_name: Hashable | None = None,
+    *,
+    in_axes: Any = 0,
+    out_axes: Any = 0,
+    static_broadcasted_argnums: int | Iterable[int] = (),
+    devices: Sequence[Any] | None = None,
+    backend: str | None = None,
+    axis_size: int | None = None,
+    donate_argnums: int | Iterable[int] = (),
+    signature: SignatureLike | None = None,
+) -> Pmapped[P, R] | Callable[[Callable[P, R]], Pmapped[P, R]]:
+    """Drop-in `jax.pmap` that predicts, checks and explains its axes.
+
+    Same parameters, order and defaults as `jax.pmap`, plus `signature`. Predictions use
+    the device count JAX would use (`devices`, else the devices of `backend`);
+    `f.predict_with_devices(64, ...)` checks another machine's. Where JAX 0.10 answers
+    silently and wrongly (negative in_axes/out_axes, `out_axes=None` on an output that
+    depends on the mapped input), axischeck raises instead.
+
+    ```python
+    >>> f = ax.pmap(lambda x: jax.lax.psum(x, "i"), axis_name="i")
+    >>> f.predict((8, 3)).shapes
+    Shape(8, 3)
+    ```
+    """
+    if fun is None:
+
+        def decorate(f: Callable[P, R]) -> Pmapped[P, R]:
+            return Pmapped(
+                f, axis_name, in_axes, out_axes, static_broadcasted_argnums, devices, backend, axis_size,
+                donate_argnums, signature,
+            )
+
+        return decorate
+    return Pmapped(
+        fun, axis_name, in_axes, out_axes, static_broadcasted_argnums, devices, backend, axis_size,
+        donate_argnums, signature,
+    )

@@ -1,0 +1,128 @@
+"""axischeck.pmap: the seed's multi-device examples and pmap's own rules (8 CPU devices)."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from jax import lax
+
+import axischeck as ax
+
+
+def sds(*shape: int) -> jax.ShapeDtypeStruct:
+    return jax.ShapeDtypeStruct(shape, jnp.float32)
+
+
+def complex_parallel_computation(x: jax.Array) -> jax.Array:
+    """Seed example 6: only works on exactly as many devices as x has elements per device."""
+    local = x**2
+    reduced = lax.psum_scatter(local, axis_name="devices")
+    gathered = lax.all_gather(reduced, axis_name="devices")
+    return jnp.mean(gathered, axis=0)
+
+
+def test_eight_devices_are_forced() -> None:
+    assert jax.device_count() == 8
+
+
+def test_seed_collective_example_fails_before_anything_compiles() -> None:
+    f = ax.pmap(complex_parallel_computation, axis_name="devices")
+    x = jnp.arange(16 * 8.0).reshape(8, 16)
+    with pytest.raises(ValueError, match="must match shard count 8"):
+        jax.eval_shape(jax.pmap(complex_parallel_computation, axis_name="devices"), x)
+    with pytest.raises(ax.CollectiveError) as info:
+        f.predict(x)
+    text = str(info.value)
+    assert "size 16 must match shard count 8" in text and "tiled=True" in (info.value.fix or "")
+    with pytest.raises(ax.CollectiveError):
+        f(x)  # the checked call stops it too, before JAX compiles
+    # On 16 devices it would work: per device (16,) -> psum_scatter () -> all_gather (16,) -> mean ().
+    assert f.predict_with_devices(16, sds(16, 16)).shapes == (16,)
+
+
+def test_seed_training_step_shapes() -> None:
+    n = jax.device_count()
+
+    def parallel_training_step(params: dict[str, jax.Array], batch: tuple[jax.Array, jax.Array]) -> tuple[dict[str, jax.Array], jax.Array]:
+        X, y = batch
+        forward = lambda p, X: jnp.dot(X, p["W"])[:, 0] + p["b"]  # noqa: E731
+        loss_fn = lambda p, X, y: -jnp.mean(jax.nn.log_sigmoid(y * forward(p, X)))  # noqa: E731
+        grads = lax.pmean(jax.grad(loss_fn)(params, X, y), "devices")
+        return {k: params[k] - 0.01 * grads[k] for k in params}, loss_fn(params, X, y)
+
+    params = {"W": jnp.ones((n, 20, 1)), "b": jnp.zeros((n,))}
+    batch = (jnp.ones((n, 32, 20)), jnp.ones((n, 32)))
+    f = ax.pmap(parallel_training_step, axis_name="devices")
+    want = jax.eval_shape(jax.pmap(parallel_training_step, axis_name="devices"), params, batch)
+    got = f.predict(params, batch).shapes
+    assert jax.tree_util.tree_map(lambda s: s.shape, want) == got
+    out = f(params, batch)
+    assert jax.tree_util.tree_map(lambda a: a.shape, out) == got
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "shape", "fragment"),
+    [
+        ({}, (9, 3), r"size 9 over devices, but 8 device\(s\)"),
+        ({}, (0, 3), "size 0 over devices"),
+        ({"in_axes": [0]}, (8, 3), "pmap does not read a top-level list as a tuple"),
+        ({"axis_size": 4}, (8, 3), "axis_size=4"),
+    ],
+)
+def test_what_jax_rejects_is_explained(kwargs: dict[str, object], shape: tuple[int, ...], fragment: str) -> None:
+    with pytest.raises(Exception):  # noqa: B017 - JAX's own error types vary
+        jax.eval_shape(jax.pmap(lambda v: v * 2, **kwargs), sds(*shape))  # type: ignore[arg-type]
+    with pytest.raises(ax.AxisCheckError, match=fragment):
+        ax.pmap(lambda v: v * 2, **kwargs).predict(sds(*shape))  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "shape", "jax_answer"),
+    [({"in_axes": -1}, (4, 1), (1, 4)), ({"out_axes": -1}, (8, 3), (24, 1)), ({"out_axes": None}, (8, 3), (3,))],
+)
+def test_jax_silent_accidents_are_reported(kwargs: dict[str, object], shape: tuple[int, ...], jax_answer: tuple[int, ...]) -> None:
+    """jax_semantics.md §6: JAX returns these shapes silently; they are bugs, so axischeck raises."""
+    assert jax.eval_shape(jax.pmap(lambda v: v * 2, **kwargs), sds(*shape)).shape == jax_answer  # type: ignore[arg-type]
+    with pytest.raises(ax.AxisCheckError):
+        ax.pmap(lambda v: v * 2, **kwargs).predict(sds(*shape))  # type: ignore[arg-type]
+
+
+def test_out_axes_none_on_a_reduced_output_is_the_per_device_value() -> None:
+    f = ax.pmap(lambda v: lax.psum(v, "i"), axis_name="i", out_axes=None)
+    want = jax.eval_shape(jax.pmap(lambda v: lax.psum(v, "i"), axis_name="i", out_axes=None), sds(8, 3))
+    assert f.predict(sds(8, 3)).shapes == want.shape == (3,)
+
+
+def test_static_broadcasted_argnums() -> None:
+    f = ax.pmap(lambda v, n: v * n, in_axes=(0, None), static_broadcasted_argnums=1)
+    x = jnp.ones((8, 3))
+    np.testing.assert_array_equal(f(x, 3), jax.pmap(lambda v, n: v * n, in_axes=(0, None), static_broadcasted_argnums=1)(x, 3))
+    assert f.predict(x, 3).shapes == (8, 3)
+    with pytest.raises(ax.ArgumentError, match="passed positionally"):
+        f.predict(x, n=3)
+
+
+def test_devices_argument_sets_the_device_count() -> None:
+    f = ax.pmap(lambda v: v, devices=jax.devices()[:2])
+    assert f.predict(sds(2, 3)).shapes == (2, 3)
+    with pytest.raises(ax.ArgumentError, match=r"2 device\(s\) are available"):
+        f.predict(sds(4, 3))
+    assert f.predict_with_devices(64, sds(64, 3)).shapes == (64, 3)
+
+
+def test_nesting_with_vmap_and_nested_pmap() -> None:
+    psum = lambda v: lax.psum(v, "i")  # noqa: E731
+    assert ax.vmap(ax.pmap(psum, axis_name="i")).predict(sds(2, 8, 3)).shapes == (2, 8, 3)
+    assert ax.pmap(ax.vmap(psum), axis_name="i").predict(sds(8, 2, 3)).shapes == (8, 2, 3)
+    with pytest.raises(ax.ArgumentError, match="nested pmap"):
+        ax.pmap(ax.pmap(lambda v: v, axis_name="j"), axis_name="i").predict(sds(2, 2, 3))
+
+
+def test_signature_path_and_explain() -> None:
+    f = ax.pmap(lambda v, w: v @ w, in_axes=(0, None), signature="(n,k),(k,m)->(n,m)")
+    assert f.predict(sds(8, 4, 5), sds(5, 2)).shapes == (8, 4, 2)
+    text = f.explain(sds(8, 4, 6), sds(5, 2))
+    assert "dimension 'k' disagrees" in text and "pmap(<lambda>, in_axes=(0, None), out_axes=0)" in text
+    np.testing.assert_allclose(f(jnp.ones((8, 4, 5)), jnp.ones((5, 2))), jnp.full((8, 4, 2), 5.0))
