@@ -16,3 +16,4 @@ def test_demo_runs_and_shows_predictions_and_explanations() -> None:
     assert "'b' is axis 2 of x (size 4)" in out and "but axis 0 of y (size 5)" in out
     assert "output has shape (32, 1), but the signature predicts (32,)" in out
     assert "speed-up" in out
+    assert "size 16 must match shard count 8" in out and "on 16 devices: predicted (16,)" in out

@@ -10,6 +10,7 @@ import jax.numpy as jnp
 
 from ._check import check
 from ._errors import AxisCheckError
+from ._pmap import pmap
 from ._vmap import vmap
 
 Array = jax.Array
@@ -117,10 +118,30 @@ def demo_monte_carlo() -> None:
           f" speed-up {t_loop / t_vmap:.0f}x; pi ~ {float(est.mean()):.4f} (loop: {float(loop.mean()):.4f})")
 
 
+def complex_parallel_computation(x: Array) -> Array:
+    """Seed example 6: collectives under pmap; x is (16,) per device."""
+    local = x**2
+    reduced = jax.lax.psum_scatter(local, axis_name="devices")  # type: ignore[no-untyped-call]
+    gathered = jax.lax.all_gather(reduced, axis_name="devices")
+    return jnp.mean(gathered, axis=0)
+
+
+def demo_collectives() -> None:
+    _heading("6. collectives under pmap, predicted for 8 and 16 devices")
+    f = pmap(complex_parallel_computation, axis_name="devices")
+    try:
+        f.predict_with_devices(8, (8, 16))
+    except AxisCheckError as err:
+        print(f"on 8 devices, before anything compiles:\n{type(err).__name__}: {err}")
+    ok = f.predict_with_devices(16, (16, 16))
+    print(f"on 16 devices: predicted {ok.shapes}")
+
+
 def main() -> int:
     print(f"axischeck demo on jax {jax.__version__}, {jax.device_count()} {jax.default_backend()} device(s)")
     demo_dense_and_nested()
     demo_einsum()
     demo_monte_carlo()
     demo_silent_broadcast()
+    demo_collectives()
     return 0
