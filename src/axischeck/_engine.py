@@ -411,9 +411,12 @@ class _Probe:
             spec = jax.tree_util.tree_unflatten(
                 jax.tree_util.tree_structure(self.shapes), [None if k == j else 0 for k in range(n)]
             )
-            self._answers[j] = not vmap_accepts_out_axes(
-                fn, treedef, [leaf.value for leaf in leaves], self.axes, spec, self.size, self.model.level.axis_name, self.env
-            )
+            try:
+                self._answers[j] = not vmap_accepts_out_axes(
+                    fn, treedef, [leaf.value for leaf in leaves], self.axes, spec, self.size, self.model.level.axis_name, self.env
+                )
+            except Exception:  # the probe follows vmap's rules; where they refuse, assume batched
+                self._answers[j] = True
         return self._answers[j]
 
 

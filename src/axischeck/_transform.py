@@ -22,7 +22,7 @@ from ._cache import BoundedCache
 from ._fastpath import Plan, compile_plan
 from ._jax_compat import TRUSTED_ARRAY_TYPES
 from ._engine import Model, SignatureModel, TraceModel, VmapLevel, VmapModel, has_axis_names, map_inputs, run
-from ._errors import AxisCheckError, CollectiveError, FunctionError, OutputError
+from ._errors import AxisCheckError, FunctionError, OutputError
 from ._leaves import array_shape, flatten_call, label_call, parameter_names, shape_of, shapes_as_structs, struct
 from ._prediction import BaseStep, MapStep, Prediction
 from ._shape import format_shape
@@ -43,6 +43,10 @@ def is_symbolic(model: Model) -> bool:
     if isinstance(model, VmapModel):
         return is_symbolic(model.inner)
     return isinstance(model, SignatureModel) and model.core.output is not None
+
+
+def _has_pmap(model: Model) -> bool:
+    return isinstance(model, VmapModel) and (model.level.kind == "pmap" or _has_pmap(model.inner))
 
 
 def inputs_only(model: Model) -> Model | None:
@@ -133,7 +137,8 @@ class Transformed(Generic[P, R]):
         self._symbolic = is_symbolic(model)
         self._params = parameter_names(fun)
         self._input_model = inputs_only(model)
-        self._names = has_axis_names(model)
+        # pmap answers some output mistakes silently, so its calls are checked by a trace too.
+        self._trace_checks = has_axis_names(model) or _has_pmap(model)
         self._passed: BoundedCache[bool] = BoundedCache(512)
         self._cache: BoundedCache[Prediction] = BoundedCache(512)
         self._plans: BoundedCache[Plan] = BoundedCache(64)
@@ -247,18 +252,20 @@ class Transformed(Generic[P, R]):
                 run(self._input_model, call)
             elif (level := self._outer_level()) is not None:
                 map_inputs(level, call, ())
-            if self._names:
-                self._check_collectives(call)
+            if self._trace_checks:
+                self._check_by_trace(call)
         except AxisCheckError as err:
             raise self._with_fix(err, args, kwargs).with_traceback(None) from None
         self._passed.put(key, True)
 
-    def _check_collectives(self, call: Any) -> None:
-        """With axis names in scope, one trace per new shape catches the collectives
-        whose vmap answer JAX returns silently; any other failure is JAX's to raise."""
+    def _check_by_trace(self, call: Any) -> None:
+        """One trace per new shape, where JAX may answer silently and wrongly: collectives
+        over named axes, and pmap's outputs. The function's own failures are JAX's to raise."""
         try:
             run(self._model, call)
-        except CollectiveError:
+        except FunctionError:
+            return
+        except AxisCheckError:
             raise
         except Exception:
             return
