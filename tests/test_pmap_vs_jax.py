@@ -51,6 +51,7 @@ from jax_oracle import (
     jax_construct,
     jax_eval_shape,
     materialize,
+    predict_under_jit,
     sds,
 )
 
@@ -898,3 +899,152 @@ def test_seed_training_step_real_call() -> None:
         assert isinstance(expected, Ok)
         assert_predict_agrees(afn.predict, expected, (params, data))
         assert_call_agrees(afn, jfn, Tracked(), (params, data))
+
+
+# ================================================================ extra: dependence, structure, jit
+
+
+@pytest.mark.parametrize(
+    ("fun", "invariant"),
+    [
+        (lambda x, w: lax.psum(x, "i") + w, True),
+        (lambda x, w: lax.pmax(x, "i") * 2, True),
+        (lambda x, w: lax.all_gather(lax.psum_scatter(jnp.ones(4) * x[0], "i"), "i"), True),
+        (lambda x, w: lax.psum(jnp.ones(3), "i"), True),
+        (lambda x, w: w, True),
+        (lambda x, w: w * lax.axis_index("i"), False),  # varies per device without touching x
+        (lambda x, w: lax.pmean(x, "i") + x[0], False),
+        (lambda x, w: lax.all_gather(x, "i")[lax.axis_index("i")][0], False),
+    ],
+)
+def test_out_axes_none_follows_device_variance(fun: Any, invariant: bool) -> None:
+    args = (sds((4, 3)), sds((3,)))
+    jfn = jax.pmap(fun, "i", in_axes=(0, None), out_axes=None)
+    expected = _jax_returns(jfn, args)
+    if invariant:
+        assert_predict_agrees(ax_predictor(lambda: ax.pmap(fun, "i", in_axes=(0, None), out_axes=None)), expected, args)
+    else:
+        _assert_ax_raises(lambda: ax.pmap(fun, "i", in_axes=(0, None), out_axes=None), args)
+
+
+def test_ppermute_duplicate_destinations() -> None:
+    """eval_shape misses it (a lowering-time check); the real call raises; axischeck raises."""
+    f = lambda x: lax.ppermute(x, "i", [(0, 1), (1, 1)])  # noqa: E731
+    _jax_returns(jax.pmap(f, "i"), (sds((4, 3)),))
+    with pytest.raises(ValueError, match="unique"):
+        jax.pmap(f, "i")(concrete((4, 3)))
+    _assert_ax_raises(lambda: ax.pmap(f, "i"), (sds((4, 3)),))
+
+
+@pytest.mark.parametrize(
+    ("fun", "in_axes", "out_axes", "args"),
+    [
+        (lambda x, w: x["a"] + w, ({"b": 0}, None), 0, ({"a": (4, 3)}, (3,))),
+        (lambda x, w: x["a"] + w, ({"a": 0}, None), 0, ({"a": (4, 3)}, (3,))),
+        (lambda x, w: x[0] + w, ((0,), None), 0, (((4, 3), (4, 3)), (3,))),
+        (lambda x, w: x * w, (0,), 0, ((4, 3), (3,))),  # tuple shorter than the args
+        (lambda x, w: x * w, (0, None, None), 0, ((4, 3), (3,))),
+        (lambda x, w: (x, w), (0, None), (0, 0, 0), ((4, 3), (3,))),
+        (lambda x, w: {"a": x}, (0, None), {"b": 0}, ((4, 3), (3,))),
+        (lambda x, w: {"a": x, "b": w}, (0, None), {"a": 1, "b": 0}, ((4, 3), (3,))),
+        (lambda x, w: [x, w], (0, None), [0, None], ((4, 3), (3,))),
+        (lambda x, w: [x, w], (0, None), (0, None), ((4, 3), (3,))),
+    ],
+)
+def test_pytree_prefix_structures(fun: Any, in_axes: Any, out_axes: Any, args: Any) -> None:
+    args = jax.tree.map(sds, args, is_leaf=lambda t: isinstance(t, tuple) and all(isinstance(d, int) for d in t))
+    expected = jax_eval_shape(jax_construct(lambda: jax.pmap(fun, "i", in_axes=in_axes, out_axes=out_axes)), args)
+    assert_predict_agrees(
+        ax_predictor(lambda: ax.pmap(fun, "i", in_axes=in_axes, out_axes=out_axes)),
+        expected,
+        args,
+        context=f"in_axes={in_axes} out_axes={out_axes}",
+    )
+
+
+@settings(deadline=None)
+@given(problems(allow_out_none=False))
+def test_pmap_predict_on_tracers_under_jit(p: Problem) -> None:
+    jfn, args, kwargs = _expected(p)
+    expected = jax_eval_shape(jfn, args, kwargs)
+    make = lambda: ax.pmap(p.fun, **p.pmap_kwargs())  # noqa: E731
+    assert_predict_agrees(predict_under_jit(ax_predictor(make)), expected, args, kwargs, context=repr(p))
+
+
+def test_other_jax_parameters_are_accepted() -> None:
+    f = lambda x, y: x * y  # noqa: E731
+    args = (sds((4, 3)), sds((4, 3)))
+    for kw in ({"backend": "cpu"}, {"donate_argnums": (0,)}, {"axis_size": 4, "devices": jax.devices()[:4]}):
+        expected = jax_eval_shape(jax.pmap(f, "i", **kw), args)
+        assert_predict_agrees(ax_predictor(lambda kw=kw: ax.pmap(f, "i", **kw)), expected, args, context=str(kw))
+    arrays = (concrete((4, 3)), concrete((4, 3), 1))
+    assert_call_agrees(ax.pmap(f, "i", backend="cpu"), jax.pmap(f, "i", backend="cpu"), Tracked(), arrays)
+
+
+def test_decorator_forms() -> None:
+    def raw(x: Any, w: Any) -> Any:
+        return lax.psum(x, "i") * w
+
+    args = (sds((4, 3)), sds((3,)))
+    expected = jax_eval_shape(jax.pmap(raw, "i", in_axes=(0, None)), args)
+    assert_predict_agrees(ax.pmap(axis_name="i", in_axes=(0, None))(raw).predict, expected, args)
+    assert_predict_agrees(ax.pmap(in_axes=(0, None), axis_name="i")(raw).predict, expected, args)
+    expected = jax_eval_shape(jax.pmap(lambda x: x * 2), (sds((4, 3)),))
+    assert_predict_agrees(ax.pmap(lambda x: x * 2).predict, expected, (sds((4, 3)),))
+
+
+def test_unhashable_static_argument_raises() -> None:
+    f = lambda x, s: x * len(s)  # noqa: E731
+    jfn = jax.pmap(f, static_broadcasted_argnums=1)
+    with pytest.raises(ValueError, match="Non-hashable"):
+        jfn(concrete((4, 3)), [1, 2])
+    expected = jax_eval_shape(lambda x: jfn(x, [1, 2]), (sds((4, 3)),))
+    assert isinstance(expected, Raised)
+    assert_predict_agrees(
+        ax_predictor(lambda: ax.pmap(f, static_broadcasted_argnums=1)), expected, (sds((4, 3)), [1, 2])
+    )
+
+
+@pytest.mark.parametrize("body", ["scale", "psum"])
+def test_int_axis_name_zero(body: str) -> None:
+    """`axis_name=0`: JAX 0.10.2 raises (a squeeze error) even without a collective."""
+    f = (lambda x: x * 2) if body == "scale" else (lambda x: lax.psum(x, 0))
+    expected = jax_eval_shape(jax.pmap(f, axis_name=0), (sds((4, 3)),))
+    assert isinstance(expected, Raised)
+    assert_predict_agrees(ax_predictor(lambda: ax.pmap(f, axis_name=0)), expected, (sds((4, 3)),))
+
+
+def test_int_axis_name_real_call_fails() -> None:
+    """`axis_name=1`: eval_shape succeeds but the real call raises TypeError; the checked
+    call must raise AxisCheckError (an int name is read as a positional axis, §5.1)."""
+    f = lambda x: x * 2  # noqa: E731
+    _jax_returns(jax.pmap(f, axis_name=1), (sds((4, 3)),))
+    with pytest.raises(TypeError):
+        jax.pmap(f, axis_name=1)(concrete((4, 3)))
+    with pytest.raises(ax.AxisCheckError):
+        ax.pmap(f, axis_name=1)(concrete((4, 3)))
+
+
+def test_jit_of_checked_pmap() -> None:
+    f = lambda x, w: lax.psum(x, "i") @ w  # noqa: E731
+    args = (concrete((4, 3)), concrete((3, 2), 1))
+    afn = jax.jit(ax.pmap(f, "i", in_axes=(0, None)))
+    jfn = jax.jit(jax.pmap(f, "i", in_axes=(0, None)))
+    assert_call_agrees(afn, jfn, Tracked(), args)
+
+
+@pytest.mark.parametrize(
+    ("sig", "shapes", "ok"),
+    [
+        ("(a,b),(b,c)->(a,c)", [(4, 2, 3), (4, 3, 5)], True),
+        ("(a,b),(b,c)->(a,c)", [(4, 2, 3), (4, 4, 5)], False),
+        ("(a,b),(b,c)->(a,c)", [(9, 2, 3), (9, 3, 5)], False),  # 9 > 8 devices, even symbolically
+        ("(a,b),(b,c)->(a,c)", [(0, 2, 3), (0, 3, 5)], False),
+    ],
+)
+def test_signature_predictions(sig: str, shapes: list[tuple[int, ...]], ok: bool) -> None:
+    f = lambda x, y: x @ y  # noqa: E731
+    args = tuple(sds(s) for s in shapes)
+    expected = jax_eval_shape(jax.pmap(f), args)
+    assert isinstance(expected, Ok) == ok
+    assert_predict_agrees(ax_predictor(lambda: ax.pmap(f, signature=sig)), expected, args)

@@ -151,9 +151,9 @@ def _pmap_argument_checks(level: VmapLevel, call: Call, trail: tuple[Step, ...])
                 transform=level.describe(),
                 table=_table(trail),
             )
-        leaves = jax.tree_util.tree_leaves(call.args[i])
+        value = jax.tree_util.tree_map(lambda leaf: leaf.value, call.args[i])  # the object itself
         try:
-            hash(tuple(leaf.value for leaf in leaves))
+            hash(value)
         except TypeError:
             raise ArgumentError(
                 f"static argument {call.arg_labels[i]} is not hashable; pmap needs hashable static arguments",

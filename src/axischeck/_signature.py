@@ -67,11 +67,23 @@ def _without(spec: ArraySpec, over: str) -> ArraySpec:
 
 
 def check_axis_name(axis_name: Any, what: str = "vmap axis_name") -> None:
-    """Axis names must be hashable (JAX keys its axis environment by them)."""
+    """Axis names must be hashable (JAX keys its axis environment by them), and not an int
+    or a tuple: collectives read an int as a positional array axis and a tuple as several
+    names (jax_semantics.md §5.1), so such a name silently means something else."""
+    if isinstance(axis_name, (int, tuple)) and not isinstance(axis_name, bool):
+        raise SpecError(
+            f"{what} {axis_name!r} is an {type(axis_name).__name__}: collectives would read it as"
+            f" {'a positional array axis' if isinstance(axis_name, int) else 'several axis names'}",
+            fix="name the axis with a string, e.g. axis_name='batch'",
+        )
+    check_hashable(axis_name, what)
+
+
+def check_hashable(value: Any, what: str) -> None:
     try:
-        hash(axis_name)
+        hash(value)
     except TypeError:
-        raise SpecError(f"{what} must be hashable, got {short_repr(axis_name)}") from None
+        raise SpecError(f"{what} must be hashable, got {short_repr(value)}") from None
 
 
 def check_flag(value: Any, what: str) -> bool:

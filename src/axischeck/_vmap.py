@@ -10,7 +10,7 @@ import jax
 from ._axes import freeze_in_axes, freeze_out_axes
 from ._engine import VmapLevel, VmapModel, model_symbols
 from ._errors import SpecError
-from ._signature import Signature, check_axis_name, check_axis_size, check_flag, fresh_symbol
+from ._signature import Signature, check_axis_name, check_axis_size, check_flag, check_hashable, fresh_symbol
 from ._transform import FunctionTracker, Transformed, fn_name, inner_model
 
 P = ParamSpec("P")
@@ -43,7 +43,7 @@ class Vmapped(Transformed[P, R]):
         frozen_out = freeze_out_axes(out_axes)
         size = check_axis_size(axis_size)
         check_axis_name(axis_name)
-        check_axis_name(spmd_axis_name, "vmap spmd_axis_name")
+        check_hashable(spmd_axis_name, "vmap spmd_axis_name")  # a str or a tuple of them
         sum_match = check_flag(sum_match, "vmap sum_match")
         inner, per_example, fallback_inner = inner_model(fun, signature, name)
         taken = (per_example.symbols if per_example is not None else frozenset()) | model_symbols(inner)
