@@ -6,6 +6,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from jax import lax
 
 import axischeck as ax
@@ -126,3 +128,30 @@ def test_signature_path_and_explain() -> None:
     text = f.explain(sds(8, 4, 6), sds(5, 2))
     assert "dimension 'k' disagrees" in text and "pmap(<lambda>, in_axes=(0, None), out_axes=0)" in text
     np.testing.assert_allclose(f(jnp.ones((8, 4, 5)), jnp.ones((5, 2))), jnp.full((8, 4, 2), 5.0))
+
+
+_garbage = st.one_of(
+    st.none(), st.integers(-3, 9), st.booleans(), st.floats(allow_nan=False), st.text(max_size=3),
+    st.tuples(st.integers(-2, 3)), st.lists(st.integers(-1, 2), max_size=3), st.just({"a": 0}),
+    st.just(np.int64(1)), st.just(object()),
+)
+_args = st.one_of(
+    st.tuples(st.integers(0, 10), st.integers(0, 3)).map(lambda s: sds(*s)),
+    st.just(None), st.just("s"), st.floats(allow_nan=False), st.just(np.ones((8, 2))),
+    st.just({"a": sds(8, 2)}), st.just((sds(8, 1), sds(4, 1))),
+)
+
+
+@given(
+    option=st.sampled_from(["in_axes", "out_axes", "axis_name", "axis_size", "static_broadcasted_argnums", "devices", "donate_argnums"]),
+    value=_garbage,
+    args=st.lists(_args, max_size=3),
+)
+def test_pmap_hostile_input_only_raises_axischeck_errors(option: str, value: object, args: list[object]) -> None:
+    """Only AxisCheckError may escape construction and predict (issue 7, for pmap)."""
+    try:
+        f = ax.pmap(lambda *a: 0.0, **{option: value})  # type: ignore[arg-type]
+        f.predict(*args)
+        f.explain(*args)
+    except ax.AxisCheckError:
+        pass

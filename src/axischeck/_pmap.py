@@ -35,9 +35,13 @@ def _argnums(value: int | Iterable[int], what: str) -> tuple[int, ...]:
 def _device_count(devices: Sequence[Any] | None, backend: str | None) -> int:
     """The devices JAX's pmap would use: `devices`, else every device of `backend`."""
     if devices is not None:
+        if not isinstance(devices, (list, tuple)) or not all(isinstance(d, jax.Device) for d in devices):
+            raise SpecError(f"pmap devices must be a list of jax devices (e.g. jax.devices()[:4]), got {short_repr(devices)}")
         if len(devices) == 0:
             raise SpecError("'devices' argument to pmap must be non-empty, or None")
         return len(devices)
+    if backend is not None and not isinstance(backend, str):
+        raise SpecError(f"pmap backend must be a platform name such as 'cpu', got {short_repr(backend)}")
     try:
         return len(jax.devices(backend))
     except RuntimeError as err:
