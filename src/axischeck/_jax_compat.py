@@ -35,6 +35,15 @@ def array_type(kind: Any) -> bool:
     )
 
 
+def backend_initialized() -> bool:
+    """Whether JAX has created its backends (after which XLA_FLAGS are no longer read)."""
+    try:
+        from jax._src import xla_bridge
+    except ImportError:  # pragma: no cover - a future layout: assume the worst
+        return True
+    return bool(getattr(xla_bridge, "_backends", True))
+
+
 def canonical_dtype(dtype: Any) -> Any:
     """The dtype JAX computes with (float64 -> float32 without x64); typed PRNG keys and
     other extended dtypes are kept as they are."""
