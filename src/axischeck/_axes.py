@@ -33,10 +33,6 @@ class Axes:
         """The axes as the user wrote them (after JAX's top-level list -> tuple)."""
         return jax.tree_util.tree_unflatten(self.treedef, self.leaves)
 
-    @property
-    def is_leaf(self) -> bool:
-        return bool(self.treedef.num_nodes == 1)
-
     def __str__(self) -> str:
         return repr(self.value)
 

@@ -9,12 +9,12 @@ from typing import Any, ParamSpec, TypeVar, overload
 import jax
 
 from ._axes import freeze_out_axes, freeze_pmap_in_axes
-from ._engine import VmapLevel, VmapModel, model_symbols, run
+from ._engine import VmapLevel, VmapModel
 from ._errors import AxisCheckError, SpecError
-from ._leaves import label_call, shapes_as_structs
-from ._prediction import MapStep, Prediction
-from ._signature import Signature, check_axis_name, check_axis_size, fresh_symbol
-from ._transform import FunctionTracker, Transformed, fn_name, inner_model
+from ._leaves import shapes_as_structs
+from ._prediction import Prediction
+from ._signature import check_axis_name, check_axis_size, fresh_symbol
+from ._transform import Mapped, require_callable
 from ._trees import short_repr
 from ._vmap import SignatureLike
 
@@ -48,7 +48,7 @@ def _device_count(devices: Sequence[Any] | None, backend: str | None) -> int:
         raise SpecError(f"pmap backend {backend!r} is not available: {err}") from None
 
 
-class Pmapped(Transformed[P, R]):
+class Pmapped(Mapped[P, R]):
     """A function wrapped by `axischeck.pmap` (see `pmap`)."""
 
     def __init__(
@@ -64,38 +64,35 @@ class Pmapped(Transformed[P, R]):
         donate_argnums: int | Iterable[int],
         signature: SignatureLike | None,
     ) -> None:
-        if not callable(fun):
-            raise SpecError(f"pmap needs a callable to map, got {type(fun).__name__}: {fun!r}")
-        name = fn_name(fun)
+        require_callable(fun, "pmap")
         frozen_in = freeze_pmap_in_axes(in_axes)
         frozen_out = freeze_out_axes(out_axes, "pmap")
         size = check_axis_size(axis_size, "pmap")
         check_axis_name(axis_name, "pmap axis_name")
         static = _argnums(static_broadcasted_argnums, "static_broadcasted_argnums")
         _argnums(donate_argnums, "donate_argnums")
-        inner, per_example, fallback_inner = inner_model(fun, signature, name)
-        taken = (per_example.symbols if per_example is not None else frozenset()) | model_symbols(inner)
-        level = VmapLevel(
-            frozen_in,
-            frozen_out,
-            size,
-            axis_name,
-            False,
-            name,
-            fresh_symbol(taken, axis_name),
-            kind="pmap",
-            devices=_device_count(devices, backend),
-            # JAX ignores negative static argnums (the argument is then dynamic).
-            static=tuple(sorted(n for n in static if n >= 0)),
-        )
-        self._level = level
+        count = _device_count(devices, backend)
         self.axis_name = axis_name
         self.in_axes = in_axes
         self.out_axes = out_axes
-        tracker = FunctionTracker()
-        try:
-            jax_fn = jax.pmap(
-                tracker.wrap(fun),
+        super().__init__(
+            fun,
+            signature,
+            lambda name, taken: VmapLevel(
+                frozen_in,
+                frozen_out,
+                size,
+                axis_name,
+                False,
+                name,
+                fresh_symbol(taken, axis_name),
+                kind="pmap",
+                devices=count,
+                # JAX ignores negative static argnums (the argument is then dynamic).
+                static=tuple(sorted(n for n in static if n >= 0)),
+            ),
+            lambda tracked: jax.pmap(
+                tracked,
                 axis_name,
                 in_axes=in_axes,
                 out_axes=out_axes,
@@ -104,21 +101,9 @@ class Pmapped(Transformed[P, R]):
                 backend=backend,
                 axis_size=axis_size,
                 donate_argnums=donate_argnums,
-            )
-        except (TypeError, ValueError) as err:
-            raise SpecError(f"jax.pmap rejected these options: {err}") from err
-        model = VmapModel(level, inner, fun)
-        fallback = VmapModel(level, fallback_inner, fun) if fallback_inner is not None else None
-        super().__init__(fun, model, jax_fn, per_example, fallback, tracker)
-        self.batched_signature: Signature | None = (
-            Signature._make(per_example.core, per_example.levels + (level,)) if per_example is not None else None
+            ),
+            "pmap",
         )
-
-    def _describe(self) -> str:
-        return self._level.describe()
-
-    def _outer_level(self) -> VmapLevel | None:
-        return self._level
 
     def predict_with_devices(self, devices: int, *args: Any, **kwargs: Any) -> Prediction:
         """`predict` for a machine with `devices` devices (check a 64-device run on a laptop)."""
@@ -128,11 +113,9 @@ class Pmapped(Transformed[P, R]):
         model = replace(self._model, level=replace(self._level, devices=devices))
         args, kwargs = shapes_as_structs(args, kwargs)
         try:
-            outcome = run(model, label_call(args, kwargs, self._params))
+            return self._full(args, kwargs, model)
         except AxisCheckError as err:
             raise err.with_traceback(None) from err.__cause__
-        maps = [s for s in outcome.steps if isinstance(s, MapStep)]
-        return Prediction(outcome.shapes, maps[0].axis_size if maps else None, outcome.steps)
 
 
 @overload

@@ -21,8 +21,18 @@ import numpy as np
 from ._cache import BoundedCache
 from ._fastpath import Plan, compile_plan
 from ._jax_compat import TRUSTED_ARRAY_TYPES
-from ._engine import Model, SignatureModel, TraceModel, VmapLevel, VmapModel, has_axis_names, map_inputs, run
-from ._errors import AxisCheckError, FunctionError, OutputError
+from ._engine import (
+    Model,
+    SignatureModel,
+    TraceModel,
+    VmapLevel,
+    VmapModel,
+    has_axis_names,
+    map_inputs,
+    model_symbols,
+    run,
+)
+from ._errors import AxisCheckError, FunctionError, OutputError, SpecError
 from ._leaves import array_shape, flatten_call, label_call, parameter_names, shape_of, shapes_as_structs, struct
 from ._prediction import BaseStep, MapStep, Prediction
 from ._shape import format_shape
@@ -197,9 +207,9 @@ class Transformed(Generic[P, R]):
         self._cache.put(key, pred)
         return pred
 
-    def _full(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Prediction:
+    def _full(self, args: tuple[Any, ...], kwargs: dict[str, Any], model: Model | None = None) -> Prediction:
         """The whole engine: every check in JAX's order, with the derivation."""
-        outcome = run(self._model, label_call(args, kwargs, self._params))
+        outcome = run(model or self._model, label_call(args, kwargs, self._params))
         maps = [s for s in outcome.steps if isinstance(s, MapStep)]
         return Prediction(outcome.shapes, maps[0].axis_size if maps else None, outcome.steps)
 
@@ -362,6 +372,50 @@ class Transformed(Generic[P, R]):
                     transform=transform,
                     table=str(pred),
                 )
+
+
+def require_callable(fun: object, transform: str) -> None:
+    if not callable(fun):
+        raise SpecError(f"{transform} needs a callable to map, got {type(fun).__name__}: {fun!r}")
+
+
+class Mapped(Transformed[P, R]):
+    """The shell `vmap` and `pmap` share: one mapping level over a per-example model.
+
+    Subclasses validate their options, then pass `make_level(name, taken_symbols)` and
+    `make_jax(tracked_fun)`; everything else (the per-example model, the checked JAX
+    callable, the batched signature) is built here once.
+    """
+
+    def __init__(
+        self,
+        fun: Callable[P, R],
+        signature: Any,
+        make_level: Callable[[str, frozenset[str]], VmapLevel],
+        make_jax: Callable[[Callable[..., Any]], Callable[..., Any]],
+        transform: str,
+    ) -> None:
+        name = fn_name(fun)
+        inner, per_example, fallback_inner = inner_model(fun, signature, name)
+        taken = (per_example.symbols if per_example is not None else frozenset()) | model_symbols(inner)
+        level = make_level(name, taken)
+        tracker = FunctionTracker()
+        try:
+            jax_fn = make_jax(tracker.wrap(fun))
+        except (TypeError, ValueError) as err:  # anything our validation let through
+            raise SpecError(f"jax.{transform} rejected these options: {err}") from err
+        self._level = level
+        fallback = VmapModel(level, fallback_inner, fun) if fallback_inner is not None else None
+        super().__init__(fun, VmapModel(level, inner, fun), jax_fn, per_example, fallback, tracker)
+        self.batched_signature: Signature | None = (
+            Signature._make(per_example.core, per_example.levels + (level,)) if per_example is not None else None
+        )
+
+    def _describe(self) -> str:
+        return self._level.describe()
+
+    def _outer_level(self) -> VmapLevel | None:
+        return self._level
 
 
 class Bound(Generic[P, R]):

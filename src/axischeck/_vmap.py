@@ -8,10 +8,10 @@ from typing import Any, ParamSpec, TypeVar, overload
 import jax
 
 from ._axes import freeze_in_axes, freeze_out_axes
-from ._engine import VmapLevel, VmapModel, model_symbols
+from ._engine import VmapLevel
 from ._errors import SpecError
 from ._signature import Signature, check_axis_name, check_axis_size, check_flag, check_hashable, fresh_symbol
-from ._transform import FunctionTracker, Transformed, fn_name, inner_model
+from ._transform import Mapped, require_callable
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -19,7 +19,7 @@ R = TypeVar("R")
 SignatureLike = str | Signature | tuple[Any, ...] | list[Any] | dict[str, Any]
 
 
-class Vmapped(Transformed[P, R]):
+class Vmapped(Mapped[P, R]):
     """A function wrapped by `axischeck.vmap` (see `vmap`)."""
 
     def __init__(
@@ -33,9 +33,7 @@ class Vmapped(Transformed[P, R]):
         sum_match: bool,
         signature: SignatureLike | None,
     ) -> None:
-        if not callable(fun):
-            raise SpecError(f"vmap needs a callable to map, got {type(fun).__name__}: {fun!r}")
-        name = fn_name(fun)
+        require_callable(fun, "vmap")
         if isinstance(signature, Signature) and signature.levels:
             in_axes, out_axes = _axes_from_batched(signature, in_axes, out_axes)
             signature = Signature._make(signature.core)
@@ -45,41 +43,27 @@ class Vmapped(Transformed[P, R]):
         check_axis_name(axis_name)
         check_hashable(spmd_axis_name, "vmap spmd_axis_name")  # a str or a tuple of them
         sum_match = check_flag(sum_match, "vmap sum_match")
-        inner, per_example, fallback_inner = inner_model(fun, signature, name)
-        taken = (per_example.symbols if per_example is not None else frozenset()) | model_symbols(inner)
-        level = VmapLevel(
-            frozen_in, frozen_out, size, axis_name, bool(sum_match), name, fresh_symbol(taken, axis_name)
-        )
-        self._level = level
         self.in_axes = in_axes
         self.out_axes = out_axes
         self.axis_name = axis_name
         self.axis_size = axis_size
-        tracker = FunctionTracker()
-        try:
-            jax_fn = jax.vmap(
-                tracker.wrap(fun),
+        super().__init__(
+            fun,
+            signature,
+            lambda name, taken: VmapLevel(
+                frozen_in, frozen_out, size, axis_name, sum_match, name, fresh_symbol(taken, axis_name)
+            ),
+            lambda tracked: jax.vmap(
+                tracked,
                 in_axes=in_axes,
                 out_axes=out_axes,
                 axis_name=axis_name,
                 axis_size=axis_size,
                 spmd_axis_name=spmd_axis_name,
                 sum_match=sum_match,
-            )
-        except (TypeError, ValueError) as err:  # anything our validation let through
-            raise SpecError(f"jax.vmap rejected these options: {err}") from err
-        model = VmapModel(level, inner, fun)
-        fallback = VmapModel(level, fallback_inner, fun) if fallback_inner is not None else None
-        super().__init__(fun, model, jax_fn, per_example, fallback, tracker)
-        self.batched_signature: Signature | None = (
-            Signature._make(per_example.core, per_example.levels + (level,)) if per_example is not None else None
+            ),
+            "vmap",
         )
-
-    def _describe(self) -> str:
-        return self._level.describe()
-
-    def _outer_level(self) -> VmapLevel | None:
-        return self._level
 
 
 def _axes_from_batched(sig: Signature, in_axes: Any, out_axes: Any) -> tuple[Any, Any]:
