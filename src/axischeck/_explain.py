@@ -95,3 +95,8 @@ def render_steps(steps: Sequence[Step], *, outputs: bool = True) -> str:
     if outputs and has_outs:
         parts.append(table(_out_table(maps, base)))
     return "\n".join(parts)
+
+
+def table_so_far(trail: Sequence[Step]) -> str | None:
+    """The input side of a derivation, for an error raised part-way through it."""
+    return render_steps(trail, outputs=False) or None

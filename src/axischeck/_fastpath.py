@@ -18,9 +18,10 @@ import jax
 
 from ._axes import _is_axis
 from ._dims import ANY, ArraySpec, Fixed, Named, Variadic
-from ._engine import Model, SignatureModel, VmapModel, resolve_in_axes
 from ._errors import AxisCheckError
 from ._leaves import Call
+from ._levels import resolve_in_axes
+from ._models import Model, SignatureModel, VmapModel
 from ._shape import Shape
 from ._trees import PrefixMismatch, broadcast_prefix
 from ._unify import resolve

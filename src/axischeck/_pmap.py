@@ -9,9 +9,10 @@ from typing import Any, ParamSpec, TypeVar, overload
 import jax
 
 from ._axes import freeze_out_axes, freeze_pmap_in_axes
-from ._engine import VmapLevel, VmapModel
 from ._errors import AxisCheckError, SpecError
 from ._leaves import shapes_as_structs
+from ._levels import VmapLevel
+from ._models import VmapModel
 from ._prediction import Prediction
 from ._signature import check_axis_name, check_axis_size, fresh_symbol
 from ._transform import Mapped, require_callable

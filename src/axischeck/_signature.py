@@ -9,14 +9,14 @@ import jax
 import numpy as np
 
 from ._axes import freeze_in_axes, freeze_out_axes
-from ._trees import short_repr
-from ._dims import ArraySpec, Named, Variadic
-from ._engine import Model, SignatureModel, VmapLevel, VmapModel, run
+from ._dims import ArraySpec, Named, Variadic, parse_signature_text
 from ._errors import ArgumentError, SpecError
 from ._leaves import flatten_call, label_call, shapes_as_structs
+from ._levels import VmapLevel
+from ._models import Model, SignatureModel, VmapModel, run
 from ._prediction import MapStep, Prediction
-from ._dims import parse_signature_text
 from ._spec import SigCore, SpecTree, core_from_value, spec_tree
+from ._trees import short_repr
 from ._unify import Bindings, Conflict
 
 _MISSING: Any = object()

@@ -13,9 +13,9 @@ from typing import Any
 import jax
 
 from ._axes import freeze_in_axes, freeze_out_axes
-from ._engine import Model, VmapModel, run
 from ._errors import AxisCheckError, FunctionError, OutputError
 from ._leaves import Call, Leaf, abstract, struct
+from ._models import Model, VmapModel, run
 from ._shape import Shape
 from ._trees import seq_repr
 

@@ -13,8 +13,10 @@ from typing import Any
 
 import jax
 
-from ._leaves import abstract, struct as abstract_struct
+from ._leaves import abstract
+from ._leaves import struct as abstract_struct
 from ._shape import Shape
+
 
 def _is_abstract(x: object) -> bool:
     return isinstance(x, jax.ShapeDtypeStruct)

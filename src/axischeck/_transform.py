@@ -15,25 +15,15 @@ from collections.abc import Callable, Hashable
 from typing import Any, Concatenate, Generic, ParamSpec, Self, TypeVar, cast, overload
 
 import jax
-
 import numpy as np
 
 from ._cache import BoundedCache
+from ._errors import AxisCheckError, FunctionError, OutputError, SpecError
 from ._fastpath import Plan, compile_plan
 from ._jax_compat import TRUSTED_ARRAY_TYPES
-from ._engine import (
-    Model,
-    SignatureModel,
-    TraceModel,
-    VmapLevel,
-    VmapModel,
-    has_axis_names,
-    map_inputs,
-    model_symbols,
-    run,
-)
-from ._errors import AxisCheckError, FunctionError, OutputError, SpecError
 from ._leaves import array_shape, flatten_call, label_call, parameter_names, shape_of, shapes_as_structs, struct
+from ._levels import VmapLevel, map_inputs
+from ._models import Model, SignatureModel, TraceModel, VmapModel, has_axis_names, model_symbols, run
 from ._prediction import BaseStep, MapStep, Prediction
 from ._shape import format_shape
 from ._signature import Signature

@@ -13,7 +13,6 @@ from ._dims import Anonymous, ArraySpec, Fixed, Named, Variadic
 from ._errors import Place, Size
 from ._shape import Shape
 
-
 PlaceFn = Callable[[int | None, Size], Place]
 """Names an axis of the array being unified: (per-example axis or None, size) -> Place."""
 

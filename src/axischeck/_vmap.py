@@ -8,8 +8,8 @@ from typing import Any, ParamSpec, TypeVar, overload
 import jax
 
 from ._axes import freeze_in_axes, freeze_out_axes
-from ._engine import VmapLevel
 from ._errors import SpecError
+from ._levels import VmapLevel
 from ._signature import Signature, check_axis_name, check_axis_size, check_flag, check_hashable, fresh_symbol
 from ._transform import Mapped, require_callable
 

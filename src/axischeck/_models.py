@@ -1,30 +1,27 @@
-"""The prediction engine: mapping levels applied to a call, then the per-example model.
+"""The models: how a call's outputs follow from its inputs.
 
-Data flows one way: a `Call` of labelled leaves -> each `VmapLevel` resolves its
-in_axes against the leaves, checks ranks and batch sizes (in JAX's order) and strips
-the mapped axes -> the per-example model (signature unification, or an abstract
-trace) gives per-example outputs -> each level inserts its batch dim per out_axes.
-Every failure is raised with the derivation so far, so messages name the user's
-arguments and axes.
+Data flows one way: a `Call` of labelled leaves -> each `VmapModel` maps it through its
+level (`_levels.py`) -> the innermost model gives per-example outputs, from a signature
+(`SignatureModel`, pure unification) or an abstract trace (`TraceModel`) -> each level
+inserts its batch dim per out_axes on the way back out.
 """
 
 from __future__ import annotations
 
 import inspect
 import re
-from collections import Counter
-from collections.abc import Callable, Hashable
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 import jax
 
-from ._axes import Axes, _is_axis, canonical_axis
 from ._dims import ANY, ArraySpec, Named, Variadic
 from ._errors import ArgumentError, AxisCheckError, CollectiveError, FunctionError, OutputError, Place, SpecError
-from ._explain import render_steps
-from ._leaves import Call, Leaf, abstract, struct
-from ._prediction import ArgRow, BaseStep, MapStep, OutRow, SpecRow, Step
+from ._explain import table_so_far
+from ._leaves import Call
+from ._levels import VmapLevel, map_inputs, map_outputs
+from ._prediction import BaseStep, MapStep, SpecRow, Step
 from ._shape import Shape, format_shape
 from ._spec import SigCore, SpecTree
 from ._trace import Env, SilentCollectiveError, eval_per_example, vmap_accepts_out_axes
@@ -48,312 +45,6 @@ class Model(Protocol):
     def predict(self, call: Call, env: Env, trail: tuple[Step, ...]) -> Outcome: ...
 
 
-def _table(trail: tuple[Step, ...]) -> str | None:
-    return render_steps(trail, outputs=False) or None
-
-
-@dataclass(frozen=True, slots=True)
-class VmapLevel:
-    """One mapping level (`vmap`, or `pmap` over devices): validated options and names.
-
-    A pmap level differs from a vmap level only where JAX's pmap does (jax_semantics.md
-    §6): `devices` bounds the size, `static` argument positions are not mapped, and
-    negative axes and `out_axes=None` on mapped outputs, which JAX answers silently and
-    wrongly, are reported.
-    """
-
-    in_axes: Axes
-    out_axes: Axes
-    axis_size: int | None = None
-    axis_name: Hashable | None = None
-    sum_match: bool = False
-    fn_name: str = "f"
-    symbol: str = "B"
-    kind: str = "vmap"  # or "pmap"
-    devices: int | None = None  # pmap: how many devices the size may use
-    static: tuple[int, ...] = ()  # pmap: static_broadcasted_argnums (non-negative)
-
-    def describe(self) -> str:
-        parts = [self.fn_name] if self.fn_name else []
-        if self.kind == "pmap" and self.axis_name is not None:
-            parts.append(f"axis_name={self.axis_name!r}")
-        parts += [f"in_axes={self.in_axes}", f"out_axes={self.out_axes}"]
-        if self.axis_size is not None:
-            parts.append(f"axis_size={self.axis_size}")
-        if self.kind == "vmap" and self.axis_name is not None:
-            parts.append(f"axis_name={self.axis_name!r}")
-        if self.static:
-            parts.append(f"static_broadcasted_argnums={self.static}")
-        return f"{self.kind}(" + ", ".join(parts) + ")"
-
-
-# --------------------------------------------------------------------------- inputs
-
-
-def _mismatch_error(level: VmapLevel, where: str, owner: str, m: PrefixMismatch, trail: tuple[Step, ...], cls: type[AxisCheckError]) -> AxisCheckError:
-    return cls(
-        f"{where}{m.path} is {m.spec_kind}, but {owner}{m.path} is {m.value_kind} ({m.detail});"
-        f" {where} must be a tree prefix of it (lists and tuples differ, dict keys must match)",
-        transform=level.describe(),
-        table=_table(trail),
-    )
-
-
-def resolve_in_axes(level: VmapLevel, call: Call, trail: tuple[Step, ...]) -> list[int | None]:
-    """The in_axes entry of every flat leaf (kwargs always 0), as `jax.vmap` resolves it."""
-    spec = level.in_axes.value
-    if level.kind == "pmap":
-        _pmap_argument_checks(level, call, trail)
-        if isinstance(spec, list):  # pmap keeps a top-level list: JAX's prefix check fails
-            raise ArgumentError(
-                f"pmap in_axes is a list, {spec!r}, but the positional arguments form a tuple;"
-                " unlike vmap, pmap does not read a top-level list as a tuple",
-                transform=level.describe(),
-                table=_table(trail),
-                fix=f"write in_axes={tuple(spec)!r}",
-            )
-    if isinstance(spec, tuple) and len(spec) != len(call.args):
-        fix = None
-        one: Any = jax.tree_util.tree_structure(call.args[0]) if len(call.args) == 1 else None
-        if one is not None and one.num_nodes > 1 and one.node_data()[0] in (tuple, list):
-            fix = f"to give the axes inside one tuple argument, nest them: in_axes=({spec!r},)"
-        raise ArgumentError(
-            f"in_axes has {len(spec)} entries but the function got {len(call.args)} positional"
-            f" argument{'s' if len(call.args) != 1 else ''}; a tuple in_axes needs one entry per"
-            " positional argument (keyword arguments are always mapped over axis 0)",
-            transform=level.describe(),
-            table=_table(trail),
-            fix=fix,
-        )
-    axes: list[int | None] = []
-    for i, arg in enumerate(call.args):
-        if i in level.static:  # pmap ignores the in_axes entry of a static argument
-            axes.extend([None] * len(jax.tree_util.tree_leaves(arg)))
-            continue
-        entry = spec[i] if isinstance(spec, tuple) else spec
-        got = broadcast_prefix(entry, arg, _is_axis)
-        if isinstance(got, PrefixMismatch):
-            where = f"in_axes[{i}]" if isinstance(spec, tuple) else "in_axes"
-            raise _mismatch_error(level, where, f"argument {call.arg_labels[i]}", got, trail, ArgumentError)
-        axes.extend(got)
-    for key in sorted(call.kwargs):
-        axes.extend([0] * len(jax.tree_util.tree_leaves(call.kwargs[key])))
-    return axes
-
-
-def _pmap_argument_checks(level: VmapLevel, call: Call, trail: tuple[Step, ...]) -> None:
-    """pmap's rules for static_broadcasted_argnums (pmap.py): passed positionally, hashable."""
-    for i in level.static:
-        if i >= len(call.args):
-            raise ArgumentError(
-                f"static_broadcasted_argnums names argument {i}, but only {len(call.args)} positional"
-                " argument(s) were passed; static arguments must be passed positionally",
-                transform=level.describe(),
-                table=_table(trail),
-            )
-        value = jax.tree_util.tree_map(lambda leaf: leaf.value, call.args[i])  # the object itself
-        try:
-            hash(value)
-        except TypeError:
-            raise ArgumentError(
-                f"static argument {call.arg_labels[i]} is not hashable; pmap needs hashable static arguments",
-                transform=level.describe(),
-                table=_table(trail),
-            ) from None
-
-
-def _pmap_size_checks(level: VmapLevel, leaves: list[Leaf], axes: list[int | None], fail: Callable[..., AxisCheckError]) -> None:
-    """What pmap rejects (or answers wrongly) that vmap accepts."""
-    if not any(a is not None and leaf.shape is not None for leaf, a in zip(leaves, axes, strict=True)):
-        raise fail(
-            ArgumentError,
-            "pmap needs at least one argument with a mapped axis (axis_size cannot stand in for one)",
-            fix="map at least one array argument (an int in in_axes)",
-        )
-    for leaf, axis in zip(leaves, axes, strict=True):
-        if axis is not None and axis < 0 and leaf.shape is not None:
-            raise fail(
-                ArgumentError,
-                f"pmap in_axes entry {axis} for {leaf.label} is negative; JAX 0.10's pmap shards"
-                " axis 0 but squeezes the negative axis, so it fails or silently gives wrong shapes",
-                fix=f"write the axis counted from the front: {axis + len(leaf.shape)}",
-            )
-
-
-def map_inputs(level: VmapLevel, call: Call, trail: tuple[Step, ...]) -> tuple[int, Call, MapStep, list[int | None]]:
-    """Check ranks and batch sizes; strip the mapped axes. Mirrors api.py:vmap_f."""
-    leaves, treedef = call.flat()
-    axes = resolve_in_axes(level, call, trail)
-    rows = [ArgRow(leaf.label, leaf.shape, axis, None) for leaf, axis in zip(leaves, axes, strict=True)]
-
-    def fail(cls: type[AxisCheckError], problem: str, **facts: Any) -> AxisCheckError:
-        step = MapStep(level.describe(), level.symbol, None, tuple(rows))
-        return cls(problem, transform=level.describe(), table=_table(trail + (step,)), **facts)
-
-    if level.kind == "pmap":
-        _pmap_size_checks(level, leaves, axes, fail)
-    if not leaves and level.axis_size is None:
-        raise fail(
-            ArgumentError,
-            "there is nothing to map: no argument holds an array, and axis_size is not given",
-            fix="pass at least one array argument, or give axis_size",
-        )
-    canon: list[int | None] = []
-    for leaf, axis in zip(leaves, axes, strict=True):
-        if axis is None or leaf.shape is None:
-            canon.append(None)
-            continue
-        c = canonical_axis(axis, len(leaf.shape))
-        if c is None:
-            need = axis + 1 if axis >= 0 else -axis
-            raise fail(
-                ArgumentError,
-                f"in_axes entry {axis} for {leaf.label} asks for axis {axis}, but {leaf.label} has"
-                f" shape {format_shape(leaf.shape)} of rank {len(leaf.shape)} (it needs rank >= {need})",
-                places=(leaf.place(None, leaf.shape),),
-                fix=_range_fix(leaf, axis),
-            )
-        canon.append(c)
-    sized = [
-        leaf.place(c, leaf.shape[c])
-        for leaf, c in zip(leaves, canon, strict=True)
-        if c is not None and leaf.shape is not None
-    ]
-    sizes = [int(p.size) for p in sized]  # type: ignore[arg-type]
-    distinct = set(sizes) | ({int(level.axis_size)} if level.axis_size is not None else set())
-    if not distinct:
-        _reject_mapped_non_arrays(leaves, axes, fail)
-        raise fail(
-            ArgumentError,
-            "every in_axes entry is None, so there is no batch size",
-            fix="map at least one argument (an int in in_axes), or give axis_size",
-        )
-    if len(distinct) > 1:
-        groups = [[p for p in sized if p.size == size] for size, _ in Counter(sizes).most_common()]
-        text = "; ".join(
-            f"size {group[0].size} at " + ", ".join(f"axis {p.batched_axis} of {p.arg}" for p in group)
-            for group in groups
-        )
-        places = tuple(group[0] for group in groups)
-        if level.axis_size is not None:
-            places = (Place("axis_size", None, None, int(level.axis_size)),) + places
-            text = f"axis_size={level.axis_size}; {text}"
-        raise fail(
-            ArgumentError,
-            f"the mapped axes disagree on the batch size: {text}",
-            symbol=f"batch size {level.symbol}",
-            places=places,
-        )
-    size = int(next(iter(distinct)))
-    _reject_mapped_non_arrays(leaves, axes, fail)
-    if level.kind == "pmap" and (size == 0 or (level.devices is not None and size > level.devices)):
-        raise fail(
-            ArgumentError,
-            f"pmap maps an axis of size {size} over devices, but {level.devices} device(s) are"
-            " available: the size must be between 1 and the device count",
-            symbol=f"batch size {level.symbol}",
-            places=tuple(sized[:1]),
-            fix=f"map at most {level.devices} per call (reshape to (devices, -1, ...) and vmap inside),"
-            f" or run with {size} devices",
-        )
-    new_leaves = []
-    for i, (leaf, c) in enumerate(zip(leaves, canon, strict=True)):
-        if c is None or leaf.shape is None:
-            new_leaves.append(leaf)
-            continue
-        per = leaf.shape.delete(c)
-        new_leaves.append(
-            Leaf(leaf.label, per, struct(per, abstract(leaf.value).dtype), leaf.user_shape, leaf.origin[:c] + leaf.origin[c + 1 :])
-        )
-        rows[i] = replace(rows[i], per_example=per)
-    for i, (leaf, c) in enumerate(zip(leaves, canon, strict=True)):
-        if c is None:
-            rows[i] = replace(rows[i], per_example=leaf.shape)
-    step = MapStep(level.describe(), level.symbol, size, tuple(rows))
-    return size, call.rebuilt(treedef, new_leaves), step, canon
-
-
-def _reject_mapped_non_arrays(leaves: list[Leaf], axes: list[int | None], fail: Callable[..., AxisCheckError]) -> None:
-    for leaf, axis in zip(leaves, axes, strict=True):
-        if axis is not None and leaf.shape is None:
-            raise fail(
-                ArgumentError,
-                f"{leaf.label} is a {type(leaf.value).__name__}, not a JAX array, so it cannot be mapped"
-                f" (in_axes entry {axis})",
-                fix=f"give {leaf.label} the in_axes entry None to pass it through unmapped",
-            )
-
-
-def _range_fix(leaf: Leaf, axis: int) -> str | None:
-    assert leaf.shape is not None
-    r = len(leaf.shape)
-    if r == 0:
-        return f"{leaf.label} is a scalar: give it the in_axes entry None (scalars cannot be mapped)"
-    return f"in_axes entries for {leaf.label} must be in [{-r}, {r - 1}], or None to leave it unmapped"
-
-
-# -------------------------------------------------------------------------- outputs
-
-
-def map_outputs(
-    level: VmapLevel,
-    size: int,
-    shapes: Any,
-    is_batched: Callable[[int], bool],
-    trail: tuple[Step, ...],
-) -> tuple[Any, tuple[OutRow, ...]]:
-    """Insert the batch dim per out_axes (counted in the batched output's rank)."""
-    leaves, treedef = jax.tree_util.tree_flatten(shapes)
-    labels = ["output" + p for p in leaf_paths(shapes)]
-    got = broadcast_prefix(level.out_axes.value, shapes, _is_axis)
-    if isinstance(got, PrefixMismatch):
-        raise _mismatch_error(level, "out_axes", "the output", got, trail, OutputError)
-    out: list[Shape] = []
-    rows: list[OutRow] = []
-    for j, (label, shape, axis) in enumerate(zip(labels, leaves, got, strict=True)):
-        if axis is None:
-            if not level.sum_match and is_batched(j):
-                name = "" if level.axis_name is None else f" (axis_name={level.axis_name!r})"
-                silently = " (JAX's pmap would silently return device 0's block)" if level.kind == "pmap" else ""
-                raise OutputError(
-                    f"out_axes is None for {label}, but {label} depends on the mapped arguments, so it"
-                    f" has a batch dimension{name} that None would have to drop{silently}",
-                    transform=level.describe(),
-                    table=_table(trail),
-                    places=(Place(label, shape),),
-                    fix=f"give {label} an integer out_axes entry (0 puts the batch first), or pass sum_match=True to sum over the batch",
-                )
-            new = shape
-        else:
-            r = len(shape) + 1
-            c = canonical_axis(axis, r)
-            if level.kind == "pmap" and axis < 0:
-                raise OutputError(
-                    f"pmap out_axes entry {axis} for {label} is negative; JAX 0.10's pmap silently"
-                    " returns wrongly shaped outputs for negative out_axes",
-                    transform=level.describe(),
-                    table=_table(trail),
-                    places=(Place(label, shape),),
-                    fix=f"count the axis from the front: out_axes={c if c is not None else 0}",
-                )
-            if c is None:
-                raise OutputError(
-                    f"out_axes entry {axis} for {label} is out of range: the per-example output has"
-                    f" shape {format_shape(shape)}, so the batched output has rank {r} and its axes"
-                    f" are {-r}..{r - 1}",
-                    transform=level.describe(),
-                    table=_table(trail),
-                    places=(Place(label, shape),),
-                    fix=f"use an out_axes entry in [{-r}, {r - 1}] for {label}",
-                )
-            new = shape.insert(c, size)
-        out.append(new)
-        rows.append(OutRow(label, shape, axis, new))
-    return jax.tree_util.tree_unflatten(treedef, out), tuple(rows)
-
-
-# ---------------------------------------------------------------------------- models
-
 
 @dataclass(frozen=True, slots=True)
 class VmapModel:
@@ -368,7 +59,7 @@ class VmapModel:
             raise ArgumentError(
                 "pmap inside pmap fails in JAX 0.10 (a context-mesh error): nested pmap is not supported",
                 transform=self.level.describe(),
-                table=_table(trail),
+                table=table_so_far(trail),
                 fix="use one pmap over a flattened device axis, or jax.shard_map over a 2-D mesh",
             )
         size, per_call, step, axes = map_inputs(self.level, call, trail)
@@ -457,7 +148,7 @@ def trace(fn: Callable[..., Any], name: str, call: Call, env: Env, trail: tuple[
                 f"{name} calls {text}; under vmap JAX accepts duplicates silently (and the result"
                 " is meaningless), so axischeck reports it",
                 transform=_innermost_transform(trail),
-                table=_table(trail),
+                table=table_so_far(trail),
                 fix="give each source and each destination at most once in perm",
             ) from None
         silent = not any(kind == "pmap" for *_, kind in env)
@@ -471,7 +162,7 @@ def trace(fn: Callable[..., Any], name: str, call: Call, env: Env, trail: tuple[
                 else ""
             ),
             transform=_innermost_transform(trail),
-            table=_table(trail),
+            table=table_so_far(trail),
             fix="pass tiled=True (the dimension must then divide evenly by the axis size), or make"
             " the mapped axis as long as the scattered dimension (that many devices under pmap)",
         ) from None
@@ -483,13 +174,13 @@ def trace(fn: Callable[..., Any], name: str, call: Call, env: Env, trail: tuple[
             raise OutputError(
                 f"{name} returns, but JAX cannot batch its outputs over the named axes in scope"
                 f" (per-example arguments {shapes or 'none'}): {type(err).__name__}: {err}",
-                table=_table(trail),
+                table=table_so_far(trail),
             ) from err
         raise FunctionError(
             f"{name} fails on the per-example arguments ({shapes or 'no arrays'}):"
             f" {type(err).__name__}: {err}",
             transform=_innermost_transform(trail),
-            table=_table(trail),
+            table=table_so_far(trail),
             notes=_known_defects(str(err)),
         ) from err
 
@@ -533,7 +224,7 @@ class SignatureModel:
 
         def fail(cls: type[AxisCheckError], problem: str, **facts: Any) -> AxisCheckError:
             base = BaseStep("signature", tuple(rows), ())
-            return cls(problem, transform=self.transform(trail), table=_table(trail + (base,)), **facts)
+            return cls(problem, transform=self.transform(trail), table=table_so_far(trail + (base,)), **facts)
 
         for spec, arg, param_label in self._pairs(call, fail):
             got = broadcast_prefix(spec.value, arg, lambda x: isinstance(x, ArraySpec))
@@ -683,7 +374,7 @@ def check_output(core: SigCore, shapes: Any, bindings: Bindings, transform: str,
         raise OutputError(
             f"the output{got.path} is {got.value_kind}, but the signature declares {got.spec_kind} ({got.detail})",
             transform=transform,
-            table=_table(trail),
+            table=table_so_far(trail),
         )
     unifier = Unifier(dict(bindings.sizes), dict(bindings.places))
     for (label, shape), spec in zip(_labelled(shapes), got, strict=True):
@@ -695,7 +386,7 @@ def check_output(core: SigCore, shapes: Any, bindings: Bindings, transform: str,
                 transform=transform,
                 symbol=conflict.symbol,
                 places=conflict.places,
-                table=_table(trail),
+                table=table_so_far(trail),
             )
 
 
