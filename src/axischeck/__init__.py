@@ -1,4 +1,4 @@
-"""axischeck: shape-annotated, statically predicted and explained `vmap` for JAX.
+"""axischeck: shape-annotated, statically predicted and explained `vmap`, `pmap` and `shard_map` for JAX.
 
 ```python
 import axischeck as ax
@@ -22,7 +22,11 @@ from ._errors import SpecError as SpecError
 from ._pmap import Pmapped as Pmapped
 from ._pmap import pmap as pmap
 from ._prediction import Prediction as Prediction
+from ._prediction import ShardPrediction as ShardPrediction
 from ._shape import Shape as Shape
+from ._shard_map import ShardMapped as ShardMapped
+from ._shard_map import shard_map as shard_map
+from ._sharding import shard_shape as shard_shape
 from ._signature import Signature as Signature
 from ._unify import Bindings as Bindings
 from ._unify import Conflict as Conflict
@@ -31,7 +35,9 @@ from ._vmap import vmap as vmap
 
 __version__ = "0.1.0"
 
-for _public in (Bindings, Checked, Conflict, Place, Pmapped, Prediction, Shape, Signature, Vmapped):
+for _public in (
+    Bindings, Checked, Conflict, Place, Pmapped, Prediction, Shape, ShardMapped, ShardPrediction, Signature, Vmapped,
+):
     _public.__module__ = "axischeck"  # stable, short names in reprs and tracebacks
 del _public
 
@@ -48,10 +54,14 @@ __all__ = [
     "Pmapped",
     "Prediction",
     "Shape",
+    "ShardMapped",
+    "ShardPrediction",
     "Signature",
     "SpecError",
     "Vmapped",
     "check",
     "pmap",
+    "shard_map",
+    "shard_shape",
     "vmap",
 ]

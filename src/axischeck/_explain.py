@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ._prediction import BaseStep, MapStep, SpecRow, Step
+from ._prediction import BaseStep, MapStep, ShardStep, SpecRow, Step
 from ._shape import Shape, format_shape
 
 
@@ -80,11 +80,28 @@ def _out_table(maps: Sequence[MapStep], base: BaseStep | None) -> list[list[str]
     return rows
 
 
+def _shard_section(step: ShardStep, outputs: bool) -> list[str]:
+    """Global shape -> spec -> per-device block for each argument, and back for outputs."""
+    parts = [f"{step.transform}: {step.mesh}"]
+    rows = [["arg", "global shape", "in_spec", "per-device block"]]
+    rows += [[r.label, _shape(r.shape), r.spec, _shape(r.block)] for r in step.args]
+    parts.append(table(rows))
+    if outputs and step.outs:
+        outs = [["output", "per-device block", "out_spec", "global shape"]]
+        outs += [[r.label, _shape(r.block), r.spec, _shape(r.shape)] for r in step.outs]
+        parts.append(table(outs))
+    return parts
+
+
 def render_steps(steps: Sequence[Step], *, outputs: bool = True) -> str:
     """The derivation table of a prediction (or of the part reached before an error)."""
     maps = [s for s in steps if isinstance(s, MapStep)]
     base = next((s for s in steps if isinstance(s, BaseStep)), None)
     parts = []
+    for shard in (s for s in steps if isinstance(s, ShardStep)):
+        parts += _shard_section(shard, outputs)
+    if len(parts) and not maps and (base is None or base.source == "traced"):
+        return "\n".join(parts)  # the blocks are the whole story
     for i, m in enumerate(maps):
         size = "undetermined" if m.axis_size is None else f"{m.symbol}={m.axis_size}"
         # One level: the transform is already in the headline; nested: name each level.

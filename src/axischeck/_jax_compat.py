@@ -7,6 +7,7 @@ only these few facts are read from JAX itself.
 from __future__ import annotations
 
 import functools
+import inspect
 from typing import Any
 
 import jax
@@ -63,3 +64,8 @@ def valid_dtype(dtype: Any) -> bool:
         return bool(jex_core.valid_jaxtype(np.zeros((), dtype)))
     except Exception:
         return False
+
+
+INFER_SPECS: Any = inspect.signature(jax.shard_map).parameters["in_specs"].default
+"""`jax.shard_map`'s default `in_specs` (`Infer`, not public in 0.10.2): take each argument's
+own sharding, which only Explicit mesh axes have."""

@@ -21,7 +21,7 @@ from ._errors import ArgumentError, AxisCheckError, CollectiveError, FunctionErr
 from ._explain import table_so_far
 from ._leaves import Call
 from ._levels import VmapLevel, map_inputs, map_outputs
-from ._prediction import BaseStep, MapStep, SpecRow, Step
+from ._prediction import BaseStep, MapStep, ShardStep, SpecRow, Step
 from ._shape import Shape, format_shape
 from ._spec import SigCore, SpecTree
 from ._trace import Env, SilentCollectiveError, eval_per_example, vmap_accepts_out_axes
@@ -53,6 +53,10 @@ class VmapModel:
     level: VmapLevel
     inner: Model
     fn: Callable[..., Any] | None = None
+
+    @property
+    def names_axes(self) -> bool:
+        return self.level.axis_name is not None
 
     def predict(self, call: Call, env: Env, trail: tuple[Step, ...]) -> Outcome:
         if self.level.kind == "pmap" and any(kind == "pmap" for *_, kind in env):
@@ -151,7 +155,7 @@ def trace(fn: Callable[..., Any], name: str, call: Call, env: Env, trail: tuple[
                 table=table_so_far(trail),
                 fix="give each source and each destination at most once in perm",
             ) from None
-        silent = not any(kind == "pmap" for *_, kind in env)
+        silent = all(kind == "vmap" for *_, kind in env)  # device axes check it themselves
         raise CollectiveError(
             f"{name} calls psum_scatter (tiled=False), which needs the scattered dimension to equal"
             f" the size of the mapped axis ({text.removeprefix('psum_scatter: ')})"
@@ -164,7 +168,8 @@ def trace(fn: Callable[..., Any], name: str, call: Call, env: Env, trail: tuple[
             transform=_innermost_transform(trail),
             table=table_so_far(trail),
             fix="pass tiled=True (the dimension must then divide evenly by the axis size), or make"
-            " the mapped axis as long as the scattered dimension (that many devices under pmap)",
+            " the mapped axis as long as the scattered dimension (under pmap and shard_map: that many devices"
+            " on the axis)",
         ) from None
     except Exception as err:
         shapes = ", ".join(
@@ -201,7 +206,7 @@ def _known_defects(message: str) -> tuple[str, ...]:
 
 
 def _innermost_transform(trail: tuple[Step, ...]) -> str | None:
-    maps = [s for s in trail if isinstance(s, MapStep)]
+    maps = [s for s in trail if isinstance(s, (MapStep, ShardStep))]
     return maps[-1].transform if maps else None
 
 
@@ -272,8 +277,7 @@ class SignatureModel:
         return Outcome(shapes, (BaseStep("signature", tuple(rows), tuple(outs)),), bindings)
 
     def transform(self, trail: tuple[Step, ...]) -> str:
-        maps = [s for s in trail if isinstance(s, MapStep)]
-        return maps[-1].transform if maps else f"check({self.name}, signature={self.core})"
+        return _innermost_transform(trail) or f"check({self.name}, signature={self.core})"
 
     def _pairs(self, call: Call, fail: Callable[..., AxisCheckError]) -> list[tuple[SpecTree, Any, str]]:
         if self.fn is not None:
@@ -391,17 +395,37 @@ def check_output(core: SigCore, shapes: Any, bindings: Bindings, transform: str,
 
 
 def has_axis_names(model: Model) -> bool:
-    """Whether any vmap level inside `model` names its axis (collectives may use it)."""
-    return isinstance(model, VmapModel) and (model.level.axis_name is not None or has_axis_names(model.inner))
+    """Whether any level inside `model` names its axes (collectives may use them)."""
+    if getattr(model, "names_axes", False):
+        return True
+    inner = getattr(model, "inner", None)
+    return inner is not None and has_axis_names(inner)
 
 
 def model_symbols(model: Model) -> frozenset[str]:
     """The batch symbols of every vmap level inside `model` (so new ones stay fresh)."""
-    if isinstance(model, VmapModel):
-        return model_symbols(model.inner) | {model.level.symbol}
     if isinstance(model, SignatureModel):
         return model.core.symbols
-    return frozenset()
+    own = frozenset({model.level.symbol}) if isinstance(model, VmapModel) else frozenset()
+    inner = getattr(model, "inner", None)
+    return own | (model_symbols(inner) if inner is not None else frozenset())
+
+
+def is_symbolic(model: Model) -> bool:
+    """Whether `model` predicts without tracing (a signature with a declared output)."""
+    inner = getattr(model, "inner", None)
+    if inner is not None:
+        return is_symbolic(inner)
+    return isinstance(model, SignatureModel) and model.core.output is not None
+
+
+def inputs_only(model: Model) -> Model | None:
+    """`model` checking arguments only (no outputs, no trace), if it has a signature."""
+    if isinstance(model, SignatureModel):
+        return replace(model, inputs_only=True)
+    inner = getattr(model, "inner", None)
+    checked = inputs_only(inner) if inner is not None else None
+    return None if checked is None else replace(model, inner=checked)  # type: ignore[type-var]
 
 
 def _output_place(label: str, shape: Shape) -> Callable[[int | None, Any], Place]:

@@ -60,7 +60,28 @@ class BaseStep:
     outs: tuple[SpecRow, ...]
 
 
-Step = MapStep | BaseStep
+@dataclass(frozen=True, slots=True)
+class ShardRow:
+    """One leaf crossing `shard_map`: the global array and its per-device block."""
+
+    label: str
+    shape: Shape | None  # global: the argument as passed, or the assembled output
+    spec: str  # its PartitionSpec ("static" for an in_specs None entry)
+    block: Shape | None  # what each device sees (or returns)
+
+
+@dataclass(frozen=True, slots=True)
+class ShardStep:
+    """One `shard_map`: its description, mesh and rows."""
+
+    transform: str
+    mesh: str
+    args: tuple[ShardRow, ...]
+    outs: tuple[ShardRow, ...] = ()
+    mesh_sizes: tuple[tuple[str, int], ...] = ()
+
+
+Step = MapStep | BaseStep | ShardStep
 
 
 class Prediction:
@@ -140,3 +161,51 @@ class Prediction:
 
 
 Prediction.__module__ = "axischeck"
+
+
+class ShardPrediction(Prediction):
+    """A `shard_map` prediction: global output shapes and what each device holds.
+
+    - `shapes`: the global outputs (as `jax.eval_shape` of the `shard_map` gives them).
+    - `block_shapes`: the per-device output blocks, shaped like `shapes`.
+    - `in_block_shapes`: the per-device argument blocks, shaped like the arguments.
+    - `mesh`: `{axis name: size}` of the mesh predicted for.
+
+    ```python
+    >>> f = ax.shard_map(lambda a: a * 2, mesh={"x": 4, "y": 2}, in_specs=P("x", "y"), out_specs=P("x", "y"))
+    >>> pred = f.predict((16, 6))
+    >>> pred.shapes, pred.block_shapes
+    (Shape(16, 6), Shape(4, 3))
+    ```
+    """
+
+    __slots__ = ("_blocks", "_in_blocks", "_mesh")
+
+    def __init__(
+        self, shapes: Any, steps: tuple[Step, ...], blocks: Any, in_blocks: Any, mesh: dict[str, int]
+    ) -> None:
+        super().__init__(shapes, None, steps)
+        self._blocks = blocks
+        self._in_blocks = in_blocks
+        self._mesh = mesh
+
+    @property
+    def block_shapes(self) -> Any:
+        """The per-device output blocks, a pytree shaped like `shapes`."""
+        return self._blocks
+
+    @property
+    def in_block_shapes(self) -> Any:
+        """The per-device argument blocks (what the function sees), shaped like the arguments."""
+        return self._in_blocks
+
+    @property
+    def mesh(self) -> dict[str, int]:
+        """The mesh predicted for: `{axis name: size}`."""
+        return dict(self._mesh)
+
+    def __repr__(self) -> str:
+        return f"ShardPrediction(shapes={self.shapes!r}, block_shapes={self.block_shapes!r}, mesh={self._mesh!r})"
+
+
+ShardPrediction.__module__ = "axischeck"

@@ -24,10 +24,10 @@ def _is_abstract(x: object) -> bool:
 
 Env = tuple[tuple[Hashable | None, int, tuple[int | None, ...], str], ...]
 """Every mapping level in scope, outermost first: (axis_name or None, size, the canonical
-axis it mapped of each flat argument leaf, "vmap" or "pmap"). Collectives depend on where
+axis it mapped of each flat argument leaf, "vmap", "pmap" or "shard_map"). Collectives depend on where
 batch dims sit (JAX's psum_scatter rule even fails for some positions), so when names are
 in scope the trace re-creates the real vmap nesting: same levels, same mapped axes.
-pmap levels are device axes: their names are bound as an axis environment (per-device
+pmap and shard_map levels are device axes: their names are bound as an axis environment (per-device
 semantics), with no batch dimension in the trace."""
 
 
@@ -44,7 +44,7 @@ def _vmap_levels(env: Env) -> Env:
 
 
 def _device_axes(env: Env) -> list[tuple[Hashable, int]]:
-    return [(name, size) for name, size, _, kind in env if kind == "pmap" and name is not None]
+    return [(name, size) for name, size, _, kind in env if kind != "vmap" and name is not None]
 
 
 def _bind_names(fn: Callable[..., Any], env: Env, dyn: Sequence[int]) -> Callable[..., Any]:

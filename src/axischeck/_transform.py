@@ -8,7 +8,6 @@ Under `jax.jit` all of it runs once per trace.
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import threading
 from collections.abc import Callable, Hashable
@@ -23,7 +22,17 @@ from ._fastpath import Plan, compile_plan
 from ._jax_compat import TRUSTED_ARRAY_TYPES
 from ._leaves import array_shape, flatten_call, label_call, parameter_names, shape_of, shapes_as_structs, struct
 from ._levels import VmapLevel, map_inputs
-from ._models import Model, SignatureModel, TraceModel, VmapModel, has_axis_names, model_symbols, run
+from ._models import (
+    Model,
+    SignatureModel,
+    TraceModel,
+    VmapModel,
+    has_axis_names,
+    inputs_only,
+    is_symbolic,
+    model_symbols,
+    run,
+)
 from ._prediction import BaseStep, MapStep, Prediction
 from ._shape import format_shape
 from ._signature import Signature
@@ -38,25 +47,8 @@ R = TypeVar("R")
 T = TypeVar("T")
 
 
-def is_symbolic(model: Model) -> bool:
-    """Whether `model` predicts without tracing (a signature with a declared output)."""
-    if isinstance(model, VmapModel):
-        return is_symbolic(model.inner)
-    return isinstance(model, SignatureModel) and model.core.output is not None
-
-
 def _has_pmap(model: Model) -> bool:
     return isinstance(model, VmapModel) and (model.level.kind == "pmap" or _has_pmap(model.inner))
-
-
-def inputs_only(model: Model) -> Model | None:
-    """`model` checking arguments only (no outputs, no trace), if it has a signature."""
-    if isinstance(model, VmapModel):
-        inner = inputs_only(model.inner)
-        return None if inner is None else VmapModel(model.level, inner, model.fn)
-    if isinstance(model, SignatureModel):
-        return dataclasses.replace(model, inputs_only=True)
-    return None
 
 
 def leaf_key(x: Any) -> Hashable:

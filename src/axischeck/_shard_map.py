@@ -1,0 +1,193 @@
+"""`axischeck.shard_map`: `jax.shard_map` with a per-device signature, prediction and checks."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Set
+from dataclasses import replace
+from typing import Any, ParamSpec, TypeVar, overload
+
+import jax
+from jax.sharding import AbstractMesh, Mesh, PartitionSpec
+
+from ._errors import AxisCheckError, SpecError
+from ._jax_compat import INFER_SPECS
+from ._leaves import label_call, shapes_as_structs
+from ._mesh import MeshShape, mesh_shape
+from ._models import Model, run
+from ._prediction import Prediction, ShardPrediction, ShardStep
+from ._shard_model import ShardModel, ShardOptions, is_spec_leaf
+from ._signature import Signature, check_flag
+from ._transform import FunctionTracker, Transformed, fn_name, inner_model, require_callable
+from ._trees import short_repr
+from ._vmap import SignatureLike
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def _check_specs(specs: Any, what: str, *, none_ok: bool) -> None:
+    """Every leaf a PartitionSpec (or None where JAX allows it), found at decoration."""
+    if specs is None and none_ok:
+        return
+    for leaf in jax.tree_util.tree_leaves(specs, is_leaf=is_spec_leaf):
+        if not (isinstance(leaf, PartitionSpec) or (leaf is None and none_ok)):
+            hint = f" (write P({leaf!r}))" if isinstance(leaf, str) else ""
+            raise SpecError(f"shard_map {what} must be a pytree of jax.sharding.PartitionSpec, got {short_repr(leaf)}{hint}")
+
+
+def _axis_names(value: Any, mesh: MeshShape | None) -> frozenset[str]:
+    if not isinstance(value, Set) or not all(isinstance(n, str) for n in value):
+        raise SpecError(f"shard_map axis_names must be a set of mesh axis names, got {short_repr(value)}")
+    names = frozenset(value)
+    if mesh is not None and not names <= set(mesh.names):
+        raise SpecError(f"shard_map axis_names {set(names)} are not all axes of the mesh {mesh}")
+    return names
+
+
+class ShardMapped(Transformed[P, R]):
+    """A function wrapped by `axischeck.shard_map` (see `shard_map`)."""
+
+    batched_signature: Signature | None = None  # a wrapping transform sees global shapes, not the signature's
+
+    def __init__(
+        self,
+        f: Callable[P, R],
+        out_specs: Any,
+        in_specs: Any,
+        mesh: Mesh | AbstractMesh | dict[str, int] | None,
+        axis_names: Set[str],
+        check_vma: bool,
+        signature: SignatureLike | None,
+    ) -> None:
+        require_callable(f, "shard_map")
+        shape = mesh_shape(mesh, "shard_map mesh") if mesh is not None else None
+        names = _axis_names(axis_names, shape)
+        check_flag(check_vma, "shard_map check_vma")
+        if in_specs is not INFER_SPECS:
+            _check_specs(in_specs, "in_specs", none_ok=True)
+        _check_specs(out_specs, "out_specs", none_ok=False)
+        name = fn_name(f)
+        jax_mesh = mesh if isinstance(mesh, (Mesh, AbstractMesh)) else shape.abstract() if shape is not None else None
+        self.options = ShardOptions(shape, jax_mesh, in_specs, out_specs, names, bool(check_vma), name)
+        inner, per_device, fallback_inner = inner_model(f, signature, name)
+        tracker = FunctionTracker()
+        jax_fn = jax.shard_map(
+            tracker.wrap(f), mesh=jax_mesh, in_specs=in_specs, out_specs=out_specs, axis_names=set(names),
+            check_vma=bool(check_vma),
+        )
+        fallback = ShardModel(self.options, fallback_inner, f) if fallback_inner is not None else None
+        super().__init__(f, ShardModel(self.options, inner, f), jax_fn, per_device, fallback, tracker)
+
+    def _describe(self) -> str:
+        return self.options.describe()
+
+    def _full(self, args: tuple[Any, ...], kwargs: dict[str, Any], model: Model | None = None) -> Prediction:
+        outcome = run(model or self._model, label_call(args, kwargs, self._params))
+        step = outcome.steps[0]
+        assert isinstance(step, ShardStep)
+        out_def = jax.tree_util.tree_structure(outcome.shapes)
+        in_def = jax.tree_util.tree_structure(tuple(args))
+        return ShardPrediction(
+            outcome.shapes,
+            outcome.steps,
+            jax.tree_util.tree_unflatten(out_def, [r.block for r in step.outs]),
+            jax.tree_util.tree_unflatten(in_def, [r.block for r in step.args]),
+            dict(step.mesh_sizes),
+        )
+
+    def predict(self, *args: Any, **kwargs: Any) -> ShardPrediction:
+        """Global output shapes and per-device blocks for these arguments (see `Prediction`)."""
+        pred = super().predict(*args, **kwargs)
+        assert isinstance(pred, ShardPrediction)
+        return pred
+
+    def _predict(self, args: tuple[Any, ...], kwargs: dict[str, Any], flat: Any = None) -> Prediction:
+        if self.options.mesh is None:  # the context mesh may change between calls: no cache
+            return self._full(args, kwargs)
+        return super()._predict(args, kwargs, flat)
+
+    def _precheck(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+        if self.options.mesh is not None:
+            super()._precheck(args, kwargs)
+            return
+        try:
+            self._check_by_trace(label_call(args, kwargs, self._params))
+        except AxisCheckError as err:
+            raise self._with_fix(err, args, kwargs).with_traceback(None) from None
+
+    def predict_with_mesh(self, mesh: Mesh | AbstractMesh | dict[str, int], *args: Any, **kwargs: Any) -> ShardPrediction:
+        """`predict` on another mesh, e.g. `{"data": 64, "model": 8}`: one this machine may not have."""
+        shape = mesh_shape(mesh, "predict_with_mesh mesh")
+        _axis_names(self.options.axis_names, shape)
+        jax_mesh = mesh if isinstance(mesh, (Mesh, AbstractMesh)) else shape.abstract()
+        model = self._model
+        assert isinstance(model, ShardModel)
+        model = replace(model, options=replace(self.options, mesh=shape, jax_mesh=jax_mesh))
+        args, kwargs = shapes_as_structs(args, kwargs)
+        try:
+            pred = self._full(args, kwargs, model)
+        except AxisCheckError as err:
+            raise err.with_traceback(None) from err.__cause__
+        assert isinstance(pred, ShardPrediction)
+        return pred
+
+
+@overload
+def shard_map(
+    f: Callable[P, R],
+    /,
+    *,
+    out_specs: Any,
+    in_specs: Any = INFER_SPECS,
+    mesh: Mesh | AbstractMesh | dict[str, int] | None = None,
+    axis_names: Set[str] = frozenset(),
+    check_vma: bool = True,
+    signature: SignatureLike | None = None,
+) -> ShardMapped[P, R]: ...
+
+
+@overload
+def shard_map(
+    f: None = None,
+    /,
+    *,
+    out_specs: Any,
+    in_specs: Any = INFER_SPECS,
+    mesh: Mesh | AbstractMesh | dict[str, int] | None = None,
+    axis_names: Set[str] = frozenset(),
+    check_vma: bool = True,
+    signature: SignatureLike | None = None,
+) -> Callable[[Callable[P, R]], ShardMapped[P, R]]: ...
+
+
+def shard_map(
+    f: Callable[P, R] | None = None,
+    /,
+    *,
+    out_specs: Any,
+    in_specs: Any = INFER_SPECS,
+    mesh: Mesh | AbstractMesh | dict[str, int] | None = None,
+    axis_names: Set[str] = frozenset(),
+    check_vma: bool = True,
+    signature: SignatureLike | None = None,
+) -> ShardMapped[P, R] | Callable[[Callable[P, R]], ShardMapped[P, R]]:
+    """Drop-in `jax.shard_map` that predicts, checks and explains its specs.
+
+    Same parameters as `jax.shard_map`, plus `signature` (the per-device signature: the
+    shapes of one device's blocks). `mesh` may also be an `AbstractMesh` or a dict of
+    axis sizes, to predict for a mesh this machine does not have; `predict` gives the
+    global outputs and `block_shapes`, and `predict_with_mesh` tries another mesh.
+
+    ```python
+    >>> f = ax.shard_map(lambda a: jax.lax.psum(a, "x"), mesh={"x": 64}, in_specs=P("x"), out_specs=P())
+    >>> f.predict((256, 3)).shapes
+    Shape(4, 3)
+    ```
+    """
+    if f is None:
+
+        def decorate(g: Callable[P, R]) -> ShardMapped[P, R]:
+            return ShardMapped(g, out_specs, in_specs, mesh, axis_names, check_vma, signature)
+
+        return decorate
+    return ShardMapped(f, out_specs, in_specs, mesh, axis_names, check_vma, signature)

@@ -1,0 +1,271 @@
+"""The `shard_map` model: global arguments -> per-device blocks -> inner model -> global outputs.
+
+Checks run in JAX's order (jax_semantics.md §7): spec names against the mesh, the
+in_specs prefix, then per argument rank, divisibility and duplicate axes; the inner
+model sees the blocks with the manual mesh axes bound (collectives follow the per-device
+rules); out_specs reassemble the outputs. What only a trace can tell (the replication
+promise of out_specs, collectives on invariant values) is settled by JAX's own
+`eval_shape` of the shard_map on an abstract mesh, so a mesh larger than the machine works.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import jax
+from jax.sharding import PartitionSpec
+
+from ._errors import ArgumentError, AxisCheckError, FunctionError, OutputError, SpecError
+from ._explain import table_so_far
+from ._jax_compat import INFER_SPECS
+from ._leaves import Call, Leaf, abstract, struct
+from ._mesh import (
+    MeshShape,
+    SpecDims,
+    SpecMistake,
+    as_partition_spec,
+    block_shape,
+    check_fits,
+    context_mesh,
+    global_shape,
+    sharding_spec,
+    spec_dims,
+)
+from ._models import Model, Outcome, is_symbolic
+from ._prediction import ShardRow, ShardStep, Step
+from ._trace import Env
+from ._trees import PrefixMismatch, broadcast_prefix, leaf_paths, short_repr
+
+
+def is_spec_leaf(x: object) -> bool:
+    return x is None or isinstance(x, PartitionSpec)
+
+
+@dataclass(frozen=True, slots=True)
+class ShardOptions:
+    """`jax.shard_map`'s options, validated. `mesh=None`: the context mesh at call time."""
+
+    mesh: MeshShape | None
+    jax_mesh: Any  # what JAX is given: the user's Mesh/AbstractMesh, or None
+    in_specs: Any
+    out_specs: Any
+    axis_names: frozenset[str]
+    check_vma: bool
+    name: str
+
+    def describe(self) -> str:
+        ins = "Infer" if self.in_specs is INFER_SPECS else short_repr(self.in_specs)
+        names = f", axis_names={set(self.axis_names)}" if self.axis_names else ""
+        vma = "" if self.check_vma else ", check_vma=False"
+        return f"shard_map({self.name}, in_specs={ins}, out_specs={short_repr(self.out_specs)}{names}{vma})"
+
+
+@dataclass(frozen=True, slots=True)
+class ShardModel:
+    """`shard_map` of an inner model; `fn` (the user's function) lets JAX settle what
+    only a trace can tell."""
+
+    options: ShardOptions
+    inner: Model
+    fn: Callable[..., Any] | None = None
+
+    @property
+    def names_axes(self) -> bool:
+        return True  # the mesh axes are named: collectives may use them
+
+    def mesh(self) -> MeshShape:
+        return self.options.mesh or context_mesh(self.options.describe())
+
+    def predict(self, call: Call, env: Env, trail: tuple[Step, ...]) -> Outcome:
+        o = self.options
+        mesh = self.mesh()
+        manual = o.axis_names or frozenset(mesh.names)
+        transform = o.describe()
+        sizes = tuple(zip(mesh.names, mesh.sizes, strict=True))
+
+        def fail(cls: type[AxisCheckError], problem: str, fix: str | None, rows: list[ShardRow]) -> AxisCheckError:
+            step = ShardStep(transform, str(mesh), tuple(rows), mesh_sizes=sizes)
+            return cls(problem, transform=transform, table=table_so_far(trail + (step,)), fix=fix)
+
+        if not manual <= set(mesh.names):
+            raise fail(SpecError, f"axis_names {set(manual)} are not all axes of the mesh {mesh}", None, [])
+        if call.kwargs:
+            raise fail(
+                ArgumentError,
+                f"shard_map passes arguments positionally only, but got keyword arguments {sorted(call.kwargs)}",
+                "pass them positionally (in_specs then needs an entry for each)",
+                [],
+            )
+        leaves, treedef = call.flat()
+        specs = self._in_specs(call, leaves, mesh, manual, fail)
+        rows: list[ShardRow] = []
+        blocks: list[Leaf] = []
+        for leaf, (spec, dims) in zip(leaves, specs, strict=True):
+            if dims is None:  # in_specs None: passed whole to every device
+                rows.append(ShardRow(leaf.label, leaf.shape, "static", leaf.shape))
+                blocks.append(leaf)
+                continue
+            if leaf.shape is None:
+                raise fail(
+                    ArgumentError,
+                    f"{leaf.label} is a {type(leaf.value).__name__}, not an array; shard_map splits arrays only",
+                    "give it an in_specs entry of None to pass it to every device unchanged",
+                    rows,
+                )
+            what = f"the in_specs entry of {leaf.label}"
+            try:
+                check_fits(dims, spec, leaf.shape, what, leaf.label, mesh, split=True)
+                self._check_explicit(leaf, spec, dims, mesh, manual, what)
+            except SpecMistake as m:
+                rows.append(ShardRow(leaf.label, leaf.shape, str(spec), None))
+                raise fail(ArgumentError, m.problem, m.fix, rows) from None
+            block = block_shape(leaf.shape, dims, mesh)
+            rows.append(ShardRow(leaf.label, leaf.shape, str(spec), block))
+            value = struct(block, abstract(leaf.value).dtype)
+            blocks.append(Leaf(leaf.label, block, value, leaf.user_shape, leaf.origin))
+        step = ShardStep(transform, str(mesh), tuple(rows), mesh_sizes=sizes)
+        inner_env = env + tuple((n, s, (), "shard_map") for n, s in sizes if n in manual)
+        inner = self.inner.predict(call.rebuilt(treedef, blocks), inner_env, trail + (step,))
+        if inner.inputs_only:
+            return Outcome(None, (step,) + inner.steps, inner.bindings, inputs_only=True)
+        shapes, outs = self._outputs(inner.shapes, mesh, manual, lambda p, f: fail(OutputError, p, f, rows))
+        if self.fn is not None and not env and (not is_symbolic(self.inner) or self._promises_replication(outs, manual)):
+            self._ask_jax(call, leaves, transform, trail + (step,))
+        return Outcome(shapes, (ShardStep(transform, str(mesh), tuple(rows), tuple(outs), sizes),) + inner.steps,
+                       inner.bindings)
+
+    def _in_specs(
+        self, call: Call, leaves: list[Leaf], mesh: MeshShape, manual: frozenset[str], fail: Callable[..., AxisCheckError]
+    ) -> list[tuple[Any, SpecDims | None]]:
+        """Each leaf's PartitionSpec and its mesh axes per dim (None: static)."""
+        o = self.options
+        if o.in_specs is INFER_SPECS:
+            if not all(a in mesh.explicit for a in manual):
+                raise fail(
+                    SpecError,
+                    f"in_specs was omitted, which needs every manual mesh axis to be Explicit, but {mesh}"
+                    f" has Auto axes {sorted(manual - mesh.explicit)}",
+                    "pass in_specs (a PartitionSpec per argument), or build the mesh with AxisType.Explicit",
+                    [],
+                )
+            return [self._inferred(leaf, manual) for leaf in leaves]
+        paired = broadcast_prefix(o.in_specs, call.args, is_spec_leaf)
+        if isinstance(paired, PrefixMismatch):
+            for spec in jax.tree_util.tree_leaves(o.in_specs, is_leaf=is_spec_leaf):  # JAX checks names first
+                if spec is not None:
+                    self._dims(spec, mesh, manual, "an in_specs entry", fail)
+            raise fail(
+                SpecError,
+                f"in_specs{paired.path} is {paired.spec_kind}, but the arguments{paired.path} are {paired.value_kind}"
+                f" ({paired.detail}); in_specs must be a tree prefix of the tuple of positional arguments",
+                "give a tuple with one entry per positional argument, or one P(...) for all of them",
+                [],
+            )
+        return [
+            (s, None if s is None else self._dims(s, mesh, manual, f"the in_specs entry of {leaf.label}", fail))
+            for leaf, s in zip(leaves, paired, strict=True)
+        ]
+
+    @staticmethod
+    def _dims(spec: Any, mesh: MeshShape, manual: frozenset[str], what: str, fail: Callable[..., AxisCheckError]) -> SpecDims:
+        try:
+            return spec_dims(spec, mesh, manual, what)
+        except SpecMistake as m:
+            raise fail(SpecError, m.problem, m.fix, []) from None
+
+    @staticmethod
+    def _inferred(leaf: Leaf, manual: frozenset[str]) -> tuple[Any, SpecDims]:
+        """in_specs omitted: the argument's own sharding over the manual axes."""
+        dims = tuple(tuple(a for a in d if a in manual) for d in sharding_spec(leaf.value, len(leaf.shape or ())))
+        spec = as_partition_spec(dims)
+        return spec, dims[: len(spec)]
+
+    @staticmethod
+    def _check_explicit(leaf: Leaf, spec: Any, dims: SpecDims, mesh: MeshShape, manual: frozenset[str], what: str) -> None:
+        """On an all-Explicit mesh an argument must already be sharded as its in_spec says."""
+        if manual != set(mesh.names) or not manual <= mesh.explicit:
+            return
+        assert leaf.shape is not None
+        want = dims + ((),) * (len(leaf.shape) - len(dims))
+        have = sharding_spec(leaf.value, len(leaf.shape))
+        if want != have:
+            held = as_partition_spec(have)
+            raise SpecMistake(
+                f"{what} is {spec}, but {leaf.label} is sharded as {held}; on a mesh of Explicit axes"
+                " shard_map takes arguments as they are already sharded",
+                "omit in_specs to use the arguments' shardings, or jax.sharding.reshard the argument first",
+            )
+
+    def _outputs(
+        self, blocks: Any, mesh: MeshShape, manual: frozenset[str], fail: Callable[[str, str | None], AxisCheckError]
+    ) -> tuple[Any, list[ShardRow]]:
+        o = self.options
+        for spec in jax.tree_util.tree_leaves(o.out_specs, is_leaf=is_spec_leaf):
+            try:
+                spec_dims(spec, mesh, manual, "an out_specs entry")
+            except SpecMistake as m:
+                raise fail(m.problem, m.fix) from None
+        paired = broadcast_prefix(o.out_specs, blocks, lambda x: isinstance(x, PartitionSpec))
+        if isinstance(paired, PrefixMismatch):
+            raise fail(
+                f"out_specs{paired.path} is {paired.spec_kind}, but {self.options.name}'s output{paired.path} is"
+                f" {paired.value_kind} ({paired.detail}); out_specs must be a tree prefix of the output",
+                "give out_specs the structure of the output, or one P(...) for all of it",
+            )
+        labels = ["output" + p for p in leaf_paths(blocks)]
+        flat = jax.tree_util.tree_leaves(blocks)
+        outs: list[ShardRow] = []
+        for label, block, spec in zip(labels, flat, paired, strict=True):
+            dims = spec_dims(spec, mesh, manual, "")
+            try:
+                check_fits(dims, spec, block, f"the out_specs entry of {label}", f"the per-device {label}", mesh, split=False)
+            except SpecMistake as m:
+                raise fail(m.problem, m.fix) from None
+            outs.append(ShardRow(label, global_shape(block, dims, mesh), str(spec), block))
+        treedef = jax.tree_util.tree_structure(blocks)
+        return jax.tree_util.tree_unflatten(treedef, [r.shape for r in outs]), outs
+
+    def _promises_replication(self, outs: list[ShardRow], manual: frozenset[str]) -> bool:
+        """Whether some out_spec leaves a manual axis out (JAX checks that by a trace)."""
+        if not self.options.check_vma:
+            return False
+        mesh = self.mesh()
+        for spec in jax.tree_util.tree_leaves(self.options.out_specs, is_leaf=is_spec_leaf):
+            named = {a for axes in spec_dims(spec, mesh, manual, "") for a in axes}
+            if manual - named:
+                return True
+        return False
+
+    def _ask_jax(self, call: Call, leaves: list[Leaf], transform: str, trail: tuple[Step, ...]) -> None:
+        """JAX's own verdict on what needs the trace: replication and collective rules."""
+        o = self.options
+        assert self.fn is not None
+        args, _ = jax.tree_util.tree_unflatten(jax.tree_util.tree_structure((call.args, {})), [leaf.value for leaf in leaves])
+        mesh = o.jax_mesh if o.jax_mesh is not None or o.mesh is None else o.mesh.abstract()
+        mapped = jax.shard_map(
+            self.fn, mesh=mesh, in_specs=o.in_specs, out_specs=o.out_specs, axis_names=set(o.axis_names),
+            check_vma=o.check_vma,
+        )
+        try:
+            jax.eval_shape(mapped, *args)
+        except AxisCheckError:
+            raise
+        except Exception as err:
+            text = str(err)
+            if "require replication" in text:
+                detail = next((line for line in text.splitlines() if line.startswith("out_specs is")), text)
+                raise OutputError(
+                    f"out_specs promise that an output is the same on every device along a mesh axis, but"
+                    f" {o.name}'s output varies along it: {detail}",
+                    transform=transform,
+                    table=table_so_far(trail),
+                    fix="name that mesh axis in the out_spec (the blocks are then concatenated), reduce over it"
+                    " first (jax.lax.psum / pmean), or pass check_vma=False if it is replicated in fact",
+                ) from None
+            raise FunctionError(
+                f"{o.name} fails under shard_map on the per-device blocks: {type(err).__name__}: {text}",
+                transform=transform,
+                table=table_so_far(trail),
+            ) from err
