@@ -41,6 +41,7 @@ from hypothesis import Phase, given, settings
 from hypothesis import strategies as st
 
 import axischeck as ax
+from jax.sharding import PartitionSpec as P
 
 T = TypeVar("T")
 AxisCheckError = ax.AxisCheckError
@@ -624,6 +625,9 @@ def test_construction_fuzz(constructions: list[tuple[str, str, dict[str, Any]]],
 # ============================================ 1. hostile inputs: predict / explain / calls
 
 
+_MESH = jax.sharding.Mesh(np.array(jax.devices()).reshape(4, 2), ("x", "y"))
+
+
 class _Model:
     """A class with a decorated method (bound-method path)."""
 
@@ -659,6 +663,14 @@ def _roster() -> list[tuple[str, Any, bool]]:
          ax.vmap(ax.vmap(const, signature="(n)->()"), in_axes=1), True),
         ("vmap(vmap(echo), axis_name='outer')", ax.vmap(ax.vmap(echo), axis_name="outer"), False),
         ("bound method", _Model().method, True),
+        ("shard_map(const, P(), P())",
+         ax.shard_map(const, mesh=_MESH, in_specs=P(), out_specs=P()), True),
+        ("shard_map(echo, P('x'), P('x'), mesh=dict)",
+         ax.shard_map(echo, mesh={"x": 2, "y": 64}, in_specs=P("x"), out_specs=P("x")), False),
+        ("shard_map(const, (P('x', 'y'), None), sig)",
+         ax.shard_map(const, mesh=_MESH, in_specs=(P("x", "y"), None), out_specs=P(), signature="(a,b),(...)->()"),
+         False),
+        ("vmap(shard_map(const))", ax.vmap(ax.shard_map(const, mesh=_MESH, in_specs=P(), out_specs=P())), True),
     ]
 
 

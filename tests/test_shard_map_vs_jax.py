@@ -74,8 +74,10 @@ class Body:
 
 
 @st.composite
-def bodies(draw: st.DrawFn, names: tuple[str, ...], rank: int, nargs: int) -> Body:
-    kind = draw(st.sampled_from(["id", "plus", "sum0", "psum", "gather", "scatter", "all_to_all", "index"]))
+def bodies(draw: st.DrawFn, sizes: dict[str, int], rank: int, nargs: int) -> Body:
+    names = tuple(sizes)
+    kind = draw(st.sampled_from(["id", "plus", "sum0", "psum", "pmean", "gather", "scatter", "all_to_all",
+                                 "pswapaxes", "ppermute", "index"]))
     name = draw(st.sampled_from(names))
     axis = draw(st.integers(0, max(rank, 1)))
     tiled = draw(st.booleans())
@@ -93,6 +95,14 @@ def bodies(draw: st.DrawFn, names: tuple[str, ...], rank: int, nargs: int) -> Bo
     if kind == "psum":
         over = tuple(draw(st.lists(st.sampled_from(names), min_size=1, max_size=len(names), unique=True)))
         return Body(f"psum(a, {over})", lambda *a: lax.psum(a[0], over))
+    if kind == "pmean":
+        return Body(f"pmean(a, {name!r})", lambda *a: lax.pmean(a[0], name))
+    if kind == "pswapaxes":
+        return Body(f"pswapaxes(a, {name!r}, {axis})", lambda *a: lax.pswapaxes(a[0], name, axis))
+    if kind == "ppermute":
+        n = sizes[name]
+        perm = [(i, (i + 1) % n) for i in range(n)]
+        return Body(f"ppermute(a, {name!r}, shift by 1)", lambda *a: lax.ppermute(a[0], name, perm))
     if kind == "gather":
         return Body(f"all_gather(a, {name!r}, axis={axis}, tiled={tiled})",
                     lambda *a: lax.all_gather(a[0], name, axis=axis, tiled=tiled))
@@ -155,7 +165,7 @@ def cases(draw: st.DrawFn) -> Case:
         in_specs = (arg_specs[0],)
     else:
         in_specs = tuple(arg_specs)
-    body = draw(bodies(names, len(shapes[0]), nargs))
+    body = draw(bodies(dict(mesh.shape), len(shapes[0]), nargs))
     out_specs = arg_specs[0] if draw(st.booleans()) else draw(specs(names, len(shapes[0])))
     return Case(mesh, shapes, in_specs, out_specs, body, draw(st.booleans()))
 
