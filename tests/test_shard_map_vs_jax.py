@@ -405,3 +405,18 @@ def test_shard_shape_matches_named_sharding() -> None:
         ax.shard_shape((6, 6), jax.sharding.NamedSharding(MESH, P("x")))
     with pytest.raises(Exception, match="partitioned 4 times"):  # JAX agrees that it raises
         jax.sharding.NamedSharding(MESH, P("x")).shard_shape((6, 6))
+
+
+def test_checked_calls_report_lies_and_function_errors_per_device() -> None:
+    liar = ax.shard_map(lambda a: a.sum(0), mesh=MESH, in_specs=P("x"), out_specs=P("x"), signature="(n,k)->(n,k)")
+    with pytest.raises(ax.OutputError, match=r"contradicts its signature: output has shape \(24,\)"):
+        liar(jnp.ones((16, 6)))
+    bad = ax.shard_map(lambda a: a @ a, mesh=MESH, in_specs=P("x"), out_specs=P("x"))
+    with pytest.raises(TypeError, match="dot_general"):  # the function's own error passes through untouched
+        bad(jnp.ones((16, 6)))
+    with pytest.raises(ax.FunctionError, match=r"per-device arguments \(a: \(4, 6\)\)"):
+        bad.predict((16, 6))
+    planned = ax.shard_map(lambda a: a, mesh={"x": 4}, in_specs=P("x"), out_specs=P("x"))
+    assert planned.predict((16,)).block_shapes == (4,)
+    with pytest.raises(ax.SpecError, match="can predict but not run"):
+        planned(jnp.ones(16))

@@ -175,14 +175,15 @@ def trace(fn: Callable[..., Any], name: str, call: Call, env: Env, trail: tuple[
         shapes = ", ".join(
             f"{leaf.label}: {format_shape(leaf.shape)}" for leaf in leaves if leaf.shape is not None
         )
+        unit = "per-device arguments" if env and env[-1][3] != "vmap" else "per-example arguments"
         if returned:  # the function itself finished: JAX failed batching what it returned
             raise OutputError(
                 f"{name} returns, but JAX cannot batch its outputs over the named axes in scope"
-                f" (per-example arguments {shapes or 'none'}): {type(err).__name__}: {err}",
+                f" ({unit} {shapes or 'none'}): {type(err).__name__}: {err}",
                 table=table_so_far(trail),
             ) from err
         raise FunctionError(
-            f"{name} fails on the per-example arguments ({shapes or 'no arrays'}):"
+            f"{name} fails on the {unit} ({shapes or 'no arrays'}):"
             f" {type(err).__name__}: {err}",
             transform=_innermost_transform(trail),
             table=table_so_far(trail),

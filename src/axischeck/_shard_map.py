@@ -67,6 +67,7 @@ class ShardMapped(Transformed[P, R]):
             _check_specs(in_specs, "in_specs", none_ok=True)
         _check_specs(out_specs, "out_specs", none_ok=False)
         name = fn_name(f)
+        self._mesh_for_prediction_only = mesh is not None and shape is not None and not isinstance(mesh, (Mesh, AbstractMesh))
         jax_mesh = mesh if isinstance(mesh, (Mesh, AbstractMesh)) else shape.abstract() if shape is not None else None
         self.options = ShardOptions(shape, jax_mesh, in_specs, out_specs, names, bool(check_vma), name)
         inner, per_device, fallback_inner = inner_model(f, signature, name)
@@ -80,6 +81,14 @@ class ShardMapped(Transformed[P, R]):
 
     def _describe(self) -> str:
         return self.options.describe()
+
+    def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
+        if self._mesh_for_prediction_only:
+            raise SpecError(
+                f"{self._describe()} was given its mesh as {{name: size}}, which can predict but not run",
+                fix="pass a jax.sharding.Mesh (for example jax.make_mesh(...)) to run it",
+            )
+        return super().__call__(*args, **kwargs)
 
     def _full(self, args: tuple[Any, ...], kwargs: dict[str, Any], model: Model | None = None) -> Prediction:
         outcome = run(model or self._model, label_call(args, kwargs, self._params))

@@ -283,7 +283,7 @@ class Transformed(Generic[P, R]):
                 self._annotate(err, args, kwargs)
                 raise  # the function's own error: its type and message untouched
             better = self._diagnose(args, kwargs) or OutputError(
-                f"JAX failed after {fn_name(self.__wrapped__)} returned, while batching its outputs:"
+                f"JAX failed outside {fn_name(self.__wrapped__)} itself (mapping its arguments or outputs):"
                 f" {type(err).__name__}: {err}",
                 transform=self._describe(),
             )
