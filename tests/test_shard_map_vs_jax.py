@@ -420,3 +420,35 @@ def test_checked_calls_report_lies_and_function_errors_per_device() -> None:
     assert planned.predict((16,)).block_shapes == (4,)
     with pytest.raises(ax.SpecError, match="can predict but not run"):
         planned(jnp.ones(16))
+
+
+@pytest.mark.parametrize(
+    ("in_specs", "out_specs", "axis_names", "body"),
+    [
+        (P("x"), P("x"), {"x"}, lambda a: a),
+        (P("x", "y"), P("x"), {"x"}, lambda a: a),  # 'y' is not manual here
+        (P("x"), P(), {"x"}, lambda a: a.sum(0)),  # replication promise over 'x' broken
+        (P("x"), P(), {"x"}, lambda a: lax.psum(a, "x")),
+        (None, P("x"), set(), lambda a: a),  # static: every device sees the whole array
+        ((P("x"),), P("x"), set(), lambda a: a),
+        ([P("x")], P("x"), set(), lambda a: a),  # a list is not the tuple of arguments
+        (P("x"), (P("x"),), set(), lambda a: a),  # out_specs tuple vs a single array
+        (P("x"), {"u": P("x")}, set(), lambda a: {"u": a, "v": a}),
+        (P("x"), {"u": P("x"), "v": P(None, "y")}, set(), lambda a: {"u": a, "v": a}),
+    ],
+)
+def test_specific_spec_forms_agree_with_jax(in_specs: Any, out_specs: Any, axis_names: set[str], body: Any) -> None:
+    x = jax.ShapeDtypeStruct((16, 6), jnp.float32)
+    try:
+        want: Any = jax.eval_shape(
+            jax.shard_map(body, mesh=MESH, in_specs=in_specs, out_specs=out_specs, axis_names=axis_names), x
+        )
+    except Exception as err:
+        want = err
+    try:
+        pred = ax.shard_map(body, mesh=MESH, in_specs=in_specs, out_specs=out_specs, axis_names=axis_names).predict(x)
+    except ax.AxisCheckError as err:
+        assert isinstance(want, Exception), f"axischeck raised, JAX gives {want}: {err}"
+        return
+    assert not isinstance(want, Exception), f"JAX raises {want!r}, axischeck predicts {pred!r}"
+    assert pred.shapes == jax.tree_util.tree_map(lambda s: tuple(s.shape), want)
