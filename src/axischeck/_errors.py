@@ -18,6 +18,12 @@ class Place:
     `batched_axis` counts in the array the user passed (`batched_shape`);
     `axis` counts in the per-example array (`shape`) that the signature describes.
     For a variadic dimension `axis` is the first axis of the run and `size` a tuple.
+
+    ```python
+    >>> conflict = ax.Signature("(a,b),(b,c)->(a,c)").unify((8, 4), (5, 2))
+    >>> [place.describe() for place in conflict.places]
+    ['axis 1 of args[0] (size 4)', 'axis 0 of args[1] (size 5)']
+    ```
     """
 
     arg: str
@@ -57,6 +63,17 @@ class AxisCheckError(ValueError):
     - `places`: the `Place`s that disagree, first binding first.
     - `table`: the derivation table (argument rows), if one was built.
     - `fix`: a concrete suggestion, if one is clear.
+
+    ```python
+    >>> f = ax.vmap(lambda x, y: x @ y, in_axes=(0, 1), signature="(a,b),(b,c)->(a,c)")
+    >>> try:
+    ...     f.predict((16, 8, 4), (5, 16, 2))
+    ... except ax.AxisCheckError as err:
+    ...     print(err.problem)
+    ...     print(err.symbol, [place.describe() for place in err.places])
+    dimension 'b' disagrees: 4 from x, 5 from y
+    b ['axis 2 of x (size 4) [per-example axis 1 of (8, 4)]', 'axis 0 of y (size 5) [per-example axis 0 of (5, 2)]']
+    ```
     """
 
     transform: str | None
@@ -126,29 +143,75 @@ class SpecError(AxisCheckError, TypeError):
     """A malformed signature, `in_axes`, `out_axes` or other transform option.
 
     Also a `TypeError`, where `jax.vmap` raises `TypeError` for the same mistakes.
+
+    ```python
+    >>> try:
+    ...     ax.vmap(jnp.sin, in_axes="0")
+    ... except ax.SpecError as err:
+    ...     print(isinstance(err, TypeError), str(err).splitlines()[0])
+    True vmap in_axes must be an int, None, or a tuple with one entry per positional argument, but got '0' (of type str)
+    ```
     """
 
 
 class ArgumentError(AxisCheckError):
-    """The arguments disagree with the axes or the signature (sizes, ranks, structure)."""
+    """The arguments disagree with the axes or the signature (sizes, ranks, structure).
+
+    ```python
+    >>> f = ax.vmap(jnp.add)
+    >>> try:
+    ...     f.predict((16, 3), (15, 3))
+    ... except ax.ArgumentError as err:
+    ...     print(err.symbol)
+    batch size B
+    ```
+    """
 
 
 class OutputError(AxisCheckError):
-    """An output disagrees with `out_axes`, or contradicts its declared signature."""
+    """An output disagrees with `out_axes`, or contradicts its declared signature.
+
+    ```python
+    >>> try:
+    ...     ax.vmap(jnp.sin, out_axes=2).predict((3, 4))
+    ... except ax.OutputError as err:
+    ...     print(str(err).splitlines()[0])
+    vmap(sin, in_axes=0, out_axes=2): out_axes entry 2 for output is out of range: the per-example output has shape (4,), so the batched output has rank 2 and its axes are -2..1
+    ```
+    """
 
 
 class FunctionError(AxisCheckError):
     """The function itself failed when traced on per-example shapes.
 
     Raised by `predict` for unannotated functions; JAX's original error is chained
-    as `__cause__`.
+    as `__cause__`. A checked call lets the function's own error through untouched.
+
+    ```python
+    >>> try:
+    ...     ax.vmap(lambda x: x @ x).predict((3, 4, 5))
+    ... except ax.FunctionError as err:
+    ...     print(type(err.__cause__).__name__, "per-example arguments (x: (4, 5))" in str(err))
+    TypeError True
+    ```
     """
 
 
 class CollectiveError(AxisCheckError):
     """A collective used where JAX answers silently but meaninglessly under vmap: a
     non-tiled `psum_scatter` whose dimension is not the axis size, or a `ppermute` with
-    duplicate sources or destinations (jax_semantics.md §5.2)."""
+    duplicate sources or destinations (jax_semantics.md §5.2); under pmap and shard_map,
+    a collective whose sizes the device axis cannot satisfy.
+
+    ```python
+    >>> f = ax.vmap(lambda x: jax.lax.psum_scatter(x, "i"), axis_name="i")
+    >>> try:
+    ...     f.predict((8, 16))
+    ... except ax.CollectiveError as err:
+    ...     print("size 16 must match shard count 8" in str(err))
+    True
+    ```
+    """
 
 
 for _cls in (AxisCheckError, SpecError, ArgumentError, OutputError, FunctionError, CollectiveError):

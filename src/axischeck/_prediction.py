@@ -92,6 +92,7 @@ class Prediction:
     - `steps`: the derivation, outermost transform first; `str(prediction)` renders it.
 
     ```python
+    >>> f = lambda x, y, z: jnp.einsum("ab,bc->ac", x, y) + z
     >>> pred = ax.vmap(f, in_axes=(0, 1, 0), signature="(a,b),(b,c),(a,c)->(a,c)").predict(
     ...     (16, 8, 4), (4, 16, 2), (16, 8, 2))
     >>> pred.shapes
@@ -172,6 +173,7 @@ class ShardPrediction(Prediction):
     - `mesh`: `{axis name: size}` of the mesh predicted for.
 
     ```python
+    >>> from jax.sharding import PartitionSpec as P
     >>> f = ax.shard_map(lambda a: a * 2, mesh={"x": 4, "y": 2}, in_specs=P("x", "y"), out_specs=P("x", "y"))
     >>> pred = f.predict((16, 6))
     >>> pred.shapes, pred.block_shapes

@@ -45,7 +45,15 @@ def _axis_names(value: Any, mesh: MeshShape | None) -> frozenset[str]:
 
 
 class ShardMapped(Transformed[P, R]):
-    """A function wrapped by `axischeck.shard_map` (see `shard_map`)."""
+    """A function wrapped by `axischeck.shard_map` (see `shard_map`).
+
+    ```python
+    >>> from jax.sharding import PartitionSpec as P
+    >>> f = ax.shard_map(lambda a: a * 2, mesh={"x": 4}, in_specs=P("x"), out_specs=P("x"))
+    >>> f.predict((16, 3)).block_shapes, f.predict_with_mesh({"x": 16}, (16, 3)).block_shapes
+    (Shape(4, 3), Shape(1, 3))
+    ```
+    """
 
     batched_signature: Signature | None = None  # a wrapping transform sees global shapes, not the signature's
 
@@ -188,6 +196,7 @@ def shard_map(
     global outputs and `block_shapes`, and `predict_with_mesh` tries another mesh.
 
     ```python
+    >>> from jax.sharding import PartitionSpec as P
     >>> f = ax.shard_map(lambda a: jax.lax.psum(a, "x"), mesh={"x": 64}, in_specs=P("x"), out_specs=P())
     >>> f.predict((256, 3)).shapes
     Shape(4, 3)

@@ -29,6 +29,7 @@ def shard_shape(x: Any, sharding: Any) -> Any:
     Uneven splits raise an explained `ArgumentError` where JAX raises `IndivisibleError`.
 
     ```python
+    >>> from jax.sharding import PartitionSpec as P
     >>> ax.shard_shape((16, 6), ({"x": 4, "y": 2}, P("x", "y")))
     Shape(4, 3)
     ```

@@ -19,7 +19,14 @@ PlaceFn = Callable[[int | None, Size], Place]
 
 @dataclass(frozen=True, slots=True)
 class Bindings:
-    """The size of every bound symbol, and the place that first bound it."""
+    """The size of every bound symbol, and the place that first bound it.
+
+    ```python
+    >>> bindings = ax.Signature("(a,b),(b,c)->(a,c)").unify((8, 4), (4, 2))
+    >>> str(bindings), bindings.places["b"].describe()
+    ('a=8  b=4  c=2', 'axis 1 of args[0] (size 4)')
+    ```
+    """
 
     sizes: Mapping[str, Size] = field(default_factory=dict)
     places: Mapping[str, Place] = field(default_factory=dict)
@@ -30,7 +37,14 @@ class Bindings:
 
 @dataclass(frozen=True, slots=True)
 class Conflict:
-    """Why a shape does not match its spec: a sentence, the symbol, the places."""
+    """Why a shape does not match its spec: a sentence, the symbol, the places.
+
+    ```python
+    >>> conflict = ax.Signature("(a,b),(b,c)->(a,c)").unify((8, 4), (5, 2))
+    >>> conflict.symbol, conflict.problem
+    ('b', "dimension 'b' disagrees: 4 from args[0], 5 from args[1]")
+    ```
+    """
 
     problem: str
     symbol: str | None
