@@ -943,6 +943,8 @@ def _thread_targets() -> dict[str, Any]:
         "nested": ax.vmap(ax.vmap(lambda x: x.sum(), signature="(n)->()"), in_axes=1),
         "traced": ax.vmap(_traced_fn, in_axes=(0, None)),
         "sig": ax.Signature("(a,b),(b,c)->(a,c)").vmap(in_axes=(0, 1)),
+        "shard": ax.shard_map(lambda a, b: a @ b, mesh={"x": 4, "y": 2}, in_specs=(P("x", None), P(None, "y")),
+                              out_specs=P("x", "y"), signature="(n,k),(k,m)->(n,m)"),
     }
 
 
@@ -970,7 +972,7 @@ def _tasks(rng: random.Random, thread: int, count: int, oracle: dict[Any, Any]) 
         def size() -> int:
             return next(fresh) if rng.random() < 0.15 else rng.randint(1, 5)  # misses, and many hits
 
-        kinds = ["add", "add", "mm", "var", "chk", "nested", "sig", "sig-unify"]
+        kinds = ["add", "add", "mm", "var", "chk", "nested", "sig", "sig-unify", "shard"]
         kind = "traced" if rng.random() < 0.006 else rng.choice(kinds)  # tracing is slow: a few
         bad = rng.random() < 0.2
         if kind == "add":
@@ -1006,6 +1008,12 @@ def _tasks(rng: random.Random, thread: int, count: int, oracle: dict[Any, Any]) 
                 yield Task("nested", ((bi, bo),), ax.ArgumentError)
             else:
                 yield Task("nested", ((bi, bo, n),), (bo, bi), bo)
+        elif kind == "shard":  # blocks (n, k) @ (k, m) on a 4 x 2 mesh
+            n, k, m = size(), size(), size()
+            if bad:
+                yield Task("shard", ((4 * n + 1, k), (k, 2 * m)), ax.ArgumentError)
+            else:
+                yield Task("shard", ((4 * n, k), (k, 2 * m)), (4 * n, 2 * m), None)
         elif kind in ("sig", "sig-unify"):
             b, a, k, c = size(), size(), size(), size()
             args = ((b, a, k), (k + bad, b, c))
@@ -1044,6 +1052,8 @@ def _run_task(targets: dict[str, Any], task: Task, rng: random.Random) -> None:
     assert pred.shapes == task.expected, (task, pred.shapes)
     assert type(pred.shapes) is ax.Shape
     assert pred.axis_size == task.axis_size, (task, pred.axis_size)
+    if task.target == "shard":
+        assert pred.block_shapes == (task.expected[0] // 4, task.expected[1] // 2), (task, pred)
     if rng.random() < 0.1:  # the lazy derivation table, replayed concurrently
         assert str(ax.Shape(task.expected)) in str(pred), (task, str(pred))
     if task.target == "add" and max(task.expected) <= 3 and rng.random() < 0.02:  # now and then, a real call
