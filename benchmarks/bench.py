@@ -124,6 +124,46 @@ def bench_jit(rounds: int) -> dict[str, float]:
     return {"jit_plain_us": p, "jit_checked_us": c, "jit_ratio": c / p}
 
 
+def bench_shard_map(rounds: int) -> dict[str, float]:
+    """shard_map: predict for a 64-device mesh this machine lacks; calls on the local devices."""
+    from jax.sharding import AbstractMesh, Mesh
+    from jax.sharding import PartitionSpec as P
+
+    def block(a: jax.Array, w: jax.Array) -> jax.Array:
+        return jnp.tanh(a @ w)
+
+    specs = {"in_specs": (P("x", None), P()), "out_specs": P("x", None)}
+    big = AbstractMesh((64,), ("x",))
+    a64, w = sds(64 * 32, 16), sds(16, 8)
+    planned = ax.shard_map(block, mesh={"x": 64}, signature="(n,k),(k,m)->(n,m)", **specs)
+    first = iter(range(1, 10**9))
+    first_us = median_us(lambda: planned.predict(sds(64 * next(first), 16), w), rounds)
+    repeated_us = median_us(lambda: planned.predict(a64, w), rounds * 4)
+    fresh_us = median_us(lambda: jax.eval_shape(jax.shard_map(block, mesh=big, **specs), a64, w), max(rounds // 10, 20))
+    n = len(jax.devices())
+    mesh = Mesh(jax.devices(), ("x",))
+    plain = jax.shard_map(block, mesh=mesh, **specs)
+    checked = ax.shard_map(block, mesh=mesh, signature="(n,k),(k,m)->(n,m)", **specs)
+    a, wa = jnp.ones((n * 32, 16)), jnp.ones((16, 8))
+    # Eager shard_map costs JAX ~0.15 s a call on CPU: a few rounds are plenty.
+    p, c = interleaved_us(lambda: plain(a, wa).block_until_ready(), lambda: checked(a, wa).block_until_ready(), max(rounds // 50, 5), warmup=2)
+    plain_jit, checked_jit = jax.jit(plain), jax.jit(checked)
+    jp, jc = interleaved_us(
+        lambda: plain_jit(a, wa).block_until_ready(), lambda: checked_jit(a, wa).block_until_ready(), rounds * 4
+    )
+    return {
+        "sm_predict_first_sight_us": first_us,
+        "sm_predict_repeated_us": repeated_us,
+        "sm_eval_shape_fresh_us": fresh_us,
+        "sm_speedup_first_sight": fresh_us / first_us,
+        "sm_eager_plain_us": p,
+        "sm_eager_checked_us": c,
+        "sm_eager_ratio": c / p,
+        "sm_jit_ratio": jc / jp,
+        "sm_devices": float(n),
+    }
+
+
 def bench_scale(rounds: int, leaf_counts: list[int]) -> dict[str, float]:
     """Target: linear in leaves; 10,000 leaves under 20 ms."""
     out: dict[str, float] = {}
@@ -222,6 +262,7 @@ def main(argv: list[str] | None = None) -> int:
     results["predict"] = bench_predict(rounds)
     results["eager"] = bench_eager(20 if q else 1000)
     results["jit"] = bench_jit(20 if q else 2000)
+    results["shard_map"] = bench_shard_map(20 if q else 1000)
     results["scale"] = bench_scale(rounds, [10, 100] if q else [10, 100, 1000, 10000])
     results["import"] = bench_import(2 if q else 7)
     results["monte_carlo"] = bench_monte_carlo(2 if q else 20, 50 if q else 1000)
@@ -241,6 +282,16 @@ def main(argv: list[str] | None = None) -> int:
         ("eager ax.vmap call (inferred)", f"{e['inferred_eager_us']:.0f} us", f"+{e['inferred_overhead_us']:.1f} us"),
         ("jit(jax.vmap) steady state", f"{j['jit_plain_us']:.1f} us", ""),
         ("jit(ax.vmap) steady state", f"{j['jit_checked_us']:.1f} us", f"ratio {j['jit_ratio']:.3f} (target <= 1.02)"),
+    ]
+    sm = results["shard_map"]
+    rows += [
+        ("eval_shape(jax.shard_map), 64-device mesh", f"{sm['sm_eval_shape_fresh_us']:.0f} us", ""),
+        ("ax.shard_map predict, first sight", f"{sm['sm_predict_first_sight_us']:.1f} us",
+         f"{sm['sm_speedup_first_sight']:.0f}x faster"),
+        ("ax.shard_map predict, repeated", f"{sm['sm_predict_repeated_us']:.2f} us", ""),
+        (f"eager ax.shard_map call ({sm['sm_devices']:.0f} devices)", f"{sm['sm_eager_checked_us']:.0f} us",
+         f"ratio {sm['sm_eager_ratio']:.3f} vs jax.shard_map"),
+        ("jit(ax.shard_map) steady state", "", f"ratio {sm['sm_jit_ratio']:.3f} vs jit(jax.shard_map)"),
     ]
     for k, v in s.items():
         if k.endswith("_leaves_us"):

@@ -18,5 +18,5 @@ def test_benchmark_script_runs_in_quick_mode(tmp_path: Path) -> None:
     )
     assert "ax predict, first sight of shapes" in proc.stdout
     results = json.loads(out.read_text())
-    assert {"predict", "eager", "jit", "scale", "import", "monte_carlo"} <= set(results)
+    assert {"predict", "eager", "jit", "shard_map", "scale", "import", "monte_carlo"} <= set(results)
     assert results["predict"]["speedup_first_sight"] > 0
