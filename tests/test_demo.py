@@ -17,3 +17,5 @@ def test_demo_runs_and_shows_predictions_and_explanations() -> None:
     assert "output has shape (32, 1), but the signature predicts (32,)" in out
     assert "speed-up" in out
     assert "size 16 must match shard count 8" in out and "on 16 devices: predicted (16,)" in out
+    assert "on 16 devices: predicted (64,), each device holding (4,)" in out
+    assert "size 16 must be divisible by shard_count 64" in out

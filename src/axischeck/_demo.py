@@ -7,10 +7,14 @@ from typing import Annotated, Any
 
 import jax
 import jax.numpy as jnp
+import numpy as np
+from jax.sharding import Mesh
+from jax.sharding import PartitionSpec as P
 
 from ._check import check
 from ._errors import AxisCheckError
 from ._pmap import pmap
+from ._shard_map import shard_map
 from ._vmap import vmap
 
 Array = jax.Array
@@ -137,6 +141,27 @@ def demo_collectives() -> None:
     print(f"on 16 devices: predicted {ok.shapes}")
 
 
+def reduce_scatter_squares(x: Array) -> Array:
+    """Example 6 for `jax.shard_map` (pmap's successor): x is this device's block."""
+    return jax.lax.psum_scatter(x**2, "devices", tiled=True)  # type: ignore[no-untyped-call]
+
+
+def demo_shard_map() -> None:
+    n = jax.device_count()
+    _heading(f"7. the same with shard_map: {n} local device(s), then meshes this machine lacks")
+    mesh = Mesh(np.array(jax.devices()), ("devices",))
+    f = shard_map(reduce_scatter_squares, mesh=mesh, in_specs=P("devices"), out_specs=P("devices"))
+    x = jnp.arange(1024.0)
+    _compare(f"shard_map on {n} device(s)", f.predict(x).shapes, f(x))
+    print(f.explain(x))
+    big = f.predict_with_mesh({"devices": 16}, x)
+    print(f"on 16 devices: predicted {big.shapes}, each device holding {big.block_shapes}")
+    try:
+        f.predict_with_mesh({"devices": 64}, x)
+    except AxisCheckError as err:
+        print(f"on 64 devices:\n{type(err).__name__}: {err}")
+
+
 def main() -> int:
     print(f"axischeck demo on jax {jax.__version__}, {jax.device_count()} {jax.default_backend()} device(s)")
     demo_dense_and_nested()
@@ -144,4 +169,5 @@ def main() -> int:
     demo_monte_carlo()
     demo_silent_broadcast()
     demo_collectives()
+    demo_shard_map()
     return 0

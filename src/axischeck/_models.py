@@ -155,6 +155,14 @@ def trace(fn: Callable[..., Any], name: str, call: Call, env: Env, trail: tuple[
                 table=table_so_far(trail),
                 fix="give each source and each destination at most once in perm",
             ) from None
+        if "tiled reduce_scatter" in text:  # only device axes get here; vmap raises itself
+            raise CollectiveError(
+                f"{name} calls psum_scatter (tiled=True), which needs the scattered dimension to divide"
+                f" evenly by the size of the device axis ({text.removeprefix('psum_scatter: ')})",
+                transform=_innermost_transform(trail),
+                table=table_so_far(trail),
+                fix="make the scattered dimension a multiple of the axis size (pad it), or scatter another dimension",
+            ) from None
         silent = all(kind == "vmap" for *_, kind in env)  # device axes check it themselves
         raise CollectiveError(
             f"{name} calls psum_scatter (tiled=False), which needs the scattered dimension to equal"
