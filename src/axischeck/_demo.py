@@ -143,14 +143,16 @@ def demo_collectives() -> None:
 
 def reduce_scatter_squares(x: Array) -> Array:
     """Example 6 for `jax.shard_map` (pmap's successor): x is this device's block."""
-    return jax.lax.psum_scatter(x**2, "devices", tiled=True)  # type: ignore[no-untyped-call]
+    out: Array = jax.lax.psum_scatter(x**2, "devices", tiled=True)  # type: ignore[no-untyped-call]
+    return out
 
 
 def demo_shard_map() -> None:
     n = jax.device_count()
     _heading(f"7. the same with shard_map: {n} local device(s), then meshes this machine lacks")
     mesh = Mesh(np.array(jax.devices()), ("devices",))
-    f = shard_map(reduce_scatter_squares, mesh=mesh, in_specs=P("devices"), out_specs=P("devices"))
+    spec = P("devices")  # type: ignore[no-untyped-call]
+    f = shard_map(reduce_scatter_squares, mesh=mesh, in_specs=spec, out_specs=spec)
     x = jnp.arange(1024.0)
     _compare(f"shard_map on {n} device(s)", f.predict(x).shapes, f(x))
     print(f.explain(x))
