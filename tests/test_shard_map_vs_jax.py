@@ -271,6 +271,33 @@ def test_shard_map_with_signature_agrees_with_jax(case: Case) -> None:
     assert pred.shapes == tuple(want[0].shape), (case, sig)
 
 
+@given(cases(), st.data())
+def test_vmap_of_shard_map_agrees_with_jax(case: Case, data: st.DataObject) -> None:
+    """A batch dim the shard_map never sees: vmap maps it away first, then puts it back."""
+    if duplicate_in_spec_axes(case):
+        return  # documented deviation, asserted above
+    axes = tuple(data.draw(st.integers(0, len(s))) for s in case.shapes)
+    batched = [s[:a] + (3,) + s[a:] for s, a in zip(case.shapes, axes, strict=True)]
+    out_axis = data.draw(st.integers(0, 1))
+    try:
+        want: Any = jax.eval_shape(
+            jax.vmap(jax.shard_map(case.body.fn, mesh=case.mesh, in_specs=case.in_specs, out_specs=case.out_specs,
+                                   check_vma=case.check_vma), in_axes=axes, out_axes=out_axis),
+            *structs(tuple(batched)),
+        )
+    except Exception as err:
+        want = err
+    try:
+        inner = ax.shard_map(case.body.fn, mesh=case.mesh, in_specs=case.in_specs, out_specs=case.out_specs,
+                             check_vma=case.check_vma)
+        pred = ax.vmap(inner, in_axes=axes, out_axes=out_axis).predict(*structs(tuple(batched)))
+    except ax.AxisCheckError as err:
+        assert isinstance(want, Exception), f"{case} in_axes={axes}: axischeck raised, JAX gives {want}:\n{err}"
+        return
+    assert not isinstance(want, Exception), f"{case} in_axes={axes}: JAX raises {want!r}, predicted {pred!r}"
+    assert pred.shapes == tuple(want.shape), (case, axes)
+
+
 # ------------------------------------------------------------------ explicit cases
 
 

@@ -131,7 +131,8 @@ class ShardModel:
         if inner.inputs_only:
             return Outcome(None, (step,) + inner.steps, inner.bindings, inputs_only=True)
         shapes, outs = self._outputs(inner.shapes, mesh, manual, lambda p, f: fail(OutputError, p, f, rows))
-        if self.fn is not None and not env and (not is_symbolic(self.inner) or self._promises_replication(outs, manual)):
+        outer_names = any(name is not None for name, *_ in env)  # JAX alone could not bind them
+        if self.fn is not None and not outer_names and (not is_symbolic(self.inner) or self._promises_replication(outs, manual)):
             self._ask_jax(call, leaves, transform, trail + (step,))
         return Outcome(shapes, (ShardStep(transform, str(mesh), tuple(rows), tuple(outs), sizes),) + inner.steps,
                        inner.bindings)
