@@ -82,7 +82,7 @@ def _out_table(maps: Sequence[MapStep], base: BaseStep | None) -> list[list[str]
 
 def _shard_section(step: ShardStep, outputs: bool) -> list[str]:
     """Global shape -> spec -> per-device block for each argument, and back for outputs."""
-    parts = [f"{step.transform}: {step.mesh}"]
+    parts = [f"{step.transform}: {step.mesh_text()}"]
     rows = [["arg", "global shape", "in_spec", "per-device block"]]
     rows += [[r.label, _shape(r.shape), r.spec, _shape(r.block)] for r in step.args]
     parts.append(table(rows))

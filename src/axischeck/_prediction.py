@@ -75,10 +75,12 @@ class ShardStep:
     """One `shard_map`: its description, mesh and rows."""
 
     transform: str
-    mesh: str
+    mesh: tuple[tuple[str, int], ...]  # (axis name, size), in mesh order
     args: tuple[ShardRow, ...]
     outs: tuple[ShardRow, ...] = ()
-    mesh_sizes: tuple[tuple[str, int], ...] = ()
+
+    def mesh_text(self) -> str:
+        return "Mesh(" + ", ".join(f"{name!r}: {size}" for name, size in self.mesh) + ")"
 
 
 Step = MapStep | BaseStep | ShardStep

@@ -109,7 +109,7 @@ class ShardMapped(Transformed[P, R]):
             outcome.steps,
             jax.tree_util.tree_unflatten(out_def, [r.block for r in step.outs]),
             jax.tree_util.tree_unflatten(in_def, [r.block for r in step.args]),
-            dict(step.mesh_sizes),
+            dict(step.mesh),
         )
 
     def predict(self, *args: Any, **kwargs: Any) -> ShardPrediction:

@@ -86,7 +86,7 @@ class ShardModel:
         sizes = tuple(zip(mesh.names, mesh.sizes, strict=True))
 
         def fail(cls: type[AxisCheckError], problem: str, fix: str | None, rows: list[ShardRow]) -> AxisCheckError:
-            step = ShardStep(transform, str(mesh), tuple(rows), mesh_sizes=sizes)
+            step = ShardStep(transform, sizes, tuple(rows))
             return cls(problem, transform=transform, table=table_so_far(trail + (step,)), fix=fix)
 
         if not manual <= set(mesh.names):
@@ -125,7 +125,7 @@ class ShardModel:
             rows.append(ShardRow(leaf.label, leaf.shape, str(spec), block))
             value = struct(block, abstract(leaf.value).dtype)
             blocks.append(Leaf(leaf.label, block, value, leaf.user_shape, leaf.origin))
-        step = ShardStep(transform, str(mesh), tuple(rows), mesh_sizes=sizes)
+        step = ShardStep(transform, sizes, tuple(rows))
         inner_env = env + tuple((n, s, (), "shard_map") for n, s in sizes if n in manual)
         inner = self.inner.predict(call.rebuilt(treedef, blocks), inner_env, trail + (step,))
         if inner.inputs_only:
@@ -134,8 +134,7 @@ class ShardModel:
         outer_names = any(name is not None for name, *_ in env)  # JAX alone could not bind them
         if self.fn is not None and not outer_names and (not is_symbolic(self.inner) or self._promises_replication(outs, manual)):
             self._ask_jax(call, leaves, transform, trail + (step,))
-        return Outcome(shapes, (ShardStep(transform, str(mesh), tuple(rows), tuple(outs), sizes),) + inner.steps,
-                       inner.bindings)
+        return Outcome(shapes, (ShardStep(transform, sizes, tuple(rows), tuple(outs)),) + inner.steps, inner.bindings)
 
     def _in_specs(
         self, call: Call, leaves: list[Leaf], mesh: MeshShape, manual: frozenset[str], fail: Callable[..., AxisCheckError]
