@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Quick start, command 2: set up and run the whole test suite (pytest, then mypy --strict).
+# Quick start, command 2: set up and run the whole test suite (pytest, then mypy --strict,
+# then pyright on src and the user code in tests/typing).
 source "$(dirname "${BASH_SOURCE[0]}")/_env.sh"
 export HYPOTHESIS_PROFILE="${HYPOTHESIS_PROFILE:-ci}"
 status=0
@@ -11,3 +12,6 @@ if [ "$status" -ne 0 ]; then
     exit "$status"
 fi
 "$py" -m mypy --strict src tests/typing
+# pyright: the library and what a pyright user sees of its public API.
+# PYRIGHT_PYTHON_IGNORE_WARNINGS: no look-up of newer pyright releases on PyPI.
+PYRIGHT_PYTHON_IGNORE_WARNINGS=1 "$py" -m pyright --pythonpath "$py" src tests/typing/user_code.py

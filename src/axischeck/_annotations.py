@@ -3,18 +3,23 @@
 `Annotated[jax.Array, "a b"]` carries dims in its metadata (a pytree of dim strings
 for pytree parameters: `Annotated[dict, {"W": "o i", "b": "o"}]`). jaxtyping's
 `Float[Array, "a b"]` is read through its `dim_str` attribute when jaxtyping is in
-use; axischeck never imports jaxtyping itself.
+use (also `Float[ArrayLike, ...]`, which jaxtyping builds as a Union, and
+`PyTree[Float[Array, ...]]`, whose dims then cover every leaf); axischeck never
+imports jaxtyping itself.
 """
 
 from __future__ import annotations
 
 import ast
 import inspect
+import types
 import typing
 from collections.abc import Callable
 from typing import Any
 
-from ._dims import ArraySpec, parse_array_spec
+import numpy as np
+
+from ._dims import Anonymous, ArraySpec, Dim, Fixed, Named, Variadic
 from ._errors import SpecError
 from ._spec import SigCore, SpecTree, spec_tree
 
@@ -63,6 +68,12 @@ def _dims_of_node(node: ast.expr, where: str) -> Any:
     if name in _JAXTYPING_NAMES and len(parts) == 2 and isinstance(parts[1], ast.Constant):
         if isinstance(parts[1].value, str):
             return _jaxtyping_dims(parts[1].value, where)
+    if name == "PyTree" and parts:  # PyTree[Float[Array, "n"]] or PyTree[..., "T"]
+        leaf = parts[0]
+        if isinstance(leaf, ast.Subscript) and _name_of(leaf.value) in _JAXTYPING_NAMES:
+            inner = leaf.slice.elts if isinstance(leaf.slice, ast.Tuple) else [leaf.slice]
+            if len(inner) == 2 and isinstance(inner[1], ast.Constant) and isinstance(inner[1].value, str):
+                return _jaxtyping_dims(inner[1].value, where, in_pytree=True)
     if name in ("tuple", "Tuple") and parts and not (isinstance(parts[-1], ast.Constant) and parts[-1].value is Ellipsis):
         found = [_dims_of_node(p, where) for p in parts]
         if any(f is not _NOTHING for f in found):
@@ -79,9 +90,19 @@ def _dims_of(hint: Any, where: str) -> Any:
             if isinstance(meta, (str, ArraySpec, dict, list, tuple)):
                 return meta
         return _NOTHING
-    dim_str = getattr(hint, "dim_str", None)
-    if isinstance(dim_str, str) and type(hint).__module__.startswith("jaxtyping"):
-        return _jaxtyping_dims(dim_str, where)
+    if _is_jaxtyping(hint):
+        dim_str = getattr(hint, "dim_str", None)
+        if isinstance(dim_str, str):
+            return _jaxtyping_dims(dim_str, where)
+        leaf: Any = getattr(hint, "leaftype", None)  # jaxtyping.PyTree[leaftype, "T"]: dims for every leaf
+        leaf_dims = getattr(leaf, "dim_str", None)
+        if _is_jaxtyping(leaf) and isinstance(leaf_dims, str):
+            return _jaxtyping_dims(leaf_dims, where, in_pytree=True)
+        if typing.get_origin(leaf) in (typing.Union, types.UnionType):
+            return _union_dims(typing.get_args(leaf), where, in_pytree=True)
+        return _NOTHING
+    if typing.get_origin(hint) in (typing.Union, types.UnionType):
+        return _union_dims(typing.get_args(hint), where)
     if typing.get_origin(hint) is tuple:
         parts = typing.get_args(hint)
         if parts and parts[-1] is not Ellipsis:
@@ -91,17 +112,75 @@ def _dims_of(hint: Any, where: str) -> Any:
     return _NOTHING
 
 
-def _jaxtyping_dims(dim_str: str, where: str) -> ArraySpec:
-    tokens = dim_str.split()
-    cleaned = []
-    for tok in tokens:
-        if "=" in tok or any(op in tok for op in "+-/()"):
+def _is_jaxtyping(hint: Any) -> bool:
+    return type(hint).__module__.startswith("jaxtyping")
+
+
+_SCALAR_TYPES = (bool, int, float, complex, np.generic)
+
+
+def _union_dims(members: tuple[Any, ...], where: str, *, in_pytree: bool = False) -> Any:
+    """jaxtyping builds `Float[ArrayLike, "a b"]` as a Union of one array type per array
+    kind, all with the same dims (plus Python and NumPy scalar types when the dims are
+    `""`): those dims. Any other Union (`X | None` above all) declares nothing we check."""
+    dim_strs = {getattr(m, "dim_str", None) for m in members if _is_jaxtyping(m)}
+    if len(dim_strs) != 1:
+        return _NOTHING
+    (dim_str,) = dim_strs
+    if not isinstance(dim_str, str):
+        return _NOTHING
+    others = [m for m in members if not _is_jaxtyping(m)]
+    scalars_ok = not dim_str.split()  # a scalar leaf fits only scalar dims
+    if others and not (scalars_ok and all(isinstance(m, type) and issubclass(m, _SCALAR_TYPES) for m in others)):
+        return _NOTHING
+    return _jaxtyping_dims(dim_str, where, in_pytree=in_pytree)
+
+
+def _jaxtyping_dims(dim_str: str, where: str, *, in_pytree: bool = False) -> ArraySpec:
+    """Translate jaxtyping's dim grammar: our tokens, plus `rows=4` (documents a `4`),
+    `?n` (inside `PyTree[...]` a size that may differ from leaf to leaf, so unchecked;
+    elsewhere just `n`) and symbolic expressions, which axischeck does not evaluate."""
+    dims = tuple(_jaxtyping_dim(tok, dim_str, where, in_pytree) for tok in dim_str.split())
+    if sum(isinstance(d, Variadic) for d in dims) > 1:
+        raise SpecError(f"jaxtyping dims {dim_str!r} of {where} have more than one variadic dimension")
+    return ArraySpec(dims)
+
+
+def _jaxtyping_dim(token: str, dim_str: str, where: str, in_pytree: bool) -> Dim:
+    if token == "...":
+        return Variadic(None)
+    flags = ""
+    body = token
+    # jaxtyping strips the modifiers `#`, `*`, `_`, `?` and a `name=` prefix, in any order.
+    while body:
+        if body[0] in "#*_?":
+            flags += body[0]
+            body = body[1:]
+        elif body.count("=") == 1:
+            body = body.split("=")[1]
+        else:
+            break
+    anonymous = "_" in flags or ("?" in flags and in_pytree)
+    if body.isdigit() and not flags:
+        return Fixed(int(body))
+    if body.isdigit() or (body and not body.isidentifier()):
+        raise SpecError(
+            f"jaxtyping dimension {token!r} (in {dim_str!r} of {where}) is not one axischeck reads:"
+            " it reads names, integers, 'name=4', '_', '#name', '*name', '?name' and '...',"
+            " and evaluates no expressions",
+            fix="pass signature=... to the decorator to declare these shapes for axischeck",
+        )
+    if "*" in flags:
+        if "#" in flags:
             raise SpecError(
-                f"jaxtyping dimension {tok!r} in {where} is an expression; axischeck reads names,"
-                " integers, '_', '#name', '*name' and '...'"
+                f"jaxtyping dimension {token!r} (in {dim_str!r} of {where}) is a broadcastable run,"
+                " which axischeck does not check",
+                fix="pass signature=... to the decorator, with '*name' (exact) or '...' (unchecked)",
             )
-        cleaned.append(tok)
-    return parse_array_spec(" ".join(cleaned))
+        return Variadic(None if anonymous or not body else body)
+    if anonymous or not body:
+        return Anonymous()
+    return Named(body, broadcast="#" in flags)
 
 
 def core_from_annotations(fn: Callable[..., Any]) -> SigCore | None:

@@ -8,8 +8,9 @@ is a tuple; the top level must be `None`, an exact `int` or a tuple; every leaf
 
 from __future__ import annotations
 
+import operator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, SupportsIndex
 
 import jax
 
@@ -56,8 +57,8 @@ def _freeze(value: Any, what: str) -> Axes:
 def _leaf_fix(leaf: object, what: str) -> str | None:
     if isinstance(leaf, bool):
         return f"write 0 or None instead of {leaf!r} in {what} (a bool is not an axis)"
-    if hasattr(leaf, "__index__") and not isinstance(leaf, bool):
-        return f"write int({leaf!r}) = {int(leaf)!r} (JAX accepts only Python ints as axes)"
+    if isinstance(leaf, SupportsIndex):  # numpy ints and friends
+        return f"write int({leaf!r}) = {operator.index(leaf)!r} (JAX accepts only Python ints as axes)"
     return None
 
 

@@ -15,7 +15,15 @@ R = TypeVar("R")
 
 
 class Checked(Transformed[P, R]):
-    """A function wrapped by `axischeck.check` (see `check`)."""
+    """A function wrapped by `axischeck.check` (see `check`): calls are checked against
+    its `signature`, and `predict` answers without running it.
+
+    ```python
+    >>> forward = ax.check(lambda X, W: X @ W, signature="n f, f o -> n o")
+    >>> str(forward.signature), forward.predict((32, 20), (20, 1)).shapes
+    ('(n, f), (f, o) -> (n, o)', Shape(32, 1))
+    ```
+    """
 
     def __init__(self, fun: Callable[P, R], signature: SignatureLike | None) -> None:
         if not callable(fun):
@@ -53,9 +61,10 @@ def check(
 
     ```python
     >>> forward = ax.check(lambda X, W: X @ W, signature="n f, f o -> n")
-    >>> forward(jnp.ones((32, 20)), jnp.ones((20, 1)))
+    >>> forward(jnp.ones((32, 20)), jnp.ones((20, 1)))   # doctest: +ELLIPSIS
     Traceback (most recent call last):
-    axischeck.OutputError: ...
+    axischeck.OutputError: check(<lambda>, ...): the function's output contradicts its signature: output has shape (32, 1), but the signature predicts (32,) (declared (n))
+    ...
     ```
     """
     if fun is None:

@@ -50,7 +50,18 @@ def _device_count(devices: Sequence[Any] | None, backend: str | None) -> int:
 
 
 class Pmapped(Mapped[P, R]):
-    """A function wrapped by `axischeck.pmap` (see `pmap`)."""
+    """A function wrapped by `axischeck.pmap` (see `pmap`): like `Vmapped`, plus
+    `predict_with_devices` for a machine with another device count.
+
+    ```python
+    >>> f = ax.pmap(lambda x: jax.lax.all_gather(x, "i"), axis_name="i")
+    >>> f.predict_with_devices(8, (8, 3)).shapes       # each device gathers all 8 rows
+    Shape(8, 8, 3)
+    >>> f.predict_with_devices(4, (8, 3))   # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    axischeck.ArgumentError: ...
+    ```
+    """
 
     def __init__(
         self,
@@ -174,8 +185,10 @@ def pmap(
 
     ```python
     >>> f = ax.pmap(lambda x: jax.lax.psum(x, "i"), axis_name="i")
-    >>> f.predict((8, 3)).shapes
-    Shape(8, 3)
+    >>> f.predict((1, 3)).shapes                   # any machine has one device
+    Shape(1, 3)
+    >>> f.predict_with_devices(64, (64, 3)).shapes  # a 64-device run, checked here
+    Shape(64, 3)
     ```
     """
     if fun is None:

@@ -13,10 +13,13 @@ class Shape(tuple[int, ...]):
     `Shape`s keeps the structure of the value it describes.
 
     ```python
-    >>> Shape((16, 8, 2))
+    >>> s = ax.Shape((16, 8, 2))
+    >>> s
     Shape(16, 8, 2)
-    >>> Shape((16, 8, 2)) == (16, 8, 2)
-    True
+    >>> s == (16, 8, 2), s.rank, str(s)
+    (True, 3, '(16, 8, 2)')
+    >>> jax.tree_util.tree_leaves({"W": ax.Shape((4, 3)), "b": ax.Shape((4,))})
+    [Shape(4, 3), Shape(4)]
     ```
     """
 
@@ -30,12 +33,24 @@ class Shape(tuple[int, ...]):
         return len(self)
 
     def delete(self, axis: SupportsIndex) -> Shape:
-        """This shape without `axis` (already canonical)."""
+        """This shape without `axis` (already canonical).
+
+        ```python
+        >>> ax.Shape((16, 8, 2)).delete(0)
+        Shape(8, 2)
+        ```
+        """
         i = int(axis)
         return Shape(self[:i] + self[i + 1 :])
 
     def insert(self, axis: SupportsIndex, size: int) -> Shape:
-        """This shape with `size` inserted at `axis` (already canonical)."""
+        """This shape with `size` inserted at `axis` (already canonical).
+
+        ```python
+        >>> ax.Shape((8, 2)).insert(1, 16)
+        Shape(8, 16, 2)
+        ```
+        """
         i = int(axis)
         return Shape(self[:i] + (size,) + self[i:])
 

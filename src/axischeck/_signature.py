@@ -175,7 +175,11 @@ class Signature:
         >>> s = ax.Signature.batched("(n,a,b),(b,n,c),(n,a,c)->(n,a,c)", over="n")
         >>> s.levels[0].in_axes.value, str(s.core)
         ((0, 1, 0), '(a, b), (b, c), (a, c) -> (a, c)')
+        >>> def complex_operation(x, y, z):
+        ...     return jnp.einsum("ab,bc->ac", x, y) + z
         >>> f = ax.vmap(complex_operation, signature=s)   # in_axes=(0, 1, 0) derived
+        >>> f.in_axes
+        (0, 1, 0)
         ```
         An input without `over` is unmapped (None); an output without it gets
         `out_axes=None`. `over` may appear at most once per array.
@@ -208,7 +212,13 @@ class Signature:
         axis_size: int | None = None,
         axis_name: Hashable | None = None,
     ) -> Signature:
-        """The signature of `jax.vmap(f, in_axes, out_axes, ...)` where `f` has this one."""
+        """The signature of `jax.vmap(f, in_axes, out_axes, ...)` where `f` has this one.
+
+        ```python
+        >>> str(ax.Signature("(n),(n)->()").vmap(in_axes=(0, None)))
+        '(B, n), (n) -> (B)'
+        ```
+        """
         check_axis_name(axis_name)
         level = VmapLevel(
             freeze_in_axes(in_axes),
@@ -238,7 +248,13 @@ class Signature:
     # ------------------------------------------------------------- concrete use
 
     def predict(self, *args: Any, **kwargs: Any) -> Prediction:
-        """Predict output shapes for concrete arguments (arrays, structs, shape tuples)."""
+        """Predict output shapes for concrete arguments (arrays, structs, shape tuples).
+
+        ```python
+        >>> ax.Signature("(a,b),(b,c)->(a,c)").predict((8, 4), (4, 2)).shapes
+        Shape(8, 2)
+        ```
+        """
         outcome = run(self.model(), self._call(args, kwargs))
         maps = [s for s in outcome.steps if isinstance(s, MapStep)]
         return Prediction(outcome.shapes, maps[0].axis_size if maps else None, outcome.steps)
@@ -248,6 +264,14 @@ class Signature:
 
         Returns `Bindings`, or the first `Conflict` (the symbol, the places that
         disagree with their sizes). Outputs are not considered.
+
+        ```python
+        >>> sig = ax.Signature("(a,b),(b,c)->(a,c)")
+        >>> sig.unify((8, 4), (4, 2)).sizes
+        {'a': 8, 'b': 4, 'c': 2}
+        >>> sig.unify((8, 4), (5, 2)).symbol
+        'b'
+        ```
         """
         try:
             outcome = run(self.model(inputs_only=True), self._call(args, kwargs))

@@ -440,7 +440,7 @@ def inner_model(
     from ._annotations import core_from_annotations
 
     if isinstance(fun, Transformed):
-        sig = fun.batched_signature if hasattr(fun, "batched_signature") else fun.signature
+        sig = getattr(fun, "batched_signature", fun.signature)  # what the wrapped transform returns
         if signature is not None:
             raise_spec(f"{name} is already an axischeck transform with its own signature; give signature= to the inner one")
         return fun.model, sig, None

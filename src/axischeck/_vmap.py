@@ -20,7 +20,20 @@ SignatureLike = str | Signature | tuple[Any, ...] | list[Any] | dict[str, Any]
 
 
 class Vmapped(Mapped[P, R]):
-    """A function wrapped by `axischeck.vmap` (see `vmap`)."""
+    """A function wrapped by `axischeck.vmap` (see `vmap`): call it like the function,
+    or ask it first. It keeps the options it was given (`in_axes`, `out_axes`,
+    `axis_name`, `axis_size`), the per-example `signature` and the `batched_signature`.
+
+    ```python
+    >>> f = ax.vmap(jnp.dot, in_axes=(0, None), signature="(n),(n)->()")
+    >>> f.in_axes, str(f.signature), str(f.batched_signature)
+    ((0, None), '(n), (n) -> ()', '(B, n), (n) -> (B)')
+    >>> f.predict((8, 3), (3,)).shapes
+    Shape(8)
+    >>> f(jnp.ones((8, 3)), jnp.ones(3)).shape
+    (8,)
+    ```
+    """
 
     def __init__(
         self,
@@ -144,7 +157,20 @@ def vmap(
     Shape(16, 8, 2)
     ```
 
-    Usable as `ax.vmap(f, ...)`, `@ax.vmap` and `@ax.vmap(in_axes=...)`.
+    Usable as `ax.vmap(f, ...)`, `@ax.vmap` and `@ax.vmap(in_axes=...)`:
+
+    ```python
+    >>> from typing import Annotated
+    >>> @ax.vmap(in_axes=(0, None))
+    ... def project(x: Annotated[jax.Array, "i"], w: Annotated[jax.Array, "i o"]) -> Annotated[jax.Array, "o"]:
+    ...     return x @ w
+    >>> project.predict((32, 5), (5, 3)).shapes
+    Shape(32, 3)
+    >>> project.predict((32, 5), (4, 3))   # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    axischeck.ArgumentError: vmap(project, in_axes=(0, None), out_axes=0): dimension 'i' disagrees: 5 from x, 4 from w
+    ...
+    ```
     """
     if fun is None:
 

@@ -1,6 +1,7 @@
 """Hypothesis strategies that draw argument shapes for a signature and `in_axes`.
 
-Import this module by name (it needs `hypothesis`; `import axischeck` alone does not)::
+Import this module by name (it needs `hypothesis`, the `strategies` extra:
+`pip install 'axischeck[strategies]'`; `import axischeck` alone does not)::
 
     import axischeck as ax
     import axischeck.strategies as axst
@@ -12,6 +13,9 @@ Import this module by name (it needs `hypothesis`; `import axischeck` alone does
     @given(axst.arrays_for(SIG, in_axes=(0, 1, 0)))
     def test_f(args):
         assert jax.eval_shape(f, *args).shape == f.predict(*args).shapes
+
+    @given(axst.arguments_for(f))   # the same, read from the decorated function
+    def test_f_again(args): ...
 
 The strategies follow `hypothesis.extra.numpy` conventions: each function returns a
 `SearchStrategy`, options are keyword-only, and sizes are kept small by default.
@@ -28,16 +32,30 @@ from typing import Any, Literal
 
 import jax
 import jax.numpy as jnp
-from hypothesis import strategies as st
-from hypothesis.errors import InvalidArgument
 from jax.typing import DTypeLike
+
+try:
+    from hypothesis import assume
+    from hypothesis import strategies as st
+    from hypothesis.errors import InvalidArgument
+except ImportError as err:  # hypothesis is optional: only this module needs it
+    raise ModuleNotFoundError(
+        "axischeck.strategies needs hypothesis, which is not installed:"
+        " pip install 'axischeck[strategies]' (or pip install hypothesis)",
+        name="hypothesis",
+    ) from err
 
 from ._dims import Anonymous, ArraySpec, Fixed, Named, Variadic
 from ._errors import SpecError
+from ._levels import VmapLevel
+from ._mesh import MeshShape, context_mesh, spec_dims
 from ._signature import Signature
+from ._shard_map import ShardMapped
+from ._transform import Transformed
 
 __all__ = [
     "Kind",
+    "arguments_for",
     "arrays_for",
     "in_axes_for",
     "inconsistent_shapes_for",
@@ -48,6 +66,14 @@ __all__ = [
 Shapes = tuple[tuple[int, ...], ...]
 InAxes = int | None | Sequence[int | None]
 Kind = Literal["batch", "symbol", "rank"]
+Kind.__doc__ = """What `inconsistent_shapes_for` may break: a batch size, a dimension, or a rank.
+
+```python
+>>> import axischeck.strategies as axst
+>>> kinds: tuple[axst.Kind, ...] = ("batch", "symbol")
+>>> strategy = axst.inconsistent_shapes_for("(n),(n)->()", kinds=kinds)
+```
+"""
 _ALL_KINDS: tuple[Kind, ...] = ("batch", "symbol", "rank")
 _MAX_RUN = 2  # longest run of axes drawn for a variadic dimension
 
@@ -254,8 +280,13 @@ def shapes_for(
     canonical in_axis. `sizes` pins symbols: `{"b": 4}` or `{"s": (2, 3)}` for `*s`.
 
     ```python
-    >>> shapes_for("(a,b),(b,c)->(a,c)", in_axes=(0, 1), sizes={"b": 4}).example()
-    ((3, 2, 4), (4, 3, 1))
+    >>> import axischeck.strategies as axst
+    >>> from hypothesis import given
+    >>> @given(axst.shapes_for("(a,b),(b,c)->(a,c)", in_axes=(0, 1), sizes={"b": 4}))
+    ... def test_shapes(shapes):
+    ...     (batch, a, b), (b2, batch2, c) = shapes
+    ...     assert b == b2 == 4 and batch == batch2
+    >>> test_shapes()
     ```
     """
     plan = _make_plan(signature, in_axes, axis_size, sizes, min_side, max_side, max_batch)
@@ -277,15 +308,20 @@ def arrays_for(
     min_side: int = 1,
     max_side: int = 5,
     max_batch: int = 5,
-    dtype: DTypeLike = jnp.float32,
+    dtype: DTypeLike | Sequence[DTypeLike] = jnp.float32,
     real: bool = False,
 ) -> st.SearchStrategy[tuple[jax.ShapeDtypeStruct | jax.Array, ...]]:
-    """Like `shapes_for`, as `jax.ShapeDtypeStruct`s (or zero arrays with `real=True`).
+    """Like `shapes_for`, as `jax.ShapeDtypeStruct`s (or zero arrays with `real=True`);
+    `dtype` is one dtype, or one per input.
 
     ```python
-    >>> args = arrays_for("(n),(n)->()", in_axes=(0, None)).example()
-    >>> [a.shape for a in args]
-    [(2, 3), (3,)]
+    >>> import axischeck.strategies as axst
+    >>> from hypothesis import given
+    >>> f = ax.vmap(jnp.dot, in_axes=(0, None), signature="(n),(n)->()")
+    >>> @given(axst.arrays_for("(n),(n)->()", in_axes=(0, None)))
+    ... def test_f(args):
+    ...     assert f.predict(*args).shapes == jax.eval_shape(f, *args).shape
+    >>> test_f()
     ```
     """
     strategy = shapes_for(
@@ -298,15 +334,142 @@ def arrays_for(
         max_batch=max_batch,
     )
 
-    def to_arrays(shapes: Shapes) -> tuple[jax.ShapeDtypeStruct | jax.Array, ...]:
-        if real:
-            return tuple(jnp.zeros(s, dtype) for s in shapes)
-        return tuple(
-            jax.ShapeDtypeStruct(s, dtype)  # type: ignore[no-untyped-call]
-            for s in shapes
-        )
+    _dtypes(dtype, len(_input_specs(_signature(signature))))
+    return strategy.map(lambda shapes: _to_arrays(shapes, dtype, real))
 
-    return strategy.map(to_arrays)
+
+def _dtypes(dtype: DTypeLike | Sequence[DTypeLike], n: int) -> list[DTypeLike]:
+    given: Any = dtype  # DTypeLike itself holds sequences (of field specs): decide by type
+    dtypes: list[DTypeLike] = list(given) if isinstance(given, (list, tuple)) else [given] * n
+    if len(dtypes) != n:
+        raise InvalidArgument(f"dtype gives {len(dtypes)} dtypes for {n} inputs")
+    return dtypes
+
+
+def _to_arrays(
+    shapes: Sequence[tuple[int, ...]], dtype: DTypeLike | Sequence[DTypeLike], real: bool
+) -> tuple[jax.ShapeDtypeStruct | jax.Array, ...]:
+    dtypes = _dtypes(dtype, len(shapes))
+    if real:
+        return tuple(jnp.zeros(s, d) for s, d in zip(shapes, dtypes))
+    return tuple(
+        jax.ShapeDtypeStruct(s, d)  # type: ignore[no-untyped-call]
+        for s, d in zip(shapes, dtypes)
+    )
+
+
+def _levels_of(fn: Transformed[..., Any]) -> tuple[Signature, tuple[VmapLevel, ...]]:
+    """The per-example signature of a decorated function and its mapping levels."""
+    if not isinstance(fn, Transformed):
+        raise SpecError(
+            f"arguments_for takes a function decorated by ax.vmap, ax.pmap, ax.shard_map or ax.check, got {fn!r}"
+        )
+    sig = getattr(fn, "batched_signature", None) or fn.signature
+    if sig is None:
+        raise SpecError(
+            f"{fn._describe()} has no declared signature to draw shapes from: pass signature=..."
+            " or annotate its parameters (without one, axischeck traces it, and there is"
+            " nothing to property-test)"
+        )
+    for level in sig.levels:
+        kind = getattr(level, "kind", type(level).__name__)
+        if kind not in ("vmap", "pmap"):
+            raise SpecError(f"arguments_for supports vmap and pmap levels, not {kind}")
+        if getattr(level, "static", ()):
+            raise SpecError(
+                "arguments_for draws arrays only; a pmap with static_broadcasted_argnums"
+                " needs its static arguments chosen by hand (use shapes_for)"
+            )
+    return Signature._make(sig.core), sig.levels
+
+
+def arguments_for(
+    fn: Transformed[..., Any],
+    *,
+    sizes: Mapping[str, int | Sequence[int]] | None = None,
+    min_side: int = 1,
+    max_side: int = 4,
+    max_batch: int = 4,
+    dtype: DTypeLike | Sequence[DTypeLike] = jnp.float32,
+    real: bool = False,
+) -> st.SearchStrategy[tuple[jax.ShapeDtypeStruct | jax.Array, ...]]:
+    """Positional arguments for a decorated function, consistent with its signature and
+    every level's `in_axes`, `axis_size` and (for pmap) device count.
+
+    Reads what `fn` declares (`ax.vmap`, `ax.pmap`, `ax.check`, nested, `ax.shard_map`),
+    so a property test cannot drift from the decorator. A vmap `axis_name` used as a
+    dimension in the signature gets the batch size. For `ax.shard_map` the signature
+    describes one device's blocks: each argument is drawn as blocks, then grown by its
+    in_specs entry to the global shape (a mesh axis named as a dimension gets its size). `dtype` may give one dtype per input; `real=True`
+    draws arrays of zeros instead of `jax.ShapeDtypeStruct`s.
+
+    ```python
+    >>> import axischeck.strategies as axst
+    >>> from hypothesis import given
+    >>> f = ax.vmap(jnp.dot, in_axes=(0, None), signature="(n),(n)->()")
+    >>> @given(axst.arguments_for(f))
+    ... def test_dot(args):
+    ...     x, w = args
+    ...     assert x.shape[1:] == w.shape and f.predict(x, w).shapes == x.shape[:1]
+    >>> test_dot()
+    ```
+    """
+    core, levels = _levels_of(fn)
+    n = len(_input_specs(core))
+    axes = [_axes_tuple(level.in_axes.value, n) for level in levels]
+    first: InAxes = axes[0] if axes else None
+    _make_plan(core, first, None, sizes, min_side, max_side, max_batch)  # invalid options fail now
+    _dtypes(dtype, n)
+    named = {d.name for spec in _input_specs(core) for d in spec.dims if isinstance(d, Named)}
+    shard = fn if isinstance(fn, ShardMapped) else None
+
+    def batch_size(level: VmapLevel) -> st.SearchStrategy[int]:
+        if level.axis_size is not None:
+            return st.just(level.axis_size)
+        cap = min(max_batch, level.devices) if level.kind == "pmap" and level.devices else max_batch
+        return st.integers(1, cap)
+
+    @st.composite
+    def draw_args(draw: st.DrawFn) -> tuple[jax.ShapeDtypeStruct | jax.Array, ...]:
+        batches = [draw(batch_size(level)) for level in levels]
+        pins: dict[str, int | Sequence[int]] = dict(sizes or {})
+        for level, b in zip(levels, batches):
+            if isinstance(level.axis_name, str) and level.axis_name in named:
+                pins[level.axis_name] = b  # the axis name as a dimension is the mapped size
+        mesh = None
+        if shard is not None:
+            mesh = shard.options.mesh or context_mesh(shard.options.describe())
+            pins.update({name: size for name, size in zip(mesh.names, mesh.sizes, strict=True) if name in named})
+        plan = _make_plan(core, first, None, pins, min_side, max_side, max_batch)
+        shapes = _draw_per_example(draw, plan)
+        if shard is not None and mesh is not None:
+            shapes = _global_shapes(shapes, shard, mesh)
+        for level_axes, b in zip(axes, batches):
+            for i, axis in enumerate(level_axes):
+                r = len(shapes[i])
+                # An outer level's axis counts in the rank the inner levels gave the input.
+                assume(axis is None or -(r + 1) <= axis <= r)
+                shapes[i] = _insert_batch(shapes[i], axis, b)
+        return _to_arrays(shapes, dtype, real)
+
+    return draw_args()
+
+
+def _global_shapes(blocks: list[tuple[int, ...]], fn: ShardMapped[..., Any], mesh: MeshShape) -> list[tuple[int, ...]]:
+    """Per-device blocks grown by each argument's in_specs entry (None: passed whole)."""
+    specs = fn.options.in_specs
+    per_arg = list(specs) if isinstance(specs, (tuple, list)) else [specs] * len(blocks)
+    if len(per_arg) != len(blocks):
+        raise SpecError(f"arguments_for needs one in_specs entry per argument of {fn._describe()}")
+    manual = fn.options.axis_names or frozenset(mesh.names)
+    out = []
+    for block, spec in zip(blocks, per_arg, strict=True):
+        if spec is None:
+            out.append(block)
+            continue
+        dims = spec_dims(spec, mesh, manual, "an in_specs entry")
+        out.append(tuple(s * (mesh.size(dims[d]) if d < len(dims) else 1) for d, s in enumerate(block)))
+    return out
 
 
 # ------------------------------------------------------------- inconsistency
@@ -376,8 +539,13 @@ def inconsistent_shapes_for(
     Raises `InvalidArgument` when none of `kinds` is possible.
 
     ```python
-    >>> inconsistent_shapes_for("(n),(n)->()", kinds=("symbol",)).example()
-    ((2, 3), (2, 4))
+    >>> import axischeck.strategies as axst
+    >>> from hypothesis import given
+    >>> f = ax.vmap(jnp.dot, signature="(n),(n)->()")
+    >>> @given(axst.inconsistent_shapes_for("(n),(n)->()", kinds=("batch", "symbol")))
+    ... def test_f_refuses(shapes):
+    ...     assert f.explain(*shapes).startswith("ArgumentError")
+    >>> test_f_refuses()
     ```
     """
     plan = _make_plan(signature, in_axes, axis_size, sizes, min_side, max_side, max_batch)
@@ -471,8 +639,13 @@ def in_axes_for(
     valid whatever length a variadic run gets).
 
     ```python
-    >>> in_axes_for("(a,b),(b,c),(a,c)->(a,c)").example()
-    (0, -1, None)
+    >>> import axischeck.strategies as axst
+    >>> from hypothesis import given
+    >>> @given(axst.in_axes_for("(a,b),(b,c)->(a,c)", allow_negative=False))
+    ... def test_axes(in_axes):
+    ...     assert len(in_axes) == 2 and in_axes != (None, None)
+    ...     assert all(a in (None, 0, 1, 2) for a in in_axes)
+    >>> test_axes()
     ```
     """
     specs = _input_specs(_signature(signature))
@@ -500,8 +673,12 @@ def out_axes_for(
     """A valid int `out_axes` for the signature's single output.
 
     ```python
-    >>> out_axes_for("(a,b),(b,c)->(a,c)").example()
-    -2
+    >>> import axischeck.strategies as axst
+    >>> from hypothesis import given
+    >>> @given(axst.out_axes_for("(a,b),(b,c)->(a,c)"))
+    ... def test_out_axes(out_axes):
+    ...     assert -3 <= out_axes <= 2   # the batched output has rank 3
+    >>> test_out_axes()
     ```
     """
     sig = _signature(signature)

@@ -278,3 +278,113 @@ def main() -> None:
 
 if __name__ == "__main__":
     main()
+
+
+# ------------------------------------------------------------------ jaxtyping
+
+from typing import Generic, NamedTuple, TypeVar  # noqa: E402
+
+from hypothesis import given  # noqa: E402
+from jaxtyping import Float, Int, PyTree  # noqa: E402
+
+import axischeck.strategies as axst  # noqa: E402
+from axischeck.testing import assert_predicts_jax, check_against_jax  # noqa: E402
+
+
+@ax.vmap(in_axes=(0, None))
+def jt_project(x: Float[Array, " i"], w: Float[Array, "i o"]) -> Float[Array, " o"]:
+    return x @ w
+
+
+@ax.check
+def jt_take(x: Float[Array, "n d"], i: Int[Array, ""]) -> Float[Array, " d"]:
+    return x[i]
+
+
+@ax.vmap
+def jt_tree_norm(p: PyTree[Float[Array, " n"]]) -> Float[Array, ""]:
+    return jnp.sqrt(sum((jnp.sum(v * v) for v in jax.tree_util.tree_leaves(p)), jnp.zeros(())))
+
+
+_jt_project_t: Callable[[Array, Array], Array] = jt_project
+_jt_take_t: Callable[[Array, Array], Array] = jt_take
+
+
+# --------------------------------------------------- pytree parameters, jit, pmap
+
+
+Leaf = TypeVar("Leaf")
+
+
+class DenseParams(NamedTuple, Generic[Leaf]):
+    """Generic in its leaves, so the same class spells the values and their dims (a
+    plain tuple spec would not match: JAX's prefix rules tell a NamedTuple from a tuple)."""
+
+    W: Leaf
+    b: Leaf
+
+
+@ax.vmap(in_axes=(None, 0))
+def dense_nt(
+    p: Annotated[DenseParams[Array], DenseParams("o i", "o")], x: Annotated[Array, "i"]
+) -> Annotated[Array, "o"]:
+    return p.W @ x + p.b
+
+
+@jax.jit
+@ax.vmap(in_axes=(0, None), signature="(i),(i,o)->(o)")
+def jit_on_top(x: Array, w: Array) -> Array:  # jax.jit's JitWrapped: calls return Any
+    return x @ w
+
+
+@ax.pmap(axis_name="devices")
+def centred(x: Annotated[Array, "n"]) -> Annotated[Array, "n"]:
+    # (jax.lax's collectives are untyped in jax 0.10: mypy --strict flags any call to them)
+    return x - x.mean()
+
+
+class Encoder:
+    """Decorated methods and a decorated nested transform in a model class."""
+
+    def __init__(self, w: Array) -> None:
+        self.w = w
+
+    @ax.vmap(in_axes=(None, 0))
+    def encode(self, x: Float[Array, " i"]) -> Float[Array, " o"]:
+        return self.w @ x
+
+    def encode_all(self, xs: Array) -> Array:
+        over_groups = ax.vmap(self.encode)  # the bound, decorated method, mapped again
+        assert_type(self.encode(xs), Array)
+        return over_groups(xs[None])
+
+
+# --------------------------------------------------- a user's property tests
+
+
+def test_project_predicts_like_jax() -> None:
+    check_against_jax(jt_project, max_examples=10)
+    check_against_jax(jt_take, real_run=False, sizes={"d": 3}, dtype=(jnp.float32, jnp.int32))
+    pred = assert_predicts_jax(jt_project, (8, 4), (4, 3))
+    assert pred is None or pred.shapes == (8, 3)
+
+
+@given(axst.arguments_for(jt_project, max_side=3))
+def test_project_shapes(args: tuple[jax.ShapeDtypeStruct | Array, ...]) -> None:
+    x, w = args
+    assert_type(jt_project.predict(x, w), ax.Prediction)
+
+
+def more_calls() -> None:
+    x = jnp.ones((8, 4))
+    assert_type(jt_project(x, jnp.ones((4, 3))), Array)
+    assert_type(jt_take(x, jnp.array(2)), Array)
+    assert_type(jt_tree_norm({"a": x, "b": x}), Array)
+    params = DenseParams(jnp.ones((3, 4)), jnp.zeros(3))
+    assert_type(dense_nt(params, x), Array)
+    assert_type(dense_nt.predict(DenseParams((3, 4), (3,)), (8, 4)), ax.Prediction)  # shapes for arrays
+    out: Array = jit_on_top(x, jnp.ones((4, 3)))
+    assert_type(centred(jnp.ones((jax.device_count(), 5))), Array)
+    assert_type(centred.predict_with_devices(64, (64, 5)), ax.Prediction)
+    assert_type(Encoder(jnp.ones((3, 4))).encode_all(x), Array)
+    del out
