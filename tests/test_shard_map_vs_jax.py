@@ -298,6 +298,62 @@ def test_vmap_of_shard_map_agrees_with_jax(case: Case, data: st.DataObject) -> N
     assert pred.shapes == tuple(want.shape), (case, axes)
 
 
+@st.composite
+def explicit_cases(draw: st.DrawFn) -> tuple[Any, list[jax.ShapeDtypeStruct], Any, Any, Body]:
+    """An Explicit mesh (jax.make_mesh's default): arguments carry their own shardings."""
+    sizes, names = draw(st.sampled_from(REAL_MESHES))
+    mesh = jax.make_mesh(sizes, names, axis_types=(jax.sharding.AxisType.Explicit,) * len(names),
+                         devices=jax.devices()[: int(np.prod(sizes))])
+    args, arg_specs = [], []
+    for k in range(draw(st.integers(1, 2))):
+        shape, spec = draw(sharded_shape(mesh, 1 if k == 0 else 0))
+        held = draw(st.sampled_from(["as in_spec", "as in_spec", "unsharded", "other"]))
+        sharded = spec if held == "as in_spec" else draw(specs(names, len(shape))) if held == "other" else None
+        arg = jax.ShapeDtypeStruct(shape, jnp.float32)
+        if sharded is not None:
+            try:  # only layouts JAX can hold
+                sharding = jax.sharding.NamedSharding(mesh, sharded)
+                sharding.shard_shape(shape)
+                arg = jax.ShapeDtypeStruct(shape, jnp.float32, sharding=sharding)
+            except Exception:
+                pass
+        args.append(arg)
+        arg_specs.append(spec)
+    in_specs = draw(st.sampled_from(["given", "omitted"]))
+    body = draw(bodies(dict(mesh.shape), len(args[0].shape), len(args)))
+    out_specs = arg_specs[0] if draw(st.booleans()) else draw(specs(names, len(args[0].shape)))
+    return mesh, args, (tuple(arg_specs) if in_specs == "given" else None), out_specs, body
+
+
+@given(explicit_cases())
+def test_shard_map_on_explicit_meshes_agrees_with_jax(case: tuple[Any, list[Any], Any, Any, Body]) -> None:
+    mesh, args, in_specs, out_specs, body = case
+    options: dict[str, Any] = {"mesh": mesh, "out_specs": out_specs}
+    if in_specs is not None:
+        options["in_specs"] = in_specs
+    if in_specs is not None and any(_repeats(s) for s in in_specs):
+        return  # the documented eval_shape accident (see duplicate_in_spec_axes)
+    try:
+        want: Any = jax.eval_shape(jax.shard_map(body.fn, **options), *args)
+    except Exception as err:
+        want = err
+    described = f"{dict(mesh.shape)} args={[(a.shape, getattr(a.sharding, 'spec', None)) for a in args]} {options} {body.text}"
+    try:
+        pred = ax.shard_map(body.fn, **options).predict(*args)
+    except ax.AxisCheckError as err:
+        event("both raise" if isinstance(want, Exception) else "axischeck only")
+        assert isinstance(want, Exception), f"{described}: axischeck raised, JAX gives {want}:\n{err}"
+        return
+    event("both agree")
+    assert not isinstance(want, Exception), f"{described}: JAX raises {type(want).__name__}: {want}"
+    assert pred.shapes == tuple(want.shape), described
+
+
+def _repeats(spec: Any) -> bool:
+    axes = [a for e in (spec or ()) if e is not None for a in (e if isinstance(e, tuple) else (e,))]
+    return len(axes) != len(set(axes))
+
+
 # ------------------------------------------------------------------ explicit cases
 
 
