@@ -23,6 +23,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 from hypothesis import event, given
+from hypothesis.control import currently_in_test_context
 from hypothesis import strategies as st
 from jax import lax
 from jax.sharding import AbstractMesh, Mesh
@@ -193,14 +194,25 @@ def jax_answer(case: Case) -> tuple[Any, list[Any], list[Any]] | Exception:
         return err
 
 
+def verdicts_agree(described: str, want: Any, predict: Callable[[], Any]) -> Any:
+    """`predict()` raises an AxisCheckError exactly where JAX raised (`want` is then the
+    exception); otherwise its prediction is returned for the caller to compare."""
+    note = event if currently_in_test_context() else (lambda _: None)
+    try:
+        pred = predict()
+    except ax.AxisCheckError as err:
+        note("both raise" if isinstance(want, Exception) else "axischeck only")
+        assert isinstance(want, Exception), f"{described}: axischeck raised, JAX gives {want}:\n{err}"
+        return None
+    note("both agree")
+    assert not isinstance(want, Exception), f"{described}: JAX raises {type(want).__name__}: {want}\nbut predicted {pred!r}"
+    return pred
+
+
 def duplicate_in_spec_axes(case: Case) -> bool:
     """A mesh axis twice in one in_spec: `jax.eval_shape` accepts it silently (an
     accident), while a real run raises DuplicateSpecError. axischeck raises, as the run does."""
-    for spec in _flat_specs(case):
-        axes = [a for e in (spec or ()) if e is not None for a in (e if isinstance(e, tuple) else (e,))]
-        if len(axes) != len(set(axes)):
-            return True
-    return False
+    return any(_repeats(spec) for spec in _flat_specs(case))
 
 
 def test_duplicate_in_spec_axes_raise_in_a_real_run() -> None:
@@ -222,16 +234,11 @@ def test_shard_map_predict_agrees_with_jax(case: Case) -> None:
                          check_vma=case.check_vma).predict(*structs(case.shapes))
         event("documented deviation: duplicate in_spec axes")
         return
-    try:
-        f = ax.shard_map(case.body.fn, mesh=case.mesh, in_specs=case.in_specs, out_specs=case.out_specs,
-                         check_vma=case.check_vma)
-        pred = f.predict(*structs(case.shapes))
-    except ax.AxisCheckError as err:
-        event("both raise" if isinstance(want, Exception) else "axischeck only")
-        assert isinstance(want, Exception), f"{case}: axischeck raised but JAX gives {want}:\n{err}"
+    pred = verdicts_agree(repr(case), want, lambda: ax.shard_map(
+        case.body.fn, mesh=case.mesh, in_specs=case.in_specs, out_specs=case.out_specs, check_vma=case.check_vma,
+    ).predict(*structs(case.shapes)))
+    if pred is None:
         return
-    event("both agree")
-    assert not isinstance(want, Exception), f"{case}: JAX raises {type(want).__name__}: {want}\nbut predicted {pred!r}"
     out, seen, returned = want
     assert pred.shapes == tuple(out.shape), case
     assert isinstance(pred.shapes, ax.Shape)
@@ -260,15 +267,12 @@ def test_shard_map_with_signature_agrees_with_jax(case: Case) -> None:
     want = jax_answer(case)
     if duplicate_in_spec_axes(case):
         return  # documented deviation, asserted in the test above
-    try:
-        f = ax.shard_map(case.body.fn, mesh=case.mesh, in_specs=case.in_specs, out_specs=case.out_specs,
-                         check_vma=case.check_vma, signature=sig)
-        pred = f.predict(*structs(case.shapes))
-    except ax.AxisCheckError as err:
-        assert isinstance(want, Exception), f"{case} {sig}: axischeck raised but JAX gives {want}:\n{err}"
-        return
-    assert not isinstance(want, Exception), f"{case} {sig}: JAX raises {type(want).__name__}: {want}"
-    assert pred.shapes == tuple(want[0].shape), (case, sig)
+    pred = verdicts_agree(f"{case} {sig}", want, lambda: ax.shard_map(
+        case.body.fn, mesh=case.mesh, in_specs=case.in_specs, out_specs=case.out_specs, check_vma=case.check_vma,
+        signature=sig,
+    ).predict(*structs(case.shapes)))
+    if pred is not None:
+        assert pred.shapes == tuple(want[0].shape), (case, sig)
 
 
 @given(cases(), st.data())
@@ -287,15 +291,12 @@ def test_vmap_of_shard_map_agrees_with_jax(case: Case, data: st.DataObject) -> N
         )
     except Exception as err:
         want = err
-    try:
-        inner = ax.shard_map(case.body.fn, mesh=case.mesh, in_specs=case.in_specs, out_specs=case.out_specs,
-                             check_vma=case.check_vma)
-        pred = ax.vmap(inner, in_axes=axes, out_axes=out_axis).predict(*structs(tuple(batched)))
-    except ax.AxisCheckError as err:
-        assert isinstance(want, Exception), f"{case} in_axes={axes}: axischeck raised, JAX gives {want}:\n{err}"
-        return
-    assert not isinstance(want, Exception), f"{case} in_axes={axes}: JAX raises {want!r}, predicted {pred!r}"
-    assert pred.shapes == tuple(want.shape), (case, axes)
+    inner = ax.shard_map(case.body.fn, mesh=case.mesh, in_specs=case.in_specs, out_specs=case.out_specs,
+                         check_vma=case.check_vma)
+    pred = verdicts_agree(f"{case} in_axes={axes}", want,
+                          lambda: ax.vmap(inner, in_axes=axes, out_axes=out_axis).predict(*structs(tuple(batched))))
+    if pred is not None:
+        assert pred.shapes == tuple(want.shape), (case, axes)
 
 
 @st.composite
@@ -338,15 +339,9 @@ def test_shard_map_on_explicit_meshes_agrees_with_jax(case: tuple[Any, list[Any]
     except Exception as err:
         want = err
     described = f"{dict(mesh.shape)} args={[(a.shape, getattr(a.sharding, 'spec', None)) for a in args]} {options} {body.text}"
-    try:
-        pred = ax.shard_map(body.fn, **options).predict(*args)
-    except ax.AxisCheckError as err:
-        event("both raise" if isinstance(want, Exception) else "axischeck only")
-        assert isinstance(want, Exception), f"{described}: axischeck raised, JAX gives {want}:\n{err}"
-        return
-    event("both agree")
-    assert not isinstance(want, Exception), f"{described}: JAX raises {type(want).__name__}: {want}"
-    assert pred.shapes == tuple(want.shape), described
+    pred = verdicts_agree(described, want, lambda: ax.shard_map(body.fn, **options).predict(*args))
+    if pred is not None:
+        assert pred.shapes == tuple(want.shape), described
 
 
 def _repeats(spec: Any) -> bool:
@@ -528,10 +523,7 @@ def test_specific_spec_forms_agree_with_jax(in_specs: Any, out_specs: Any, axis_
         )
     except Exception as err:
         want = err
-    try:
-        pred = ax.shard_map(body, mesh=MESH, in_specs=in_specs, out_specs=out_specs, axis_names=axis_names).predict(x)
-    except ax.AxisCheckError as err:
-        assert isinstance(want, Exception), f"axischeck raised, JAX gives {want}: {err}"
-        return
-    assert not isinstance(want, Exception), f"JAX raises {want!r}, axischeck predicts {pred!r}"
-    assert pred.shapes == jax.tree_util.tree_map(lambda s: tuple(s.shape), want)
+    pred = verdicts_agree(f"in_specs={in_specs} out_specs={out_specs}", want, lambda: ax.shard_map(
+        body, mesh=MESH, in_specs=in_specs, out_specs=out_specs, axis_names=axis_names).predict(x))
+    if pred is not None:
+        assert pred.shapes == jax.tree_util.tree_map(lambda s: tuple(s.shape), want)
