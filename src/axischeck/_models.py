@@ -19,7 +19,7 @@ import jax
 from ._dims import ANY, ArraySpec, Named, Variadic
 from ._errors import ArgumentError, AxisCheckError, CollectiveError, FunctionError, OutputError, Place, SpecError
 from ._explain import table_so_far
-from ._leaves import Call
+from ._leaves import Call, Leaf
 from ._levels import VmapLevel, map_inputs, map_outputs
 from ._prediction import BaseStep, MapStep, ShardStep, SpecRow, Step
 from ._shape import Shape, format_shape
@@ -123,9 +123,13 @@ class TraceModel:
     name: str = "f"
 
     def predict(self, call: Call, env: Env, trail: tuple[Step, ...]) -> Outcome:
-        shapes = trace(self.fn, self.name, call, env, trail)
-        outs = tuple(SpecRow(label, shape, "", "") for label, shape in _labelled(shapes))
-        return Outcome(shapes, (BaseStep("traced", (), outs),), Bindings())
+        return traced_outcome(trace(self.fn, self.name, call, env, trail))
+
+
+def traced_outcome(shapes: Any) -> Outcome:
+    """The outcome of a trace: its output shapes, one row each."""
+    outs = tuple(SpecRow(label, shape, "", "") for label, shape in _labelled(shapes))
+    return Outcome(shapes, (BaseStep("traced", (), outs),), Bindings())
 
 
 def _labelled(shapes: Any) -> list[tuple[str, Shape]]:
@@ -146,57 +150,63 @@ def trace(fn: Callable[..., Any], name: str, call: Call, env: Env, trail: tuple[
     except AxisCheckError:
         raise
     except SilentCollectiveError as err:
-        text = str(err)
-        if text.startswith("ppermute"):
-            raise CollectiveError(
-                f"{name} calls {text}; under vmap JAX accepts duplicates silently (and the result"
-                " is meaningless), so axischeck reports it",
-                transform=_innermost_transform(trail),
-                table=table_so_far(trail),
-                fix="give each source and each destination at most once in perm",
-            ) from None
-        if "tiled reduce_scatter" in text:  # only device axes get here; vmap raises itself
-            raise CollectiveError(
-                f"{name} calls psum_scatter (tiled=True), which needs the scattered dimension to divide"
-                f" evenly by the size of the device axis ({text.removeprefix('psum_scatter: ')})",
-                transform=_innermost_transform(trail),
-                table=table_so_far(trail),
-                fix="make the scattered dimension a multiple of the axis size (pad it), or scatter another dimension",
-            ) from None
-        silent = all(kind == "vmap" for *_, kind in env)  # device axes check it themselves
-        raise CollectiveError(
-            f"{name} calls psum_scatter (tiled=False), which needs the scattered dimension to equal"
-            f" the size of the mapped axis ({text.removeprefix('psum_scatter: ')})"
-            + (
-                "; under vmap JAX does not check this and silently returns a mislabelled batch sum,"
-                " so axischeck reports it"
-                if silent
-                else ""
-            ),
-            transform=_innermost_transform(trail),
-            table=table_so_far(trail),
-            fix="pass tiled=True (the dimension must then divide evenly by the axis size), or make"
-            " the mapped axis as long as the scattered dimension (under pmap and shard_map: that many devices"
-            " on the axis)",
-        ) from None
+        raise collective_error(name, str(err), all(kind == "vmap" for *_, kind in env), trail) from None
     except Exception as err:
-        shapes = ", ".join(
-            f"{leaf.label}: {format_shape(leaf.shape)}" for leaf in leaves if leaf.shape is not None
-        )
         unit = "per-device arguments" if env and env[-1][3] != "vmap" else "per-example arguments"
         if returned:  # the function itself finished: JAX failed batching what it returned
             raise OutputError(
                 f"{name} returns, but JAX cannot batch its outputs over the named axes in scope"
-                f" ({unit} {shapes or 'none'}): {type(err).__name__}: {err}",
+                f" ({unit} {_leaf_shapes(leaves) or 'none'}): {type(err).__name__}: {err}",
                 table=table_so_far(trail),
             ) from err
-        raise FunctionError(
-            f"{name} fails on the {unit} ({shapes or 'no arrays'}):"
-            f" {type(err).__name__}: {err}",
-            transform=_innermost_transform(trail),
-            table=table_so_far(trail),
-            notes=_known_defects(str(err)),
-        ) from err
+        raise function_error(name, leaves, unit, err, trail) from err
+
+
+def _leaf_shapes(leaves: list[Leaf]) -> str:
+    return ", ".join(f"{leaf.label}: {format_shape(leaf.shape)}" for leaf in leaves if leaf.shape is not None)
+
+
+def function_error(name: str, leaves: list[Leaf], unit: str, err: Exception, trail: tuple[Step, ...]) -> FunctionError:
+    """The function failed on these (per-example or per-device) arguments: JAX's words, our shapes."""
+    return FunctionError(
+        f"{name} fails on the {unit} ({_leaf_shapes(leaves) or 'no arrays'}): {type(err).__name__}: {err}",
+        transform=_innermost_transform(trail),
+        table=table_so_far(trail),
+        notes=_known_defects(str(err)),
+    )
+
+
+def collective_error(name: str, text: str, under_vmap: bool, trail: tuple[Step, ...]) -> CollectiveError:
+    """A collective whose sizes do not fit its axis (`text` names it first: "psum_scatter: ...")."""
+    detail = text.removeprefix("psum_scatter: ")
+    if text.startswith("ppermute"):
+        problem = f"{name} calls {text}; " + (
+            "under vmap JAX accepts duplicates silently (and the result is meaningless), so axischeck reports it"
+            if under_vmap
+            else "JAX finds this only when it compiles"
+        )
+        fix = "give each source and each destination at most once in perm"
+    elif "tiled reduce_scatter" in text:  # only device axes get here; vmap raises itself
+        problem = (
+            f"{name} calls psum_scatter (tiled=True), which needs the scattered dimension to divide"
+            f" evenly by the size of the device axis ({detail})"
+        )
+        fix = "make the scattered dimension a multiple of the axis size (pad it), or scatter another dimension"
+    else:
+        problem = (
+            f"{name} calls psum_scatter (tiled=False), which needs the scattered dimension to equal"
+            f" the size of the mapped axis ({detail})"
+        )
+        if under_vmap:
+            problem += (
+                "; under vmap JAX does not check this and silently returns a mislabelled batch sum,"
+                " so axischeck reports it"
+            )
+        fix = (
+            "pass tiled=True (the dimension must then divide evenly by the axis size), or make the mapped"
+            " axis as long as the scattered dimension (under pmap and shard_map: that many devices on the axis)"
+        )
+    return CollectiveError(problem, transform=_innermost_transform(trail), table=table_so_far(trail), fix=fix)
 
 
 _EINSUM_SIZES = re.compile(r"Size of label '(\w)' for operand (\d+) \((\d+)\) does not match previous terms \((\d+)\)")

@@ -15,9 +15,10 @@ from dataclasses import dataclass
 from typing import Any
 
 import jax
+import numpy as np
 from jax.sharding import PartitionSpec
 
-from ._errors import ArgumentError, AxisCheckError, FunctionError, OutputError, SpecError
+from ._errors import ArgumentError, AxisCheckError, OutputError, SpecError
 from ._explain import table_so_far
 from ._jax_compat import INFER_SPECS
 from ._leaves import Call, Leaf, abstract, struct
@@ -33,9 +34,10 @@ from ._mesh import (
     sharding_spec,
     spec_dims,
 )
-from ._models import Model, Outcome, is_symbolic
+from ._models import Model, Outcome, TraceModel, collective_error, function_error, is_symbolic, traced_outcome
 from ._prediction import ShardRow, ShardStep, Step
-from ._trace import Env
+from ._shape import Shape
+from ._trace import Env, SilentCollectiveError, check_ppermutes, jaxpr_under_levels
 from ._trees import PrefixMismatch, broadcast_prefix, leaf_paths, short_repr
 
 
@@ -126,14 +128,24 @@ class ShardModel:
             value = struct(block, abstract(leaf.value).dtype)
             blocks.append(Leaf(leaf.label, block, value, leaf.user_shape, leaf.origin))
         step = ShardStep(transform, sizes, tuple(rows))
-        inner_env = env + tuple((n, s, (), "shard_map") for n, s in sizes if n in manual)
-        inner = self.inner.predict(call.rebuilt(treedef, blocks), inner_env, trail + (step,))
-        if inner.inputs_only:
-            return Outcome(None, (step,) + inner.steps, inner.bindings, inputs_only=True)
-        shapes, outs = self._outputs(inner.shapes, mesh, manual, lambda p, f: fail(OutputError, p, f, rows))
-        outer_names = any(name is not None for name, *_ in env)  # JAX alone could not bind them
-        if self.fn is not None and not outer_names and (not is_symbolic(self.inner) or self._promises_replication(outs, manual)):
-            self._ask_jax(call, leaves, transform, trail + (step,))
+
+        def assemble(block_shapes: Any) -> tuple[Any, list[ShardRow]]:
+            return self._outputs(block_shapes, mesh, manual, lambda p, f: fail(OutputError, p, f, rows))
+
+        # JAX's own trace of the shard_map (inside the vmaps around it, if any) is the
+        # reference for what only a trace can tell; under pmap it cannot be re-created.
+        jax_can_trace = self.fn is not None and all(kind == "vmap" for *_, kind in env)
+        if jax_can_trace and isinstance(self.inner, TraceModel):
+            inner = traced_outcome(self._ask_jax(call, leaves, blocks, env, assemble, trail + (step,)))
+            shapes, outs = assemble(inner.shapes)
+        else:
+            inner_env = env + tuple((n, s, (), "shard_map") for n, s in sizes if n in manual)
+            inner = self.inner.predict(call.rebuilt(treedef, blocks), inner_env, trail + (step,))
+            if inner.inputs_only:
+                return Outcome(None, (step,) + inner.steps, inner.bindings, inputs_only=True)
+            shapes, outs = assemble(inner.shapes)
+            if jax_can_trace and (not is_symbolic(self.inner) or self._promises_replication(outs, manual)):
+                self._ask_jax(call, leaves, blocks, env, assemble, trail + (step,))
         return Outcome(shapes, (ShardStep(transform, sizes, tuple(rows), tuple(outs)),) + inner.steps, inner.bindings)
 
     def _in_specs(
@@ -238,34 +250,57 @@ class ShardModel:
                 return True
         return False
 
-    def _ask_jax(self, call: Call, leaves: list[Leaf], transform: str, trail: tuple[Step, ...]) -> None:
-        """JAX's own verdict on what needs the trace: replication and collective rules."""
+    def _ask_jax(
+        self, call: Call, leaves: list[Leaf], blocks: list[Leaf], env: Env, check_outputs: Callable[[Any], Any],
+        trail: tuple[Step, ...],
+    ) -> Any:
+        """JAX's own trace of the whole shard_map (on an abstract mesh when the mesh is only
+        planned, inside the vmaps of `env`): the per-device output shapes, and JAX's verdict
+        on what only a trace can tell (collectives, vma, the replication promise of
+        out_specs, its batching rules), in the user's terms."""
         o = self.options
-        assert self.fn is not None
-        args, _ = jax.tree_util.tree_unflatten(jax.tree_util.tree_structure((call.args, {})), [leaf.value for leaf in leaves])
+        fn = self.fn
+        assert fn is not None
+        recorded: list[Any] = []
+
+        def recording(*args: Any) -> Any:
+            out = fn(*args)
+            recorded.append(jax.tree_util.tree_map(lambda x: Shape(np.shape(x)), out))
+            return out
+
         mesh = o.jax_mesh if o.jax_mesh is not None or o.mesh is None else o.mesh.abstract()
         mapped = jax.shard_map(
-            self.fn, mesh=mesh, in_specs=o.in_specs, out_specs=o.out_specs, axis_names=set(o.axis_names),
+            recording, mesh=mesh, in_specs=o.in_specs, out_specs=o.out_specs, axis_names=set(o.axis_names),
             check_vma=o.check_vma,
         )
         try:
-            jax.eval_shape(mapped, *args)
+            _, treedef = call.flat()
+            check_ppermutes(jaxpr_under_levels(mapped, treedef, [leaf.value for leaf in leaves], env).jaxpr)
         except AxisCheckError:
             raise
+        except SilentCollectiveError as err:
+            raise collective_error(o.name, str(err), False, trail) from None
         except Exception as err:
             text = str(err)
+            if "reduce_scatter operand scatter dimension" in text:
+                raise collective_error(o.name, f"psum_scatter: {text}", False, trail) from None
+            if not recorded:
+                raise function_error(o.name, blocks, "per-device arguments", err, trail) from err
+            check_outputs(recorded[0])  # an out_specs mistake, explained by our own rules
             if "require replication" in text:
                 detail = next((line for line in text.splitlines() if line.startswith("out_specs is")), text)
                 raise OutputError(
                     f"out_specs promise that an output is the same on every device along a mesh axis, but"
                     f" {o.name}'s output varies along it: {detail}",
-                    transform=transform,
+                    transform=o.describe(),
                     table=table_so_far(trail),
                     fix="name that mesh axis in the out_spec (the blocks are then concatenated), reduce over it"
                     " first (jax.lax.psum / pmean), or pass check_vma=False if it is replicated in fact",
                 ) from None
-            raise FunctionError(
-                f"{o.name} fails under shard_map on the per-device blocks: {type(err).__name__}: {text}",
-                transform=transform,
+            raise OutputError(
+                f"{o.name} returns, but JAX cannot assemble its per-device outputs by out_specs:"
+                f" {type(err).__name__}: {text}",
+                transform=o.describe(),
                 table=table_so_far(trail),
             ) from err
+        return recorded[0]

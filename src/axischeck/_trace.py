@@ -106,6 +106,24 @@ def eval_per_example(
     return jax.tree_util.tree_map(lambda s: Shape(s.shape[skip:]), out)
 
 
+def jaxpr_under_levels(fn: Callable[..., Any], treedef: Any, values: Sequence[Any], env: Env) -> Any:
+    """The closed jaxpr of `fn(*args, **kwargs)` under every vmap level of `env`, each
+    re-created as it maps (name, size, axes), so that JAX's own batching rules, quirks
+    included, have their say. `env` must hold vmap levels only."""
+    dyn = [i for i, v in enumerate(values) if _is_abstract(v)]
+
+    def flat(*traced: Any) -> Any:
+        vals = list(values)
+        for i, t in zip(dyn, traced, strict=True):
+            vals[i] = t
+        args, kwargs = jax.tree_util.tree_unflatten(treedef, vals)
+        return fn(*args, **kwargs)
+
+    assert all(kind == "vmap" for *_, kind in env)
+    structs = [_with_env_dims(values[i], i, env) for i in dyn]
+    return jax.make_jaxpr(_bind_names(flat, env, dyn))(*structs)
+
+
 class SilentCollectiveError(Exception):
     """A collective whose vmap result JAX returns silently but is an accident."""
 
@@ -127,7 +145,13 @@ def _check_silent_collectives(fn: Callable[..., Any], env: Env, structs: Sequenc
         return
     except Exception:
         return  # every other rule is vmap's, already applied by the real trace
-    for eqn in _equations(closed.jaxpr):
+    check_ppermutes(closed.jaxpr)
+
+
+def check_ppermutes(jaxpr: Any) -> None:
+    """Raise `SilentCollectiveError` for a ppermute with a repeated source or destination
+    (JAX rejects it only when lowering, so `eval_shape` alone would accept it)."""
+    for eqn in _equations(jaxpr):
         if eqn.primitive.name == "ppermute":
             perm = eqn.params.get("perm", ())
             sources = [s for s, _ in perm]

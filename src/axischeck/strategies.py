@@ -49,8 +49,8 @@ from ._dims import Anonymous, ArraySpec, Fixed, Named, Variadic
 from ._errors import SpecError
 from ._levels import VmapLevel
 from ._mesh import MeshShape, context_mesh, spec_dims
-from ._signature import Signature
 from ._shard_map import ShardMapped
+from ._signature import Signature
 from ._transform import Transformed
 
 __all__ = [
