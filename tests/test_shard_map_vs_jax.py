@@ -77,8 +77,8 @@ class Body:
 @st.composite
 def bodies(draw: st.DrawFn, sizes: dict[str, int], rank: int, nargs: int) -> Body:
     names = tuple(sizes)
-    kind = draw(st.sampled_from(["id", "plus", "sum0", "psum", "pmean", "gather", "scatter", "all_to_all",
-                                 "pswapaxes", "ppermute", "index"]))
+    kind = draw(st.sampled_from(["id", "plus", "sum0", "psum", "pmean", "gather", "gather_invariant", "scatter",
+                                 "all_to_all", "pswapaxes", "ppermute", "index"]))
     name = draw(st.sampled_from(names))
     axis = draw(st.integers(0, max(rank, 1)))
     tiled = draw(st.booleans())
@@ -104,6 +104,9 @@ def bodies(draw: st.DrawFn, sizes: dict[str, int], rank: int, nargs: int) -> Bod
         n = sizes[name]
         perm = [(i, (i + 1) % n) for i in range(n)]
         return Body(f"ppermute(a, {name!r}, shift by 1)", lambda *a: lax.ppermute(a[0], name, perm))
+    if kind == "gather_invariant":  # vma-aware: the result may be promised replicated
+        return Body(f"all_gather(a, {name!r}, axis={axis}, tiled={tiled}, to='invarying')",
+                    lambda *a: lax.all_gather(a[0], name, axis=axis, tiled=tiled, to="invarying"))
     if kind == "gather":
         return Body(f"all_gather(a, {name!r}, axis={axis}, tiled={tiled})",
                     lambda *a: lax.all_gather(a[0], name, axis=axis, tiled=tiled))
@@ -527,3 +530,55 @@ def test_specific_spec_forms_agree_with_jax(in_specs: Any, out_specs: Any, axis_
         body, mesh=MESH, in_specs=in_specs, out_specs=out_specs, axis_names=axis_names).predict(x))
     if pred is not None:
         assert pred.shapes == jax.tree_util.tree_map(lambda s: tuple(s.shape), want)
+
+
+SDS = jax.ShapeDtypeStruct
+F32 = jnp.float32
+
+
+@pytest.mark.parametrize(
+    ("body", "in_specs", "out_specs", "args"),
+    [
+        (lambda a, s: a * s, (P("x"), P()), P("x"), (SDS((16,), F32), 2.0)),  # Python scalars
+        (lambda a: a, P("x"), P("x"), (np.ones((16, 2)),)),  # numpy arrays
+        (lambda a: None, P("x"), P("x"), (SDS((16,), F32),)),  # no outputs
+        (lambda a: 1.0, P("x"), P(), (SDS((16,), F32),)),  # a Python scalar output
+        (lambda a: (a, a.sum()), P("x"), P("x"), (SDS((16,), F32),)),  # out_spec too long for the sum
+        (lambda a: {"k": a}, P("x"), P("x"), (SDS((16,), F32),)),
+        (lambda: jnp.zeros(3), (), P(), ()),  # no arguments
+        (lambda d: d["w"], ({"w": P("x")},), P("x"), ({"w": SDS((16,), F32)},)),
+        (lambda d: d["w"], (P("x"),), P("x"), ({"w": SDS((16,), F32), "b": SDS((8,), F32)},)),
+        (lambda a: a, P("x"), P("x"), (SDS((16,), jnp.bool_),)),
+        (lambda a: a, P(("x", "y")), P(("y", "x")), (SDS((16,), F32),)),
+        (lambda a: a + lax.axis_index(("x", "y")), P("x"), P("x"), (SDS((16,), F32),)),  # varies over y
+        (lambda a: a * lax.axis_size("x"), P("x"), P("x"), (SDS((16,), F32),)),
+        (lambda a: lax.pmax(a, "x"), P("x"), P(), (SDS((16,), F32),)),
+        (lambda a: lax.psum(a, ("x", "y")), P(("x", "y")), P(), (SDS((16,), F32),)),
+        (lambda a: lax.all_to_all(a, "x", 0, 0), P("x"), P("x"), (SDS((24, 3), F32),)),
+        (lambda a: lax.all_gather(a, "x", tiled=True, to="invarying"), P("x"), P(), (SDS((16, 3), F32),)),
+        (lambda a: lax.pcast(a, "x", to="varying"), P(), P("x"), (SDS((16, 3), F32),)),
+        (lambda a: a, P("x"), P("x"), (SDS((0, 3), F32),)),  # empty arrays split evenly
+        (lambda a, s: a, (P("x"), None), P("x"), (SDS((16,), F32), "text")),
+        (lambda a, s: a, (P("x"), P()), P("x"), (SDS((16,), F32), "text")),
+    ],
+)
+def test_odd_arguments_and_outputs_agree_with_jax(body: Any, in_specs: Any, out_specs: Any, args: tuple[Any, ...]) -> None:
+    try:
+        want: Any = jax.eval_shape(jax.shard_map(body, mesh=MESH, in_specs=in_specs, out_specs=out_specs), *args)
+    except Exception as err:
+        want = err
+    pred = verdicts_agree(f"in_specs={in_specs} out_specs={out_specs} args={args}", want,
+                          lambda: ax.shard_map(body, mesh=MESH, in_specs=in_specs, out_specs=out_specs).predict(*args))
+    if pred is not None:
+        assert pred.shapes == jax.tree_util.tree_map(lambda s: tuple(s.shape), want)
+
+
+def test_jax_batching_crash_under_vmap_is_predicted() -> None:
+    """JAX 0.10 crashes (IndexError in its batching rule) for a non-tiled psum_scatter in a
+    shard_map under vmap when the batch is not axis 0; axischeck asks JAX, so predicts it."""
+    inner = ax.shard_map(lambda a: lax.psum_scatter(a, "x"), mesh=real_mesh((2,), ("x",)), in_specs=P(), out_specs=P(),
+                         check_vma=False)
+    with pytest.raises(ax.FunctionError, match="IndexError"):
+        ax.vmap(inner, in_axes=1).predict((2, 3))
+    assert ax.vmap(inner, in_axes=0).predict((3, 2)).shapes == (3,)
+

@@ -105,17 +105,17 @@ class ShardModel:
         rows: list[ShardRow] = []
         blocks: list[Leaf] = []
         for leaf, (spec, dims) in zip(leaves, specs, strict=True):
+            if leaf.shape is None:  # JAX reads every argument as an array, even a static one
+                raise fail(
+                    ArgumentError,
+                    f"{leaf.label} is a {type(leaf.value).__name__}, not an array; shard_map takes arrays only",
+                    f"close over it instead of passing it (functools.partial, or a lambda that supplies {leaf.label})",
+                    rows,
+                )
             if dims is None:  # in_specs None: passed whole to every device
                 rows.append(ShardRow(leaf.label, leaf.shape, "static", leaf.shape))
                 blocks.append(leaf)
                 continue
-            if leaf.shape is None:
-                raise fail(
-                    ArgumentError,
-                    f"{leaf.label} is a {type(leaf.value).__name__}, not an array; shard_map splits arrays only",
-                    "give it an in_specs entry of None to pass it to every device unchanged",
-                    rows,
-                )
             what = f"the in_specs entry of {leaf.label}"
             try:
                 check_fits(dims, spec, leaf.shape, what, leaf.label, mesh, split=True)
