@@ -90,3 +90,10 @@ Model.pairwise(x)  # E: call-arg
 label: str = einsum_v(x, x, x)  # E: assignment
 total: int = row_norm(x)  # E: assignment
 items = linear(x, x).items()  # E: attr-defined
+
+# shard_map keeps the function's parameters too.
+_rows = jax.sharding.PartitionSpec("x")  # type: ignore[no-untyped-call]
+sharded = ax.shard_map(complex_operation, mesh={"x": 4}, in_specs=_rows, out_specs=_rows)
+sharded(x, x)  # E: call-arg
+sharded(x, x, "z")  # E: arg-type
+name: str = sharded(x, x, x)  # E: assignment

@@ -8,7 +8,7 @@ decorator kept the wrapped function's parameter or return types.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Annotated, assert_type
+from typing import Annotated, Any, assert_type
 
 import jax
 import jax.numpy as jnp
@@ -388,3 +388,31 @@ def more_calls() -> None:
     assert_type(centred.predict_with_devices(64, (64, 5)), ax.Prediction)
     assert_type(Encoder(jnp.ones((3, 4))).encode_all(x), Array)
     del out
+
+
+# --------------------------------------------------- shard_map
+
+_ROWS = jax.sharding.PartitionSpec("data")  # type: ignore[no-untyped-call]  # untyped in jax 0.10
+
+
+@ax.shard_map(mesh={"data": 64}, in_specs=(_ROWS, None), out_specs=_ROWS, signature="(n,i),(i,o)->(n,o)")
+def sharded_layer(x: Array, w: Array) -> Array:
+    return jnp.tanh(x @ w)
+
+
+def planned_layer(x: Array, w: Array) -> Array:
+    return x @ w
+
+
+def shard_calls() -> None:
+    pred = sharded_layer.predict((1024, 16), (16, 8))
+    assert_type(pred, ax.ShardPrediction)
+    blocks: Any = pred.block_shapes  # a pytree shaped like the output, like .shapes
+    sizes: dict[str, int] = pred.mesh
+    other = sharded_layer.predict_with_mesh({"data": 16}, (1024, 16), (16, 8))
+    assert_type(other, ax.ShardPrediction)
+    mapped = ax.shard_map(planned_layer, mesh={"data": 8}, in_specs=_ROWS, out_specs=_ROWS)
+    typed: Callable[[Array, Array], Array] = mapped  # the parameters and result are kept
+    assert_type(mapped(jnp.ones((8, 2)), jnp.ones((2, 3))), Array)
+    shard: Any = ax.shard_shape((1024, 16), ({"data": 64}, _ROWS))
+    del blocks, sizes, shard, typed
