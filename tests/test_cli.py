@@ -52,3 +52,33 @@ def test_malformed_input_exits_2_with_one_line(args: tuple[str, ...], fragment: 
     assert r.stdout == ""
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("axischeck: error:") and fragment in lines[0]
+
+
+def test_shard_plans_a_mesh_this_machine_lacks() -> None:
+    r = cli("shard", "(n,k),(k,m)->(n,m)", "1024x16", "16x8", "--mesh", "data=64",
+            "--in-specs", "[('data',), None]", "--out-specs", "('data',)", "--names", "x,w")
+    assert r.returncode == 0, r.stderr
+    assert "predicted: (1024, 8); per device: (16, 8)" in r.stdout
+    assert "x    (1024, 16)    P('data',)  (16, 16)" in r.stdout
+    assert "w    (16, 8)       static      (16, 8)" in r.stdout
+    uneven = cli("shard", "(n,k)->(n,k)", "1000x16", "--mesh", "data=64,model=2", "--in-specs", "('data', 'model')",
+                 "--out-specs", "('data', 'model')")
+    assert uneven.returncode == 1
+    assert "64 does not divide 1000" in uneven.stdout and "Mesh('data': 64, 'model': 2)" in uneven.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "fragment"),
+    [
+        (("shard", "(n)->(n)", "16", "--mesh", "x=4,x=2"), "bad --mesh"),
+        (("shard", "(n)->(n)", "16", "--mesh", "x=0"), "bad --mesh"),
+        (("shard", "(n)->(n)", "16", "--mesh", "x=4", "--in-specs", "[1]"), "bad --in-specs entry 1"),
+        (("shard", "(n)->(n)", "16", "--mesh", "x=4", "--in-specs", "__import__('os')"), "bad --in-specs"),
+        (("shard", "(n)->(n)", "16"), "--mesh"),
+        (("shard", "(n)->(n)", "16", "--mesh", "x=4", "--names", "a,b"), "--names needs 1"),
+    ],
+)
+def test_shard_bad_input_exits_2(args: tuple[str, ...], fragment: str) -> None:
+    r = cli(*args)
+    assert r.returncode == 2, (r.stdout, r.stderr)
+    assert fragment in r.stderr and "Traceback" not in r.stderr
