@@ -69,3 +69,17 @@ def valid_dtype(dtype: Any) -> bool:
 INFER_SPECS: Any = inspect.signature(jax.shard_map).parameters["in_specs"].default
 """`jax.shard_map`'s default `in_specs` (`Infer`, not public in 0.10.2): take each argument's
 own sharding, which only Explicit mesh axes have."""
+
+
+def spec_entries(spec: Any) -> tuple[Any, ...]:
+    """A PartitionSpec's per-dim entries (iterating a spec with `unreduced=` raises)."""
+    return tuple(spec.partitions)
+
+
+def type_spec(x: Any) -> Any:
+    """The PartitionSpec in `x`'s JAX type (an array, a struct, a tracer under jit): only
+    Explicit mesh axes appear there. None for a value JAX does not type as an array."""
+    try:
+        return jax.typeof(x).sharding.spec
+    except Exception:  # not a JAX value (a str), or a type without a sharding
+        return None

@@ -18,6 +18,7 @@ import jax
 from jax.sharding import AbstractMesh, Mesh, PartitionSpec
 
 from ._errors import SpecError
+from ._jax_compat import spec_entries, type_spec
 from ._shape import Shape, format_shape
 from ._trees import short_repr
 
@@ -82,6 +83,15 @@ def context_mesh(where: str) -> MeshShape:
     return mesh_shape(mesh, where)
 
 
+def context_conflict(mesh: Any) -> str | None:
+    """How the `jax.set_mesh` context contradicts an explicit `mesh`, if it does (JAX
+    requires them to be the same mesh)."""
+    context = jax.sharding.get_abstract_mesh()
+    if context.empty or mesh is None or getattr(mesh, "abstract_mesh", mesh) == context:
+        return None
+    return f"the context mesh {context} (jax.set_mesh) differs from the mesh passed to shard_map, {mesh}"
+
+
 @dataclass(frozen=True, slots=True)
 class SpecMistake(Exception):
     """One spec that cannot apply to one array: what is wrong, and the facts."""
@@ -96,7 +106,7 @@ def spec_dims(spec: Any, mesh: MeshShape, manual: frozenset[str], what: str) -> 
         hint = f"P({spec!r})" if isinstance(spec, str) else "P(...)"
         raise SpecMistake(f"{what} is {short_repr(spec)}, not a PartitionSpec", f"write {hint}")
     dims: list[tuple[str, ...]] = []
-    for entry in spec:
+    for entry in spec_entries(spec):
         axes = () if entry is None else tuple(entry) if isinstance(entry, tuple) else (entry,)
         for a in axes:
             if a not in mesh.names:
@@ -153,13 +163,13 @@ def global_shape(block: Shape, dims: SpecDims, mesh: MeshShape) -> Shape:
     return Shape(tuple(s * mesh.size(dims[d]) if d < len(dims) else s for d, s in enumerate(block)))
 
 
-def sharding_spec(x: Any, ndim: int) -> tuple[tuple[str, ...], ...]:
-    """The spec an argument is already sharded by (unsharded dims: `()`), padded to `ndim`."""
-    sharding = getattr(x, "sharding", None)
-    spec = getattr(sharding, "spec", None)
+def sharding_spec(x: Any, ndim: int) -> SpecDims:
+    """The spec an argument's JAX type carries (Explicit axes only; unsharded dims `()`),
+    padded to `ndim`. Under jit the argument is a tracer: its type still says."""
+    spec = type_spec(x)
     dims: list[tuple[str, ...]] = []
     if isinstance(spec, PartitionSpec):
-        for entry in spec:
+        for entry in spec_entries(spec):
             dims.append(() if entry is None else tuple(entry) if isinstance(entry, tuple) else (entry,))
     return tuple(dims[:ndim]) + ((),) * max(0, ndim - len(dims))
 

@@ -430,6 +430,15 @@ def model_symbols(model: Model) -> frozenset[str]:
     return own | (model_symbols(inner) if inner is not None else frozenset())
 
 
+def shape_keyed(model: Model) -> bool:
+    """Whether `model`'s answer depends on the argument shapes alone (so caches may key on
+    them): not when a level reads shardings or the context mesh."""
+    if not getattr(model, "shape_keyed", True):
+        return False
+    inner = getattr(model, "inner", None)
+    return inner is None or shape_keyed(inner)
+
+
 def is_symbolic(model: Model) -> bool:
     """Whether `model` predicts without tracing (a signature with a declared output)."""
     inner = getattr(model, "inner", None)

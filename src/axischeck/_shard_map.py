@@ -11,14 +11,14 @@ from jax.sharding import AbstractMesh, Mesh, PartitionSpec
 
 from ._errors import AxisCheckError, SpecError
 from ._jax_compat import INFER_SPECS
-from ._leaves import label_call, shapes_as_structs
+from ._leaves import array_shape, label_call, shapes_as_structs
 from ._mesh import MeshShape, mesh_shape
 from ._models import Model, run
 from ._prediction import Prediction, ShardPrediction, ShardStep
 from ._shard_model import ShardModel, ShardOptions, is_spec_leaf
-from ._signature import Signature, check_flag
+from ._signature import Signature
 from ._transform import FunctionTracker, Transformed, fn_name, inner_model, require_callable
-from ._trees import short_repr
+from ._trees import PrefixMismatch, broadcast_prefix, short_repr
 from ._vmap import SignatureLike
 
 P = ParamSpec("P")
@@ -36,8 +36,8 @@ def _check_specs(specs: Any, what: str, *, none_ok: bool) -> None:
 
 
 def _axis_names(value: Any, mesh: MeshShape | None) -> frozenset[str]:
-    if not isinstance(value, Set) or not all(isinstance(n, str) for n in value):
-        raise SpecError(f"shard_map axis_names must be a set of mesh axis names, got {short_repr(value)}")
+    if not isinstance(value, (set, frozenset)) or not all(isinstance(n, str) for n in value):  # as JAX
+        raise SpecError(f"shard_map axis_names must be a set or frozenset of mesh axis names, got {short_repr(value)}")
     names = frozenset(value)
     if mesh is not None and not names <= set(mesh.names):
         raise SpecError(f"shard_map axis_names {set(names)} are not all axes of the mesh {mesh}")
@@ -70,11 +70,13 @@ class ShardMapped(Transformed[P, R]):
         require_callable(f, "shard_map")
         shape = mesh_shape(mesh, "shard_map mesh") if mesh is not None else None
         names = _axis_names(axis_names, shape)
-        check_flag(check_vma, "shard_map check_vma")
         if in_specs is not INFER_SPECS:
             _check_specs(in_specs, "in_specs", none_ok=True)
-        _check_specs(out_specs, "out_specs", none_ok=False)
+        _check_specs(out_specs, "out_specs", none_ok=True)  # None only fits an output of None
         name = fn_name(f)
+        self._has_static = in_specs is not INFER_SPECS and any(
+            s is None for s in jax.tree_util.tree_leaves(in_specs, is_leaf=is_spec_leaf)
+        )
         self._mesh_for_prediction_only = mesh is not None and shape is not None and not isinstance(mesh, (Mesh, AbstractMesh))
         jax_mesh = mesh if isinstance(mesh, (Mesh, AbstractMesh)) else shape.abstract() if shape is not None else None
         self.options = ShardOptions(shape, jax_mesh, in_specs, out_specs, names, bool(check_vma), name)
@@ -96,7 +98,22 @@ class ShardMapped(Transformed[P, R]):
                 f"{self._describe()} was given its mesh as {{name: size}}, which can predict but not run",
                 fix="pass a jax.sharding.Mesh (for example jax.make_mesh(...)) to run it",
             )
+        if self._has_static and self._passes_non_arrays(args):
+            # A real call closes over what in_specs passes whole, even a str, which
+            # jax.eval_shape (and so predict) cannot take: JAX alone can run this call.
+            return self._jax_fn(*args, **kwargs)  # type: ignore[no-any-return]
         return super().__call__(*args, **kwargs)
+
+    def _passes_non_arrays(self, args: tuple[Any, ...]) -> bool:
+        """Whether an argument that in_specs passes whole (None) is not a JAX value."""
+        paired = broadcast_prefix(self.options.in_specs, args, is_spec_leaf)
+        if isinstance(paired, PrefixMismatch):
+            return False  # the checks explain it
+        leaves = jax.tree_util.tree_leaves(args)
+        return any(
+            spec is None and array_shape(leaf) is None and not isinstance(leaf, (bool, int, float, complex))
+            for leaf, spec in zip(leaves, paired, strict=True)
+        )
 
     def _full(self, args: tuple[Any, ...], kwargs: dict[str, Any], model: Model | None = None) -> Prediction:
         outcome = run(model or self._model, label_call(args, kwargs, self._params))
@@ -117,20 +134,6 @@ class ShardMapped(Transformed[P, R]):
         pred = super().predict(*args, **kwargs)
         assert isinstance(pred, ShardPrediction)
         return pred
-
-    def _predict(self, args: tuple[Any, ...], kwargs: dict[str, Any], flat: Any = None) -> Prediction:
-        if self.options.mesh is None:  # the context mesh may change between calls: no cache
-            return self._full(args, kwargs)
-        return super()._predict(args, kwargs, flat)
-
-    def _precheck(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
-        if self.options.mesh is not None:
-            super()._precheck(args, kwargs)
-            return
-        try:
-            self._check_by_trace(label_call(args, kwargs, self._params))
-        except AxisCheckError as err:
-            raise self._with_fix(err, args, kwargs).with_traceback(None) from None
 
     def predict_with_mesh(self, mesh: Mesh | AbstractMesh | dict[str, int], *args: Any, **kwargs: Any) -> ShardPrediction:
         """`predict` on another mesh, e.g. `{"data": 64, "model": 8}`: one this machine may not have."""

@@ -29,6 +29,7 @@ from ._mesh import (
     as_partition_spec,
     block_shape,
     check_fits,
+    context_conflict,
     context_mesh,
     global_shape,
     sharding_spec,
@@ -77,6 +78,13 @@ class ShardModel:
     def names_axes(self) -> bool:
         return True  # the mesh axes are named: collectives may use them
 
+    @property
+    def shape_keyed(self) -> bool:
+        """Not with the context mesh (it changes between calls) or Explicit axes (the
+        arguments' shardings matter)."""
+        mesh = self.options.mesh
+        return mesh is not None and not mesh.explicit
+
     def mesh(self) -> MeshShape:
         return self.options.mesh or context_mesh(self.options.describe())
 
@@ -93,6 +101,16 @@ class ShardModel:
 
         if not manual <= set(mesh.names):
             raise fail(SpecError, f"axis_names {set(manual)} are not all axes of the mesh {mesh}", None, [])
+        if any(kind == "pmap" for *_, kind in env):
+            raise fail(
+                ArgumentError,
+                "shard_map inside pmap fails in JAX 0.10 (the context mesh pmap sets is not the shard_map's)",
+                "use one shard_map over a mesh with both axes, or vmap instead of pmap outside",
+                [],
+            )
+        conflict = context_conflict(o.jax_mesh) if all(kind == "vmap" for *_, kind in env) else None
+        if conflict is not None:
+            raise fail(SpecError, conflict, "pass the same mesh, or call it outside that jax.set_mesh block", [])
         if call.kwargs:
             raise fail(
                 ArgumentError,
@@ -214,7 +232,7 @@ class ShardModel:
         self, blocks: Any, mesh: MeshShape, manual: frozenset[str], fail: Callable[[str, str | None], AxisCheckError]
     ) -> tuple[Any, list[ShardRow]]:
         o = self.options
-        for spec in jax.tree_util.tree_leaves(o.out_specs, is_leaf=is_spec_leaf):
+        for spec in jax.tree_util.tree_leaves(o.out_specs, is_leaf=lambda x: isinstance(x, PartitionSpec)):
             try:
                 spec_dims(spec, mesh, manual, "an out_specs entry")
             except SpecMistake as m:
@@ -244,7 +262,7 @@ class ShardModel:
         if not self.options.check_vma:
             return False
         mesh = self.mesh()
-        for spec in jax.tree_util.tree_leaves(self.options.out_specs, is_leaf=is_spec_leaf):
+        for spec in jax.tree_util.tree_leaves(self.options.out_specs, is_leaf=lambda x: isinstance(x, PartitionSpec)):
             named = {a for axes in spec_dims(spec, mesh, manual, "") for a in axes}
             if manual - named:
                 return True
@@ -262,8 +280,10 @@ class ShardModel:
         fn = self.fn
         assert fn is not None
         recorded: list[Any] = []
+        entered: list[bool] = []
 
         def recording(*args: Any) -> Any:
+            entered.append(True)
             out = fn(*args)
             recorded.append(jax.tree_util.tree_map(lambda x: Shape(np.shape(x)), out))
             return out
@@ -284,6 +304,13 @@ class ShardModel:
             text = str(err)
             if "reduce_scatter operand scatter dimension" in text:
                 raise collective_error(o.name, f"psum_scatter: {text}", False, trail) from None
+            if not entered:  # JAX refused before calling the function: options or arguments
+                raise ArgumentError(
+                    f"jax.shard_map refuses these arguments or options before it calls {o.name}:"
+                    f" {type(err).__name__}: {text}",
+                    transform=o.describe(),
+                    table=table_so_far(trail),
+                ) from err
             if not recorded:
                 raise function_error(o.name, blocks, "per-device arguments", err, trail) from err
             check_outputs(recorded[0])  # an out_specs mistake, explained by our own rules

@@ -32,6 +32,7 @@ from ._models import (
     is_symbolic,
     model_symbols,
     run,
+    shape_keyed,
 )
 from ._prediction import BaseStep, MapStep, Prediction
 from ._shape import format_shape
@@ -131,6 +132,8 @@ class Transformed(Generic[P, R]):
         self._input_model = inputs_only(model)
         # pmap answers some output mistakes silently, so its calls are checked by a trace too.
         self._trace_checks = has_axis_names(model) or _has_pmap(model)
+        # Shapes key the caches, unless the answer also depends on shardings or the mesh context.
+        self._cacheable = shape_keyed(model)
         self._passed: BoundedCache[bool] = BoundedCache(512)
         self._cache: BoundedCache[Prediction] = BoundedCache(512)
         self._plans: BoundedCache[Plan] = BoundedCache(64)
@@ -167,7 +170,7 @@ class Transformed(Generic[P, R]):
     def _predict(
         self, args: tuple[Any, ...], kwargs: dict[str, Any], flat: tuple[list[Any], Any] | None = None
     ) -> Prediction:
-        if not self._symbolic:
+        if not self._symbolic or not self._cacheable:
             return self._full(args, kwargs)
         leaves, treedef = flat if flat is not None else flatten_call(args, kwargs)
         trusted = TRUSTED_ARRAY_TYPES  # inlined: this line runs on every checked call
@@ -236,7 +239,7 @@ class Transformed(Generic[P, R]):
         except AxisCheckError as err:
             raise err.with_traceback(None) from None
         key = (treedef, tuple(leaf_key(x) for x in leaves))
-        if self._passed.get(key) is not None:
+        if self._cacheable and self._passed.get(key) is not None:
             return
         try:
             call = label_call(args, kwargs, self._params)
