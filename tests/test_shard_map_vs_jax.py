@@ -660,3 +660,15 @@ def test_shard_shape_reads_layouts_as_jax_does() -> None:
     assert ax.shard_shape((np.int64(16), 6), jax.sharding.NamedSharding(MESH, P("x"))) == (4, 6)
     with pytest.raises(ax.SpecError, match="must be a PartitionSpec"):
         ax.shard_shape((16, 8), ({"x": 4}, "x"))
+
+
+@pytest.mark.parametrize("in_specs", [P("x", "y"), "inferred"])
+@pytest.mark.parametrize("signature", [None, "(n,k)->(n,k)"])
+def test_vmap_keeps_explicit_shardings_of_the_other_dims(in_specs: Any, signature: str | None) -> None:
+    xc = jax.device_put(jnp.ones((4, 16, 6)), jax.sharding.NamedSharding(EXPLICIT, P(None, "x", "y")))
+    options: dict[str, Any] = {"mesh": EXPLICIT, "out_specs": P("x", "y")}
+    if in_specs != "inferred":
+        options["in_specs"] = in_specs
+    want = jax.eval_shape(jax.vmap(jax.shard_map(lambda a: a * 2, **options)), xc)
+    f = ax.vmap(ax.shard_map(lambda a: a * 2, signature=signature, **options))
+    assert f.predict(xc).shapes == want.shape == f(xc).shape

@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable, Hashable, Mapping
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
 import jax
 import numpy as np
+from jax.sharding import NamedSharding, PartitionSpec
 from jax.tree_util import keystr
 
 from ._errors import ArgumentError, Place, Size
-from ._jax_compat import TRUSTED_ARRAY_TYPES, array_type, canonical_dtype, valid_dtype
+from ._jax_compat import TRUSTED_ARRAY_TYPES, array_type, canonical_dtype, spec_entries, type_spec, valid_dtype
 from ._shape import Shape
 
 _PY_SCALARS = (bool, int, float, complex)
@@ -93,6 +94,23 @@ def shape_of(x: Any) -> Shape | None:
 def struct(shape: tuple[int, ...], dtype: Any) -> jax.ShapeDtypeStruct:
     """A typed constructor (jax's own is untyped for mypy)."""
     return jax.ShapeDtypeStruct(shape, dtype)  # type: ignore[no-untyped-call]
+
+
+def resharded(value: Any, shape: tuple[int, ...], dtype: Any, *, drop: int | None = None, insert: Sequence[int] = ()) -> jax.ShapeDtypeStruct:
+    """A struct of `shape` for `value` after vmap dropped axis `drop` (or re-inserted the
+    axes `insert`, in order): an Explicit sharding in `value`'s type keeps the entries of
+    its other dims, as JAX's vmap keeps them."""
+    spec = type_spec(value)
+    entries = list(spec_entries(spec)) if spec is not None else []
+    if not any(e is not None for e in entries):
+        return struct(shape, dtype)
+    entries += [None] * (max(len(shape) + (drop is not None) - len(insert), 0) - len(entries))
+    if drop is not None:
+        del entries[drop]
+    for axis in insert:
+        entries.insert(axis, None)
+    mesh = jax.typeof(value).sharding.mesh
+    return jax.ShapeDtypeStruct(shape, dtype, sharding=NamedSharding(mesh, PartitionSpec(*entries)))  # type: ignore[no-untyped-call]
 
 
 def abstract(x: Any) -> jax.ShapeDtypeStruct:

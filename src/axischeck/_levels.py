@@ -18,7 +18,7 @@ import jax
 from ._axes import Axes, _is_axis, canonical_axis
 from ._errors import ArgumentError, AxisCheckError, OutputError, Place
 from ._explain import table_so_far
-from ._leaves import Call, Leaf, abstract, struct
+from ._leaves import Call, Leaf, abstract, resharded
 from ._prediction import ArgRow, MapStep, OutRow, Step
 from ._shape import Shape, format_shape
 from ._trees import PrefixMismatch, broadcast_prefix, leaf_paths
@@ -235,7 +235,8 @@ def map_inputs(level: VmapLevel, call: Call, trail: tuple[Step, ...]) -> tuple[i
             continue
         per = leaf.shape.delete(c)
         new_leaves.append(
-            Leaf(leaf.label, per, struct(per, abstract(leaf.value).dtype), leaf.user_shape, leaf.origin[:c] + leaf.origin[c + 1 :])
+            Leaf(leaf.label, per, resharded(leaf.value, per, abstract(leaf.value).dtype, drop=c), leaf.user_shape,
+                 leaf.origin[:c] + leaf.origin[c + 1 :])
         )
         rows[i] = replace(rows[i], per_example=per)
     for i, (leaf, c) in enumerate(zip(leaves, canon, strict=True)):

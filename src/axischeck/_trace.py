@@ -13,8 +13,7 @@ from typing import Any
 
 import jax
 
-from ._leaves import abstract
-from ._leaves import struct as abstract_struct
+from ._leaves import abstract, resharded
 from ._shape import Shape
 
 
@@ -59,11 +58,13 @@ def _bind_names(fn: Callable[..., Any], env: Env, dyn: Sequence[int]) -> Callabl
 def _with_env_dims(value: Any, i: int, env: Env) -> Any:
     """The struct the binders expect: the vmap levels' axes put back where they were."""
     shape = list(value.shape)
+    inserted = []
     for _, size, axes, _ in reversed(_vmap_levels(env)):
         axis = axes[i]
         if axis is not None:
             shape.insert(axis, size)
-    return abstract_struct(tuple(shape), value.dtype) if len(shape) != len(value.shape) else value
+            inserted.append(axis)
+    return resharded(value, tuple(shape), value.dtype, insert=inserted) if inserted else value
 
 
 def _shapes_of(fn: Callable[..., Any], env: Env, structs: Sequence[Any]) -> Any:
