@@ -672,3 +672,23 @@ def test_vmap_keeps_explicit_shardings_of_the_other_dims(in_specs: Any, signatur
     want = jax.eval_shape(jax.vmap(jax.shard_map(lambda a: a * 2, **options)), xc)
     f = ax.vmap(ax.shard_map(lambda a: a * 2, signature=signature, **options))
     assert f.predict(xc).shapes == want.shape == f(xc).shape
+
+
+@pytest.mark.parametrize(
+    ("spmd", "in_specs", "out_specs"),
+    [("x", P("x", "y"), P("x", "y")), ("x", P(None, "y"), P("x", "y")), ("x", P(None, "y"), P(None, "y")),
+     (("x", "y"), P(None, "y"), P(None, "y")), ("y", P("x"), P("x"))],
+)
+def test_vmap_spmd_axis_name_around_shard_map(spmd: Any, in_specs: Any, out_specs: Any) -> None:
+    x = jax.ShapeDtypeStruct((4, 16, 6), jnp.float32)
+    try:
+        want: Any = jax.eval_shape(
+            jax.vmap(jax.shard_map(lambda a: a * 2, mesh=MESH, in_specs=in_specs, out_specs=out_specs),
+                     spmd_axis_name=spmd), x)
+    except Exception as err:
+        want = err
+    pred = verdicts_agree(f"spmd_axis_name={spmd} {in_specs} {out_specs}", want, lambda: ax.vmap(
+        ax.shard_map(lambda a: a * 2, mesh=MESH, in_specs=in_specs, out_specs=out_specs), spmd_axis_name=spmd,
+    ).predict(x))
+    if pred is not None:
+        assert pred.shapes == tuple(want.shape)

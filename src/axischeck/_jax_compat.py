@@ -71,6 +71,11 @@ INFER_SPECS: Any = inspect.signature(jax.shard_map).parameters["in_specs"].defau
 own sharding, which only Explicit mesh axes have."""
 
 
+def vmap_shmap_error_enabled() -> bool:
+    """JAX refuses a vmap spmd_axis_name named by an inner shard_map, unless configured not to."""
+    return not bool(getattr(jax.config, "jax_disable_vmap_shmap_error", False))
+
+
 def spec_entries(spec: Any) -> tuple[Any, ...]:
     """A PartitionSpec's per-dim entries (iterating a spec with `unreduced=` raises)."""
     return tuple(spec.partitions)

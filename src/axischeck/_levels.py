@@ -44,6 +44,7 @@ class VmapLevel:
     kind: str = "vmap"  # or "pmap"
     devices: int | None = None  # pmap: how many devices the size may use
     static: tuple[int, ...] = ()  # pmap: static_broadcasted_argnums (non-negative)
+    spmd: frozenset[Hashable] = frozenset()  # vmap: spmd_axis_name's mesh axes (shapes unchanged)
 
     def describe(self) -> str:
         parts = [self.fn_name] if self.fn_name else []

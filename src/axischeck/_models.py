@@ -19,6 +19,7 @@ import jax
 from ._dims import ANY, ArraySpec, Named, Variadic
 from ._errors import ArgumentError, AxisCheckError, CollectiveError, FunctionError, OutputError, Place, SpecError
 from ._explain import table_so_far
+from ._jax_compat import vmap_shmap_error_enabled
 from ._leaves import Call, Leaf
 from ._levels import VmapLevel, map_inputs, map_outputs
 from ._prediction import BaseStep, MapStep, ShardStep, SpecRow, Step
@@ -66,6 +67,7 @@ class VmapModel:
                 table=table_so_far(trail),
                 fix="use one pmap over a flattened device axis, or jax.shard_map over a 2-D mesh",
             )
+        self._check_spmd(trail)
         size, per_call, step, axes = map_inputs(self.level, call, trail)
         inner_env = env + ((self.level.axis_name, size, tuple(axes), self.level.kind),)
         inner = self.inner.predict(per_call, inner_env, trail + (step,))
@@ -80,6 +82,25 @@ class VmapModel:
 
         shapes, outs = map_outputs(self.level, size, inner.shapes, is_batched, trail + (step,) + inner.steps)
         return Outcome(shapes, (replace(step, outs=outs),) + inner.steps, inner.bindings)
+
+
+    def _check_spmd(self, trail: tuple[Step, ...]) -> None:
+        """JAX refuses a vmap whose spmd_axis_name a shard_map inside it also names."""
+        if not self.level.spmd or not vmap_shmap_error_enabled():
+            return
+        inner: Any = self.inner
+        while isinstance(inner, VmapModel):
+            inner = inner.inner
+        for where, axes in getattr(inner, "spec_axes", dict)().items():
+            clash = sorted(map(str, self.level.spmd & axes))
+            if clash:
+                raise ArgumentError(
+                    f"spmd_axis_name {clash} is also named by the shard_map's {where}; JAX refuses"
+                    " to shard the vmapped axis over a mesh axis the shard_map already splits",
+                    transform=self.level.describe(),
+                    table=table_so_far(trail),
+                    fix=f"drop spmd_axis_name, or leave {clash} out of the shard_map's {where}",
+                )
 
 
 @dataclass(slots=True)

@@ -20,7 +20,7 @@ from jax.sharding import PartitionSpec
 
 from ._errors import ArgumentError, AxisCheckError, OutputError, SpecError
 from ._explain import table_so_far
-from ._jax_compat import INFER_SPECS
+from ._jax_compat import INFER_SPECS, spec_entries
 from ._leaves import Call, Leaf, abstract, struct
 from ._mesh import (
     MeshShape,
@@ -84,6 +84,18 @@ class ShardModel:
         arguments' shardings matter)."""
         mesh = self.options.mesh
         return mesh is not None and not mesh.explicit
+
+    def spec_axes(self) -> dict[str, frozenset[str]]:
+        """The mesh axes that in_specs and out_specs name (vmap's spmd_axis_name may not)."""
+        named: dict[str, frozenset[str]] = {}
+        for where, specs in (("in_specs", self.options.in_specs), ("out_specs", self.options.out_specs)):
+            leaves = jax.tree_util.tree_leaves(specs, is_leaf=lambda x: isinstance(x, PartitionSpec))
+            named[where] = frozenset(
+                a for spec in leaves if isinstance(spec, PartitionSpec)
+                for entry in spec_entries(spec) if entry is not None
+                for a in (entry if isinstance(entry, tuple) else (entry,))
+            )
+        return named
 
     def mesh(self) -> MeshShape:
         return self.options.mesh or context_mesh(self.options.describe())
