@@ -692,3 +692,18 @@ def test_vmap_spmd_axis_name_around_shard_map(spmd: Any, in_specs: Any, out_spec
     ).predict(x))
     if pred is not None:
         assert pred.shapes == tuple(want.shape)
+
+
+def test_nested_shard_map_takes_the_enclosing_mesh() -> None:
+    """JAX's nesting pattern: the inner shard_map has mesh=None and sees the outer's mesh."""
+    def inner_fn(a: jax.Array) -> jax.Array:
+        return lax.psum(a, "y")
+
+    x = jnp.ones((16, 6))
+    plain = jax.shard_map(jax.shard_map(inner_fn, in_specs=P(None, "y"), out_specs=P(), axis_names={"y"}),
+                          mesh=MESH, in_specs=P("x"), out_specs=P("x"), axis_names={"x"})
+    inner = ax.shard_map(inner_fn, in_specs=P(None, "y"), out_specs=P(), axis_names={"y"})
+    outer = ax.shard_map(inner, mesh=MESH, in_specs=P("x"), out_specs=P("x"), axis_names={"x"})
+    pred = outer.predict(x)
+    assert pred.shapes == jax.eval_shape(plain, x).shape == outer(x).shape == (16, 3)
+    assert pred.block_shapes == (4, 3)

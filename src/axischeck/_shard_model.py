@@ -97,12 +97,17 @@ class ShardModel:
             )
         return named
 
-    def mesh(self) -> MeshShape:
-        return self.options.mesh or context_mesh(self.options.describe())
+    def mesh(self, env: Env = ()) -> MeshShape:
+        """The mesh given, else the enclosing shard_map's (JAX's context mesh there), else
+        the `jax.set_mesh` context."""
+        if self.options.mesh is not None:
+            return self.options.mesh
+        outer = {name: size for name, size, _, kind in env if kind in ("shard_map", "mesh") and isinstance(name, str)}
+        return MeshShape(tuple(outer), tuple(outer.values())) if outer else context_mesh(self.options.describe())
 
     def predict(self, call: Call, env: Env, trail: tuple[Step, ...]) -> Outcome:
         o = self.options
-        mesh = self.mesh()
+        mesh = self.mesh(env)
         manual = o.axis_names or frozenset(mesh.names)
         transform = o.describe()
         sizes = tuple(zip(mesh.names, mesh.sizes, strict=True))
@@ -169,12 +174,12 @@ class ShardModel:
             inner = traced_outcome(self._ask_jax(call, leaves, blocks, env, assemble, trail + (step,)))
             shapes, outs = assemble(inner.shapes)
         else:
-            inner_env = env + tuple((n, s, (), "shard_map") for n, s in sizes if n in manual)
+            inner_env = env + tuple((n, s, (), "shard_map" if n in manual else "mesh") for n, s in sizes)
             inner = self.inner.predict(call.rebuilt(treedef, blocks), inner_env, trail + (step,))
             if inner.inputs_only:
                 return Outcome(None, (step,) + inner.steps, inner.bindings, inputs_only=True)
             shapes, outs = assemble(inner.shapes)
-            if jax_can_trace and (not is_symbolic(self.inner) or self._promises_replication(outs, manual)):
+            if jax_can_trace and (not is_symbolic(self.inner) or self._promises_replication(mesh, manual)):
                 self._ask_jax(call, leaves, blocks, env, assemble, trail + (step,))
         return Outcome(shapes, (ShardStep(transform, sizes, tuple(rows), tuple(outs)),) + inner.steps, inner.bindings)
 
@@ -269,11 +274,10 @@ class ShardModel:
         treedef = jax.tree_util.tree_structure(blocks)
         return jax.tree_util.tree_unflatten(treedef, [r.shape for r in outs]), outs
 
-    def _promises_replication(self, outs: list[ShardRow], manual: frozenset[str]) -> bool:
+    def _promises_replication(self, mesh: MeshShape, manual: frozenset[str]) -> bool:
         """Whether some out_spec leaves a manual axis out (JAX checks that by a trace)."""
         if not self.options.check_vma:
             return False
-        mesh = self.mesh()
         for spec in jax.tree_util.tree_leaves(self.options.out_specs, is_leaf=lambda x: isinstance(x, PartitionSpec)):
             named = {a for axes in spec_dims(spec, mesh, manual, "") for a in axes}
             if manual - named:

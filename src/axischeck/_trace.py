@@ -23,7 +23,8 @@ def _is_abstract(x: object) -> bool:
 
 Env = tuple[tuple[Hashable | None, int, tuple[int | None, ...], str], ...]
 """Every mapping level in scope, outermost first: (axis_name or None, size, the canonical
-axis it mapped of each flat argument leaf, "vmap", "pmap" or "shard_map"). Collectives depend on where
+axis it mapped of each flat argument leaf, "vmap", "pmap" or "shard_map"; "mesh" marks a
+mesh axis a shard_map leaves automatic, so a shard_map nested inside can find its mesh). Collectives depend on where
 batch dims sit (JAX's psum_scatter rule even fails for some positions), so when names are
 in scope the trace re-creates the real vmap nesting: same levels, same mapped axes.
 pmap and shard_map levels are device axes: their names are bound as an axis environment (per-device
@@ -43,7 +44,7 @@ def _vmap_levels(env: Env) -> Env:
 
 
 def _device_axes(env: Env) -> list[tuple[Hashable, int]]:
-    return [(name, size) for name, size, _, kind in env if kind != "vmap" and name is not None]
+    return [(name, size) for name, size, _, kind in env if kind in ("pmap", "shard_map") and name is not None]
 
 
 def _bind_names(fn: Callable[..., Any], env: Env, dyn: Sequence[int]) -> Callable[..., Any]:
