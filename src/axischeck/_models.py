@@ -173,7 +173,7 @@ def trace(fn: Callable[..., Any], name: str, call: Call, env: Env, trail: tuple[
     except SilentCollectiveError as err:
         raise collective_error(name, str(err), all(kind == "vmap" for *_, kind in env), trail) from None
     except Exception as err:
-        unit = "per-device arguments" if env and env[-1][3] != "vmap" else "per-example arguments"
+        unit = f"{unit_of(env)} arguments"
         if returned:  # the function itself finished: JAX failed batching what it returned
             raise OutputError(
                 f"{name} returns, but JAX cannot batch its outputs over the named axes in scope"
@@ -260,10 +260,11 @@ class SignatureModel:
     inputs_only: bool = False
 
     def predict(self, call: Call, env: Env, trail: tuple[Step, ...]) -> Outcome:
-        unifier = Unifier()
-        for axis_name, size, *_ in env:
+        unifier = Unifier(unit=unit_of(env))
+        for axis_name, size, _, kind in env:
             if isinstance(axis_name, str):  # innermost binding of a name wins (later in env)
-                unifier.bind_axis_name(axis_name, size, Place(f"the mapped axis {axis_name!r}", None, None, size))
+                what = "mapped axis" if kind == "vmap" else "device axis" if kind == "pmap" else "mesh axis"
+                unifier.bind_axis_name(axis_name, size, Place(f"the {what} {axis_name!r}", None, None, size))
         rows: list[SpecRow] = []
         first_conflict: Conflict | None = None
 
@@ -385,7 +386,7 @@ class SignatureModel:
             )
         shapes = trace(self.fn, self.name, call, env, trail + (BaseStep("signature", tuple(rows), ()),))
         if out is not None:
-            check_output(self.core, shapes, bindings, self.transform(trail), trail)
+            check_output(self.core, shapes, bindings, self.transform(trail), trail, unit_of(env))
         return shapes
 
 
@@ -410,7 +411,14 @@ def _binds_raw(spec: ArraySpec, shape: Shape) -> str:
     return _binds(spec, u)
 
 
-def check_output(core: SigCore, shapes: Any, bindings: Bindings, transform: str, trail: tuple[Step, ...]) -> None:
+def unit_of(env: Env) -> str:
+    """What the innermost function sees: one example (vmap) or one device's block."""
+    return "per-device" if env and env[-1][3] != "vmap" else "per-example"
+
+
+def check_output(
+    core: SigCore, shapes: Any, bindings: Bindings, transform: str, trail: tuple[Step, ...], unit: str = "per-example"
+) -> None:
     """Raise `OutputError` if per-example output `shapes` contradict the declared output."""
     assert core.output is not None
     got = broadcast_prefix(core.output.value, shapes, lambda x: isinstance(x, ArraySpec))
@@ -426,7 +434,7 @@ def check_output(core: SigCore, shapes: Any, bindings: Bindings, transform: str,
         if conflict is not None:
             raise OutputError(
                 f"the function's output contradicts its signature: {label} is declared {spec}"
-                f" but has per-example shape {format_shape(shape)} ({conflict.problem})",
+                f" but has {unit} shape {format_shape(shape)} ({conflict.problem})",
                 transform=transform,
                 symbol=conflict.symbol,
                 places=conflict.places,

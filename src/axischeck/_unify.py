@@ -63,6 +63,7 @@ class Unifier:
 
     sizes: dict[str, Size] = field(default_factory=dict)
     places: dict[str, Place] = field(default_factory=dict)
+    unit: str = "per-example"  # what the signature describes ("per-device" under shard_map/pmap)
 
     def bind_axis_name(self, name: str, size: int, place: Place) -> None:
         """Pre-bind a mapped axis name: in a signature it stands for that axis' size."""
@@ -86,7 +87,7 @@ class Unifier:
         if (v is None and rank != len(dims)) or (v is not None and rank < len(dims) - 1):
             need = f"{len(dims)}" if v is None else f"at least {len(dims) - 1}"
             return Conflict(
-                f"{what} has per-example shape {_fmt(shape)} of rank {rank}, but its signature"
+                f"{what} has {self.unit} shape {_fmt(shape)} of rank {rank}, but its signature"
                 f" {spec} needs rank {need}",
                 None,
                 (place_of(None, shape),),
