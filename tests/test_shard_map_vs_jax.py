@@ -707,3 +707,13 @@ def test_nested_shard_map_takes_the_enclosing_mesh() -> None:
     pred = outer.predict(x)
     assert pred.shapes == jax.eval_shape(plain, x).shape == outer(x).shape == (16, 3)
     assert pred.block_shapes == (4, 3)
+
+
+def test_a_struct_whose_sharding_cannot_hold_its_shape_is_refused_as_jax_refuses_it() -> None:
+    bad = jax.ShapeDtypeStruct((8, 3, 4), jnp.float32, sharding=jax.sharding.NamedSharding(EXPLICIT, P(None, "x")))
+    with pytest.raises(ValueError, match="does not evenly divide"):
+        jax.eval_shape(jax.shard_map(lambda a: a, mesh=EXPLICIT, out_specs=P(None, "x")), bad)
+    with pytest.raises(ax.ArgumentError, match="cannot lay out its shape"):
+        ax.shard_map(lambda a: a, mesh=EXPLICIT, out_specs=P(None, "x"), signature="(a,b,c)->(a,b,c)").predict(bad)
+    with pytest.raises(ax.ArgumentError, match="cannot lay out its shape"):
+        ax.vmap(lambda a: a).predict(bad)

@@ -85,6 +85,7 @@ def type_spec(x: Any) -> Any:
     """The PartitionSpec in `x`'s JAX type (an array, a struct, a tracer under jit): only
     Explicit mesh axes appear there. None for a value JAX does not type as an array."""
     try:
-        return jax.typeof(x).sharding.spec
-    except Exception:  # not a JAX value (a str), or a type without a sharding
+        aval = jax.typeof(x)  # a struct whose sharding cannot hold its shape raises ValueError
+    except TypeError:  # not a JAX value (a str)
         return None
+    return getattr(getattr(aval, "sharding", None), "spec", None)

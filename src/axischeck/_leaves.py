@@ -196,9 +196,22 @@ def flatten_call(args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> tuple[list
         raise ArgumentError(f"the arguments cannot be flattened as a pytree: {err}") from None
 
 
+def _check_layout(x: jax.ShapeDtypeStruct, label: str) -> None:
+    """A struct's sharding must fit its shape, or JAX refuses the struct wherever it goes."""
+    try:
+        type_spec(x)
+    except ValueError as err:
+        raise ArgumentError(
+            f"{label}'s sharding cannot lay out its shape {tuple(x.shape)}: {err}",
+            fix="make the sharded dims multiples of their mesh axes, or shard other dims",
+        ) from None
+
+
 def _wrap(tree: Any, name: str) -> Any:
     def leaf(path: Any, x: Any) -> Leaf:
         shape = shape_of(x)
+        if type(x) is jax.ShapeDtypeStruct and x.sharding is not None:
+            _check_layout(x, name + keystr(path))
         origin = tuple(range(len(shape))) if shape is not None else ()
         return Leaf(name + keystr(path), shape, x, shape, origin)
 
