@@ -717,3 +717,14 @@ def test_a_struct_whose_sharding_cannot_hold_its_shape_is_refused_as_jax_refuses
         ax.shard_map(lambda a: a, mesh=EXPLICIT, out_specs=P(None, "x"), signature="(a,b,c)->(a,b,c)").predict(bad)
     with pytest.raises(ax.ArgumentError, match="cannot lay out its shape"):
         ax.vmap(lambda a: a).predict(bad)
+
+
+def test_signature_conflicts_are_explained_per_device() -> None:
+    f = ax.shard_map(lambda a, b: a @ b, mesh={"x": 4}, in_specs=(P("x"), P()), out_specs=P("x"),
+                     signature="(n,k),(k,m)->(n,m)")
+    with pytest.raises(ax.ArgumentError) as info:
+        f.predict((16, 3), (4, 2))
+    msg = str(info.value)
+    assert "dimension 'k' disagrees: 3 from a, 4 from b" in msg
+    assert "a    (16, 3)       P('x',)  (4, 3)" in msg  # global shape, spec, block
+    assert "'k' is axis 1 of a's per-device block (4, 3) (size 3) but axis 0 of b's per-device block (4, 2) (size 4)" in msg

@@ -32,12 +32,15 @@ class Place:
     size: Size | None = None
     batched_shape: Shape | None = None
     batched_axis: int | None = None
+    unit: str = "per-example"  # what `shape` is: one example, or one device's block
 
     def describe(self) -> str:
         """`axis 2 of x (size 4)`, naming the batched axis when it differs."""
         size = "" if self.size is None else f" (size {_size(self.size)})"
         if self.axis is None:
             return f"{self.arg}{size}"
+        if self.unit != "per-example":  # a device's block: its sizes are not the global ones
+            return f"axis {self.axis} of {self.arg}'s {self.unit} block {format_shape(self.shape or ())}{size}"
         if self.batched_axis is not None and self.batched_shape is not None and (
             self.batched_shape != self.shape
         ):

@@ -290,7 +290,7 @@ class SignatureModel:
                         f"{leaf.label} is a {type(leaf.value).__name__}, not an array, but the"
                         f" signature declares {leaf_spec}",
                     )
-                conflict = unifier.unify(leaf_spec, leaf.shape, leaf.place, leaf.label)
+                conflict = unifier.unify(leaf_spec, leaf.shape, _place_of(leaf, unifier.unit), leaf.label)
                 if conflict is None:
                     rows.append(SpecRow(leaf.label, leaf.shape, str(leaf_spec), _binds(leaf_spec, unifier)))
                     continue
@@ -409,6 +409,12 @@ def _binds_raw(spec: ArraySpec, shape: Shape) -> str:
     u = Unifier()
     u.unify(spec, shape, lambda axis, size: Place("", None, axis, size), "")
     return _binds(spec, u)
+
+
+def _place_of(leaf: Leaf, unit: str) -> Callable[[int | None, Any], Place]:
+    if unit == "per-example":
+        return leaf.place
+    return lambda axis, size: replace(leaf.place(axis, size), unit=unit)
 
 
 def unit_of(env: Env) -> str:
