@@ -116,6 +116,35 @@ class ShardModel:
             step = ShardStep(transform, sizes, tuple(rows))
             return cls(problem, transform=transform, table=table_so_far(trail + (step,)), fix=fix)
 
+        self._check_setting(call, env, mesh, manual, fail)
+        leaves, treedef = call.flat()
+        rows, blocks = self._split(leaves, self._in_specs(call, leaves, mesh, manual, fail), mesh, manual, fail)
+        step = ShardStep(transform, sizes, tuple(rows))
+
+        def assemble(block_shapes: Any) -> tuple[Any, list[ShardRow]]:
+            return self._outputs(block_shapes, mesh, manual, lambda p, f: fail(OutputError, p, f, rows))
+
+        # JAX's own trace of the shard_map (inside the vmaps around it, if any) is the
+        # reference for what only a trace can tell; under pmap it cannot be re-created.
+        jax_can_trace = self.fn is not None and all(kind == "vmap" for *_, kind in env)
+        if jax_can_trace and isinstance(self.inner, TraceModel):
+            inner = traced_outcome(self._ask_jax(call, leaves, blocks, env, assemble, trail + (step,)))
+            shapes, outs = assemble(inner.shapes)
+        else:
+            inner_env = env + tuple((n, s, (), "shard_map" if n in manual else "mesh") for n, s in sizes)
+            inner = self.inner.predict(call.rebuilt(treedef, blocks), inner_env, trail + (step,))
+            if inner.inputs_only:
+                return Outcome(None, (step,) + inner.steps, inner.bindings, inputs_only=True)
+            shapes, outs = assemble(inner.shapes)
+            if jax_can_trace and (not is_symbolic(self.inner) or self._promises_replication(mesh, manual)):
+                self._ask_jax(call, leaves, blocks, env, assemble, trail + (step,))
+        return Outcome(shapes, (ShardStep(transform, sizes, tuple(rows), tuple(outs)),) + inner.steps, inner.bindings)
+
+    def _check_setting(
+        self, call: Call, env: Env, mesh: MeshShape, manual: frozenset[str], fail: Callable[..., AxisCheckError]
+    ) -> None:
+        """What JAX checks before any argument: manual axes, the enclosing transforms and
+        context mesh, keyword arguments."""
         if not manual <= set(mesh.names):
             raise fail(SpecError, f"axis_names {set(manual)} are not all axes of the mesh {mesh}", None, [])
         if any(kind == "pmap" for *_, kind in env):
@@ -125,7 +154,7 @@ class ShardModel:
                 "use one shard_map over a mesh with both axes, or vmap instead of pmap outside",
                 [],
             )
-        conflict = context_conflict(o.jax_mesh) if all(kind == "vmap" for *_, kind in env) else None
+        conflict = context_conflict(self.options.jax_mesh) if all(kind == "vmap" for *_, kind in env) else None
         if conflict is not None:
             raise fail(SpecError, conflict, "pass the same mesh, or call it outside that jax.set_mesh block", [])
         if call.kwargs:
@@ -135,8 +164,16 @@ class ShardModel:
                 "pass them positionally (in_specs then needs an entry for each)",
                 [],
             )
-        leaves, treedef = call.flat()
-        specs = self._in_specs(call, leaves, mesh, manual, fail)
+
+    def _split(
+        self,
+        leaves: list[Leaf],
+        specs: list[tuple[Any, SpecDims | None]],
+        mesh: MeshShape,
+        manual: frozenset[str],
+        fail: Callable[..., AxisCheckError],
+    ) -> tuple[list[ShardRow], list[Leaf]]:
+        """Each argument's per-device block: rank, divisibility, repeated axes, sharding."""
         rows: list[ShardRow] = []
         blocks: list[Leaf] = []
         for leaf, (spec, dims) in zip(leaves, specs, strict=True):
@@ -162,26 +199,7 @@ class ShardModel:
             rows.append(ShardRow(leaf.label, leaf.shape, str(spec), block))
             value = struct(block, abstract(leaf.value).dtype)
             blocks.append(Leaf(leaf.label, block, value, leaf.user_shape, leaf.origin))
-        step = ShardStep(transform, sizes, tuple(rows))
-
-        def assemble(block_shapes: Any) -> tuple[Any, list[ShardRow]]:
-            return self._outputs(block_shapes, mesh, manual, lambda p, f: fail(OutputError, p, f, rows))
-
-        # JAX's own trace of the shard_map (inside the vmaps around it, if any) is the
-        # reference for what only a trace can tell; under pmap it cannot be re-created.
-        jax_can_trace = self.fn is not None and all(kind == "vmap" for *_, kind in env)
-        if jax_can_trace and isinstance(self.inner, TraceModel):
-            inner = traced_outcome(self._ask_jax(call, leaves, blocks, env, assemble, trail + (step,)))
-            shapes, outs = assemble(inner.shapes)
-        else:
-            inner_env = env + tuple((n, s, (), "shard_map" if n in manual else "mesh") for n, s in sizes)
-            inner = self.inner.predict(call.rebuilt(treedef, blocks), inner_env, trail + (step,))
-            if inner.inputs_only:
-                return Outcome(None, (step,) + inner.steps, inner.bindings, inputs_only=True)
-            shapes, outs = assemble(inner.shapes)
-            if jax_can_trace and (not is_symbolic(self.inner) or self._promises_replication(mesh, manual)):
-                self._ask_jax(call, leaves, blocks, env, assemble, trail + (step,))
-        return Outcome(shapes, (ShardStep(transform, sizes, tuple(rows), tuple(outs)),) + inner.steps, inner.bindings)
+        return rows, blocks
 
     def _in_specs(
         self, call: Call, leaves: list[Leaf], mesh: MeshShape, manual: frozenset[str], fail: Callable[..., AxisCheckError]
