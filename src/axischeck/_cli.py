@@ -17,13 +17,16 @@ import ast
 import inspect
 import re
 import sys
-from collections.abc import Sequence
-from typing import Any, NoReturn
+from collections.abc import Callable, Sequence
+from typing import Any, NoReturn, TypeVar
 
 from ._errors import AxisCheckError
 from ._explain import render_steps
+from ._prediction import Prediction
 from ._signature import Signature
 from ._transform import _shapes_text
+
+P = TypeVar("P", bound=Prediction)
 
 
 class UsageError(Exception):
@@ -119,14 +122,20 @@ def run(argv: Sequence[str] | None = None) -> int:
     except UsageError as err:
         print(f"axischeck: error: {err} (see axischeck --help)", file=sys.stderr)
         return 2
+    return _report(
+        lambda: sig.predict(*shapes),
+        lambda pred: [f"predicted: {_shapes_text(pred.shapes)}", f"batched signature: {sig}", render_steps(pred.steps)],
+    )
+
+
+def _report(predict: Callable[[], P], lines: Callable[[P], list[str]]) -> int:
+    """Print the prediction (exit 0), or the explanation of why there is none (exit 1)."""
     try:
-        pred = sig.predict(*shapes)
+        pred = predict()
     except AxisCheckError as err:
         print(f"{type(err).__name__}: {err}")
         return 1
-    print(f"predicted: {_shapes_text(pred.shapes)}")
-    print(f"batched signature: {sig}")
-    print(render_steps(pred.steps))
+    print("\n".join(lines(pred)))
     return 0
 
 
@@ -192,14 +201,10 @@ def _shard(args: argparse.Namespace, shapes: list[tuple[int, ...]]) -> int:
                            check_vma=False, signature=sig)
     except AxisCheckError as err:
         raise UsageError(str(err).splitlines()[0]) from None
-    try:
-        pred = mapped.predict(*shapes)
-    except AxisCheckError as err:
-        print(f"{type(err).__name__}: {err}")
-        return 1
-    print(f"predicted: {_shapes_text(pred.shapes)}; per device: {_shapes_text(pred.block_shapes)}")
-    print(pred)
-    return 0
+    return _report(
+        lambda: mapped.predict(*shapes),
+        lambda pred: [f"predicted: {_shapes_text(pred.shapes)}; per device: {_shapes_text(pred.block_shapes)}", str(pred)],
+    )
 
 
 def main() -> None:

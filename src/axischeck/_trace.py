@@ -77,6 +77,20 @@ def _shapes_of(fn: Callable[..., Any], env: Env, structs: Sequence[Any]) -> Any:
     return shapes
 
 
+def _substituting(fn: Callable[..., Any], treedef: Any, values: Sequence[Any], dyn: Sequence[int]) -> Callable[..., Any]:
+    """`fn` of the flattened `(args, kwargs)`, taking the leaves at `dyn` as its arguments
+    (traced) and closing over the others as they are."""
+
+    def call(*traced: Any) -> Any:
+        vals = list(values)
+        for i, t in zip(dyn, traced, strict=True):
+            vals[i] = t
+        args, kwargs = jax.tree_util.tree_unflatten(treedef, vals)
+        return fn(*args, **kwargs)
+
+    return call
+
+
 def eval_per_example(
     fn: Callable[..., Any], treedef: Any, values: Sequence[Any], env: Env
 ) -> Any:
@@ -87,12 +101,7 @@ def eval_per_example(
     """
     dyn = [i for i, v in enumerate(values) if _is_abstract(v)]
 
-    def per_example(*traced: Any) -> Any:
-        vals = list(values)
-        for i, t in zip(dyn, traced, strict=True):
-            vals[i] = t
-        args, kwargs = jax.tree_util.tree_unflatten(treedef, vals)
-        return fn(*args, **kwargs)
+    per_example = _substituting(fn, treedef, values, dyn)
 
     scope = _named_scope(env)
     structs = [_with_env_dims(values[i], i, scope) for i in dyn]
@@ -114,12 +123,7 @@ def jaxpr_under_levels(fn: Callable[..., Any], treedef: Any, values: Sequence[An
     included, have their say. `env` must hold vmap levels only."""
     dyn = [i for i, v in enumerate(values) if _is_abstract(v)]
 
-    def flat(*traced: Any) -> Any:
-        vals = list(values)
-        for i, t in zip(dyn, traced, strict=True):
-            vals[i] = t
-        args, kwargs = jax.tree_util.tree_unflatten(treedef, vals)
-        return fn(*args, **kwargs)
+    flat = _substituting(fn, treedef, values, dyn)
 
     assert all(kind == "vmap" for *_, kind in env)
     structs = [_with_env_dims(values[i], i, env) for i in dyn]
@@ -192,12 +196,7 @@ def vmap_accepts_out_axes(
     """
     dyn = [i for i, (v, a) in enumerate(zip(values, axes, strict=True)) if a is not None or _is_abstract(v)]
 
-    def flat(*traced: Any) -> Any:
-        vals = list(values)
-        for i, t in zip(dyn, traced, strict=True):
-            vals[i] = t
-        args, kwargs = jax.tree_util.tree_unflatten(treedef, vals)
-        return fn(*args, **kwargs)
+    flat = _substituting(fn, treedef, values, dyn)
 
     mapped = jax.vmap(
         flat,
