@@ -77,7 +77,7 @@ class ShardMapped(Transformed[P, R]):
         self._has_static = in_specs is not INFER_SPECS and any(
             s is None for s in jax.tree_util.tree_leaves(in_specs, is_leaf=is_spec_leaf)
         )
-        self._mesh_for_prediction_only = mesh is not None and shape is not None and not isinstance(mesh, (Mesh, AbstractMesh))
+        self._mesh_for_prediction_only = shape is not None and not isinstance(mesh, (Mesh, AbstractMesh))  # a dict
         jax_mesh = mesh if isinstance(mesh, (Mesh, AbstractMesh)) else shape.abstract() if shape is not None else None
         self.options = ShardOptions(shape, jax_mesh, in_specs, out_specs, names, bool(check_vma), name)
         inner, per_device, fallback_inner = inner_model(f, signature, name)
