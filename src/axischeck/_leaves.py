@@ -35,9 +35,9 @@ class Leaf:
     user_shape: Shape | None
     origin: tuple[int, ...]
 
-    def place(self, axis: int | None, size: Size) -> Place:
+    def place(self, axis: int | None, size: Size, unit: str = "per-example") -> Place:
         batched_axis = None if axis is None or axis >= len(self.origin) else self.origin[axis]
-        return Place(self.label, self.shape, axis, size, self.user_shape, batched_axis)
+        return Place(self.label, self.shape, axis, size, self.user_shape, batched_axis, unit)
 
 
 @dataclass(frozen=True, slots=True)

@@ -414,7 +414,7 @@ def _binds_raw(spec: ArraySpec, shape: Shape) -> str:
 def _place_of(leaf: Leaf, unit: str) -> Callable[[int | None, Any], Place]:
     if unit == "per-example":
         return leaf.place
-    return lambda axis, size: replace(leaf.place(axis, size), unit=unit)
+    return lambda axis, size: leaf.place(axis, size, unit)
 
 
 def unit_of(env: Env) -> str:
