@@ -728,3 +728,15 @@ def test_signature_conflicts_are_explained_per_device() -> None:
     assert "dimension 'k' disagrees: 3 from a, 4 from b" in msg
     assert "a    (16, 3)       P('x',)  (4, 3)" in msg  # global shape, spec, block
     assert "'k' is axis 1 of a's per-device block (4, 3) (size 3) but axis 0 of b's per-device block (4, 2) (size 4)" in msg
+
+
+@pytest.mark.parametrize("make", [
+    lambda f: ax.vmap(f), lambda f: ax.pmap(f),
+    lambda f: ax.shard_map(f, mesh=real_mesh((8,), ("x",)), in_specs=P("x"), out_specs=P("x")),
+])
+def test_non_jax_outputs_are_the_functions_own_error(make: Any) -> None:
+    f = make(lambda a: "text")
+    with pytest.raises(TypeError, match="not a valid JAX type"):  # JAX's error, untouched
+        f(jnp.ones((8, 3)))
+    with pytest.raises(ax.FunctionError, match="returned a str at output, which is not a JAX type"):
+        f.predict((8, 3))

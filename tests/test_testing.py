@@ -164,3 +164,22 @@ def test_arguments_for_shard_map_grows_blocks_by_their_specs(args: tuple[Any, ..
     a, b = (x.shape for x in args)
     assert a[0] % 64 == 0 and 1 <= a[0] // 64 <= 4  # blocks of 1..4 rows on each of 64 devices
     assert 1 <= b[0] <= 4  # in_specs None: passed whole
+
+
+def test_tuple_outputs_compare_leaf_by_leaf() -> None:
+    pred = assert_predicts_jax(ax.vmap(lambda a: (a, a.sum())), (3, 4))
+    assert pred is not None and pred.shapes == ((3, 4), (3,))
+    check_against_jax(ax.vmap(lambda a: (a, a.sum()), signature="(n)->(n),()"), max_examples=5)
+
+
+def test_check_against_jax_shard_map_of_vmap_and_planned_meshes() -> None:
+    P = jax.sharding.PartitionSpec
+
+    def mm(a: jax.Array, b: jax.Array) -> jax.Array:
+        return a @ b
+
+    mesh8 = jax.sharding.Mesh(np.array(jax.devices()), ("x",))
+    inner = ax.vmap(mm, in_axes=(0, None), signature="(n,k),(k,m)->(n,m)")
+    check_against_jax(ax.shard_map(inner, mesh=mesh8, in_specs=(P("x"), P()), out_specs=P("x")), max_examples=10)
+    planned = ax.shard_map(mm, mesh={"x": 64}, in_specs=(P("x"), P()), out_specs=P("x"), signature="(n,k),(k,m)->(n,m)")
+    check_against_jax(planned, max_examples=5)  # predicts only: the real run is skipped

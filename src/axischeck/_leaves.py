@@ -196,6 +196,14 @@ def flatten_call(args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> tuple[list
         raise ArgumentError(f"the arguments cannot be flattened as a pytree: {err}") from None
 
 
+def check_jax_outputs(out: Any, name: str) -> None:
+    """Raise `TypeError` (as JAX would, but naming the output) if `name` returned a value
+    JAX cannot carry, like a str: that is the function's own mistake, not an axis one."""
+    for path, leaf in jax.tree_util.tree_flatten_with_path(out)[0]:
+        if array_shape(leaf) is None and not isinstance(leaf, _PY_SCALARS):
+            raise TypeError(f"{name} returned a {type(leaf).__name__} at output{keystr(path)}, which is not a JAX type")
+
+
 def _check_layout(x: jax.ShapeDtypeStruct, label: str) -> None:
     """A struct's sharding must fit its shape, or JAX refuses the struct wherever it goes."""
     try:

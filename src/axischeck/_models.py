@@ -20,7 +20,7 @@ from ._dims import ANY, ArraySpec, Named, Variadic
 from ._errors import ArgumentError, AxisCheckError, CollectiveError, FunctionError, OutputError, Place, SpecError
 from ._explain import table_so_far
 from ._jax_compat import vmap_shmap_error_enabled
-from ._leaves import Call, Leaf
+from ._leaves import Call, Leaf, check_jax_outputs
 from ._levels import VmapLevel, map_inputs, map_outputs
 from ._prediction import BaseStep, MapStep, ShardStep, SpecRow, Step
 from ._shape import Shape, format_shape
@@ -163,6 +163,7 @@ def trace(fn: Callable[..., Any], name: str, call: Call, env: Env, trail: tuple[
 
     def recording(*args: Any, **kwargs: Any) -> Any:
         out = fn(*args, **kwargs)
+        check_jax_outputs(out, name)
         returned.append(True)
         return out
 
@@ -176,7 +177,7 @@ def trace(fn: Callable[..., Any], name: str, call: Call, env: Env, trail: tuple[
         unit = f"{unit_of(env)} arguments"
         if returned:  # the function itself finished: JAX failed batching what it returned
             raise OutputError(
-                f"{name} returns, but JAX cannot batch its outputs over the named axes in scope"
+                f"{name} returns, but JAX cannot batch its outputs"
                 f" ({unit} {_leaf_shapes(leaves) or 'none'}): {type(err).__name__}: {err}",
                 table=table_so_far(trail),
             ) from err

@@ -92,6 +92,9 @@ class ShardMapped(Transformed[P, R]):
     def _describe(self) -> str:
         return self.options.describe()
 
+    def _predicts_only(self) -> bool:
+        return self._mesh_for_prediction_only
+
     def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
         if self._mesh_for_prediction_only:
             raise SpecError(

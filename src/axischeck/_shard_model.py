@@ -21,7 +21,7 @@ from jax.sharding import PartitionSpec
 from ._errors import ArgumentError, AxisCheckError, OutputError, SpecError
 from ._explain import table_so_far
 from ._jax_compat import INFER_SPECS, spec_entries
-from ._leaves import Call, Leaf, abstract, struct
+from ._leaves import Call, Leaf, abstract, check_jax_outputs, struct
 from ._mesh import (
     MeshShape,
     SpecDims,
@@ -319,6 +319,7 @@ class ShardModel:
         def recording(*args: Any) -> Any:
             entered.append(True)
             out = fn(*args)
+            check_jax_outputs(out, o.name)
             recorded.append(jax.tree_util.tree_map(lambda x: Shape(np.shape(x)), out))
             return out
 

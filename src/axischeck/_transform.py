@@ -41,6 +41,7 @@ from ._suggest import suggest, with_suggestions
 from ._trees import leaf_paths
 
 _NO_PLAN = Plan((), (), (), None)  # marks a structure the fast path cannot serve
+_FUNCTIONS_OWN = FunctionError("the function's own error")  # a marker: pass JAX's error through
 
 P = ParamSpec("P")
 Q = ParamSpec("Q")
@@ -225,6 +226,10 @@ class Transformed(Generic[P, R]):
     def _describe(self) -> str:
         return fn_name(self.__wrapped__)
 
+    def _predicts_only(self) -> bool:
+        """Whether calls cannot run (a shard_map planned for a mesh given as sizes)."""
+        return False
+
     # ------------------------------------------------------------------- call
 
     def _outer_level(self) -> VmapLevel | None:
@@ -285,12 +290,14 @@ class Transformed(Generic[P, R]):
             if self._tracker.raised:
                 self._annotate(err, args, kwargs)
                 raise  # the function's own error: its type and message untouched
-            better = self._diagnose(args, kwargs) or OutputError(
+            better = self._diagnose(args, kwargs)
+            if better is _FUNCTIONS_OWN:
+                raise  # what the function did (it returned a str, say): JAX's error, untouched
+            raise (better or OutputError(
                 f"JAX failed outside {fn_name(self.__wrapped__)} itself (mapping its arguments or outputs):"
                 f" {type(err).__name__}: {err}",
                 transform=self._describe(),
-            )
-            raise better.with_traceback(None) from err
+            )).with_traceback(None) from err
         if pred is not None:
             self._verify(out, pred)
         return out  # type: ignore[no-any-return]
@@ -308,12 +315,13 @@ class Transformed(Generic[P, R]):
             return
 
     def _diagnose(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> AxisCheckError | None:
-        """After JAX failed: our account of it, or None if it is not about axes."""
+        """After JAX failed: our account of it, `_FUNCTIONS_OWN` if the function's own
+        doing is the cause, or None if axischeck cannot tell."""
         model = self._fallback or self._model
         try:
             run(model, label_call(args, kwargs, self._params))
         except FunctionError:
-            return None  # the function's own error: pass it through untouched
+            return _FUNCTIONS_OWN
         except AxisCheckError as err:
             return self._with_fix(err, args, kwargs)
         except Exception:

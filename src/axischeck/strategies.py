@@ -442,14 +442,14 @@ def arguments_for(
             pins.update({name: size for name, size in zip(mesh.names, mesh.sizes, strict=True) if name in named})
         plan = _make_plan(core, first, None, pins, min_side, max_side, max_batch)
         shapes = _draw_per_example(draw, plan)
-        if shard is not None and mesh is not None:
-            shapes = _global_shapes(shapes, shard, mesh)
         for level_axes, b in zip(axes, batches):
             for i, axis in enumerate(level_axes):
                 r = len(shapes[i])
                 # An outer level's axis counts in the rank the inner levels gave the input.
                 assume(axis is None or -(r + 1) <= axis <= r)
                 shapes[i] = _insert_batch(shapes[i], axis, b)
+        if shard is not None and mesh is not None:  # the shard_map is outermost: its blocks hold the rest
+            shapes = _global_shapes(shapes, shard, mesh)
         return _to_arrays(shapes, dtype, real)
 
     return draw_args()
