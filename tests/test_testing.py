@@ -183,3 +183,8 @@ def test_check_against_jax_shard_map_of_vmap_and_planned_meshes() -> None:
     check_against_jax(ax.shard_map(inner, mesh=mesh8, in_specs=(P("x"), P()), out_specs=P("x")), max_examples=10)
     planned = ax.shard_map(mm, mesh={"x": 64}, in_specs=(P("x"), P()), out_specs=P("x"), signature="(n,k),(k,m)->(n,m)")
     check_against_jax(planned, max_examples=5)  # predicts only: the real run is skipped
+
+
+def test_keyword_only_parameters_are_refused_clearly() -> None:
+    with pytest.raises(ax.SpecError, match="keyword-only \\['b'\\]"):
+        check_against_jax(ax.check(lambda a, *, b: a * b, signature="(k),(k)->(k)"))

@@ -26,6 +26,7 @@ Only flat signatures are supported (one array per input, e.g. `"(a,b),(b)->(a)"`
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -370,6 +371,16 @@ def _levels_of(fn: Transformed[..., Any]) -> tuple[Signature, tuple[VmapLevel, .
             f"{fn._describe()} has no declared signature to draw shapes from: pass signature=..."
             " or annotate its parameters (without one, axischeck traces it, and there is"
             " nothing to property-test)"
+        )
+    try:
+        params = list(inspect.signature(fn.__wrapped__).parameters.values())
+    except (TypeError, ValueError):
+        params = []  # uninspectable: positional, as drawn
+    keyword_only = [p.name for p in params if p.kind is p.KEYWORD_ONLY and p.default is p.empty]
+    if keyword_only:
+        raise SpecError(
+            f"arguments_for draws positional arguments, but {fn._describe()} needs keyword-only {keyword_only}:"
+            " wrap it so that they are positional (or have defaults)"
         )
     for level in sig.levels:
         kind = getattr(level, "kind", type(level).__name__)
