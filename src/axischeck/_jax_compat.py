@@ -81,11 +81,16 @@ def spec_entries(spec: Any) -> tuple[Any, ...]:
     return tuple(spec.partitions)
 
 
-def type_spec(x: Any) -> Any:
-    """The PartitionSpec in `x`'s JAX type (an array, a struct, a tracer under jit): only
-    Explicit mesh axes appear there. None for a value JAX does not type as an array."""
+def type_sharding(x: Any) -> Any:
+    """The sharding in `x`'s JAX type (an array, a struct, a tracer under jit), whose spec
+    names only Explicit mesh axes. None for a value JAX does not type as an array."""
     try:
         aval = jax.typeof(x)  # a struct whose sharding cannot hold its shape raises ValueError
     except TypeError:  # not a JAX value (a str)
         return None
-    return getattr(getattr(aval, "sharding", None), "spec", None)
+    return getattr(aval, "sharding", None)
+
+
+def type_spec(x: Any) -> Any:
+    """The PartitionSpec of `type_sharding(x)`, or None."""
+    return getattr(type_sharding(x), "spec", None)

@@ -13,7 +13,7 @@ from jax.sharding import NamedSharding, PartitionSpec
 from jax.tree_util import keystr
 
 from ._errors import ArgumentError, Place, Size
-from ._jax_compat import TRUSTED_ARRAY_TYPES, array_type, canonical_dtype, spec_entries, type_spec, valid_dtype
+from ._jax_compat import TRUSTED_ARRAY_TYPES, array_type, canonical_dtype, spec_entries, type_sharding, type_spec, valid_dtype
 from ._shape import Shape
 
 _PY_SCALARS = (bool, int, float, complex)
@@ -100,7 +100,8 @@ def resharded(value: Any, shape: tuple[int, ...], dtype: Any, *, drop: int | Non
     """A struct of `shape` for `value` after vmap dropped axis `drop` (or re-inserted the
     axes `insert`, in order): an Explicit sharding in `value`'s type keeps the entries of
     its other dims, as JAX's vmap keeps them."""
-    spec = type_spec(value)
+    sharding = type_sharding(value)
+    spec = getattr(sharding, "spec", None)
     entries = list(spec_entries(spec)) if spec is not None else []
     if not any(e is not None for e in entries):
         return struct(shape, dtype)
@@ -109,8 +110,7 @@ def resharded(value: Any, shape: tuple[int, ...], dtype: Any, *, drop: int | Non
         del entries[drop]
     for axis in insert:
         entries.insert(axis, None)
-    mesh = jax.typeof(value).sharding.mesh
-    return jax.ShapeDtypeStruct(shape, dtype, sharding=NamedSharding(mesh, PartitionSpec(*entries)))  # type: ignore[no-untyped-call]
+    return jax.ShapeDtypeStruct(shape, dtype, sharding=NamedSharding(sharding.mesh, PartitionSpec(*entries)))  # type: ignore[no-untyped-call]
 
 
 def abstract(x: Any) -> jax.ShapeDtypeStruct:

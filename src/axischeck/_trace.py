@@ -23,12 +23,12 @@ def _is_abstract(x: object) -> bool:
 
 Env = tuple[tuple[Hashable | None, int, tuple[int | None, ...], str], ...]
 """Every mapping level in scope, outermost first: (axis_name or None, size, the canonical
-axis it mapped of each flat argument leaf, "vmap", "pmap" or "shard_map"; "mesh" marks a
-mesh axis a shard_map leaves automatic, so a shard_map nested inside can find its mesh). Collectives depend on where
-batch dims sit (JAX's psum_scatter rule even fails for some positions), so when names are
-in scope the trace re-creates the real vmap nesting: same levels, same mapped axes.
-pmap and shard_map levels are device axes: their names are bound as an axis environment (per-device
-semantics), with no batch dimension in the trace."""
+axis it mapped of each flat argument leaf, kind). The kind is "vmap", "pmap", "shard_map",
+or "mesh" for a mesh axis a shard_map leaves automatic (so a shard_map nested inside can
+find its mesh). Collectives depend on where batch dims sit (JAX's psum_scatter rule even
+fails for some positions), so when names are in scope the trace re-creates the real vmap
+nesting: same levels, same mapped axes. pmap and shard_map levels are device axes: their
+names are bound as an axis environment (per-device semantics), with no batch dimension."""
 
 
 def _named_scope(env: Env) -> Env:
@@ -100,9 +100,7 @@ def eval_per_example(
     values are traced, everything else is closed over.
     """
     dyn = [i for i, v in enumerate(values) if _is_abstract(v)]
-
     per_example = _substituting(fn, treedef, values, dyn)
-
     scope = _named_scope(env)
     structs = [_with_env_dims(values[i], i, scope) for i in dyn]
     try:
@@ -121,11 +119,9 @@ def jaxpr_under_levels(fn: Callable[..., Any], treedef: Any, values: Sequence[An
     """The closed jaxpr of `fn(*args, **kwargs)` under every vmap level of `env`, each
     re-created as it maps (name, size, axes), so that JAX's own batching rules, quirks
     included, have their say. `env` must hold vmap levels only."""
-    dyn = [i for i, v in enumerate(values) if _is_abstract(v)]
-
-    flat = _substituting(fn, treedef, values, dyn)
-
     assert all(kind == "vmap" for *_, kind in env)
+    dyn = [i for i, v in enumerate(values) if _is_abstract(v)]
+    flat = _substituting(fn, treedef, values, dyn)
     structs = [_with_env_dims(values[i], i, env) for i in dyn]
     return jax.make_jaxpr(_bind_names(flat, env, dyn))(*structs)
 
@@ -195,9 +191,7 @@ def vmap_accepts_out_axes(
     is settled by asking it: one abstract trace, only on this rare path.
     """
     dyn = [i for i, (v, a) in enumerate(zip(values, axes, strict=True)) if a is not None or _is_abstract(v)]
-
     flat = _substituting(fn, treedef, values, dyn)
-
     mapped = jax.vmap(
         flat,
         in_axes=tuple(axes[i] for i in dyn),
