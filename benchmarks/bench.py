@@ -43,7 +43,9 @@ def median_us(fn: Callable[[], object], rounds: int, warmup: int = 3) -> float:
     return statistics.median(times) * 1e6
 
 
-def interleaved_us(a: Callable[[], object], b: Callable[[], object], rounds: int, warmup: int = 5) -> tuple[float, float]:
+def interleaved_us(
+    a: Callable[[], object], b: Callable[[], object], rounds: int, warmup: int = 5
+) -> tuple[float, float]:
     for _ in range(warmup):
         a()
         b()
@@ -74,7 +76,9 @@ def bench_predict(rounds: int) -> dict[str, float]:
         return checked.predict(*next(fresh_args))
 
     args = (sds(16, 8, 4), sds(4, 16, 2), sds(16, 8, 2))
-    fresh = median_us(lambda: jax.eval_shape(jax.vmap(complex_operation, in_axes=(0, 1, 0)), *args), max(rounds // 10, 20))
+    fresh = median_us(
+        lambda: jax.eval_shape(jax.vmap(complex_operation, in_axes=(0, 1, 0)), *args), max(rounds // 10, 20)
+    )
     reused_vf = jax.vmap(complex_operation, in_axes=(0, 1, 0))
     reused = median_us(lambda: jax.eval_shape(reused_vf, *args), max(rounds // 10, 20))
     miss = median_us(first_sight, rounds)
@@ -95,8 +99,12 @@ def bench_eager(rounds: int) -> dict[str, float]:
     plain = jax.vmap(complex_operation, in_axes=(0, 1, 0))
     checked = ax.vmap(complex_operation, in_axes=(0, 1, 0), signature=EINSUM)
     inferred = ax.vmap(complex_operation, in_axes=(0, 1, 0))
-    p, c = interleaved_us(lambda: plain(x, y, z).block_until_ready(), lambda: checked(x, y, z).block_until_ready(), rounds)
-    p2, i = interleaved_us(lambda: plain(x, y, z).block_until_ready(), lambda: inferred(x, y, z).block_until_ready(), rounds)
+    p, c = interleaved_us(
+        lambda: plain(x, y, z).block_until_ready(), lambda: checked(x, y, z).block_until_ready(), rounds
+    )
+    p2, i = interleaved_us(
+        lambda: plain(x, y, z).block_until_ready(), lambda: inferred(x, y, z).block_until_ready(), rounds
+    )
     # The overhead itself, without JAX's ~500 us of eager batching noise around it:
     pre = median_us(lambda: checked._predict((x, y, z), {}), rounds * 4)
     out = plain(x, y, z)
@@ -120,7 +128,9 @@ def bench_jit(rounds: int) -> dict[str, float]:
     x, y, z = jnp.ones((16, 8, 4)), jnp.ones((4, 16, 2)), jnp.ones((16, 8, 2))
     plain = jax.jit(jax.vmap(complex_operation, in_axes=(0, 1, 0)))
     checked = jax.jit(ax.vmap(complex_operation, in_axes=(0, 1, 0), signature=EINSUM))
-    p, c = interleaved_us(lambda: plain(x, y, z).block_until_ready(), lambda: checked(x, y, z).block_until_ready(), rounds * 4)
+    p, c = interleaved_us(
+        lambda: plain(x, y, z).block_until_ready(), lambda: checked(x, y, z).block_until_ready(), rounds * 4
+    )
     return {"jit_plain_us": p, "jit_checked_us": c, "jit_ratio": c / p}
 
 
@@ -146,7 +156,12 @@ def bench_shard_map(rounds: int) -> dict[str, float]:
     checked = ax.shard_map(block, mesh=mesh, signature="(n,k),(k,m)->(n,m)", **specs)
     a, wa = jnp.ones((n * 32, 16)), jnp.ones((16, 8))
     # Eager shard_map costs JAX ~0.15 s a call on CPU: a few rounds are plenty.
-    p, c = interleaved_us(lambda: plain(a, wa).block_until_ready(), lambda: checked(a, wa).block_until_ready(), max(rounds // 50, 5), warmup=2)
+    p, c = interleaved_us(
+        lambda: plain(a, wa).block_until_ready(),
+        lambda: checked(a, wa).block_until_ready(),
+        max(rounds // 50, 5),
+        warmup=2,
+    )
     plain_jit, checked_jit = jax.jit(plain), jax.jit(checked)
     jp, jc = interleaved_us(
         lambda: plain_jit(a, wa).block_until_ready(), lambda: checked_jit(a, wa).block_until_ready(), rounds * 4
@@ -176,7 +191,7 @@ def bench_scale(rounds: int, leaf_counts: list[int]) -> dict[str, float]:
         params = {f"w{k:05d}": sds(4, 3) for k in range(n)}
         r = max(rounds // (1 + n // 100), 5)
         xs = iter([sds(b, 5) for b in range(1, r + 10)])  # a new batch size each round
-        us = median_us(lambda: checked.predict(next(xs), params), r)
+        us = median_us(lambda xs=xs, params=params: checked.predict(next(xs), params), r)
         out[f"predict_{n}_leaves_us"] = us
         out[f"predict_{n}_leaves_us_per_leaf"] = us / n
     return out
@@ -226,8 +241,16 @@ def bench_monte_carlo(rounds: int, n_keys: int) -> dict[str, float]:
     loop = time.perf_counter() - t0
     plain = jax.jit(jax.vmap(monte_carlo_pi_single))
     checked = jax.jit(ax.vmap(monte_carlo_pi_single))
-    p, c = interleaved_us(lambda: plain(keys).block_until_ready(), lambda: checked(keys).block_until_ready(), rounds, warmup=2)
-    return {"loop_ms": loop * 1e3, "jit_vmap_ms": p / 1e3, "jit_ax_vmap_ms": c / 1e3, "speedup_vs_loop": loop * 1e6 / c, "ratio_vs_jax": c / p}
+    p, c = interleaved_us(
+        lambda: plain(keys).block_until_ready(), lambda: checked(keys).block_until_ready(), rounds, warmup=2
+    )
+    return {
+        "loop_ms": loop * 1e3,
+        "jit_vmap_ms": p / 1e3,
+        "jit_ax_vmap_ms": c / 1e3,
+        "speedup_vs_loop": loop * 1e6 / c,
+        "ratio_vs_jax": c / p,
+    }
 
 
 def bench_jaxtyping(rounds: int) -> dict[str, float] | None:
@@ -238,7 +261,7 @@ def bench_jaxtyping(rounds: int) -> dict[str, float] | None:
     except ImportError:
         return None
 
-    def tiny(x: Float[Array, "n"]) -> Float[Array, "n"]:  # noqa: F821
+    def tiny(x: Float[Array, n]) -> Float[Array, n]:  # noqa: F821
         return x
 
     typed = jaxtyped(typechecker=beartype)(tiny)
@@ -274,11 +297,23 @@ def main(argv: list[str] | None = None) -> int:
     rows = [
         ("eval_shape(jax.vmap(f) built fresh)", f"{p['eval_shape_fresh_vmap_us']:.1f} us", ""),
         ("eval_shape(jax.vmap(f) reused)", f"{p['eval_shape_reused_vmap_us']:.1f} us", ""),
-        ("ax predict, first sight of shapes", f"{p['predict_first_sight_us']:.1f} us", f"{p['speedup_first_sight']:.0f}x faster (target >= 50x)"),
-        ("ax predict, repeated shapes", f"{p['predict_repeated_us']:.2f} us", f"{p['speedup_repeated']:.0f}x faster (target >= 300x)"),
+        (
+            "ax predict, first sight of shapes",
+            f"{p['predict_first_sight_us']:.1f} us",
+            f"{p['speedup_first_sight']:.0f}x faster (target >= 50x)",
+        ),
+        (
+            "ax predict, repeated shapes",
+            f"{p['predict_repeated_us']:.2f} us",
+            f"{p['speedup_repeated']:.0f}x faster (target >= 300x)",
+        ),
         ("eager jax.vmap call", f"{e['plain_eager_us']:.0f} us", ""),
         ("eager ax.vmap call (signature)", f"{e['checked_eager_us']:.0f} us", f"ratio {e['checked_ratio']:.3f}"),
-        ("  its checks: before + after", f"{e['check_total_us']:.2f} us", f"{e['check_before_us']:.2f} + {e['verify_after_us']:.2f} (target <= 5 us)"),
+        (
+            "  its checks: before + after",
+            f"{e['check_total_us']:.2f} us",
+            f"{e['check_before_us']:.2f} + {e['verify_after_us']:.2f} (target <= 5 us)",
+        ),
         ("eager ax.vmap call (inferred)", f"{e['inferred_eager_us']:.0f} us", f"+{e['inferred_overhead_us']:.1f} us"),
         ("jit(jax.vmap) steady state", f"{j['jit_plain_us']:.1f} us", ""),
         ("jit(ax.vmap) steady state", f"{j['jit_checked_us']:.1f} us", f"ratio {j['jit_ratio']:.3f} (target <= 1.02)"),
@@ -286,23 +321,39 @@ def main(argv: list[str] | None = None) -> int:
     sm = results["shard_map"]
     rows += [
         ("eval_shape(jax.shard_map), 64-device mesh", f"{sm['sm_eval_shape_fresh_us']:.0f} us", ""),
-        ("ax.shard_map predict, first sight", f"{sm['sm_predict_first_sight_us']:.1f} us",
-         f"{sm['sm_speedup_first_sight']:.0f}x faster"),
+        (
+            "ax.shard_map predict, first sight",
+            f"{sm['sm_predict_first_sight_us']:.1f} us",
+            f"{sm['sm_speedup_first_sight']:.0f}x faster",
+        ),
         ("ax.shard_map predict, repeated", f"{sm['sm_predict_repeated_us']:.2f} us", ""),
-        (f"eager ax.shard_map call ({sm['sm_devices']:.0f} devices)", f"{sm['sm_eager_checked_us']:.0f} us",
-         f"ratio {sm['sm_eager_ratio']:.3f} vs jax.shard_map"),
+        (
+            f"eager ax.shard_map call ({sm['sm_devices']:.0f} devices)",
+            f"{sm['sm_eager_checked_us']:.0f} us",
+            f"ratio {sm['sm_eager_ratio']:.3f} vs jax.shard_map",
+        ),
         ("jit(ax.shard_map) steady state", "", f"ratio {sm['sm_jit_ratio']:.3f} vs jit(jax.shard_map)"),
     ]
     for k, v in s.items():
         if k.endswith("_leaves_us"):
             n = k.split("_")[1]
-            rows.append((f"predict, {n} leaves (first sight)", f"{v / 1e3:.2f} ms", f"{s[k + '_per_leaf']:.2f} us/leaf"))
+            rows.append(
+                (f"predict, {n} leaves (first sight)", f"{v / 1e3:.2f} ms", f"{s[k + '_per_leaf']:.2f} us/leaf")
+            )
     rows += [
         ("import jax", f"{i['import_jax_ms']:.0f} ms", ""),
-        ("import jax, axischeck", f"{i['import_jax_axischeck_ms']:.0f} ms", f"axischeck's own: {i['import_overhead_ms']:.0f} ms (target <= 50 ms)"),
+        (
+            "import jax, axischeck",
+            f"{i['import_jax_axischeck_ms']:.0f} ms",
+            f"axischeck's own: {i['import_overhead_ms']:.0f} ms (target <= 50 ms)",
+        ),
         ("Monte Carlo pi: Python loop", f"{m['loop_ms']:.0f} ms", ""),
         ("  jit(jax.vmap)", f"{m['jit_vmap_ms']:.2f} ms", ""),
-        ("  jit(ax.vmap)", f"{m['jit_ax_vmap_ms']:.2f} ms", f"{m['speedup_vs_loop']:.0f}x the loop; ratio {m['ratio_vs_jax']:.3f} vs jax"),
+        (
+            "  jit(ax.vmap)",
+            f"{m['jit_ax_vmap_ms']:.2f} ms",
+            f"{m['speedup_vs_loop']:.0f}x the loop; ratio {m['ratio_vs_jax']:.3f} vs jax",
+        ),
     ]
     if "jaxtyping" in results:
         jt = results["jaxtyping"]

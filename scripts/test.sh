@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# Quick start, command 2: set up and run the whole test suite (pytest, then mypy --strict,
+# Quick start, command 2: set up and run the whole test suite (ruff, pytest, then mypy --strict,
 # then pyright on src and the user code in tests/typing).
 source "$(dirname "${BASH_SOURCE[0]}")/_env.sh"
 export HYPOTHESIS_PROFILE="${HYPOTHESIS_PROFILE:-ci}"
+"$py" -m ruff format --check --quiet src tests benchmarks scripts
+"$py" -m ruff check --quiet src tests benchmarks scripts
 status=0
 "$py" -m pytest "$@" || status=$?
 if [ "$status" -eq 5 ]; then

@@ -4,13 +4,11 @@ from __future__ import annotations
 
 import os
 
-os.environ["XLA_FLAGS"] = (
-    os.environ.get("XLA_FLAGS", "") + " --xla_force_host_platform_device_count=8"
-).strip()
+os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") + " --xla_force_host_platform_device_count=8").strip()
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
 
-import jax  # noqa: E402
-from hypothesis import HealthCheck, settings  # noqa: E402
+import jax
+from hypothesis import HealthCheck, settings
 
 jax.config.update("jax_numpy_rank_promotion", "raise")
 

@@ -95,7 +95,7 @@ def jax_construct(make: Callable[[], Any]) -> Any | Raised:
     """Build the plain-JAX transform, or the exception its construction raises."""
     try:
         return make()
-    except Exception as err:  # noqa: BLE001 - any exception type counts as "JAX raised"
+    except Exception as err:
         return Raised(err)
 
 
@@ -105,7 +105,7 @@ def jax_eval_shape(jfn: Any, args: tuple[Any, ...], kwargs: dict[str, Any] | Non
         return jfn
     try:
         out = jax.eval_shape(jfn, *args, **(kwargs or {}))
-    except Exception as err:  # noqa: BLE001
+    except Exception as err:
         return Raised(err)
     leaves, treedef = jax.tree_util.tree_flatten(out)
     return Ok(treedef, [tuple(int(d) for d in leaf.shape) for leaf in leaves])
@@ -222,13 +222,13 @@ def assert_call_agrees(
     tracker.raised = False
     try:
         want = jfn(*args, **kwargs)
-    except Exception as jerr:  # noqa: BLE001
+    except Exception as jerr:
         inside = tracker.raised
         try:
             got = afn(*args, **kwargs)
         except ax.AxisCheckError:
             return
-        except Exception as aerr:  # noqa: BLE001
+        except Exception as aerr:
             if inside and isinstance(aerr, type(jerr)):
                 return
             raise AssertionError(

@@ -14,7 +14,10 @@ def test_benchmark_script_runs_in_quick_mode(tmp_path: Path) -> None:
     out = tmp_path / "bench.json"
     proc = subprocess.run(
         [sys.executable, str(ROOT / "benchmarks" / "bench.py"), "--quick", "--json", str(out)],
-        capture_output=True, text=True, timeout=600, check=True,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=True,
     )
     assert "ax predict, first sight of shapes" in proc.stdout
     results = json.loads(out.read_text())

@@ -56,7 +56,7 @@ def test_same_result_as_jax_in_every_mode(batched: ax.Vmapped[..., jax.Array], m
 def test_composes_with_jax_transforms(batched: ax.Vmapped[..., jax.Array]) -> None:
     plain = jax.vmap(complex_operation, in_axes=(0, 1, 0))
     x, y, z = _args(1)
-    loss = lambda f: lambda x: f(x, y, z).sum()  # noqa: E731
+    loss = lambda f: lambda x: f(x, y, z).sum()
     np.testing.assert_allclose(jax.grad(loss(batched))(x), jax.grad(loss(plain))(x))
     v1, g1 = jax.value_and_grad(loss(batched))(x)
     v2, g2 = jax.value_and_grad(loss(plain))(x)
@@ -162,7 +162,7 @@ def test_prediction_cache_is_bounded_and_thread_safe() -> None:
                 if i % 11 == 0:
                     with pytest.raises(ax.ArgumentError):
                         f.predict((b, n), (b, n + 1))
-        except BaseException as err:  # noqa: BLE001 - reported below
+        except BaseException as err:
             errors.append(err)
 
     threads = [threading.Thread(target=work, args=(k,)) for k in range(8)]
@@ -178,8 +178,11 @@ def test_prediction_cache_is_bounded_and_thread_safe() -> None:
 
 def test_fast_path_and_full_engine_agree() -> None:
     f = ax.vmap(ax.vmap(complex_operation, in_axes=(0, 1, 0), signature=EINSUM), in_axes=(2, 0, None), out_axes=1)
-    args = (jax.ShapeDtypeStruct((16, 8, 7, 4), jnp.float32), jax.ShapeDtypeStruct((7, 4, 16, 2), jnp.float32),
-            jax.ShapeDtypeStruct((16, 8, 2), jnp.float32))
+    args = (
+        jax.ShapeDtypeStruct((16, 8, 7, 4), jnp.float32),
+        jax.ShapeDtypeStruct((7, 4, 16, 2), jnp.float32),
+        jax.ShapeDtypeStruct((16, 8, 2), jnp.float32),
+    )
     fast = f.predict(*args)
     full = f._full(args, {})
     assert fast == full and fast.shapes == (16, 7, 8, 2)
@@ -239,8 +242,11 @@ def test_jit_compiles_to_exactly_what_jax_vmap_compiles(signature: str | None) -
     assert checked.lower(x, y, z).as_text() == plain.lower(x, y, z).as_text()
 
 
-@pytest.mark.parametrize("keys", [jax.random.split(jax.random.key(0), 4), jax.random.split(jax.random.PRNGKey(0), 4)],
-                         ids=["typed-keys", "raw-keys"])
+@pytest.mark.parametrize(
+    "keys",
+    [jax.random.split(jax.random.key(0), 4), jax.random.split(jax.random.PRNGKey(0), 4)],
+    ids=["typed-keys", "raw-keys"],
+)
 def test_prng_keys_are_mapped_like_arrays(keys: jax.Array) -> None:
     f = ax.vmap(lambda k: jax.random.normal(k, (2,)))
     assert f.predict(keys).shapes == (4, 2)

@@ -55,14 +55,35 @@ def test_malformed_input_exits_2_with_one_line(args: tuple[str, ...], fragment: 
 
 
 def test_shard_plans_a_mesh_this_machine_lacks() -> None:
-    r = cli("shard", "(n,k),(k,m)->(n,m)", "1024x16", "16x8", "--mesh", "data=64",
-            "--in-specs", "[('data',), None]", "--out-specs", "('data',)", "--names", "x,w")
+    r = cli(
+        "shard",
+        "(n,k),(k,m)->(n,m)",
+        "1024x16",
+        "16x8",
+        "--mesh",
+        "data=64",
+        "--in-specs",
+        "[('data',), None]",
+        "--out-specs",
+        "('data',)",
+        "--names",
+        "x,w",
+    )
     assert r.returncode == 0, r.stderr
     assert "predicted: (1024, 8); per device: (16, 8)" in r.stdout
     assert "x    (1024, 16)    P('data',)  (16, 16)" in r.stdout
     assert "w    (16, 8)       static      (16, 8)" in r.stdout
-    uneven = cli("shard", "(n,k)->(n,k)", "1000x16", "--mesh", "data=64,model=2", "--in-specs", "('data', 'model')",
-                 "--out-specs", "('data', 'model')")
+    uneven = cli(
+        "shard",
+        "(n,k)->(n,k)",
+        "1000x16",
+        "--mesh",
+        "data=64,model=2",
+        "--in-specs",
+        "('data', 'model')",
+        "--out-specs",
+        "('data', 'model')",
+    )
     assert uneven.returncode == 1
     assert "64 does not divide 1000" in uneven.stdout and "Mesh('data': 64, 'model': 2)" in uneven.stdout
 

@@ -57,9 +57,8 @@ def _has_example(obj: Any) -> bool:
 
 def test_every_public_name_has_an_example() -> None:
     missing = sorted(name for name, obj in PUBLIC.items() if not _has_example(obj))
-    assert not missing, (
-        f"{len(missing)} public name(s) have no '>>>' example in their docstring:\n  "
-        + "\n  ".join(missing)
+    assert not missing, f"{len(missing)} public name(s) have no '>>>' example in their docstring:\n  " + "\n  ".join(
+        missing
     )
 
 
@@ -80,13 +79,13 @@ def test_examples_run(name: str) -> None:
 
 
 def test_fences_end_an_expected_output() -> None:
-    doc = '''
+    doc = """
     ```python
     >>> 1 + 1
     2
     ```
     Prose right after the fence.
-    '''
+    """
     runner = doctest.DocTestRunner(optionflags=_FLAGS)
     result = runner.run(_doctest("fenced", doc), out=lambda _: None)
     assert (result.failed, result.attempted) == (0, 1)

@@ -196,7 +196,7 @@ def test_construction_errors_are_spec_errors_and_type_errors(kwargs: dict[str, o
 
 def test_signature_with_too_many_inputs_for_the_function() -> None:
     with pytest.raises(ax.SpecError, match="declares 3 inputs but <lambda> has only 2 parameters"):
-        ax.vmap(lambda x, y: x, signature=EINSUM)  # noqa: ARG005
+        ax.vmap(lambda x, y: x, signature=EINSUM)
 
 
 def test_errors_pickle_with_their_facts() -> None:
@@ -223,7 +223,7 @@ def test_vmap_psum_scatter_hole_is_reported_not_copied() -> None:
     differs from the axis size silently returns a mislabelled batch sum. axischeck raises."""
     from jax import lax
 
-    f = lambda v: lax.psum_scatter(v, "i", scatter_dimension=0)  # noqa: E731
+    f = lambda v: lax.psum_scatter(v, "i", scatter_dimension=0)
     x = jax.ShapeDtypeStruct((8, 16, 3), jnp.float32)
     assert jax.eval_shape(jax.vmap(f, axis_name="i"), x).shape == (16, 3)  # JAX's accident
     with pytest.raises(ax.CollectiveError, match="size 16 must match shard count 8") as info:
@@ -266,12 +266,12 @@ def test_vmap_ppermute_duplicates_are_reported_not_copied() -> None:
     """jax_semantics.md §5.2: under vmap, ppermute accepts duplicate destinations silently."""
     from jax import lax
 
-    bad = lambda v: lax.ppermute(v, "i", [(0, 1), (1, 1), (2, 0)])  # noqa: E731
+    bad = lambda v: lax.ppermute(v, "i", [(0, 1), (1, 1), (2, 0)])
     x = jax.ShapeDtypeStruct((3, 2), jnp.float32)
     assert jax.eval_shape(jax.vmap(bad, axis_name="i"), x).shape == (3, 2)  # JAX's accident
     with pytest.raises(ax.CollectiveError, match=r"sources and destinations must be unique"):
         ax.vmap(bad, axis_name="i").predict(x)
-    good = lambda v: lax.ppermute(v, "i", [(0, 1), (1, 2), (2, 0)])  # noqa: E731
+    good = lambda v: lax.ppermute(v, "i", [(0, 1), (1, 2), (2, 0)])
     assert ax.vmap(good, axis_name="i").predict(x).shapes == (3, 2)
 
 

@@ -37,7 +37,7 @@ def broadcast_add(x: Float[Array, "#b c"], y: Float[Array, "b c"]) -> Float[Arra
     return x + y
 
 
-def scale_any(x: Shaped[Array, "..."], k: Int[Array, ""]) -> Shaped[Array, "..."]:
+def scale_any(x: Shaped[Array, ...], k: Int[Array, ""]) -> Shaped[Array, ...]:
     return x * k
 
 
@@ -49,7 +49,7 @@ def documented(x: Float[Array, "rows=3 cols"]) -> Float[Array, " cols"]:
     return x.sum(0)
 
 
-def like(x: Float[ArrayLike, "n"], y: Float[ArrayLike, "n"]) -> Float[Array, ""]:
+def like(x: Float[ArrayLike, n], y: Float[ArrayLike, n]) -> Float[Array, ""]:
     return jnp.dot(x, y)
 
 
@@ -104,7 +104,10 @@ def test_check_reads_them_unmapped(case: str) -> None:
     per_example = [_ones(a) for a in args]
     # The first example of the batch, as the unmapped function sees it.
     axes = in_axes if isinstance(in_axes, tuple) else (in_axes,) * len(args)
-    first = [x if a is None else jax.tree_util.tree_map(lambda v, a=a: jnp.take(v, 0, axis=a), x) for x, a in zip(per_example, axes)]
+    first = [
+        x if a is None else jax.tree_util.tree_map(lambda v, a=a: jnp.take(v, 0, axis=a), x)
+        for x, a in zip(per_example, axes, strict=False)
+    ]
     assert c(*first).shape == c.predict(*first).shapes == one(*per_example)[0].shape
 
 
@@ -121,7 +124,9 @@ MISMATCHES: list[tuple[Callable[..., Any], Any, tuple[Any, ...], str]] = [
 
 
 @pytest.mark.parametrize("fn, in_axes, args, fragment", MISMATCHES, ids=lambda v: getattr(v, "__name__", None))
-def test_a_mismatch_names_the_argument(fn: Callable[..., Any], in_axes: Any, args: tuple[Any, ...], fragment: str) -> None:
+def test_a_mismatch_names_the_argument(
+    fn: Callable[..., Any], in_axes: Any, args: tuple[Any, ...], fragment: str
+) -> None:
     f = ax.vmap(fn, in_axes=in_axes)
     with pytest.raises(ax.AxisCheckError, match=fragment):
         f.predict(*args)
@@ -160,7 +165,11 @@ def test_string_annotations_with_unresolvable_names_are_parsed_not_evaluated() -
         return x @ w
 
     # As `from __future__ import annotations` leaves them when `jt` is a local name.
-    f.__annotations__ = {"x": 'jt.Float[jt.Array, "a b"]', "w": 'jt.Float[jt.Array, "b c"]', "return": 'jt.Float[jt.Array, "a c"]'}
+    f.__annotations__ = {
+        "x": 'jt.Float[jt.Array, "a b"]',
+        "w": 'jt.Float[jt.Array, "b c"]',
+        "return": 'jt.Float[jt.Array, "a c"]',
+    }
     g = ax.vmap(f, in_axes=(0, None))
     assert str(g.signature) == "(a, b), (b, c) -> (a, c)"
     assert assert_predicts_jax(g, (7, 3, 4), (4, 2)) is not None
@@ -185,12 +194,12 @@ def test_tree_path_dims() -> None:
 
 
 def test_what_is_not_read() -> None:
-    def optional(x: Float[Array, "n"] | None) -> Float[Array, "n"] | None:
+    def optional(x: Float[Array, n] | None) -> Float[Array, n] | None:
         return x
 
     assert ax.vmap(optional).signature is None  # None is a valid argument: traced instead
 
-    def symbolic(x: Float[Array, "n"]) -> Float[Array, "n+1"]:
+    def symbolic(x: Float[Array, n]) -> Float[Array, n + 1]:
         return jnp.pad(x, (0, 1))
 
     with pytest.raises(ax.SpecError, match=r"jaxtyping dimension 'n\+1'.*return annotation") as info:

@@ -47,10 +47,12 @@ def test_seed_collective_example_fails_before_anything_compiles() -> None:
 def test_seed_training_step_shapes() -> None:
     n = jax.device_count()
 
-    def parallel_training_step(params: dict[str, jax.Array], batch: tuple[jax.Array, jax.Array]) -> tuple[dict[str, jax.Array], jax.Array]:
+    def parallel_training_step(
+        params: dict[str, jax.Array], batch: tuple[jax.Array, jax.Array]
+    ) -> tuple[dict[str, jax.Array], jax.Array]:
         X, y = batch
-        forward = lambda p, X: jnp.dot(X, p["W"])[:, 0] + p["b"]  # noqa: E731
-        loss_fn = lambda p, X, y: -jnp.mean(jax.nn.log_sigmoid(y * forward(p, X)))  # noqa: E731
+        forward = lambda p, X: jnp.dot(X, p["W"])[:, 0] + p["b"]
+        loss_fn = lambda p, X, y: -jnp.mean(jax.nn.log_sigmoid(y * forward(p, X)))
         grads = lax.pmean(jax.grad(loss_fn)(params, X, y), "devices")
         return {k: params[k] - 0.01 * grads[k] for k in params}, loss_fn(params, X, y)
 
@@ -84,7 +86,9 @@ def test_what_jax_rejects_is_explained(kwargs: dict[str, object], shape: tuple[i
     ("kwargs", "shape", "jax_answer"),
     [({"in_axes": -1}, (4, 1), (1, 4)), ({"out_axes": -1}, (8, 3), (24, 1)), ({"out_axes": None}, (8, 3), (3,))],
 )
-def test_jax_silent_accidents_are_reported(kwargs: dict[str, object], shape: tuple[int, ...], jax_answer: tuple[int, ...]) -> None:
+def test_jax_silent_accidents_are_reported(
+    kwargs: dict[str, object], shape: tuple[int, ...], jax_answer: tuple[int, ...]
+) -> None:
     """jax_semantics.md §6: JAX returns these shapes silently; they are bugs, so axischeck raises."""
     assert jax.eval_shape(jax.pmap(lambda v: v * 2, **kwargs), sds(*shape)).shape == jax_answer  # type: ignore[arg-type]
     with pytest.raises(ax.AxisCheckError):
@@ -100,7 +104,9 @@ def test_out_axes_none_on_a_reduced_output_is_the_per_device_value() -> None:
 def test_static_broadcasted_argnums() -> None:
     f = ax.pmap(lambda v, n: v * n, in_axes=(0, None), static_broadcasted_argnums=1)
     x = jnp.ones((8, 3))
-    np.testing.assert_array_equal(f(x, 3), jax.pmap(lambda v, n: v * n, in_axes=(0, None), static_broadcasted_argnums=1)(x, 3))
+    np.testing.assert_array_equal(
+        f(x, 3), jax.pmap(lambda v, n: v * n, in_axes=(0, None), static_broadcasted_argnums=1)(x, 3)
+    )
     assert f.predict(x, 3).shapes == (8, 3)
     with pytest.raises(ax.ArgumentError, match="passed positionally"):
         f.predict(x, n=3)
@@ -115,7 +121,7 @@ def test_devices_argument_sets_the_device_count() -> None:
 
 
 def test_nesting_with_vmap_and_nested_pmap() -> None:
-    psum = lambda v: lax.psum(v, "i")  # noqa: E731
+    psum = lambda v: lax.psum(v, "i")
     assert ax.vmap(ax.pmap(psum, axis_name="i")).predict(sds(2, 8, 3)).shapes == (2, 8, 3)
     assert ax.pmap(ax.vmap(psum), axis_name="i").predict(sds(8, 2, 3)).shapes == (8, 2, 3)
     with pytest.raises(ax.ArgumentError, match="nested pmap"):
@@ -131,19 +137,32 @@ def test_signature_path_and_explain() -> None:
 
 
 _garbage = st.one_of(
-    st.none(), st.integers(-3, 9), st.booleans(), st.floats(allow_nan=False), st.text(max_size=3),
-    st.tuples(st.integers(-2, 3)), st.lists(st.integers(-1, 2), max_size=3), st.just({"a": 0}),
-    st.just(np.int64(1)), st.just(object()),
+    st.none(),
+    st.integers(-3, 9),
+    st.booleans(),
+    st.floats(allow_nan=False),
+    st.text(max_size=3),
+    st.tuples(st.integers(-2, 3)),
+    st.lists(st.integers(-1, 2), max_size=3),
+    st.just({"a": 0}),
+    st.just(np.int64(1)),
+    st.just(object()),
 )
 _args = st.one_of(
     st.tuples(st.integers(0, 10), st.integers(0, 3)).map(lambda s: sds(*s)),
-    st.just(None), st.just("s"), st.floats(allow_nan=False), st.just(np.ones((8, 2))),
-    st.just({"a": sds(8, 2)}), st.just((sds(8, 1), sds(4, 1))),
+    st.just(None),
+    st.just("s"),
+    st.floats(allow_nan=False),
+    st.just(np.ones((8, 2))),
+    st.just({"a": sds(8, 2)}),
+    st.just((sds(8, 1), sds(4, 1))),
 )
 
 
 @given(
-    option=st.sampled_from(["in_axes", "out_axes", "axis_name", "axis_size", "static_broadcasted_argnums", "devices", "donate_argnums"]),
+    option=st.sampled_from(
+        ["in_axes", "out_axes", "axis_name", "axis_size", "static_broadcasted_argnums", "devices", "donate_argnums"]
+    ),
     value=_garbage,
     args=st.lists(_args, max_size=3),
 )

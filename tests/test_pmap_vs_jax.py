@@ -40,6 +40,8 @@ import pytest
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
 from jax import lax
+
+import axischeck as ax
 from jax_oracle import (
     Ok,
     Raised,
@@ -54,8 +56,6 @@ from jax_oracle import (
     predict_under_jit,
     sds,
 )
-
-import axischeck as ax
 
 NDEV = len(jax.devices())
 _FEW = max(10, (settings.default.max_examples or 100) // 3)
@@ -122,7 +122,7 @@ class Problem:
     max_size: int
 
     def fun(self, *args: Any, **kwargs: Any) -> Any:
-        g = lambda a: a * 2.0 + 1.0  # noqa: E731 - per-leaf, shape preserving
+        g = lambda a: a * 2.0 + 1.0  # per-leaf, shape preserving
         return (jax.tree.map(g, args), jax.tree.map(g, kwargs))
 
     def pmap_kwargs(self) -> dict[str, Any]:
@@ -143,12 +143,12 @@ class Problem:
 
         try:
             jax.tree.map(visit, self.out_axes, self.mapped_out, is_leaf=lambda x: x is None)
-        except Exception:  # noqa: BLE001 - out_axes not a prefix: JAX raises anyway
+        except Exception:
             return False
         return any(hits)
 
     def __repr__(self) -> str:
-        shape = lambda t: jax.tree.map(lambda l: l.shape, t, is_leaf=lambda x: isinstance(x, ShapeLeaf))  # noqa: E731
+        shape = lambda t: jax.tree.map(lambda leaf: leaf.shape, t, is_leaf=lambda x: isinstance(x, ShapeLeaf))
         return (
             f"Problem(args={shape(self.args)}, kwargs={shape(self.kwargs)}, in_axes={self.in_axes!r},"
             f" out_axes={self.out_axes!r}, axis_size={self.axis_size}, ndev={self.ndev}, size={self.size})"
@@ -209,9 +209,9 @@ def problems(draw: Any, allow_out_none: bool = True) -> Problem:
             sub_axes = [entry for _ in keys]
         built = [leaf(s) for s in sub_axes]
         if kind == "dict":
-            args.append({k: b[0] for k, b in zip(keys, built)})
-            mapped.append({k: b[1] for k, b in zip(keys, built)})
-            specs.append({k: s for k, s in zip(keys, sub_axes)} if entry == "nested" else entry)
+            args.append({k: b[0] for k, b in zip(keys, built, strict=False)})
+            mapped.append({k: b[1] for k, b in zip(keys, built, strict=False)})
+            specs.append({k: s for k, s in zip(keys, sub_axes, strict=False)} if entry == "nested" else entry)
         else:
             args.append(tuple(b[0] for b in built))
             mapped.append(tuple(b[1] for b in built))
@@ -253,7 +253,16 @@ def problems(draw: Any, allow_out_none: bool = True) -> Problem:
     axis_size = draw(st.sampled_from([None] * 5 + [n, n + 1]))
     ndev = draw(st.sampled_from([None] * 6 + [1, 2, 4, 8]))
     return Problem(
-        tuple(args), kwargs, in_axes, out_axes, axis_size, ndev, (tuple(mapped), kw_mapped), n, irregular[0], max(sizes, default=0)
+        tuple(args),
+        kwargs,
+        in_axes,
+        out_axes,
+        axis_size,
+        ndev,
+        (tuple(mapped), kw_mapped),
+        n,
+        irregular[0],
+        max(sizes, default=0),
     )
 
 
@@ -276,7 +285,7 @@ def test_pmap_predict_agrees_with_eval_shape(p: Problem) -> None:
         event("deviation: out_axes=None on a mapped output")
         expected = Raised(ValueError("documented deviation: out_axes=None on a mapped output"))
     outcome_event(expected)
-    make = lambda: ax.pmap(p.fun, **p.pmap_kwargs())  # noqa: E731
+    make = lambda: ax.pmap(p.fun, **p.pmap_kwargs())
     assert_predict_agrees(ax_predictor(make), expected, args, kwargs, context=repr(p))
     if isinstance(expected, Ok) and not p.irregular:
         assert make().predict(*args, **kwargs).axis_size == p.size, repr(p)
@@ -300,7 +309,7 @@ def test_pmap_predict_with_devices_matches_a_device_subset(p: Problem, ndev: int
     if isinstance(expected, Ok) and p.deviates():
         expected = Raised(ValueError("documented deviation: out_axes=None on a mapped output"))
     outcome_event(expected)
-    make = lambda: ax.pmap(p.fun, **p.pmap_kwargs())  # noqa: E731
+    make = lambda: ax.pmap(p.fun, **p.pmap_kwargs())
     assert_predict_agrees(
         ax_predictor_with_devices(make, ndev), expected, args, kwargs, context=f"{p!r}, predict_with_devices({ndev})"
     )
@@ -334,7 +343,7 @@ def test_pmap_checked_call_agrees_with_jax(p: Problem) -> None:
 
 
 def test_top_level_list_in_axes_is_a_prefix_error() -> None:
-    f = lambda x, y: x + y  # noqa: E731
+    f = lambda x, y: x + y
     args = (sds((4, 3)), sds((4, 3)))
     assert isinstance(jax_eval_shape(jax_construct(lambda: jax.pmap(f, in_axes=[0, 0])), args), Raised)
     assert isinstance(jax_eval_shape(jax.pmap(f, in_axes=(0, 0)), args), Ok)  # the tuple works
@@ -344,7 +353,7 @@ def test_top_level_list_in_axes_is_a_prefix_error() -> None:
 
 @pytest.mark.parametrize("bad", [True, np.int64(0), 0.0, "0", {"x": 0}])
 def test_non_int_in_axes_leaves_are_rejected(bad: Any) -> None:
-    f = lambda x: x * 2  # noqa: E731
+    f = lambda x: x * 2
     jfn = jax_construct(lambda: jax.pmap(f, in_axes=bad))
     expected = jax_eval_shape(jfn, (sds((4, 3)),))
     assert isinstance(expected, Raised)
@@ -352,7 +361,7 @@ def test_non_int_in_axes_leaves_are_rejected(bad: Any) -> None:
 
 
 def test_kwargs_are_always_mapped_on_axis_0() -> None:
-    f = lambda x, y: x + y  # noqa: E731
+    f = lambda x, y: x + y
     for y in [sds((4, 3)), sds((3, 4))]:
         expected = jax_eval_shape(jax.pmap(f, in_axes=(1,)), (sds((3, 4)),), {"y": y})
         assert_predict_agrees(ax_predictor(lambda: ax.pmap(f, in_axes=(1,))), expected, (sds((3, 4)),), {"y": y})
@@ -376,7 +385,7 @@ def test_kwargs_are_always_mapped_on_axis_0() -> None:
     ],
 )
 def test_sizes_and_axis_size(in_axes: Any, axis_size: int | None, shapes: list[tuple[int, ...]]) -> None:
-    f = lambda *xs: sum(x.sum() for x in xs)  # noqa: E731
+    f = lambda *xs: sum(x.sum() for x in xs)
     args = tuple(sds(s) for s in shapes)
     kw = {} if axis_size is None else {"axis_size": axis_size}
     expected = jax_eval_shape(jax_construct(lambda: jax.pmap(f, in_axes=in_axes, **kw)), args)
@@ -386,14 +395,14 @@ def test_sizes_and_axis_size(in_axes: Any, axis_size: int | None, shapes: list[t
 @pytest.mark.parametrize("in_axes", [(None, 0), (0, 0), 0, (0, None)])
 def test_python_scalar_arguments(in_axes: Any) -> None:
     """Size inference skips leaves without `.shape` (Python scalars)."""
-    f = lambda s, x: x * s  # noqa: E731
+    f = lambda s, x: x * s
     args = (2.0, sds((4, 3)))
     expected = jax_eval_shape(jax.pmap(f, in_axes=in_axes), args)
     assert_predict_agrees(ax_predictor(lambda: ax.pmap(f, in_axes=in_axes)), expected, args, context=str(in_axes))
 
 
 def test_rank0_mapped_leaf_after_a_good_one() -> None:
-    f = lambda x, y: x.sum() + y  # noqa: E731
+    f = lambda x, y: x.sum() + y
     args = (sds((4, 3)), sds(()))
     expected = jax_eval_shape(jax.pmap(f), args)
     assert isinstance(expected, Raised)
@@ -403,7 +412,7 @@ def test_rank0_mapped_leaf_after_a_good_one() -> None:
 @pytest.mark.parametrize("k", [1, 2, 4, 8])
 @pytest.mark.parametrize("n", [1, 2, 4, 8])
 def test_devices_subset(k: int, n: int) -> None:
-    f = lambda x: x * 2  # noqa: E731
+    f = lambda x: x * 2
     expected = jax_eval_shape(jax.pmap(f, devices=jax.devices()[:k]), (sds((n, 3)),))
     assert isinstance(expected, Raised) == (n > k)
     assert_predict_agrees(ax_predictor(lambda: ax.pmap(f, devices=jax.devices()[:k])), expected, (sds((n, 3)),))
@@ -411,7 +420,7 @@ def test_devices_subset(k: int, n: int) -> None:
 
 
 def test_empty_devices_list_raises() -> None:
-    f = lambda x: x  # noqa: E731
+    f = lambda x: x
     expected = jax_eval_shape(jax_construct(lambda: jax.pmap(f, devices=[])), (sds((1, 3)),))
     assert isinstance(expected, Raised)
     assert_predict_agrees(ax_predictor(lambda: ax.pmap(f, devices=[])), expected, (sds((1, 3)),))
@@ -425,7 +434,7 @@ def test_empty_devices_list_raises() -> None:
     [(-1, [(4, 1)]), ((0, -1), [(2, 3), (3, 2)]), ((0, -2), [(4, 3), (4, 1, 5)])],
 )
 def test_negative_in_axes_raise_although_jax_may_return(in_axes: Any, shapes: list[tuple[int, ...]]) -> None:
-    f = lambda *xs: tuple(x * 2 for x in xs)  # noqa: E731
+    f = lambda *xs: tuple(x * 2 for x in xs)
     args = tuple(sds(s) for s in shapes)
     _assert_ax_raises(lambda: ax.pmap(f, in_axes=in_axes), args)
 
@@ -438,7 +447,7 @@ def test_negative_in_axis_jax_accident_is_real() -> None:
 @given(st.integers(1, 8), st.lists(DIM, min_size=1, max_size=2), st.integers(-3, -1))
 @settings(deadline=None, max_examples=_FEW)
 def test_negative_in_axes_always_raise(n: int, per: list[int], axis: int) -> None:
-    f = lambda x: x * 2  # noqa: E731
+    f = lambda x: x * 2
     shape = tuple(per) + (n,)
     _assert_ax_raises(lambda: ax.pmap(f, in_axes=axis), (sds(shape),))
     _assert_ax_raises(lambda: ax.pmap(f, in_axes=(axis,)), (sds(shape),))
@@ -447,11 +456,11 @@ def test_negative_in_axes_always_raise(n: int, per: list[int], axis: int) -> Non
 @pytest.mark.parametrize("out_axes", [-1, -2, (-1,), (0, -1)])
 def test_negative_out_axes_raise_although_jax_returns(out_axes: Any) -> None:
     if isinstance(out_axes, tuple) and len(out_axes) == 2:
-        f: Any = lambda x: (x * 2, x + 1)  # noqa: E731
+        f: Any = lambda x: (x * 2, x + 1)
     elif isinstance(out_axes, tuple):
-        f = lambda x: (x * 2,)  # noqa: E731
+        f = lambda x: (x * 2,)
     else:
-        f = lambda x: x * 2  # noqa: E731
+        f = lambda x: x * 2
     args = (sds((4, 3, 5)),)
     _jax_returns(jax.pmap(f, out_axes=out_axes), args)
     _assert_ax_raises(lambda: ax.pmap(f, out_axes=out_axes), args)
@@ -463,7 +472,7 @@ def test_negative_out_axis_jax_accident_is_real() -> None:
 
 
 def test_out_axes_none_on_mapped_output_raises_although_jax_returns() -> None:
-    f = lambda x: x * 2  # noqa: E731
+    f = lambda x: x * 2
     got = _jax_returns(jax.pmap(f, out_axes=None), (sds((4, 3)),))
     assert got.shapes == [(3,)]
     values = jax.pmap(lambda x: x, out_axes=None)(jnp.arange(12.0).reshape(4, 3))
@@ -507,7 +516,7 @@ def test_out_axes_none_on_invariant_outputs_is_predicted(
 
 
 def test_out_axis_out_of_range_raises() -> None:
-    f = lambda x: x * 2  # noqa: E731
+    f = lambda x: x * 2
     expected = jax_eval_shape(jax.pmap(f, out_axes=3), (sds((4, 3, 5)),))
     assert isinstance(expected, Raised)
     assert_predict_agrees(ax_predictor(lambda: ax.pmap(f, out_axes=3)), expected, (sds((4, 3, 5)),))
@@ -587,11 +596,13 @@ def test_static_passed_by_keyword_raises() -> None:
 
 def test_static_value_changes_shapes() -> None:
     """A static argument is a Python value the function may use for shapes."""
-    f = lambda x, k: jnp.tile(x, k)  # noqa: E731
+    f = lambda x, k: jnp.tile(x, k)
     for k in (1, 3):
         jfn = jax.pmap(f, static_broadcasted_argnums=1)
-        expected = jax_eval_shape(lambda a, k=k: jfn(a, k), (sds((4, 2)),))
-        assert_predict_agrees(ax_predictor(lambda: ax.pmap(f, static_broadcasted_argnums=1)), expected, (sds((4, 2)), k))
+        expected = jax_eval_shape(lambda a, k=k, jfn=jfn: jfn(a, k), (sds((4, 2)),))
+        assert_predict_agrees(
+            ax_predictor(lambda: ax.pmap(f, static_broadcasted_argnums=1)), expected, (sds((4, 2)), k)
+        )
 
 
 # ================================================================ 3. collectives
@@ -665,7 +676,7 @@ def collectives(draw: Any) -> Coll:
         k = draw(st.integers(0, n))
         srcs = draw(st.permutations(range(n)))[:k]
         dsts = draw(st.permutations(range(n)))[:k]
-        params["perm"] = tuple(zip(srcs, dsts))
+        params["perm"] = tuple(zip(srcs, dsts, strict=False))
     in_axis = draw(st.sampled_from([0, 1] if rank >= 1 else [0]))
     out_axes = draw(st.sampled_from([0, 0, 0, 1, None]))
     if op == "axis_index" and out_axes is None:
@@ -772,13 +783,17 @@ def test_nested_vmap_pmap_agree_with_jax(nz: dict[str, Any], order: str) -> None
         shape = insert(inner_shape, nz["outer_in"], b)
 
         def build(vm: Any, pm: Any) -> Any:
-            return vm(pm(body, "p", in_axes=nz["inner_in"], out_axes=nz["inner_out"]), in_axes=nz["outer_in"], axis_name="v")
+            return vm(
+                pm(body, "p", in_axes=nz["inner_in"], out_axes=nz["inner_out"]), in_axes=nz["outer_in"], axis_name="v"
+            )
     else:
         inner_shape = insert((d,), nz["inner_in"], b)
         shape = insert(inner_shape, nz["outer_in"], n)
 
         def build(vm: Any, pm: Any) -> Any:
-            return pm(vm(body, in_axes=nz["inner_in"], out_axes=nz["inner_out"], axis_name="v"), "p", in_axes=nz["outer_in"])
+            return pm(
+                vm(body, in_axes=nz["inner_in"], out_axes=nz["inner_out"], axis_name="v"), "p", in_axes=nz["outer_in"]
+            )
 
     args = (sds(shape),)
     expected = jax_eval_shape(jax_construct(lambda: build(jax.vmap, jax.pmap)), args)
@@ -799,12 +814,10 @@ def test_nested_checked_calls() -> None:
 @given(st.integers(1, 4), st.integers(1, 4), DIM)
 def test_nested_pmap_raises(n_outer: int, n_inner: int, d: int) -> None:
     args = (sds((n_outer, n_inner, d)),)
-    f = lambda x: x * 2.0  # noqa: E731
+    f = lambda x: x * 2.0
     expected = jax_eval_shape(jax.pmap(jax.pmap(f, axis_name="j"), axis_name="i"), args)
     assert isinstance(expected, Raised), f"nested pmap works now in JAX: {expected}"
-    assert_predict_agrees(
-        ax_predictor(lambda: ax.pmap(ax.pmap(f, axis_name="j"), axis_name="i")), expected, args
-    )
+    assert_predict_agrees(ax_predictor(lambda: ax.pmap(ax.pmap(f, axis_name="j"), axis_name="i")), expected, args)
 
 
 # ================================================================ 5. seed §6: collectives example
@@ -858,8 +871,8 @@ def test_seed_collectives_example_on_16_devices_predicted() -> None:
 
 def parallel_training_step(params: Any, batch: Any, learning_rate: float = 0.01) -> Any:
     X, y = batch
-    forward = lambda p, X: jnp.dot(X, p["W"]) + p["b"]  # noqa: E731  (32, 1)
-    loss_fn = lambda p, X, y: -jnp.mean(jax.nn.log_sigmoid(y * forward(p, X)))  # noqa: E731
+    forward = lambda p, X: jnp.dot(X, p["W"]) + p["b"]  # (32, 1)
+    loss_fn = lambda p, X, y: -jnp.mean(jax.nn.log_sigmoid(y * forward(p, X)))
     grads = jax.grad(loss_fn)(params, X, y)
     return {k: params[k] - learning_rate * grads[k] for k in params}, loss_fn(params, X, y)
 
@@ -887,7 +900,10 @@ def test_seed_training_step_real_call() -> None:
 
     data = jax.pmap(create_device_data)(jax.random.split(key, NDEV))
     with jax.numpy_rank_promotion("allow"):
-        assert_call_agrees(ax.pmap(parallel_training_step), jax.pmap(parallel_training_step), Tracked(), (replicated, data))
+        assert_call_agrees(
+            ax.pmap(parallel_training_step), jax.pmap(parallel_training_step), Tracked(), (replicated, data)
+        )
+
         # data-parallel with a gradient all-reduce, params unmapped
         def step(params: Any, batch: Any) -> Any:
             new, loss = parallel_training_step(params, batch)
@@ -929,7 +945,7 @@ def test_out_axes_none_follows_device_variance(fun: Any, invariant: bool) -> Non
 
 def test_ppermute_duplicate_destinations() -> None:
     """eval_shape misses it (a lowering-time check); the real call raises; axischeck raises."""
-    f = lambda x: lax.ppermute(x, "i", [(0, 1), (1, 1)])  # noqa: E731
+    f = lambda x: lax.ppermute(x, "i", [(0, 1), (1, 1)])
     _jax_returns(jax.pmap(f, "i"), (sds((4, 3)),))
     with pytest.raises(ValueError, match="unique"):
         jax.pmap(f, "i")(concrete((4, 3)))
@@ -967,12 +983,12 @@ def test_pytree_prefix_structures(fun: Any, in_axes: Any, out_axes: Any, args: A
 def test_pmap_predict_on_tracers_under_jit(p: Problem) -> None:
     jfn, args, kwargs = _expected(p)
     expected = jax_eval_shape(jfn, args, kwargs)
-    make = lambda: ax.pmap(p.fun, **p.pmap_kwargs())  # noqa: E731
+    make = lambda: ax.pmap(p.fun, **p.pmap_kwargs())
     assert_predict_agrees(predict_under_jit(ax_predictor(make)), expected, args, kwargs, context=repr(p))
 
 
 def test_other_jax_parameters_are_accepted() -> None:
-    f = lambda x, y: x * y  # noqa: E731
+    f = lambda x, y: x * y
     args = (sds((4, 3)), sds((4, 3)))
     for kw in ({"backend": "cpu"}, {"donate_argnums": (0,)}, {"axis_size": 4, "devices": jax.devices()[:4]}):
         expected = jax_eval_shape(jax.pmap(f, "i", **kw), args)
@@ -994,7 +1010,7 @@ def test_decorator_forms() -> None:
 
 
 def test_unhashable_static_argument_raises() -> None:
-    f = lambda x, s: x * len(s)  # noqa: E731
+    f = lambda x, s: x * len(s)
     jfn = jax.pmap(f, static_broadcasted_argnums=1)
     with pytest.raises(ValueError, match="Non-hashable"):
         jfn(concrete((4, 3)), [1, 2])
@@ -1017,7 +1033,7 @@ def test_int_axis_name_zero(body: str) -> None:
 def test_int_axis_name_real_call_fails() -> None:
     """`axis_name=1`: eval_shape succeeds but the real call raises TypeError; the checked
     call must raise AxisCheckError (an int name is read as a positional axis, §5.1)."""
-    f = lambda x: x * 2  # noqa: E731
+    f = lambda x: x * 2
     _jax_returns(jax.pmap(f, axis_name=1), (sds((4, 3)),))
     with pytest.raises(TypeError):
         jax.pmap(f, axis_name=1)(concrete((4, 3)))
@@ -1026,7 +1042,7 @@ def test_int_axis_name_real_call_fails() -> None:
 
 
 def test_jit_of_checked_pmap() -> None:
-    f = lambda x, w: lax.psum(x, "i") @ w  # noqa: E731
+    f = lambda x, w: lax.psum(x, "i") @ w
     args = (concrete((4, 3)), concrete((3, 2), 1))
     afn = jax.jit(ax.pmap(f, "i", in_axes=(0, None)))
     jfn = jax.jit(jax.pmap(f, "i", in_axes=(0, None)))
@@ -1043,7 +1059,7 @@ def test_jit_of_checked_pmap() -> None:
     ],
 )
 def test_signature_predictions(sig: str, shapes: list[tuple[int, ...]], ok: bool) -> None:
-    f = lambda x, y: x @ y  # noqa: E731
+    f = lambda x, y: x @ y
     args = tuple(sds(s) for s in shapes)
     expected = jax_eval_shape(jax.pmap(f), args)
     assert isinstance(expected, Ok) == ok

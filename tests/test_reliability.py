@@ -39,9 +39,9 @@ import numpy as np
 import pytest
 from hypothesis import Phase, given, settings
 from hypothesis import strategies as st
+from jax.sharding import PartitionSpec as P
 
 import axischeck as ax
-from jax.sharding import PartitionSpec as P
 
 T = TypeVar("T")
 AxisCheckError = ax.AxisCheckError
@@ -116,9 +116,7 @@ def attempt(what: str, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T | A
         assert isinstance(text, str) and text
         return err
     except Exception as err:
-        raise AssertionError(
-            f"{what} leaked {type(err).__name__} (not an AxisCheckError): {_short(err)}"
-        ) from err
+        raise AssertionError(f"{what} leaked {type(err).__name__} (not an AxisCheckError): {_short(err)}") from err
 
 
 def must(what: str, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
@@ -212,8 +210,36 @@ _GRAMMAR = "()(),,->  *._#abn0123456789"
 _UNICODE = "αβγ٣²\u200b\x00\t\n🙂ｎ"
 
 dim_tokens = st.one_of(
-    st.sampled_from(["a", "b", "c", "n", "_", "...", "*b", "*_", "#a", "#3", "3", "0", "*", "**a",
-                     "*#a", "#", "a#", "*...", "...a", "-1", "1.5", "α", "٣", "²", "a-b", "None"]),
+    st.sampled_from(
+        [
+            "a",
+            "b",
+            "c",
+            "n",
+            "_",
+            "...",
+            "*b",
+            "*_",
+            "#a",
+            "#3",
+            "3",
+            "0",
+            "*",
+            "**a",
+            "*#a",
+            "#",
+            "a#",
+            "*...",
+            "...a",
+            "-1",
+            "1.5",
+            "α",
+            "٣",
+            "²",
+            "a-b",
+            "None",
+        ]
+    ),
     st.integers(0, 10**40).map(str),
     st.text(alphabet=_GRAMMAR + _UNICODE, min_size=1, max_size=4),
 )
@@ -237,9 +263,32 @@ signature_texts = st.one_of(
     st.integers(1, 50).map(lambda n: "(a)" * n),  # groups without commas
     st.integers(1, 60).map(lambda n: ",".join(["(a,a)"] * n) + "->(a)"),  # duplicated names
     st.integers(10**18, 10**400).map(lambda n: f"({n},{n})->({n})"),  # huge integers
-    st.sampled_from(["", " ", "->", "->()", "()->", "(", ")", "((a))", "(a,b", "a,b)", "(a)->(b)->(c)",
-                     "(a,)->(a)", "(,)->()", "(a b)->(a)", "a b -> c", "(*a,*b)->()", "(...)->(...)",
-                     "(#a)->(#a)", "(_)->(_)", "(a)->()", "() ->()", "(\u00a0a)->(a)"]),
+    st.sampled_from(
+        [
+            "",
+            " ",
+            "->",
+            "->()",
+            "()->",
+            "(",
+            ")",
+            "((a))",
+            "(a,b",
+            "a,b)",
+            "(a)->(b)->(c)",
+            "(a,)->(a)",
+            "(,)->()",
+            "(a b)->(a)",
+            "a b -> c",
+            "(*a,*b)->()",
+            "(...)->(...)",
+            "(#a)->(#a)",
+            "(_)->(_)",
+            "(a)->()",
+            "() ->()",
+            "(\u00a0a)->(a)",
+        ]
+    ),
 )
 
 _shape_dims = st.integers(0, 4)
@@ -307,8 +356,10 @@ def arguments(
         dims = st.one_of(dims, st.integers(2**31, 2**70))
     shapes = st.lists(dims, max_size=max_rank).map(tuple)
     arrays = shapes.flatmap(lambda s: _arrays_for(s, predict))
-    leaf = st.one_of(arrays, arrays, _odd_scalars, _junk) if junk else st.one_of(
-        arrays, arrays, st.none(), st.integers(-5, 5), st.floats(-1e3, 1e3), st.booleans()
+    leaf = (
+        st.one_of(arrays, arrays, _odd_scalars, _junk)
+        if junk
+        else st.one_of(arrays, arrays, st.none(), st.integers(-5, 5), st.floats(-1e3, 1e3), st.booleans())
     )
     tree = st.recursive(leaf, _containers, max_leaves=max_leaves)
     args = tuple(draw(st.lists(tree, max_size=max_args)))
@@ -323,8 +374,22 @@ _axis_leaves = st.one_of(
     st.integers(-(2**80), 2**80),
     st.booleans(),
     st.floats(allow_nan=True),
-    st.sampled_from([np.int64(0), np.int32(1), np.uint8(0), np.float32(0), np.bool_(True), np.array(0),
-                     np.array([0, 1]), jnp.array(0), ax.Shape((0,)), Ellipsis, 1j, b"0"]),
+    st.sampled_from(
+        [
+            np.int64(0),
+            np.int32(1),
+            np.uint8(0),
+            np.float32(0),
+            np.bool_(True),
+            np.array(0),
+            np.array([0, 1]),
+            jnp.array(0),
+            ax.Shape((0,)),
+            Ellipsis,
+            1j,
+            b"0",
+        ]
+    ),
     st.text(max_size=3),
     st.sets(st.integers(0, 2), max_size=2),
     st.frozensets(st.integers(0, 2), max_size=2),
@@ -354,8 +419,22 @@ axis_sizes = st.one_of(
     st.booleans(),
     st.floats(allow_nan=True),
     st.text(max_size=2),
-    st.sampled_from([np.int64(3), np.uint8(2), np.array(3), np.array(2.5), np.array([3]), jnp.array(3),
-                     np.float32(3.0), 3 + 0j, Opaque(), [3], (3,), {3}]),
+    st.sampled_from(
+        [
+            np.int64(3),
+            np.uint8(2),
+            np.array(3),
+            np.array(2.5),
+            np.array([3]),
+            jnp.array(3),
+            np.float32(3.0),
+            3 + 0j,
+            Opaque(),
+            [3],
+            (3,),
+            {3},
+        ]
+    ),
 )
 axis_names = st.one_of(
     st.none(),
@@ -386,8 +465,19 @@ sum_matches = st.one_of(
     st.sampled_from([np.bool_(True), np.array(True), np.array([True, False]), jnp.array([1, 0]), Opaque()]),
 )
 _valid_signatures = st.sampled_from(
-    ["(n)->(n)", "(a,b),(b,c)->(a,c)", "()->()", "n -> n", "(n)", "(n),(n)->()", "*b n -> *b", "... -> ()",
-     "(i)->(i)", "(n)->(m)", "(3)->(3)"]
+    [
+        "(n)->(n)",
+        "(a,b),(b,c)->(a,c)",
+        "()->()",
+        "n -> n",
+        "(n)",
+        "(n),(n)->()",
+        "*b n -> *b",
+        "... -> ()",
+        "(i)->(i)",
+        "(n)->(m)",
+        "(3)->(3)",
+    ]
 )
 signature_values = st.one_of(
     st.none(),
@@ -450,7 +540,10 @@ def test_signature_strings_fuzz(text: str, shapes: list[tuple[int, ...]], in_axe
         assert again == sig and hash(again) == hash(sig)
         _exercise_signature(f"Signature({text!r})", sig, shapes, in_axes)
     attempt("Signature(text, output=...)", ax.Signature, text, output="a")
-    for name, make in [("vmap", lambda: ax.vmap(const, signature=text)), ("check", lambda: ax.check(const, signature=text))]:
+    for name, make in [
+        ("vmap", lambda: ax.vmap(const, signature=text)),
+        ("check", lambda: ax.check(const, signature=text)),
+    ]:
         wrapped = attempt(f"ax.{name}(const, signature={text!r})", make)
         if isinstance(wrapped, AxisCheckError):
             continue
@@ -495,7 +588,11 @@ def _matching_args(tree: Any, lead: tuple[int, ...] = (), depth: int = 0, seen: 
         return _matching_args(x, lead, depth + 1, inner)
 
     if isinstance(tree, dict):
-        return type(tree)({k: go(v) for k, v in tree.items()}) if type(tree) in (dict, collections.OrderedDict) else lead + (2,)
+        return (
+            type(tree)({k: go(v) for k, v in tree.items()})
+            if type(tree) in (dict, collections.OrderedDict)
+            else lead + (2,)
+        )
     if isinstance(tree, Pair):
         return Pair(go(tree.left), go(tree.right), tree.tag)
     if isinstance(tree, NT):
@@ -510,16 +607,16 @@ def _matching_args(tree: Any, lead: tuple[int, ...] = (), depth: int = 0, seen: 
 )
 def test_signature_pytrees_fuzz(inputs: list[Any], output: Any, form: str) -> None:
     if form == "tuple":
-        make: Callable[[], ax.Signature] = lambda: ax.Signature(tuple(inputs))  # noqa: E731
+        make: Callable[[], ax.Signature] = lambda: ax.Signature(tuple(inputs))
     elif form == "tuple+output":
-        make = lambda: ax.Signature(tuple(inputs), output=output)  # noqa: E731
+        make = lambda: ax.Signature(tuple(inputs), output=output)
     elif form == "dict":
         spec = {f"p{i}": t for i, t in enumerate(inputs)} | {"return": output}
-        make = lambda: ax.Signature(spec)  # noqa: E731
+        make = lambda: ax.Signature(spec)
     elif form == "list":
-        make = lambda: ax.Signature(list(inputs), output=output)  # noqa: E731
+        make = lambda: ax.Signature(list(inputs), output=output)
     else:
-        make = lambda: ax.Signature(output)  # noqa: E731
+        make = lambda: ax.Signature(output)
     sig = attempt(f"Signature[{form}]({_short(inputs)}, output={_short(output)})", make)
     args = tuple(_matching_args(t) for t in inputs)
     batched = tuple(_matching_args(t, (4,)) for t in inputs)
@@ -579,10 +676,19 @@ def _construct(kind: str, fun: str, options: dict[str, Any]) -> tuple[str, Any]:
         return what, attempt(what, lambda: ax.vmap(f, **opts))
     if kind == "vmap-positional":
         sig = opts.pop("signature", None)
-        return what, attempt(what, lambda: ax.vmap(
-            f, opts.get("in_axes", 0), opts.get("out_axes", 0), opts.get("axis_name"),
-            opts.get("axis_size"), opts.get("spmd_axis_name"), opts.get("sum_match", False), signature=sig,
-        ))
+        return what, attempt(
+            what,
+            lambda: ax.vmap(
+                f,
+                opts.get("in_axes", 0),
+                opts.get("out_axes", 0),
+                opts.get("axis_name"),
+                opts.get("axis_size"),
+                opts.get("spmd_axis_name"),
+                opts.get("sum_match", False),
+                signature=sig,
+            ),
+        )
     if kind == "decorator":
         decorator = attempt(what, lambda: ax.vmap(**opts))
         return what, decorator if isinstance(decorator, AxisCheckError) else attempt(what, decorator, f)
@@ -592,10 +698,15 @@ def _construct(kind: str, fun: str, options: dict[str, Any]) -> tuple[str, Any]:
     if kind == "check":
         return what, attempt(what, lambda: ax.check(f, signature=opts.get("signature")))
     sig = ax.Signature("(a,b),(b,c)->(a,c)")
-    return what, attempt(what, lambda: sig.vmap(
-        opts.get("in_axes", 0), opts.get("out_axes", 0), axis_size=opts.get("axis_size"),
-        axis_name=opts.get("axis_name"),
-    ))
+    return what, attempt(
+        what,
+        lambda: sig.vmap(
+            opts.get("in_axes", 0),
+            opts.get("out_axes", 0),
+            axis_size=opts.get("axis_size"),
+            axis_name=opts.get("axis_name"),
+        ),
+    )
 
 
 @NO_SHRINK
@@ -644,32 +755,47 @@ def _roster() -> list[tuple[str, Any, bool]]:
         ("vmap(const, in_axes=None, axis_size=3)", ax.vmap(const, in_axes=None, axis_size=3), True),
         ("vmap(const, in_axes=(0, None, 1))", ax.vmap(const, in_axes=(0, None, 1)), True),
         ("vmap(echo, in_axes=-1, out_axes=-1)", ax.vmap(echo, in_axes=-1, out_axes=-1), False),
-        ("vmap(echo, in_axes=None, out_axes=None, axis_size=2)",
-         ax.vmap(echo, in_axes=None, out_axes=None, axis_size=2), False),
+        (
+            "vmap(echo, in_axes=None, out_axes=None, axis_size=2)",
+            ax.vmap(echo, in_axes=None, out_axes=None, axis_size=2),
+            False,
+        ),
         ("vmap(const, out_axes=None, axis_name='i')", ax.vmap(const, out_axes=None, axis_name="i"), True),
         ("vmap(echo, out_axes=None, sum_match=True)", ax.vmap(echo, out_axes=None, sum_match=True), False),
         ("vmap(const, sig=(n),(n)->())", ax.vmap(const, signature="(n),(n)->()"), True),
-        ("vmap(const, in_axes=(0,1), sig=einsum)",
-         ax.vmap(const, in_axes=(0, 1), signature="(a,b),(b,c)->(a,c)"), True),
-        ("vmap(echo, in_axes=-1, sig=*b n -> *b n)",
-         ax.vmap(echo, in_axes=-1, out_axes=-1, signature="*b n -> *b n"), False),
-        ("vmap(const, sig=pytree)",
-         ax.vmap(const, signature=ax.Signature(("i", {"W": "o i", "b": "o"}), output="o")), True),
+        (
+            "vmap(const, in_axes=(0,1), sig=einsum)",
+            ax.vmap(const, in_axes=(0, 1), signature="(a,b),(b,c)->(a,c)"),
+            True,
+        ),
+        (
+            "vmap(echo, in_axes=-1, sig=*b n -> *b n)",
+            ax.vmap(echo, in_axes=-1, out_axes=-1, signature="*b n -> *b n"),
+            False,
+        ),
+        (
+            "vmap(const, sig=pytree)",
+            ax.vmap(const, signature=ax.Signature(("i", {"W": "o i", "b": "o"}), output="o")),
+            True,
+        ),
         ("vmap(const, sig=dict)", ax.vmap(const, signature={"x": "n", "y": None, "return": "()"}), True),
         ("vmap(const, axis_name='n', sig=(n)->(n))", ax.vmap(const, axis_name="n", signature="(n)->(n)"), True),
         ("check(const, sig=n f, f o -> n)", ax.check(const, signature="n f, f o -> n"), True),
         ("check(const, sig=... -> ())", ax.check(const, signature="... -> ()"), True),
-        ("vmap(vmap(const, sig=(n)->()), in_axes=1)",
-         ax.vmap(ax.vmap(const, signature="(n)->()"), in_axes=1), True),
+        ("vmap(vmap(const, sig=(n)->()), in_axes=1)", ax.vmap(ax.vmap(const, signature="(n)->()"), in_axes=1), True),
         ("vmap(vmap(echo), axis_name='outer')", ax.vmap(ax.vmap(echo), axis_name="outer"), False),
         ("bound method", _Model().method, True),
-        ("shard_map(const, P(), P())",
-         ax.shard_map(const, mesh=_MESH, in_specs=P(), out_specs=P()), True),
-        ("shard_map(echo, P('x'), P('x'), mesh=dict)",
-         ax.shard_map(echo, mesh={"x": 2, "y": 64}, in_specs=P("x"), out_specs=P("x")), False),
-        ("shard_map(const, (P('x', 'y'), None), sig)",
-         ax.shard_map(const, mesh=_MESH, in_specs=(P("x", "y"), None), out_specs=P(), signature="(a,b),(...)->()"),
-         False),
+        ("shard_map(const, P(), P())", ax.shard_map(const, mesh=_MESH, in_specs=P(), out_specs=P()), True),
+        (
+            "shard_map(echo, P('x'), P('x'), mesh=dict)",
+            ax.shard_map(echo, mesh={"x": 2, "y": 64}, in_specs=P("x"), out_specs=P("x")),
+            False,
+        ),
+        (
+            "shard_map(const, (P('x', 'y'), None), sig)",
+            ax.shard_map(const, mesh=_MESH, in_specs=(P("x", "y"), None), out_specs=P(), signature="(a,b),(...)->()"),
+            False,
+        ),
         ("vmap(shard_map(const))", ax.vmap(ax.shard_map(const, mesh=_MESH, in_specs=P(), out_specs=P())), True),
     ]
 
@@ -802,7 +928,9 @@ def test_cyclic_and_very_deep_arguments_are_reported() -> None:
     import subprocess
 
     env = dict(os.environ, JAX_PLATFORMS="cpu")
-    proc = subprocess.run([sys.executable, "-c", _CYCLIC_AND_DEEP], capture_output=True, text=True, timeout=300, env=env)
+    proc = subprocess.run(
+        [sys.executable, "-c", _CYCLIC_AND_DEEP], capture_output=True, text=True, timeout=300, env=env
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "Exception ignored" not in proc.stderr, proc.stderr[-3000:]
     assert proc.stdout.startswith("CLEAN"), proc.stdout
@@ -900,8 +1028,16 @@ def _code_only(source: str) -> str:
 def test_the_eval_exec_pattern_itself() -> None:
     for bad in ["eval(x)", "exec (code)", "builtins.eval(s)", "y = eval(\n s)", "exec(compile(s, f, 'exec'))"]:
         assert _EVAL_EXEC.search(bad), bad
-    for fine in ["jax.eval_shape(f)", "evaluate(x)", "ast.literal_eval(s)", "self.evaluation", "execute(x)",
-                 "eval_per_example(fn)", "retrieval(x)", "exec_time = 1"]:
+    for fine in [
+        "jax.eval_shape(f)",
+        "evaluate(x)",
+        "ast.literal_eval(s)",
+        "self.evaluation",
+        "execute(x)",
+        "eval_per_example(fn)",
+        "retrieval(x)",
+        "exec_time = 1",
+    ]:
         assert not _EVAL_EXEC.search(fine), fine
 
 
@@ -943,8 +1079,13 @@ def _thread_targets() -> dict[str, Any]:
         "nested": ax.vmap(ax.vmap(lambda x: x.sum(), signature="(n)->()"), in_axes=1),
         "traced": ax.vmap(_traced_fn, in_axes=(0, None)),
         "sig": ax.Signature("(a,b),(b,c)->(a,c)").vmap(in_axes=(0, 1)),
-        "shard": ax.shard_map(lambda a, b: a @ b, mesh={"x": 4, "y": 2}, in_specs=(P("x", None), P(None, "y")),
-                              out_specs=P("x", "y"), signature="(n,k),(k,m)->(n,m)"),
+        "shard": ax.shard_map(
+            lambda a, b: a @ b,
+            mesh={"x": 4, "y": 2},
+            in_specs=(P("x", None), P(None, "y")),
+            out_specs=P("x", "y"),
+            signature="(n,k),(k,m)->(n,m)",
+        ),
     }
 
 
@@ -959,7 +1100,9 @@ def _traced_oracle() -> dict[tuple[tuple[int, ...], tuple[int, ...]], Any]:
         for wm in (m, m + 1):
             xs, ws = (b, k, m), (wm, p)
             try:
-                out = jax.eval_shape(plain, jax.ShapeDtypeStruct(xs, jnp.float32), jax.ShapeDtypeStruct(ws, jnp.float32))
+                out = jax.eval_shape(
+                    plain, jax.ShapeDtypeStruct(xs, jnp.float32), jax.ShapeDtypeStruct(ws, jnp.float32)
+                )
                 oracle[xs, ws] = tuple(out.shape)
             except Exception:
                 oracle[xs, ws] = ax.FunctionError
@@ -969,6 +1112,7 @@ def _traced_oracle() -> dict[tuple[tuple[int, ...], tuple[int, ...]], Any]:
 def _tasks(rng: random.Random, thread: int, count: int, oracle: dict[Any, Any]) -> Iterator[Task]:
     fresh = iter(range(100 + 1000 * thread, 10**9))
     for _ in range(count):
+
         def size() -> int:
             return next(fresh) if rng.random() < 0.15 else rng.randint(1, 5)  # misses, and many hits
 
@@ -1018,7 +1162,9 @@ def _tasks(rng: random.Random, thread: int, count: int, oracle: dict[Any, Any]) 
             b, a, k, c = size(), size(), size(), size()
             args = ((b, a, k), (k + bad, b, c))
             if kind == "sig":
-                yield Task("sig", args, ax.ArgumentError if bad else (b, a, c), None if bad else b, "b" if bad else None)
+                yield Task(
+                    "sig", args, ax.ArgumentError if bad else (b, a, c), None if bad else b, "b" if bad else None
+                )
             else:
                 yield Task("sig-unify", args, ax.Conflict if bad else {"a": a, "b": k, "c": c, "B": b})
         else:
@@ -1077,10 +1223,10 @@ def test_threads_share_decorated_functions_without_wrong_answers() -> None:
             for task in plans[t]:
                 try:
                     _run_task(targets, task, rng)
-                except Exception as err:  # noqa: BLE001 - collected and reported below
+                except Exception as err:
                     failures.append(f"thread {t}: {type(err).__name__}: {str(err)[:400]}")
                 done[t] += 1
-        except Exception as err:  # noqa: BLE001
+        except Exception as err:
             failures.append(f"thread {t} died: {type(err).__name__}: {err}")
 
     old = sys.getswitchinterval()
@@ -1158,6 +1304,7 @@ def test_decorated_functions_do_not_leak() -> None:
 
     refs = []
     for i in range(20):
+
         def user(x: jax.Array, i: int = i) -> jax.Array:
             return x * i
 
@@ -1198,11 +1345,19 @@ HYGIENE_CASES: dict[str, Callable[[], Case]] = {
     "signature": lambda: (ax.vmap(complex_operation, in_axes=(0, 1, 0), signature=EINSUM), (_X, _Y_BAD, _Z), {}),
     "no-signature-rank": lambda: (ax.vmap(complex_operation, in_axes=(0, 3, 0)), (_X, _Y_BAD, _Z), {}),
     "no-signature-batch": lambda: (ax.vmap(complex_operation, in_axes=(0, 0, 0)), (_X, _Y_BAD, _Z), {}),
-    "check": lambda: (ax.check(lambda X, W: X @ W, signature="n f, f o -> n"), (jnp.ones((4, 3)), jnp.ones((2, 1))), {}),
+    "check": lambda: (
+        ax.check(lambda X, W: X @ W, signature="n f, f o -> n"),
+        (jnp.ones((4, 3)), jnp.ones((2, 1))),
+        {},
+    ),
     "jit": lambda: (jax.jit(ax.vmap(complex_operation, in_axes=(0, 1, 0), signature=EINSUM)), (_X, _Y_BAD, _Z), {}),
     "nested": lambda: (ax.vmap(ax.vmap(lambda x: x.sum(), signature="(n)->()"), in_axes=1), (jnp.ones((2, 3)),), {}),
     "out_axes-none": lambda: (ax.vmap(_ident, out_axes=None), (jnp.ones((2, 3)),), {}),
-    "kwargs": lambda: (ax.vmap(lambda x, y: x + y, signature="(n),(n)->(n)"), (jnp.ones((2, 3)),), {"y": jnp.ones((3, 4))}),
+    "kwargs": lambda: (
+        ax.vmap(lambda x, y: x + y, signature="(n),(n)->(n)"),
+        (jnp.ones((2, 3)),),
+        {"y": jnp.ones((3, 4))},
+    ),
     "predict": lambda: (ax.vmap(complex_operation, in_axes=(0, 1, 0), signature=EINSUM).predict, (_X, _Y_BAD, _Z), {}),
     "bound-method": lambda: (_Hyg().apply, (jnp.ones((2, 3)),), {}),
 }

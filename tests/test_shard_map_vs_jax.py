@@ -23,8 +23,8 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 from hypothesis import event, given
-from hypothesis.control import currently_in_test_context
 from hypothesis import strategies as st
+from hypothesis.control import currently_in_test_context
 from jax import lax
 from jax.sharding import AbstractMesh, Mesh
 from jax.sharding import PartitionSpec as P
@@ -32,8 +32,15 @@ from jax.sharding import PartitionSpec as P
 import axischeck as ax
 
 DIMS = [1, 2, 3, 4, 6, 8, 12, 16, 24]
-REAL_MESHES = [((8,), ("x",)), ((4,), ("x",)), ((2,), ("x",)), ((4, 2), ("x", "y")), ((2, 4), ("x", "y")),
-               ((2, 2), ("x", "y")), ((1, 8), ("x", "y"))]
+REAL_MESHES = [
+    ((8,), ("x",)),
+    ((4,), ("x",)),
+    ((2,), ("x",)),
+    ((4, 2), ("x", "y")),
+    ((2, 4), ("x", "y")),
+    ((2, 2), ("x", "y")),
+    ((1, 8), ("x", "y")),
+]
 BIG_MESHES = [((16,), ("x",)), ((16, 4), ("x", "y")), ((64, 2), ("x", "y"))]
 
 
@@ -77,8 +84,24 @@ class Body:
 @st.composite
 def bodies(draw: st.DrawFn, sizes: dict[str, int], rank: int, nargs: int) -> Body:
     names = tuple(sizes)
-    kind = draw(st.sampled_from(["id", "plus", "sum0", "psum", "pmean", "gather", "gather_invariant", "scatter",
-                                 "all_to_all", "pswapaxes", "ppermute", "index"]))
+    kind = draw(
+        st.sampled_from(
+            [
+                "id",
+                "plus",
+                "sum0",
+                "psum",
+                "pmean",
+                "gather",
+                "gather_invariant",
+                "scatter",
+                "all_to_all",
+                "pswapaxes",
+                "ppermute",
+                "index",
+            ]
+        )
+    )
     name = draw(st.sampled_from(names))
     axis = draw(st.integers(0, max(rank, 1)))
     tiled = draw(st.booleans())
@@ -105,18 +128,26 @@ def bodies(draw: st.DrawFn, sizes: dict[str, int], rank: int, nargs: int) -> Bod
         perm = [(i, (i + 1) % n) for i in range(n)]
         return Body(f"ppermute(a, {name!r}, shift by 1)", lambda *a: lax.ppermute(a[0], name, perm))
     if kind == "gather_invariant":  # vma-aware: the result may be promised replicated
-        return Body(f"all_gather(a, {name!r}, axis={axis}, tiled={tiled}, to='invarying')",
-                    lambda *a: lax.all_gather(a[0], name, axis=axis, tiled=tiled, to="invarying"))
+        return Body(
+            f"all_gather(a, {name!r}, axis={axis}, tiled={tiled}, to='invarying')",
+            lambda *a: lax.all_gather(a[0], name, axis=axis, tiled=tiled, to="invarying"),
+        )
     if kind == "gather":
-        return Body(f"all_gather(a, {name!r}, axis={axis}, tiled={tiled})",
-                    lambda *a: lax.all_gather(a[0], name, axis=axis, tiled=tiled))
+        return Body(
+            f"all_gather(a, {name!r}, axis={axis}, tiled={tiled})",
+            lambda *a: lax.all_gather(a[0], name, axis=axis, tiled=tiled),
+        )
     if kind == "scatter":
-        return Body(f"psum_scatter(a, {name!r}, scatter_dimension={axis}, tiled={tiled})",
-                    lambda *a: lax.psum_scatter(a[0], name, scatter_dimension=axis, tiled=tiled))
+        return Body(
+            f"psum_scatter(a, {name!r}, scatter_dimension={axis}, tiled={tiled})",
+            lambda *a: lax.psum_scatter(a[0], name, scatter_dimension=axis, tiled=tiled),
+        )
     if kind == "all_to_all":
         concat = draw(st.integers(0, max(rank - 1, 0)))
-        return Body(f"all_to_all(a, {name!r}, {axis}, {concat}, tiled={tiled})",
-                    lambda *a: lax.all_to_all(a[0], name, axis, concat, tiled=tiled))
+        return Body(
+            f"all_to_all(a, {name!r}, {axis}, {concat}, tiled={tiled})",
+            lambda *a: lax.all_to_all(a[0], name, axis, concat, tiled=tiled),
+        )
     return Body(f"a + axis_index({name!r})", lambda *a: a[0] + lax.axis_index(name))
 
 
@@ -130,8 +161,10 @@ class Case:
     check_vma: bool
 
     def __repr__(self) -> str:
-        return (f"Case(mesh={dict(self.mesh.shape)}, shapes={self.shapes}, in_specs={self.in_specs},"
-                f" out_specs={self.out_specs}, body={self.body.text}, check_vma={self.check_vma})")
+        return (
+            f"Case(mesh={dict(self.mesh.shape)}, shapes={self.shapes}, in_specs={self.in_specs},"
+            f" out_specs={self.out_specs}, body={self.body.text}, check_vma={self.check_vma})"
+        )
 
 
 def _split(mesh: Any, entry: Any) -> int:
@@ -148,7 +181,9 @@ def sharded_shape(draw: st.DrawFn, mesh: Any, min_rank: int) -> tuple[tuple[int,
     dims = []
     for d in range(rank):
         fits = d < len(spec) and draw(st.integers(0, 4)) > 0
-        dims.append(_split(mesh, spec[d]) * draw(st.sampled_from([1, 1, 2, 3])) if fits else draw(st.sampled_from(DIMS)))
+        dims.append(
+            _split(mesh, spec[d]) * draw(st.sampled_from([1, 1, 2, 3])) if fits else draw(st.sampled_from(DIMS))
+        )
     return tuple(dims), spec
 
 
@@ -190,8 +225,7 @@ def jax_answer(case: Case) -> tuple[Any, list[Any], list[Any]] | Exception:
         return out
 
     try:
-        g = jax.shard_map(f, mesh=case.mesh, in_specs=case.in_specs, out_specs=case.out_specs,
-                          check_vma=case.check_vma)
+        g = jax.shard_map(f, mesh=case.mesh, in_specs=case.in_specs, out_specs=case.out_specs, check_vma=case.check_vma)
         return jax.eval_shape(g, *structs(case.shapes)), seen, returned
     except Exception as err:  # any type: JAX's verdict is "raises"
         return err
@@ -208,7 +242,9 @@ def verdicts_agree(described: str, want: Any, predict: Callable[[], Any]) -> Any
         assert isinstance(want, Exception), f"{described}: axischeck raised, JAX gives {want}:\n{err}"
         return None
     note("both agree")
-    assert not isinstance(want, Exception), f"{described}: JAX raises {type(want).__name__}: {want}\nbut predicted {pred!r}"
+    assert not isinstance(want, Exception), (
+        f"{described}: JAX raises {type(want).__name__}: {want}\nbut predicted {pred!r}"
+    )
     return pred
 
 
@@ -233,21 +269,31 @@ def test_shard_map_predict_agrees_with_jax(case: Case) -> None:
     want = jax_answer(case)
     if duplicate_in_spec_axes(case):
         with pytest.raises(ax.AxisCheckError):
-            ax.shard_map(case.body.fn, mesh=case.mesh, in_specs=case.in_specs, out_specs=case.out_specs,
-                         check_vma=case.check_vma).predict(*structs(case.shapes))
+            ax.shard_map(
+                case.body.fn, mesh=case.mesh, in_specs=case.in_specs, out_specs=case.out_specs, check_vma=case.check_vma
+            ).predict(*structs(case.shapes))
         event("documented deviation: duplicate in_spec axes")
         return
-    pred = verdicts_agree(repr(case), want, lambda: ax.shard_map(
-        case.body.fn, mesh=case.mesh, in_specs=case.in_specs, out_specs=case.out_specs, check_vma=case.check_vma,
-    ).predict(*structs(case.shapes)))
+    pred = verdicts_agree(
+        repr(case),
+        want,
+        lambda: ax.shard_map(
+            case.body.fn,
+            mesh=case.mesh,
+            in_specs=case.in_specs,
+            out_specs=case.out_specs,
+            check_vma=case.check_vma,
+        ).predict(*structs(case.shapes)),
+    )
     if pred is None:
         return
     out, seen, returned = want
     assert pred.shapes == tuple(out.shape), case
     assert isinstance(pred.shapes, ax.Shape)
     dynamic = [b for b, s in zip(pred.in_block_shapes, _flat_specs(case), strict=True) if s is not None]
-    assert [tuple(b) for b in dynamic] == [s for s, spec in zip(seen, _flat_specs(case), strict=True)
-                                           if spec is not None] or not seen
+    assert [tuple(b) for b in dynamic] == [
+        s for s, spec in zip(seen, _flat_specs(case), strict=True) if spec is not None
+    ] or not seen
     assert (pred.block_shapes,) == tuple(returned), case
 
 
@@ -270,10 +316,18 @@ def test_shard_map_with_signature_agrees_with_jax(case: Case) -> None:
     want = jax_answer(case)
     if duplicate_in_spec_axes(case):
         return  # documented deviation, asserted in the test above
-    pred = verdicts_agree(f"{case} {sig}", want, lambda: ax.shard_map(
-        case.body.fn, mesh=case.mesh, in_specs=case.in_specs, out_specs=case.out_specs, check_vma=case.check_vma,
-        signature=sig,
-    ).predict(*structs(case.shapes)))
+    pred = verdicts_agree(
+        f"{case} {sig}",
+        want,
+        lambda: ax.shard_map(
+            case.body.fn,
+            mesh=case.mesh,
+            in_specs=case.in_specs,
+            out_specs=case.out_specs,
+            check_vma=case.check_vma,
+            signature=sig,
+        ).predict(*structs(case.shapes)),
+    )
     if pred is not None:
         assert pred.shapes == tuple(want[0].shape), (case, sig)
 
@@ -288,16 +342,29 @@ def test_vmap_of_shard_map_agrees_with_jax(case: Case, data: st.DataObject) -> N
     out_axis = data.draw(st.integers(0, 1))
     try:
         want: Any = jax.eval_shape(
-            jax.vmap(jax.shard_map(case.body.fn, mesh=case.mesh, in_specs=case.in_specs, out_specs=case.out_specs,
-                                   check_vma=case.check_vma), in_axes=axes, out_axes=out_axis),
+            jax.vmap(
+                jax.shard_map(
+                    case.body.fn,
+                    mesh=case.mesh,
+                    in_specs=case.in_specs,
+                    out_specs=case.out_specs,
+                    check_vma=case.check_vma,
+                ),
+                in_axes=axes,
+                out_axes=out_axis,
+            ),
             *structs(tuple(batched)),
         )
     except Exception as err:
         want = err
-    inner = ax.shard_map(case.body.fn, mesh=case.mesh, in_specs=case.in_specs, out_specs=case.out_specs,
-                         check_vma=case.check_vma)
-    pred = verdicts_agree(f"{case} in_axes={axes}", want,
-                          lambda: ax.vmap(inner, in_axes=axes, out_axes=out_axis).predict(*structs(tuple(batched))))
+    inner = ax.shard_map(
+        case.body.fn, mesh=case.mesh, in_specs=case.in_specs, out_specs=case.out_specs, check_vma=case.check_vma
+    )
+    pred = verdicts_agree(
+        f"{case} in_axes={axes}",
+        want,
+        lambda: ax.vmap(inner, in_axes=axes, out_axes=out_axis).predict(*structs(tuple(batched))),
+    )
     if pred is not None:
         assert pred.shapes == tuple(want.shape), (case, axes)
 
@@ -306,8 +373,12 @@ def test_vmap_of_shard_map_agrees_with_jax(case: Case, data: st.DataObject) -> N
 def explicit_cases(draw: st.DrawFn) -> tuple[Any, list[jax.ShapeDtypeStruct], Any, Any, Body]:
     """An Explicit mesh (jax.make_mesh's default): arguments carry their own shardings."""
     sizes, names = draw(st.sampled_from(REAL_MESHES))
-    mesh = jax.make_mesh(sizes, names, axis_types=(jax.sharding.AxisType.Explicit,) * len(names),
-                         devices=jax.devices()[: int(np.prod(sizes))])
+    mesh = jax.make_mesh(
+        sizes,
+        names,
+        axis_types=(jax.sharding.AxisType.Explicit,) * len(names),
+        devices=jax.devices()[: int(np.prod(sizes))],
+    )
     args, arg_specs = [], []
     for k in range(draw(st.integers(1, 2))):
         shape, spec = draw(sharded_shape(mesh, 1 if k == 0 else 0))
@@ -341,7 +412,9 @@ def test_shard_map_on_explicit_meshes_agrees_with_jax(case: tuple[Any, list[Any]
         want: Any = jax.eval_shape(jax.shard_map(body.fn, **options), *args)
     except Exception as err:
         want = err
-    described = f"{dict(mesh.shape)} args={[(a.shape, getattr(a.sharding, 'spec', None)) for a in args]} {options} {body.text}"
+    described = (
+        f"{dict(mesh.shape)} args={[(a.shape, getattr(a.sharding, 'spec', None)) for a in args]} {options} {body.text}"
+    )
     pred = verdicts_agree(described, want, lambda: ax.shard_map(body.fn, **options).predict(*args))
     if pred is not None:
         assert pred.shapes == tuple(want.shape), described
@@ -379,8 +452,14 @@ def test_divisibility_error_names_argument_spec_and_mesh_axis() -> None:
     with pytest.raises(ax.ArgumentError) as info:
         f.predict((16, 6), (6,))
     msg = str(info.value)
-    for fact in ["in_specs entry of b", "P('x',)", "axis 0 of b (size 6", "mesh axis 'x' (size 4)",
-                 "4 does not divide 6", "Mesh('x': 4, 'y': 2)"]:
+    for fact in [
+        "in_specs entry of b",
+        "P('x',)",
+        "axis 0 of b (size 6",
+        "mesh axis 'x' (size 4)",
+        "4 does not divide 6",
+        "Mesh('x': 4, 'y': 2)",
+    ]:
         assert fact in msg, (fact, msg)
     with pytest.raises(ax.ArgumentError):  # the checked call refuses before JAX runs
         f(jnp.ones((16, 6)), jnp.ones(6))
@@ -410,19 +489,31 @@ def test_replication_promise_is_explained() -> None:
 def test_mesh_larger_than_the_machine() -> None:
     mesh = {"data": 64, "model": 8}
     # all_gather's result counts as varying over "model": promising replication needs check_vma=False
-    f = ax.shard_map(lambda w: lax.all_gather(w, "model", axis=1, tiled=True), mesh=mesh,
-                     in_specs=P("data", "model"), out_specs=P("data"), check_vma=False)
+    f = ax.shard_map(
+        lambda w: lax.all_gather(w, "model", axis=1, tiled=True),
+        mesh=mesh,
+        in_specs=P("data", "model"),
+        out_specs=P("data"),
+        check_vma=False,
+    )
     pred = f.predict((1024, 512))
     assert pred.in_block_shapes == ((16, 64),)
     assert pred.block_shapes == (16, 512) and pred.shapes == (1024, 512)
-    want = jax.eval_shape(jax.shard_map(lambda w: lax.all_gather(w, "model", axis=1, tiled=True),
-                                        mesh=AbstractMesh((64, 8), ("data", "model")),
-                                        in_specs=P("data", "model"), out_specs=P("data"), check_vma=False),
-                          jax.ShapeDtypeStruct((1024, 512), jnp.float32))
+    want = jax.eval_shape(
+        jax.shard_map(
+            lambda w: lax.all_gather(w, "model", axis=1, tiled=True),
+            mesh=AbstractMesh((64, 8), ("data", "model")),
+            in_specs=P("data", "model"),
+            out_specs=P("data"),
+            check_vma=False,
+        ),
+        jax.ShapeDtypeStruct((1024, 512), jnp.float32),
+    )
     assert pred.shapes == want.shape
     with pytest.raises(ax.CollectiveError, match="scattered dimension"):
-        ax.shard_map(lambda w: lax.psum_scatter(w, "data"), mesh=mesh, in_specs=P("data"),
-                     out_specs=P("data")).predict((1024, 3))
+        ax.shard_map(lambda w: lax.psum_scatter(w, "data"), mesh=mesh, in_specs=P("data"), out_specs=P("data")).predict(
+            (1024, 3)
+        )
     small = ax.shard_map(lambda w: w, mesh=MESH, in_specs=P("x"), out_specs=P("x"))
     assert small.predict_with_mesh({"x": 128, "y": 1}, (1024, 3)).block_shapes == (8, 3)
 
@@ -458,8 +549,10 @@ def test_nested_with_vmap_both_ways() -> None:
     assert outer.predict((3, 16, 2)).shapes == (3, 64, 2)
     assert outer(jnp.ones((3, 16, 2))).shape == (3, 64, 2)
     per = ax.vmap(ax.shard_map(lambda a: lax.psum(a, "x"), mesh=MESH, in_specs=P("x"), out_specs=P()), in_axes=1)
-    want = jax.eval_shape(jax.vmap(jax.shard_map(lambda a: lax.psum(a, "x"), mesh=MESH, in_specs=P("x"),
-                                                 out_specs=P()), in_axes=1), jax.ShapeDtypeStruct((16, 5, 6), jnp.float32))
+    want = jax.eval_shape(
+        jax.vmap(jax.shard_map(lambda a: lax.psum(a, "x"), mesh=MESH, in_specs=P("x"), out_specs=P()), in_axes=1),
+        jax.ShapeDtypeStruct((16, 5, 6), jnp.float32),
+    )
     assert per.predict((16, 5, 6)).shapes == want.shape
 
 
@@ -526,8 +619,11 @@ def test_specific_spec_forms_agree_with_jax(in_specs: Any, out_specs: Any, axis_
         )
     except Exception as err:
         want = err
-    pred = verdicts_agree(f"in_specs={in_specs} out_specs={out_specs}", want, lambda: ax.shard_map(
-        body, mesh=MESH, in_specs=in_specs, out_specs=out_specs, axis_names=axis_names).predict(x))
+    pred = verdicts_agree(
+        f"in_specs={in_specs} out_specs={out_specs}",
+        want,
+        lambda: ax.shard_map(body, mesh=MESH, in_specs=in_specs, out_specs=out_specs, axis_names=axis_names).predict(x),
+    )
     if pred is not None:
         assert pred.shapes == jax.tree_util.tree_map(lambda s: tuple(s.shape), want)
 
@@ -562,13 +658,18 @@ F32 = jnp.float32
         (lambda a, s: a, (P("x"), P()), P("x"), (SDS((16,), F32), "text")),
     ],
 )
-def test_odd_arguments_and_outputs_agree_with_jax(body: Any, in_specs: Any, out_specs: Any, args: tuple[Any, ...]) -> None:
+def test_odd_arguments_and_outputs_agree_with_jax(
+    body: Any, in_specs: Any, out_specs: Any, args: tuple[Any, ...]
+) -> None:
     try:
         want: Any = jax.eval_shape(jax.shard_map(body, mesh=MESH, in_specs=in_specs, out_specs=out_specs), *args)
     except Exception as err:
         want = err
-    pred = verdicts_agree(f"in_specs={in_specs} out_specs={out_specs} args={args}", want,
-                          lambda: ax.shard_map(body, mesh=MESH, in_specs=in_specs, out_specs=out_specs).predict(*args))
+    pred = verdicts_agree(
+        f"in_specs={in_specs} out_specs={out_specs} args={args}",
+        want,
+        lambda: ax.shard_map(body, mesh=MESH, in_specs=in_specs, out_specs=out_specs).predict(*args),
+    )
     if pred is not None:
         assert pred.shapes == jax.tree_util.tree_map(lambda s: tuple(s.shape), want)
 
@@ -576,12 +677,12 @@ def test_odd_arguments_and_outputs_agree_with_jax(body: Any, in_specs: Any, out_
 def test_jax_batching_crash_under_vmap_is_predicted() -> None:
     """JAX 0.10 crashes (IndexError in its batching rule) for a non-tiled psum_scatter in a
     shard_map under vmap when the batch is not axis 0; axischeck asks JAX, so predicts it."""
-    inner = ax.shard_map(lambda a: lax.psum_scatter(a, "x"), mesh=real_mesh((2,), ("x",)), in_specs=P(), out_specs=P(),
-                         check_vma=False)
+    inner = ax.shard_map(
+        lambda a: lax.psum_scatter(a, "x"), mesh=real_mesh((2,), ("x",)), in_specs=P(), out_specs=P(), check_vma=False
+    )
     with pytest.raises(ax.FunctionError, match="IndexError"):
         ax.vmap(inner, in_axes=1).predict((2, 3))
     assert ax.vmap(inner, in_axes=0).predict((3, 2)).shapes == (3,)
-
 
 
 # ------------------------------------------------- adversarial review findings (fixed)
@@ -630,7 +731,9 @@ def test_jax_refusals_before_the_function_runs_are_not_blamed_on_it() -> None:
 def test_options_as_jax_takes_them() -> None:
     both = ax.shard_map(lambda a: (a, None), mesh=MESH, in_specs=P("x"), out_specs=(P("x"), None))
     assert both.predict((16, 6)).shapes == ((16, 6), None)
-    assert ax.shard_map(lambda a: a, mesh=MESH, in_specs=P("x"), out_specs=P("x"), check_vma=1).predict((16,)).shapes == (16,)
+    assert ax.shard_map(lambda a: a, mesh=MESH, in_specs=P("x"), out_specs=P("x"), check_vma=1).predict(
+        (16,)
+    ).shapes == (16,)
     with pytest.raises(ax.SpecError, match="set or frozenset"):
         ax.shard_map(lambda a: a, mesh=MESH, in_specs=P("x"), out_specs=P("x"), axis_names=dict(x=1).keys())
     text = jnp.ones(16), "text"
@@ -647,16 +750,18 @@ def test_specs_with_unreduced_axes_agree_with_jax(spec: Any) -> None:
         want: Any = jax.eval_shape(jax.shard_map(lambda a: a, mesh=EXPLICIT, in_specs=spec, out_specs=P("x")), x)
     except Exception as err:
         want = err
-    pred = verdicts_agree(str(spec), want, lambda: ax.shard_map(
-        lambda a: a, mesh=EXPLICIT, in_specs=spec, out_specs=P("x")).predict(x))
+    pred = verdicts_agree(
+        str(spec), want, lambda: ax.shard_map(lambda a: a, mesh=EXPLICIT, in_specs=spec, out_specs=P("x")).predict(x)
+    )
     if pred is not None:
         assert pred.shapes == tuple(want.shape)
 
 
 def test_shard_shape_reads_layouts_as_jax_does() -> None:
     for spec, shape in [(P("x", None, None), (16, 6)), (P(None), ()), (P(P.UNCONSTRAINED, "x"), (16, 8))]:
-        assert ax.shard_shape(shape, jax.sharding.NamedSharding(MESH, spec)) == \
-            jax.sharding.NamedSharding(MESH, spec).shard_shape(shape)
+        assert ax.shard_shape(shape, jax.sharding.NamedSharding(MESH, spec)) == jax.sharding.NamedSharding(
+            MESH, spec
+        ).shard_shape(shape)
     assert ax.shard_shape((np.int64(16), 6), jax.sharding.NamedSharding(MESH, P("x"))) == (4, 6)
     with pytest.raises(ax.SpecError, match="must be a PartitionSpec"):
         ax.shard_shape((16, 8), ({"x": 4}, "x"))
@@ -676,32 +781,51 @@ def test_vmap_keeps_explicit_shardings_of_the_other_dims(in_specs: Any, signatur
 
 @pytest.mark.parametrize(
     ("spmd", "in_specs", "out_specs"),
-    [("x", P("x", "y"), P("x", "y")), ("x", P(None, "y"), P("x", "y")), ("x", P(None, "y"), P(None, "y")),
-     (("x", "y"), P(None, "y"), P(None, "y")), ("y", P("x"), P("x"))],
+    [
+        ("x", P("x", "y"), P("x", "y")),
+        ("x", P(None, "y"), P("x", "y")),
+        ("x", P(None, "y"), P(None, "y")),
+        (("x", "y"), P(None, "y"), P(None, "y")),
+        ("y", P("x"), P("x")),
+    ],
 )
 def test_vmap_spmd_axis_name_around_shard_map(spmd: Any, in_specs: Any, out_specs: Any) -> None:
     x = jax.ShapeDtypeStruct((4, 16, 6), jnp.float32)
     try:
         want: Any = jax.eval_shape(
-            jax.vmap(jax.shard_map(lambda a: a * 2, mesh=MESH, in_specs=in_specs, out_specs=out_specs),
-                     spmd_axis_name=spmd), x)
+            jax.vmap(
+                jax.shard_map(lambda a: a * 2, mesh=MESH, in_specs=in_specs, out_specs=out_specs), spmd_axis_name=spmd
+            ),
+            x,
+        )
     except Exception as err:
         want = err
-    pred = verdicts_agree(f"spmd_axis_name={spmd} {in_specs} {out_specs}", want, lambda: ax.vmap(
-        ax.shard_map(lambda a: a * 2, mesh=MESH, in_specs=in_specs, out_specs=out_specs), spmd_axis_name=spmd,
-    ).predict(x))
+    pred = verdicts_agree(
+        f"spmd_axis_name={spmd} {in_specs} {out_specs}",
+        want,
+        lambda: ax.vmap(
+            ax.shard_map(lambda a: a * 2, mesh=MESH, in_specs=in_specs, out_specs=out_specs),
+            spmd_axis_name=spmd,
+        ).predict(x),
+    )
     if pred is not None:
         assert pred.shapes == tuple(want.shape)
 
 
 def test_nested_shard_map_takes_the_enclosing_mesh() -> None:
     """JAX's nesting pattern: the inner shard_map has mesh=None and sees the outer's mesh."""
+
     def inner_fn(a: jax.Array) -> jax.Array:
         return lax.psum(a, "y")
 
     x = jnp.ones((16, 6))
-    plain = jax.shard_map(jax.shard_map(inner_fn, in_specs=P(None, "y"), out_specs=P(), axis_names={"y"}),
-                          mesh=MESH, in_specs=P("x"), out_specs=P("x"), axis_names={"x"})
+    plain = jax.shard_map(
+        jax.shard_map(inner_fn, in_specs=P(None, "y"), out_specs=P(), axis_names={"y"}),
+        mesh=MESH,
+        in_specs=P("x"),
+        out_specs=P("x"),
+        axis_names={"x"},
+    )
     inner = ax.shard_map(inner_fn, in_specs=P(None, "y"), out_specs=P(), axis_names={"y"})
     outer = ax.shard_map(inner, mesh=MESH, in_specs=P("x"), out_specs=P("x"), axis_names={"x"})
     pred = outer.predict(x)
@@ -720,20 +844,28 @@ def test_a_struct_whose_sharding_cannot_hold_its_shape_is_refused_as_jax_refuses
 
 
 def test_signature_conflicts_are_explained_per_device() -> None:
-    f = ax.shard_map(lambda a, b: a @ b, mesh={"x": 4}, in_specs=(P("x"), P()), out_specs=P("x"),
-                     signature="(n,k),(k,m)->(n,m)")
+    f = ax.shard_map(
+        lambda a, b: a @ b, mesh={"x": 4}, in_specs=(P("x"), P()), out_specs=P("x"), signature="(n,k),(k,m)->(n,m)"
+    )
     with pytest.raises(ax.ArgumentError) as info:
         f.predict((16, 3), (4, 2))
     msg = str(info.value)
     assert "dimension 'k' disagrees: 3 from a, 4 from b" in msg
     assert "a    (16, 3)       P('x',)  (4, 3)" in msg  # global shape, spec, block
-    assert "'k' is axis 1 of a's per-device block (4, 3) (size 3) but axis 0 of b's per-device block (4, 2) (size 4)" in msg
+    assert (
+        "'k' is axis 1 of a's per-device block (4, 3) (size 3) but axis 0 of b's per-device block (4, 2) (size 4)"
+        in msg
+    )
 
 
-@pytest.mark.parametrize("make", [
-    lambda f: ax.vmap(f), lambda f: ax.pmap(f),
-    lambda f: ax.shard_map(f, mesh=real_mesh((8,), ("x",)), in_specs=P("x"), out_specs=P("x")),
-])
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda f: ax.vmap(f),
+        lambda f: ax.pmap(f),
+        lambda f: ax.shard_map(f, mesh=real_mesh((8,), ("x",)), in_specs=P("x"), out_specs=P("x")),
+    ],
+)
 def test_non_jax_outputs_are_the_functions_own_error(make: Any) -> None:
     f = make(lambda a: "text")
     with pytest.raises(TypeError, match="not a valid JAX type"):  # JAX's error, untouched

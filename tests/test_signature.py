@@ -89,7 +89,7 @@ def test_vmap_negative_axes_and_variadics() -> None:
 
 
 def test_signature_predict_agrees_with_jax_on_the_seed_example() -> None:
-    f = lambda x, y, z: jnp.einsum("ab,bc->ac", x, y) + z  # noqa: E731
+    f = lambda x, y, z: jnp.einsum("ab,bc->ac", x, y) + z
     args = [jax.ShapeDtypeStruct(s, jnp.float32) for s in [(16, 8, 4), (4, 16, 2), (16, 8, 2)]]
     want = jax.eval_shape(jax.vmap(f, in_axes=(0, 1, 0)), *args).shape
     pred = ax.Signature(EINSUM).vmap(in_axes=(0, 1, 0)).predict(*args)

@@ -62,9 +62,7 @@ def test_inconsistent_shapes_are_rejected(case: str, data: st.DataObject) -> Non
     sig, fn, kinds = CASES[case]
     in_axes, axis_size = data.draw(_axes_and_size(sig))
     try:
-        strategy = axst.inconsistent_shapes_for(
-            sig, in_axes=in_axes, axis_size=axis_size, kinds=kinds
-        )
+        strategy = axst.inconsistent_shapes_for(sig, in_axes=in_axes, axis_size=axis_size, kinds=kinds)
     except InvalidArgument:
         reject()  # e.g. a single mapped input and no axis_size: nothing to break
     structs = _structs(data.draw(strategy))

@@ -74,7 +74,9 @@ def broken_configs(draw: Any) -> tuple[tuple[int | None, ...], tuple[tuple[int, 
     if all(t is None for t in true_axes):
         true_axes = (0,) + true_axes[1:]
     per_example = [(a, b), (b, c), (a, c)]
-    shapes = tuple(_insert(s, min(t, 2) if t is not None else None, n) for s, t in zip(per_example, true_axes, strict=True))
+    shapes = tuple(
+        _insert(s, min(t, 2) if t is not None else None, n) for s, t in zip(per_example, true_axes, strict=True)
+    )
     if draw(st.booleans()):  # sometimes hand over one argument with its axes reversed
         k = draw(st.integers(0, 2))
         shapes = shapes[:k] + (shapes[k][::-1],) + shapes[k + 1 :]
@@ -83,7 +85,9 @@ def broken_configs(draw: Any) -> tuple[tuple[int | None, ...], tuple[tuple[int, 
 
 
 @given(broken_configs())
-def test_every_suggestion_makes_jax_succeed(config: tuple[tuple[int | None, ...], tuple[tuple[int, ...], ...], bool]) -> None:
+def test_every_suggestion_makes_jax_succeed(
+    config: tuple[tuple[int | None, ...], tuple[tuple[int, ...], ...], bool],
+) -> None:
     in_axes, shapes, with_signature = config
     f = ax.vmap(complex_operation, in_axes=in_axes, signature=EINSUM if with_signature else None)
     args = [jax.ShapeDtypeStruct(s, jnp.float32) for s in shapes]

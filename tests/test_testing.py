@@ -8,8 +8,8 @@ import sys
 from typing import Annotated, Any
 
 import jax
-import numpy as np
 import jax.numpy as jnp
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis.errors import InvalidArgument
@@ -48,8 +48,7 @@ def test_set_n_cpu_devices() -> None:
     with pytest.raises(ax.SpecError, match="already created its backends"):
         set_n_cpu_devices(4)
     code = (
-        "from axischeck.testing import set_n_cpu_devices; set_n_cpu_devices(3); import jax;"
-        " print(jax.device_count())"
+        "from axischeck.testing import set_n_cpu_devices; set_n_cpu_devices(3); import jax; print(jax.device_count())"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120)
     assert out.stdout.strip() == "3"
@@ -67,7 +66,10 @@ def dense(
 
 def test_one_line_for_every_kind_of_transform() -> None:
     check_against_jax(ax.vmap(complex_operation, in_axes=(0, 1, 0), signature=EINSUM), max_examples=10)
-    check_against_jax(ax.vmap(complex_operation, signature=ax.Signature.batched("(n,a,b),(b,n,c),(n,a,c)->(n,a,c)", over="n")), max_examples=10)
+    check_against_jax(
+        ax.vmap(complex_operation, signature=ax.Signature.batched("(n,a,b),(b,n,c),(n,a,c)->(n,a,c)", over="n")),
+        max_examples=10,
+    )
     flat_sum = ax.vmap(lambda x: x.reshape(-1, x.shape[-1]).sum(0), in_axes=-1, out_axes=1, signature="(*s,k)->(k)")
     check_against_jax(flat_sum, max_examples=10)
     check_against_jax(ax.check(jnp.outer, signature="(a),(b)->(a,b)"), max_examples=10)
@@ -91,7 +93,9 @@ def test_a_lying_signature_fails_with_the_drawn_shapes() -> None:
 def test_a_signature_looser_than_the_function_fails() -> None:
     # The signature lets a and b differ; jnp.dot does not, so JAX refuses.
     loose = ax.vmap(jnp.dot, signature="(a),(b)->()")
-    with pytest.raises(AssertionError, match=r"JAX refuses shapes that satisfy the declared signature \(a\), \(b\) -> \(\)"):
+    with pytest.raises(
+        AssertionError, match=r"JAX refuses shapes that satisfy the declared signature \(a\), \(b\) -> \(\)"
+    ):
         check_against_jax(loose, max_examples=20)
     check_against_jax(loose, sizes={"a": 3, "b": 3}, max_examples=5)  # pinned: now true
 
@@ -106,7 +110,9 @@ def test_a_real_run_that_fails_fails() -> None:
 
     f = ax.check(picky, signature="(n)->(n)")
     check_against_jax(f, max_examples=10, real_run=False)
-    with pytest.raises(AssertionError, match=r"^check\(picky, .*\) with x=\(2,\): the real call raises ValueError: only"):
+    with pytest.raises(
+        AssertionError, match=r"^check\(picky, .*\) with x=\(2,\): the real call raises ValueError: only"
+    ):
         check_against_jax(f, max_examples=10)
 
 
@@ -124,7 +130,11 @@ def test_check_against_jax_needs_a_declared_signature() -> None:
 
 
 @settings(max_examples=30)
-@given(axst.arguments_for(ax.vmap(ax.vmap(complex_operation, in_axes=(0, 1, 0), signature=EINSUM), in_axes=(None, 2, -1), axis_size=3)))
+@given(
+    axst.arguments_for(
+        ax.vmap(ax.vmap(complex_operation, in_axes=(0, 1, 0), signature=EINSUM), in_axes=(None, 2, -1), axis_size=3)
+    )
+)
 def test_arguments_for_follows_every_level(args: tuple[Any, ...]) -> None:
     x, y, z = (a.shape for a in args)
     assert len(x) == 3 and len(y) == 4 and len(z) == 4  # the outer level maps y and z only
@@ -146,11 +156,22 @@ _MESH = jax.sharding.Mesh(np.array(jax.devices()).reshape(4, 2), ("x", "y"))
 
 def test_check_against_jax_with_shard_map() -> None:
     P = jax.sharding.PartitionSpec
-    matmul = ax.shard_map(lambda a, b: a @ b, mesh=_MESH, in_specs=(P("x", None), P(None, "y")),
-                          out_specs=P("x", "y"), signature="(n,k),(k,m)->(n,m)")
+    matmul = ax.shard_map(
+        lambda a, b: a @ b,
+        mesh=_MESH,
+        in_specs=(P("x", None), P(None, "y")),
+        out_specs=P("x", "y"),
+        signature="(n,k),(k,m)->(n,m)",
+    )
     check_against_jax(matmul, max_examples=10)
-    gathered = ax.shard_map(lambda a: jax.lax.all_gather(a, "x"), mesh=_MESH, in_specs=P("x"),
-                            out_specs=P(None, "x"), signature="(n)->(x,n)", check_vma=False)
+    gathered = ax.shard_map(
+        lambda a: jax.lax.all_gather(a, "x"),
+        mesh=_MESH,
+        in_specs=P("x"),
+        out_specs=P(None, "x"),
+        signature="(n)->(x,n)",
+        check_vma=False,
+    )
     check_against_jax(gathered, max_examples=10)  # the mesh axis 'x' as a dimension: its size, 4
     liar = ax.shard_map(lambda a: a.sum(0), mesh=_MESH, in_specs=P("x"), out_specs=P("x"), signature="(n,k)->(n,k)")
     with pytest.raises(AssertionError, match="predicted shapes differ from JAX's"):
@@ -158,8 +179,17 @@ def test_check_against_jax_with_shard_map() -> None:
 
 
 @settings(max_examples=20)
-@given(axst.arguments_for(ax.shard_map(lambda a, b: a, mesh={"x": 64}, in_specs=(jax.sharding.PartitionSpec("x"), None),
-                                       out_specs=jax.sharding.PartitionSpec("x"), signature="(n,k),(m)->(n,k)")))
+@given(
+    axst.arguments_for(
+        ax.shard_map(
+            lambda a, b: a,
+            mesh={"x": 64},
+            in_specs=(jax.sharding.PartitionSpec("x"), None),
+            out_specs=jax.sharding.PartitionSpec("x"),
+            signature="(n,k),(m)->(n,k)",
+        )
+    )
+)
 def test_arguments_for_shard_map_grows_blocks_by_their_specs(args: tuple[Any, ...]) -> None:
     a, b = (x.shape for x in args)
     assert a[0] % 64 == 0 and 1 <= a[0] // 64 <= 4  # blocks of 1..4 rows on each of 64 devices

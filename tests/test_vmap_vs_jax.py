@@ -34,6 +34,8 @@ import pytest
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
 from jax import lax
+
+import axischeck as ax
 from jax_oracle import (
     Raised,
     ShapeLeaf,
@@ -48,8 +50,6 @@ from jax_oracle import (
     predict_under_jit,
     sds,
 )
-
-import axischeck as ax
 
 # Fewer examples for tests that really run JAX (eager vmap calls cost ~1 ms each).
 _FEW = max(10, (settings.default.max_examples or 100) // 3)
@@ -244,7 +244,18 @@ def draw_out_axes(draw: Any, out_ranks: list[int], multi: bool) -> tuple[Any, li
     return a, [a] * len(out_ranks)
 
 
-BREAKS = ["none"] * 5 + ["batch", "dim", "dim", "rank", "in_range", "in_len", "axis_size", "out_range", "out_list", "all_none"]
+BREAKS = ["none"] * 5 + [
+    "batch",
+    "dim",
+    "dim",
+    "rank",
+    "in_range",
+    "in_len",
+    "axis_size",
+    "out_range",
+    "out_list",
+    "all_none",
+]
 
 
 @dataclass
@@ -270,14 +281,23 @@ class Case:
 
     def jax_vmap(self, fn: Any) -> Any:
         return jax.vmap(
-            fn, in_axes=self.in_axes, out_axes=self.out_axes, axis_size=self.axis_size,
-            spmd_axis_name=self.spmd_axis_name, sum_match=self.sum_match,
+            fn,
+            in_axes=self.in_axes,
+            out_axes=self.out_axes,
+            axis_size=self.axis_size,
+            spmd_axis_name=self.spmd_axis_name,
+            sum_match=self.sum_match,
         )
 
     def ax_vmap(self, fn: Any, signature: Any = None) -> Any:
         return ax.vmap(
-            fn, in_axes=self.in_axes, out_axes=self.out_axes, axis_size=self.axis_size,
-            spmd_axis_name=self.spmd_axis_name, sum_match=self.sum_match, signature=signature,
+            fn,
+            in_axes=self.in_axes,
+            out_axes=self.out_axes,
+            axis_size=self.axis_size,
+            spmd_axis_name=self.spmd_axis_name,
+            sum_match=self.sum_match,
+            signature=signature,
         )
 
     def split(self, leaves: list[Any]) -> tuple[tuple[Any, ...], dict[str, Any]]:
@@ -369,8 +389,10 @@ def gufunc_cases(draw: Any, strict: bool) -> Case:
         in_axes, axis_size = None, None
     # unmapped scalar inputs may be Python floats (JAX passes them through untouched)
     scalar_ok = [
-        i for i in range(n_pos)
-        if shapes[i] == () and (in_axes is None or (isinstance(in_axes, (tuple, list)) and i < len(in_axes) and in_axes[i] is None))
+        i
+        for i in range(n_pos)
+        if shapes[i] == ()
+        and (in_axes is None or (isinstance(in_axes, (tuple, list)) and i < len(in_axes) and in_axes[i] is None))
     ]
     py_scalars = frozenset(i for i in scalar_ok if draw(st.booleans()))
     return Case(g, in_axes, out_axes, axis_size, sum_match, spmd_axis_name, shapes, n_kw, py_scalars, brk, axes)
@@ -382,7 +404,9 @@ def draw_arg_forms(
     """The argument shapes as ShapeDtypeStructs, plain shape tuples, jax or numpy arrays."""
     out = []
     for i, s in enumerate(case.shapes):
-        kinds = ["sds", "sds"] + (["tuple"] if s and allow_tuples else []) + (["array", "numpy"] if allow_arrays else [])
+        kinds = (
+            ["sds", "sds"] + (["tuple"] if s and allow_tuples else []) + (["array", "numpy"] if allow_arrays else [])
+        )
         kind = data.draw(st.sampled_from(kinds))
         leaf = materialize(ShapeLeaf(s), "array" if kind == "numpy" else kind, seed=i)
         out.append(np.asarray(leaf, dtype=np.float64) if kind == "numpy" else leaf)
@@ -413,7 +437,9 @@ def test_signature_path_predict_matches_jax(case: Case, data: Any) -> None:
     # The signature algebra, one level: Signature(...).vmap(...).predict.
     # (a standalone gufunc-string Signature knows no parameter names: kwargs need the dict form)
     if (
-        not case.sum_match and case.spmd_axis_name is None and form_name != "annotations"
+        not case.sum_match
+        and case.spmd_axis_name is None
+        and form_name != "annotations"
         and (case.n_kw == 0 or form_name == "dict")
     ):
         text = sig if form_name in ("space", "dict") else case.g.canonical()
@@ -515,7 +541,11 @@ def pe_trees(draw: Any, depth: int, empty_tuples: bool = True, scalars: bool = T
 
     `empty_tuples=False` avoids `()` containers: `predict` reads a plain tuple of ints
     (vacuously, the empty one too) as a shape, so `()` is ambiguous there."""
-    kinds = ["leaf", "leaf", "leaf"] + (["scalar", "none"] if scalars else []) + (["dict", "tuple", "list", "nt"] if depth > 0 else [])
+    kinds = (
+        ["leaf", "leaf", "leaf"]
+        + (["scalar", "none"] if scalars else [])
+        + (["dict", "tuple", "list", "nt"] if depth > 0 else [])
+    )
     kind = draw(st.sampled_from(kinds))
     if kind == "leaf":
         return ShapeLeaf(tuple(draw(st.lists(st.integers(0, 4), max_size=2))))
@@ -672,7 +702,11 @@ def tree_cases(draw: Any, empty_tuples: bool) -> TreeCase:
             batched, kwargs = jax.tree_util.tree_unflatten(treedef, leaves)
     n_mapped = sum(
         1
-        for b, p in zip(jax.tree_util.tree_leaves((batched, kwargs), is_leaf=is_shape), jax.tree_util.tree_leaves((pe_args, kwargs), is_leaf=is_shape))
+        for b, p in zip(
+            jax.tree_util.tree_leaves((batched, kwargs), is_leaf=is_shape),
+            jax.tree_util.tree_leaves((pe_args, kwargs), is_leaf=is_shape),
+            strict=False,
+        )
         if isinstance(b, ShapeLeaf) and b != p
     )
     axis_size = draw(st.sampled_from([None, B]) if n_mapped else st.sampled_from([B] * 7 + [None]))
@@ -726,7 +760,9 @@ def test_pytree_signature_dense_layer_matches_jax(data: Any) -> None:
         st.one_of(
             st.none(),
             st.integers(-3, 2),
-            st.fixed_dictionaries({"W": st.one_of(st.none(), st.integers(-3, 2)), "b": st.one_of(st.none(), st.integers(-2, 1))}),
+            st.fixed_dictionaries(
+                {"W": st.one_of(st.none(), st.integers(-3, 2)), "b": st.one_of(st.none(), st.integers(-2, 1))}
+            ),
         )
     )
     spec_x = data.draw(st.one_of(st.none(), st.integers(-2, 1)))
@@ -753,7 +789,9 @@ def test_pytree_signature_dense_layer_matches_jax(data: Any) -> None:
     expected = jax_eval_shape(jfn, materialize(args, "sds"))
     outcome_event(expected)
     for sig in (DENSE_SIG, None):
-        afn = assert_construct_agrees(lambda: ax.vmap(dense, in_axes=in_axes, axis_size=axis_size, signature=sig), jfn, ctx)
+        afn = assert_construct_agrees(
+            lambda sig=sig: ax.vmap(dense, in_axes=in_axes, axis_size=axis_size, signature=sig), jfn, ctx
+        )
         assert afn is not None
         assert_predict_agrees(afn.predict, expected, materialize(args, "sds"), context=f"{ctx} signature={sig}")
 
@@ -786,7 +824,9 @@ def _out_exprs(axis_name: str | None) -> dict[str, Any]:
         "random(closed key)": lambda x, y: jax.random.normal(jax.random.key(0), (3,)),
         "scan carry x": lambda x, y: lax.scan(lambda c, _: (c + jnp.sum(x), None), jnp.float32(0), None, length=2)[0],
         "scan carry y": lambda x, y: lax.scan(lambda c, _: (c + jnp.sum(y), None), jnp.float32(0), None, length=2)[0],
-        "while(x)": lambda x, y: lax.while_loop(lambda c: c[0] < jnp.sum(x), lambda c: (c[0] + 1, c[1] * 2), (0.0, jnp.ones(2)))[1],
+        "while(x)": lambda x, y: lax.while_loop(
+            lambda c: c[0] < jnp.sum(x), lambda c: (c[0] + 1, c[1] * 2), (0.0, jnp.ones(2))
+        )[1],
     }
     if axis_name is not None:
         exprs["psum(x)"] = lambda x, y: lax.psum(x, axis_name)
@@ -891,8 +931,11 @@ def _out_fn(case: OutCase) -> Any:
 def test_pytree_outputs_and_out_axes_match_jax(case: OutCase) -> None:
     fn = _out_fn(case)
     opts = dict(
-        in_axes=(case.x_axis, None), out_axes=case.out_axes, axis_size=case.axis_size,
-        axis_name=case.axis_name, sum_match=case.sum_match,
+        in_axes=(case.x_axis, None),
+        out_axes=case.out_axes,
+        axis_size=case.axis_size,
+        axis_name=case.axis_name,
+        sum_match=case.sum_match,
     )
     jfn = jax_construct(lambda: jax.vmap(fn, **opts))
     args = (sds(case.x_shape), sds(case.y_shape))
@@ -910,8 +953,11 @@ def test_pytree_outputs_checked_call_matches_jax(case: OutCase) -> None:
     tracker = Tracked()
     fn = tracker.wrap(_out_fn(case))
     opts = dict(
-        in_axes=(case.x_axis, None), out_axes=case.out_axes, axis_size=case.axis_size,
-        axis_name=case.axis_name, sum_match=case.sum_match,
+        in_axes=(case.x_axis, None),
+        out_axes=case.out_axes,
+        axis_size=case.axis_size,
+        axis_name=case.axis_name,
+        sum_match=case.sum_match,
     )
     jfn = jax_construct(lambda: jax.vmap(fn, **opts))
     afn = assert_construct_agrees(lambda: ax.vmap(fn, **opts), jfn, repr(case))
@@ -946,7 +992,11 @@ class NestedCase:
     def ax_fn(self, fn: Any, signature: Any) -> Any:
         for k, lv in enumerate(self.levels):
             fn = ax.vmap(
-                fn, in_axes=lv.in_axes, out_axes=lv.out_axes, axis_size=lv.axis_size, axis_name=lv.axis_name,
+                fn,
+                in_axes=lv.in_axes,
+                out_axes=lv.out_axes,
+                axis_size=lv.axis_size,
+                axis_name=lv.axis_name,
                 signature=signature if k == 0 else None,
             )
         return fn
@@ -1070,8 +1120,12 @@ def closure_cases(draw: Any) -> ClosureCase:
     ix = draw(axis_or_none(-(len(x_inner) + 1), len(x_inner)))
     iy = draw(axis_or_none(-(len(pe_y) + 1), len(pe_y)))
     outs = st.sampled_from([0, -1, None, 1])
-    inner = Level(ia, draw(outs), b_in if ia is None or draw(st.integers(0, 3)) == 0 else None, draw(st.sampled_from([None, "i"])))
-    outer = Level((ix, iy), draw(outs), b_out if (ix is None and iy is None) or draw(st.integers(0, 3)) == 0 else None, None)
+    inner = Level(
+        ia, draw(outs), b_in if ia is None or draw(st.integers(0, 3)) == 0 else None, draw(st.sampled_from([None, "i"]))
+    )
+    outer = Level(
+        (ix, iy), draw(outs), b_out if (ix is None and iy is None) or draw(st.integers(0, 3)) == 0 else None, None
+    )
     expr = draw(st.sampled_from(sorted(CLOSURE_EXPRS)))
     return ClosureCase(expr, insert(x_inner, ix, b_out), insert(pe_y, iy, b_out), inner, outer)
 
@@ -1080,7 +1134,13 @@ def _closure_fn(case: ClosureCase, vmap: Any) -> Any:
     expr, lv = CLOSURE_EXPRS[case.expr], case.inner
 
     def outer_fn(x: Any, y: Any) -> Any:
-        inner = vmap(lambda a: expr(a, y), in_axes=lv.in_axes, out_axes=lv.out_axes, axis_size=lv.axis_size, axis_name=lv.axis_name)
+        inner = vmap(
+            lambda a: expr(a, y),
+            in_axes=lv.in_axes,
+            out_axes=lv.out_axes,
+            axis_size=lv.axis_size,
+            axis_name=lv.axis_name,
+        )
         return inner(x)
 
     lo = case.outer
@@ -1098,7 +1158,9 @@ def test_inner_vmap_inside_function_matches_jax(case: ClosureCase, run: int) -> 
         return
     assert_predict_agrees(afn.predict, expected, args, context=repr(case))
     if run == 0 and data_is_small(case.x_shape, case.y_shape):  # a real run, for a quarter
-        assert_call_agrees(afn, jfn, Tracked(), (concrete(case.x_shape, 1), concrete(case.y_shape, 2)), context=repr(case))
+        assert_call_agrees(
+            afn, jfn, Tracked(), (concrete(case.x_shape, 1), concrete(case.y_shape, 2)), context=repr(case)
+        )
 
 
 def data_is_small(*shapes: tuple[int, ...]) -> bool:
@@ -1113,7 +1175,7 @@ def test_unmapped_python_values_pass_through_untouched() -> None:
     cases = [
         (lambda x, n: jnp.zeros(n) + x.sum(), (x, 3)),
         (lambda x, s: x * len(s), (x, "abc")),
-        (lambda x, l: x * l[0], (x, [1.0, 2.0])),
+        (lambda x, seq: x * seq[0], (x, [1.0, 2.0])),
         (lambda x, s: x * s, (x, np.float32(2))),
     ]
     for fun, args in cases:
@@ -1159,8 +1221,19 @@ def _collective(op: tuple[Any, ...], x: Any) -> Any:
 
 
 COLLECTIVES = [
-    "psum", "pmean", "pmax", "pmin", "x*psum", "psum+pos", "all_gather", "axis_index", "axis_size",
-    "all_to_all", "psum_scatter_tiled", "psum_scatter", "ppermute",
+    "psum",
+    "pmean",
+    "pmax",
+    "pmin",
+    "x*psum",
+    "psum+pos",
+    "all_gather",
+    "axis_index",
+    "axis_size",
+    "all_to_all",
+    "psum_scatter_tiled",
+    "psum_scatter",
+    "ppermute",
 ]
 
 
@@ -1278,7 +1351,7 @@ def test_collectives_checked_call_matches_jax(case: CollCase) -> None:
 )
 def test_all_to_all_over_vmap_axis_matches_jax(shape: tuple[int, ...], split: int, concat: int, tiled: bool) -> None:
     """all_to_all under a named vmap (the split dim equals, or is divisible by, the axis size)."""
-    fun = lambda x: lax.all_to_all(x, "i", split, concat, tiled=tiled)  # noqa: E731
+    fun = lambda x: lax.all_to_all(x, "i", split, concat, tiled=tiled)
     args = (sds(shape),)
     expected = jax_eval_shape(jax.vmap(fun, axis_name="i"), args)
     assert_predict_agrees(ax.vmap(fun, axis_name="i").predict, expected, args)
@@ -1291,7 +1364,7 @@ def test_all_to_all_over_vmap_axis_matches_jax(shape: tuple[int, ...], split: in
 @pytest.mark.parametrize("out_axes", [(0,), [0], {"a": 0}])
 def test_container_out_axes_on_a_none_output_raises(out_axes: Any) -> None:
     """A None output has no leaves, but a container out_axes still fails JAX's prefix check."""
-    fun = lambda x: None  # noqa: E731
+    fun = lambda x: None
     args = (sds((3,)),)
     expected = jax_eval_shape(jax.vmap(fun, out_axes=out_axes), args)
     assert isinstance(expected, Raised)
@@ -1324,7 +1397,7 @@ def _axes_trees(leaves: Any) -> Any:
     out_axes=_axes_trees(st.one_of(_GOOD_LEAVES, _BAD_LEAVES)),
 )
 def test_construction_errors_match_jax(in_axes: Any, out_axes: Any) -> None:
-    fn = lambda x: x  # noqa: E731
+    fn = lambda x: x
     jfn = jax_construct(lambda: jax.vmap(fn, in_axes=in_axes, out_axes=out_axes))
     ctx = f"in_axes={in_axes!r} out_axes={out_axes!r}"
     afn = assert_construct_agrees(lambda: ax.vmap(fn, in_axes=in_axes, out_axes=out_axes), jfn, ctx)
@@ -1378,7 +1451,9 @@ def test_nested_einsum_example_from_semantics(signature: str | None) -> None:
     pred = outer.predict(*shapes)
     assert pred.shapes == (16, 7, 8, 2)
     assert pred.axis_size == 7
-    assert_predict_agrees(outer.predict, jax_eval_shape(jouter, tuple(sds(s) for s in shapes)), tuple(sds(s) for s in shapes))
+    assert_predict_agrees(
+        outer.predict, jax_eval_shape(jouter, tuple(sds(s) for s in shapes)), tuple(sds(s) for s in shapes)
+    )
     lifted = ax.Signature(EINSUM_SIG).vmap(in_axes=(0, 1, 0)).vmap(in_axes=(2, 0, None), out_axes=1)
     assert lifted.predict(*shapes).shapes == (16, 7, 8, 2)
     args = tuple(concrete(s, i) for i, s in enumerate(shapes))

@@ -36,7 +36,17 @@ from ._vmap import vmap as vmap
 __version__ = "0.1.0"
 
 for _public in (
-    Bindings, Checked, Conflict, Place, Pmapped, Prediction, Shape, ShardMapped, ShardPrediction, Signature, Vmapped,
+    Bindings,
+    Checked,
+    Conflict,
+    Place,
+    Pmapped,
+    Prediction,
+    Shape,
+    ShardMapped,
+    ShardPrediction,
+    Signature,
+    Vmapped,
 ):
     _public.__module__ = "axischeck"  # stable, short names in reprs and tracebacks
 del _public

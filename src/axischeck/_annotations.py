@@ -74,7 +74,11 @@ def _dims_of_node(node: ast.expr, where: str) -> Any:
             inner = leaf.slice.elts if isinstance(leaf.slice, ast.Tuple) else [leaf.slice]
             if len(inner) == 2 and isinstance(inner[1], ast.Constant) and isinstance(inner[1].value, str):
                 return _jaxtyping_dims(inner[1].value, where, in_pytree=True)
-    if name in ("tuple", "Tuple") and parts and not (isinstance(parts[-1], ast.Constant) and parts[-1].value is Ellipsis):
+    if (
+        name in ("tuple", "Tuple")
+        and parts
+        and not (isinstance(parts[-1], ast.Constant) and parts[-1].value is Ellipsis)
+    ):
         found = [_dims_of_node(p, where) for p in parts]
         if any(f is not _NOTHING for f in found):
             return tuple(None if f is _NOTHING else f for f in found)

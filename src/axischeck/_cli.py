@@ -2,7 +2,8 @@
 
     axischeck predict "(a,b),(b,c),(a,c)->(a,c)" --in-axes "(0,1,0)" 16x8x4 4x16x2 16x8x2
     axischeck explain "(a,b),(b,c),(a,c)->(a,c)" --in-axes "(0,1,0)" 16x8x4 5x16x2 16x8x2
-    axischeck shard "(n,k),(k,m)->(n,m)" 1024x16 16x8 --mesh data=64 --in-specs "[('data',), None]" --out-specs "('data',)"
+    axischeck shard "(n,k),(k,m)->(n,m)" 1024x16 16x8 --mesh data=64 \
+        --in-specs "[('data',), None]" --out-specs "('data',)"
     axischeck demo
 
 Axes are read with `ast.literal_eval` and signatures by axischeck's own parser; nothing
@@ -59,7 +60,9 @@ def parse_axes(text: str, what: str) -> Any:
 
 
 def _build(argv: Sequence[str] | None) -> argparse.Namespace:
-    parser = _Parser(prog="axischeck", description="Predict and explain JAX vmap and shard_map shapes from a signature.")
+    parser = _Parser(
+        prog="axischeck", description="Predict and explain JAX vmap and shard_map shapes from a signature."
+    )
     sub = parser.add_subparsers(dest="command", required=True)
     for name, help_text in (
         ("predict", "print the predicted output shapes and the derivation table"),
@@ -67,7 +70,9 @@ def _build(argv: Sequence[str] | None) -> argparse.Namespace:
     ):
         p = sub.add_parser(name, help=help_text)
         p.add_argument("signature", help='per-example signature, e.g. "(a,b),(b,c)->(a,c)" or "n f, f o -> n"')
-        p.add_argument("shapes", nargs="*", metavar="SHAPE", help="one batched shape per argument: 16x8x4, () for a scalar")
+        p.add_argument(
+            "shapes", nargs="*", metavar="SHAPE", help="one batched shape per argument: 16x8x4, () for a scalar"
+        )
         p.add_argument("--in-axes", default="0", help="vmap in_axes as a Python literal (default 0)")
         p.add_argument("--out-axes", default="0", help="vmap out_axes as a Python literal (default 0)")
         p.add_argument("--axis-size", type=int, default=None, help="vmap axis_size")
@@ -75,11 +80,15 @@ def _build(argv: Sequence[str] | None) -> argparse.Namespace:
         p.add_argument("--check", action="store_true", help="no vmap: check the shapes against the signature only")
         p.add_argument("--names", default=None, help="argument names for the table, comma-separated (x,y,z)")
     p = sub.add_parser("shard", help="shard_map: global and per-device shapes on a mesh (of any size)")
-    p.add_argument("signature", help="per-device signature, e.g. \"(n,k),(k,m)->(n,m)\"")
+    p.add_argument("signature", help='per-device signature, e.g. "(n,k),(k,m)->(n,m)"')
     p.add_argument("shapes", nargs="*", metavar="SHAPE", help="one global shape per argument: 1024x16")
     p.add_argument("--mesh", required=True, help="mesh axes and sizes: data=64,model=8")
-    p.add_argument("--in-specs", default="()", help="a spec for every argument, like ('data', None), or a list"
-                   " with one per argument ([('data',), None]; None passes it whole); default () = P()")
+    p.add_argument(
+        "--in-specs",
+        default="()",
+        help="a spec for every argument, like ('data', None), or a list"
+        " with one per argument ([('data',), None]; None passes it whole); default () = P()",
+    )
     p.add_argument("--out-specs", default="()", help="the outputs' spec (or a tuple of them for several)")
     p.add_argument("--axis-names", default=None, help="the manual mesh axes, comma-separated (default: all)")
     p.add_argument("--names", default=None, help="argument names for the table, comma-separated (x,y,z)")
@@ -160,7 +169,8 @@ def _spec(value: Any, what: str) -> Any:
         return None
     entries = (value,) if isinstance(value, str) else value
     if not isinstance(entries, tuple) or not all(
-        e is None or isinstance(e, str) or (isinstance(e, tuple) and all(isinstance(n, str) for n in e)) for e in entries
+        e is None or isinstance(e, str) or (isinstance(e, tuple) and all(isinstance(n, str) for n in e))
+        for e in entries
     ):
         raise UsageError(f"bad {what} entry {value!r}: write a tuple of axis names, None or tuples, like ('x', None)")
     return PartitionSpec(*entries)  # type: ignore[no-untyped-call]
@@ -197,13 +207,23 @@ def _shard(args: argparse.Namespace, shapes: list[tuple[int, ...]]) -> int:
     try:
         sig = Signature._make(Signature(args.signature).core.with_params(names))
         # check_vma=False: with no function there is no trace to settle a replication promise.
-        mapped = shard_map(per_device, mesh=mesh, in_specs=in_specs, out_specs=out_specs, axis_names=axis_names,
-                           check_vma=False, signature=sig)
+        mapped = shard_map(
+            per_device,
+            mesh=mesh,
+            in_specs=in_specs,
+            out_specs=out_specs,
+            axis_names=axis_names,
+            check_vma=False,
+            signature=sig,
+        )
     except AxisCheckError as err:
         raise UsageError(str(err).splitlines()[0]) from None
     return _report(
         lambda: mapped.predict(*shapes),
-        lambda pred: [f"predicted: {_shapes_text(pred.shapes)}; per device: {_shapes_text(pred.block_shapes)}", str(pred)],
+        lambda pred: [
+            f"predicted: {_shapes_text(pred.shapes)}; per device: {_shapes_text(pred.block_shapes)}",
+            str(pred),
+        ],
     )
 
 

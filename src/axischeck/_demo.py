@@ -58,7 +58,9 @@ def demo_einsum() -> None:
         print(f"axischeck says (before JAX runs):\n{type(err).__name__}: {err}")
 
 
-def process_single(x: Annotated[Array, "i"], params: Annotated[dict[str, Array], {"W": "o i", "b": "o"}]) -> Annotated[Array, "o"]:
+def process_single(
+    x: Annotated[Array, "i"], params: Annotated[dict[str, Array], {"W": "o i", "b": "o"}]
+) -> Annotated[Array, "o"]:
     """Seed example 1: one example through a dense layer."""
     return jnp.dot(params["W"], x) + params["b"]
 
@@ -68,7 +70,9 @@ def demo_dense_and_nested() -> None:
     batch_process = vmap(process_single, in_axes=(0, None))
     x = jnp.ones((128, 784))
     params = {"W": jnp.ones((256, 784)), "b": jnp.ones((256,))}
-    _compare("vmap(process_single, in_axes=(0, None))", batch_process.predict(x, params).shapes, batch_process(x, params))
+    _compare(
+        "vmap(process_single, in_axes=(0, None))", batch_process.predict(x, params).shapes, batch_process(x, params)
+    )
     print(batch_process.explain(x, params))
 
     _heading("2. nested vmap over batch x time")
@@ -118,8 +122,10 @@ def demo_monte_carlo() -> None:
     t0 = time.perf_counter()
     est = fast(keys).block_until_ready()
     t_vmap = time.perf_counter() - t0
-    print(f"Python loop over 1000 keys: {t_loop * 1e3:.1f} ms; jit(ax.vmap): {t_vmap * 1e3:.2f} ms;"
-          f" speed-up {t_loop / t_vmap:.0f}x; pi ~ {float(est.mean()):.4f} (loop: {float(loop.mean()):.4f})")
+    print(
+        f"Python loop over 1000 keys: {t_loop * 1e3:.1f} ms; jit(ax.vmap): {t_vmap * 1e3:.2f} ms;"
+        f" speed-up {t_loop / t_vmap:.0f}x; pi ~ {float(est.mean()):.4f} (loop: {float(loop.mean()):.4f})"
+    )
 
 
 def complex_parallel_computation(x: Array) -> Array:

@@ -82,9 +82,7 @@ class ArraySpec:
 
     @property
     def symbols(self) -> frozenset[str]:
-        return frozenset(
-            d.name for d in self.dims if isinstance(d, (Named, Variadic)) and d.name is not None
-        )
+        return frozenset(d.name for d in self.dims if isinstance(d, (Named, Variadic)) and d.name is not None)
 
     def __str__(self) -> str:
         return "(" + ", ".join(str(d) for d in self.dims) + ")"
@@ -120,10 +118,7 @@ def _parse_dim(token: str, where: str) -> Dim:
         if body.startswith("_"):
             return Anonymous()
         return Named(body, broadcast)
-    raise SpecError(
-        f"bad dimension {token!r} in {where}: expected a name, an integer, '_', '#name',"
-        " '*name' or '...'"
-    )
+    raise SpecError(f"bad dimension {token!r} in {where}: expected a name, an integer, '_', '#name', '*name' or '...'")
 
 
 def parse_array_spec(text: str) -> ArraySpec:

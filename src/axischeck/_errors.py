@@ -41,9 +41,7 @@ class Place:
             return f"{self.arg}{size}"
         if self.unit != "per-example":  # a device's block: its sizes are not the global ones
             return f"axis {self.axis} of {self.arg}'s {self.unit} block {format_shape(self.shape or ())}{size}"
-        if self.batched_axis is not None and self.batched_shape is not None and (
-            self.batched_shape != self.shape
-        ):
+        if self.batched_axis is not None and self.batched_shape is not None and (self.batched_shape != self.shape):
             return (
                 f"axis {self.batched_axis} of {self.arg}{size}"
                 f" [per-example axis {self.axis} of {format_shape(self.shape or ())}]"
@@ -116,9 +114,7 @@ class AxisCheckError(ValueError):
         if len(self.places) >= 2 and self.symbol is not None:
             first, *rest = self.places
             lines.append(
-                f"  {_quote(self.symbol)} is {first.describe()}"
-                + "".join(f" but {p.describe()}" for p in rest)
-                + "."
+                f"  {_quote(self.symbol)} is {first.describe()}" + "".join(f" but {p.describe()}" for p in rest) + "."
             )
         else:
             lines.extend(f"  {p.describe()}" for p in self.places if self.table is None)
@@ -178,8 +174,8 @@ class OutputError(AxisCheckError):
     >>> try:
     ...     ax.vmap(jnp.sin, out_axes=2).predict((3, 4))
     ... except ax.OutputError as err:
-    ...     print(str(err).splitlines()[0])
-    vmap(sin, in_axes=0, out_axes=2): out_axes entry 2 for output is out of range: the per-example output has shape (4,), so the batched output has rank 2 and its axes are -2..1
+    ...     print(str(err).splitlines()[0].split(': ', 1)[1])
+    out_axes entry 2 for output is out of range: the per-example output has shape (4,), so the batched output ...
     ```
     """
 

@@ -31,9 +31,7 @@ TRUSTED_ARRAY_TYPES: frozenset[type] = frozenset({*_array_impl, jax.ShapeDtypeSt
 def array_type(kind: Any) -> bool:
     """Whether JAX takes values of this type as arrays: jax and numpy arrays and scalars,
     tracers, `ShapeDtypeStruct`s (abstract arrays, for prediction), and `__jax_array__`."""
-    return issubclass(kind, (np.ndarray, np.generic, jax.Array, jax.ShapeDtypeStruct)) or hasattr(
-        kind, "__jax_array__"
-    )
+    return issubclass(kind, (np.ndarray, np.generic, jax.Array, jax.ShapeDtypeStruct)) or hasattr(kind, "__jax_array__")
 
 
 def backend_initialized() -> bool:

@@ -13,7 +13,15 @@ from jax.sharding import NamedSharding, PartitionSpec
 from jax.tree_util import keystr
 
 from ._errors import ArgumentError, Place, Size
-from ._jax_compat import TRUSTED_ARRAY_TYPES, array_type, canonical_dtype, spec_entries, type_sharding, type_spec, valid_dtype
+from ._jax_compat import (
+    TRUSTED_ARRAY_TYPES,
+    array_type,
+    canonical_dtype,
+    spec_entries,
+    type_sharding,
+    type_spec,
+    valid_dtype,
+)
 from ._shape import Shape
 
 _PY_SCALARS = (bool, int, float, complex)
@@ -96,7 +104,9 @@ def struct(shape: tuple[int, ...], dtype: Any) -> jax.ShapeDtypeStruct:
     return jax.ShapeDtypeStruct(shape, dtype)  # type: ignore[no-untyped-call]
 
 
-def resharded(value: Any, shape: tuple[int, ...], dtype: Any, *, drop: int | None = None, insert: Sequence[int] = ()) -> jax.ShapeDtypeStruct:
+def resharded(
+    value: Any, shape: tuple[int, ...], dtype: Any, *, drop: int | None = None, insert: Sequence[int] = ()
+) -> jax.ShapeDtypeStruct:
     """A struct of `shape` for `value` after vmap dropped axis `drop` (or re-inserted the
     axes `insert`, in order): an Explicit sharding in `value`'s type keeps the entries of
     its other dims, as JAX's vmap keeps them."""

@@ -63,7 +63,9 @@ class VmapLevel:
 # --------------------------------------------------------------------------- inputs
 
 
-def _mismatch_error(level: VmapLevel, where: str, owner: str, m: PrefixMismatch, trail: tuple[Step, ...], cls: type[AxisCheckError]) -> AxisCheckError:
+def _mismatch_error(
+    level: VmapLevel, where: str, owner: str, m: PrefixMismatch, trail: tuple[Step, ...], cls: type[AxisCheckError]
+) -> AxisCheckError:
     return cls(
         f"{where}{m.path} is {m.spec_kind}, but {owner}{m.path} is {m.value_kind} ({m.detail});"
         f" {where} must be a tree prefix of it (lists and tuples differ, dict keys must match)",
@@ -135,7 +137,9 @@ def _pmap_argument_checks(level: VmapLevel, call: Call, trail: tuple[Step, ...])
             ) from None
 
 
-def _pmap_size_checks(level: VmapLevel, leaves: list[Leaf], axes: list[int | None], fail: Callable[..., AxisCheckError]) -> None:
+def _pmap_size_checks(
+    level: VmapLevel, leaves: list[Leaf], axes: list[int | None], fail: Callable[..., AxisCheckError]
+) -> None:
     """What pmap rejects (or answers wrongly) that vmap accepts."""
     if not any(a is not None and leaf.shape is not None for leaf, a in zip(leaves, axes, strict=True)):
         raise fail(
@@ -236,8 +240,13 @@ def map_inputs(level: VmapLevel, call: Call, trail: tuple[Step, ...]) -> tuple[i
             continue
         per = leaf.shape.delete(c)
         new_leaves.append(
-            Leaf(leaf.label, per, resharded(leaf.value, per, abstract(leaf.value).dtype, drop=c), leaf.user_shape,
-                 leaf.origin[:c] + leaf.origin[c + 1 :])
+            Leaf(
+                leaf.label,
+                per,
+                resharded(leaf.value, per, abstract(leaf.value).dtype, drop=c),
+                leaf.user_shape,
+                leaf.origin[:c] + leaf.origin[c + 1 :],
+            )
         )
         rows[i] = replace(rows[i], per_example=per)
     for i, (leaf, c) in enumerate(zip(leaves, canon, strict=True)):
@@ -295,7 +304,8 @@ def map_outputs(
                     transform=level.describe(),
                     table=table_so_far(trail),
                     places=(Place(label, shape),),
-                    fix=f"give {label} an integer out_axes entry (0 puts the batch first), or pass sum_match=True to sum over the batch",
+                    fix=f"give {label} an integer out_axes entry (0 puts the batch first),"
+                    " or pass sum_match=True to sum over the batch",
                 )
             new = shape
         else:

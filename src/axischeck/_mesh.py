@@ -116,8 +116,7 @@ def spec_dims(spec: Any, mesh: MeshShape, manual: frozenset[str], what: str) -> 
                 )
             if a not in manual:
                 raise SpecMistake(
-                    f"{what} is {spec} and names mesh axis {a!r}, which is not manual here"
-                    f" (axis_names={set(manual)})",
+                    f"{what} is {spec} and names mesh axis {a!r}, which is not manual here (axis_names={set(manual)})",
                     f"add {a!r} to axis_names, or leave it out of the spec",
                 )
         dims.append(axes)

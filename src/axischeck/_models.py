@@ -46,7 +46,6 @@ class Model(Protocol):
     def predict(self, call: Call, env: Env, trail: tuple[Step, ...]) -> Outcome: ...
 
 
-
 @dataclass(frozen=True, slots=True)
 class VmapModel:
     """`vmap` of an inner model. `fn` (the mapped callable) settles out_axes=None."""
@@ -82,7 +81,6 @@ class VmapModel:
 
         shapes, outs = map_outputs(self.level, size, inner.shapes, is_batched, trail + (step,) + inner.steps)
         return Outcome(shapes, (replace(step, outs=outs),) + inner.steps, inner.bindings)
-
 
     def _check_spmd(self, trail: tuple[Step, ...]) -> None:
         """JAX refuses a vmap whose spmd_axis_name a shard_map inside it also names."""
@@ -129,7 +127,14 @@ class _Probe:
             )
             try:
                 self._answers[j] = not vmap_accepts_out_axes(
-                    fn, treedef, [leaf.value for leaf in leaves], self.axes, spec, self.size, self.model.level.axis_name, self.env
+                    fn,
+                    treedef,
+                    [leaf.value for leaf in leaves],
+                    self.axes,
+                    spec,
+                    self.size,
+                    self.model.level.axis_name,
+                    self.env,
                 )
             except Exception:  # the probe follows vmap's rules; where they refuse, assume batched
                 self._answers[j] = True
@@ -338,8 +343,7 @@ class SignatureModel:
             if call.kwargs:
                 raise fail(
                     SpecError,
-                    f"keyword arguments {sorted(call.kwargs)} cannot be matched to a signature without"
-                    " parameter names",
+                    f"keyword arguments {sorted(call.kwargs)} cannot be matched to a signature without parameter names",
                     fix="pass them positionally, or decorate the function so its parameter names are known",
                 )
             if len(call.args) != len(core.inputs):
@@ -498,4 +502,3 @@ def _output_place(label: str, shape: Shape) -> Callable[[int | None, Any], Place
 
 def run(model: Model, call: Call) -> Outcome:
     return model.predict(call, (), ())
-

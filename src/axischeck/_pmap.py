@@ -37,7 +37,9 @@ def _device_count(devices: Sequence[Any] | None, backend: str | None) -> int:
     """The devices JAX's pmap would use: `devices`, else every device of `backend`."""
     if devices is not None:
         if not isinstance(devices, (list, tuple)) or not all(isinstance(d, jax.Device) for d in devices):
-            raise SpecError(f"pmap devices must be a list of jax devices (e.g. jax.devices()[:4]), got {short_repr(devices)}")
+            raise SpecError(
+                f"pmap devices must be a list of jax devices (e.g. jax.devices()[:4]), got {short_repr(devices)}"
+            )
         if len(devices) == 0:
             raise SpecError("'devices' argument to pmap must be non-empty, or None")
         return len(devices)
@@ -195,12 +197,28 @@ def pmap(
 
         def decorate(f: Callable[P, R]) -> Pmapped[P, R]:
             return Pmapped(
-                f, axis_name, in_axes, out_axes, static_broadcasted_argnums, devices, backend, axis_size,
-                donate_argnums, signature,
+                f,
+                axis_name,
+                in_axes,
+                out_axes,
+                static_broadcasted_argnums,
+                devices,
+                backend,
+                axis_size,
+                donate_argnums,
+                signature,
             )
 
         return decorate
     return Pmapped(
-        fun, axis_name, in_axes, out_axes, static_broadcasted_argnums, devices, backend, axis_size,
-        donate_argnums, signature,
+        fun,
+        axis_name,
+        in_axes,
+        out_axes,
+        static_broadcasted_argnums,
+        devices,
+        backend,
+        axis_size,
+        donate_argnums,
+        signature,
     )

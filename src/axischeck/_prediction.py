@@ -185,9 +185,7 @@ class ShardPrediction(Prediction):
 
     __slots__ = ("_blocks", "_in_blocks", "_mesh")
 
-    def __init__(
-        self, shapes: Any, steps: tuple[Step, ...], blocks: Any, in_blocks: Any, mesh: dict[str, int]
-    ) -> None:
+    def __init__(self, shapes: Any, steps: tuple[Step, ...], blocks: Any, in_blocks: Any, mesh: dict[str, int]) -> None:
         super().__init__(shapes, None, steps)
         self._blocks = blocks
         self._in_blocks = in_blocks

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from typing import SupportsIndex
+from typing import Any, SupportsIndex
+
+import numpy as np
 
 
 class Shape(tuple[int, ...]):
@@ -26,7 +28,20 @@ class Shape(tuple[int, ...]):
     __slots__ = ()
 
     def __new__(cls, dims: tuple[int, ...] | list[int] = ()) -> Shape:
-        return super().__new__(cls, (int(d) for d in dims))
+        # Sizes are checked as `jax.ShapeDtypeStruct` checks them: ints >= 0 (NumPy
+        # integers become ints); bools, floats and strings are refused. The common case,
+        # a tuple of Python ints, costs one pass of type checks. (The fast path in
+        # `_fastpath.py` builds Shapes of known-good ints with `tuple.__new__` instead.)
+        if isinstance(dims, str):
+            raise _bad_sequence(dims)
+        try:
+            items = tuple(dims)
+        except TypeError:
+            raise _bad_sequence(dims) from None
+        for d in items:
+            if type(d) is not int or d < 0:
+                return super().__new__(cls, _checked(items))
+        return super().__new__(cls, items)
 
     @property
     def rank(self) -> int:
@@ -59,6 +74,34 @@ class Shape(tuple[int, ...]):
 
     def __str__(self) -> str:
         return format_shape(self)
+
+
+def _checked(items: tuple[Any, ...]) -> tuple[int, ...]:
+    out = []
+    for i, d in enumerate(items):
+        if isinstance(d, (bool, np.bool_)) or not isinstance(d, (int, np.integer)) or d < 0:
+            from ._errors import SpecError  # _errors imports this module
+
+            raise SpecError(
+                f"Shape sizes must be ints >= 0, got {_short(d)} (of type {type(d).__name__})"
+                f" at position {i}"
+            )
+        out.append(int(d))
+    return tuple(out)
+
+
+def _bad_sequence(dims: object) -> Exception:
+    from ._errors import SpecError
+
+    return SpecError(
+        f"Shape takes a sequence of sizes like (16, 8), got {_short(dims)} (of type {type(dims).__name__})"
+    )
+
+
+def _short(value: object) -> str:
+    import reprlib
+
+    return reprlib.Repr().repr(value)
 
 
 def format_shape(dims: tuple[int, ...]) -> str:

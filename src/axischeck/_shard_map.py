@@ -32,7 +32,9 @@ def _check_specs(specs: Any, what: str, *, none_ok: bool) -> None:
     for leaf in jax.tree_util.tree_leaves(specs, is_leaf=is_spec_leaf):
         if not (isinstance(leaf, PartitionSpec) or (leaf is None and none_ok)):
             hint = f" (write P({leaf!r}))" if isinstance(leaf, str) else ""
-            raise SpecError(f"shard_map {what} must be a pytree of jax.sharding.PartitionSpec, got {short_repr(leaf)}{hint}")
+            raise SpecError(
+                f"shard_map {what} must be a pytree of jax.sharding.PartitionSpec, got {short_repr(leaf)}{hint}"
+            )
 
 
 def _axis_names(value: Any, mesh: MeshShape | None) -> frozenset[str]:
@@ -83,7 +85,11 @@ class ShardMapped(Transformed[P, R]):
         inner, per_device, fallback_inner = inner_model(f, signature, name)
         tracker = FunctionTracker()
         jax_fn = jax.shard_map(
-            tracker.wrap(f), mesh=jax_mesh, in_specs=in_specs, out_specs=out_specs, axis_names=set(names),
+            tracker.wrap(f),
+            mesh=jax_mesh,
+            in_specs=in_specs,
+            out_specs=out_specs,
+            axis_names=set(names),
             check_vma=bool(check_vma),
         )
         fallback = ShardModel(self.options, fallback_inner, f) if fallback_inner is not None else None
@@ -138,7 +144,9 @@ class ShardMapped(Transformed[P, R]):
         assert isinstance(pred, ShardPrediction)
         return pred
 
-    def predict_with_mesh(self, mesh: Mesh | AbstractMesh | dict[str, int], *args: Any, **kwargs: Any) -> ShardPrediction:
+    def predict_with_mesh(
+        self, mesh: Mesh | AbstractMesh | dict[str, int], *args: Any, **kwargs: Any
+    ) -> ShardPrediction:
         """`predict` on another mesh, e.g. `{"data": 64, "model": 8}`: one this machine may not have."""
         shape = mesh_shape(mesh, "predict_with_mesh mesh")
         _axis_names(self.options.axis_names, shape)

@@ -91,8 +91,11 @@ class ShardModel:
         for where, specs in (("in_specs", self.options.in_specs), ("out_specs", self.options.out_specs)):
             leaves = jax.tree_util.tree_leaves(specs, is_leaf=lambda x: isinstance(x, PartitionSpec))
             named[where] = frozenset(
-                a for spec in leaves if isinstance(spec, PartitionSpec)
-                for entry in spec_entries(spec) if entry is not None
+                a
+                for spec in leaves
+                if isinstance(spec, PartitionSpec)
+                for entry in spec_entries(spec)
+                if entry is not None
                 for a in (entry if isinstance(entry, tuple) else (entry,))
             )
         return named
@@ -202,7 +205,12 @@ class ShardModel:
         return rows, blocks
 
     def _in_specs(
-        self, call: Call, leaves: list[Leaf], mesh: MeshShape, manual: frozenset[str], fail: Callable[..., AxisCheckError]
+        self,
+        call: Call,
+        leaves: list[Leaf],
+        mesh: MeshShape,
+        manual: frozenset[str],
+        fail: Callable[..., AxisCheckError],
     ) -> list[tuple[Any, SpecDims | None]]:
         """Each leaf's PartitionSpec and its mesh axes per dim (None: static)."""
         o = self.options
@@ -234,7 +242,9 @@ class ShardModel:
         ]
 
     @staticmethod
-    def _dims(spec: Any, mesh: MeshShape, manual: frozenset[str], what: str, fail: Callable[..., AxisCheckError]) -> SpecDims:
+    def _dims(
+        spec: Any, mesh: MeshShape, manual: frozenset[str], what: str, fail: Callable[..., AxisCheckError]
+    ) -> SpecDims:
         try:
             return spec_dims(spec, mesh, manual, what)
         except SpecMistake as m:
@@ -248,7 +258,9 @@ class ShardModel:
         return spec, dims[: len(spec)]
 
     @staticmethod
-    def _check_explicit(leaf: Leaf, spec: Any, dims: SpecDims, mesh: MeshShape, manual: frozenset[str], what: str) -> None:
+    def _check_explicit(
+        leaf: Leaf, spec: Any, dims: SpecDims, mesh: MeshShape, manual: frozenset[str], what: str
+    ) -> None:
         """On an all-Explicit mesh an argument must already be sharded as its in_spec says."""
         if manual != set(mesh.names) or not manual <= mesh.explicit:
             return
@@ -285,7 +297,9 @@ class ShardModel:
         for label, block, spec in zip(labels, flat, paired, strict=True):
             dims = spec_dims(spec, mesh, manual, "")
             try:
-                check_fits(dims, spec, block, f"the out_specs entry of {label}", f"the per-device {label}", mesh, split=False)
+                check_fits(
+                    dims, spec, block, f"the out_specs entry of {label}", f"the per-device {label}", mesh, split=False
+                )
             except SpecMistake as m:
                 raise fail(m.problem, m.fix) from None
             outs.append(ShardRow(label, global_shape(block, dims, mesh), str(spec), block))
@@ -303,7 +317,12 @@ class ShardModel:
         return False
 
     def _ask_jax(
-        self, call: Call, leaves: list[Leaf], blocks: list[Leaf], env: Env, check_outputs: Callable[[Any], Any],
+        self,
+        call: Call,
+        leaves: list[Leaf],
+        blocks: list[Leaf],
+        env: Env,
+        check_outputs: Callable[[Any], Any],
         trail: tuple[Step, ...],
     ) -> Any:
         """JAX's own trace of the whole shard_map (on an abstract mesh when the mesh is only
@@ -325,7 +344,11 @@ class ShardModel:
 
         mesh = o.jax_mesh if o.jax_mesh is not None or o.mesh is None else o.mesh.abstract()
         mapped = jax.shard_map(
-            recording, mesh=mesh, in_specs=o.in_specs, out_specs=o.out_specs, axis_names=set(o.axis_names),
+            recording,
+            mesh=mesh,
+            in_specs=o.in_specs,
+            out_specs=o.out_specs,
+            axis_names=set(o.axis_names),
             check_vma=o.check_vma,
         )
         try:

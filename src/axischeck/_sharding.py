@@ -29,9 +29,7 @@ def _as_layout(spec: PartitionSpec, rank: int) -> PartitionSpec:
 
 
 def _is_sharding(x: object) -> bool:
-    return isinstance(x, NamedSharding) or (
-        isinstance(x, tuple) and len(x) == 2 and isinstance(x[1], PartitionSpec)
-    )
+    return isinstance(x, NamedSharding) or (isinstance(x, tuple) and len(x) == 2 and isinstance(x[1], PartitionSpec))
 
 
 def shard_shape(x: Any, sharding: Any) -> Any:
@@ -52,10 +50,15 @@ def shard_shape(x: Any, sharding: Any) -> Any:
         lambda t: tuple(int(d) for d in t) if _is_int_tuple(t) else t, x, is_leaf=_is_int_tuple
     )
     (tree,), _ = shapes_as_structs((x,), {})
-    if isinstance(sharding, tuple) and len(sharding) == 2 and (
-        isinstance(sharding[0], dict) or hasattr(sharding[0], "axis_names")
-    ) and not isinstance(sharding[1], PartitionSpec):
-        raise SpecError(f"the spec in (mesh, spec) must be a PartitionSpec, got {short_repr(sharding[1])}: write P(...)")
+    if (
+        isinstance(sharding, tuple)
+        and len(sharding) == 2
+        and (isinstance(sharding[0], dict) or hasattr(sharding[0], "axis_names"))
+        and not isinstance(sharding[1], PartitionSpec)
+    ):
+        raise SpecError(
+            f"the spec in (mesh, spec) must be a PartitionSpec, got {short_repr(sharding[1])}: write P(...)"
+        )
     paired = broadcast_prefix(sharding, tree, _is_sharding)
     if isinstance(paired, PrefixMismatch):
         raise SpecError(
@@ -74,7 +77,9 @@ def shard_shape(x: Any, sharding: Any) -> Any:
         mesh = mesh_shape(mesh_obj, "the sharding's mesh")
         shape = getattr(leaf, "shape", None)
         if shape is None:
-            raise ArgumentError(f"{label} is a {type(leaf).__name__}, not an array", fix="pass an array, a struct or a shape tuple")
+            raise ArgumentError(
+                f"{label} is a {type(leaf).__name__}, not an array", fix="pass an array, a struct or a shape tuple"
+            )
         spec = _as_layout(spec, len(shape))
         try:
             dims = spec_dims(spec, mesh, frozenset(mesh.names), f"the spec of {label}")

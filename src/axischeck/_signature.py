@@ -196,7 +196,9 @@ class Signature:
         per_in = tuple(_without(s, over) for s in ins)
         core = SigCore(
             tuple(SpecTree(_LEAF, (s,)) for s in per_in),
-            None if outs is None else spec_tree(
+            None
+            if outs is None
+            else spec_tree(
                 _without(outs[0], over) if len(outs) == 1 else tuple(_without(s, over) for s in outs), "the output"
             ),
         )
@@ -302,7 +304,9 @@ class Signature:
 Signature.__module__ = "axischeck"
 
 
-def _insert(dims: list[str] | None, spec_dims: tuple[Any, ...] | None, axis: Any, symbol: str) -> tuple[list[str] | None, tuple[Any, ...] | None]:
+def _insert(
+    dims: list[str] | None, spec_dims: tuple[Any, ...] | None, axis: Any, symbol: str
+) -> tuple[list[str] | None, tuple[Any, ...] | None]:
     """Insert `symbol` where `axis` puts the batch dim, if the position is certain."""
     if dims is None or spec_dims is None or not (axis is None or type(axis) is int):
         return None, None
@@ -327,7 +331,9 @@ def _render(core: SigCore, levels: tuple[VmapLevel, ...]) -> str:
     """Fold the levels into the dims where every position is certain; else show them."""
     if not levels:
         return str(core)
-    ok = all(t.is_leaf for t in core.inputs) and (core.output is None or core.output.is_leaf or _flat_tuple(core.output))
+    ok = all(t.is_leaf for t in core.inputs) and (
+        core.output is None or core.output.is_leaf or _flat_tuple(core.output)
+    )
     if ok:
         ins: list[tuple[list[str] | None, tuple[Any, ...] | None]] = [
             ([str(d) for d in t.leaves[0].dims], t.leaves[0].dims) for t in core.inputs
@@ -366,4 +372,3 @@ def _render(core: SigCore, levels: tuple[VmapLevel, ...]) -> str:
 def _flat_tuple(tree: Any) -> bool:
     value = tree.value
     return type(value) is tuple and all(isinstance(v, ArraySpec) for v in value)
-

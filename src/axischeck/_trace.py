@@ -77,7 +77,9 @@ def _shapes_of(fn: Callable[..., Any], env: Env, structs: Sequence[Any]) -> Any:
     return shapes
 
 
-def _substituting(fn: Callable[..., Any], treedef: Any, values: Sequence[Any], dyn: Sequence[int]) -> Callable[..., Any]:
+def _substituting(
+    fn: Callable[..., Any], treedef: Any, values: Sequence[Any], dyn: Sequence[int]
+) -> Callable[..., Any]:
     """`fn` of the flattened `(args, kwargs)`, taking the leaves at `dyn` as its arguments
     (traced) and closing over the others as they are."""
 
@@ -91,9 +93,7 @@ def _substituting(fn: Callable[..., Any], treedef: Any, values: Sequence[Any], d
     return call
 
 
-def eval_per_example(
-    fn: Callable[..., Any], treedef: Any, values: Sequence[Any], env: Env
-) -> Any:
+def eval_per_example(fn: Callable[..., Any], treedef: Any, values: Sequence[Any], env: Env) -> Any:
     """The output pytree of `fn(*args, **kwargs)` with `Shape` leaves.
 
     `treedef`/`values` are the flattened `(args, kwargs)`; `ShapeDtypeStruct`

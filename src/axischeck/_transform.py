@@ -156,9 +156,7 @@ class Transformed(Generic[P, R]):
     def __get__(self, instance: None, owner: type | None = None) -> Self: ...
 
     @overload
-    def __get__(
-        self: Transformed[Concatenate[T, Q], R], instance: T, owner: type | None = None
-    ) -> Bound[Q, R]: ...
+    def __get__(self: Transformed[Concatenate[T, Q], R], instance: T, owner: type | None = None) -> Bound[Q, R]: ...
 
     def __get__(self, instance: Any, owner: type | None = None) -> Any:
         """Decorating a method binds `self` like a function would (jax.vmap allows it)."""
@@ -293,11 +291,14 @@ class Transformed(Generic[P, R]):
             better = self._diagnose(args, kwargs)
             if better is _FUNCTIONS_OWN:
                 raise  # what the function did (it returned a str, say): JAX's error, untouched
-            raise (better or OutputError(
-                f"JAX failed outside {fn_name(self.__wrapped__)} itself (mapping its arguments or outputs):"
-                f" {type(err).__name__}: {err}",
-                transform=self._describe(),
-            )).with_traceback(None) from err
+            raise (
+                better
+                or OutputError(
+                    f"JAX failed outside {fn_name(self.__wrapped__)} itself (mapping its arguments or outputs):"
+                    f" {type(err).__name__}: {err}",
+                    transform=self._describe(),
+                )
+            ).with_traceback(None) from err
         if pred is not None:
             self._verify(out, pred)
         return out  # type: ignore[no-any-return]
@@ -344,8 +345,7 @@ class Transformed(Generic[P, R]):
         want_def: Any = want_def_
         if got_def != want_def:
             raise OutputError(
-                f"the function returned an output of structure {got_def}, but its signature"
-                f" declares {want_def}",
+                f"the function returned an output of structure {got_def}, but its signature declares {want_def}",
                 transform=self._describe(),
             )
         if all(getattr(g, "shape", None) == w for g, w in zip(got_leaves, want_leaves, strict=True)):
@@ -441,9 +441,7 @@ def _shapes_text(shapes: Any) -> str:
     return str(jax.tree_util.tree_map(format_shape, shapes))
 
 
-def inner_model(
-    fun: Callable[..., Any], signature: Any, name: str
-) -> tuple[Model, Signature | None, Model | None]:
+def inner_model(fun: Callable[..., Any], signature: Any, name: str) -> tuple[Model, Signature | None, Model | None]:
     """The per-example model for `fun`: declared signature, annotations, or trace.
 
     Returns (model, its per-example signature, a trace-based model for diagnosis).
@@ -453,7 +451,9 @@ def inner_model(
     if isinstance(fun, Transformed):
         sig = getattr(fun, "batched_signature", fun.signature)  # what the wrapped transform returns
         if signature is not None:
-            raise_spec(f"{name} is already an axischeck transform with its own signature; give signature= to the inner one")
+            raise_spec(
+                f"{name} is already an axischeck transform with its own signature; give signature= to the inner one"
+            )
         return fun.model, sig, None
     params = parameter_names(fun)
     if signature is not None:

@@ -112,8 +112,7 @@ class Unifier:
             if isinstance(dim, Fixed):
                 if size != dim.size and found is None:
                     found = Conflict(
-                        f"axis {axis} of {what} has size {size}, but the signature {spec}"
-                        f" fixes it to {dim.size}",
+                        f"axis {axis} of {what} has size {size}, but the signature {spec} fixes it to {dim.size}",
                         str(dim.size),
                         (place_of(axis, size),),
                     )
@@ -168,8 +167,10 @@ def unbound_symbols(spec: ArraySpec, sizes: Mapping[str, Size]) -> list[str]:
     for dim in spec.dims:
         if isinstance(dim, (Anonymous,)) or (isinstance(dim, Variadic) and dim.name is None):
             missing.append(str(dim))
-        elif isinstance(dim, (Named, Variadic)) and dim.name not in sizes and not (
-            isinstance(dim, Named) and dim.broadcast
+        elif (
+            isinstance(dim, (Named, Variadic))
+            and dim.name not in sizes
+            and not (isinstance(dim, Named) and dim.broadcast)
         ):
             missing.append(str(dim))
     return missing

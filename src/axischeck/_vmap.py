@@ -64,9 +64,20 @@ class Vmapped(Mapped[P, R]):
             fun,
             signature,
             lambda name, taken: VmapLevel(
-                frozen_in, frozen_out, size, axis_name, sum_match, name, fresh_symbol(taken, axis_name),
-                spmd=frozenset(spmd_axis_name if isinstance(spmd_axis_name, tuple) else
-                               () if spmd_axis_name is None else (spmd_axis_name,)),
+                frozen_in,
+                frozen_out,
+                size,
+                axis_name,
+                sum_match,
+                name,
+                fresh_symbol(taken, axis_name),
+                spmd=frozenset(
+                    spmd_axis_name
+                    if isinstance(spmd_axis_name, tuple)
+                    else ()
+                    if spmd_axis_name is None
+                    else (spmd_axis_name,)
+                ),
             ),
             lambda tracked: jax.vmap(
                 tracked,
@@ -181,4 +192,3 @@ def vmap(
 
         return decorate
     return Vmapped(fun, in_axes, out_axes, axis_name, axis_size, spmd_axis_name, sum_match, signature)
-

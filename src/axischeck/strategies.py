@@ -84,10 +84,7 @@ _MAX_RUN = 2  # longest run of axes drawn for a variadic dimension
 def _signature(signature: Signature | str | Any) -> Signature:
     sig = signature if isinstance(signature, Signature) else Signature(signature)
     if sig.levels:
-        raise SpecError(
-            "axischeck.strategies takes a per-example signature; "
-            f"got one already lifted by vmap: {sig}"
-        )
+        raise SpecError(f"axischeck.strategies takes a per-example signature; got one already lifted by vmap: {sig}")
     return sig
 
 
@@ -117,14 +114,10 @@ def _axes_tuple(in_axes: InAxes, n: int) -> tuple[int | None, ...]:
     if isinstance(in_axes, (list, tuple)):
         axes = tuple(in_axes)
         if len(axes) != n:
-            raise InvalidArgument(
-                f"in_axes={in_axes!r} has {len(axes)} entries but the signature has {n} inputs"
-            )
+            raise InvalidArgument(f"in_axes={in_axes!r} has {len(axes)} entries but the signature has {n} inputs")
         for a in axes:
             if a is not None and (isinstance(a, bool) or not isinstance(a, int)):
-                raise InvalidArgument(
-                    f"in_axes={in_axes!r}: each entry must be an int or None (flat tuple only)"
-                )
+                raise InvalidArgument(f"in_axes={in_axes!r}: each entry must be an int or None (flat tuple only)")
         return axes
     raise InvalidArgument(f"in_axes={in_axes!r} must be an int, None, or a flat tuple")
 
@@ -158,7 +151,7 @@ class _Plan:
     def min_run(self) -> dict[str | int, int]:
         """Least run length per variadic (name, or input index when anonymous)."""
         out: dict[str | int, int] = {}
-        for i, (spec, axis) in enumerate(zip(self.specs, self.axes)):
+        for i, (spec, axis) in enumerate(zip(self.specs, self.axes, strict=False)):
             v = spec.variadic_index
             if v is None:
                 continue
@@ -187,11 +180,9 @@ def _make_plan(
     _check_int("max_batch", max_batch, 1)
     if axis_size is not None:
         _check_int("axis_size", axis_size, 0)
-    for spec, axis in zip(specs, axes):
+    for spec, axis in zip(specs, axes, strict=False):
         if spec.variadic_index is None and _rank_needed(axis) > spec.min_rank:
-            raise InvalidArgument(
-                f"in_axes entry {axis} is out of range for an input of per-example shape {spec}"
-            )
+            raise InvalidArgument(f"in_axes entry {axis} is out of range for an input of per-example shape {spec}")
     named = {d.name for s in specs for d in s.dims if isinstance(d, Named)}
     runs = {d.name for s in specs for d in s.dims if isinstance(d, Variadic) and d.name}
     pinned: dict[str, int | tuple[int, ...]] = {}
@@ -215,9 +206,7 @@ def _make_plan(
 # -------------------------------------------------------------------- drawing
 
 
-def _draw_per_example(
-    draw: st.DrawFn, plan: _Plan, force: Mapping[str, int] | None = None
-) -> list[tuple[int, ...]]:
+def _draw_per_example(draw: st.DrawFn, plan: _Plan, force: Mapping[str, int] | None = None) -> list[tuple[int, ...]]:
     side = st.integers(plan.min_side, plan.max_side)
     env: dict[str, int] = {}
     runs: dict[str | int, tuple[int, ...]] = {}
@@ -244,9 +233,7 @@ def _draw_per_example(
                 key: str | int = i if d.name is None else d.name
                 if key not in runs:
                     lo = min_run.get(key, 0)
-                    runs[key] = tuple(
-                        draw(st.lists(side, min_size=lo, max_size=max(lo, _MAX_RUN)))
-                    )
+                    runs[key] = tuple(draw(st.lists(side, min_size=lo, max_size=max(lo, _MAX_RUN))))
                 shape.extend(runs[key])
         shapes.append(tuple(shape))
     return shapes
@@ -259,7 +246,7 @@ def _draw_batch(draw: st.DrawFn, plan: _Plan) -> int:
 
 
 def _batched(plan: _Plan, per_example: Sequence[tuple[int, ...]], batch: int) -> Shapes:
-    return tuple(_insert_batch(s, a, batch) for s, a in zip(per_example, plan.axes))
+    return tuple(_insert_batch(s, a, batch) for s, a in zip(per_example, plan.axes, strict=False))
 
 
 def shapes_for(
@@ -352,10 +339,10 @@ def _to_arrays(
 ) -> tuple[jax.ShapeDtypeStruct | jax.Array, ...]:
     dtypes = _dtypes(dtype, len(shapes))
     if real:
-        return tuple(jnp.zeros(s, d) for s, d in zip(shapes, dtypes))
+        return tuple(jnp.zeros(s, d) for s, d in zip(shapes, dtypes, strict=False))
     return tuple(
         jax.ShapeDtypeStruct(s, d)  # type: ignore[no-untyped-call]
-        for s, d in zip(shapes, dtypes)
+        for s, d in zip(shapes, dtypes, strict=False)
     )
 
 
@@ -411,7 +398,8 @@ def arguments_for(
     so a property test cannot drift from the decorator. A vmap `axis_name` used as a
     dimension in the signature gets the batch size. For `ax.shard_map` the signature
     describes one device's blocks: each argument is drawn as blocks, then grown by its
-    in_specs entry to the global shape (a mesh axis named as a dimension gets its size). `dtype` may give one dtype per input; `real=True`
+    in_specs entry to the global shape (a mesh axis named as a dimension gets its size).
+    `dtype` may give one dtype per input; `real=True`
     draws arrays of zeros instead of `jax.ShapeDtypeStruct`s.
 
     ```python
@@ -444,7 +432,7 @@ def arguments_for(
     def draw_args(draw: st.DrawFn) -> tuple[jax.ShapeDtypeStruct | jax.Array, ...]:
         batches = [draw(batch_size(level)) for level in levels]
         pins: dict[str, int | Sequence[int]] = dict(sizes or {})
-        for level, b in zip(levels, batches):
+        for level, b in zip(levels, batches, strict=False):
             if isinstance(level.axis_name, str) and level.axis_name in named:
                 pins[level.axis_name] = b  # the axis name as a dimension is the mapped size
         mesh = None
@@ -453,7 +441,7 @@ def arguments_for(
             pins.update({name: size for name, size in zip(mesh.names, mesh.sizes, strict=True) if name in named})
         plan = _make_plan(core, first, None, pins, min_side, max_side, max_batch)
         shapes = _draw_per_example(draw, plan)
-        for level_axes, b in zip(axes, batches):
+        for level_axes, b in zip(axes, batches, strict=False):
             for i, axis in enumerate(level_axes):
                 r = len(shapes[i])
                 # An outer level's axis counts in the rank the inner levels gave the input.
@@ -497,11 +485,7 @@ def _shared_symbols(plan: _Plan) -> list[str]:
 
 
 def _rank_breakable(plan: _Plan) -> list[int]:
-    return [
-        i
-        for i, spec in enumerate(plan.specs)
-        if spec.variadic_index is None or spec.min_rank >= 1
-    ]
+    return [i for i, spec in enumerate(plan.specs) if spec.variadic_index is None or spec.min_rank >= 1]
 
 
 def _applicable(plan: _Plan, kinds: Sequence[Kind]) -> list[Kind]:
@@ -624,9 +608,7 @@ def inconsistent_shapes_for(
     return draw_shapes()
 
 
-def _concrete_dims(
-    spec: ArraySpec, shape: tuple[int, ...]
-) -> list[Named | Fixed | Anonymous | Variadic]:
+def _concrete_dims(spec: ArraySpec, shape: tuple[int, ...]) -> list[Named | Fixed | Anonymous | Variadic]:
     """The dim of `spec` behind each axis of per-example `shape` (a run repeats its variadic)."""
     v = spec.variadic_index
     if v is None:
@@ -667,9 +649,7 @@ def in_axes_for(
 
     @st.composite
     def draw_axes(draw: st.DrawFn) -> tuple[int | None, ...]:
-        axes: list[int | None] = [
-            draw(st.one_of(axis(s), st.none()) if allow_none else axis(s)) for s in specs
-        ]
+        axes: list[int | None] = [draw(st.one_of(axis(s), st.none()) if allow_none else axis(s)) for s in specs]
         if all(a is None for a in axes):  # at least one input must be mapped
             i = draw(st.integers(0, len(specs) - 1))
             axes[i] = draw(axis(specs[i]))
@@ -678,9 +658,7 @@ def in_axes_for(
     return draw_axes()
 
 
-def out_axes_for(
-    signature: Signature | str | Any, *, allow_negative: bool = True
-) -> st.SearchStrategy[int]:
+def out_axes_for(signature: Signature | str | Any, *, allow_negative: bool = True) -> st.SearchStrategy[int]:
     """A valid int `out_axes` for the signature's single output.
 
     ```python
@@ -698,8 +676,7 @@ def out_axes_for(
         raise SpecError(f"the signature {sig} declares no output")
     if not out.is_leaf:
         raise SpecError(
-            f"out_axes_for needs a single array output; {sig} declares {out} "
-            "(draw one axis per output yourself)"
+            f"out_axes_for needs a single array output; {sig} declares {out} (draw one axis per output yourself)"
         )
     r = out.leaves[0].min_rank
     return st.integers(-(r + 1) if allow_negative else 0, r)

@@ -56,7 +56,9 @@ def assert_predicts_jax(fn: Transformed[..., Any], *args: Any, **kwargs: Any) ->
     ```
     """
     if not isinstance(fn, Transformed):
-        raise SpecError(f"assert_predicts_jax takes an axischeck transform (ax.vmap, ax.pmap, ax.shard_map, ax.check), got {fn!r}")
+        raise SpecError(
+            f"assert_predicts_jax takes an axischeck transform (ax.vmap, ax.pmap, ax.shard_map, ax.check), got {fn!r}"
+        )
     args, kwargs = shapes_as_structs(args, kwargs)
     try:
         want = jax.eval_shape(fn._jax_fn, *args, **kwargs)
@@ -118,7 +120,9 @@ def set_n_cpu_devices(n: int) -> None:
             " reads XLA_FLAGS; call set_n_cpu_devices before any array is created or device is"
             " queried (e.g. at the top of conftest.py), or start a new process"
         )
-    flags = [f for f in os.environ.get("XLA_FLAGS", "").split() if not f.startswith("--xla_force_host_platform_device_count")]
+    flags = [
+        f for f in os.environ.get("XLA_FLAGS", "").split() if not f.startswith("--xla_force_host_platform_device_count")
+    ]
     os.environ["XLA_FLAGS"] = " ".join([*flags, f"--xla_force_host_platform_device_count={n}"])
 
 
@@ -177,7 +181,7 @@ def check_against_jax(
         try:
             _check_one(fn, args, real_run)
         except AssertionError as err:
-            drawn = ", ".join(f"{n}={format_shape(tuple(a.shape))}" for n, a in zip(names, args))
+            drawn = ", ".join(f"{n}={format_shape(tuple(a.shape))}" for n, a in zip(names, args, strict=False))
             raise AssertionError(f"{fn._describe()} with {drawn}: {err}") from None
 
     agrees_with_jax()
@@ -196,8 +200,7 @@ def _check_one(fn: Transformed[..., Any], args: tuple[Any, ...], real_run: bool)
         jax.eval_shape(fn._jax_fn, *args)
     except Exception as err:
         raise AssertionError(
-            f"JAX refuses shapes that satisfy the declared signature {fn.signature}:"
-            f" {type(err).__name__}: {err}"
+            f"JAX refuses shapes that satisfy the declared signature {fn.signature}: {type(err).__name__}: {err}"
         ) from err
     pred = assert_predicts_jax(fn, *args)
     if pred is None:  # unreachable: JAX accepted, so assert_predicts_jax demands a prediction

@@ -85,9 +85,7 @@ Params = dict[str, Array]
 
 
 @ax.vmap(in_axes=(None, 0))
-def dense(
-    params: Annotated[Params, {"W": "o i", "b": "o"}], x: Annotated[Array, "i"]
-) -> Annotated[Array, "o"]:
+def dense(params: Annotated[Params, {"W": "o i", "b": "o"}], x: Annotated[Array, "i"]) -> Annotated[Array, "o"]:
     return params["W"] @ x + params["b"]
 
 
@@ -145,6 +143,7 @@ class Model:
 
 
 _Model_pairwise_t: Callable[[Array, Array], Array] = Model.pairwise
+
 
 class Layer:
     """A decorated method binds `self` like a plain function."""
