@@ -1,0 +1,235 @@
+"""`axischeck.patch()` / `axischeck.unpatch()`: route `jax.vmap` and friends through axischeck.
+
+While patched, the public names `jax.vmap`, `jax.pmap`, `jax.shard_map` and `jax.smap` (each
+where axischeck has a counterpart) are axischeck's transforms, and so are the names user
+modules imported from JAX before the patch (`from jax import vmap`). Every replacement is
+recorded, and `unpatch()` puts back exactly what was there.
+
+JAX's own modules (`jax.*`, `jaxlib.*`) are never touched: JAX's internals bind their
+transforms from `jax._src` (`jax._src.api.vmap`, ...) and keep calling JAX's own. Neither are
+axischeck's: its decorators call JAX's real transforms, captured before any patch.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+import threading
+import types
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+import jax
+
+__all__ = ["PatchContext", "patch", "unpatch"]
+
+TRANSFORMS = ("vmap", "pmap", "shard_map", "smap")
+"""The `jax.*` names that `patch()` routes through axischeck (where axischeck has one)."""
+
+# JAX's transforms as they were when axischeck was imported (the fallback until
+# `_jax_compat` exports them as JAX_VMAP, JAX_PMAP, JAX_SHARD_MAP, JAX_SMAP).
+_IMPORTED: dict[str, Any] = {name: getattr(jax, name, None) for name in TRANSFORMS}
+
+# Modules whose globals are left alone: JAX and axischeck themselves, and libraries that
+# build their own transforms on JAX's (their internals should keep calling JAX's).
+_SKIPPED_PACKAGES = frozenset({
+    "jax", "jaxlib", "jax_plugins", "axischeck",
+    "flax", "equinox", "chex", "haiku", "optax", "orbax", "jaxtyping", "penzai", "einx",
+    "numpyro", "diffrax", "lineax", "optimistix", "oryx", "jraph", "distrax", "brax",
+    "tensorflow", "keras", "torch", "numpy", "scipy", "hypothesis", "pytest", "_pytest",
+})
+
+
+def originals() -> dict[str, Any]:
+    """JAX's own transform for each name in `TRANSFORMS` (None where this JAX has none)."""
+    from . import _jax_compat
+
+    return {name: getattr(_jax_compat, f"JAX_{name.upper()}", _IMPORTED[name]) for name in TRANSFORMS}
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Swap:
+    """One replaced binding: `namespace[key]` was `old` and is now `new`."""
+
+    namespace: dict[str, Any]
+    key: str
+    old: Any
+    new: Any
+    where: str
+
+    def undo(self) -> None:
+        # Only put back what is still ours: a name rebound since the patch is left as it is.
+        if self.namespace.get(self.key, _MISSING) is self.new:
+            self.namespace[self.key] = self.old
+
+
+_MISSING = object()
+_LOCK = threading.RLock()
+_swaps: list[_Swap] = []  # guarded by _LOCK; empty when not patched
+_active = False
+_generation = 0  # bumped by every patch that starts from unpatched
+
+
+class _ShieldedJax(types.ModuleType):
+    """`jax` as axischeck's own modules see it while patched: JAX's real transforms.
+
+    Transitional: used only while `_jax_compat` does not yet export JAX_VMAP & co. (the
+    decorators still call `jax.vmap(...)` through the module, which the patch redirects).
+    """
+
+    def __init__(self, real: types.ModuleType, transforms: Mapping[str, Any]) -> None:
+        super().__init__(real.__name__, real.__doc__)
+        object.__setattr__(self, "_real", real)
+        object.__setattr__(self, "_transforms", dict(transforms))
+
+    def __getattribute__(self, name: str) -> Any:
+        if name in ("_real", "_transforms", "__class__"):
+            return object.__getattribute__(self, name)
+        transforms = object.__getattribute__(self, "_transforms")
+        if name in transforms:
+            return transforms[name]
+        return getattr(object.__getattribute__(self, "_real"), name)
+
+
+def _skipped(module_name: str) -> bool:
+    return module_name.partition(".")[0] in _SKIPPED_PACKAGES
+
+
+def _module_globals() -> Iterator[tuple[str, dict[str, Any]]]:
+    for name, module in list(sys.modules.items()):
+        if not isinstance(module, types.ModuleType) or _skipped(name):
+            continue
+        try:
+            namespace = vars(module)
+        except TypeError:  # pragma: no cover - an exotic module object without __dict__
+            continue
+        yield name, namespace
+
+
+def _plan(routes: Mapping[int, tuple[str, Any]], shield: _ShieldedJax | None) -> list[_Swap]:
+    """The swaps to make now: `jax.<name>` and every user-module global bound to JAX's."""
+    done = {(id(s.namespace), s.key) for s in _swaps}
+    plan: list[_Swap] = []
+
+    def add(namespace: dict[str, Any], key: str, new: Any, where: str) -> None:
+        if (id(namespace), key) not in done:
+            plan.append(_Swap(namespace, key, namespace[key], new, where))
+            done.add((id(namespace), key))
+
+    jax_globals = vars(jax)
+    for original, (name, replacement) in routes.items():
+        if jax_globals.get(name) is not None and id(jax_globals[name]) == original:
+            add(jax_globals, name, replacement, f"jax.{name}")
+    for module_name, namespace in _module_globals():
+        for key, value in list(namespace.items()):
+            route = routes.get(id(value))
+            if route is not None:
+                add(namespace, key, route[1], f"{module_name}.{key}")
+    if shield is not None:
+        for module_name, module in list(sys.modules.items()):
+            if (module_name == "axischeck" or module_name.startswith("axischeck.")) and module_name != __name__:
+                namespace = getattr(module, "__dict__", {})
+                if namespace.get("jax") is jax:
+                    add(namespace, "jax", shield, f"{module_name}.jax (JAX's transforms, transitional)")
+    return plan
+
+
+class PatchContext:
+    """What `patch()` returns: the patch is already on; use it as a context manager to
+    turn it off again on exit (only if this `patch()` call was the one that turned it on)."""
+
+    __slots__ = ("_generation", "_owner")
+
+    def __init__(self, owner: bool, generation: int) -> None:
+        self._owner = owner
+        self._generation = generation
+
+    def __enter__(self) -> PatchContext:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        with _LOCK:
+            if self._owner and _active and _generation == self._generation:
+                unpatch()
+
+    def __repr__(self) -> str:
+        return f"<axischeck.patch {'active' if _active else 'inactive'}>"
+
+
+def patch() -> PatchContext:
+    """Route `jax.vmap`, `jax.pmap`, `jax.shard_map` and `jax.smap` through axischeck.
+
+    Every name axischeck has a counterpart for is replaced: the attribute on the `jax`
+    module, and the module globals that user code bound to JAX's function before the patch
+    (`from jax import vmap`). JAX's own modules, axischeck's and those of libraries built on
+    JAX's transforms (flax, equinox, chex, ...) keep JAX's. Code imported while patched binds
+    axischeck's transforms through `jax.*` by itself.
+
+    Patching again while patched is harmless: it also swaps names imported since. Calling
+    `unpatch()` restores everything; used as a context manager, `patch()` restores on exit
+    (also after an exception) unless the patch was already on when it was entered.
+
+    ```python
+    >>> with ax.patch():
+    ...     print(jax.vmap is ax.vmap, jax.vmap(jnp.sum)(jnp.ones((3, 4))).shape)
+    True (3,)
+    >>> jax.vmap is ax.vmap
+    False
+    ```
+
+    Not thread-local: the patch applies to every thread of the process.
+    """
+    global _active, _generation
+    import axischeck
+
+    with _LOCK:
+        jax_transforms = originals()
+        routes = {
+            id(original): (name, replacement)
+            for name, original in jax_transforms.items()
+            if original is not None and (replacement := getattr(axischeck, name, None)) is not None
+        }
+        from . import _jax_compat
+
+        shield = None
+        if not hasattr(_jax_compat, "JAX_VMAP"):
+            shield = _ShieldedJax(jax, {k: v for k, v in jax_transforms.items() if v is not None})
+        owner = not _active
+        if owner:
+            _generation += 1
+        plan = _plan(routes, shield)
+        for swap in plan:
+            swap.namespace[swap.key] = swap.new
+        _swaps.extend(plan)
+        _active = True
+        return PatchContext(owner, _generation)
+
+
+def unpatch() -> None:
+    """Undo `patch()`: put back every binding it replaced (a no-op when not patched).
+
+    ```python
+    >>> original = jax.vmap
+    >>> _ = ax.patch()
+    >>> ax.unpatch()
+    >>> jax.vmap is original
+    True
+    ```
+    """
+    global _active
+    with _LOCK:
+        while _swaps:
+            _swaps.pop().undo()
+        _active = False
+
+
+def is_patched() -> bool:
+    """Whether `patch()` is in effect."""
+    return _active
+
+
+def replacements() -> list[str]:
+    """Where the current patch replaced a binding, as `module.name` strings."""
+    with _LOCK:
+        return [swap.where for swap in _swaps]
+
