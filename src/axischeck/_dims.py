@@ -11,14 +11,57 @@ in parentheses.
 
 A whole signature joins arrays with commas and outputs with `->`: the NumPy gufunc
 form `"(a,b),(b,c)->(a,c)"` or the space form `"a b, b c -> a c"`.
+
+Names are Python identifiers (`α` is a name, `²` is not); sizes are ASCII digits only
+(`٣` and `３` are refused rather than read as 3) and fit in an int64, as JAX sizes do.
+Spec text is at most `MAX_SPEC_CHARS` long, and parsing is linear in its length.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Any
 
 from ._errors import SpecError
+from ._trees import short_repr
+
+MAX_SPEC_CHARS = 100_000
+"""The longest signature or dim string accepted (real ones are a few hundred characters)."""
+
+MAX_SIZE = 2**63 - 1  # the largest size JAX can hold (int64)
+
+
+def quote(text: str) -> str:
+    """`repr(text)`, shortened in the middle when long, for error messages."""
+    if len(text) <= 120:
+        return repr(text)
+    return f"{text[:50]!r}...{text[-30:]!r} ({len(text)} characters)"
+
+
+def as_spec_text(text: Any, what: str) -> str:
+    """`text` as an exact `str` (a subclass's own `__repr__`/`__hash__` never run), or SpecError."""
+    if not isinstance(text, str):
+        raise SpecError(f"{what} must be a string, got {type(text).__name__}: {short_repr(text)}")
+    text = str.__str__(text)  # an exact str copy of a str subclass
+    if len(text) > MAX_SPEC_CHARS:
+        raise SpecError(
+            f"{what} {quote(text)} is {len(text)} characters long; the limit is {MAX_SPEC_CHARS} characters"
+        )
+    return text
+
+
+def is_size(text: str) -> bool:
+    """Whether `text` spells a fixed size: ASCII digits only (`str.isdigit` also takes `²`, `٣`)."""
+    return bool(_INT.match(text))
+
+
+def parse_size(text: str, token: str, where: str) -> int:
+    """The int that `text` (ASCII digits, see `is_size`) spells, if JAX could hold it."""
+    # Checked by length first: int() refuses more than 4300 digits with a ValueError.
+    if len(text.lstrip("0")) > len(str(MAX_SIZE)) or int(text) > MAX_SIZE:
+        raise SpecError(f"fixed size {quote(token)} in {where} is too large: JAX sizes are at most {MAX_SIZE} (int64)")
+    return int(text)
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,8 +134,7 @@ class ArraySpec:
 ANY = ArraySpec((Variadic(None),))
 """Matches any shape, and any non-array leaf: an unchecked argument."""
 
-_NAME = re.compile(r"[^\W\d]\w*\Z")
-_INT = re.compile(r"\d+\Z")
+_INT = re.compile(r"[0-9]+\Z")
 
 
 def _parse_dim(token: str, where: str) -> Dim:
@@ -102,30 +144,32 @@ def _parse_dim(token: str, where: str) -> Dim:
         body = token[1:]
         if body.startswith("#") or body.endswith("#"):
             raise SpecError(
-                f"broadcastable variadic dimension {token!r} in {where} is not supported;"
+                f"broadcastable variadic dimension {quote(token)} in {where} is not supported;"
                 " use '*name' (exact) or '...' (unchecked)"
             )
-        if not _NAME.match(body):
-            raise SpecError(f"bad variadic dimension {token!r} in {where}: expected '*name' or '...'")
+        if not body.isidentifier():
+            raise SpecError(f"bad variadic dimension {quote(token)} in {where}: expected '*name' or '...'")
         return Variadic(None if body.startswith("_") else body)
     broadcast = token.startswith("#")
     body = token[1:] if broadcast else token
-    if _INT.match(body):
+    if is_size(body):
         if broadcast:
-            raise SpecError(f"'#' needs a name, not a number, in {token!r} in {where}")
-        return Fixed(int(body))
-    if _NAME.match(body):
+            raise SpecError(f"'#' needs a name, not a number, in {quote(token)} in {where}")
+        return Fixed(parse_size(body, token, where))
+    if body.isidentifier():
         if body.startswith("_"):
             return Anonymous()
         return Named(body, broadcast)
-    raise SpecError(f"bad dimension {token!r} in {where}: expected a name, an integer, '_', '#name', '*name' or '...'")
+    raise SpecError(
+        f"bad dimension {quote(token)} in {where}: expected a name, an integer (ASCII digits),"
+        " '_', '#name', '*name' or '...'"
+    )
 
 
 def parse_array_spec(text: str) -> ArraySpec:
     """Parse one array's dims: `"a b"`, `"(a, b)"`, `"*batch c"`, `""` (a scalar)."""
-    if not isinstance(text, str):
-        raise SpecError(f"a shape spec must be a string, got {type(text).__name__}: {text!r}")
-    where = repr(text)
+    text = as_spec_text(text, "a shape spec")
+    where = quote(text)
     body = text.strip()
     if body.startswith("(") or body.endswith(")"):
         if not (body.startswith("(") and body.endswith(")")) or "(" in body[1:-1] or ")" in body[1:-1]:
@@ -147,9 +191,9 @@ def _check_balanced(body: str, whole: str) -> None:
         depth += (ch == "(") - (ch == ")")
         if depth not in (0, 1):
             problem = "a ')' without '('" if depth < 0 else "nested '(' (gufunc groups do not nest)"
-            raise SpecError(f"unbalanced parentheses in signature {whole!r}: {problem} at position {i}")
+            raise SpecError(f"unbalanced parentheses in signature {quote(whole)}: {problem} at position {i}")
     if depth:
-        raise SpecError(f"unbalanced parentheses in signature {whole!r}: a '(' is never closed")
+        raise SpecError(f"unbalanced parentheses in signature {quote(whole)}: a '(' is never closed")
 
 
 def _parse_arg_list(text: str, whole: str) -> tuple[ArraySpec, ...]:
@@ -165,7 +209,7 @@ def _parse_arg_list(text: str, whole: str) -> tuple[ArraySpec, ...]:
             m = _GUFUNC_ARG.match(body, pos)
             if m is None:
                 raise SpecError(
-                    f"cannot parse signature {whole!r} near {body[pos:]!r}:"
+                    f"cannot parse signature {quote(whole)} near {quote(body[pos : pos + 200])}:"
                     " expected '(dims)' groups joined by commas, like '(a,b),(b,c)->(a,c)'"
                 )
             specs.append(parse_array_spec("(" + m.group(1) + ")"))
@@ -173,7 +217,9 @@ def _parse_arg_list(text: str, whole: str) -> tuple[ArraySpec, ...]:
             if pos == len(body):
                 return tuple(specs)
             if body[pos] != ",":
-                raise SpecError(f"cannot parse signature {whole!r}: expected ',' at {body[pos:]!r}")
+                raise SpecError(
+                    f"cannot parse signature {quote(whole)}: expected ',' at {quote(body[pos : pos + 200])}"
+                )
             pos += 1
     return tuple(parse_array_spec(part) for part in body.split(","))
 
@@ -182,12 +228,13 @@ def parse_signature_text(
     text: str,
 ) -> tuple[tuple[ArraySpec, ...], tuple[ArraySpec, ...] | None]:
     """Split a whole signature into input specs and output specs (None: no `->`)."""
+    text = as_spec_text(text, "a signature")
     if text.count("->") > 1:
-        raise SpecError(f"signature {text!r} has more than one '->'")
+        raise SpecError(f"signature {quote(text)} has more than one '->'")
     if "->" in text:
         left, right = text.split("->")
         outputs = _parse_arg_list(right, text)
         if not outputs:
-            raise SpecError(f"signature {text!r} declares no output after '->'; write '->()' for a scalar")
+            raise SpecError(f"signature {quote(text)} declares no output after '->'; write '->()' for a scalar")
         return _parse_arg_list(left, text), outputs
     return _parse_arg_list(text, text), None

@@ -83,8 +83,7 @@ def _checked(items: tuple[Any, ...]) -> tuple[int, ...]:
             from ._errors import SpecError  # _errors imports this module
 
             raise SpecError(
-                f"Shape sizes must be ints >= 0, got {_short(d)} (of type {type(d).__name__})"
-                f" at position {i}"
+                f"Shape sizes must be ints >= 0, got {_short(d)} (of type {type(d).__name__}) at position {i}"
             )
         out.append(int(d))
     return tuple(out)

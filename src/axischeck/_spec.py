@@ -15,7 +15,7 @@ import jax
 
 from ._dims import ANY, ArraySpec, parse_array_spec, parse_signature_text
 from ._errors import SpecError
-from ._trees import check_nesting
+from ._trees import MAX_DEPTH, short_repr
 
 
 class _Text:
@@ -56,13 +56,53 @@ def _is_spec_leaf(x: object) -> bool:
     return x is None or isinstance(x, (str, ArraySpec))
 
 
+def _children(node: Any, what: str) -> list[Any] | None:
+    """The children of a pytree node (None for a leaf), read one level at a time."""
+    if _is_spec_leaf(node):
+        return None
+    kind = type(node)
+    if kind is tuple or kind is list:
+        return list(node)
+    if kind is dict:
+        return list(node.values())
+    try:  # namedtuples, OrderedDicts, registered custom nodes: JAX's own one-level flatten
+        children, treedef = jax.tree_util.tree_flatten(node, is_leaf=lambda y: y is not node)
+    except Exception as err:  # a user's flatten rule or key ordering failed
+        raise SpecError(f"{what} cannot be read as a pytree: {type(err).__name__}: {err}") from None
+    if treedef.num_nodes == 1 and treedef.num_leaves == 1:
+        return None
+    return children
+
+
+def check_tree_shape(value: Any, what: str) -> None:
+    """Refuse cyclic or absurdly deep pytrees before JAX's flatten recurses into them.
+
+    Iterative, so a 10,000-deep value costs no Python recursion; the limit is the
+    same `MAX_DEPTH` as for axes. (A RecursionError inside jaxlib's C++ flatten can
+    leave the interpreter's recursion counter raised, so it must never be provoked.)
+    """
+    stack: list[tuple[Any, int, frozenset[int]]] = [(value, 0, frozenset())]
+    while stack:
+        node, depth, path = stack.pop()
+        children = _children(node, what)
+        if children is None:
+            continue
+        if id(node) in path:
+            raise SpecError(f"{what} contains itself (a cyclic container)")
+        if depth >= MAX_DEPTH:
+            raise SpecError(f"{what} is nested more than {MAX_DEPTH} levels deep")
+        inner = path | {id(node)}
+        stack.extend((child, depth + 1, inner) for child in children)
+
+
 def spec_tree(value: Any, what: str) -> SpecTree:
     """Read a pytree of dim strings (or `ArraySpec`s, or None for unchecked)."""
-    check_nesting(value, f"the signature for {what}")
+    where = f"the signature for {what}"
+    check_tree_shape(value, where)
     try:
         leaves, treedef = jax.tree_util.tree_flatten(value, is_leaf=_is_spec_leaf)
-    except (ValueError, TypeError) as err:  # e.g. dict keys that cannot be sorted
-        raise SpecError(f"the signature for {what} cannot be read as a pytree: {err}") from None
+    except Exception as err:  # e.g. dict keys that cannot be sorted
+        raise SpecError(f"{where} cannot be read as a pytree: {type(err).__name__}: {err}") from None
     specs = []
     for leaf in leaves:
         if leaf is None:
@@ -73,10 +113,15 @@ def spec_tree(value: Any, what: str) -> SpecTree:
             specs.append(parse_array_spec(leaf))
         else:
             raise SpecError(
-                f"the signature for {what} must be dim strings like 'a b' in a pytree,"
-                f" but it holds {leaf!r} of type {type(leaf).__name__}"
+                f"{where} must be dim strings like 'a b' in a pytree,"
+                f" but it holds {short_repr(leaf)} of type {type(leaf).__name__}"
             )
-    return SpecTree(treedef, tuple(specs))
+    tree = SpecTree(treedef, tuple(specs))
+    try:
+        hash(tree)  # signatures key caches: a structure that cannot be hashed is refused now
+    except Exception as err:  # unhashable node metadata of a custom pytree
+        raise SpecError(f"{where} has unhashable pytree structure: {type(err).__name__}: {err}") from None
+    return tree
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,13 +177,12 @@ def core_from_value(spec: Any, output: Any = None, *, has_output: bool = False) 
         out_value: Any = outs[0] if len(outs) == 1 else tuple(outs)
         return SigCore(inputs, spec_tree(out_value, "the output"))
     if isinstance(spec, Mapping):
-        params = tuple(k for k in spec if k != _RETURN)
-        if not all(isinstance(k, str) for k in params):
-            raise SpecError("a signature dict maps parameter names (str) to dim strings")
-        inputs = tuple(spec_tree(spec[k], f"parameter {k!r}") for k in params)
+        entries = _mapping_entries(spec)
+        params = tuple(k for k in entries if k != _RETURN)
+        inputs = tuple(spec_tree(entries[k], f"parameter {k!r}") for k in params)
         out_tree = None
-        if _RETURN in spec:
-            out_tree = spec_tree(spec[_RETURN], "the output")
+        if _RETURN in entries:
+            out_tree = spec_tree(entries[_RETURN], "the output")
         if has_output:
             if out_tree is not None:
                 raise SpecError("the output is given twice: as 'return' and as output=")
@@ -149,5 +193,22 @@ def core_from_value(spec: Any, output: Any = None, *, has_output: bool = False) 
         return SigCore(inputs, spec_tree(output, "the output") if has_output else None)
     raise SpecError(
         "a signature is a string like '(a,b),(b,c)->(a,c)', a tuple of per-argument dim"
-        f" strings, or a dict of parameter names; got {type(spec).__name__}: {spec!r}"
+        f" strings, or a dict of parameter names; got {type(spec).__name__}: {short_repr(spec)}"
     )
+
+
+def _mapping_entries(spec: Mapping[Any, Any]) -> dict[str, Any]:
+    """A signature dict's entries, keys as exact `str`s (no user `__eq__`/`__hash__` runs later)."""
+    try:
+        items = list(spec.items())
+    except Exception as err:  # a user Mapping that cannot be read
+        raise SpecError(f"the signature dict cannot be read: {type(err).__name__}: {err}") from None
+    entries: dict[str, Any] = {}
+    for key, value in items:
+        if not isinstance(key, str):
+            raise SpecError(
+                "a signature dict maps parameter names (str) to dim strings,"
+                f" but it has the key {short_repr(key)} of type {type(key).__name__}"
+            )
+        entries[str.__str__(key)] = value
+    return entries
