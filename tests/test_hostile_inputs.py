@@ -9,11 +9,13 @@ interpreter keeps working afterwards.
 
 from __future__ import annotations
 
+import collections
 import copy
 import pickle
+import subprocess
 import sys
 import time
-from typing import Any
+from typing import Any, NamedTuple
 
 import jax
 import numpy as np
@@ -210,11 +212,49 @@ def test_deeply_nested_signature_pytrees(kind: str, where: str) -> None:
     _still_works()
 
 
-def test_deep_signature_through_the_decorators() -> None:
-    deep = _nested("dict", 2000)
-    with pytest.raises(ax.SpecError):
-        ax.vmap(lambda x: x, signature=(deep,))
+class _Pair(NamedTuple):
+    left: Any
+    right: Any
+
+
+@pytest.mark.parametrize("kind", ["namedtuple", "OrderedDict"])
+def test_deeply_nested_non_builtin_containers(kind: str) -> None:
+    deep: Any = "a"
+    for _ in range(2000):
+        deep = _Pair(deep, None) if kind == "namedtuple" else collections.OrderedDict(k=deep)
+    with pytest.raises(ax.SpecError, match="nested"):
+        ax.Signature((deep,))
     _still_works()
+    assert str(ax.Signature((_Pair("a", "b"),))) == "_Pair(left=(a), right=(b))"
+
+
+_DEEP_DECORATOR_SCRIPT = """
+import sys
+import axischeck as ax
+
+deep = "a"
+for _ in range(2000):
+    deep = {"k": deep}
+for make in (lambda: ax.vmap(lambda x: x, signature=(deep,)), lambda: ax.check(lambda x: x, signature=(deep,))):
+    try:
+        make()
+    except ax.SpecError:
+        pass
+    else:
+        sys.exit("no SpecError")
+assert ax.vmap(lambda x: x.sum(), signature="(a)->()").predict((3, 4)).shapes == (3,)
+def deep_call(n):
+    return 0 if n == 0 else 1 + deep_call(n - 1)
+assert deep_call(900) == 900
+print("ok")
+"""
+
+
+def test_deep_signature_through_the_decorators() -> None:
+    # In a subprocess: if a RecursionError escapes inside jaxlib, the interpreter can be left
+    # with a raised recursion counter, which would break every later test in this one.
+    r = subprocess.run([sys.executable, "-c", _DEEP_DECORATOR_SCRIPT], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr[-2000:]
 
 
 def test_cyclic_signature_pytree() -> None:
@@ -262,3 +302,42 @@ def test_parsing_time_is_linear_in_length() -> None:
     timed(100)
     small, large = timed(500), timed(5000)
     assert large < 40 * small + 0.05
+
+
+# ---------------------------------------------------------------- Signature values
+
+
+SIGNATURES = [
+    ax.Signature("(a,b),(b,c)->(a,c)"),
+    ax.Signature("(a,b),(b,c),(a,c)->(a,c)").vmap(in_axes=(0, 1, 0)),
+    ax.Signature("n f, f o -> n").vmap(in_axes=(0, None), axis_name="batch").vmap(axis_size=3),
+    ax.Signature(({"W": "o i", "b": "o"}, "i"), output="o"),
+    ax.Signature({"x": "a b", "return": "a"}),
+    ax.Signature.batched("(n,a,b),(b,n,c)->(n,a,c)", over="n"),
+    ax.Signature("(a)->(a),(b)"),
+]
+
+
+@pytest.mark.parametrize("sig", SIGNATURES, ids=str)
+def test_signatures_copy_deepcopy_and_pickle(sig: ax.Signature) -> None:
+    for other in (copy.copy(sig), copy.deepcopy(sig), pickle.loads(pickle.dumps(sig))):
+        assert other == sig and hash(other) == hash(sig) and str(other) == str(sig)
+        assert type(other) is ax.Signature
+        with pytest.raises(AttributeError):
+            other._core = sig._core  # type: ignore[misc]
+    for protocol in range(2, pickle.HIGHEST_PROTOCOL + 1):  # JAX's PyTreeDef needs protocol 2+
+        assert pickle.loads(pickle.dumps(sig, protocol=protocol)) == sig
+
+
+def test_a_signature_stays_frozen() -> None:
+    sig = SIGNATURES[1]
+    with pytest.raises(AttributeError):
+        sig.foo = 1  # type: ignore[attr-defined]
+    with pytest.raises(AttributeError):
+        del sig._core
+    assert {sig: 1}[copy.deepcopy(sig)] == 1
+
+
+def test_a_pickled_signature_still_predicts() -> None:
+    sig = pickle.loads(pickle.dumps(SIGNATURES[1]))
+    assert sig.predict((16, 8, 4), (4, 16, 2), (16, 8, 2)).shapes == (16, 8, 2)

@@ -43,12 +43,12 @@ def as_spec_text(text: Any, what: str) -> str:
     """`text` as an exact `str` (a subclass's own `__repr__`/`__hash__` never run), or SpecError."""
     if not isinstance(text, str):
         raise SpecError(f"{what} must be a string, got {type(text).__name__}: {short_repr(text)}")
-    text = str.__str__(text)  # an exact str copy of a str subclass
-    if len(text) > MAX_SPEC_CHARS:
+    exact: str = str.__str__(text)  # an exact str copy of a str subclass
+    if len(exact) > MAX_SPEC_CHARS:
         raise SpecError(
-            f"{what} {quote(text)} is {len(text)} characters long; the limit is {MAX_SPEC_CHARS} characters"
+            f"{what} {quote(exact)} is {len(exact)} characters long; the limit is {MAX_SPEC_CHARS} characters"
         )
-    return text
+    return exact
 
 
 def is_size(text: str) -> bool:

@@ -133,6 +133,20 @@ class Signature:
     def __setattr__(self, name: str, value: object) -> None:
         raise AttributeError("Signature is immutable")
 
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError("Signature is immutable")
+
+    # An immutable value: copies are the value itself; pickling rebuilds it from its
+    # parts without going through `__setattr__` (which refuses every assignment).
+    def __copy__(self) -> Signature:
+        return self
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Signature:
+        return self
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_rebuild, (self._core, self._levels))
+
     @classmethod
     def _make(cls, core: SigCore, levels: tuple[VmapLevel, ...] = ()) -> Signature:
         sig = cls.__new__(cls)
@@ -302,6 +316,11 @@ class Signature:
 
 
 Signature.__module__ = "axischeck"
+
+
+def _rebuild(core: SigCore, levels: tuple[VmapLevel, ...]) -> Signature:
+    """Unpickle a `Signature` (see `Signature.__reduce__`)."""
+    return Signature._make(core, levels)
 
 
 def _insert(

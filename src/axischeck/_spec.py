@@ -66,10 +66,10 @@ def _children(node: Any, what: str) -> list[Any] | None:
     if kind is dict:
         return list(node.values())
     try:  # namedtuples, OrderedDicts, registered custom nodes: JAX's own one-level flatten
-        children, treedef = jax.tree_util.tree_flatten(node, is_leaf=lambda y: y is not node)
+        children = jax.tree_util.tree_leaves(node, is_leaf=lambda y: y is not node)
     except Exception as err:  # a user's flatten rule or key ordering failed
         raise SpecError(f"{what} cannot be read as a pytree: {type(err).__name__}: {err}") from None
-    if treedef.num_nodes == 1 and treedef.num_leaves == 1:
+    if len(children) == 1 and children[0] is node:  # not a pytree node: a leaf
         return None
     return children
 
