@@ -15,13 +15,15 @@ import pickle
 import subprocess
 import sys
 import time
-from typing import Any, NamedTuple
+from typing import Annotated, Any, NamedTuple
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 import pytest
 
 import axischeck as ax
+from axischeck._annotations import core_from_annotations
 from axischeck._dims import parse_array_spec
 
 # --------------------------------------------------------------------------- Shape
@@ -341,3 +343,129 @@ def test_a_signature_stays_frozen() -> None:
 def test_a_pickled_signature_still_predicts() -> None:
     sig = pickle.loads(pickle.dumps(SIGNATURES[1]))
     assert sig.predict((16, 8, 4), (4, 16, 2), (16, 8, 2)).shapes == (16, 8, 2)
+
+
+# ------------------------------------------------------------------- annotations
+
+
+Vec = Annotated[jax.Array, "n"]  # an alias: only evaluation reads its dims
+
+
+def test_a_forward_reference_to_a_later_class() -> None:
+    def f(x: Annotated[Later, "a b"], y: Annotated[jax.Array, "b"]) -> Annotated[jax.Array, "a"]:
+        return x @ y
+
+    core = core_from_annotations(f)
+    assert core is not None and str(core) == "(a, b), (b) -> (a)"
+
+
+class Later:
+    pass
+
+
+def test_one_unresolvable_annotation_does_not_lose_the_others() -> None:
+    def f(x, y, z):  # type: ignore[no-untyped-def]
+        return x
+
+    f.__annotations__ = {
+        "x": "Annotated[jax.Array, 'a b']",
+        "y": "NoSuchName",
+        "z": "1 +",  # not even an expression
+        "return": "Annotated[jax.Array, 'a']",
+    }
+    core = core_from_annotations(f)
+    assert core is not None and str(core) == "(a, b), (...), (...) -> (a)"
+
+
+def test_a_resolvable_alias_survives_a_neighbour_that_fails() -> None:
+    def f(x, y):  # type: ignore[no-untyped-def]
+        return x
+
+    f.__annotations__ = {"x": "Vec", "y": "NoSuchName", "return": "Vec"}
+    core = core_from_annotations(f)
+    assert core is not None and str(core) == "(n), (...) -> (n)"
+
+
+def test_an_annotation_that_raises_when_evaluated_is_unchecked() -> None:
+    def f(x, y):  # type: ignore[no-untyped-def]
+        return x
+
+    f.__annotations__ = {"x": "1 / 0", "y": "Annotated[jax.Array, 'n']", "return": "undefined()"}
+    core = core_from_annotations(f)
+    assert core is not None and str(core) == "(...), (n)"
+
+
+def test_annotation_texts_that_break_the_parser() -> None:
+    def f(x, y, z, w):  # type: ignore[no-untyped-def]
+        return x
+
+    f.__annotations__ = {
+        "x": "[" * 10_000 + "]" * 10_000,
+        "y": "Annotated[X, {[1]: 'a'}]",  # literal_eval: unhashable key
+        "z": "Annotated[X, 'a\x00']",
+        "w": "Annotated[jax.Array, 'w']",
+    }
+    core = core_from_annotations(f)
+    assert core is not None and str(core) == "(...), (...), (...), (w)"
+    _still_works()
+
+
+def test_hostile_annotation_objects() -> None:
+    def f(x, y):  # type: ignore[no-untyped-def]
+        return x
+
+    f.__annotations__ = {"x": _Hostile(), "y": Annotated[jax.Array, "n"]}
+    core = core_from_annotations(f)
+    assert core is not None and str(core) == "(...), (n)"
+
+    def g(x):  # type: ignore[no-untyped-def]
+        return x
+
+    g.__annotations__ = {1: "a", "x": Annotated[jax.Array, "n"]}  # a non-str key
+    core = core_from_annotations(g)
+    assert core is not None and str(core) == "(n)"
+
+
+class _NoAnnotations:
+    @property
+    def __annotations__(self) -> Any:  # type: ignore[override]
+        raise RuntimeError("annotations boom")
+
+    def __call__(self, x: Any) -> Any:
+        return x
+
+
+class _BadSignature:
+    @property
+    def __signature__(self) -> Any:
+        raise RuntimeError("signature boom")
+
+    def __call__(self, x: Any) -> Any:
+        return x
+
+
+@pytest.mark.parametrize("fn", [_NoAnnotations(), _BadSignature(), len, jnp.sin, print], ids=repr)
+def test_callables_without_readable_annotations(fn: Any) -> None:
+    assert core_from_annotations(fn) is None
+
+
+def test_malformed_dims_in_a_resolved_annotation_are_still_spec_errors() -> None:
+    def f(x: Annotated[jax.Array, "a ²"]) -> jax.Array:
+        return x
+
+    with pytest.raises(ax.SpecError):
+        core_from_annotations(f)
+
+
+def test_wrapped_functions_resolve_against_the_wrapped_globals() -> None:
+    import functools
+
+    def f(x: Annotated[jax.Array, "a b"]) -> Annotated[jax.Array, "a"]:
+        return x.sum(-1)
+
+    @functools.wraps(f)
+    def g(*args: Any) -> Any:
+        return f(*args)
+
+    core = core_from_annotations(g)
+    assert core is not None and str(core) == "(a, b) -> (a)"

@@ -14,13 +14,13 @@ import ast
 import inspect
 import types
 import typing
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
 
-from ._dims import Anonymous, ArraySpec, Dim, Fixed, Named, Variadic
-from ._errors import SpecError
+from ._dims import Anonymous, ArraySpec, Dim, Fixed, Named, Variadic, is_size, parse_size, quote
+from ._errors import AxisCheckError, SpecError
 from ._spec import SigCore, SpecTree, spec_tree
 
 _NOTHING = object()
@@ -40,7 +40,7 @@ def _dims_of_text(text: str, where: str) -> Any:
     """
     try:
         node = ast.parse(text, mode="eval").body
-    except SyntaxError:
+    except (SyntaxError, ValueError, MemoryError, RecursionError):  # ValueError: a NUL byte
         return _NOTHING
     return _dims_of_node(node, where)
 
@@ -60,7 +60,7 @@ def _dims_of_node(node: ast.expr, where: str) -> Any:
         for meta in parts[1:]:
             try:
                 value = ast.literal_eval(meta)
-            except ValueError:
+            except Exception:  # not a literal, or one that cannot be built ({[1]: 'a'})
                 continue
             if isinstance(value, (str, dict, list, tuple)):
                 return value
@@ -117,7 +117,8 @@ def _dims_of(hint: Any, where: str) -> Any:
 
 
 def _is_jaxtyping(hint: Any) -> bool:
-    return type(hint).__module__.startswith("jaxtyping")
+    module = getattr(type(hint), "__module__", None)
+    return isinstance(module, str) and module.startswith("jaxtyping")
 
 
 _SCALAR_TYPES = (bool, int, float, complex, np.generic)
@@ -165,11 +166,11 @@ def _jaxtyping_dim(token: str, dim_str: str, where: str, in_pytree: bool) -> Dim
         else:
             break
     anonymous = "_" in flags or ("?" in flags and in_pytree)
-    if body.isdigit() and not flags:
-        return Fixed(int(body))
-    if body.isdigit() or (body and not body.isidentifier()):
+    if is_size(body) and not flags:
+        return Fixed(parse_size(body, token, f"{quote(dim_str)} of {where}"))
+    if is_size(body) or (body and not body.isidentifier()):
         raise SpecError(
-            f"jaxtyping dimension {token!r} (in {dim_str!r} of {where}) is not one axischeck reads:"
+            f"jaxtyping dimension {quote(token)} (in {quote(dim_str)} of {where}) is not one axischeck reads:"
             " it reads names, integers, 'name=4', '_', '#name', '*name', '?name' and '...',"
             " and evaluates no expressions",
             fix="pass signature=... to the decorator to declare these shapes for axischeck",
@@ -188,27 +189,73 @@ def _jaxtyping_dim(token: str, dim_str: str, where: str, in_pytree: bool) -> Dim
 
 
 def core_from_annotations(fn: Callable[..., Any]) -> SigCore | None:
-    """The signature declared by `fn`'s annotations, or None if none declares dims."""
-    try:
-        hints = typing.get_type_hints(fn, include_extras=True)
-    except Exception:  # unresolvable names (locals under PEP 563): read them as text
-        hints = dict(getattr(fn, "__annotations__", None) or {})
+    """The signature declared by `fn`'s annotations, or None if none declares dims.
+
+    Each annotation is resolved on its own, with `typing.get_type_hints` semantics (so a
+    string annotation is evaluated in `fn`'s globals, as under PEP 563). One that cannot
+    be resolved (a name defined later or only locally, or any error while evaluating it)
+    is read without evaluation instead: as text with `ast` for a string, structurally
+    otherwise; what still declares no dims leaves that parameter unchecked. Malformed
+    dims that *are* declared raise `SpecError`.
+    """
     try:
         params = inspect.signature(fn).parameters
-    except (TypeError, ValueError):
+    except Exception:  # no signature (some builtins), or a __signature__ that raises
         return None
+    raw = _raw_annotations(fn)
+    globalns = _globals_of(fn)
     names: list[str] = []
     inputs: list[SpecTree] = []
     found = False
     for name, p in params.items():
         if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
             continue
-        dims = _dims_of(hints.get(name, _NOTHING), f"parameter {name!r}")
+        where = f"parameter {name!r}"
+        dims = _declared(raw, name, globalns, where)
         found |= dims is not _NOTHING
         names.append(name)
-        inputs.append(spec_tree(None if dims is _NOTHING else dims, f"parameter {name!r}"))
-    out = _dims_of(hints.get("return", _NOTHING), "the return annotation")
+        inputs.append(spec_tree(None if dims is _NOTHING else dims, where))
+    out = _declared(raw, "return", globalns, "the return annotation")
     if not found and out is _NOTHING:
         return None
     output = None if out is _NOTHING else spec_tree(out, "the return annotation")
     return SigCore(tuple(inputs), output, tuple(names))
+
+
+def _raw_annotations(fn: Any) -> dict[str, Any]:
+    """`fn.__annotations__` as a plain dict with str keys, or {} when it cannot be read."""
+    try:
+        raw = getattr(fn, "__annotations__", None)
+        items = list(raw.items()) if isinstance(raw, Mapping) else []
+    except Exception:  # a property that raises, a Mapping that cannot be iterated
+        return {}
+    return {str.__str__(k): v for k, v in items if isinstance(k, str)}
+
+
+def _globals_of(fn: Any) -> dict[str, Any]:
+    """The globals string annotations are evaluated in: those of the innermost `__wrapped__`
+    function, as `typing.get_type_hints` finds them."""
+    try:
+        inner = inspect.unwrap(fn)
+        ns = getattr(inner, "__globals__", None)
+    except Exception:  # a __wrapped__ cycle (ValueError), or attributes that raise
+        return {}
+    return ns if isinstance(ns, dict) else {}
+
+
+def _declared(raw: dict[str, Any], name: str, globalns: dict[str, Any], where: str) -> Any:
+    """The dims one annotation declares, or _NOTHING; see `core_from_annotations`."""
+    if name not in raw:
+        return _NOTHING
+    value = raw[name]
+    try:
+        holder = types.SimpleNamespace(__annotations__={name: value})
+        hint = typing.get_type_hints(holder, globalns, None, include_extras=True)[name]
+    except Exception:  # unresolvable: read it without evaluating (text under PEP 563)
+        hint = value
+    try:
+        return _dims_of(hint, where)
+    except AxisCheckError:
+        raise
+    except Exception:  # an annotation object that breaks on inspection: declares nothing
+        return _NOTHING
