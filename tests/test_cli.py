@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 
@@ -103,3 +104,28 @@ def test_shard_bad_input_exits_2(args: tuple[str, ...], fragment: str) -> None:
     r = cli(*args)
     assert r.returncode == 2, (r.stdout, r.stderr)
     assert fragment in r.stderr and "Traceback" not in r.stderr
+
+
+def test_version() -> None:
+    r = cli("--version")
+    assert r.returncode == 0 and r.stderr == ""
+    assert re.fullmatch(r"axischeck \d+\.\d+\.\d+\S*\n", r.stdout)
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("predict", "(" + "9" * 5000 + ")->()", "3"),
+        ("predict", "(a)->(a)", "²x3"),
+        ("predict", "(a)->(a)", "--in-axes", "[" * 10_000, "3x3"),
+        ("shard", "(n)->(n)", "16", "--mesh", "x=٣"),
+        ("predict", "(a)->(a)", "--axis-size", "9" * 5000, "3x3"),
+        ("",),
+    ],
+    ids=lambda a: repr(a)[:40],
+)
+def test_hostile_argv_exits_2_without_a_traceback(args: tuple[str, ...]) -> None:
+    r = cli(*args)
+    assert r.returncode == 2 and r.stdout == "", (r.stdout, r.stderr)
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("axischeck: error:") and "Traceback" not in r.stderr

@@ -10,7 +10,9 @@ interpreter keeps working afterwards.
 from __future__ import annotations
 
 import collections
+import contextlib
 import copy
+import io
 import pickle
 import subprocess
 import sys
@@ -21,9 +23,12 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 import axischeck as ax
 from axischeck._annotations import core_from_annotations
+from axischeck._cli import main
 from axischeck._dims import parse_array_spec
 
 # --------------------------------------------------------------------------- Shape
@@ -469,3 +474,298 @@ def test_wrapped_functions_resolve_against_the_wrapped_globals() -> None:
 
     core = core_from_annotations(g)
     assert core is not None and str(core) == "(a, b) -> (a)"
+
+
+# ---------------------------------------------------------------------------- CLI
+
+
+def run_cli(*argv: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(list(argv))
+    return code, out.getvalue(), err.getvalue()
+
+
+def _assert_usage_error(argv: tuple[str, ...]) -> str:
+    code, out, err = run_cli(*argv)
+    assert code == 2, (argv, out, err)
+    assert out == "", (argv, out)
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("axischeck: error:"), (argv, err)
+    assert "Traceback" not in err
+    return lines[0]
+
+
+HUGE = "9" * 5000
+DEEP = "[" * 10_000 + "]" * 10_000
+
+BASES = {
+    "predict": ("predict", "(a,b)->(a)", "4x3x2"),
+    "explain": ("explain", "(a,b)->(a)", "4x3x2"),
+    "shard": ("shard", "(n)->(n)", "16", "--mesh", "x=4"),
+}
+
+
+@pytest.mark.parametrize("command", ["predict", "explain", "shard"])
+@pytest.mark.parametrize(
+    "extra",
+    [
+        (HUGE,),
+        ("²x3",),
+        ("٣x3",),
+        ("３",),
+        ("-3x3",),
+        ("3.5",),
+        ("",),
+        ("3\x00x4",),
+        (DEEP,),
+        ("(((3)))",),
+        ("[(3, 4)]",),
+        ("--bogus",),
+        ("--names", ""),
+        ("--names", "\x00"),
+        ("--names", "a" * 100_000 + ",b"),
+    ],
+    ids=lambda e: repr(e)[:40],
+)
+def test_hostile_shapes_and_options_exit_2(command: str, extra: tuple[str, ...]) -> None:
+    _assert_usage_error(BASES[command] + extra)
+
+
+@pytest.mark.parametrize("command", ["predict", "explain"])
+@pytest.mark.parametrize(
+    "option",
+    [
+        ("--in-axes", HUGE),
+        ("--in-axes", DEEP),
+        ("--in-axes", "{[1]: 0}"),
+        ("--in-axes", "{1, [2]}"),
+        ("--in-axes", "\x00"),
+        ("--in-axes", ""),
+        ("--in-axes", "10**100"),
+        ("--in-axes", "1" + "0" * 100),
+        ("--in-axes", "(0, 1e400)"),
+        ("--in-axes", "b'x'"),
+        ("--in-axes", "..."),
+        ("--in-axes", "{1: 2}"),
+        ("--in-axes", "(" * 150 + ")" * 150),
+        ("--out-axes", HUGE),
+        ("--out-axes", "{'a': 1" + "}"),
+        ("--out-axes", "[" * 150 + "]" * 150),
+        ("--out-axes", "1" + "0" * 100),
+        ("--axis-size", HUGE),
+        ("--axis-size", "٣"),
+        ("--axis-size", "²"),
+        ("--axis-size", "-1"),
+        ("--axis-size", ""),
+        ("--axis-name", "\x00"),
+        ("--axis-name", ""),
+    ],
+    ids=lambda o: repr(o)[:40],
+)
+def test_hostile_vmap_options_exit_2(command: str, option: tuple[str, str]) -> None:
+    code, out, err = run_cli(*BASES[command], *option)
+    if code != 2:  # a few odd values are valid (an empty axis name): then no traceback either
+        assert code in (0, 1) and err == "", (option, out, err)
+    else:
+        _assert_usage_error(BASES[command] + option)
+
+
+@pytest.mark.parametrize(
+    "option",
+    [
+        ("--mesh", f"x={HUGE}"),
+        ("--mesh", "x=٣"),
+        ("--mesh", "x=²"),
+        ("--mesh", "x=-1"),
+        ("--mesh", ""),
+        ("--mesh", "\x00=4"),
+        ("--mesh", "x=4" + ",y=2" * 10),
+        ("--in-specs", DEEP),
+        ("--in-specs", HUGE),
+        ("--in-specs", "{[1]: 0}"),
+        ("--in-specs", "[{'a': 1}]"),
+        ("--in-specs", "(('x', 1),)"),
+        ("--out-specs", DEEP),
+        ("--out-specs", "[[None]]"),
+        ("--out-specs", "b'x'"),
+        ("--axis-names", "\x00"),
+        ("--axis-names", "nope"),
+    ],
+    ids=lambda o: repr(o)[:40],
+)
+def test_hostile_shard_options_exit_2(option: tuple[str, str]) -> None:
+    code, out, err = run_cli("shard", "(n)->(n)", "16", "--mesh", "x=4", *option)
+    if code != 2:
+        assert code in (0, 1) and err == "" and "Traceback" not in out, (option, out, err)
+    else:
+        _assert_usage_error(("shard", "(n)->(n)", "16", "--mesh", "x=4", *option))
+
+
+@pytest.mark.parametrize("command", ["predict", "explain", "shard"])
+@pytest.mark.parametrize(
+    "signature",
+    [
+        HUGE,
+        "(" + HUGE + ")->()",
+        "(²)->()",
+        "(٣)->()",
+        "\x00",
+        "(" * 10_000,
+        DEEP,
+        "->",
+        "(a)->(b)->(c)",
+        "x" * 1_200_000,
+    ],
+    ids=lambda s: repr(s[:20]),
+)
+def test_hostile_signatures_exit_2(command: str, signature: str) -> None:
+    base = BASES[command]
+    _assert_usage_error((base[0], signature, *base[2:]))
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        (),
+        ("",),
+        ("\x00",),
+        ("bogus",),
+        (HUGE,),
+        ("predict",),
+        ("shard", "(n)->(n)"),
+        ("demo", "x"),
+        ("--bogus",),
+        ("-",),
+        ("--in-axes",),
+        ("predict", "(a)->(a)", "--in-axes"),
+    ],
+    ids=repr,
+)
+def test_hostile_commands_exit_2(argv: tuple[str, ...]) -> None:
+    _assert_usage_error(argv)
+
+
+def test_help_and_version_exit_0() -> None:
+    code, out, err = run_cli("--help")
+    assert code == 0 and "predict" in out and err == ""
+    code, out, err = run_cli("predict", "--help")
+    assert code == 0 and "--in-axes" in out
+    code, out, err = run_cli("--version")
+    assert code == 0 and out.strip() == f"axischeck {ax.__version__}" and err == ""
+
+
+_TOKENS = st.one_of(
+    st.sampled_from(
+        [
+            "predict",
+            "explain",
+            "shard",
+            "--in-axes",
+            "--out-axes",
+            "--axis-size",
+            "--axis-name",
+            "--check",
+            "--names",
+            "--mesh",
+            "--in-specs",
+            "--out-specs",
+            "--axis-names",
+            "--version",
+            "-h",
+            "0",
+            "(0, 1)",
+            "None",
+            "[0]",
+            "16x8",
+            "4x16x2",
+            "()",
+            "x=4",
+            "data=2,model=2",
+            "('x',)",
+            "[('x',), None]",
+            "(a,b)->(a)",
+            "(a,b),(b,c)->(a,c)",
+            "n f, f o -> n",
+            "x,y",
+            HUGE,
+            "٣",
+            "²",
+            "\x00",
+            "",
+            DEEP[:400] + DEEP[-400:],
+        ]
+    ),
+    st.text(max_size=30),
+    st.text(alphabet="()[]{},:x0123456789-'\"ab .*#_>=N", max_size=30),
+)
+
+
+_SIGNATURES = st.one_of(
+    st.sampled_from(["(a,b)->(a)", "(a,b),(b,c)->(a,c)", "n f, f o -> n", "(n)->(n)", "(n,k),(k,m)->(n,m)", "->()"]),
+    st.text(alphabet="(),->abn_*#. 0123456789²٣", max_size=20),
+)
+_SHAPES = st.one_of(
+    st.lists(st.integers(0, 20), max_size=4).map(lambda dims: "x".join(map(str, dims)) or "()"),
+    st.sampled_from(["()", "scalar", "16x8", "(3, 4)", "[5]", "3,", HUGE, "٣x3", "-1x2", "1e3", ""]),
+)
+_OPTIONS = st.one_of(
+    st.tuples(
+        st.sampled_from(["--in-axes", "--out-axes", "--in-specs", "--out-specs"]),
+        st.sampled_from(
+            [
+                "0",
+                "1",
+                "-1",
+                "None",
+                "(0, None)",
+                "(0, 1)",
+                "[0]",
+                "{'a': 0}",
+                "('x',)",
+                "[('x',), None]",
+                "()",
+                "'x'",
+                "[None, None]",
+                "((0,),)",
+                "2**8",
+                "{1, 2}",
+                HUGE,
+                DEEP[:600],
+            ]
+        ),
+    ),
+    st.tuples(st.just("--axis-size"), st.sampled_from(["0", "3", "16", "-2", "٣", HUGE, ""])),
+    st.tuples(st.just("--axis-name"), st.sampled_from(["i", "batch", "a", "", "\x00"])),
+    st.tuples(st.just("--names"), st.sampled_from(["x", "x,y", "x,y,z", "", "1x", "\x00"])),
+    st.tuples(st.just("--mesh"), st.sampled_from(["x=4", "x=2,y=2", "x=0", "x=", "=4", f"x={HUGE}"])),
+    st.tuples(st.just("--axis-names"), st.sampled_from(["x", "y", "x,y", ""])),
+    st.tuples(st.just("--check")),
+)
+
+
+@st.composite
+def _command_lines(draw: st.DrawFn) -> list[str]:
+    """A subcommand, a signature, shapes and options: mostly well-formed, with hostile parts."""
+    argv = [draw(st.sampled_from(["predict", "explain", "shard"])), draw(_SIGNATURES)]
+    argv += draw(st.lists(_SHAPES, max_size=3))
+    for option in draw(st.lists(_OPTIONS, max_size=4)):
+        argv += option
+    return argv
+
+
+@given(st.one_of(st.lists(_TOKENS, max_size=8), _command_lines()))
+def test_fuzzed_argv_never_shows_a_traceback(argv: list[str]) -> None:
+    if argv[:1] == ["demo"]:
+        argv = argv[1:]  # the demo runs JAX; it has its own tests
+    code, out, err = run_cli(*argv)
+    assert code in (0, 1, 2), (argv, code)
+    assert "Traceback" not in err and "Traceback" not in out, (argv, err)
+    assert "internal error" not in err, (argv, err)
+    if code == 2 and not (set(argv) & {"-h", "--help"}):
+        assert len(err.strip().splitlines()) == 1 and out == "", (argv, out, err)
+    _still_works_after_cli()
+
+
+def _still_works_after_cli() -> None:
+    assert ax.Signature("(a)->(a)").vmap().predict((2, 3)).shapes == (2, 3)

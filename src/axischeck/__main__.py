@@ -9,4 +9,4 @@ from ._cli import main, run
 __all__ = ["main", "run"]
 
 if __name__ == "__main__":
-    sys.exit(run())
+    sys.exit(main())

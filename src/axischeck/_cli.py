@@ -8,7 +8,8 @@
 
 Axes are read with `ast.literal_eval` and signatures by axischeck's own parser; nothing
 is evaluated. Exit status: 0 when the shapes agree, 1 when they do not (the explanation
-is printed), 2 for malformed input.
+is printed), 2 for malformed input (one line on stderr, never a traceback).
+`axischeck --version` prints the installed version.
 """
 
 from __future__ import annotations
@@ -21,11 +22,13 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any, NoReturn, TypeVar
 
+from ._dims import MAX_SIZE, quote
 from ._errors import AxisCheckError
 from ._explain import render_steps
 from ._prediction import Prediction
 from ._signature import Signature
 from ._transform import _shapes_text
+from ._trees import short_repr
 
 P = TypeVar("P", bound=Prediction)
 
@@ -39,23 +42,58 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(message)
 
 
+def version() -> str:
+    """The installed distribution's version (the package's own `__version__` when not installed)."""
+    from importlib.metadata import PackageNotFoundError
+    from importlib.metadata import version as dist_version
+
+    try:
+        return dist_version("axischeck")
+    except PackageNotFoundError:
+        from . import __version__
+
+        return __version__
+
+
+_SIZE = re.compile(r"[0-9]+\Z")
+_SHAPE = re.compile(r"[0-9]+(?:(?:\s*[x,]\s*|\s+)[0-9]+)*\s*,?\Z")
+
+
+def parse_size(text: str, what: str) -> int:
+    """A size >= 0 in ASCII digits (`str.isdigit` also takes `²` and `٣`), at most int64."""
+    body = text.strip()
+    if not _SIZE.match(body) or len(body.lstrip("0")) > len(str(MAX_SIZE)) or int(body) > MAX_SIZE:
+        raise UsageError(f"bad {what} {quote(text)}: write a whole number of ASCII digits, at most {MAX_SIZE}")
+    return int(body)
+
+
+def _axis_size(text: str) -> int:
+    try:
+        return parse_size(text, "--axis-size")
+    except UsageError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
+
+
 def parse_shape(text: str) -> tuple[int, ...]:
-    """`16x8x4`, `16,8,4`, `(16, 8, 4)`, or `()` / `scalar` for rank 0."""
-    body = text.strip().strip("()[]").strip()
-    if body in ("", "scalar"):
+    """`16x8x4`, `16,8,4`, `(16, 8, 4)` or `[16, 8, 4]`, and `()` / `scalar` for rank 0."""
+    body = text.strip()
+    if body == "scalar":
         return ()
-    parts = [p for p in re.split(r"[x,\s]+", body) if p]
-    if not parts or not all(p.isdigit() for p in parts):
-        raise UsageError(f"bad shape {text!r}: write sizes joined by 'x', like 16x8x4 (or () for a scalar)")
-    return tuple(int(p) for p in parts)
+    if len(body) >= 2 and (body[0], body[-1]) in (("(", ")"), ("[", "]")):
+        body = body[1:-1].strip()  # one pair of brackets, as Python prints a shape
+        if not body:
+            return ()
+    if not _SHAPE.match(body):
+        raise UsageError(f"bad shape {quote(text)}: write sizes joined by 'x', like 16x8x4 (or () for a scalar)")
+    return tuple(parse_size(p, f"size in shape {quote(text)}") for p in re.split(r"[x,\s]+", body) if p)
 
 
 def parse_axes(text: str, what: str) -> Any:
     """An in_axes / out_axes value: a Python literal of ints, None, tuples, lists, dicts."""
     try:
         value = ast.literal_eval(text)
-    except (ValueError, SyntaxError, MemoryError, RecursionError):
-        raise UsageError(f"bad {what} {text!r}: write a Python literal like 0, None or (0, 1, None)") from None
+    except Exception:  # SyntaxError, ValueError (a NUL byte), TypeError ({[1]: 0}), MemoryError, RecursionError
+        raise UsageError(f"bad {what} {quote(text)}: write a Python literal like 0, None or (0, 1, None)") from None
     return value
 
 
@@ -63,6 +101,7 @@ def _build(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = _Parser(
         prog="axischeck", description="Predict and explain JAX vmap and shard_map shapes from a signature."
     )
+    parser.add_argument("--version", action="version", version=f"axischeck {version()}")
     sub = parser.add_subparsers(dest="command", required=True)
     for name, help_text in (
         ("predict", "print the predicted output shapes and the derivation table"),
@@ -75,7 +114,7 @@ def _build(argv: Sequence[str] | None) -> argparse.Namespace:
         )
         p.add_argument("--in-axes", default="0", help="vmap in_axes as a Python literal (default 0)")
         p.add_argument("--out-axes", default="0", help="vmap out_axes as a Python literal (default 0)")
-        p.add_argument("--axis-size", type=int, default=None, help="vmap axis_size")
+        p.add_argument("--axis-size", type=_axis_size, default=None, help="vmap axis_size")
         p.add_argument("--axis-name", default=None, help="vmap axis_name (a dimension symbol in the signature)")
         p.add_argument("--check", action="store_true", help="no vmap: check the shapes against the signature only")
         p.add_argument("--names", default=None, help="argument names for the table, comma-separated (x,y,z)")
@@ -106,6 +145,26 @@ def _build(argv: Sequence[str] | None) -> argparse.Namespace:
 
 
 def run(argv: Sequence[str] | None = None) -> int:
+    """Run the command line `argv` (default: `sys.argv[1:]`) and return the exit status."""
+    try:
+        return _run(argv)
+    except SystemExit as done:  # argparse after --help or --version (status 0)
+        return done.code if isinstance(done.code, int) else 0
+    except UsageError as err:
+        return _usage_error(str(err))
+    except Exception as err:  # a bug, but the command line still gets one line, not a traceback
+        return _usage_error(f"internal error: {type(err).__name__}: {err} (please report this)")
+
+
+def _usage_error(message: str) -> int:
+    one_line = message.replace("\r", "\\r").replace("\n", "\\n")
+    if len(one_line) > 2000:
+        one_line = one_line[:2000] + "..."
+    print(f"axischeck: error: {one_line} (see axischeck --help)", file=sys.stderr)
+    return 2
+
+
+def _run(argv: Sequence[str] | None) -> int:
     try:
         args = _build(argv)
         if args.command == "demo":
@@ -117,9 +176,9 @@ def run(argv: Sequence[str] | None = None) -> int:
             return _shard(args, shapes)
         in_axes = parse_axes(args.in_axes, "--in-axes")
         out_axes = parse_axes(args.out_axes, "--out-axes")
-        names = [n.strip() for n in args.names.split(",")] if args.names else None
+        names = [n.strip() for n in args.names.split(",")] if args.names is not None else None
         if names is not None and (len(names) != len(shapes) or not all(n.isidentifier() for n in names)):
-            raise UsageError(f"--names needs {len(shapes)} comma-separated identifiers, got {args.names!r}")
+            raise UsageError(f"--names needs {len(shapes)} comma-separated identifiers, got {quote(args.names)}")
         try:
             sig = Signature(args.signature)
             if names is not None:
@@ -129,8 +188,7 @@ def run(argv: Sequence[str] | None = None) -> int:
         except AxisCheckError as err:
             raise UsageError(str(err).splitlines()[0]) from None
     except UsageError as err:
-        print(f"axischeck: error: {err} (see axischeck --help)", file=sys.stderr)
-        return 2
+        return _usage_error(str(err))
     return _report(
         lambda: sig.predict(*shapes),
         lambda pred: [f"predicted: {_shapes_text(pred.shapes)}", f"batched signature: {sig}", render_steps(pred.steps)],
@@ -153,9 +211,13 @@ def parse_mesh(text: str) -> dict[str, int]:
     mesh: dict[str, int] = {}
     for part in (p.strip() for p in text.split(",") if p.strip()):
         name, _, size = part.partition("=")
-        if not name.strip().isidentifier() or not size.strip().isdigit() or int(size) < 1 or name.strip() in mesh:
-            raise UsageError(f"bad --mesh {text!r}: write axis=size pairs, like data=64,model=8")
-        mesh[name.strip()] = int(size)
+        name = name.strip()
+        if not name.isidentifier() or not _SIZE.match(size.strip()) or name in mesh:
+            raise UsageError(f"bad --mesh {quote(text)}: write axis=size pairs, like data=64,model=8")
+        n = parse_size(size, f"--mesh size for {name!r}")
+        if n < 1:
+            raise UsageError(f"bad --mesh {quote(text)}: axis {name!r} needs a size of at least 1")
+        mesh[name] = n
     if not mesh:
         raise UsageError("--mesh needs at least one axis, like data=8")
     return mesh
@@ -172,7 +234,9 @@ def _spec(value: Any, what: str) -> Any:
         e is None or isinstance(e, str) or (isinstance(e, tuple) and all(isinstance(n, str) for n in e))
         for e in entries
     ):
-        raise UsageError(f"bad {what} entry {value!r}: write a tuple of axis names, None or tuples, like ('x', None)")
+        raise UsageError(
+            f"bad {what} entry {short_repr(value)}: write a tuple of axis names, None or tuples, like ('x', None)"
+        )
     return PartitionSpec(*entries)  # type: ignore[no-untyped-call]
 
 
@@ -192,9 +256,11 @@ def _shard(args: argparse.Namespace, shapes: list[tuple[int, ...]]) -> int:
     in_specs = parse_specs(args.in_specs, "--in-specs")
     out_specs = parse_specs(args.out_specs, "--out-specs")  # a list: one per output
     axis_names = frozenset(n.strip() for n in args.axis_names.split(",")) if args.axis_names else frozenset()
-    names = [n.strip() for n in args.names.split(",")] if args.names else [f"x{i}" for i in range(len(shapes))]
+    names = (
+        [n.strip() for n in args.names.split(",")] if args.names is not None else [f"x{i}" for i in range(len(shapes))]
+    )
     if len(names) != len(shapes) or not all(n.isidentifier() for n in names):
-        raise UsageError(f"--names needs {len(shapes)} comma-separated identifiers, got {args.names!r}")
+        raise UsageError(f"--names needs {len(shapes)} comma-separated identifiers, got {quote(args.names or '')}")
 
     def per_device(*blocks: Any) -> Any:  # never called: the signature answers
         raise AssertionError("axischeck shard traced its stand-in function")
@@ -227,5 +293,6 @@ def _shard(args: argparse.Namespace, shapes: list[tuple[int, ...]]) -> int:
     )
 
 
-def main() -> None:
-    sys.exit(run())
+def main(argv: Sequence[str] | None = None) -> int:
+    """The `axischeck` console script: returns the exit status (the script wrapper exits with it)."""
+    return run(argv)
