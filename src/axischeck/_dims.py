@@ -46,7 +46,7 @@ def as_spec_text(text: Any, what: str) -> str:
     exact: str = str.__str__(text)  # an exact str copy of a str subclass
     if len(exact) > MAX_SPEC_CHARS:
         raise SpecError(
-            f"{what} {quote(exact)} is {len(exact)} characters long; the limit is {MAX_SPEC_CHARS} characters"
+            f"{what} starting {exact[:50]!r} is {len(exact)} characters long; the limit is {MAX_SPEC_CHARS} characters"
         )
     return exact
 
