@@ -89,7 +89,7 @@ def _proxy_module_globals(
         # `import jax` is already patched at the top level; only proxy JAX's other modules.
         if overrides and value is not sys.modules.get("jax"):
             setattr(module, key, _ModuleProxy(value, overrides))
-            swapped.append(f"{module.__name__}.{key} ({value.__name__}: {', '.join(sorted(overrides))})")
+            swapped.append(f"{module.__name__}.{key} (proxy of {value.__name__}: {', '.join(sorted(overrides))})")
     return swapped
 
 
@@ -113,8 +113,12 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     replacements = {name: getattr(state["axischeck"], name, None) for name in originals}
     replacements = {k: v for k, v in replacements.items() if v is not None}
     proxied: list[str] = []
+    ours = {id(fn) for fn in replacements.values()}
     for module in {id(item.module): item.module for item in items if getattr(item, "module", None)}.values():
         proxied += _proxy_module_globals(module, originals, replacements)
+        # names that bound axischeck's transform by themselves, at import (`from jax import vmap`)
+        bound = [key for key, value in vars(module).items() if id(value) in ours]
+        proxied += [f"{module.__name__}.{key} (bound to axischeck's at import)" for key in bound]
     state["proxied"] = proxied
 
 
@@ -135,9 +139,7 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     state = config.stash.get(_STATE, None)
     if state is None:
         return
-    lines = [f"  {where}" for where in state["patch"].replacements()] + [
-        f"  proxy {p}" for p in state.get("proxied", [])
-    ]
+    lines = [f"  {where}" for where in state["patch"].replacements()] + [f"  {p}" for p in state.get("proxied", [])]
     terminalreporter.write_sep("-", "axischeck jax swap: names replaced")
     terminalreporter.write_line("\n".join(lines) if lines else "  (none)")
 
