@@ -21,30 +21,31 @@ from typing import Any
 
 import jax
 
+from ._jax_compat import JAX_PMAP, JAX_SHARD_MAP, JAX_SMAP, JAX_VMAP
+
 __all__ = ["PatchContext", "patch", "unpatch"]
 
 TRANSFORMS = ("vmap", "pmap", "shard_map", "smap")
 """The `jax.*` names that `patch()` routes through axischeck (where axischeck has one)."""
 
-# JAX's transforms as they were when axischeck was imported (the fallback until
-# `_jax_compat` exports them as JAX_VMAP, JAX_PMAP, JAX_SHARD_MAP, JAX_SMAP).
-_IMPORTED: dict[str, Any] = {name: getattr(jax, name, None) for name in TRANSFORMS}
+# JAX's own transforms, captured when axischeck was imported (before any patch); axischeck's
+# decorators call these same objects, so they never see a patched `jax.vmap`.
+_ORIGINALS: dict[str, Any] = {"vmap": JAX_VMAP, "pmap": JAX_PMAP, "shard_map": JAX_SHARD_MAP, "smap": JAX_SMAP}
 
 # Modules whose globals are left alone: JAX and axischeck themselves, and libraries that
 # build their own transforms on JAX's (their internals should keep calling JAX's).
-_SKIPPED_PACKAGES = frozenset({
-    "jax", "jaxlib", "jax_plugins", "axischeck",
-    "flax", "equinox", "chex", "haiku", "optax", "orbax", "jaxtyping", "penzai", "einx",
-    "numpyro", "diffrax", "lineax", "optimistix", "oryx", "jraph", "distrax", "brax",
-    "tensorflow", "keras", "torch", "numpy", "scipy", "hypothesis", "pytest", "_pytest",
-})
+_SKIPPED_PACKAGES = frozenset(
+    """
+    jax jaxlib jax_plugins axischeck flax equinox chex haiku optax orbax jaxtyping penzai einx
+    numpyro diffrax lineax optimistix oryx jraph distrax brax tensorflow keras torch numpy scipy
+    hypothesis pytest _pytest
+    """.split()
+)
 
 
 def originals() -> dict[str, Any]:
     """JAX's own transform for each name in `TRANSFORMS` (None where this JAX has none)."""
-    from . import _jax_compat
-
-    return {name: getattr(_jax_compat, f"JAX_{name.upper()}", _IMPORTED[name]) for name in TRANSFORMS}
+    return dict(_ORIGINALS)
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -70,27 +71,6 @@ _active = False
 _generation = 0  # bumped by every patch that starts from unpatched
 
 
-class _ShieldedJax(types.ModuleType):
-    """`jax` as axischeck's own modules see it while patched: JAX's real transforms.
-
-    Transitional: used only while `_jax_compat` does not yet export JAX_VMAP & co. (the
-    decorators still call `jax.vmap(...)` through the module, which the patch redirects).
-    """
-
-    def __init__(self, real: types.ModuleType, transforms: Mapping[str, Any]) -> None:
-        super().__init__(real.__name__, real.__doc__)
-        object.__setattr__(self, "_real", real)
-        object.__setattr__(self, "_transforms", dict(transforms))
-
-    def __getattribute__(self, name: str) -> Any:
-        if name in ("_real", "_transforms", "__class__"):
-            return object.__getattribute__(self, name)
-        transforms = object.__getattribute__(self, "_transforms")
-        if name in transforms:
-            return transforms[name]
-        return getattr(object.__getattribute__(self, "_real"), name)
-
-
 def _skipped(module_name: str) -> bool:
     return module_name.partition(".")[0] in _SKIPPED_PACKAGES
 
@@ -106,7 +86,7 @@ def _module_globals() -> Iterator[tuple[str, dict[str, Any]]]:
         yield name, namespace
 
 
-def _plan(routes: Mapping[int, tuple[str, Any]], shield: _ShieldedJax | None) -> list[_Swap]:
+def _plan(routes: Mapping[int, tuple[str, Any]]) -> list[_Swap]:
     """The swaps to make now: `jax.<name>` and every user-module global bound to JAX's."""
     done = {(id(s.namespace), s.key) for s in _swaps}
     plan: list[_Swap] = []
@@ -125,12 +105,6 @@ def _plan(routes: Mapping[int, tuple[str, Any]], shield: _ShieldedJax | None) ->
             route = routes.get(id(value))
             if route is not None:
                 add(namespace, key, route[1], f"{module_name}.{key}")
-    if shield is not None:
-        for module_name, module in list(sys.modules.items()):
-            if (module_name == "axischeck" or module_name.startswith("axischeck.")) and module_name != __name__:
-                namespace = getattr(module, "__dict__", {})
-                if namespace.get("jax") is jax:
-                    add(namespace, "jax", shield, f"{module_name}.jax (JAX's transforms, transitional)")
     return plan
 
 
@@ -189,15 +163,10 @@ def patch() -> PatchContext:
             for name, original in jax_transforms.items()
             if original is not None and (replacement := getattr(axischeck, name, None)) is not None
         }
-        from . import _jax_compat
-
-        shield = None
-        if not hasattr(_jax_compat, "JAX_VMAP"):
-            shield = _ShieldedJax(jax, {k: v for k, v in jax_transforms.items() if v is not None})
         owner = not _active
         if owner:
             _generation += 1
-        plan = _plan(routes, shield)
+        plan = _plan(routes)
         for swap in plan:
             swap.namespace[swap.key] = swap.new
         _swaps.extend(plan)
@@ -232,4 +201,3 @@ def replacements() -> list[str]:
     """Where the current patch replaced a binding, as `module.name` strings."""
     with _LOCK:
         return [swap.where for swap in _swaps]
-
