@@ -106,10 +106,11 @@ def bench_eager(rounds: int) -> dict[str, float]:
         lambda: plain(x, y, z).block_until_ready(), lambda: inferred(x, y, z).block_until_ready(), rounds
     )
     # The overhead itself, without JAX's ~500 us of eager batching noise around it:
-    pre = median_us(lambda: checked._predict((x, y, z), {}), rounds * 4)
+    flat = jax.tree_util.tree_flatten(((x, y, z), {}))
+    pre = median_us(lambda: checked._predictor.answer((x, y, z), {}, flat), rounds * 4)
     out = plain(x, y, z)
-    pred = checked._predict((x, y, z), {})
-    ver = median_us(lambda: checked._verify(out, pred), rounds * 4)
+    pred = checked._predictor.answer((x, y, z), {}, flat)
+    ver = median_us(lambda: checked._verify(out, pred, (x, y, z), {}), rounds * 4)
     return {
         "plain_eager_us": p,
         "checked_eager_us": c,
@@ -261,7 +262,7 @@ def bench_jaxtyping(rounds: int) -> dict[str, float] | None:
     except ImportError:
         return None
 
-    def tiny(x: Float[Array, n]) -> Float[Array, n]:  # noqa: F821
+    def tiny(x: Float[Array, "n"]) -> Float[Array, "n"]:
         return x
 
     typed = jaxtyped(typechecker=beartype)(tiny)

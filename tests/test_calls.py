@@ -84,13 +84,13 @@ def test_checks_run_once_per_trace_under_jit() -> None:
 
     checked = ax.vmap(f, signature="(n)->(n)")
     predictions = []
-    original = checked._predict
+    original = checked._predictor.answer
 
     def counting(*a: object, **k: object) -> ax.Prediction:
         predictions.append(1)
         return original(*a, **k)  # type: ignore[arg-type]
 
-    checked._predict = counting  # type: ignore[method-assign]
+    checked._predictor.answer = counting  # type: ignore[method-assign]
     jitted = jax.jit(checked)
     for _ in range(5):
         jitted(jnp.ones((4, 3)))
@@ -173,7 +173,7 @@ def test_prediction_cache_is_bounded_and_thread_safe() -> None:
     assert not errors
     for i in range(2000):
         f.predict((1, i + 1), (1, i + 1))
-    assert len(f._cache) == f._cache.maxsize
+    assert len(f._predictor._predictions) == f._predictor._predictions.maxsize
 
 
 def test_fast_path_and_full_engine_agree() -> None:
@@ -184,7 +184,7 @@ def test_fast_path_and_full_engine_agree() -> None:
         jax.ShapeDtypeStruct((16, 8, 2), jnp.float32),
     )
     fast = f.predict(*args)
-    full = f._full(args, {})
+    full = f._predictor.full(args, {})
     assert fast == full and fast.shapes == (16, 7, 8, 2)
     assert str(fast) == str(full)
 

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import doctest
-import re
 import sys
 import threading
 import types
@@ -216,14 +214,3 @@ def test_patch_from_several_threads() -> None:
     assert errors == []
     unpatch()
     assert jax.vmap is JAX["vmap"] and _patch.replacements() == []
-
-
-@pytest.mark.parametrize("fn", [patch, unpatch], ids=lambda f: f.__name__)
-def test_docstring_examples_run(fn: Any) -> None:
-    ax = types.SimpleNamespace(**{k: getattr(axischeck, k) for k in dir(axischeck)}, patch=patch, unpatch=unpatch)
-    doc = re.sub(r"^[ \t]*```.*$", "", fn.__doc__ or "", flags=re.MULTILINE)
-    test = doctest.DocTestParser().get_doctest(doc, {"ax": ax, "jax": jax, "jnp": jnp}, fn.__name__, None, 0)
-    assert test.examples
-    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
-    runner.run(test)
-    assert runner.failures == 0

@@ -84,7 +84,7 @@ def test_what_jax_rejects_is_explained(kwargs: dict[str, object], shape: tuple[i
 
 @pytest.mark.parametrize(
     ("kwargs", "shape", "jax_answer"),
-    [({"in_axes": -1}, (4, 1), (1, 4)), ({"out_axes": -1}, (8, 3), (24, 1)), ({"out_axes": None}, (8, 3), (3,))],
+    [({"in_axes": -1}, (4, 1), (1, 4)), ({"out_axes": -1}, (8, 3), (24, 1))],
 )
 def test_jax_silent_accidents_are_reported(
     kwargs: dict[str, object], shape: tuple[int, ...], jax_answer: tuple[int, ...]
@@ -93,6 +93,18 @@ def test_jax_silent_accidents_are_reported(
     assert jax.eval_shape(jax.pmap(lambda v: v * 2, **kwargs), sds(*shape)).shape == jax_answer  # type: ignore[arg-type]
     with pytest.raises(ax.AxisCheckError):
         ax.pmap(lambda v: v * 2, **kwargs).predict(sds(*shape))  # type: ignore[arg-type]
+
+
+def test_out_axes_none_on_a_mapped_output_is_device_0s_block_with_a_warning() -> None:
+    """What JAX returns (device 0's block), in predict and in calls, and a warning saying so."""
+    f = ax.pmap(lambda v: v * 2, out_axes=None)
+    want = jax.eval_shape(jax.pmap(lambda v: v * 2, out_axes=None), sds(1, 3))
+    with pytest.warns(ax.AxisCheckWarning, match="device 0's block"):
+        assert f.predict(sds(1, 3)).shapes == want.shape == (3,)
+    x = jnp.arange(3.0).reshape(1, 3)
+    with pytest.warns(ax.AxisCheckWarning):
+        out = f(x)
+    np.testing.assert_array_equal(out, jax.pmap(lambda v: v * 2, out_axes=None)(x))
 
 
 def test_out_axes_none_on_a_reduced_output_is_the_per_device_value() -> None:

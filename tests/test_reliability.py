@@ -42,6 +42,7 @@ from hypothesis import strategies as st
 from jax.sharding import PartitionSpec as P
 
 import axischeck as ax
+from axischeck._keys import shape_key
 
 T = TypeVar("T")
 AxisCheckError = ax.AxisCheckError
@@ -1246,7 +1247,7 @@ def test_threads_share_decorated_functions_without_wrong_answers() -> None:
     assert done == [per_thread] * n_threads
     # The caches were hammered with misses: still at their bound.
     for name in ("add", "mm", "var", "chk", "nested"):
-        assert len(targets[name]._cache) <= targets[name]._cache.maxsize
+        assert len(targets[name]._predictor._predictions) <= targets[name]._predictor._predictions.maxsize
 
 
 # ===================================================================== 4. bounded memory
@@ -1254,7 +1255,7 @@ def test_threads_share_decorated_functions_without_wrong_answers() -> None:
 
 def test_prediction_cache_stays_bounded_under_100k_distinct_shapes() -> None:
     f = ax.vmap(lambda x: x, signature="(n)->(n)")
-    cache = f._cache
+    cache = f._predictor._predictions
     first = f.predict((1, 1))
     for i in range(100_000):
         b, n = divmod(i, 317)
@@ -1264,10 +1265,12 @@ def test_prediction_cache_stays_bounded_under_100k_distinct_shapes() -> None:
             assert pred.shapes == shape
             assert len(cache) <= cache.maxsize
     assert len(cache) == cache.maxsize
-    plans = getattr(f, "_plans", None)  # the fast path's compiled plans, if it keeps them
-    assert plans is None or len(plans) == 1  # one call structure, one plan
-    assert f.predict(shape) is pred  # the newest entries are kept...
-    assert f.predict((1, 1)) is not first  # ...and the oldest evicted
+    plans = f._predictor._plans  # the fast path's compiled plans
+    assert len(plans) == 1  # one call structure, one plan
+    newest = jax.tree_util.tree_flatten(((jax.ShapeDtypeStruct(shape, jnp.float32),), {}))
+    oldest = jax.tree_util.tree_flatten(((jax.ShapeDtypeStruct((1, 1), jnp.float32),), {}))
+    assert cache.get(shape_key(*newest)) is not None  # the newest entries are kept...
+    assert cache.get(shape_key(*oldest)) is None  # ...and the oldest evicted
     assert f.predict((1, 1)) == first
 
 
@@ -1295,7 +1298,7 @@ def test_plan_cache_is_bounded_under_many_call_structures() -> None:
         assert f.predict({f"k{i}": (2,)}).shapes == (2,)  # a new pytree structure each time
     plans = getattr(f, "_plans", None)
     assert plans is None or len(plans) <= plans.maxsize
-    assert len(f._cache) <= f._cache.maxsize
+    assert len(f._predictor._predictions) <= f._predictor._predictions.maxsize
 
 
 def test_decorated_functions_do_not_leak() -> None:

@@ -14,11 +14,14 @@ from ._check import Checked as Checked
 from ._check import check as check
 from ._errors import ArgumentError as ArgumentError
 from ._errors import AxisCheckError as AxisCheckError
+from ._errors import AxisCheckWarning as AxisCheckWarning
 from ._errors import CollectiveError as CollectiveError
 from ._errors import FunctionError as FunctionError
 from ._errors import OutputError as OutputError
 from ._errors import Place as Place
 from ._errors import SpecError as SpecError
+from ._patch import patch as patch
+from ._patch import unpatch as unpatch
 from ._pmap import Pmapped as Pmapped
 from ._pmap import pmap as pmap
 from ._prediction import Prediction as Prediction
@@ -54,6 +57,7 @@ del _public
 __all__ = [
     "ArgumentError",
     "AxisCheckError",
+    "AxisCheckWarning",
     "Bindings",
     "Checked",
     "CollectiveError",
@@ -70,8 +74,10 @@ __all__ = [
     "SpecError",
     "Vmapped",
     "check",
+    "patch",
     "pmap",
     "shard_map",
     "shard_shape",
+    "unpatch",
     "vmap",
 ]

@@ -1,10 +1,11 @@
-"""A small bounded, thread-safe map; each transform owns one (no global state)."""
+"""Bounded, thread-safe caches: a map, and a weak table of values per function."""
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Hashable
-from typing import Generic, TypeVar
+import weakref
+from collections.abc import Callable, Hashable
+from typing import Any, Generic, TypeVar
 
 V = TypeVar("V")
 
@@ -34,3 +35,89 @@ class BoundedCache(Generic[V]):
 
     def __len__(self) -> int:
         return len(self._data)
+
+
+class PerFunction(Generic[V]):
+    """Values kept per (function, options), shared by every transform built from them,
+    held no longer than the function lives.
+
+    Functions are matched by identity (never by a user `__eq__`) and held weakly: an
+    entry goes when its function is collected. Functions that cannot be weakly
+    referenced, and options that cannot be hashed, are not shared (`get_or_make` then
+    makes a fresh value). Each function keeps at most `per_function` option sets.
+    """
+
+    __slots__ = ("_entries", "_lock", "per_function")
+
+    def __init__(self, per_function: int = 32) -> None:
+        self.per_function = per_function
+        self._entries: dict[int, tuple[weakref.ref[Any], dict[Hashable, V]]] = {}
+        self._lock = threading.Lock()
+
+    def get_or_make(self, fun: object, options: Hashable | None, make: Callable[[], V]) -> V:
+        if options is None:
+            return make()
+        entry = self._entries.get(id(fun))
+        if entry is not None and entry[0]() is fun:
+            try:
+                hit = entry[1].get(options)
+            except Exception:  # an option whose __eq__ misbehaves: do not share
+                return make()
+            if hit is not None:
+                return hit
+        value = make()  # may raise: nothing is stored then
+        try:
+            ref = weakref.ref(fun, self._forget(id(fun)))
+            hash(options)
+        except TypeError:
+            return value
+        with self._lock:
+            entry = self._entries.get(id(fun))
+            if entry is None or entry[0]() is not fun:
+                entry = (ref, {})
+                self._entries[id(fun)] = entry
+            table = entry[1]
+            table[options] = value
+            while len(table) > self.per_function:
+                del table[next(iter(table))]
+        return value
+
+    def _forget(self, key: int) -> Callable[[weakref.ref[Any]], None]:
+        def forget(ref: weakref.ref[Any]) -> None:
+            with self._lock:
+                entry = self._entries.get(key)
+                if entry is not None and entry[0] is ref:
+                    del self._entries[key]
+
+        return forget
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+
+class WeakCallable:
+    """Calls a function through a weak reference, so a cached model that must call it
+    (to trace it) does not keep it alive. `__wrapped__` lets `inspect.signature` see it."""
+
+    __slots__ = ("__weakref__", "_ref")
+
+    def __init__(self, fun: Callable[..., Any]) -> None:
+        self._ref = weakref.ref(fun)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        fun = self._ref()
+        if fun is None:  # pragma: no cover - a transform holds its function while it lives
+            raise ReferenceError("the mapped function no longer exists")
+        return fun(*args, **kwargs)
+
+    @property
+    def __wrapped__(self) -> Any:
+        return self._ref()
+
+
+def held_weakly(fun: Callable[..., Any]) -> Callable[..., Any]:
+    """`fun` behind a weak reference where it can be weakly referenced, else `fun`."""
+    try:
+        return WeakCallable(fun)
+    except TypeError:
+        return fun

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import ParamSpec, TypeVar, overload
+from typing import Any, ParamSpec, TypeVar, overload
 
 from ._errors import SpecError
+from ._predictor import Build, Models, fn_name, inner_model
 from ._signature import Signature
-from ._transform import FunctionTracker, Transformed, fn_name, inner_model
-from ._vmap import SignatureLike
+from ._transform import Transformed, shared_predictor
+from ._vmap import SignatureLike, _parsed
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -28,19 +29,30 @@ class Checked(Transformed[P, R]):
     def __init__(self, fun: Callable[P, R], signature: SignatureLike | None) -> None:
         if not callable(fun):
             raise SpecError(f"check needs a callable, got {type(fun).__name__}: {fun!r}")
-        name = fn_name(fun)
-        model, sig, _ = inner_model(fun, signature, name)
-        if sig is None:
-            raise SpecError(
-                f"check({name}) needs shapes to check: pass signature=... or annotate the"
-                " parameters with Annotated[Array, 'a b']"
-            )
-        tracker = FunctionTracker()
-        super().__init__(fun, model, tracker.wrap(fun), sig, None, tracker)
-        self.batched_signature: Signature | None = sig
+
+        signature = _parsed(signature)  # a pytree of dims is checked before anything flattens it
+
+        def prepare() -> Build:
+            sig = signature
+            return lambda f, held: _checked_models(f, held, sig)
+
+        predictor = shared_predictor(fun, "check", (signature,), prepare)
+        predictor.models  # noqa: B018 - a check needs shapes: say so now, not at the first call
+        super().__init__(fun, fun, predictor, (check, {"signature": signature}))
 
     def _describe(self) -> str:
         return f"check({fn_name(self.__wrapped__)}, signature={self.signature})"
+
+
+def _checked_models(fun: Callable[..., Any], held: Callable[..., Any], signature: Signature | None) -> Models:
+    name = fn_name(fun)
+    model, sig, _ = inner_model(fun, held, signature, name)
+    if sig is None:
+        raise SpecError(
+            f"check({name}) needs shapes to check: pass signature=... or annotate the"
+            " parameters with Annotated[Array, 'a b']"
+        )
+    return Models(model, None, sig, sig)
 
 
 @overload

@@ -13,6 +13,7 @@ from jax.sharding import PartitionSpec as P
 
 from ._check import check
 from ._errors import AxisCheckError
+from ._jax_compat import JAX_VMAP
 from ._pmap import pmap
 from ._shard_map import shard_map
 from ._vmap import vmap
@@ -49,7 +50,7 @@ def demo_einsum() -> None:
     _heading("3b. the bug: y has b=5 where x has b=4")
     bad_y = jnp.ones((5, 16, 2))
     try:
-        jax.vmap(complex_operation, in_axes=(0, 1, 0))(x, bad_y, z)
+        JAX_VMAP(complex_operation, in_axes=(0, 1, 0))(x, bad_y, z)
     except ValueError as err:
         print(f"plain JAX says:\n  {type(err).__name__}: {err}")
     try:

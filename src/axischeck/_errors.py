@@ -124,6 +124,9 @@ class AxisCheckError(ValueError):
         return "\n".join(lines)
 
     def __reduce__(self) -> tuple[object, ...]:
+        jax_type = getattr(type(self), "_jax_type", None)
+        if jax_type is not None:  # a class made by `with_jax_error`: rebuilt from its parts
+            return (_rebuild_with_jax_type, (type(self).__mro__[1], jax_type, self.__dict__))
         return (_rebuild, (type(self), self.__dict__))
 
 
@@ -132,6 +135,42 @@ def _rebuild(cls: type[AxisCheckError], state: dict[str, object]) -> AxisCheckEr
     err.__dict__.update(state)
     ValueError.__init__(err, err.render())
     return err
+
+
+def _rebuild_with_jax_type(
+    cls: type[AxisCheckError], jax_type: type[BaseException], state: dict[str, object]
+) -> AxisCheckError:
+    return _rebuild(_also(cls, jax_type), state)
+
+
+_COMBINED: dict[tuple[type, type], type] = {}
+
+
+def _also(cls: type[AxisCheckError], jax_type: type[BaseException]) -> type[AxisCheckError]:
+    """`cls`, made an instance of `jax_type` too (so `except TypeError` still catches it)."""
+    if issubclass(cls, jax_type) or not issubclass(jax_type, Exception):
+        return cls
+    combined = _COMBINED.get((cls, jax_type))
+    if combined is None:
+        try:
+            combined = type(cls.__name__, (cls, jax_type), {"_jax_type": jax_type, "__module__": "axischeck"})
+        except TypeError:  # an exception type whose layout cannot be combined: keep ours
+            return cls
+        if len(_COMBINED) < 256:
+            _COMBINED[(cls, jax_type)] = combined
+    return combined
+
+
+def with_jax_error(err: AxisCheckError, jax_err: BaseException) -> AxisCheckError:
+    """`err` for a failure JAX also reports: JAX's own message kept as the last note, and
+    the error an instance of JAX's exception type too, so code that catches or matches
+    JAX's error keeps working."""
+    cls = _also(type(err), type(jax_err))
+    new = cls.__new__(cls)
+    new.__dict__.update(err.__dict__)
+    new.notes = (*err.notes, f"JAX: {type(jax_err).__name__}: {jax_err}")
+    ValueError.__init__(new, new.render())
+    return new
 
 
 def _quote(symbol: str) -> str:
@@ -216,3 +255,22 @@ class CollectiveError(AxisCheckError):
 for _cls in (AxisCheckError, SpecError, ArgumentError, OutputError, FunctionError, CollectiveError):
     _cls.__module__ = "axischeck"
 Place.__module__ = "axischeck"
+
+
+class AxisCheckWarning(UserWarning):
+    """JAX answers, but probably not what was meant: for example pmap with `out_axes=None`
+    on an output that depends on the mapped input returns device 0's block.
+
+    ```python
+    >>> import warnings
+    >>> f = ax.pmap(lambda x: x * 2, out_axes=None)
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     shapes = f.predict((1, 3)).shapes
+    >>> shapes, caught[0].category.__name__
+    (Shape(3), 'AxisCheckWarning')
+    ```
+    """
+
+
+AxisCheckWarning.__module__ = "axischeck"

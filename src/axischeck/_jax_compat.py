@@ -6,7 +6,6 @@ only these few facts are read from JAX itself.
 
 from __future__ import annotations
 
-import functools
 import inspect
 from typing import Any
 
@@ -14,7 +13,13 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-OLDEST_TESTED = (0, 10, 2)
+JAX_VMAP = jax.vmap
+JAX_PMAP = jax.pmap
+JAX_SHARD_MAP = jax.shard_map
+JAX_SMAP: Any = getattr(jax, "smap", None)
+"""JAX's own transforms, captured when axischeck is imported: axischeck calls these, so
+`axischeck.patch()` (which routes the public `jax.*` names through axischeck) never
+makes axischeck call itself."""
 
 try:  # jax's concrete array class; importing it costs nothing once jax is imported
     from jax._src.array import ArrayImpl as _ArrayImpl
@@ -27,11 +32,20 @@ TRUSTED_ARRAY_TYPES: frozenset[type] = frozenset({*_array_impl, jax.ShapeDtypeSt
 """Types whose `.shape` JAX guarantees to be a tuple of ints >= 0 with a valid dtype."""
 
 
-@functools.lru_cache(maxsize=256)
-def array_type(kind: Any) -> bool:
+_ARRAY_TYPES: dict[type, bool] = {}
+
+
+def array_type(kind: type) -> bool:
     """Whether JAX takes values of this type as arrays: jax and numpy arrays and scalars,
     tracers, `ShapeDtypeStruct`s (abstract arrays, for prediction), and `__jax_array__`."""
-    return issubclass(kind, (np.ndarray, np.generic, jax.Array, jax.ShapeDtypeStruct)) or hasattr(kind, "__jax_array__")
+    verdict = _ARRAY_TYPES.get(kind)
+    if verdict is None:
+        verdict = issubclass(kind, (np.ndarray, np.generic, jax.Array, jax.ShapeDtypeStruct)) or hasattr(
+            kind, "__jax_array__"
+        )
+        if len(_ARRAY_TYPES) < 4096:
+            _ARRAY_TYPES[kind] = verdict
+    return verdict
 
 
 def backend_initialized() -> bool:
@@ -51,17 +65,34 @@ def canonical_dtype(dtype: Any) -> Any:
     return jax.dtypes.canonicalize_dtype(dtype)
 
 
-@functools.lru_cache(maxsize=256)
+_VALID_DTYPES: dict[Any, bool] = {}
+
+
 def valid_dtype(dtype: Any) -> bool:
-    """Whether arrays of `dtype` are JAX values (str, object, datetime, void are not)."""
+    """Whether arrays of `dtype` are JAX values (str, object, datetime, void are not).
+
+    Verdicts are cached; an accident (RecursionError, MemoryError, ...) propagates and is
+    never remembered as a verdict.
+    """
+    try:
+        return _VALID_DTYPES[dtype]
+    except (KeyError, TypeError):  # new, or unhashable: decide below
+        pass
     try:
         if jnp.issubdtype(dtype, jax.dtypes.extended):  # PRNG keys and friends
-            return True
-        import jax.extend.core as jex_core  # imported on first use: it costs ~30 ms
+            verdict = True
+        else:
+            import jax.extend.core as jex_core  # imported on first use: it costs ~30 ms
 
-        return bool(jex_core.valid_jaxtype(np.zeros((), dtype)))
-    except Exception:
-        return False
+            verdict = bool(jex_core.valid_jaxtype(np.zeros((), dtype)))
+    except (TypeError, ValueError):
+        verdict = False
+    try:
+        if len(_VALID_DTYPES) < 1024:
+            _VALID_DTYPES[dtype] = verdict
+    except TypeError:
+        pass
+    return verdict
 
 
 INFER_SPECS: Any = inspect.signature(jax.shard_map).parameters["in_specs"].default
@@ -92,3 +123,42 @@ def type_sharding(x: Any) -> Any:
 def type_spec(x: Any) -> Any:
     """The PartitionSpec of `type_sharding(x)`, or None."""
     return getattr(type_sharding(x), "spec", None)
+
+
+def trace_context() -> Any:
+    """The JAX configuration that changes tracing (x64, default device, axis environment,
+    mesh context, ...), as JAX keys its own caches with it: part of every cache key for an
+    answer that came from tracing."""
+    from jax._src import config
+
+    return config.trace_context()
+
+
+def custom_axis_spec(value: Any) -> bool:
+    """Whether an in_axes/out_axes leaf is a spec object of a type registered with
+    `register_vmappable` (or another non-int spec JAX accepts): axischeck leaves those
+    to JAX."""
+    from jax._src.interpreters import batching
+
+    return type(value) in batching.spec_types or type(value).__name__ == "MappingSpec"
+
+
+def vmappable_value(value: Any) -> bool:
+    """Whether an argument leaf is of a type registered with `register_vmappable`."""
+    from jax._src.interpreters import batching
+
+    return type(value) in batching.vmappables
+
+
+def batched_here(value: Any) -> bool:
+    """Inside a function traced under `jax.vmap`: whether `value` carries the batch dim of
+    the innermost vmap (JAX's test for `out_axes=None`). True when JAX's internals have
+    moved, so the caller falls back to assuming every output is batched."""
+    try:
+        from jax._src import core
+        from jax._src.interpreters import batching
+
+        trace = core.trace_ctx.trace
+        return isinstance(value, batching.BatchTracer) and value._trace is trace and value.batch_dim is not None
+    except (ImportError, AttributeError):  # pragma: no cover - a future layout
+        return True

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable, Hashable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -75,7 +75,7 @@ def array_shape(x: Any) -> tuple[int, ...] | None:
     kind = type(x)
     if kind in TRUSTED_ARRAY_TYPES:  # the hot path: JAX guarantees shape and dtype
         return cast(tuple[int, ...], x.shape)
-    if not array_type(cast(Hashable, kind)):
+    if not array_type(kind):
         return None
     shape = getattr(x, "shape", None)
     if type(shape) is not tuple:

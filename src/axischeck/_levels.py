@@ -8,6 +8,7 @@ failure carries the derivation so far, so messages name the user's arguments and
 
 from __future__ import annotations
 
+import warnings
 from collections import Counter
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, replace
@@ -16,7 +17,7 @@ from typing import Any
 import jax
 
 from ._axes import Axes, _is_axis, canonical_axis
-from ._errors import ArgumentError, AxisCheckError, OutputError, Place
+from ._errors import ArgumentError, AxisCheckError, AxisCheckWarning, OutputError, Place
 from ._explain import table_so_far
 from ._leaves import Call, Leaf, abstract, resharded
 from ._prediction import ArgRow, MapStep, OutRow, Step
@@ -297,10 +298,21 @@ def map_outputs(
         if axis is None:
             if not level.sum_match and is_batched(j):
                 name = "" if level.axis_name is None else f" (axis_name={level.axis_name!r})"
-                silently = " (JAX's pmap would silently return device 0's block)" if level.kind == "pmap" else ""
+                if level.kind == "pmap":  # JAX answers with device 0's block: so do we, and say so
+                    warnings.warn(
+                        AxisCheckWarning(
+                            f"{level.describe()}: out_axes is None for {label}, but {label} depends on the"
+                            f" mapped arguments, so JAX's pmap returns device 0's block {format_shape(shape)};"
+                            " give it an integer out_axes entry to get every device's block"
+                        ),
+                        stacklevel=2,
+                    )
+                    out.append(shape)
+                    rows.append(OutRow(label, shape, axis, shape))
+                    continue
                 raise OutputError(
                     f"out_axes is None for {label}, but {label} depends on the mapped arguments, so it"
-                    f" has a batch dimension{name} that None would have to drop{silently}",
+                    f" has a batch dimension{name} that None would have to drop",
                     transform=level.describe(),
                     table=table_so_far(trail),
                     places=(Place(label, shape),),

@@ -25,7 +25,7 @@ from ._levels import VmapLevel, map_inputs, map_outputs
 from ._prediction import BaseStep, MapStep, ShardStep, SpecRow, Step
 from ._shape import Shape, format_shape
 from ._spec import SigCore, SpecTree
-from ._trace import Env, SilentCollectiveError, eval_per_example, vmap_accepts_out_axes
+from ._trace import Env, SilentCollectiveError, batched_outputs, eval_per_example
 from ._trees import PrefixMismatch, broadcast_prefix, leaf_paths
 from ._unify import Bindings, Conflict, Unifier, resolve, unbound_symbols
 
@@ -38,6 +38,7 @@ class Outcome:
     steps: tuple[Step, ...]
     bindings: Bindings
     inputs_only: bool = False  # Signature.unify stops before the outputs
+    traced: bool = False  # the user's function was traced: the answer may depend on anything it saw
 
 
 class Model(Protocol):
@@ -71,7 +72,7 @@ class VmapModel:
         inner_env = env + ((self.level.axis_name, size, tuple(axes), self.level.kind),)
         inner = self.inner.predict(per_call, inner_env, trail + (step,))
         if inner.inputs_only:  # Signature.unify: no outputs to map
-            return Outcome(None, (step,) + inner.steps, inner.bindings, inputs_only=True)
+            return Outcome(None, (step,) + inner.steps, inner.bindings, inputs_only=True, traced=inner.traced)
         # Without a function to ask, an output is batched iff some input is mapped here.
         mapped = any(r.axis is not None and r.shape is not None for r in step.args)
         probe = _Probe(self, call, axes, size, env, inner.shapes) if mapped or self.fn is not None else None
@@ -80,7 +81,8 @@ class VmapModel:
             return probe is not None and probe.batched(j)
 
         shapes, outs = map_outputs(self.level, size, inner.shapes, is_batched, trail + (step,) + inner.steps)
-        return Outcome(shapes, (replace(step, outs=outs),) + inner.steps, inner.bindings)
+        traced = inner.traced or (probe is not None and probe.asked)
+        return Outcome(shapes, (replace(step, outs=outs),) + inner.steps, inner.bindings, traced=traced)
 
     def _check_spmd(self, trail: tuple[Step, ...]) -> None:
         """JAX refuses a vmap whose spmd_axis_name a shard_map inside it also names."""
@@ -103,7 +105,8 @@ class VmapModel:
 
 @dataclass(slots=True)
 class _Probe:
-    """Asks JAX which outputs are batched, only when out_axes has None entries."""
+    """Asks JAX which outputs are batched, only when out_axes has None entries: one
+    trace answers for every output."""
 
     model: VmapModel
     call: Call
@@ -111,34 +114,31 @@ class _Probe:
     size: int
     env: Env
     shapes: Any
-    _answers: dict[int, bool] | None = None
+    _answers: list[bool] | None = None
+
+    @property
+    def asked(self) -> bool:
+        return self._answers is not None
 
     def batched(self, j: int) -> bool:
         fn = self.model.fn
         if fn is None:
             return True  # a signature cannot say; outputs depend on mapped inputs
         if self._answers is None:
-            self._answers = {}
-        if j not in self._answers:
             leaves, treedef = self.call.flat()
-            n = len(jax.tree_util.tree_leaves(self.shapes))
-            spec = jax.tree_util.tree_unflatten(
-                jax.tree_util.tree_structure(self.shapes), [None if k == j else 0 for k in range(n)]
-            )
             try:
-                self._answers[j] = not vmap_accepts_out_axes(
+                self._answers = batched_outputs(
                     fn,
                     treedef,
                     [leaf.value for leaf in leaves],
                     self.axes,
-                    spec,
                     self.size,
                     self.model.level.axis_name,
                     self.env,
                 )
             except Exception:  # the probe follows vmap's rules; where they refuse, assume batched
-                self._answers[j] = True
-        return self._answers[j]
+                self._answers = []
+        return self._answers[j] if j < len(self._answers) else True
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,7 +155,7 @@ class TraceModel:
 def traced_outcome(shapes: Any) -> Outcome:
     """The outcome of a trace: its output shapes, one row each."""
     outs = tuple(SpecRow(label, shape, "", "") for label, shape in _labelled(shapes))
-    return Outcome(shapes, (BaseStep("traced", (), outs),), Bindings())
+    return Outcome(shapes, (BaseStep("traced", (), outs),), Bindings(), traced=True)
 
 
 def _labelled(shapes: Any) -> list[tuple[str, Shape]]:
@@ -315,13 +315,13 @@ class SignatureModel:
         bindings = unifier.bindings()
         if self.inputs_only:
             return Outcome(None, (BaseStep("signature", tuple(rows), ()),), bindings, inputs_only=True)
-        shapes = self._outputs(bindings, call, env, trail, rows, fail)
+        shapes, traced = self._outputs(bindings, call, env, trail, rows, fail)
         outs = []
         out_specs = self.core.output.leaves if self.core.output is not None else ()
         for k, (label, shape) in enumerate(_labelled(shapes)):
             spec_text = str(out_specs[k]) if k < len(out_specs) else ""
             outs.append(SpecRow(label, shape, spec_text, ""))
-        return Outcome(shapes, (BaseStep("signature", tuple(rows), tuple(outs)),), bindings)
+        return Outcome(shapes, (BaseStep("signature", tuple(rows), tuple(outs)),), bindings, traced=traced)
 
     def transform(self, trail: tuple[Step, ...]) -> str:
         return _innermost_transform(trail) or f"check({self.name}, signature={self.core})"
@@ -375,12 +375,13 @@ class SignatureModel:
         trail: tuple[Step, ...],
         rows: list[SpecRow],
         fail: Callable[..., AxisCheckError],
-    ) -> Any:
+    ) -> tuple[Any, bool]:
+        """The output shapes, and whether the function had to be traced for them."""
         out = self.core.output
         if out is not None:
             resolved = [resolve(spec, bindings.sizes) for spec in out.leaves]
             if all(r is not None for r in resolved):
-                return jax.tree_util.tree_unflatten(out.treedef, resolved)
+                return jax.tree_util.tree_unflatten(out.treedef, resolved), False
         if self.fn is None:
             missing = sorted({m for spec in (out.leaves if out else ()) for m in unbound_symbols(spec, bindings.sizes)})
             raise fail(
@@ -392,7 +393,7 @@ class SignatureModel:
         shapes = trace(self.fn, self.name, call, env, trail + (BaseStep("signature", tuple(rows), ()),))
         if out is not None:
             check_output(self.core, shapes, bindings, self.transform(trail), trail, unit_of(env))
-        return shapes
+        return shapes, True
 
 
 def _binds(spec: ArraySpec, unifier: Unifier) -> str:

@@ -10,14 +10,16 @@ import jax
 
 from ._axes import freeze_out_axes, freeze_pmap_in_axes
 from ._errors import AxisCheckError, SpecError
+from ._jax_compat import JAX_PMAP
 from ._leaves import shapes_as_structs
 from ._levels import VmapLevel
 from ._models import VmapModel
 from ._prediction import Prediction
+from ._predictor import Build, mapped_models
 from ._signature import check_axis_name, check_axis_size, fresh_symbol
-from ._transform import Mapped, require_callable
+from ._transform import Transformed, built_by_jax, custom_axes, described, require_callable, shared_predictor
 from ._trees import short_repr
-from ._vmap import SignatureLike
+from ._vmap import SignatureLike, _before_jax, _defer, _parsed
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -51,7 +53,7 @@ def _device_count(devices: Sequence[Any] | None, backend: str | None) -> int:
         raise SpecError(f"pmap backend {backend!r} is not available: {err}") from None
 
 
-class Pmapped(Mapped[P, R]):
+class Pmapped(Transformed[P, R]):
     """A function wrapped by `axischeck.pmap` (see `pmap`): like `Vmapped`, plus
     `predict_with_devices` for a machine with another device count.
 
@@ -79,55 +81,61 @@ class Pmapped(Mapped[P, R]):
         signature: SignatureLike | None,
     ) -> None:
         require_callable(fun, "pmap")
-        frozen_in = freeze_pmap_in_axes(in_axes)
-        frozen_out = freeze_out_axes(out_axes, "pmap")
-        size = check_axis_size(axis_size, "pmap")
-        check_axis_name(axis_name, "pmap axis_name")
-        static = _argnums(static_broadcasted_argnums, "static_broadcasted_argnums")
-        _argnums(donate_argnums, "donate_argnums")
-        count = _device_count(devices, backend)
+        options = {
+            "axis_name": axis_name,
+            "in_axes": in_axes,
+            "out_axes": out_axes,
+            "static_broadcasted_argnums": static_broadcasted_argnums,
+            "devices": devices,
+            "backend": backend,
+            "axis_size": axis_size,
+            "donate_argnums": donate_argnums,
+        }
+
+        def prepare() -> Build:
+            frozen_in = freeze_pmap_in_axes(in_axes)
+            frozen_out = freeze_out_axes(out_axes, "pmap")
+            size = check_axis_size(axis_size, "pmap")
+            check_axis_name(axis_name, "pmap axis_name")
+            static = _argnums(static_broadcasted_argnums, "static_broadcasted_argnums")
+            _argnums(donate_argnums, "donate_argnums")
+            count = _device_count(devices, backend)
+            sig = _parsed(signature)
+            # JAX ignores negative static argnums (the argument is then dynamic).
+            statics = tuple(sorted(n for n in static if n >= 0))
+
+            def level(name: str, taken: frozenset[str]) -> VmapLevel:
+                symbol = fresh_symbol(taken, axis_name)
+                return VmapLevel(frozen_in, frozen_out, size, axis_name, False, name, symbol, "pmap", count, statics)
+
+            return lambda f, held: mapped_models(f, held, sig, level)
+
+        _before_jax(in_axes, out_axes, "pmap")
+        signature = _parsed(signature)  # a pytree of dims is checked before anything flattens it
+        jax_fn = built_by_jax(lambda: JAX_PMAP(fun, **options), prepare)
+        defers = custom_axes(in_axes, out_axes)
+        key = (*options.values(), signature)
+        predictor = shared_predictor(fun, "pmap", key, _defer if defers else prepare)
         self.axis_name = axis_name
         self.in_axes = in_axes
         self.out_axes = out_axes
-        super().__init__(
-            fun,
-            signature,
-            lambda name, taken: VmapLevel(
-                frozen_in,
-                frozen_out,
-                size,
-                axis_name,
-                False,
-                name,
-                fresh_symbol(taken, axis_name),
-                kind="pmap",
-                devices=count,
-                # JAX ignores negative static argnums (the argument is then dynamic).
-                static=tuple(sorted(n for n in static if n >= 0)),
-            ),
-            lambda tracked: jax.pmap(
-                tracked,
-                axis_name,
-                in_axes=in_axes,
-                out_axes=out_axes,
-                static_broadcasted_argnums=static_broadcasted_argnums,
-                devices=devices,
-                backend=backend,
-                axis_size=axis_size,
-                donate_argnums=donate_argnums,
-            ),
-            "pmap",
-        )
+        if signature is not None:
+            predictor.models  # noqa: B018 - a declared signature is checked against the function now
+        super().__init__(fun, jax_fn, predictor, (pmap, {**options, "signature": signature}), defers_to_jax=defers)
+
+    def _describe(self) -> str:
+        return described(self)
 
     def predict_with_devices(self, devices: int, *args: Any, **kwargs: Any) -> Prediction:
         """`predict` for a machine with `devices` devices (check a 64-device run on a laptop)."""
         if type(devices) is not int or devices < 1:
             raise SpecError(f"predict_with_devices needs a device count >= 1, got {short_repr(devices)}")
-        assert isinstance(self._model, VmapModel)
-        model = replace(self._model, level=replace(self._level, devices=devices))
+        model = self.model
+        assert isinstance(model, VmapModel)
+        model = replace(model, level=replace(model.level, devices=devices))
         args, kwargs = shapes_as_structs(args, kwargs)
         try:
-            return self._full(args, kwargs, model)
+            return self._predictor.full(args, kwargs, model)
         except AxisCheckError as err:
             raise err.with_traceback(None) from err.__cause__
 

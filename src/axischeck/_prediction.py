@@ -102,7 +102,7 @@ class Prediction:
     ```
     """
 
-    __slots__ = ("_axis_size", "_flat", "_replay", "_shapes", "_steps")
+    __slots__ = ("_axis_size", "_flat", "_replay", "_shapes", "_steps", "traced")
 
     def __init__(
         self,
@@ -110,8 +110,11 @@ class Prediction:
         axis_size: int | None,
         steps: tuple[Step, ...] | None = None,
         replay: Callable[[], tuple[Step, ...]] | None = None,
+        *,
+        traced: bool = False,
     ) -> None:
         self._shapes = shapes
+        self.traced = traced  # the answer came from tracing the function (see _keys)
         self._axis_size = axis_size
         self._steps = steps
         self._replay = replay  # the fast path derives the table only when asked
@@ -145,6 +148,20 @@ class Prediction:
             assert replay is not None
             steps = self._steps = replay()
         return steps
+
+    def copy(self) -> Prediction:
+        """The same prediction with pytrees of its own (the leaves are immutable `Shape`s)."""
+        new = Prediction.__new__(type(self))
+        self._copy_into(new)
+        return new
+
+    def _copy_into(self, new: Prediction) -> None:
+        new._shapes = _fresh(self._shapes)
+        new._axis_size = self._axis_size
+        new._steps = self._steps
+        new._replay = self._replay
+        new._flat = None
+        new.traced = self.traced
 
     def __str__(self) -> str:
         from ._explain import render_steps
@@ -206,8 +223,24 @@ class ShardPrediction(Prediction):
         """The mesh predicted for: `{axis name: size}`."""
         return dict(self._mesh)
 
+    def _copy_into(self, new: Prediction) -> None:
+        super()._copy_into(new)
+        assert isinstance(new, ShardPrediction)
+        new._blocks = _fresh(self._blocks)
+        new._in_blocks = _fresh(self._in_blocks)
+        new._mesh = dict(self._mesh)
+
     def __repr__(self) -> str:
         return f"ShardPrediction(shapes={self.shapes!r}, block_shapes={self.block_shapes!r}, mesh={self._mesh!r})"
 
 
 ShardPrediction.__module__ = "axischeck"
+
+
+def _fresh(tree: Any) -> Any:
+    """A copy of a pytree's containers (its leaves are immutable)."""
+    if type(tree) is Shape or tree is None:
+        return tree
+    import jax
+
+    return jax.tree_util.tree_map(lambda leaf: leaf, tree)

@@ -10,16 +10,17 @@ import jax
 from jax.sharding import AbstractMesh, Mesh, PartitionSpec
 
 from ._errors import AxisCheckError, SpecError
-from ._jax_compat import INFER_SPECS
-from ._leaves import array_shape, label_call, shapes_as_structs
+from ._jax_compat import INFER_SPECS, JAX_SHARD_MAP
+from ._leaves import array_shape, shapes_as_structs
 from ._mesh import MeshShape, mesh_shape
-from ._models import Model, run
+from ._models import Outcome
 from ._prediction import Prediction, ShardPrediction, ShardStep
+from ._predictor import Build, Models, Predictor, fn_name, inner_model
 from ._shard_model import ShardModel, ShardOptions, is_spec_leaf
 from ._signature import Signature
-from ._transform import FunctionTracker, Transformed, fn_name, inner_model, require_callable
+from ._transform import Transformed, require_callable, shared_predictor
 from ._trees import PrefixMismatch, broadcast_prefix, short_repr
-from ._vmap import SignatureLike
+from ._vmap import SignatureLike, _parsed
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -81,19 +82,30 @@ class ShardMapped(Transformed[P, R]):
         )
         self._mesh_for_prediction_only = shape is not None and not isinstance(mesh, (Mesh, AbstractMesh))  # a dict
         jax_mesh = mesh if isinstance(mesh, (Mesh, AbstractMesh)) else shape.abstract() if shape is not None else None
-        self.options = ShardOptions(shape, jax_mesh, in_specs, out_specs, names, bool(check_vma), name)
-        inner, per_device, fallback_inner = inner_model(f, signature, name)
-        tracker = FunctionTracker()
-        jax_fn = jax.shard_map(
-            tracker.wrap(f),
+        options = ShardOptions(shape, jax_mesh, in_specs, out_specs, names, bool(check_vma), name)
+        self.options = options
+        jax_fn = JAX_SHARD_MAP(
+            f,
             mesh=jax_mesh,
             in_specs=in_specs,
             out_specs=out_specs,
             axis_names=set(names),
             check_vma=bool(check_vma),
         )
-        fallback = ShardModel(self.options, fallback_inner, f) if fallback_inner is not None else None
-        super().__init__(f, ShardModel(self.options, inner, f), jax_fn, per_device, fallback, tracker)
+
+        signature = _parsed(signature)  # a pytree of dims is checked before anything flattens it
+
+        def prepare() -> Build:
+            sig = signature
+            return lambda fun, held: _shard_models(fun, held, sig, options)
+
+        key = (options, signature)
+        predictor = shared_predictor(f, "shard_map", key, prepare, ShardPredictor)
+        public = {"out_specs": out_specs, "in_specs": in_specs, "mesh": mesh, "axis_names": axis_names}
+        rebuild = (shard_map, {**public, "check_vma": check_vma, "signature": signature})
+        if signature is not None:
+            predictor.models  # noqa: B018 - a declared signature is checked against the function now
+        super().__init__(f, jax_fn, predictor, rebuild)
 
     def _describe(self) -> str:
         return self.options.describe()
@@ -124,20 +136,6 @@ class ShardMapped(Transformed[P, R]):
             for leaf, spec in zip(leaves, paired, strict=True)
         )
 
-    def _full(self, args: tuple[Any, ...], kwargs: dict[str, Any], model: Model | None = None) -> Prediction:
-        outcome = run(model or self._model, label_call(args, kwargs, self._params))
-        step = outcome.steps[0]
-        assert isinstance(step, ShardStep)
-        out_def = jax.tree_util.tree_structure(outcome.shapes)
-        in_def = jax.tree_util.tree_structure(tuple(args))
-        return ShardPrediction(
-            outcome.shapes,
-            outcome.steps,
-            jax.tree_util.tree_unflatten(out_def, [r.block for r in step.outs]),
-            jax.tree_util.tree_unflatten(in_def, [r.block for r in step.args]),
-            dict(step.mesh),
-        )
-
     def predict(self, *args: Any, **kwargs: Any) -> ShardPrediction:
         """Global output shapes and per-device blocks for these arguments (see `Prediction`)."""
         pred = super().predict(*args, **kwargs)
@@ -151,16 +149,43 @@ class ShardMapped(Transformed[P, R]):
         shape = mesh_shape(mesh, "predict_with_mesh mesh")
         _axis_names(self.options.axis_names, shape)
         jax_mesh = mesh if isinstance(mesh, (Mesh, AbstractMesh)) else shape.abstract()
-        model = self._model
+        model = self.model
         assert isinstance(model, ShardModel)
         model = replace(model, options=replace(self.options, mesh=shape, jax_mesh=jax_mesh))
         args, kwargs = shapes_as_structs(args, kwargs)
         try:
-            pred = self._full(args, kwargs, model)
+            pred = self._predictor.full(args, kwargs, model)
         except AxisCheckError as err:
             raise err.with_traceback(None) from err.__cause__
         assert isinstance(pred, ShardPrediction)
         return pred
+
+
+class ShardPredictor(Predictor):
+    """A shard_map's predictions carry the per-device blocks and the mesh."""
+
+    def prediction_of(self, outcome: Outcome, args: tuple[Any, ...]) -> Prediction:
+        step = outcome.steps[0]
+        assert isinstance(step, ShardStep)
+        out_def = jax.tree_util.tree_structure(outcome.shapes)
+        in_def = jax.tree_util.tree_structure(tuple(args))
+        pred = ShardPrediction(
+            outcome.shapes,
+            outcome.steps,
+            jax.tree_util.tree_unflatten(out_def, [r.block for r in step.outs]),
+            jax.tree_util.tree_unflatten(in_def, [r.block for r in step.args]),
+            dict(step.mesh),
+        )
+        pred.traced = outcome.traced
+        return pred
+
+
+def _shard_models(
+    fun: Callable[..., Any], held: Callable[..., Any], signature: Signature | None, options: ShardOptions
+) -> Models:
+    inner, per_device, fallback_inner = inner_model(fun, held, signature, options.name)
+    fallback = ShardModel(options, fallback_inner, held) if fallback_inner is not None else None
+    return Models(ShardModel(options, inner, held), fallback, per_device, None)
 
 
 @overload

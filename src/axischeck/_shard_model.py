@@ -11,7 +11,7 @@ promise of out_specs, collectives on invariant values) is settled by JAX's own
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import jax
@@ -20,7 +20,7 @@ from jax.sharding import PartitionSpec
 
 from ._errors import ArgumentError, AxisCheckError, OutputError, SpecError
 from ._explain import table_so_far
-from ._jax_compat import INFER_SPECS, spec_entries
+from ._jax_compat import INFER_SPECS, JAX_SHARD_MAP, spec_entries
 from ._leaves import Call, Leaf, abstract, check_jax_outputs, struct
 from ._mesh import (
     MeshShape,
@@ -137,11 +137,13 @@ class ShardModel:
             inner_env = env + tuple((n, s, (), "shard_map" if n in manual else "mesh") for n, s in sizes)
             inner = self.inner.predict(call.rebuilt(treedef, blocks), inner_env, trail + (step,))
             if inner.inputs_only:
-                return Outcome(None, (step,) + inner.steps, inner.bindings, inputs_only=True)
+                return Outcome(None, (step,) + inner.steps, inner.bindings, inputs_only=True, traced=inner.traced)
             shapes, outs = assemble(inner.shapes)
             if jax_can_trace and (not is_symbolic(self.inner) or self._promises_replication(mesh, manual)):
                 self._ask_jax(call, leaves, blocks, env, assemble, trail + (step,))
-        return Outcome(shapes, (ShardStep(transform, sizes, tuple(rows), tuple(outs)),) + inner.steps, inner.bindings)
+                inner = replace(inner, traced=True)
+        steps = (ShardStep(transform, sizes, tuple(rows), tuple(outs)),) + inner.steps
+        return Outcome(shapes, steps, inner.bindings, traced=inner.traced)
 
     def _check_setting(
         self, call: Call, env: Env, mesh: MeshShape, manual: frozenset[str], fail: Callable[..., AxisCheckError]
@@ -343,7 +345,7 @@ class ShardModel:
             return out
 
         mesh = o.jax_mesh if o.jax_mesh is not None or o.mesh is None else o.mesh.abstract()
-        mapped = jax.shard_map(
+        mapped = JAX_SHARD_MAP(
             recording,
             mesh=mesh,
             in_specs=o.in_specs,

@@ -15,7 +15,7 @@ import jax
 from ._axes import freeze_in_axes, freeze_out_axes
 from ._errors import AxisCheckError, FunctionError, OutputError
 from ._leaves import Call, Leaf, abstract, struct
-from ._models import Model, VmapModel, run
+from ._models import Model, VmapModel, is_symbolic, run
 from ._shape import Shape
 from ._trees import seq_repr
 
@@ -34,7 +34,22 @@ class Suggestion:
         return dict(self.options)
 
 
-def _works(model: Model, call: Call) -> bool:
+class _Budget:
+    """How many more candidates may run the user's function (a trace each)."""
+
+    def __init__(self, traces: int) -> None:
+        self.traces = traces
+
+    def allows(self, model: Model) -> bool:
+        if is_symbolic(model):
+            return True
+        self.traces -= 1
+        return self.traces >= 0
+
+
+def _works(model: Model, call: Call, budget: _Budget) -> bool:
+    if not budget.allows(model):
+        return False
     try:
         run(model, call)
     except AxisCheckError:
@@ -53,7 +68,7 @@ def _describe_arg(call: Call, i: int, axis: int | None) -> str:
     return f"map {name}'s axis {axis} (size {size})"
 
 
-def _in_axes_options(model: VmapModel, call: Call) -> list[Suggestion]:
+def _in_axes_options(model: VmapModel, call: Call, budget: _Budget) -> list[Suggestion]:
     current = model.level.in_axes.value
     n = len(call.args)
     if n == 0:
@@ -85,7 +100,7 @@ def _in_axes_options(model: VmapModel, call: Call) -> list[Suggestion]:
                     cand[i] = v
                 axes = tuple(cand)
                 level = replace(model.level, in_axes=freeze_in_axes(axes))
-                if _works(VmapModel(level, model.inner, model.fn), call):
+                if _works(VmapModel(level, model.inner, model.fn), call, budget):
                     why = " and ".join(_describe_arg(call, i, v) for i, v in zip(idx, values, strict=True))
                     found.append(Suggestion(f"in_axes={seq_repr(axes)} would {why}", (("in_axes", axes),)))
         if found:
@@ -93,10 +108,12 @@ def _in_axes_options(model: VmapModel, call: Call) -> list[Suggestion]:
     return found
 
 
-def _axis_size_options(model: VmapModel, call: Call) -> list[Suggestion]:
+def _axis_size_options(model: VmapModel, call: Call, budget: _Budget) -> list[Suggestion]:
     if model.level.axis_size is None:
         return []
     without = VmapModel(replace(model.level, axis_size=None), model.inner, model.fn)
+    if not budget.allows(without):
+        return []
     try:
         step = run(without, call).steps[0]
     except Exception:
@@ -105,7 +122,7 @@ def _axis_size_options(model: VmapModel, call: Call) -> list[Suggestion]:
     return [Suggestion(f"axis_size={size} (or leave it out) matches the mapped arguments", (("axis_size", size),))]
 
 
-def _out_axes_options(model: VmapModel, call: Call) -> list[Suggestion]:
+def _out_axes_options(model: VmapModel, call: Call, budget: _Budget) -> list[Suggestion]:
     current = model.level.out_axes.value
     if not (current is None or type(current) is int):
         return []
@@ -114,7 +131,7 @@ def _out_axes_options(model: VmapModel, call: Call) -> list[Suggestion]:
         if cand == current:
             continue
         level = replace(model.level, out_axes=freeze_out_axes(cand))
-        if _works(VmapModel(level, model.inner, model.fn), call):
+        if _works(VmapModel(level, model.inner, model.fn), call, budget):
             found.append(Suggestion(f"out_axes={cand}", (("out_axes", cand),)))
             break
     return found
@@ -129,7 +146,7 @@ def _transposed(call: Call, i: int, perm: tuple[int, ...]) -> Call:
     return Call(call.args[:i] + (new,) + call.args[i + 1 :], call.kwargs, call.arg_params, call.arg_labels)
 
 
-def _transpose_options(model: VmapModel, call: Call) -> list[Suggestion]:
+def _transpose_options(model: VmapModel, call: Call, budget: _Budget) -> list[Suggestion]:
     """Transposing one argument, when no change of axes does it (arrays of rank <= 4)."""
     found: list[Suggestion] = []
     tries = 0
@@ -146,7 +163,7 @@ def _transpose_options(model: VmapModel, call: Call) -> list[Suggestion]:
             tries += 1
             if tries > MAX_TRIES:
                 return found
-            if _works(model, _transposed(call, i, perm)):
+            if _works(model, _transposed(call, i, perm), budget):
                 name = call.arg_labels[i]
                 shape = tuple(leaves[0].shape[p] for p in perm)
                 found.append(
@@ -158,19 +175,23 @@ def _transpose_options(model: VmapModel, call: Call) -> list[Suggestion]:
     return found
 
 
-def suggest(model: Model, call: Call, err: AxisCheckError) -> tuple[Suggestion, ...]:
-    """Options that would make this call pass, most specific first; () when unclear."""
+def suggest(model: Model, call: Call, err: AxisCheckError, traces: int = 6) -> tuple[Suggestion, ...]:
+    """Options that would make this call pass, most specific first; () when unclear.
+
+    A model without a signature is traced to try a candidate: at most `traces` are tried.
+    """
     if not isinstance(model, VmapModel):
         return ()
+    budget = _Budget(traces)
     if isinstance(err, OutputError):
-        options = _out_axes_options(model, call)
+        options = _out_axes_options(model, call, budget)
     else:
-        options = _axis_size_options(model, call) or _in_axes_options(model, call)
+        options = _axis_size_options(model, call, budget) or _in_axes_options(model, call, budget)
         per_example = isinstance(err, FunctionError) or (
             err.symbol is not None and not err.symbol.startswith("batch size")
         )
         if not options and per_example:
-            options = _transpose_options(model, call)  # a per-example conflict: axis order
+            options = _transpose_options(model, call, budget)  # a per-example conflict: axis order
     if len(options) > MAX_SHOWN:
         return ()  # too many ways out: any one would be a guess
     return tuple(options)

@@ -13,6 +13,7 @@ from typing import Any
 
 import jax
 
+from ._jax_compat import JAX_VMAP, batched_here
 from ._leaves import abstract, resharded
 from ._shape import Shape
 
@@ -52,7 +53,7 @@ def _bind_names(fn: Callable[..., Any], env: Env, dyn: Sequence[int]) -> Callabl
     traced leaf where the real level mapped it."""
     for name, size, axes, _ in reversed(_vmap_levels(env)):
         in_axes = tuple(axes[i] for i in dyn)
-        fn = jax.vmap(fn, in_axes=in_axes if in_axes else None, axis_size=size, axis_name=name)
+        fn = JAX_VMAP(fn, in_axes=in_axes if in_axes else None, axis_size=size, axis_name=name)
     return fn
 
 
@@ -175,36 +176,34 @@ def _equations(jaxpr: Any) -> Any:
                     yield from _equations(inner)
 
 
-def vmap_accepts_out_axes(
+def batched_outputs(
     fn: Callable[..., Any],
     treedef: Any,
     values: Sequence[Any],
     axes: Sequence[int | None],
-    out_axes: Any,
     axis_size: int,
     axis_name: Hashable | None,
     env: Env,
-) -> bool:
-    """Whether real `jax.vmap` accepts `out_axes` (with its None entries) here.
+) -> list[bool]:
+    """Which flat outputs of `fn` carry this level's batch dim under real `jax.vmap`.
 
-    Only JAX knows which outputs data-depend on a mapped input, so `out_axes=None`
-    is settled by asking it: one abstract trace, only on this rare path.
+    Only JAX knows which outputs data-depend on a mapped input (a `psum` over the axis
+    does not), so `out_axes=None` is settled by asking it: one abstract trace for every
+    output, only on this rare path.
     """
     dyn = [i for i, (v, a) in enumerate(zip(values, axes, strict=True)) if a is not None or _is_abstract(v)]
     flat = _substituting(fn, treedef, values, dyn)
-    mapped = jax.vmap(
-        flat,
-        in_axes=tuple(axes[i] for i in dyn),
-        out_axes=out_axes,
-        axis_size=axis_size,
-        axis_name=axis_name,
+    answers: list[bool] = []
+
+    def recording(*traced: Any) -> Any:
+        out = flat(*traced)
+        answers[:] = [batched_here(leaf) for leaf in jax.tree_util.tree_leaves(out)]
+        return out
+
+    mapped = JAX_VMAP(
+        recording, in_axes=tuple(axes[i] for i in dyn), out_axes=0, axis_size=axis_size, axis_name=axis_name
     )
     scope = _named_scope(env)
     structs = [_with_env_dims(abstract(values[i]), i, scope) for i in dyn]
-    try:
-        _shapes_of(_bind_names(mapped, scope, dyn), scope, structs)
-    except ValueError as err:
-        if "out_axes" in str(err):
-            return False
-        raise
-    return True
+    _shapes_of(_bind_names(mapped, scope, dyn), scope, structs)
+    return answers

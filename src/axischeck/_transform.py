@@ -1,107 +1,40 @@
-"""The checked-call machinery shared by `vmap` and `check`.
+"""The transform object users hold: a thin shell around JAX's own transform.
 
-A transform owns: the user's function, a prediction `Model`, the plain JAX callable
-it stands in for, and a bounded cache of predictions keyed by argument structure and
-shapes. A call predicts (or pre-checks) first, runs JAX, then verifies the output.
-Under `jax.jit` all of it runs once per trace.
+A `Transformed` keeps the user's function, JAX's transform of that very function (so
+JAX's caches see what they would see without axischeck), and the shared `Predictor` of
+the function and its options. A call pre-checks, runs JAX, and verifies; `predict` and
+`explain` answer without running the function's FLOPs. Everything else JAX's returned
+object offers (`.lower`, `.trace`, ...) is JAX's own, reached through the shell.
 """
 
 from __future__ import annotations
 
-import functools
-import threading
-from collections.abc import Callable, Hashable
-from typing import Any, Concatenate, Generic, ParamSpec, Self, TypeVar, cast, overload
+from collections.abc import Callable
+from typing import Any, Concatenate, Generic, ParamSpec, Self, TypeVar, overload
 
 import jax
-import numpy as np
 
-from ._cache import BoundedCache
-from ._errors import AxisCheckError, FunctionError, OutputError, SpecError
-from ._fastpath import Plan, compile_plan
-from ._jax_compat import TRUSTED_ARRAY_TYPES
-from ._leaves import array_shape, flatten_call, label_call, parameter_names, shape_of, shapes_as_structs, struct
-from ._levels import VmapLevel, map_inputs
-from ._models import (
-    Model,
-    SignatureModel,
-    TraceModel,
-    VmapModel,
-    has_axis_names,
-    inputs_only,
-    is_symbolic,
-    model_symbols,
-    run,
-    shape_keyed,
-)
-from ._prediction import BaseStep, MapStep, Prediction
-from ._shape import format_shape
+from ._errors import AxisCheckError, FunctionError, OutputError, SpecError, with_jax_error
+from ._jax_compat import custom_axis_spec, vmappable_value
+from ._leaves import flatten_call, shape_of, shapes_as_structs
+from ._models import Model
+from ._prediction import BaseStep, Prediction
+from ._predictor import Build, Predictor, fn_name, options_key, predictor_for
+from ._shape import Shape, format_shape
 from ._signature import Signature
-from ._suggest import suggest, with_suggestions
 from ._trees import leaf_paths
-
-_NO_PLAN = Plan((), (), (), None)  # marks a structure the fast path cannot serve
-_FUNCTIONS_OWN = FunctionError("the function's own error")  # a marker: pass JAX's error through
 
 P = ParamSpec("P")
 Q = ParamSpec("Q")
 R = TypeVar("R")
 T = TypeVar("T")
 
+_SHOWN_FROM_JAX = ("__name__", "__qualname__", "__module__", "__doc__")
 
-def _has_pmap(model: Model) -> bool:
-    return isinstance(model, VmapModel) and (model.level.kind == "pmap" or _has_pmap(model.inner))
-
-
-def leaf_key(x: Any) -> Hashable:
-    """The shape of an array leaf (a tuple), or the type of anything else."""
-    if isinstance(x, (bool, int, float, complex)):
-        return ()
-    shape = array_shape(x)
-    return shape if shape is not None else cast(Hashable, type(x))
-
-
-class _Opaque:
-    """Stands for a non-array leaf when a cached prediction replays its derivation."""
-
-    def __init__(self, kind: type) -> None:
-        self.kind = kind
-
-
-def _stand_ins(treedef: Any, keys: tuple[Hashable, ...]) -> tuple[tuple[Any, ...], dict[str, Any]]:
-    leaves = [struct(k, np.float32) if isinstance(k, tuple) else _Opaque(k) for k in keys]  # type: ignore[arg-type]
-    args, kwargs = jax.tree_util.tree_unflatten(treedef, leaves)
-    return tuple(args), dict(kwargs)
-
-
-def fn_name(fun: Callable[..., Any]) -> str:
-    return str(getattr(fun, "__name__", None) or type(fun).__name__)
-
-
-class FunctionTracker:
-    """Records, per thread, whether an exception left the user's function itself (as
-    opposed to JAX's machinery around it), so a call knows what to pass through."""
-
-    def __init__(self) -> None:
-        self._local = threading.local()
-
-    def wrap(self, fun: Callable[..., Any]) -> Callable[..., Any]:
-        @functools.wraps(fun)
-        def tracked(*args: Any, **kwargs: Any) -> Any:
-            try:
-                return fun(*args, **kwargs)
-            except BaseException:
-                self._local.raised = True
-                raise
-
-        return tracked
-
-    def reset(self) -> None:
-        self._local.raised = False
-
-    @property
-    def raised(self) -> bool:
-        return bool(getattr(self._local, "raised", False))
+# A failing predict may run the function once to fail and this many times to try fixes
+# (7 in all); a failing call once to fail, once to try fixes and once for JAX's verdict.
+PREDICT_FIX_TRACES = 6
+CALL_FIX_TRACES = 1
 
 
 class Transformed(Generic[P, R]):
@@ -111,44 +44,70 @@ class Transformed(Generic[P, R]):
     - `f.predict(*args, **kwargs)`: a `Prediction`, without running `fun`'s FLOPs.
     - `f.explain(*args, **kwargs)`: the derivation table (or the error) as text.
     - `f.signature`: the per-example `Signature` (None when neither declared nor derived).
+
+    Attributes JAX's transformed function has (`lower`, `trace`, ...) are JAX's own.
     """
 
     def __init__(
         self,
         fun: Callable[P, R],
-        model: Model,
         jax_fn: Callable[..., Any],
-        signature: Signature | None,
-        fallback: Model | None,
-        tracker: FunctionTracker,
+        predictor: Predictor,
+        rebuild: tuple[Callable[..., Any], dict[str, Any]],
+        *,
+        defers_to_jax: bool = False,
     ) -> None:
         self.__wrapped__ = fun
-        self._model = model
         self._jax_fn = jax_fn
-        self._tracker = tracker
-        self._signature = signature
-        self._fallback = fallback
-        self._symbolic = is_symbolic(model)
-        self._params = parameter_names(fun)
-        self._input_model = inputs_only(model)
-        # pmap answers some output mistakes silently, so its calls are checked by a trace too.
-        self._trace_checks = has_axis_names(model) or _has_pmap(model)
-        # Shapes key the caches, unless the answer also depends on shardings or the mesh context.
-        self._cacheable = shape_keyed(model)
-        self._passed: BoundedCache[bool] = BoundedCache(512)
-        self._cache: BoundedCache[Prediction] = BoundedCache(512)
-        self._plans: BoundedCache[Plan] = BoundedCache(64)
-        # Copy name, doc and annotations, not __dict__ (a wrapped transform's state is its own).
-        functools.update_wrapper(self, fun, updated=())
+        self._predictor = predictor
+        self._rebuild = rebuild  # (public constructor, its keyword options): for copy and pickle
+        self._defers = defers_to_jax  # options axischeck cannot model (custom spec types)
+        for name in _SHOWN_FROM_JAX:  # as JAX sets them on the function it returns
+            value = getattr(jax_fn, name, None)
+            if value is None:
+                value = getattr(fun, name, None)
+            if value is not None:
+                try:
+                    object.__setattr__(self, name, value)
+                except (AttributeError, TypeError):
+                    pass
+
+    # ------------------------------------------------------------ what it knows
 
     @property
     def signature(self) -> Signature | None:
         """The per-example signature this transform maps (None if undeclared)."""
-        return self._signature
+        return self._predictor.models.signature
+
+    @property
+    def batched_signature(self) -> Signature | None:
+        """The signature of the transformed function (what a wrapping transform maps)."""
+        return self._predictor.models.batched_signature
 
     @property
     def model(self) -> Model:
-        return self._model
+        return self._predictor.models.model
+
+    def _describe(self) -> str:
+        return fn_name(self.__wrapped__)
+
+    def _predicts_only(self) -> bool:
+        """Whether calls cannot run (a shard_map planned for a mesh given as sizes)."""
+        return False
+
+    def __getattr__(self, name: str) -> Any:
+        """What JAX's transformed function offers and the shell does not: `.lower(...)`,
+        `.trace(...)`, `.eval_shape(...)`, ... are JAX's own."""
+        jax_fn = self.__dict__.get("_jax_fn")
+        if jax_fn is None or name.startswith("__"):
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        return getattr(jax_fn, name)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Copied and pickled by rebuilding: the function and the options (JAX's own
+        transform and the caches are made anew)."""
+        make, options = self._rebuild
+        return (_rebuilt, (make, self.__wrapped__, options))
 
     # ------------------------------------------------------------- as a method
 
@@ -166,52 +125,39 @@ class Transformed(Generic[P, R]):
 
     # ---------------------------------------------------------------- predict
 
-    def _predict(
-        self, args: tuple[Any, ...], kwargs: dict[str, Any], flat: tuple[list[Any], Any] | None = None
-    ) -> Prediction:
-        if not self._symbolic or not self._cacheable:
-            return self._full(args, kwargs)
-        leaves, treedef = flat if flat is not None else flatten_call(args, kwargs)
-        trusted = TRUSTED_ARRAY_TYPES  # inlined: this line runs on every checked call
-        keys = tuple([x.shape if type(x) in trusted else leaf_key(x) for x in leaves])
-        key = (treedef, keys)
-        hit = self._cache.get(key)
-        if hit is not None:
-            return hit
-        structure = (treedef, tuple(type(k) is tuple for k in keys))
-        plan = self._plans.get(structure)
-        if plan is None:
-            plan = compile_plan(self._model, label_call(args, kwargs, self._params)) or _NO_PLAN
-            self._plans.put(structure, plan)
-        ran = plan.run([k if type(k) is tuple else None for k in keys]) if plan is not _NO_PLAN else None
-        if ran is None:
-            pred = self._full(args, kwargs)  # raises the explained error, or agrees
-        else:
-            pred = Prediction(*ran, replay=lambda: self._full(*_stand_ins(treedef, keys)).steps)
-        self._cache.put(key, pred)
-        return pred
-
-    def _full(self, args: tuple[Any, ...], kwargs: dict[str, Any], model: Model | None = None) -> Prediction:
-        """The whole engine: every check in JAX's order, with the derivation."""
-        outcome = run(model or self._model, label_call(args, kwargs, self._params))
-        maps = [s for s in outcome.steps if isinstance(s, MapStep)]
-        return Prediction(outcome.shapes, maps[0].axis_size if maps else None, outcome.steps)
-
     def predict(self, *args: Any, **kwargs: Any) -> Prediction:
         """Predict the output shapes for these arguments, without running the function.
 
         Arguments may be arrays, `jax.ShapeDtypeStruct`s, tracers, Python scalars, or
         plain tuples of ints standing for shapes, in any pytree. Raises an
-        `AxisCheckError` exactly where JAX would raise.
+        `AxisCheckError` exactly where JAX would raise (with JAX's own message kept).
         """
         try:
             flat = flatten_call(args, kwargs)
             if int in map(type, flat[0]):
                 args, kwargs = shapes_as_structs(args, kwargs)  # tuples of ints stand for shapes
                 flat = flatten_call(args, kwargs)
-            return self._predict(args, kwargs, flat)
         except AxisCheckError as err:
-            raise self._with_fix(err, args, kwargs).with_traceback(None) from err.__cause__
+            raise err.with_traceback(None) from None
+        if self._defers or _opaque(flat[0]):
+            return self._predict_by_jax(args, kwargs)
+        try:
+            return self._predictor.predict(args, kwargs, flat)
+        except AxisCheckError as err:
+            fixed = self._predictor.with_fix(err, args, kwargs, PREDICT_FIX_TRACES)
+            raise fixed.with_traceback(None) from err.__cause__
+
+    def _predict_by_jax(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Prediction:
+        """For what axischeck does not model (registered vmappable types, symbolic sizes):
+        JAX's own abstract evaluation, its shapes as they are."""
+        try:
+            out = jax.eval_shape(self._jax_fn, *args, **kwargs)
+        except Exception as err:
+            raise with_jax_error(
+                FunctionError("JAX cannot map these arguments", transform=self._describe()), err
+            ).with_traceback(None) from err
+        shapes = jax.tree_util.tree_map(lambda s: tuple.__new__(Shape, s.shape), out)
+        return Prediction(shapes, None, (), traced=True)
 
     def explain(self, *args: Any, **kwargs: Any) -> str:
         """The derivation table for these arguments; for a failing call, the error text."""
@@ -221,128 +167,74 @@ class Transformed(Generic[P, R]):
             return f"{type(err).__name__}: {err}"
         return f"{self._describe()} -> {_shapes_text(pred.shapes)}\n{pred}"
 
-    def _describe(self) -> str:
-        return fn_name(self.__wrapped__)
-
-    def _predicts_only(self) -> bool:
-        """Whether calls cannot run (a shard_map planned for a mesh given as sizes)."""
-        return False
-
     # ------------------------------------------------------------------- call
 
-    def _outer_level(self) -> VmapLevel | None:
-        """The outermost vmap level (None for `check`)."""
-        return None
-
-    def _precheck(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
-        """Everything that needs no trace, when the outputs need one: the signature's
-        inputs through every level, or else the outer level's ranks and batch sizes."""
+    def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
+        predictor = self._predictor
         try:
-            leaves, treedef = flatten_call(args, kwargs)
+            flat = flatten_call(args, kwargs)
         except AxisCheckError as err:
             raise err.with_traceback(None) from None
-        key = (treedef, tuple(leaf_key(x) for x in leaves))
-        if self._cacheable and self._passed.get(key) is not None:
-            return
-        try:
-            call = label_call(args, kwargs, self._params)
-            if self._input_model is not None:
-                run(self._input_model, call)
-            elif (level := self._outer_level()) is not None:
-                map_inputs(level, call, ())
-            if self._trace_checks:
-                self._check_by_trace(call)
-        except AxisCheckError as err:
-            raise self._with_fix(err, args, kwargs).with_traceback(None) from None
-        self._passed.put(key, True)
-
-    def _check_by_trace(self, call: Any) -> None:
-        """One trace per new shape, where JAX may answer silently and wrongly: collectives
-        over named axes, and pmap's outputs. The function's own failures are JAX's to raise."""
-        try:
-            run(self._model, call)
-        except FunctionError:
-            return
-        except AxisCheckError:
-            raise
-        except Exception:
-            return
-
-    def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
+        if self._defers or _opaque(flat[0]):
+            return self._jax_fn(*args, **kwargs)  # type: ignore[no-any-return]
         pred = None
-        if self._symbolic:
-            try:
-                pred = self._predict(args, kwargs)
-            except FunctionError:
-                pass  # the function's own failure: let JAX raise it, untouched
-            except AxisCheckError as err:
-                raise self._with_fix(err, args, kwargs).with_traceback(None) from err.__cause__
-        else:
-            self._precheck(args, kwargs)
-        self._tracker.reset()
+        try:
+            if predictor.models.symbolic:
+                pred = predictor.predict(args, kwargs, flat)
+            else:
+                predictor.precheck(args, kwargs, flat)
+        except FunctionError:
+            pass  # the function's own failure: JAX raises it, untouched
+        except AxisCheckError as err:
+            raise self._refusal(err, args, kwargs, CALL_FIX_TRACES).with_traceback(None) from err.__cause__
         try:
             out = self._jax_fn(*args, **kwargs)
         except AxisCheckError:
-            raise
+            raise  # an inner axischeck transform has explained it
         except Exception as err:
-            if self._tracker.raised:
-                self._annotate(err, args, kwargs)
-                raise  # the function's own error: its type and message untouched
-            better = self._diagnose(args, kwargs)
-            if better is _FUNCTIONS_OWN:
-                raise  # what the function did (it returned a str, say): JAX's error, untouched
-            raise (
-                better
-                or OutputError(
-                    f"JAX failed outside {fn_name(self.__wrapped__)} itself (mapping its arguments or outputs):"
-                    f" {type(err).__name__}: {err}",
-                    transform=self._describe(),
-                )
-            ).with_traceback(None) from err
+            ours = self._diagnosis(err, args, kwargs)
+            if ours is None:
+                raise
+            raise ours.with_traceback(None) from err
         if pred is not None:
-            self._verify(out, pred)
+            self._verify(out, pred, args, kwargs)
         return out  # type: ignore[no-any-return]
 
-    def _annotate(self, err: BaseException, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
-        """Add a note mapping the function's failure back to the batched arguments."""
+    def _refusal(
+        self, err: AxisCheckError, args: tuple[Any, ...], kwargs: dict[str, Any], traces: int
+    ) -> AxisCheckError:
+        """`err`, before JAX ran the call, with the fixes the engine verified and JAX's own
+        verdict (its exception type and message) where JAX refuses the call too, so code
+        written against JAX's errors keeps working."""
+        err = self._predictor.with_fix(err, args, kwargs, traces)
         try:
-            run(self._fallback or self._model, label_call(args, kwargs, self._params))
-        except FunctionError as ours:
+            jax.eval_shape(self._jax_fn, *args, **kwargs)
+        except AxisCheckError:
+            return err
+        except Exception as jax_err:
+            return with_jax_error(err, jax_err)
+        return err  # JAX answers (silently and wrongly, or we are stricter): ours stands
+
+    def _diagnosis(self, err: Exception, args: tuple[Any, ...], kwargs: dict[str, Any]) -> AxisCheckError | None:
+        """After JAX failed: our account of it (JAX's message kept), or None to let JAX's
+        exception through untouched, with a note when the function itself fails per example."""
+        if _checking_leaks():  # JAX's leak checker: the function must not run again
+            return None
+        ours = self._predictor.diagnose(args, kwargs)
+        if isinstance(ours, FunctionError):
             lines = [f"axischeck: {ours.transform or self._describe()}: the failure happens per example:"]
             lines += ["  " + row for row in (ours.table or "").splitlines()]
             lines += ["  " + note for note in ours.notes]
             err.add_note("\n".join(lines))
-        except Exception:
-            return
-
-    def _diagnose(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> AxisCheckError | None:
-        """After JAX failed: our account of it, `_FUNCTIONS_OWN` if the function's own
-        doing is the cause, or None if axischeck cannot tell."""
-        model = self._fallback or self._model
-        try:
-            run(model, label_call(args, kwargs, self._params))
-        except FunctionError:
-            return _FUNCTIONS_OWN
-        except AxisCheckError as err:
-            return self._with_fix(err, args, kwargs)
-        except Exception:
             return None
-        return None
+        if ours is None:
+            return None
+        return with_jax_error(self._predictor.with_fix(ours, args, kwargs, CALL_FIX_TRACES), err)
 
-    def _with_fix(self, err: AxisCheckError, args: tuple[Any, ...], kwargs: dict[str, Any]) -> AxisCheckError:
-        """`err` with concrete fixes the engine has checked, if any are clear."""
-        try:
-            options = suggest(self._model, label_call(args, kwargs, self._params), err)
-        except Exception:  # a suggestion must never hide the error itself
-            return err
-        return with_suggestions(err, options)
-
-    def _verify(self, out: Any, pred: Prediction) -> None:
+    def _verify(self, out: Any, pred: Prediction, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
         """A declared signature that lies is reported: the leaf, declared vs actual."""
-        got_leaves, got_def_ = jax.tree_util.tree_flatten(out)
-        want_leaves, want_def_ = pred.flat
-        got_def: Any = got_def_
-        want_def: Any = want_def_
+        got_leaves, got_def = jax.tree_util.tree_flatten(out)
+        want_leaves, want_def = pred.flat
         if got_def != want_def:
             raise OutputError(
                 f"the function returned an output of structure {got_def}, but its signature declares {want_def}",
@@ -350,9 +242,9 @@ class Transformed(Generic[P, R]):
             )
         if all(getattr(g, "shape", None) == w for g, w in zip(got_leaves, want_leaves, strict=True)):
             return  # the common case, kept cheap: it runs on every eager call
+        pred = self._predictor.full(args, kwargs)  # the derivation, for the message
         base = next((s for s in pred.steps if isinstance(s, BaseStep)), None)
         specs = {r.label: r.spec for r in base.outs} if base is not None else {}
-        transform = self._describe()
         for label, got, want in zip(leaf_paths(out), got_leaves, want_leaves, strict=True):
             shape = shape_of(got)
             if shape != want:
@@ -362,9 +254,44 @@ class Transformed(Generic[P, R]):
                     f"the function's output contradicts its signature: {name} has shape"
                     f" {format_shape(shape) if shape is not None else type(got).__name__}, but"
                     f" the signature predicts {format_shape(want)}{declared}",
-                    transform=transform,
+                    transform=self._describe(),
                     table=str(pred),
                 )
+
+
+def _rebuilt(make: Callable[..., Any], fun: Callable[..., Any], options: dict[str, Any]) -> Any:
+    return make(fun, **options)
+
+
+def _opaque(leaves: list[Any]) -> bool:
+    """Whether some argument leaf is beyond axischeck's model, so JAX alone answers:
+    a type registered with `register_vmappable`, or an array with symbolic sizes."""
+    for x in leaves:
+        if vmappable_value(x):
+            return True
+        if isinstance(x, (jax.core.Tracer, jax.ShapeDtypeStruct)) and not all(type(d) is int for d in x.shape):
+            return True
+    return False
+
+
+def _checking_leaks() -> bool:
+    return bool(getattr(jax.config, "jax_check_tracer_leaks", False))
+
+
+def custom_axes(*trees: Any) -> bool:
+    """Whether in_axes/out_axes hold spec objects of `register_vmappable` types."""
+    for tree in trees:
+        if tree is None or type(tree) is int:
+            continue
+        if any(custom_axis_spec(leaf) for leaf in jax.tree_util.tree_leaves(tree)):
+            return True
+    return False
+
+
+def described(transform: Transformed[..., Any]) -> str:
+    """How messages name a one-level transform: `vmap(f, in_axes=..., out_axes=...)`."""
+    level = getattr(transform.model, "level", None)
+    return level.describe() if level is not None else fn_name(transform.__wrapped__)
 
 
 def require_callable(fun: object, transform: str) -> None:
@@ -372,43 +299,29 @@ def require_callable(fun: object, transform: str) -> None:
         raise SpecError(f"{transform} needs a callable to map, got {type(fun).__name__}: {fun!r}")
 
 
-class Mapped(Transformed[P, R]):
-    """The shell `vmap` and `pmap` share: one mapping level over a per-example model.
-
-    Subclasses validate their options, then pass `make_level(name, taken_symbols)` and
-    `make_jax(tracked_fun)`; everything else (the per-example model, the checked JAX
-    callable, the batched signature) is built here once.
-    """
-
-    def __init__(
-        self,
-        fun: Callable[P, R],
-        signature: Any,
-        make_level: Callable[[str, frozenset[str]], VmapLevel],
-        make_jax: Callable[[Callable[..., Any]], Callable[..., Any]],
-        transform: str,
-    ) -> None:
-        name = fn_name(fun)
-        inner, per_example, fallback_inner = inner_model(fun, signature, name)
-        taken = (per_example.symbols if per_example is not None else frozenset()) | model_symbols(inner)
-        level = make_level(name, taken)
-        tracker = FunctionTracker()
+def built_by_jax(make: Callable[[], Any], validate: Callable[[], object]) -> Any:
+    """JAX's own transform of the function, so its construction errors are JAX's: when JAX
+    refuses the options, axischeck's explanation of them (with JAX's message) if it has
+    one, else JAX's exception unchanged."""
+    try:
+        return make()
+    except Exception as jax_err:
         try:
-            jax_fn = make_jax(tracker.wrap(fun))
-        except (TypeError, ValueError) as err:  # anything our validation let through
-            raise SpecError(f"jax.{transform} rejected these options: {err}") from err
-        self._level = level
-        fallback = VmapModel(level, fallback_inner, fun) if fallback_inner is not None else None
-        super().__init__(fun, VmapModel(level, inner, fun), jax_fn, per_example, fallback, tracker)
-        self.batched_signature: Signature | None = (
-            Signature._make(per_example.core, per_example.levels + (level,)) if per_example is not None else None
-        )
+            validate()
+        except AxisCheckError as ours:
+            raise with_jax_error(ours, jax_err).with_traceback(None) from None
+        raise
 
-    def _describe(self) -> str:
-        return self._level.describe()
 
-    def _outer_level(self) -> VmapLevel | None:
-        return self._level
+def shared_predictor(
+    fun: Callable[..., Any],
+    kind: str,
+    options: tuple[Any, ...],
+    prepare: Callable[[], Build],
+    predictor: type[Predictor] | None = None,
+) -> Predictor:
+    """The predictor every transform of `fun` with these options shares."""
+    return predictor_for(fun, options_key(kind, *options), prepare, predictor)
 
 
 class Bound(Generic[P, R]):
@@ -432,6 +345,20 @@ class Bound(Generic[P, R]):
     def signature(self) -> Signature | None:
         return self.__func__.signature
 
+    @property
+    def __signature__(self) -> Any:
+        """The method's parameters without `self`, as `inspect.signature` gives them for a
+        bound method (so `jax.jit(obj.f, static_argnames=...)` finds the right one)."""
+        import inspect
+
+        sig = inspect.signature(self.__func__)
+        return sig.replace(parameters=list(sig.parameters.values())[1:])
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return getattr(self.__dict__["__func__"], name)
+
 
 def _shapes_text(shapes: Any) -> str:
     leaves, treedef_ = jax.tree_util.tree_flatten(shapes)
@@ -439,51 +366,3 @@ def _shapes_text(shapes: Any) -> str:
     if treedef.num_nodes == 1 and len(leaves) == 1:
         return format_shape(leaves[0])
     return str(jax.tree_util.tree_map(format_shape, shapes))
-
-
-def inner_model(fun: Callable[..., Any], signature: Any, name: str) -> tuple[Model, Signature | None, Model | None]:
-    """The per-example model for `fun`: declared signature, annotations, or trace.
-
-    Returns (model, its per-example signature, a trace-based model for diagnosis).
-    """
-    from ._annotations import core_from_annotations
-
-    if isinstance(fun, Transformed):
-        sig = getattr(fun, "batched_signature", fun.signature)  # what the wrapped transform returns
-        if signature is not None:
-            raise_spec(
-                f"{name} is already an axischeck transform with its own signature; give signature= to the inner one"
-            )
-        return fun.model, sig, None
-    params = parameter_names(fun)
-    if signature is not None:
-        sig = signature if isinstance(signature, Signature) else Signature(signature)
-        core = sig.core
-        if params is not None:
-            positional, varargs, keywords = params
-            names = positional + sorted(keywords - set(positional))
-            if core.params is None and len(core.inputs) > len(names) and varargs is None:
-                raise_spec(
-                    f"the signature {core} declares {len(core.inputs)} inputs but {name} has only"
-                    f" {len(names)} parameters ({', '.join(names)})"
-                )
-            if core.params is not None:
-                unknown = [p for p in core.params if p not in set(names) | keywords]
-                if unknown and params[2] is not None and varargs is None:
-                    raise_spec(f"the signature names parameters {unknown} that {name} does not have")
-            elif varargs is None:
-                core = core.with_params(names)
-        sig = Signature._make(core, sig.levels)
-        if sig.levels:
-            raise_spec("signature= takes a per-example signature; apply vmap through the decorator, not Signature.vmap")
-        return SignatureModel(core, fun, name), sig, TraceModel(fun, name)
-    core_a = core_from_annotations(fun)
-    if core_a is not None:
-        return SignatureModel(core_a, fun, name), Signature._make(core_a), TraceModel(fun, name)
-    return TraceModel(fun, name), None, None
-
-
-def raise_spec(message: str) -> None:
-    from ._errors import SpecError
-
-    raise SpecError(message)

@@ -5,13 +5,14 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable
 from typing import Any, ParamSpec, TypeVar, overload
 
-import jax
-
 from ._axes import freeze_in_axes, freeze_out_axes
 from ._errors import SpecError
+from ._jax_compat import JAX_VMAP
 from ._levels import VmapLevel
+from ._predictor import Build, mapped_models
 from ._signature import Signature, check_axis_name, check_axis_size, check_flag, check_hashable, fresh_symbol
-from ._transform import Mapped, require_callable
+from ._transform import Transformed, built_by_jax, custom_axes, described, require_callable, shared_predictor
+from ._trees import check_nesting
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -19,7 +20,7 @@ R = TypeVar("R")
 SignatureLike = str | Signature | tuple[Any, ...] | list[Any] | dict[str, Any]
 
 
-class Vmapped(Mapped[P, R]):
+class Vmapped(Transformed[P, R]):
     """A function wrapped by `axischeck.vmap` (see `vmap`): call it like the function,
     or ask it first. It keeps the options it was given (`in_axes`, `out_axes`,
     `axis_name`, `axis_size`), the per-example `signature` and the `batched_signature`.
@@ -50,46 +51,52 @@ class Vmapped(Mapped[P, R]):
         if isinstance(signature, Signature) and signature.levels:
             in_axes, out_axes = _axes_from_batched(signature, in_axes, out_axes)
             signature = Signature._make(signature.core)
-        frozen_in = freeze_in_axes(in_axes)
-        frozen_out = freeze_out_axes(out_axes)
-        size = check_axis_size(axis_size)
-        check_axis_name(axis_name)
-        check_hashable(spmd_axis_name, "vmap spmd_axis_name")  # a str or a tuple of them
-        sum_match = check_flag(sum_match, "vmap sum_match")
+        options = {
+            "in_axes": in_axes,
+            "out_axes": out_axes,
+            "axis_name": axis_name,
+            "axis_size": axis_size,
+            "spmd_axis_name": spmd_axis_name,
+            "sum_match": sum_match,
+        }
+
+        def prepare() -> Build:
+            frozen_in = freeze_in_axes(in_axes)
+            frozen_out = freeze_out_axes(out_axes)
+            size = check_axis_size(axis_size)
+            check_axis_name(axis_name)
+            check_hashable(spmd_axis_name, "vmap spmd_axis_name")  # a str or a tuple of them
+            match = check_flag(sum_match, "vmap sum_match")
+            sig = _parsed(signature)
+            spmd = frozenset(
+                spmd_axis_name
+                if isinstance(spmd_axis_name, tuple)
+                else ()
+                if spmd_axis_name is None
+                else (spmd_axis_name,)
+            )
+
+            def level(name: str, taken: frozenset[str]) -> VmapLevel:
+                symbol = fresh_symbol(taken, axis_name)
+                return VmapLevel(frozen_in, frozen_out, size, axis_name, match, name, symbol, spmd=spmd)
+
+            return lambda f, held: mapped_models(f, held, sig, level)
+
+        _before_jax(in_axes, out_axes, "vmap")
+        signature = _parsed(signature)  # a pytree of dims is checked before anything flattens it
+        jax_fn = built_by_jax(lambda: JAX_VMAP(fun, **options), prepare)
+        defers = custom_axes(in_axes, out_axes)
+        predictor = shared_predictor(fun, "vmap", (*options.values(), signature), _defer if defers else prepare)
         self.in_axes = in_axes
         self.out_axes = out_axes
         self.axis_name = axis_name
         self.axis_size = axis_size
-        super().__init__(
-            fun,
-            signature,
-            lambda name, taken: VmapLevel(
-                frozen_in,
-                frozen_out,
-                size,
-                axis_name,
-                sum_match,
-                name,
-                fresh_symbol(taken, axis_name),
-                spmd=frozenset(
-                    spmd_axis_name
-                    if isinstance(spmd_axis_name, tuple)
-                    else ()
-                    if spmd_axis_name is None
-                    else (spmd_axis_name,)
-                ),
-            ),
-            lambda tracked: jax.vmap(
-                tracked,
-                in_axes=in_axes,
-                out_axes=out_axes,
-                axis_name=axis_name,
-                axis_size=axis_size,
-                spmd_axis_name=spmd_axis_name,
-                sum_match=sum_match,
-            ),
-            "vmap",
-        )
+        if signature is not None:
+            predictor.models  # noqa: B018 - a declared signature is checked against the function now
+        super().__init__(fun, jax_fn, predictor, (vmap, {**options, "signature": signature}), defers_to_jax=defers)
+
+    def _describe(self) -> str:
+        return described(self)
 
 
 def _axes_from_batched(sig: Signature, in_axes: Any, out_axes: Any) -> tuple[Any, Any]:
@@ -192,3 +199,29 @@ def vmap(
 
         return decorate
     return Vmapped(fun, in_axes, out_axes, axis_name, axis_size, spmd_axis_name, sum_match, signature)
+
+
+def _parsed(signature: SignatureLike | None) -> Signature | None:
+    if signature is None or isinstance(signature, Signature):
+        return signature
+    return Signature(signature)
+
+
+def _defer() -> Build:
+    """Options axischeck cannot model: the transform defers every answer to JAX."""
+
+    def build(fun: Callable[..., Any], held: Callable[..., Any]) -> Any:
+        from ._models import TraceModel
+        from ._predictor import Models
+
+        return Models(TraceModel(held), None, None, None)
+
+    return build
+
+
+def _before_jax(in_axes: Any, out_axes: Any, transform: str) -> None:
+    """Cyclic or absurdly deep axes are refused before JAX's flatten recurses into them."""
+    if type(in_axes) is not int:
+        check_nesting(in_axes, f"{transform} in_axes")
+    if type(out_axes) is not int:
+        check_nesting(out_axes, f"{transform} out_axes")

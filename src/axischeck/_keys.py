@@ -1,0 +1,95 @@
+"""Cache keys for answers about a call: the one place that says what an answer depends on.
+
+The rule (shared/CACHES.md): a cached answer is reused only when everything that can
+change it is in its key, and a value that cannot be keyed makes the answer uncacheable
+(never a crash, never a guess).
+
+- `shape_key`: for answers derived from shapes alone (a signature's symbolic prediction,
+  the input checks of a level): the argument tree structure and, per leaf, an array's
+  shape or the type of anything else.
+- `trace_key`: for answers that came from tracing the user's function, which may read
+  anything it is given: per array leaf its shape, dtype and weak type (an abstract value
+  or tracer: its whole JAX type, sharding included), per other leaf its type and value
+  (immutable builtins only, as JAX keys static arguments by value), and JAX's trace
+  context (configuration and axis environment), as JAX keys its own tracing caches.
+
+Keys hold treedefs (as JAX's own caches do) but never arrays or user objects.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable
+from typing import Any, cast
+
+import numpy as np
+
+from ._jax_compat import TRUSTED_ARRAY_TYPES, trace_context
+from ._leaves import array_shape
+
+_BY_VALUE = (bool, int, float, complex, str, bytes, type(None))
+
+
+def shape_key(leaves: list[Any], treedef: Any) -> Hashable:
+    """(treedef, per leaf: shape of an array, `()` for a Python scalar, else its type)."""
+    trusted = TRUSTED_ARRAY_TYPES  # inlined: this runs on every checked call
+    return (treedef, tuple([x.shape if type(x) in trusted else _shape_or_type(x) for x in leaves]))
+
+
+def _shape_or_type(x: Any) -> Hashable:
+    if isinstance(x, _BY_VALUE[:4]):
+        return ()
+    shape = array_shape(x)
+    return shape if shape is not None else cast(Hashable, type(x))
+
+
+def trace_key(leaves: list[Any], treedef: Any) -> Hashable | None:
+    """Everything a trace of the function can see of these arguments, or None when some
+    leaf cannot be keyed soundly (then the answer is not cached)."""
+    parts: list[Hashable] = []
+    for x in leaves:
+        part = _leaf_type(x)
+        if part is None:
+            return None
+        parts.append(part)
+    return (treedef, tuple(parts), trace_context())
+
+
+def _leaf_type(x: Any) -> Hashable | None:
+    kind = type(x)
+    if kind in TRUSTED_ARRAY_TYPES:
+        if hasattr(x, "aval"):  # a concrete jax.Array
+            return ("array", x.shape, x.dtype, bool(x.weak_type))
+        return ("struct", x)  # a ShapeDtypeStruct: shape, dtype, sharding, weak type
+    if kind in _BY_VALUE:
+        return (kind, x)
+    if isinstance(x, np.ndarray | np.generic):
+        return ("numpy", x.shape, x.dtype)
+    aval = getattr(x, "aval", None)  # a tracer: its JAX type
+    if aval is not None and array_shape(x) is not None:
+        try:
+            hash(aval)
+        except Exception:
+            return None
+        return ("traced", aval)
+    return None
+
+
+def lookup(cache: Any, key: Hashable | None) -> Any:
+    """`cache.get(key)`, where comparing keys may run user code (pytree aux data with a
+    raising or array-valued `__eq__`): any failure is a miss."""
+    if key is None:
+        return None
+    try:
+        return cache.get(key)
+    except Exception:
+        return None
+
+
+def store(cache: Any, key: Hashable | None, value: Any) -> None:
+    """`cache.put(key, value)`, skipping keys that cannot be hashed or compared."""
+    if key is None:
+        return
+    try:
+        cache.put(key, value)
+    except Exception:
+        return

@@ -1,0 +1,351 @@
+"""What a transform knows about one function and its options, and its caches.
+
+A `Predictor` is made once per (function, options) and shared by every transform object
+built from them (`ax.vmap(f, in_axes=0)` written inline in a loop finds the work done).
+It holds the models (built at first use, so annotations are read then), the compiled
+fast path, and caches keyed as `_keys` says. Cached predictions are frozen and handed out
+as new `Prediction` objects; exceptions are never cached.
+"""
+
+from __future__ import annotations
+
+import threading
+import warnings
+from collections.abc import Callable, Hashable
+from typing import Any, cast
+
+import jax
+import numpy as np
+
+from ._cache import BoundedCache, PerFunction, held_weakly
+from ._errors import AxisCheckError, AxisCheckWarning, FunctionError, SpecError
+from ._fastpath import Plan, compile_plan
+from ._keys import lookup, shape_key, store, trace_key
+from ._leaves import Call, label_call, parameter_names, struct
+from ._levels import VmapLevel, map_inputs
+from ._models import (
+    Model,
+    Outcome,
+    SignatureModel,
+    TraceModel,
+    VmapModel,
+    has_axis_names,
+    inputs_only,
+    is_symbolic,
+    run,
+    shape_keyed,
+)
+from ._prediction import MapStep, Prediction
+from ._signature import Signature
+from ._suggest import suggest, with_suggestions
+
+_NO_PLAN = Plan((), (), (), None)  # marks a structure the fast path cannot serve
+_UNSET: Any = object()
+
+PREDICTORS: PerFunction[Predictor] = PerFunction()
+"""Every predictor, per function (held weakly) and options."""
+
+
+class Models:
+    """The models of one transform: what predicts, what diagnoses failures, what a
+    wrapping transform sees."""
+
+    __slots__ = ("batched_signature", "fallback", "input_model", "model", "signature", "symbolic", "trace_checks")
+
+    def __init__(
+        self,
+        model: Model,
+        fallback: Model | None,
+        signature: Signature | None,
+        batched_signature: Signature | None,
+    ) -> None:
+        self.model = model
+        self.fallback = fallback
+        self.signature = signature
+        self.batched_signature = batched_signature
+        self.symbolic = is_symbolic(model)
+        self.input_model = inputs_only(model)
+        # pmap answers some output mistakes silently, so its calls are checked by a trace too.
+        self.trace_checks = has_axis_names(model) or _has_pmap(model)
+
+
+def _has_pmap(model: Model) -> bool:
+    return isinstance(model, VmapModel) and (model.level.kind == "pmap" or _has_pmap(model.inner))
+
+
+Build = Callable[[Callable[..., Any], Callable[..., Any]], Models]
+"""Makes the models from the function and a caller of it that holds it weakly; it must
+not hold the function itself (it is kept as long as the function lives)."""
+
+
+class Predictor:
+    """Predictions, pre-checks and diagnoses for one function and its options.
+
+    The models are built at first use; the predictor reaches the function only through
+    a weak reference, so sharing it never keeps the function alive.
+    """
+
+    def __init__(self, fun: Callable[..., Any], build: Build) -> None:
+        self._held = held_weakly(fun)
+        self._build = build
+        self._params: Any = _UNSET
+        self._models: Models | None = None
+        self._lock = threading.Lock()
+        self._predictions: BoundedCache[Prediction] = BoundedCache(256)
+        self._passed: BoundedCache[bool] = BoundedCache(256)
+        self._plans: BoundedCache[Plan] = BoundedCache(64)
+        self._cacheable: bool | None = None
+
+    @property
+    def fun(self) -> Callable[..., Any]:
+        return cast(Callable[..., Any], getattr(self._held, "__wrapped__", self._held))
+
+    @property
+    def models(self) -> Models:
+        models = self._models
+        if models is None:
+            with self._lock:
+                if self._models is None:
+                    self._models = self._build(self.fun, self._held)
+                models = self._models
+        return models
+
+    @property
+    def params(self) -> Any:
+        """The function's parameter names (read once, at first use)."""
+        if self._params is _UNSET:
+            self._params = parameter_names(self.fun)
+        return self._params
+
+    @property
+    def cacheable(self) -> bool:
+        """Whether answers depend on the call alone (not on shardings or the context mesh)."""
+        if self._cacheable is None:
+            self._cacheable = shape_keyed(self.models.model)
+        return self._cacheable
+
+    def label(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Call:
+        return label_call(args, kwargs, self.params)
+
+    # ------------------------------------------------------------------ predict
+
+    def predict(self, args: tuple[Any, ...], kwargs: dict[str, Any], flat: tuple[list[Any], Any]) -> Prediction:
+        """The prediction for this call: the cached one where its key holds all it depends
+        on. The cache keeps its own copy; callers may change what they are given."""
+        return self.answer(args, kwargs, flat).copy()
+
+    def answer(self, args: tuple[Any, ...], kwargs: dict[str, Any], flat: tuple[list[Any], Any]) -> Prediction:
+        """The prediction, shared with the cache: for checked calls, which only read it."""
+        if not self.cacheable:
+            return self.full(args, kwargs)
+        leaves, treedef = flat
+        symbolic = self.models.symbolic
+        key = shape_key(leaves, treedef) if symbolic else trace_key(leaves, treedef)
+        hit: Prediction | None = lookup(self._predictions, key)
+        if hit is not None:
+            return hit
+        if symbolic:
+            pred = self._planned(args, kwargs, treedef, cast(tuple[Any, Any], key)[1])
+            if pred.traced:
+                return pred  # the signature needed the function after all: shapes cannot key it
+        else:
+            pred = self.full(args, kwargs)
+        store(self._predictions, key, pred.copy())
+        return pred
+
+    def _planned(
+        self, args: tuple[Any, ...], kwargs: dict[str, Any], treedef: Any, keys: tuple[Any, ...]
+    ) -> Prediction:
+        structure = (treedef, tuple(type(k) is tuple for k in keys))
+        plan = lookup(self._plans, structure)
+        if plan is None:
+            plan = compile_plan(self.models.model, self.label(args, kwargs)) or _NO_PLAN
+            store(self._plans, structure, plan)
+        ran = plan.run([k if type(k) is tuple else None for k in keys]) if plan is not _NO_PLAN else None
+        if ran is None:
+            return self.full(args, kwargs)  # raises the explained error, or agrees
+        shapes, axis_size = ran
+        return Prediction(shapes, axis_size, replay=lambda: self.full(*_stand_ins(treedef, (treedef, keys))).steps)
+
+    def full(self, args: tuple[Any, ...], kwargs: dict[str, Any], model: Model | None = None) -> Prediction:
+        """The whole engine: every check in JAX's order, with the derivation."""
+        outcome = run(model or self.models.model, self.label(args, kwargs))
+        return self.prediction_of(outcome, args)
+
+    def prediction_of(self, outcome: Outcome, args: tuple[Any, ...]) -> Prediction:
+        maps = [s for s in outcome.steps if isinstance(s, MapStep)]
+        return Prediction(outcome.shapes, maps[0].axis_size if maps else None, outcome.steps, traced=outcome.traced)
+
+    # -------------------------------------------------------------- checked call
+
+    def precheck(self, args: tuple[Any, ...], kwargs: dict[str, Any], flat: tuple[list[Any], Any]) -> None:
+        """Before JAX runs a call whose outputs need a trace: the signature's inputs through
+        every level (or the outer level's ranks and batch sizes), and, where JAX may answer
+        silently and wrongly (collectives over named axes, pmap's outputs), the whole
+        prediction: one trace per new key, the function's own failures left to JAX."""
+        models = self.models
+        leaves, treedef = flat
+        if models.trace_checks:
+            try:
+                self.predict(args, kwargs, flat)
+            except FunctionError:
+                return
+            return
+        key = shape_key(leaves, treedef) if self.cacheable else None
+        if lookup(self._passed, key) is not None:
+            return
+        call = self.label(args, kwargs)
+        if models.input_model is not None:
+            run(models.input_model, call)
+        elif isinstance(models.model, VmapModel):
+            map_inputs(models.model.level, call, ())
+        store(self._passed, key, True)
+
+    def diagnose(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> AxisCheckError | None:
+        """After JAX failed: axischeck's account of the failure (a `FunctionError` when the
+        function itself fails per example), or None when the engine finds nothing wrong."""
+        models = self.models
+        try:
+            run(models.fallback or models.model, self.label(args, kwargs))
+        except AxisCheckError as err:
+            return err
+        except Exception:
+            return None
+        return None
+
+    def with_fix(
+        self, err: AxisCheckError, args: tuple[Any, ...], kwargs: dict[str, Any], traces: int
+    ) -> AxisCheckError:
+        """`err` with concrete fixes the engine has checked, running the function at most
+        `traces` times to try them."""
+        try:
+            options = suggest(self.models.model, self.label(args, kwargs), err, traces)
+        except Exception:  # a suggestion must never hide the error itself
+            return err
+        return with_suggestions(err, options)
+
+
+class _Opaque:
+    """Stands for a non-array leaf when a cached prediction replays its derivation."""
+
+    def __init__(self, kind: type) -> None:
+        self.kind = kind
+
+
+def _stand_ins(treedef: Any, key: Any) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    leaves = [struct(k, np.float32) if isinstance(k, tuple) else _Opaque(k) for k in key[1]]
+    args, kwargs = jax.tree_util.tree_unflatten(treedef, leaves)
+    return tuple(args), dict(kwargs)
+
+
+def predictor_for(
+    fun: Callable[..., Any],
+    options: Hashable | None,
+    prepare: Callable[[], Build],
+    kind: type[Predictor] | None = None,
+) -> Predictor:
+    """The shared predictor of `fun` with these options (`options=None`: not shareable).
+    `prepare` validates the options (raising `SpecError`) and says how to build the models;
+    it runs only when no transform of `fun` with these options was made before."""
+    make = kind or Predictor
+    return PREDICTORS.get_or_make(fun, options, lambda: make(fun, prepare()))
+
+
+def options_key(kind: str, *options: Any) -> Hashable | None:
+    """A key for a transform's options: their values with their types (so `1` and `True`
+    differ), or their flattened pytree; None when they cannot be hashed (not shared)."""
+    try:
+        key = (kind, options, tuple(map(type, options)))
+        hash(key)
+        return key
+    except Exception:
+        pass
+    try:
+        leaves, treedef = jax.tree_util.tree_flatten(options, is_leaf=lambda x: x is None)
+        flat_key = (kind, treedef, tuple((type(x), x) for x in leaves))
+        hash(flat_key)
+        return flat_key
+    except Exception:
+        return None
+
+
+# ------------------------------------------------------------- per-example models
+
+
+def fn_name(fun: Callable[..., Any]) -> str:
+    func = getattr(fun, "func", None)  # functools.partial: name the function it wraps
+    if func is not None and callable(func) and getattr(fun, "args", None) is not None:
+        return fn_name(func)
+    return str(getattr(fun, "__name__", None) or type(fun).__name__)
+
+
+def inner_model(
+    fun: Callable[..., Any], held: Callable[..., Any], signature: Any, name: str
+) -> tuple[Model, Signature | None, Model | None]:
+    """The per-example model for `fun`: declared signature, annotations, or trace.
+
+    `held` calls `fun` (through a weak reference) for the models that trace it.
+    Returns (model, its per-example signature, a trace-based model for diagnosis).
+    """
+    from ._annotations import core_from_annotations
+    from ._transform import Transformed
+
+    if isinstance(fun, Transformed) and not fun._defers:
+        sig = fun.batched_signature  # what the wrapped transform returns
+        if signature is not None:
+            raise SpecError(
+                f"{name} is already an axischeck transform with its own signature; give signature= to the inner one"
+            )
+        return fun.model, sig, None
+    params = parameter_names(fun)
+    if signature is not None:
+        sig = signature if isinstance(signature, Signature) else Signature(signature)
+        if sig.levels:
+            raise SpecError(
+                "signature= takes a per-example signature; apply vmap through the decorator, not Signature.vmap"
+            )
+        core = sig.core
+        if params is not None:
+            positional, varargs, keywords = params
+            names = positional + sorted(keywords - set(positional))
+            if core.params is None and len(core.inputs) > len(names) and varargs is None:
+                raise SpecError(
+                    f"the signature {core} declares {len(core.inputs)} inputs but {name} has only"
+                    f" {len(names)} parameters ({', '.join(names)})"
+                )
+            if core.params is not None:
+                unknown = [p for p in core.params if p not in set(names) | keywords]
+                if unknown and params[2] is not None and varargs is None:
+                    raise SpecError(f"the signature names parameters {unknown} that {name} does not have")
+            elif varargs is None:
+                core = core.with_params(names)
+        return SignatureModel(core, held, name), Signature._make(core), TraceModel(held, name)
+    try:
+        core_a = core_from_annotations(fun)
+    except SpecError as err:  # JAX runs this function: an annotation axischeck cannot read must not stop it
+        warnings.warn(
+            AxisCheckWarning(f"{err.problem}; {name} is traced instead (Fix: {err.fix})" if err.fix else err.problem),
+            stacklevel=4,
+        )
+        core_a = None
+    if core_a is not None:
+        return SignatureModel(core_a, held, name), Signature._make(core_a), TraceModel(held, name)
+    return TraceModel(held, name), None, None
+
+
+def mapped_models(
+    fun: Callable[..., Any],
+    held: Callable[..., Any],
+    signature: Any,
+    make_level: Callable[[str, frozenset[str]], VmapLevel],
+) -> Models:
+    """The models of a one-level transform (vmap, pmap) of `fun`."""
+    from ._models import model_symbols
+
+    name = fn_name(fun)
+    inner, per_example, fallback_inner = inner_model(fun, held, signature, name)
+    taken = (per_example.symbols if per_example is not None else frozenset()) | model_symbols(inner)
+    level = make_level(name, taken)
+    fallback = VmapModel(level, fallback_inner, held) if fallback_inner is not None else None
+    batched = Signature._make(per_example.core, per_example.levels + (level,)) if per_example is not None else None
+    return Models(VmapModel(level, inner, held), fallback, per_example, batched)

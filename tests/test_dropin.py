@@ -1,0 +1,204 @@
+"""The drop-in promise: what works with `jax.*` works the same with `ax.*`, and no cache
+ever hands out a stale or shared answer (shared/CACHES.md)."""
+
+from __future__ import annotations
+
+import copy
+import gc
+import inspect
+import pickle
+import warnings
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import axischeck as ax
+from axischeck._predictor import PREDICTORS
+
+
+def sds(*shape: int, dtype: Any = jnp.float32) -> jax.ShapeDtypeStruct:
+    return jax.ShapeDtypeStruct(shape, dtype)
+
+
+def double(x: jax.Array) -> jax.Array:
+    return x * 2
+
+
+# ------------------------------------------------------------------ JAX's objects
+
+
+def test_jax_transform_api_is_reached_through_the_shell() -> None:
+    x = jnp.ones((1, 3))
+    compiled = ax.pmap(double).lower(x).compile()
+    np.testing.assert_array_equal(compiled(x), jax.pmap(double)(x))
+    assert "mul" in ax.pmap(double).lower(x).as_text()
+    for transform in (ax.vmap, ax.pmap):
+        jax_fn, ours = getattr(jax, transform.__name__)(double), transform(double)
+        assert hasattr(ours, "lower") == hasattr(jax_fn, "lower")
+        assert ours.__name__ == jax_fn.__name__ and ours.__doc__ == jax_fn.__doc__
+        assert ours.__wrapped__ is double
+
+
+def test_a_fresh_pmap_of_the_same_function_does_not_compile_again() -> None:
+    """JAX's caches see the user's own function: a new `ax.pmap(f)` hits them."""
+    runs: list[int] = []
+
+    def f(x: jax.Array) -> jax.Array:
+        runs.append(1)
+        return x + 1
+
+    x = jnp.ones((1, 3))
+    for _ in range(3):
+        jax.pmap(f)(x)
+    jax_runs = len(runs)
+    runs.clear()
+    for _ in range(3):
+        ax.pmap(f)(x)
+    assert len(runs) <= jax_runs + 1  # at most one more run than JAX: axischeck's own check
+
+
+def test_out_axes_none_takes_one_trace_for_every_output() -> None:
+    runs: list[int] = []
+
+    def f(x: jax.Array) -> dict[str, jax.Array]:
+        runs.append(1)
+        return {f"p{k}": jax.lax.psum(x, "i") * k for k in range(50)}
+
+    shapes = ax.vmap(f, axis_name="i", out_axes=None).predict(sds(4, 3)).shapes
+    assert shapes == {f"p{k}": (3,) for k in range(50)}
+    assert len(runs) <= 3  # the trace, its silent-collective check and the out_axes probe
+
+
+def test_the_leak_checker_does_not_run_the_function_again() -> None:
+    leaked: list[Any] = []
+    runs: list[int] = []
+
+    def leaky(x: jax.Array) -> jax.Array:
+        runs.append(1)
+        leaked.append(x)
+        return x
+
+    with jax.checking_leaks():
+        with pytest.raises(Exception) as plain:  # noqa: B017 - whatever JAX raises
+            jax.vmap(leaky)(jnp.ones((2, 3)))
+        jax_runs = len(runs)
+        runs.clear()
+        with pytest.raises(type(plain.value)):
+            ax.vmap(leaky)(jnp.ones((2, 3)))
+    assert len(runs) == jax_runs
+
+
+def test_bound_methods_report_their_parameters_without_self() -> None:
+    class Model:
+        @ax.vmap
+        def f(self, x: jax.Array) -> jax.Array:
+            return x
+
+    assert list(inspect.signature(Model().f).parameters) == ["x"]
+
+
+def test_transforms_copy_and_pickle() -> None:
+    cases: list[tuple[Any, jax.ShapeDtypeStruct]] = [
+        (ax.vmap(double, in_axes=0, signature="(n)->(n)"), sds(1, 3)),
+        (ax.pmap(double), sds(1, 3)),
+        (ax.check(double, signature="(n)->(n)"), sds(3)),
+    ]
+    for f, x in cases:
+        for again in (copy.copy(f), copy.deepcopy(f), pickle.loads(pickle.dumps(f))):
+            assert type(again) is type(f)
+            assert again.predict(x).shapes == f.predict(x).shapes
+
+
+# ---------------------------------------------------------------------- caches
+
+
+def test_predictions_handed_out_are_the_callers_own() -> None:
+    sig = ax.Signature(("n k",), output={"mean": "k", "sum": "k"})
+    f = ax.vmap(lambda x: {"mean": x.mean(0), "sum": x.sum(0)}, signature=sig)
+    first = f.predict(sds(8, 4, 3)).shapes
+    first.pop("mean")
+    assert f.predict(sds(8, 4, 3)).shapes == {"mean": (8, 3), "sum": (8, 3)}
+    out = f(jnp.ones((8, 4, 3)))  # and a call still agrees with the cache
+    assert out["mean"].shape == (8, 3)
+
+
+def test_an_output_sized_by_a_python_scalar_is_never_stale() -> None:
+    f = ax.vmap(lambda x, n: jnp.zeros(n) + x.sum(), in_axes=(0, None))
+    assert f.predict(sds(4, 2), 3).shapes == (4, 3)
+    assert f.predict(sds(4, 2), 5).shapes == (4, 5)
+    assert f(jnp.ones((4, 2)), 5).shape == (4, 5)
+
+
+def test_dtypes_are_part_of_a_traced_answer() -> None:
+    f = ax.vmap(lambda x: jnp.zeros(3) if x.dtype == jnp.int32 else jnp.zeros(5))
+    assert f.predict(sds(2, 1, dtype=jnp.int32)).shapes == (2, 3)
+    assert f.predict(sds(2, 1, dtype=jnp.float32)).shapes == (2, 5)
+
+
+def test_predictors_are_shared_by_function_and_options_and_die_with_the_function() -> None:
+    def make() -> Any:
+        return lambda x: x * 3
+
+    g = make()
+    first = ax.vmap(g, in_axes=0)
+    assert ax.vmap(g, in_axes=0)._predictor is first._predictor
+    assert ax.vmap(g, in_axes=1)._predictor is not first._predictor
+    assert ax.vmap(make(), in_axes=0)._predictor is not first._predictor
+    before = len(PREDICTORS)
+    del g, first
+    gc.collect()
+    assert len(PREDICTORS) < before
+
+
+_FUNCTIONS = {
+    "scalar-sized": (lambda x, n: jnp.zeros(n) + x.sum(), (0, None)),
+    "dtype-branching": (lambda x, n: jnp.zeros(2) if x.dtype == jnp.int32 else x, (0, None)),
+    "signature-free sum": (lambda x, n: x.sum(-1) * n, (0, None)),
+}
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(sorted(_FUNCTIONS)),
+            st.integers(1, 4),
+            st.integers(1, 4),
+            st.sampled_from([jnp.float32, jnp.int32]),
+            st.integers(1, 4),
+        ),
+        min_size=1,
+        max_size=12,
+    )
+)
+def test_random_call_histories_answer_as_a_fresh_transform(history: list[tuple[str, int, int, Any, int]]) -> None:
+    """After any sequence of predictions and calls, each answer equals the answer of a
+    transform built from scratch (a new function object: nothing cached)."""
+    transforms = {name: ax.vmap(fn, in_axes=axes) for name, (fn, axes) in _FUNCTIONS.items()}
+    for name, batch, k, dtype, n in history:
+        fn, axes = _FUNCTIONS[name]
+        fresh = ax.vmap(lambda *a, fn=fn: fn(*a), in_axes=axes)
+        x = sds(batch, k, dtype=dtype)
+        assert transforms[name].predict(x, n).shapes == fresh.predict(x, n).shapes
+        real = transforms[name](jnp.ones((batch, k), dtype), n)
+        assert real.shape == fresh.predict(x, n).shapes
+
+
+def test_pmap_out_axes_none_in_a_training_step() -> None:
+    """acme's `pmap(init_fn, out_axes=None)`: replicated parameters come back as JAX gives them."""
+
+    def init(key: jax.Array) -> dict[str, jax.Array]:
+        return {"w": jax.random.normal(key, (3, 2)), "b": jnp.zeros(2)}
+
+    keys = jax.random.split(jax.random.key(0), 1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ax.AxisCheckWarning)
+        ours = ax.pmap(init, out_axes=None)(keys)
+    theirs = jax.pmap(init, out_axes=None)(keys)
+    for k in theirs:
+        np.testing.assert_array_equal(ours[k], theirs[k])
