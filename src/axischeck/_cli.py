@@ -5,6 +5,7 @@
     axischeck shard "(n,k),(k,m)->(n,m)" 1024x16 16x8 --mesh data=64 \
         --in-specs "[('data',), None]" --out-specs "('data',)"
     axischeck demo
+    axischeck lint src/ tests/ --format json
 
 Axes are read with `ast.literal_eval` and signatures by axischeck's own parser; nothing
 is evaluated. Exit status: 0 when the shapes agree, 1 when they do not (the explanation
@@ -132,6 +133,13 @@ def _build(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--axis-names", default=None, help="the manual mesh axes, comma-separated (default: all)")
     p.add_argument("--names", default=None, help="argument names for the table, comma-separated (x,y,z)")
     sub.add_parser("demo", help="walk through the seed article's examples")
+    p = sub.add_parser("lint", help="find axis mistakes in Python source without running it")
+    p.add_argument("paths", nargs="*", metavar="PATH", help="files or folders (default: paths in pyproject.toml)")
+    p.add_argument("--format", default="text", help="text (default), json, sarif or github")
+    p.add_argument("--disable", action="append", default=[], metavar="CODES", help="codes not to report: AX003,AX006")
+    p.add_argument("--exclude", action="append", default=[], metavar="PATTERN", help="files or folders to skip")
+    p.add_argument("--no-config", action="store_true", help="ignore [tool.axischeck.lint] in pyproject.toml")
+    p.add_argument("--statistics", action="store_true", help="print counts of files, lines and sites to stderr")
     # Shapes may follow the options (argparse stops a '*' positional at the first option).
     args, extra = parser.parse_known_args(argv)
     if extra and args.command in ("predict", "explain", "shard"):
@@ -171,6 +179,8 @@ def _run(argv: Sequence[str] | None) -> int:
             from ._demo import main as demo
 
             return demo()
+        if args.command == "lint":
+            return _lint(args)
         shapes = [parse_shape(s) for s in args.shapes]
         if args.command == "shard":
             return _shard(args, shapes)
@@ -291,6 +301,25 @@ def _shard(args: argparse.Namespace, shapes: list[tuple[int, ...]]) -> int:
             str(pred),
         ],
     )
+
+
+def _lint(args: argparse.Namespace) -> int:
+    """`axischeck lint`: findings on stdout, exit 1 when there are any."""
+    from ._lint import LintUsageError
+    from ._lint import run as lint
+
+    try:
+        return lint(
+            args.paths,
+            fmt=args.format,
+            disable=args.disable,
+            exclude=args.exclude,
+            use_config=not args.no_config,
+            statistics=args.statistics,
+            version=version(),
+        )
+    except LintUsageError as err:
+        raise UsageError(str(err)) from None
 
 
 def main(argv: Sequence[str] | None = None) -> int:

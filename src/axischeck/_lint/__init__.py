@@ -1,0 +1,133 @@
+"""`axischeck lint`: axis mistakes found in source code, without importing or running it.
+
+    python -m axischeck lint src/ tests/ [--format text|json|sarif|github]
+
+Files are read as text with `ast`. The linter finds every `vmap`, `pmap`, `shard_map`
+and `smap` application (`jax.*` and `axischeck.*`, imported aliases, `functools.partial`
+decorators, factories like `@ax.vmap(in_axes=...)`, methods), resolves the function it
+maps when that function is bound once in the same file or in another linted file, and
+reports what is certain without running anything. Signatures and annotations are read
+by axischeck's own parser (`Annotated[Array, "a b"]`, jaxtyping's `Float[Array, "a b"]`).
+
+Codes (stable; each finding names the transform, the argument and what JAX would do):
+
+- AX001 in_axes has a different number of entries than the positional arguments: more
+  than the function's positional parameters (none of them `*args`), fewer than its
+  required ones (unless a call passes the rest by keyword), or a call that passes another
+  number. `self` counts for a method decorated in its class body, as JAX counts it.
+- AX002 in_axes / out_axes holds a value JAX refuses: a str, float, bool or other non-int
+  leaf, a top-level in_axes that is not an int, None or tuple, a pmap in_axes list.
+- AX003 in_axes gives an axis to an argument passed by keyword (JAX maps keyword arguments
+  over axis 0 and counts only positional ones), to a keyword-only parameter, or is a dict
+  of parameter names.
+- AX004 out_axes (or shard_map's out_specs) does not match the returned tuple: another
+  length, a list or a dict for a tuple (every return must be a tuple literal).
+- AX005 a collective (`lax.psum`, `pmean`, `pmax`, `pmin`, `all_gather`, `psum_scatter`,
+  `all_to_all`, `ppermute`, `axis_index`) names an axis that no enclosing transform binds,
+  on a path from the top level of the file that the linter sees completely.
+- AX006 an axis_name is bound twice in one nest: the inner binding hides the outer one
+  (JAX allows it, so this is a warning).
+- AX007 `signature=` declares more inputs than the function has parameters, or names
+  parameters it does not have.
+- AX008 `signature=` and the function's annotations give one argument different ranks.
+- AX009 an in_axes / out_axes entry is out of range for the declared per-example rank r
+  (it must be in [-(r+1), r]).
+- AX010 shard_map's in_specs has another number of entries than the positional arguments.
+- AX011 a `PartitionSpec` has more entries than the declared rank of its argument/output.
+- AX012 `signature=` is not a signature axischeck's parser can read.
+
+Suppress one line with `# axischeck: ignore[AX001]` (or `# axischeck: ignore` for every
+code); configure `paths`, `exclude` and `disable` in `[tool.axischeck.lint]` of the nearest
+pyproject.toml. Exit status: 0 when clean, 1 with findings, 2 for usage errors.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TextIO
+
+from ._config import Config, LintUsageError, find_pyproject, load_config, parse_codes, python_files
+from ._output import FORMATS, render
+from ._project import Stats, lint_files
+from ._rules import RULES, Finding, Rule
+
+__all__ = [
+    "FORMATS",
+    "RULES",
+    "Finding",
+    "LintUsageError",
+    "Rule",
+    "Stats",
+    "lint",
+    "lint_files",
+    "run",
+]
+
+
+def lint(
+    paths: Sequence[str],
+    *,
+    disable: Sequence[str] = (),
+    exclude: Sequence[str] = (),
+    use_config: bool = True,
+) -> tuple[list[Finding], Stats]:
+    """Lint `paths` (files or folders); without paths, those of `[tool.axischeck.lint]`."""
+    start = Path(paths[0]) if paths else Path.cwd()
+    config = load_config(find_pyproject(start)) if use_config else Config()
+    given = list(paths)
+    if not given:
+        if not config.paths or config.root is None:
+            raise LintUsageError("no PATH given and no paths in [tool.axischeck.lint] of a pyproject.toml")
+        given = [str(config.root / p) for p in config.paths]
+    off = config.disable | parse_codes(disable, "--disable")
+    files = list(python_files(given, (*config.exclude, *exclude), config.root))
+    display = {f: _display(f) for f in files}
+    findings, stats = lint_files(files, display)
+    return [f for f in findings if f.code not in off], stats
+
+
+def _display(path: Path) -> str:
+    """The path relative to the working directory when it is below it (as tools print it)."""
+    try:
+        rel = os.path.relpath(path)
+    except ValueError:  # another drive on Windows
+        return str(path)
+    return str(path) if rel.startswith("..") else rel
+
+
+def run(
+    paths: Sequence[str],
+    fmt: str = "text",
+    disable: Sequence[str] = (),
+    exclude: Sequence[str] = (),
+    use_config: bool = True,
+    statistics: bool = False,
+    version: str = "",
+    out: TextIO | None = None,
+    err: TextIO | None = None,
+) -> int:
+    """The `axischeck lint` command: print the findings, return the exit status (0 or 1).
+
+    Raises `LintUsageError` for bad input (the command line turns it into status 2).
+    """
+    out = out or sys.stdout
+    err = err or sys.stderr
+    if fmt not in FORMATS:
+        raise LintUsageError(f"unknown --format {fmt!r} (choose from {', '.join(FORMATS)})")
+    findings, stats = lint(paths, disable=disable, exclude=exclude, use_config=use_config)
+    for problem in stats.unparsable:
+        print(f"axischeck: warning: not checked, cannot parse {problem}", file=err)
+    text = render(findings, fmt, version)
+    if text:
+        print(text, file=out)
+    if statistics:
+        print(
+            f"axischeck lint: {stats.files} files, {stats.lines} lines, {stats.analysed} naming a transform,"
+            f" {stats.sites} transform sites ({stats.understood} with the mapped function resolved),"
+            f" {len(findings)} findings",
+            file=err,
+        )
+    return 1 if findings else 0

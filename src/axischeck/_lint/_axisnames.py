@@ -1,0 +1,233 @@
+"""Axis names: collectives over names no transform binds (AX005), names bound twice (AX006).
+
+A function body runs in the axis environments of the places that call it. Here these are
+*paths*: the transforms (innermost first) between the body and the top level of the file,
+found by following the function through its uses (see `_flow`). A path that ends at module
+level (or in a test or `main` function, which only a test runner or the user calls) is
+*complete*; a path that gets lost (the function is returned, stored, passed to a function
+the linter does not know, or used in another file) is not. A shard_map, or an axis_name
+that is not a string literal, binds names the linter cannot read (a *wildcard*).
+
+AX005 is reported only on a complete path without wildcards that has at least one
+transform and still does not bind the name: running that path raises JAX's
+"unbound axis name" NameError.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from difflib import get_close_matches
+
+from ._callee import Resolver, Site, is_default
+from ._checks import Report, describe
+from ._flow import Use, uses_of_def, uses_of_value
+from ._literals import UNKNOWN, literal
+from ._module import FunctionInfo, ModuleInfo, enclosing_function
+from ._names import COLLECTIVES, qualname
+
+MAX_PATHS = 32
+
+
+@dataclass(frozen=True, slots=True)
+class Binder:
+    name: str | None  # None: a wildcard (names the linter cannot read)
+    site: Site
+
+
+@dataclass(frozen=True, slots=True)
+class Path:
+    binders: tuple[Binder, ...]  # innermost first
+    complete: bool
+
+    @property
+    def names(self) -> set[str]:
+        return {b.name for b in self.binders if b.name is not None}
+
+    @property
+    def wildcard(self) -> bool:
+        return any(b.name is None for b in self.binders)
+
+
+_LOST = Path((), False)
+_TOP = Path((), True)
+
+
+def binders_of(site: Site) -> tuple[Binder, ...]:
+    """The axis names `site` binds for the function it maps."""
+    kind = site.transform.kind
+    if kind == "shard_map":
+        names = site.option("axis_names")
+        if isinstance(names, (set, frozenset, tuple, list)) and names and all(isinstance(n, str) for n in names):
+            return tuple(Binder(n, site) for n in sorted(names))
+        return (Binder(None, site),)  # every mesh axis: not known from the source
+    value = site.option("axis_name")
+    if is_default(value) or value is None:
+        return () if kind != "smap" else (Binder(None, site),)
+    if isinstance(value, str):
+        return (Binder(value, site),)
+    return (Binder(None, site),)
+
+
+class AxisNames:
+    """The path analysis for one project."""
+
+    def __init__(self, resolver: Resolver) -> None:
+        self.resolver = resolver
+        self._paths: dict[FunctionInfo, list[Path]] = {}
+        self._active: set[FunctionInfo] = set()
+
+    def function_paths(self, fn: FunctionInfo) -> list[Path]:
+        key = fn
+        if key in self._paths:
+            return self._paths[key]
+        if key in self._active:
+            return [_LOST]  # recursion: give up on this path
+        self._active.add(key)
+        try:
+            result = self._function_paths(fn)
+        finally:
+            self._active.discard(key)
+        self._paths[key] = result
+        return result
+
+    def _function_paths(self, fn: FunctionInfo) -> list[Path]:
+        own: tuple[Binder, ...] = ()
+        for dec in reversed(fn.decorators):  # the bottom decorator applies first
+            m = self.resolver.match(dec, fn.module, fn.outer)
+            if m is not None and m.fun is None:
+                site = Site(m.transform, fn.module, dec, fn.outer, m.options, None, fn, readable=m.readable)
+                own += binders_of(site)
+        if _entry_point(fn):
+            return [Path(own, True)]
+        uses = (
+            uses_of_value(self.resolver, fn.module, fn.node)
+            if isinstance(fn.node, ast.Lambda)
+            else uses_of_def(self.resolver, fn)
+        )
+        return [Path(own + p.binders, p.complete) for p in self.from_uses(uses)]
+
+    def from_uses(self, uses: list[Use], depth: int = 0) -> list[Path]:
+        paths: list[Path] = []
+        for use in uses:
+            if len(paths) > MAX_PATHS or depth > 12:
+                paths.append(_LOST)
+                break
+            if use.kind in ("call", "immediate"):
+                paths.extend(self.at(use.node, use.module))
+            elif use.kind == "transform" and use.site is not None:
+                inner = binders_of(use.site)
+                later = self.from_uses(uses_of_value(self.resolver, use.module, use.site.node), depth + 1)
+                paths.extend(Path(inner + p.binders, p.complete) for p in later)
+            else:
+                paths.append(_LOST)
+        return paths
+
+    def at(self, node: ast.AST, module: ModuleInfo) -> list[Path]:
+        """The paths of code at `node`."""
+        fn = enclosing_function(module, node)
+        return [_TOP] if fn is None else self.function_paths(fn)
+
+    # ------------------------------------------------------------------ checks
+
+    def check_collectives(self, module: ModuleInfo, report: Report) -> None:
+        """AX005 for every collective with a literal axis name in `module`."""
+        for call in module.calls:
+            name = qualname(call.func, module, module.scope_of[call])
+            if name not in COLLECTIVES:
+                continue
+            node = _axis_arg(call, COLLECTIVES[name])
+            value = literal(node) if node is not None else UNKNOWN
+            names = [value] if isinstance(value, str) else list(value) if isinstance(value, tuple) else []
+            if not names or not all(isinstance(n, str) for n in names):
+                continue
+            fn = enclosing_function(module, call)
+            paths = [_TOP] if fn is None else self.function_paths(fn)
+            for path in paths:
+                if not path.complete or path.wildcard or not path.binders:
+                    continue
+                missing = [n for n in names if n not in path.names]
+                if missing:
+                    assert node is not None
+                    self._report_unbound(module, node, call, name, missing[0], path, report)
+                    break
+
+    def _report_unbound(
+        self, module: ModuleInfo, node: ast.AST, call: ast.Call, name: str, axis: str, path: Path, report: Report
+    ) -> None:
+        short = name.rsplit(".", 1)[-1]
+        chain = ", inside ".join(
+            f"{describe(b.site, None)} (line {b.site.node.lineno})"
+            for b in _unique_sites(path.binders)  # innermost first
+        )
+        bound = sorted(path.names)
+        bound_text = ", ".join(repr(n) for n in bound) if bound else "no axis name"
+        close = get_close_matches(axis, bound, n=1, cutoff=0.6)
+        # A fix only when one name is bound and it is a near spelling; otherwise a hint.
+        fix = f"use the axis name {close[0]!r}" if close and len(bound) == 1 else None
+        hint = f" (did you mean {close[0]!r}?)" if close and fix is None else ""
+        report(
+            module,
+            node,
+            "AX005",
+            f"{short} over axis {axis!r}, but this code runs under {chain}, which bind{'s' if len(bound) == 1 else ''}"
+            f" {bound_text} and no {axis!r}{hint}; JAX raises NameError 'unbound axis name: {axis}'",
+            fix,
+        )
+
+    def check_shadowing(self, sites: list[Site], report: Report) -> None:
+        """AX006: a transform binds an axis name that an enclosing transform already binds."""
+        for site in sites:
+            own = [b.name for b in binders_of(site) if b.name is not None]
+            if not own:
+                continue
+            if site.decorated is not None:
+                fn = site.decorated
+                above: tuple[Binder, ...] = ()
+                for dec in reversed(fn.decorators[: site.decorator_index]):
+                    m = self.resolver.match(dec, fn.module, fn.outer)
+                    if m is not None and m.fun is None:
+                        above += binders_of(Site(m.transform, fn.module, dec, fn.outer, m.options, None, fn))
+                paths = [Path(above + p.binders, p.complete) for p in self.from_uses(uses_of_def(self.resolver, fn))]
+            else:
+                paths = self.from_uses(uses_of_value(self.resolver, site.module, site.node))
+            for path in paths:
+                outer = next((b for b in path.binders if b.name in own), None)
+                if outer is not None:
+                    report(
+                        site.module,
+                        site.options.get("axis_name", site.node),
+                        "AX006",
+                        f"axis_name {outer.name!r} is bound here and again by the enclosing"
+                        f" {describe(outer.site, None)} (line {outer.site.node.lineno}); JAX lets the inner"
+                        f" binding hide the outer one, so collectives over {outer.name!r} inside reduce over the"
+                        " inner axis only and the outer axis cannot be named",
+                        None,
+                    )
+                    break
+
+
+def _unique_sites(binders: tuple[Binder, ...]) -> list[Binder]:
+    seen: set[int] = set()
+    out = []
+    for b in binders:
+        if id(b.site.node) not in seen:
+            seen.add(id(b.site.node))
+            out.append(b)
+    return out
+
+
+def _axis_arg(call: ast.Call, position: int) -> ast.expr | None:
+    for k in call.keywords:
+        if k.arg == "axis_name":
+            return k.value
+    if len(call.args) > position and not any(isinstance(a, ast.Starred) for a in call.args[: position + 1]):
+        return call.args[position]
+    return None
+
+
+def _entry_point(fn: FunctionInfo) -> bool:
+    """A test or `main`: called from the top level by a runner, never under a transform."""
+    if isinstance(fn.node, ast.Lambda) or fn.outer.kind == "function":
+        return False
+    return fn.name.startswith("test") or (fn.name == "main" and fn.cls is None)

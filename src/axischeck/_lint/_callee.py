@@ -1,0 +1,487 @@
+"""Transform sites and the functions they map.
+
+A *site* is one `vmap` / `pmap` / `shard_map` / `smap` application in the source: a call
+(`jax.vmap(f, in_axes=...)`, `partial(jax.vmap, in_axes=...)(f)`, `ax.vmap(in_axes=...)(f)`)
+or a decorator (`@jax.vmap`, `@partial(jax.pmap, axis_name="i")`, `@ax.vmap(in_axes=0)`).
+
+A *callee* is what the site maps, as its callers see it: the positional parameters, what
+the annotations (or `signature=`) declare about ranks, and the returned tuple's arity.
+It is found only when certain: a `def` or lambda bound once, in this file or in another
+file under the linted paths, seen through `functools.partial`, signature-keeping wrappers
+(`jax.jit`, `jax.checkpoint`), bound methods (`self.f`) and inner transforms.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import Any
+
+from .._annotations import _NOTHING, _dims_of_node
+from .._errors import AxisCheckError
+from .._spec import spec_tree
+from ._literals import UNKNOWN, literal
+from ._module import ASSIGN, CLASS, DEF, IMPORT, Binding, FunctionInfo, ModuleInfo, Scope, unique
+from ._names import PARTIAL, STATICMETHOD, TRANSFORMS, TRANSPARENT, WRAPPERS, TransformKind, qualname
+
+Ranks = tuple[int | None, ...]  # the ranks of a value's array leaves (None: not fixed)
+
+
+@dataclass(eq=False, slots=True)
+class Site:
+    """One transform application."""
+
+    transform: TransformKind
+    module: ModuleInfo
+    node: ast.expr  # the call, or the decorator expression
+    scope: Scope  # where its options are evaluated
+    options: dict[str, ast.expr]
+    fun: ast.expr | None  # the mapped function (None: the decorated def)
+    decorated: FunctionInfo | None = None
+    decorator_index: int = -1
+    readable: bool = True  # False when `*args` / `**kwargs` hide options
+
+    def option(self, name: str) -> Any:
+        """The literal value of an option; UNKNOWN when not a literal or not readable."""
+        if name in self.options:
+            return literal(self.options[name])
+        return UNKNOWN if not self.readable else _DEFAULT
+
+    def has(self, name: str) -> bool:
+        return name in self.options
+
+    @property
+    def label(self) -> str:
+        return self.transform.kind
+
+
+_DEFAULT: Any = object()  # an option left at its default
+
+
+def is_default(value: Any) -> bool:
+    return value is _DEFAULT
+
+
+@dataclass(frozen=True, slots=True)
+class Callee:
+    """A function as a transform sees it."""
+
+    name: str
+    func: FunctionInfo | None
+    positional: tuple[str, ...]
+    posonly: int
+    required: int
+    varargs: bool
+    kwonly: tuple[str, ...]
+    varkw: bool
+    self_param: bool  # the first positional parameter is a method's `self`, passed by the caller
+    in_ranks: tuple[Ranks | None, ...]  # per positional parameter
+    kw_ranks: dict[str, Ranks | None]
+    out_arity: int | None  # every return is a tuple literal of this length
+    out_ranks: Ranks | None
+    out_tuple: bool
+    sites: tuple[Site, ...] = ()  # transforms already applied, innermost first
+
+    def param_list(self) -> str:
+        return ", ".join(self.positional) if self.positional else "none"
+
+
+@dataclass(frozen=True, slots=True)
+class Match:
+    transform: TransformKind
+    options: dict[str, ast.expr]
+    fun: ast.expr | None  # None: a factory / bare decorator
+    readable: bool
+
+
+class Resolver:
+    """Finds sites and callees in one project (files under the linted paths)."""
+
+    def __init__(self, find_module: Callable[[str, ModuleInfo], ModuleInfo | None]) -> None:
+        self.find_module = find_module
+        self._def_cache: dict[tuple[FunctionInfo, int], Callee | None] = {}
+        self._active: set[tuple[FunctionInfo, int]] = set()
+
+    # ------------------------------------------------------------------ sites
+
+    def match(self, expr: ast.expr, module: ModuleInfo, scope: Scope) -> Match | None:
+        """`expr` as a transform application (direct, factory or bare), or None."""
+        if isinstance(expr, (ast.Name, ast.Attribute)):
+            t = TRANSFORMS.get(qualname(expr, module, scope) or "")
+            return Match(t, {}, None, True) if t is not None else None
+        if not isinstance(expr, ast.Call):
+            return None
+        func = expr.func
+        readable = not any(isinstance(a, ast.Starred) for a in expr.args) and all(
+            k.arg is not None for k in expr.keywords
+        )
+        keywords = {k.arg: k.value for k in expr.keywords if k.arg is not None}
+        if isinstance(func, ast.Call):  # T(options...)(f) or partial(T, ...)(f)
+            inner = self.match(func, module, scope)
+            if inner is None or inner.fun is not None or not expr.args or isinstance(expr.args[0], ast.Starred):
+                return None
+            return Match(inner.transform, inner.options, expr.args[0], inner.readable and readable)
+        name = qualname(func, module, scope)
+        if name is None:
+            return None
+        t = TRANSFORMS.get(name)
+        args = list(expr.args)
+        if t is None and name in PARTIAL and args and not isinstance(args[0], ast.Starred):
+            t = TRANSFORMS.get(qualname(args[0], module, scope) or "")
+            args = args[1:]
+        if t is None:
+            return None
+        options: dict[str, ast.expr] = {}
+        fun: ast.expr | None = None
+        if args and not isinstance(args[0], ast.Starred):
+            fun = args[0]
+            for opt, value in zip(t.positional, args[1:], strict=False):
+                if isinstance(value, ast.Starred):
+                    break
+                options[opt] = value
+            if len(args) - 1 > len(t.positional):
+                readable = False
+        options.update(keywords)
+        return Match(t, options, fun, readable)
+
+    def sites(self, module: ModuleInfo) -> list[Site]:
+        """Every transform application in `module`, in source order."""
+        found: list[Site] = []
+        for call in module.calls:
+            scope = module.scope_of[call]
+            m = self.match(call, module, scope)
+            if m is not None and m.fun is not None:
+                found.append(Site(m.transform, module, call, scope, m.options, m.fun, readable=m.readable))
+        for fn in module.functions:
+            for i, dec in enumerate(fn.decorators):
+                m = self.match(dec, module, fn.outer)
+                if m is not None and m.fun is None:
+                    found.append(Site(m.transform, module, dec, fn.outer, m.options, None, fn, i, m.readable))
+        found.sort(key=lambda s: (s.node.lineno, s.node.col_offset))
+        return found
+
+    # ---------------------------------------------------------------- callees
+
+    def site_callee(self, site: Site) -> Callee | None:
+        """What `site` maps."""
+        if site.decorated is not None:
+            return self.def_callee(site.decorated, below=site.decorator_index)
+        assert site.fun is not None
+        return self.callee(site.fun, site.module, site.scope)
+
+    def callee(self, expr: ast.expr, module: ModuleInfo, scope: Scope, depth: int = 0) -> Callee | None:
+        if depth > 12:
+            return None
+        if isinstance(expr, ast.Lambda):
+            return self.def_callee(module.function_of[expr])
+        if isinstance(expr, ast.Name):
+            return self._binding_callee(module.lookup(expr.id, scope), module, depth)
+        if isinstance(expr, ast.Attribute):
+            return self._attribute_callee(expr, module, scope, depth)
+        if isinstance(expr, ast.Call):
+            return self._call_callee(expr, module, scope, depth)
+        return None
+
+    def _binding_callee(self, bindings: list[Binding] | None, module: ModuleInfo, depth: int) -> Callee | None:
+        if not bindings:
+            return None
+        b = bindings[0]
+        if len(bindings) == 1 and b.kind == DEF:
+            assert isinstance(b.value, FunctionInfo)
+            return self.def_callee(b.value)
+        if len(bindings) == 1 and b.kind == ASSIGN and b.scope is not None:
+            assert isinstance(b.value, ast.expr)
+            return self.callee(b.value, module, b.scope, depth + 1)
+        if all(x.kind == IMPORT for x in bindings) and len({x.value for x in bindings}) == 1:
+            return self._imported_callee(str(b.value), module, depth)
+        return None
+
+    def _imported_callee(self, name: str, module: ModuleInfo, depth: int) -> Callee | None:
+        """A function defined in another linted file (`from .models import loss`)."""
+        if name in TRANSFORMS or name.startswith(("jax.", "axischeck.", "numpy.", "functools.")):
+            return None
+        rest = name.lstrip(".")
+        dots = name[: len(name) - len(rest)]
+        head, _, attr = rest.rpartition(".")
+        other = self.find_module(dots + head, module) if (dots or head) else None
+        if other is None or other is module or not attr:
+            return None
+        return self._binding_callee(other.scope.bindings.get(attr), other, depth + 1)
+
+    def _attribute_callee(self, expr: ast.Attribute, module: ModuleInfo, scope: Scope, depth: int) -> Callee | None:
+        base = expr.value
+        if isinstance(base, ast.Name):
+            bindings = module.lookup(base.id, scope)
+            owner = module.owner(base.id, scope)
+            fn = owner.function if owner is not None else None
+            if (
+                fn is not None
+                and fn.cls is not None
+                and bindings is not None
+                and len(bindings) == 1
+                and fn.params.positional[:1] == (base.id,)
+                and not any(_is(d, module, fn.outer, STATICMETHOD) for d in fn.decorators)
+            ):
+                if expr.attr in module.stored_attrs:
+                    return None  # `self.f = ...` somewhere: the attribute may not be the method
+                return self._method(fn.cls.methods.get(expr.attr), bound=True)  # `self.method`
+            cls_binding = unique(bindings, CLASS)
+            if cls_binding is not None:  # `Class.method`: the plain function
+                cls = cls_binding.value
+                return self._method(getattr(cls, "methods", {}).get(expr.attr), bound=False)
+        name = qualname(expr, module, scope)
+        if name is not None:
+            return self._imported_callee(name, module, depth)
+        return None
+
+    def _method(self, defs: list[FunctionInfo] | None, bound: bool) -> Callee | None:
+        if defs is None or len(defs) != 1:
+            return None
+        fn = defs[0]
+        static = any(_is(d, fn.module, fn.outer, STATICMETHOD) for d in fn.decorators)
+        c = self.def_callee(fn)
+        if c is None:
+            return None
+        if static or not bound:
+            return replace(c, self_param=False) if static else c
+        return bind_positional(c, 1)
+
+    def _call_callee(self, expr: ast.Call, module: ModuleInfo, scope: Scope, depth: int) -> Callee | None:
+        m = self.match(expr, module, scope)
+        if m is not None:
+            if m.fun is None:
+                return None
+            inner = self.callee(m.fun, module, scope, depth + 1)
+            if inner is None:
+                return None
+            site = Site(m.transform, module, expr, scope, m.options, m.fun, readable=m.readable)
+            return lift(inner, site)
+        if any(isinstance(a, ast.Starred) for a in expr.args) or any(k.arg is None for k in expr.keywords):
+            return None
+        name = qualname(expr.func, module, scope)
+        if name in PARTIAL and expr.args:  # partial(f, a, b): f without its first parameters
+            if isinstance(expr.args[0], ast.Call) or _transparent(expr.args[0], module, scope):
+                return None
+            inner = self.callee(expr.args[0], module, scope, depth + 1)
+            if inner is None:
+                return None
+            for k in expr.keywords:
+                if k.arg in inner.positional:
+                    return None  # partial(f, y=1): y is still positional, but passing it again fails
+            inner = replace(inner, kwonly=tuple(p for p in inner.kwonly if p not in {k.arg for k in expr.keywords}))
+            return bind_positional(inner, len(expr.args) - 1)
+        if name in TRANSPARENT and expr.args:  # jax.jit(f, ...)
+            return self.callee(expr.args[0], module, scope, depth + 1)
+        if name in WRAPPERS and expr.args:  # jax.grad(f): f's parameters, other outputs
+            inner = self.callee(expr.args[0], module, scope, depth + 1)
+            if inner is None:
+                return None
+            return replace(inner, out_arity=None, out_ranks=None, out_tuple=False)
+        if isinstance(expr.func, ast.Call) and expr.args:  # partial(jax.jit, ...)(f)
+            inner_call = expr.func
+            if qualname(inner_call.func, module, scope) in PARTIAL and inner_call.args:
+                if qualname(inner_call.args[0], module, scope) in TRANSPARENT:
+                    return self.callee(expr.args[0], module, scope, depth + 1)
+        return None
+
+    def def_callee(self, fn: FunctionInfo, below: int = -1) -> Callee | None:
+        """`fn` with its decorators applied, or only those below position `below`."""
+        key = (fn, below)
+        if key in self._def_cache:
+            return self._def_cache[key]
+        if key in self._active:
+            return None
+        self._active.add(key)
+        try:
+            result = self._def_callee(fn, below)
+        finally:
+            self._active.discard(key)
+        self._def_cache[key] = result
+        return result
+
+    def _def_callee(self, fn: FunctionInfo, below: int) -> Callee | None:
+        c = raw_callee(fn)
+        decorators = fn.decorators
+        start = len(decorators) - 1
+        stop = below if below >= 0 else -1
+        for i in range(start, stop, -1):
+            dec = decorators[i]
+            if _is(dec, fn.module, fn.outer, STATICMETHOD):
+                c = replace(c, self_param=False)
+                continue
+            m = self.match(dec, fn.module, fn.outer)
+            if m is not None and m.fun is None:
+                c = lift(c, Site(m.transform, fn.module, dec, fn.outer, m.options, None, fn, i, m.readable))
+                continue
+            if _transparent(dec, fn.module, fn.outer):
+                continue
+            return None  # an unknown decorator: who knows what it returns
+        return c
+
+
+def _is(expr: ast.expr, module: ModuleInfo, scope: Scope, names: frozenset[str]) -> bool:
+    return isinstance(expr, ast.Name) and qualname(expr, module, scope) in names
+
+
+def _transparent(expr: ast.expr, module: ModuleInfo, scope: Scope) -> bool:
+    """`jax.jit`, `jax.jit(static_argnums=...)`-style factories, `partial(jax.jit, ...)`."""
+    if isinstance(expr, ast.Call):
+        name = qualname(expr.func, module, scope)
+        if name in PARTIAL and expr.args:
+            return qualname(expr.args[0], module, scope) in TRANSPARENT and len(expr.args) == 1
+        return name in TRANSPARENT and not expr.args
+    return qualname(expr, module, scope) in TRANSPARENT
+
+
+# -------------------------------------------------------------- callee algebra
+
+
+def raw_callee(fn: FunctionInfo) -> Callee:
+    p = fn.params
+    where = f"{fn.name}"
+    ranks = tuple(_ranks(p.annotations.get(name), f"parameter {name!r} of {where}")[0] for name in p.positional)
+    kw_ranks = {name: _ranks(p.annotations.get(name), name)[0] for name in p.kwonly}
+    out_ranks, out_tuple = _ranks(p.annotations.get("return"), f"the return of {where}")
+    return Callee(
+        name=fn.qualname,
+        func=fn,
+        positional=p.positional,
+        posonly=p.posonly,
+        required=p.required,
+        varargs=p.varargs is not None,
+        kwonly=p.kwonly,
+        varkw=p.varkw is not None,
+        self_param=fn.cls is not None and bool(p.positional),
+        in_ranks=ranks,
+        kw_ranks=kw_ranks,
+        out_arity=returns_arity(fn),
+        out_ranks=out_ranks,
+        out_tuple=out_tuple,
+    )
+
+
+def _ranks(annotation: ast.expr | None, where: str) -> tuple[Ranks | None, bool]:
+    """Leaf ranks an annotation declares (`Annotated[Array, "a b"]`, `Float[Array, "n"]`)."""
+    if annotation is None:
+        return None, False
+    try:
+        dims = _dims_of_node(annotation, where)
+        if dims is _NOTHING:
+            return None, False
+        tree = spec_tree(dims, where)
+    except (AxisCheckError, RecursionError, ValueError, TypeError):
+        return None, False
+    return tuple(s.min_rank if s.variadic_index is None else None for s in tree.leaves), isinstance(dims, tuple)
+
+
+def bind_positional(c: Callee, n: int) -> Callee | None:
+    """The callee after its first `n` positional arguments are given (a bound method, a partial)."""
+    if n == 0:
+        return c
+    if n > len(c.positional):
+        if not c.varargs:
+            return None
+        return replace(c, positional=(), posonly=0, required=0, in_ranks=(), self_param=False)
+    return replace(
+        c,
+        positional=c.positional[n:],
+        posonly=max(0, c.posonly - n),
+        required=max(0, c.required - n),
+        in_ranks=c.in_ranks[n:],
+        self_param=False,
+    )
+
+
+def returns_arity(fn: FunctionInfo) -> int | None:
+    """k when every return is a k-tuple literal and the function cannot fall off its end."""
+    node = fn.node
+    if isinstance(node, ast.Lambda):
+        body = node.body
+        if isinstance(body, ast.Tuple) and not any(isinstance(e, ast.Starred) for e in body.elts):
+            return len(body.elts)
+        return None
+    returns: list[ast.Return] = []
+    stack: list[ast.AST] = list(node.body)
+    while stack:
+        n = stack.pop()
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            continue
+        if isinstance(n, (ast.Yield, ast.YieldFrom, ast.Await)):
+            return None
+        if isinstance(n, ast.Return):
+            returns.append(n)
+        stack.extend(ast.iter_child_nodes(n))
+    lengths = set()
+    for r in returns:
+        v = r.value
+        if not isinstance(v, ast.Tuple) or any(isinstance(e, ast.Starred) for e in v.elts):
+            return None
+        lengths.add(len(v.elts))
+    if len(lengths) != 1 or not _always_returns(node.body):
+        return None
+    return lengths.pop()
+
+
+def _always_returns(body: list[ast.stmt]) -> bool:
+    if not body:
+        return False
+    last = body[-1]
+    if isinstance(last, (ast.Return, ast.Raise)):
+        return True
+    if isinstance(last, ast.If):
+        return _always_returns(last.body) and _always_returns(last.orelse)
+    if isinstance(last, (ast.With, ast.AsyncWith)):
+        return _always_returns(last.body)
+    return False
+
+
+def lift(c: Callee, site: Site) -> Callee:
+    """The callee seen through `site`: ranks grow by one where an argument is mapped."""
+    kind = site.transform.kind
+    if kind == "shard_map":
+        return replace(c, sites=(*c.sites, site))
+    in_axes = site.option("in_axes")
+    out_axes = site.option("out_axes")
+    if is_default(in_axes):
+        in_axes = 0
+    if is_default(out_axes):
+        out_axes = 0
+    if kind == "smap" and not site.has("in_axes"):
+        in_axes = UNKNOWN  # smap infers in_axes from the arguments
+    return replace(
+        c,
+        in_ranks=tuple(_lift_ranks(r, _entry(in_axes, i)) for i, r in enumerate(c.in_ranks)),
+        kw_ranks={k: _lift_ranks(r, 0) for k, r in c.kw_ranks.items()},
+        out_ranks=_lift_out(c.out_ranks, c.out_tuple, out_axes),
+        sites=(*c.sites, site),
+    )
+
+
+def _entry(axes: Any, i: int) -> Any:
+    if isinstance(axes, (tuple, list)):
+        return axes[i] if i < len(axes) else UNKNOWN
+    return axes
+
+
+def _lift_ranks(ranks: Ranks | None, axis: Any) -> Ranks | None:
+    if ranks is None or axis is UNKNOWN:
+        return None
+    if axis is None:
+        return ranks
+    if type(axis) is int:
+        return tuple(None if r is None else r + 1 for r in ranks)
+    return None
+
+
+def _lift_out(ranks: Ranks | None, is_tuple: bool, out_axes: Any) -> Ranks | None:
+    if ranks is None or out_axes is UNKNOWN:
+        return None
+    if isinstance(out_axes, (tuple, list)):
+        if not is_tuple or len(out_axes) != len(ranks):
+            return None
+        return tuple(
+            None if r is None or a is UNKNOWN else r if a is None else r + 1 if type(a) is int else None
+            for r, a in zip(ranks, out_axes, strict=True)
+        )
+    return _lift_ranks(ranks, out_axes)

@@ -1,0 +1,210 @@
+"""Where a function value goes: the calls and transforms that receive it.
+
+`uses_of_value(expr)` follows a function-valued expression (a name bound to a `def`, a
+transform's result) through assignments and signature-keeping wrappers to the places that
+use it: a call, another transform, a JAX function that calls it at once (`lax.scan`), or
+somewhere the linter cannot follow (`unknown`). The checks that need certainty about all
+uses treat a single unknown use as "cannot tell".
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from typing import Literal
+
+from ._callee import Resolver, Site
+from ._module import ASSIGN, DEF, FunctionInfo, ModuleInfo, Scope
+from ._names import CLASSMETHOD, IMMEDIATE, PARTIAL, STATICMETHOD, TRANSPARENT, WRAPPERS, qualname
+
+UseKind = Literal["call", "transform", "immediate", "unknown"]
+
+# Methods of a transformed function that take the same arguments as a call: axischeck's
+# `predict` / `explain` / `infer_signature`, and `lower` / `trace` of a jitted one.
+CALL_METHODS = frozenset({"predict", "explain", "infer_signature", "lower", "trace"})
+
+# Calls whose `with` block (or callable argument) is expected to raise.
+_RAISES = frozenset(
+    {"raises", "assertRaises", "assertRaisesRegex", "assertRaisesRegexp", "assert_raises", "assert_raises_regex"}
+)
+
+
+def expects_failure(module: ModuleInfo, node: ast.AST) -> bool:
+    """`node` sits in code written to fail: a `with pytest.raises(...)` / `self.assertRaises...`
+    block, or a callable handed to `assertRaises(Error, fn, ...)`."""
+    child: ast.AST = node
+    parent = module.parents.get(node)
+    while parent is not None:
+        if isinstance(parent, (ast.With, ast.AsyncWith)) and child in parent.body:
+            if any(_raises(item.context_expr) for item in parent.items):
+                return True
+        elif isinstance(parent, ast.Call) and child in parent.args and _raises(parent):
+            return True
+        elif isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Module)):
+            return False
+        child, parent = parent, module.parents.get(parent)
+    return False
+
+
+def _raises(expr: ast.expr) -> bool:
+    if not isinstance(expr, ast.Call):
+        return False
+    func = expr.func
+    name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+    return name in _RAISES
+
+
+@dataclass(frozen=True, slots=True)
+class Use:
+    kind: UseKind
+    node: ast.AST  # the Call (call / immediate), the site's node (transform), or where it got lost
+    module: ModuleInfo
+    site: Site | None = None
+    keeps_signature: bool = True  # False after grad / value_and_grad: other outputs
+    implicit: int = 0  # positional arguments the call passes without writing them (a bound self)
+
+
+def name_loads(module: ModuleInfo, name: str, owner: Scope) -> list[ast.Name]:
+    """Every read of `name` that resolves to the bindings of scope `owner`."""
+    return [n for n in module.loads.get(name, ()) if module.owner(name, module.scope_of[n]) is owner]
+
+
+def uses_of_def(resolver: Resolver, fn: FunctionInfo, depth: int = 0) -> list[Use]:
+    """Uses of the object a `def` statement binds (its decorators applied)."""
+    module = fn.module
+    if isinstance(fn.node, ast.Lambda):
+        return uses_of_value(resolver, module, fn.node, depth)
+    if fn.cls is not None:
+        return _method_uses(resolver, fn)
+    bindings = fn.outer.bindings.get(fn.name, [])
+    if len(bindings) != 1 or bindings[0].kind != DEF:
+        return [Use("unknown", fn.node, module)]
+    keeps = True
+    for dec in fn.decorators:
+        if _known_wrapper(resolver, dec, module, fn) is None:
+            return [Use("unknown", dec, module)]
+        keeps = keeps and bool(_known_wrapper(resolver, dec, module, fn))
+    uses: list[Use] = []
+    for load in name_loads(module, fn.name, fn.outer):
+        uses.extend(uses_of_value(resolver, module, load, depth + 1, keeps))
+    return uses
+
+
+def _method_uses(resolver: Resolver, fn: FunctionInfo) -> list[Use]:
+    """Calls `obj.name(...)` of a method: every read of `.name` in the file, when no other
+    class here has a `name` and each read is a call (self is passed by the binding)."""
+    module = fn.module
+    assert fn.cls is not None
+    others = [f for f in module.functions if f.name == fn.name and f.cls is not None and f is not fn]
+    if others or fn.name in module.stored_attrs or len(fn.cls.methods.get(fn.name, [])) != 1:
+        return [Use("unknown", fn.node, module)]
+    for dec in fn.decorators:
+        if _known_wrapper(resolver, dec, module, fn) is not True or _is_static(dec, module, fn):
+            return [Use("unknown", dec, module)]
+    uses: list[Use] = []
+    for attr in module.attr_loads.get(fn.name, ()):
+        call = module.parents.get(attr)
+        if not isinstance(call, ast.Call) or call.func is not attr:
+            return [Use("unknown", attr, module)]
+        base = attr.value
+        through_class = isinstance(base, ast.Name) and base.id == fn.cls.name
+        uses.append(Use("call", call, module, implicit=0 if through_class else 1))
+    return uses
+
+
+def _is_static(dec: ast.expr, module: ModuleInfo, fn: FunctionInfo) -> bool:
+    return isinstance(dec, ast.Name) and qualname(dec, module, fn.outer) in STATICMETHOD
+
+
+def _known_wrapper(resolver: Resolver, dec: ast.expr, module: ModuleInfo, fn: FunctionInfo) -> bool | None:
+    """True for a signature-keeping decorator (a transform, jit), False for grad-like ones,
+    None for one the linter does not know."""
+    m = resolver.match(dec, module, fn.outer)
+    if m is not None and m.fun is None:
+        return True
+    name = qualname(dec.func if isinstance(dec, ast.Call) else dec, module, fn.outer)
+    if name in TRANSPARENT or name in STATICMETHOD:
+        return True
+    if name in PARTIAL and isinstance(dec, ast.Call) and dec.args:
+        inner = qualname(dec.args[0], module, fn.outer)
+        if inner in TRANSPARENT:
+            return True
+        if inner in WRAPPERS:
+            return False
+    if name in WRAPPERS or name in CLASSMETHOD:
+        return False if name in WRAPPERS else None
+    return None
+
+
+def uses_of_value(
+    resolver: Resolver, module: ModuleInfo, expr: ast.AST, depth: int = 0, keeps: bool = True
+) -> list[Use]:
+    """Where the function value of `expr` is used."""
+    if depth > 20:
+        return [Use("unknown", expr, module)]
+    parent = module.parents.get(expr)
+    if isinstance(parent, ast.Attribute) and parent.attr in CALL_METHODS:
+        grand = module.parents.get(parent)
+        if isinstance(grand, ast.Call) and grand.func is parent:  # f.predict(x, y), f.lower(x, y)
+            return [Use("call", grand, module, keeps_signature=keeps)]
+    if isinstance(parent, ast.Call):
+        if parent.func is expr:
+            return [Use("call", parent, module, keeps_signature=keeps)]
+        scope = module.scope_of[parent]
+        m = resolver.match(parent, module, scope)
+        if m is not None and m.fun is expr:
+            site = Site(m.transform, module, parent, scope, m.options, m.fun, readable=m.readable)
+            return [Use("transform", parent, module, site, keeps)]
+        if parent.args and parent.args[0] is expr:
+            name = qualname(parent.func, module, scope)
+            if name in TRANSPARENT:
+                return uses_of_value(resolver, module, parent, depth + 1, keeps)
+            if name in WRAPPERS:
+                return uses_of_value(resolver, module, parent, depth + 1, False)
+            if name in PARTIAL:
+                return uses_of_value(resolver, module, parent, depth + 1, False)
+            if isinstance(parent.func, ast.Call) and _is_partial_of(parent.func, module, scope, TRANSPARENT):
+                return uses_of_value(resolver, module, parent, depth + 1, keeps)
+        name = qualname(parent.func, module, scope)
+        if name in IMMEDIATE:
+            positions = IMMEDIATE[name]
+            if any(i < len(parent.args) and parent.args[i] is expr for i in positions):
+                return [Use("immediate", parent, module, keeps_signature=False)]
+        return [Use("unknown", parent, module)]
+    if isinstance(parent, (ast.List, ast.Tuple)):
+        grand = module.parents.get(parent)
+        if isinstance(grand, ast.Call) and qualname(grand.func, module, module.scope_of[grand]) == "jax.lax.switch":
+            if len(grand.args) > 1 and grand.args[1] is parent:
+                return [Use("immediate", grand, module, keeps_signature=False)]
+        return [Use("unknown", parent, module)]
+    if isinstance(parent, (ast.Assign, ast.AnnAssign)) and parent.value is expr:
+        targets = parent.targets if isinstance(parent, ast.Assign) else [parent.target]
+        if len(targets) == 1 and isinstance(targets[0], ast.Name):
+            name = targets[0].id
+            owner = _assign_owner(module, parent, name, module.scope_of.get(expr))
+            if owner is not None:
+                uses: list[Use] = []
+                for load in name_loads(module, name, owner):
+                    uses.extend(uses_of_value(resolver, module, load, depth + 1, keeps))
+                return uses
+    if isinstance(parent, ast.FunctionDef | ast.AsyncFunctionDef) and expr in parent.decorator_list:
+        return [Use("unknown", parent, module)]
+    return [Use("unknown", parent if parent is not None else expr, module)]
+
+
+def _assign_owner(module: ModuleInfo, assign: ast.AST, name: str, scope: Scope | None) -> Scope | None:
+    """The scope whose only binding of `name` is this assignment (not a class body)."""
+    if scope is None or scope.kind == "class":
+        return None  # a class attribute is read as self.name: not followed
+    bindings = scope.bindings.get(name, [])
+    if len(bindings) == 1 and bindings[0].kind == ASSIGN and bindings[0].node is assign:
+        return scope
+    return None
+
+
+def _is_partial_of(call: ast.Call, module: ModuleInfo, scope: Scope, names: frozenset[str]) -> bool:
+    return (
+        qualname(call.func, module, scope) in PARTIAL
+        and bool(call.args)
+        and qualname(call.args[0], module, scope) in names
+    )

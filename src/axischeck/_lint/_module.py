@@ -1,0 +1,372 @@
+"""One Python file as the linter sees it: its syntax tree, scopes, bindings and functions.
+
+Built in one pass over the tree. Name resolution follows Python's scoping rules closely
+enough to be *sure* of an answer or to give none: a name bound more than once in a scope
+(two `def`s, a `def` and an assignment, a loop variable, `global`) resolves to nothing,
+so every later check that depends on it stays silent.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+from typing import Literal
+
+FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda
+ScopeKind = Literal["module", "function", "class"]
+
+# Binding kinds. IMPORT carries the imported dotted name ("jax.vmap", "..pkg.f" for a
+# relative import), DEF a FunctionInfo, CLASS a ClassInfo, ASSIGN the assigned
+# expression (single-target `name = value` only); OTHER is any other binding.
+IMPORT, DEF, CLASS, ASSIGN, OTHER = range(5)
+
+
+@dataclass(eq=False, slots=True)
+class Binding:
+    kind: int
+    node: ast.AST
+    value: object = None  # str for IMPORT, FunctionInfo for DEF, ClassInfo for CLASS, ast.expr for ASSIGN
+    scope: Scope | None = None
+
+
+@dataclass(eq=False, slots=True)
+class Scope:
+    kind: ScopeKind
+    node: ast.AST
+    parent: Scope | None
+    bindings: dict[str, list[Binding]] = field(default_factory=dict)
+    function: FunctionInfo | None = None  # for function scopes
+    cls: ClassInfo | None = None  # for class scopes
+
+    def bind(self, name: str, kind: int, node: ast.AST, value: object = None) -> None:
+        self.bindings.setdefault(name, []).append(Binding(kind, node, value, self))
+
+
+@dataclass(eq=False, slots=True)
+class Params:
+    """A function's parameters as a caller sees them."""
+
+    positional: tuple[str, ...]  # positional-only and positional-or-keyword, in order
+    posonly: int  # how many of `positional` are positional-only
+    required: int  # how many of `positional` have no default
+    varargs: str | None
+    kwonly: tuple[str, ...]
+    varkw: str | None
+    annotations: dict[str, ast.expr]  # parameter name (and "return") -> annotation
+
+    @classmethod
+    def of(cls, node: FunctionNode) -> Params:
+        a = node.args
+        positional = tuple(p.arg for p in (*a.posonlyargs, *a.args))
+        notes: dict[str, ast.expr] = {}
+        if not isinstance(node, ast.Lambda):
+            for p in (*a.posonlyargs, *a.args, *a.kwonlyargs):
+                if p.annotation is not None:
+                    notes[p.arg] = p.annotation
+            if node.returns is not None:
+                notes["return"] = node.returns
+        return cls(
+            positional=positional,
+            posonly=len(a.posonlyargs),
+            required=len(positional) - len(a.defaults),
+            varargs=a.vararg.arg if a.vararg else None,
+            kwonly=tuple(p.arg for p in a.kwonlyargs),
+            varkw=a.kwarg.arg if a.kwarg else None,
+            annotations=notes,
+        )
+
+
+@dataclass(eq=False, slots=True)
+class FunctionInfo:
+    node: FunctionNode
+    name: str
+    module: ModuleInfo
+    outer: Scope  # where it is defined
+    scope: Scope  # its own body
+    cls: ClassInfo | None = None  # defined directly in this class's body
+    _params: Params | None = None
+
+    @property
+    def params(self) -> Params:
+        if self._params is None:
+            self._params = Params.of(self.node)
+        return self._params
+
+    @property
+    def decorators(self) -> list[ast.expr]:
+        return [] if isinstance(self.node, ast.Lambda) else self.node.decorator_list
+
+    @property
+    def qualname(self) -> str:
+        return f"{self.cls.name}.{self.name}" if self.cls is not None else self.name
+
+
+@dataclass(eq=False, slots=True)
+class ClassInfo:
+    node: ast.ClassDef
+    name: str
+    scope: Scope
+    methods: dict[str, list[FunctionInfo]] = field(default_factory=dict)
+
+
+@dataclass(eq=False, slots=True)
+class ModuleInfo:
+    """A parsed file and everything the checks look up in it."""
+
+    path: str
+    source: str
+    tree: ast.Module
+    parts: tuple[str, ...]  # path components without the suffix ("pkg", "mod"), for imports
+    is_package: bool  # an __init__.py
+    scope: Scope
+    parents: dict[ast.AST, ast.AST]
+    scope_of: dict[ast.AST, Scope]  # each Call, Name, Lambda and def -> the scope it is evaluated in
+    functions: list[FunctionInfo]
+    function_of: dict[ast.AST, FunctionInfo]  # def / Lambda node -> its FunctionInfo
+    calls: list[ast.Call]
+    loads: dict[str, list[ast.Name]]  # every Name read, by identifier
+    imports_modules: set[str]  # dotted names imported anywhere (for cross-file uses)
+    stored_attrs: set[str]  # attribute names assigned anywhere (`self.f = ...`)
+    attr_loads: dict[str, list[ast.Attribute]]  # every `x.name` read, by name
+    resolve_cache: dict[tuple[int, str], Scope | None] = field(default_factory=dict)
+
+    def lookup(self, name: str, scope: Scope) -> list[Binding] | None:
+        """The bindings `name` refers to when read in `scope`, or None (builtin, star import)."""
+        owner = self.owner(name, scope)
+        return None if owner is None else owner.bindings[name]
+
+    def owner(self, name: str, scope: Scope) -> Scope | None:
+        key = (id(scope), name)
+        if key in self.resolve_cache:
+            return self.resolve_cache[key]
+        s: Scope | None = scope
+        found: Scope | None = None
+        first = True
+        while s is not None:
+            # A class body's names are visible in the body itself, not in its methods.
+            if (s.kind != "class" or first) and name in s.bindings:
+                found = s
+                break
+            first = False
+            s = s.parent
+        self.resolve_cache[key] = found
+        return found
+
+
+# Node types the builder looks at; every other node is only walked through.
+_SPECIAL = frozenset(
+    {
+        ast.Name,
+        ast.Call,
+        ast.Attribute,
+        ast.FunctionDef,
+        ast.AsyncFunctionDef,
+        ast.Lambda,
+        ast.ClassDef,
+        ast.Import,
+        ast.ImportFrom,
+        ast.Assign,
+        ast.AnnAssign,
+        ast.Global,
+        ast.Nonlocal,
+        ast.ExceptHandler,
+        ast.MatchAs,
+        ast.MatchStar,
+        ast.MatchMapping,
+    }
+)
+
+
+class _Builder:
+    """The single pass that fills a ModuleInfo."""
+
+    def __init__(self, info: ModuleInfo) -> None:
+        self.info = info
+
+    def run(self) -> None:
+        self.visit_body(self.info.tree, self.info.scope)
+
+    def visit_body(self, node: ast.AST, scope: Scope) -> None:
+        # ast.iter_child_nodes, inlined: this loop runs once per node of every file.
+        visit = self.visit
+        for name in node._fields:
+            if name == "ctx":
+                continue
+            value = getattr(node, name, None)
+            if isinstance(value, list):
+                for item in value:
+                    if isinstance(item, ast.AST):
+                        visit(item, node, scope)
+            elif isinstance(value, ast.AST):
+                visit(value, node, scope)
+
+    def visit(self, node: ast.AST, parent: ast.AST, scope: Scope) -> None:
+        info = self.info
+        info.parents[node] = parent
+        kind = node.__class__
+        if kind is ast.Constant:
+            return
+        if kind not in _SPECIAL:
+            self.visit_body(node, scope)
+            return
+        if isinstance(node, ast.Name):
+            if isinstance(node.ctx, ast.Load):
+                info.loads.setdefault(node.id, []).append(node)
+                info.scope_of[node] = scope
+            else:
+                scope.bind(node.id, OTHER, node)  # refined for plain assignments below
+            return
+        if isinstance(node, ast.Call):
+            info.calls.append(node)
+            info.scope_of[node] = scope
+        elif isinstance(node, ast.Attribute):
+            if isinstance(node.ctx, ast.Load):
+                info.attr_loads.setdefault(node.attr, []).append(node)
+            else:
+                info.stored_attrs.add(node.attr)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            self.visit_function(node, parent, scope)
+            return
+        elif isinstance(node, ast.Lambda):
+            self.visit_function(node, parent, scope)
+            return
+        elif isinstance(node, ast.ClassDef):
+            self.visit_class(node, scope)
+            return
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            self.visit_import(node, scope)
+            return
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            self.visit_assign(node, scope)
+            return
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            for name in node.names:  # assigned from elsewhere: never sure what it holds
+                scope.bind(name, OTHER, node)
+                target = info.scope if isinstance(node, ast.Global) else scope.parent
+                if target is not None:
+                    target.bind(name, OTHER, node)
+            return
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            scope.bind(node.name, OTHER, node)
+        elif isinstance(node, (ast.MatchAs, ast.MatchStar)) and node.name:
+            scope.bind(node.name, OTHER, node)
+        elif isinstance(node, ast.MatchMapping) and node.rest:
+            scope.bind(node.rest, OTHER, node)
+        self.visit_body(node, scope)
+
+    def visit_function(self, node: FunctionNode, parent: ast.AST, scope: Scope) -> None:
+        info = self.info
+        info.scope_of[node] = scope
+        a = node.args
+        for d in (*a.defaults, *(d for d in a.kw_defaults if d is not None)):
+            self.visit(d, a, scope)
+        own = Scope("function", node, scope)
+        cls = scope.cls if scope.kind == "class" else None
+        name = "<lambda>" if isinstance(node, ast.Lambda) else node.name
+        fn = FunctionInfo(node, name, info, scope, own, cls)
+        own.function = fn
+        info.functions.append(fn)
+        info.function_of[node] = fn
+        for p in (*a.posonlyargs, *a.args, *a.kwonlyargs, *(x for x in (a.vararg, a.kwarg) if x is not None)):
+            own.bind(p.arg, OTHER, p)
+            if p.annotation is not None:
+                self.visit(p.annotation, p, scope)
+        if isinstance(node, ast.Lambda):
+            self.visit(node.body, node, own)
+            return
+        for dec in node.decorator_list:
+            self.visit(dec, node, scope)
+        if node.returns is not None:
+            self.visit(node.returns, node, scope)
+        scope.bind(node.name, DEF, node, fn)
+        if cls is not None:
+            cls.methods.setdefault(node.name, []).append(fn)
+        for stmt in node.body:
+            self.visit(stmt, node, own)
+
+    def visit_class(self, node: ast.ClassDef, scope: Scope) -> None:
+        info = self.info
+        info.scope_of[node] = scope
+        for e in (*node.decorator_list, *node.bases, *(k.value for k in node.keywords)):
+            self.visit(e, node, scope)
+        own = Scope("class", node, scope)
+        own.cls = ClassInfo(node, node.name, own)
+        scope.bind(node.name, CLASS, node, own.cls)
+        for stmt in node.body:
+            self.visit(stmt, node, own)
+
+    def visit_import(self, node: ast.Import | ast.ImportFrom, scope: Scope) -> None:
+        info = self.info
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                info.imports_modules.add(alias.name)
+                if alias.asname:
+                    scope.bind(alias.asname, IMPORT, node, alias.name)
+                else:
+                    head = alias.name.split(".")[0]
+                    scope.bind(head, IMPORT, node, head)
+            return
+        base = "." * node.level + (node.module or "")
+        info.imports_modules.add(base)
+        for alias in node.names:
+            if alias.name == "*":
+                continue
+            full = f"{base}.{alias.name}" if not base.endswith(".") else f"{base}{alias.name}"
+            info.imports_modules.add(full)
+            scope.bind(alias.asname or alias.name, IMPORT, node, full)
+
+    def visit_assign(self, node: ast.Assign | ast.AnnAssign, scope: Scope) -> None:
+        info = self.info
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        if node.value is not None:
+            self.visit(node.value, node, scope)
+        if isinstance(node, ast.AnnAssign):
+            self.visit(node.annotation, node, scope)
+        for t in targets:
+            if isinstance(t, ast.Name) and node.value is not None:
+                info.parents[t] = node
+                scope.bind(t.id, ASSIGN, node, node.value)
+            else:
+                self.visit(t, node, scope)
+
+
+def build_module(path: str, source: str, tree: ast.Module, parts: tuple[str, ...], is_package: bool) -> ModuleInfo:
+    scope = Scope("module", tree, None)
+    info = ModuleInfo(
+        path=path,
+        source=source,
+        tree=tree,
+        parts=parts,
+        is_package=is_package,
+        scope=scope,
+        parents={},
+        scope_of={},
+        functions=[],
+        function_of={},
+        calls=[],
+        loads={},
+        imports_modules=set(),
+        stored_attrs=set(),
+        attr_loads={},
+    )
+    _Builder(info).run()
+    return info
+
+
+def unique(bindings: list[Binding] | None, kind: int) -> Binding | None:
+    """The one binding of `kind`, when it is the only binding of the name."""
+    if bindings is None or len(bindings) != 1 or bindings[0].kind != kind:
+        return None
+    return bindings[0]
+
+
+def enclosing_function(module: ModuleInfo, node: ast.AST) -> FunctionInfo | None:
+    """The innermost def or lambda whose body holds `node` (None at module or class level)."""
+    scope = module.scope_of.get(node)
+    while scope is not None:
+        if scope.kind == "function":
+            return scope.function
+        if scope.kind == "module":
+            return None
+        scope = scope.parent  # a class body runs where the class statement runs
+    return None

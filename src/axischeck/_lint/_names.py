@@ -1,0 +1,148 @@
+"""What a dotted name means: the JAX and axischeck functions the linter knows by name.
+
+`qualname(expr)` turns `jax.vmap`, `ax.vmap` (after `import axischeck as ax`), `vm`
+(after `from jax import vmap as vm`) or `lax.psum` into the dotted name it was imported
+as; the tables below say what those names are.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+
+from ._module import ASSIGN, IMPORT, ModuleInfo, Scope
+
+
+@dataclass(frozen=True, slots=True)
+class TransformKind:
+    """A mapping transform and how its call spells its options."""
+
+    kind: str  # "vmap", "pmap", "shard_map", "smap"
+    lib: str  # "jax" or "axischeck"
+    positional: tuple[str, ...]  # option names that may be passed by position after the function
+    factory: bool  # usable as `T(options...)(f)` / `@T(options...)`
+
+    @property
+    def title(self) -> str:
+        return f"{'ax' if self.lib == 'axischeck' else 'jax'}.{self.kind}"
+
+
+_VMAP_POS = ("in_axes", "out_axes", "axis_name", "axis_size", "spmd_axis_name", "sum_match")
+
+TRANSFORMS: dict[str, TransformKind] = {
+    "jax.vmap": TransformKind("vmap", "jax", _VMAP_POS, False),
+    "jax._src.api.vmap": TransformKind("vmap", "jax", _VMAP_POS, False),
+    "axischeck.vmap": TransformKind("vmap", "axischeck", _VMAP_POS, True),
+    "jax.pmap": TransformKind("pmap", "jax", ("axis_name",), False),
+    "jax._src.api.pmap": TransformKind("pmap", "jax", ("axis_name",), False),
+    "axischeck.pmap": TransformKind("pmap", "axischeck", ("axis_name",), True),
+    "jax.shard_map": TransformKind("shard_map", "jax", (), True),
+    "jax._src.shard_map.shard_map": TransformKind("shard_map", "jax", (), True),
+    "jax.experimental.shard_map.shard_map": TransformKind(
+        "shard_map", "jax", ("mesh", "in_specs", "out_specs", "check_rep"), False
+    ),
+    "axischeck.shard_map": TransformKind("shard_map", "axischeck", (), True),
+    "jax.smap": TransformKind("smap", "jax", (), True),
+    "jax._src.shard_map.smap": TransformKind("smap", "jax", (), True),
+    "axischeck.smap": TransformKind("smap", "axischeck", (), True),
+}
+
+PARTIAL = frozenset({"functools.partial"})
+
+# Wrappers that keep the wrapped function's parameters and bind no axis name. A use of
+# f inside them (`jax.jit(f)`) passes f's calls through unchanged.
+TRANSPARENT = frozenset(
+    {
+        "jax.jit",
+        "jax.checkpoint",
+        "jax.remat",
+        "jax.ad_checkpoint.checkpoint",
+        "jax.custom_jvp",
+        "jax.custom_vjp",
+        "jax.named_call",
+        "axischeck.check",
+        "jax._src.api.jit",
+    }
+)
+
+# Wrappers that return a new function with other parameters (or outputs): f's body still
+# runs wherever the result is called, but its signature is not the result's.
+WRAPPERS = frozenset(
+    {
+        "jax.grad",
+        "jax.value_and_grad",
+        "jax.jacfwd",
+        "jax.jacrev",
+        "jax.hessian",
+    }
+)
+
+# Functions that call their function arguments right away, where they are called:
+# argument positions that hold functions (a list of them, for lax.switch's branches).
+IMMEDIATE: dict[str, tuple[int, ...]] = {
+    "jax.lax.scan": (0,),
+    "jax.lax.fori_loop": (2,),
+    "jax.lax.while_loop": (0, 1),
+    "jax.lax.cond": (1, 2),
+    "jax.lax.switch": (1,),
+    "jax.lax.map": (0,),
+    "jax.lax.associative_scan": (0,),
+    "jax.eval_shape": (0,),
+    "jax.jvp": (0,),
+    "jax.vjp": (0,),
+    "jax.linearize": (0,),
+    "jax.tree_util.tree_map": (0,),
+    "jax.tree.map": (0,),
+}
+
+# Collectives, with the position of their axis_name argument.
+COLLECTIVES: dict[str, int] = {
+    "jax.lax.psum": 1,
+    "jax.lax.pmean": 1,
+    "jax.lax.pmax": 1,
+    "jax.lax.pmin": 1,
+    "jax.lax.all_gather": 1,
+    "jax.lax.psum_scatter": 1,
+    "jax.lax.all_to_all": 1,
+    "jax.lax.ppermute": 1,
+    "jax.lax.axis_index": 0,
+}
+
+PARTITION_SPEC = frozenset(
+    {"jax.sharding.PartitionSpec", "jax.P", "jax.sharding.P", "jax.experimental.PartitionSpec", "axischeck.P"}
+)
+
+STATICMETHOD = frozenset({"staticmethod"})
+CLASSMETHOD = frozenset({"classmethod"})
+
+
+def qualname(expr: ast.expr, module: ModuleInfo, scope: Scope, depth: int = 0) -> str | None:
+    """The dotted name `expr` was imported as (`jax.lax.psum`), or None when not sure."""
+    if isinstance(expr, ast.Attribute):
+        base = qualname(expr.value, module, scope, depth)
+        return None if base is None else f"{base}.{expr.attr}"
+    if not isinstance(expr, ast.Name):
+        return None
+    if expr.id in ("staticmethod", "classmethod"):
+        return expr.id if module.lookup(expr.id, scope) is None else None
+    bindings = module.lookup(expr.id, scope)
+    if not bindings:
+        return None
+    if all(b.kind == IMPORT for b in bindings):
+        names = {_canonical(str(b.value)) for b in bindings}
+        # `try: from jax import shard_map / except ImportError: from jax.experimental...`
+        return names.pop() if len(names) == 1 else None
+    if len(bindings) == 1 and bindings[0].kind == ASSIGN and depth < 8:
+        value = bindings[0].value
+        owner = bindings[0].scope
+        if isinstance(value, (ast.Name, ast.Attribute)) and owner is not None:
+            return qualname(value, module, owner, depth + 1)  # `vmap = jax.vmap`
+    return None
+
+
+def _canonical(name: str) -> str:
+    """Spellings of one function: jax.experimental's shard_map is told apart (other signature)."""
+    if name in TRANSFORMS:
+        t = TRANSFORMS[name]
+        return f"{t.lib}.{t.kind}" if name != "jax.experimental.shard_map.shard_map" else name
+    return name

@@ -1,0 +1,167 @@
+"""A lint run: the linted files as one project (imports between them are followed)."""
+
+from __future__ import annotations
+
+import ast
+import gc
+import warnings
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ._axisnames import AxisNames
+from ._callee import Resolver
+from ._checks import SiteChecker
+from ._config import suppressed
+from ._module import ModuleInfo, build_module
+from ._rules import Finding
+
+# Only a file that names a transform can hold a finding (cross-file uses are not followed
+# for axis names, and every other check starts at a transform): others are parsed only
+# when another file imports from them.
+_KEYWORDS = ("vmap", "pmap", "shard_map", "smap")
+
+
+@dataclass(slots=True)
+class Stats:
+    files: int = 0
+    lines: int = 0
+    analysed: int = 0  # files that name a transform
+    sites: int = 0  # transform applications found
+    understood: int = 0  # ... whose mapped function was resolved
+    unparsable: list[str] = field(default_factory=list)
+
+
+class Project:
+    def __init__(self, files: Sequence[Path], display: dict[Path, str] | None = None) -> None:
+        self.files = list(files)
+        self.display = display or {}
+        self._sources: dict[Path, str] = {}
+        self._modules: dict[Path, ModuleInfo | None] = {}
+        self._by_parts: dict[tuple[str, ...], list[Path]] = {}
+        for f in self.files:
+            parts = _parts(f)
+            for i in range(len(parts)):
+                self._by_parts.setdefault(parts[i:], []).append(f)
+        self.resolver = Resolver(self.find_module)
+        self.axis_names = AxisNames(self.resolver)
+        self.stats = Stats()
+        self.findings: list[Finding] = []
+
+    # -------------------------------------------------------------- modules
+
+    def source(self, path: Path) -> str | None:
+        if path not in self._sources:
+            try:
+                self._sources[path] = path.read_bytes().decode("utf-8", errors="replace")
+            except OSError:
+                return None
+        return self._sources[path]
+
+    def module(self, path: Path) -> ModuleInfo | None:
+        if path in self._modules:
+            return self._modules[path]
+        source = self.source(path)
+        info = None
+        if source is not None:
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")  # invalid escape sequences and the like in linted code
+                    tree = ast.parse(source, filename=str(path))
+            except (SyntaxError, ValueError, MemoryError, RecursionError) as err:
+                line = getattr(err, "lineno", None)
+                self.stats.unparsable.append(f"{self.name(path)}:{line or 1}: {type(err).__name__}: {err}")
+            else:
+                parts = _parts(path)
+                info = build_module(self.name(path), source, tree, parts, path.name == "__init__.py")
+        self._modules[path] = info
+        return info
+
+    def name(self, path: Path) -> str:
+        return self.display.get(path, str(path))
+
+    def find_module(self, dotted: str, start: ModuleInfo) -> ModuleInfo | None:
+        """The linted file an import names (`pkg.mod`, `.mod`, `..`), if exactly one matches."""
+        rest = dotted.lstrip(".")
+        level = len(dotted) - len(rest)
+        names = tuple(p for p in rest.split(".") if p)
+        if level:
+            package = start.parts[:-1]  # the folder of the importing file
+            if level > 1:
+                package = package[: len(package) - (level - 1)]
+            wanted = [(*package, *names, "__init__"), (*package, *names)]
+            exact = [f for w in wanted for f in self._by_parts.get(w, []) if _parts(f) == w]
+            return self.module(exact[0]) if len(exact) == 1 else None
+        if not names:
+            return None
+        found = self._by_parts.get(names, []) + self._by_parts.get((*names, "__init__"), [])
+        return self.module(found[0]) if len(found) == 1 else None
+
+    # ------------------------------------------------------------------ run
+
+    def run(self) -> list[Finding]:
+        for path in self.files:
+            source = self.source(path)
+            if source is None:
+                continue
+            self.stats.files += 1
+            self.stats.lines += source.count("\n") + (not source.endswith("\n") and bool(source))
+            if not any(k in source for k in _KEYWORDS):
+                continue
+            module = self.module(path)
+            if module is None:
+                continue
+            self.stats.analysed += 1
+            self.lint_module(module)
+        return self.findings
+
+    def lint_module(self, module: ModuleInfo) -> None:
+        sites = self.resolver.sites(module)
+        self.stats.sites += len(sites)
+        for site in sites:
+            callee = self.resolver.site_callee(site)
+            self.stats.understood += callee is not None
+            SiteChecker(self.resolver, site, callee, self.add).run()
+        self.axis_names.check_collectives(module, self.add)
+        self.axis_names.check_shadowing(sites, self.add)
+
+    def add(self, module: ModuleInfo, node: ast.AST, code: str, message: str, fix: str | None) -> None:
+        line = getattr(node, "lineno", 1)
+        col = getattr(node, "col_offset", 0)
+        text = _line(module, line)
+        column = (col if text.isascii() else len(text.encode()[:col].decode(errors="ignore"))) + 1
+        if suppressed(text, code):
+            return
+        finding = Finding(module.path, line, column, code, message, fix)
+        if finding not in self.findings:
+            self.findings.append(finding)
+
+
+def _line(module: ModuleInfo, line: int) -> str:
+    lines = module.source.splitlines()
+    return lines[line - 1] if 0 < line <= len(lines) else ""
+
+
+def _parts(path: Path) -> tuple[str, ...]:
+    resolved = path.resolve()
+    return (*resolved.parent.parts[1:], resolved.stem)
+
+
+def lint_files(files: Iterable[Path], display: dict[Path, str] | None = None) -> tuple[list[Finding], Stats]:
+    """Lint `files` as one project; findings in file order, then line, column and code.
+
+    The cyclic garbage collector is paused during the run: syntax trees are many small
+    objects that live until the end, and in a process that has imported JAX every full
+    collection would walk all of them again (it halves the speed).
+    """
+    project = Project(list(files), display)
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        findings = project.run()
+    finally:
+        if collecting:
+            gc.enable()
+    order = {project.name(p): i for i, p in enumerate(project.files)}
+    findings.sort(key=lambda f: (order.get(f.path, 0), f.line, f.column, f.code))
+    return findings, project.stats

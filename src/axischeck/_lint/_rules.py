@@ -1,0 +1,61 @@
+"""The finding codes (stable: never renumbered, never reused) and the finding value."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    code: str
+    name: str  # kebab-case, for SARIF's rule name
+    title: str  # one line
+    level: str = "error"  # SARIF level: "error" (JAX raises) or "warning" (JAX runs, probably wrongly)
+
+
+RULES: dict[str, Rule] = {
+    r.code: r
+    for r in (
+        Rule("AX001", "in-axes-length", "in_axes has a different number of entries than the positional arguments"),
+        Rule("AX002", "axes-value", "in_axes / out_axes holds a value JAX refuses (a str, float or bool, ...)"),
+        Rule("AX003", "in-axes-keyword", "in_axes gives an axis to an argument passed by keyword"),
+        Rule("AX004", "out-axes-structure", "out_axes / out_specs does not match the returned tuple"),
+        Rule("AX005", "unbound-axis-name", "a collective names an axis that no enclosing transform binds"),
+        Rule(
+            "AX006",
+            "shadowed-axis-name",
+            "an axis_name is bound twice in one nest (the inner one hides the outer)",
+            "warning",
+        ),
+        Rule("AX007", "signature-inputs", "signature= declares inputs the function does not have"),
+        Rule("AX008", "signature-annotation-rank", "signature= and the function's annotations disagree on a rank"),
+        Rule("AX009", "axis-out-of-range", "an in_axes / out_axes entry is out of range for the declared rank"),
+        Rule("AX010", "in-specs-length", "shard_map in_specs has a different number of entries than the arguments"),
+        Rule("AX011", "spec-too-long", "a PartitionSpec has more entries than the declared rank"),
+        Rule("AX012", "bad-signature", "signature= is not a signature axischeck can read"),
+    )
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """One reported mistake. `line` and `column` count from 1."""
+
+    path: str
+    line: int
+    column: int
+    code: str
+    message: str
+    fix: str | None = None
+
+    def as_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {
+            "path": self.path,
+            "line": self.line,
+            "column": self.column,
+            "code": self.code,
+            "message": self.message,
+        }
+        if self.fix is not None:
+            out["fix"] = self.fix
+        return out

@@ -1,0 +1,409 @@
+"""`axischeck lint`: the seeded corpus, the runtime agreeing with it, formats, config, exit codes."""
+
+from __future__ import annotations
+
+import ast
+import importlib.util
+import io
+import json
+import re
+import sys
+import time
+import tokenize
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import jax
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import axischeck as ax
+from axischeck._cli import main
+from axischeck._lint import RULES, Finding, LintUsageError, lint, lint_files
+from axischeck._lint._config import suppressed
+from axischeck._lint._output import github, render
+
+HERE = Path(__file__).parent
+CASES = HERE / "lint_cases"
+ROOT = HERE.parent
+CASE_FILES = sorted(CASES.glob("*.py"))
+
+_EXPECT = re.compile(r"#\s*expect:\s*(AX\d{3}(?:\s*,\s*AX\d{3})*)")
+
+
+def expected(path: Path) -> set[tuple[int, str]]:
+    """(line, code) for every `# expect: AXnnn` comment (comments only, read with tokenize)."""
+    found = set()
+    with path.open("rb") as f:
+        for tok in tokenize.tokenize(f.readline):
+            if tok.type == tokenize.COMMENT and (m := _EXPECT.search(tok.string)):
+                found |= {(tok.start[0], c.strip()) for c in m.group(1).split(",")}
+    return found
+
+
+def found(path: Path) -> set[tuple[int, str]]:
+    findings, _ = lint_files([path])
+    return {(f.line, f.code) for f in findings}
+
+
+# ------------------------------------------------------------------ seeded corpus
+
+
+@pytest.mark.parametrize("path", CASE_FILES, ids=[p.name for p in CASE_FILES])
+def test_corpus_file_has_exactly_the_expected_findings(path: Path) -> None:
+    want = expected(path)
+    if path.name.startswith("clean_"):
+        assert want == set()
+    else:
+        assert path.name.startswith("bad_") and want, "a bad_ case file must expect findings"
+    assert found(path) == want
+
+
+def test_corpus_covers_every_code_in_several_spellings() -> None:
+    counts: dict[str, int] = {}
+    for path in CASE_FILES:
+        for _, code in expected(path):
+            counts[code] = counts.get(code, 0) + 1
+    assert set(counts) == set(RULES)
+    assert all(n >= 2 for n in counts.values()), counts
+
+
+def test_every_finding_names_the_transform_and_what_jax_does() -> None:
+    for path in CASE_FILES:
+        for f in lint_files([path])[0]:
+            assert re.match(
+                r"(vmap|pmap|shard_map|smap)\(|psum|pmean|pmax|pmin|all_gather|axis_index|axis_name", f.message
+            )
+            assert "JAX" in f.message or "axischeck" in f.message or f.code in ("AX008",), f.message
+
+
+# ----------------------------------------------------- the runtime agrees with the linter
+
+# Cases the runtime can run on CPU: each `case_*` function of these files must raise, with
+# an error whose text matches (axischeck's own AxisCheckError or JAX's error).
+RUNTIME = {
+    "bad_in_axes_length.py": r"in_axes|len\(args\)|positional argument|pytree structure",
+    "bad_out_axes.py": r"out_axes|out_specs|tree prefix|pytree structure",
+    "bad_axis_name.py": r"unbound axis name",
+    "bad_signature.py": r"signature|dimension",
+    "bad_axis_range.py": r"axis|rank",
+    "bad_shard_map.py": r"in_specs|too long|pytree structure",
+}
+
+
+def _load(path: Path) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(f"lint_case_{path.stem}", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize("name", sorted(RUNTIME))
+def test_runtime_raises_for_each_seeded_case(name: str) -> None:
+    module = _load(CASES / name)
+    mesh = jax.make_mesh((2,), ("x",), axis_types=(jax.sharding.AxisType.Auto,))
+    cases = [n for n in dir(module) if n.startswith("case_")]
+    assert cases
+    for case in cases:
+        fn = getattr(module, case)
+        args: tuple[Any, ...] = (mesh,) if fn.__code__.co_argcount else ()
+        with pytest.raises((ax.AxisCheckError, ValueError, TypeError, NameError)) as info:
+            fn(*args)
+        assert re.search(RUNTIME[name], str(info.value)), f"{case}: {info.value}"
+
+
+def test_every_runtime_case_is_a_linted_case() -> None:
+    """Each case the runtime runs holds a finding, or calls a function whose definition holds one."""
+    for name in RUNTIME:
+        lines = {line for line, _ in expected(CASES / name)}
+        tree = ast.parse((CASES / name).read_text())
+        spans = {
+            node.name: set(
+                range(min([node.lineno, *(d.lineno for d in node.decorator_list)]), (node.end_lineno or 0) + 1)
+            )
+            for node in tree.body
+            if isinstance(node, (ast.FunctionDef, ast.ClassDef))
+        }
+        calls = {
+            node.name: {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+            for node in tree.body
+            if isinstance(node, (ast.FunctionDef, ast.ClassDef))
+        }
+        for case in (n for n in spans if n.startswith("case_")):
+            reached, todo = set(), [case]
+            while todo:  # everything the case calls, transitively
+                current = todo.pop()
+                if current in spans and current not in reached:
+                    reached.add(current)
+                    todo.extend(calls[current])
+            assert lines & set().union(*(spans[n] for n in reached)), f"{name}:{case} has no expected finding"
+
+
+# ------------------------------------------------------------- soundness against JAX
+
+
+@given(
+    n_params=st.integers(0, 3),
+    n_defaults=st.integers(0, 3),
+    varargs=st.booleans(),
+    n_axes=st.integers(0, 4),
+    n_args=st.integers(0, 4),
+    by_keyword=st.booleans(),
+)
+def test_in_axes_length_findings_are_real_jax_errors(
+    tmp_path_factory: pytest.TempPathFactory,
+    n_params: int,
+    n_defaults: int,
+    varargs: bool,
+    n_axes: int,
+    n_args: int,
+    by_keyword: bool,
+) -> None:
+    """Whenever the linter reports AX001/AX003 for a generated program, running it raises."""
+    n_defaults = min(n_defaults, n_params)
+    params = [f"p{i}" if i < n_params - n_defaults else f"p{i}=0.0" for i in range(n_params)]
+    if varargs:
+        params.append("*rest")
+    args = ["x"] * n_args
+    if by_keyword and n_args < n_params:
+        args.append(f"p{n_args}=x")
+    source = (
+        "import jax\nimport jax.numpy as jnp\n\n"
+        f"def f({', '.join(params)}):\n    return 0.0\n\n"
+        "def run():\n"
+        "    x = jnp.ones(3)\n"
+        f"    g = jax.vmap(f, in_axes=({'0, ' * n_axes}))\n"
+        f"    return g({', '.join(args)})\n"
+    )
+    path = tmp_path_factory.mktemp("gen") / "case.py"
+    path.write_text(source)
+    codes = {f.code for f in lint_files([path])[0]}
+    if not codes & {"AX001", "AX003"}:
+        return
+    namespace: dict[str, Any] = {}
+    exec(compile(source, str(path), "exec"), namespace)
+    with pytest.raises((ValueError, TypeError)):
+        namespace["run"]()
+
+
+# ------------------------------------------------------------------- our own code
+
+
+# The files under tests/typing/misuse_*.py exist to hold code a checker must reject (mypy's
+# config excludes them too); tests/lint_cases/ is the seeded corpus. Two lines of
+# tests/test_pmap_vs_jax.py build a pmap with a list in_axes on purpose, to compare the
+# failure with JAX's (an `# axischeck: ignore[AX002]` there would make this list empty).
+INTENTIONAL = {("tests/test_pmap_vs_jax.py", "AX002", "in_axes=[0, 0]")}
+
+
+def test_our_own_source_and_tests_are_clean() -> None:
+    findings, stats = lint(
+        [str(ROOT / "src"), str(ROOT / "tests")],
+        exclude=["tests/lint_cases", "tests/typing/misuse_*"],
+        use_config=False,
+    )
+    assert stats.files > 40 and stats.sites > 100
+    unexpected = [
+        f
+        for f in findings
+        if not any(
+            f.path.replace("\\", "/").endswith(path) and f.code == code and text in _line(f)
+            for path, code, text in INTENTIONAL
+        )
+    ]
+    assert unexpected == []
+
+
+def _line(f: Finding) -> str:
+    path = Path(f.path)
+    lines = (path if path.is_absolute() else Path.cwd() / path).read_text().splitlines()
+    return lines[f.line - 1]
+
+
+def test_speed_over_our_own_tree() -> None:
+    """At least 20k lines per second (the fetched corpus of ~1M lines runs at 60k-90k)."""
+    start = time.perf_counter()
+    _, stats = lint([str(ROOT / "src"), str(ROOT / "tests")], use_config=False)
+    elapsed = time.perf_counter() - start
+    assert stats.lines / elapsed > 20_000, (stats.lines, elapsed)
+
+
+# ---------------------------------------------------------------- command and formats
+
+
+def _run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    status = main(["lint", *argv])
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+def test_exit_status_and_text_format(capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, err = _run(["--no-config", str(CASES / "clean_vmap_styles.py")], capsys)
+    assert (status, out, err) == (0, "", "")
+    status, out, _ = _run(["--no-config", str(CASES / "bad_out_axes.py")], capsys)
+    assert status == 1
+    first = out.splitlines()[0]
+    assert re.match(r".*bad_out_axes\.py:18:37: AX004 vmap\(stats, out_axes=\(0, 0, 0\)\): out_axes has 3", first)
+    assert first.endswith("(fix: out_axes=0)")
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["no/such/path.py"],
+        ["--format", "xml", "tests/lint_cases/clean_axis_names.py"],
+        ["--disable", "AX999", "tests/lint_cases/clean_axis_names.py"],
+        ["--bogus"],
+    ],
+)
+def test_usage_errors_exit_2_with_one_line(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, err = _run(["--no-config", *argv], capsys)
+    assert status == 2 and out == ""
+    assert len(err.strip().splitlines()) == 1 and err.startswith("axischeck: error:")
+
+
+def test_json_format(capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, _ = _run(["--no-config", "--format", "json", str(CASES / "bad_in_axes_keyword.py")], capsys)
+    data = json.loads(out)
+    assert status == 1 and len(data) == 4
+    assert set(data[0]) == {"path", "line", "column", "code", "message", "fix"}
+    assert all(set(d) - {"fix"} == {"path", "line", "column", "code", "message"} for d in data)
+    assert [d["line"] for d in data] == [31, 35, 40, 44]
+    status, out, _ = _run(["--no-config", "--format", "json", str(CASES / "clean_shard_map.py")], capsys)
+    assert (status, json.loads(out)) == (0, [])
+
+
+def test_sarif_format(capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, _ = _run(["--no-config", "--format", "sarif", str(CASES / "bad_signature.py")], capsys)
+    log = json.loads(out)
+    assert status == 1 and log["version"] == "2.1.0" and log["$schema"].endswith("sarif-2.1.0.json")
+    driver = log["runs"][0]["tool"]["driver"]
+    assert driver["name"] == "axischeck"
+    assert [r["id"] for r in driver["rules"]] == list(RULES)
+    assert all(r["shortDescription"]["text"] for r in driver["rules"])
+    results = log["runs"][0]["results"]
+    assert len(results) == 6
+    for r in results:
+        assert r["ruleId"] in RULES and driver["rules"][r["ruleIndex"]]["id"] == r["ruleId"]
+        assert r["message"]["text"]
+        loc = r["locations"][0]["physicalLocation"]
+        assert loc["artifactLocation"]["uri"].endswith("bad_signature.py")
+        assert loc["region"]["startLine"] >= 1 and loc["region"]["startColumn"] >= 1
+
+
+def test_github_format(capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, _ = _run(["--no-config", "--format", "github", str(CASES / "bad_shadowed_axis_name.py")], capsys)
+    lines = out.splitlines()
+    assert status == 1 and len(lines) == 3
+    assert re.match(r"::warning file=.*bad_shadowed_axis_name\.py,line=21,col=47,title=AX006::axis_name 'i'", lines[0])
+    tricky = Finding("a,b:c.py", 3, 4, "AX001", "50% of\nit", "x")
+    assert github(tricky) == "::error file=a%2Cb%3Ac.py,line=3,col=4,title=AX001::50%25 of%0Ait (fix: x)"
+
+
+def test_statistics_go_to_stderr(capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, err = _run(["--no-config", "--statistics", str(CASES / "clean_vmap_styles.py")], capsys)
+    assert status == 0 and out == ""
+    assert re.search(r"1 files, \d+ lines, 1 naming a transform, \d+ transform sites", err)
+
+
+def test_unparsable_file_is_reported_on_stderr_not_as_a_finding(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bad = tmp_path / "broken.py"
+    bad.write_text("import jax\njax.vmap(f\n")
+    status, out, err = _run(["--no-config", str(bad)], capsys)
+    assert status == 0 and out == ""
+    assert "not checked, cannot parse" in err and "broken.py:2" in err
+
+
+# -------------------------------------------------------------- suppression and config
+
+
+def test_ignore_comments() -> None:
+    assert suppressed("f(x)  # axischeck: ignore", "AX001")
+    assert suppressed("f(x)  # axischeck: ignore[AX001, AX004]", "AX004")
+    assert not suppressed("f(x)  # axischeck: ignore[AX004]", "AX001")
+    assert not suppressed("f(x)  # axischeck ignore", "AX001")
+
+
+def _project(tmp_path: Path, config: str) -> Path:
+    (tmp_path / "pyproject.toml").write_text(config)
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "model.py").write_text("def loss(x, y):\n    return x * y\n")
+    (tmp_path / "pkg" / "train.py").write_text(
+        "import jax\nfrom .model import loss\n\nbatched = jax.vmap(loss, in_axes=(0, None, 0))\n"
+    )
+    (tmp_path / "scripts").mkdir()
+    (tmp_path / "scripts" / "run.py").write_text("import jax\njax.vmap(lambda x: x, in_axes=(0, 0))\n")
+    return tmp_path
+
+
+def test_config_paths_exclude_disable_and_cross_file_resolution(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = _project(tmp_path, '[tool.axischeck.lint]\npaths = ["pkg", "scripts"]\n')
+    monkeypatch.chdir(root)
+    status, out, _ = _run([], capsys)
+    assert status == 1
+    assert {line.split(" ")[0] for line in out.splitlines()} == {"pkg/train.py:4:34:", "scripts/run.py:2:31:"}
+    assert "loss takes 2 positional parameters (x, y)" in out  # found in pkg/model.py
+    (root / "pyproject.toml").write_text('[tool.axischeck.lint]\npaths = ["pkg", "scripts"]\nexclude = ["scripts"]\n')
+    status, out, _ = _run([], capsys)
+    assert status == 1 and out.startswith("pkg/train.py")
+    (root / "pyproject.toml").write_text('[tool.axischeck.lint]\npaths = ["pkg"]\ndisable = ["AX001"]\n')
+    assert _run([], capsys)[0] == 0
+    assert _run(["--no-config", "pkg"], capsys)[0] == 1
+    assert _run(["--disable", "ax001", "--no-config", "pkg"], capsys)[0] == 0
+
+
+@pytest.mark.parametrize(
+    "config",
+    [
+        "[tool.axischeck.lint]\npath = ['src']\n",
+        "[tool.axischeck.lint]\ndisable = 'AX001'\n",
+        "[tool.axischeck.lint]\ndisable = ['AX100']\n",
+        "[tool.axischeck.lint\n",
+    ],
+)
+def test_bad_config_is_a_usage_error(tmp_path: Path, config: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = _project(tmp_path, config)
+    monkeypatch.chdir(root)
+    with pytest.raises(LintUsageError):
+        lint(["pkg"])
+
+
+def test_no_paths_and_no_config_is_a_usage_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(LintUsageError, match="no PATH given"):
+        lint([], use_config=False)
+
+
+def test_render_text_without_findings_is_empty() -> None:
+    assert render([], "text", "0") == "" and render([], "json", "0") == "[]"
+
+
+def test_pre_commit_hook_manifest() -> None:
+    text = (ROOT / ".pre-commit-hooks.yaml").read_text()
+    for line in ("- id: axischeck-lint", "entry: axischeck lint", "language: python", "types: [python]"):
+        assert line in text
+
+
+def test_python_dash_m_runs_the_command() -> None:
+    import subprocess
+
+    done = subprocess.run(
+        [sys.executable, "-m", "axischeck", "lint", "--no-config", str(CASES / "bad_axis_name.py")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 1 and done.stdout.count("AX005") == 5
+
+
+def test_findings_are_values() -> None:
+    f = Finding("a.py", 1, 2, "AX001", "m")
+    assert f.as_dict() == {"path": "a.py", "line": 1, "column": 2, "code": "AX001", "message": "m"}
+    assert io.StringIO(render([f], "text", "0")).read() == "a.py:1:2: AX001 m"
