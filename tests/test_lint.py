@@ -407,3 +407,53 @@ def test_findings_are_values() -> None:
     f = Finding("a.py", 1, 2, "AX001", "m")
     assert f.as_dict() == {"path": "a.py", "line": 1, "column": 2, "code": "AX001", "message": "m"}
     assert io.StringIO(render([f], "text", "0")).read() == "a.py:1:2: AX001 m"
+
+
+# -------------------------------------------------------------------------- Markdown
+
+_DOC = """# A notebook
+
+Some prose with `jax.vmap`.
+
+```{code-cell} ipython3
+import jax
+from jax import lax
+%timeit 1 + 1
+```
+
+```{code-cell} ipython3
+:tags: [raises-exception]
+
+jax.vmap(lambda x: x, in_axes=(0, 0))(1.0)
+```
+
+```python
+jax.vmap(lambda x: x, in_axes=(0, 0))
+```
+
+```python
+this cell does not parse (
+```
+
+- a list item:
+
+  ```py
+  jax.pmap(lambda x: lax.psum(x, "j"), axis_name="i")(1.0)
+  ```
+
+```pycon
+>>> jax.vmap(lambda x: x, out_axes="b")
+Traceback (most recent call last):
+```
+"""
+
+
+def test_markdown_cells_are_linted_with_the_files_line_numbers(tmp_path: Path) -> None:
+    doc = tmp_path / "notebook.md"
+    doc.write_text(_DOC)
+    findings, stats = lint([str(doc)], use_config=False)
+    assert [(f.line, f.code) for f in findings] == [(18, "AX001"), (28, "AX005"), (32, "AX002")]
+    assert findings[1].column == 34  # counted in the file, not in the dedented cell
+    # A folder's .md files only with markdown=True (the command's --markdown).
+    assert lint([str(tmp_path)], use_config=False)[1].files == 0
+    assert lint([str(tmp_path)], use_config=False, markdown=True)[0] == findings

@@ -139,6 +139,7 @@ def _build(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--disable", action="append", default=[], metavar="CODES", help="codes not to report: AX003,AX006")
     p.add_argument("--exclude", action="append", default=[], metavar="PATTERN", help="files or folders to skip")
     p.add_argument("--no-config", action="store_true", help="ignore [tool.axischeck.lint] in pyproject.toml")
+    p.add_argument("--markdown", action="store_true", help="also lint the Python cells of .md files in folders")
     p.add_argument("--statistics", action="store_true", help="print counts of files, lines and sites to stderr")
     # Shapes may follow the options (argparse stops a '*' positional at the first option).
     args, extra = parser.parse_known_args(argv)
@@ -315,6 +316,7 @@ def _lint(args: argparse.Namespace) -> int:
             disable=args.disable,
             exclude=args.exclude,
             use_config=not args.no_config,
+            markdown=args.markdown,
             statistics=args.statistics,
             version=version(),
         )

@@ -36,6 +36,9 @@ Codes (stable; each finding names the transform, the argument and what JAX would
 - AX011 a `PartitionSpec` has more entries than the declared rank of its argument/output.
 - AX012 `signature=` is not a signature axischeck's parser can read.
 
+Markdown files (docs, MyST notebooks) are linted too when named, or with `--markdown` for
+folders: their Python code cells, with the file's line numbers.
+
 Suppress one line with `# axischeck: ignore[AX001]` (or `# axischeck: ignore` for every
 code); configure `paths`, `exclude` and `disable` in `[tool.axischeck.lint]` of the nearest
 pyproject.toml. Exit status: 0 when clean, 1 with findings, 2 for usage errors.
@@ -73,6 +76,7 @@ def lint(
     disable: Sequence[str] = (),
     exclude: Sequence[str] = (),
     use_config: bool = True,
+    markdown: bool = False,
 ) -> tuple[list[Finding], Stats]:
     """Lint `paths` (files or folders); without paths, those of `[tool.axischeck.lint]`."""
     start = Path(paths[0]) if paths else Path.cwd()
@@ -83,7 +87,7 @@ def lint(
             raise LintUsageError("no PATH given and no paths in [tool.axischeck.lint] of a pyproject.toml")
         given = [str(config.root / p) for p in config.paths]
     off = config.disable | parse_codes(disable, "--disable")
-    files = list(python_files(given, (*config.exclude, *exclude), config.root))
+    files = list(python_files(given, (*config.exclude, *exclude), config.root, markdown))
     display = {f: _display(f) for f in files}
     findings, stats = lint_files(files, display)
     return [f for f in findings if f.code not in off], stats
@@ -104,6 +108,7 @@ def run(
     disable: Sequence[str] = (),
     exclude: Sequence[str] = (),
     use_config: bool = True,
+    markdown: bool = False,
     statistics: bool = False,
     version: str = "",
     out: TextIO | None = None,
@@ -117,7 +122,7 @@ def run(
     err = err or sys.stderr
     if fmt not in FORMATS:
         raise LintUsageError(f"unknown --format {fmt!r} (choose from {', '.join(FORMATS)})")
-    findings, stats = lint(paths, disable=disable, exclude=exclude, use_config=use_config)
+    findings, stats = lint(paths, disable=disable, exclude=exclude, use_config=use_config, markdown=markdown)
     for problem in stats.unparsable:
         print(f"axischeck: warning: not checked, cannot parse {problem}", file=err)
     text = render(findings, fmt, version)

@@ -93,8 +93,11 @@ def parse_codes(items: Iterable[str], where: str) -> frozenset[str]:
 _SKIP_DIRS = frozenset({"__pycache__", "node_modules", "site-packages", "venv", "build", "dist", "__pypackages__"})
 
 
-def python_files(paths: Iterable[str], exclude: Iterable[str], root: Path | None) -> Iterator[Path]:
-    """The files to lint, each once, in a stable order."""
+def python_files(
+    paths: Iterable[str], exclude: Iterable[str], root: Path | None, markdown: bool = False
+) -> Iterator[Path]:
+    """The files to lint, each once, in a stable order (a folder's .py and .pyi files, and its
+    .md files with `markdown`; a file named explicitly is always linted, .md as Markdown)."""
     patterns = tuple(p.rstrip("/") for p in exclude)
     seen: set[Path] = set()
     for given in paths:
@@ -104,7 +107,7 @@ def python_files(paths: Iterable[str], exclude: Iterable[str], root: Path | None
         if path.is_file():
             candidates: Iterable[Path] = [path]
         else:
-            candidates = _walk(path, patterns, root)
+            candidates = _walk(path, patterns, root, (".py", ".pyi", ".md") if markdown else (".py", ".pyi"))
         for file in candidates:
             key = file.resolve()
             if key not in seen and not (path.is_dir() and _excluded(file, patterns, root)):
@@ -112,7 +115,7 @@ def python_files(paths: Iterable[str], exclude: Iterable[str], root: Path | None
                 yield file
 
 
-def _walk(top: Path, patterns: tuple[str, ...], root: Path | None) -> Iterator[Path]:
+def _walk(top: Path, patterns: tuple[str, ...], root: Path | None, suffixes: tuple[str, ...]) -> Iterator[Path]:
     for folder, dirs, files in os.walk(top):
         dirs[:] = sorted(
             d
@@ -120,7 +123,7 @@ def _walk(top: Path, patterns: tuple[str, ...], root: Path | None) -> Iterator[P
             if not d.startswith(".") and d not in _SKIP_DIRS and not _excluded(Path(folder, d), patterns, root)
         )
         for name in sorted(files):
-            if name.endswith((".py", ".pyi")):
+            if name.endswith(suffixes):
                 yield Path(folder, name)
 
 

@@ -128,6 +128,7 @@ class ModuleInfo:
     imports_modules: set[str]  # dotted names imported anywhere (for cross-file uses)
     stored_attrs: set[str]  # attribute names assigned anywhere (`self.f = ...`)
     attr_loads: dict[str, list[ast.Attribute]]  # every `x.name` read, by name
+    column_shift: dict[int, int] = field(default_factory=dict)  # Markdown: characters cut per line
     resolve_cache: dict[tuple[int, str], Scope | None] = field(default_factory=dict)
 
     def lookup(self, name: str, scope: Scope) -> list[Binding] | None:

@@ -13,6 +13,7 @@ from ._axisnames import AxisNames
 from ._callee import Resolver
 from ._checks import SiteChecker
 from ._config import suppressed
+from ._markdown import python_of_markdown
 from ._module import ModuleInfo, build_module
 from ._rules import Finding
 
@@ -65,15 +66,20 @@ class Project:
         info = None
         if source is not None:
             try:
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore")  # invalid escape sequences and the like in linted code
-                    tree = ast.parse(source, filename=str(path))
+                shift: dict[int, int] = {}
+                if path.suffix.lower() == ".md":
+                    source, tree, shift = python_of_markdown(source)
+                else:
+                    with warnings.catch_warnings():
+                        warnings.simplefilter("ignore")  # invalid escape sequences and the like in linted code
+                        tree = ast.parse(source, filename=str(path))
             except (SyntaxError, ValueError, MemoryError, RecursionError) as err:
                 line = getattr(err, "lineno", None)
                 self.stats.unparsable.append(f"{self.name(path)}:{line or 1}: {type(err).__name__}: {err}")
             else:
                 parts = _parts(path)
                 info = build_module(self.name(path), source, tree, parts, path.name == "__init__.py")
+                info.column_shift = shift
         self._modules[path] = info
         return info
 
@@ -130,6 +136,7 @@ class Project:
         col = getattr(node, "col_offset", 0)
         text = _line(module, line)
         column = (col if text.isascii() else len(text.encode()[:col].decode(errors="ignore"))) + 1
+        column += module.column_shift.get(line, 0)
         if suppressed(text, code):
             return
         finding = Finding(module.path, line, column, code, message, fix)
