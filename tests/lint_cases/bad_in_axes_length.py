@@ -89,6 +89,17 @@ def case_bound_method():
     return Layer().batched(jnp.ones(4), jnp.ones((3, 4)))
 
 
+class Scaler:
+    @partial(jax.vmap, in_axes=(None, 0))
+    def apply(self, x):
+        return 2 * x
+
+
+def case_method_call_site():
+    scaler = Scaler()
+    return scaler.apply(jnp.ones(3), jnp.ones(3))  # expect: AX001
+
+
 def case_pmap():
     return jax.pmap(scale, in_axes=(0, None, 0))(jnp.ones((2, 4)), jnp.ones(4))  # expect: AX001
 
@@ -107,5 +118,6 @@ if __name__ == "__main__":
     case_ax_factory()
     case_method()
     case_bound_method()
+    case_method_call_site()
     case_pmap()
     case_ax_pmap()

@@ -159,3 +159,24 @@ def ignored():
 
 def ignored_all():
     return jax.vmap(scale, in_axes=(0, "w"))  # axischeck: ignore
+
+
+class Scaler:
+    @partial(jax.vmap, in_axes=(None, 0))
+    def apply(self, x):
+        return 2 * x
+
+    def twice(self, x):
+        return self.apply(self.apply(x))
+
+
+def unrelated(module, params, x, y):
+    # Another object's .apply (a flax module, say): not Scaler.apply, not checked against it.
+    return module.apply(params, x, y), Scaler().apply(x)
+
+
+def docs_in_annotated(lr: Annotated[float, "the learning rate"], x):
+    return lr * x
+
+
+learning = jax.vmap(docs_in_annotated, in_axes=(None, 0))

@@ -98,13 +98,13 @@ class AxisNames:
             if m is not None and m.fun is None:
                 site = Site(m.transform, fn.module, dec, fn.outer, m.options, None, fn, readable=m.readable)
                 own += binders_of(site)
-        if _entry_point(fn):
-            return [Path(own, True)]
         uses = (
             uses_of_value(self.resolver, fn.module, fn.node)
             if isinstance(fn.node, ast.Lambda)
             else uses_of_def(self.resolver, fn)
         )
+        if _entry_point(fn) and not uses:
+            return [Path(own, True)]  # nothing here calls it: a runner does, from the top level
         return [Path(own + p.binders, p.complete) for p in self.from_uses(uses)]
 
     def from_uses(self, uses: list[Use], depth: int = 0) -> list[Path]:

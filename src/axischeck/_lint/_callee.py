@@ -363,7 +363,7 @@ def raw_callee(fn: FunctionInfo) -> Callee:
 
 def _ranks(annotation: ast.expr | None, where: str) -> tuple[Ranks | None, bool]:
     """Leaf ranks an annotation declares (`Annotated[Array, "a b"]`, `Float[Array, "n"]`)."""
-    if annotation is None:
+    if annotation is None or not _array_annotation(annotation):
         return None, False
     try:
         dims = _dims_of_node(annotation, where)
@@ -373,6 +373,28 @@ def _ranks(annotation: ast.expr | None, where: str) -> tuple[Ranks | None, bool]
     except (AxisCheckError, RecursionError, ValueError, TypeError):
         return None, False
     return tuple(s.min_rank if s.variadic_index is None else None for s in tree.leaves), isinstance(dims, tuple)
+
+
+_ARRAY_TYPES = frozenset({"Array", "ArrayLike", "ndarray", "Tensor", "ShapeDtypeStruct", "Float", "Shaped"})
+
+
+def _array_annotation(node: ast.expr) -> bool:
+    """`Annotated[X, "a b"]` declares dims only when X is an array type (other tools put
+    documentation strings in Annotated: `Annotated[float, "learning rate"]`); jaxtyping's
+    `Float[Array, "a b"]`, `PyTree[...]` and `tuple[...]` are read as the engine reads them."""
+    if not isinstance(node, ast.Subscript):
+        return False
+    head = node.value.attr if isinstance(node.value, ast.Attribute) else getattr(node.value, "id", "")
+    if head != "Annotated":
+        return True
+    first = node.slice.elts[0] if isinstance(node.slice, ast.Tuple) and node.slice.elts else node.slice
+    meta = node.slice.elts[1:] if isinstance(node.slice, ast.Tuple) else []
+    if any(isinstance(m, (ast.Dict, ast.Tuple, ast.List)) for m in meta):
+        return True  # a pytree of dims
+    while isinstance(first, ast.Subscript):  # Float[Array, ...] inside, or list[...]
+        first = first.value
+    name = first.attr if isinstance(first, ast.Attribute) else getattr(first, "id", "")
+    return isinstance(name, str) and (name in _ARRAY_TYPES or name.endswith("Array"))
 
 
 def bind_positional(c: Callee, n: int) -> Callee | None:

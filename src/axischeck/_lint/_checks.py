@@ -292,6 +292,8 @@ class SiteChecker:
             problem = f"out_axes is a dict but {returns}"
             fix = None
         elif isinstance(value, list):
+            if self.site.transform.kind not in ("vmap", "pmap"):
+                return  # verified against JAX for vmap and pmap only
             problem = f"out_axes is a list, {axes_text(value)}, but {returns} (lists and tuples differ)"
             fix = f"out_axes={axes_text(tuple(value))}" if len(value) == k else None
         else:
@@ -567,7 +569,9 @@ class SiteChecker:
             self._spec_too_long(out_specs, c.out_ranks, "out_specs", "the output")
 
     def _spec_entries(self, node: ast.expr) -> int | None:
-        if not isinstance(node, ast.Call) or any(isinstance(a, ast.Starred) for a in node.args):
+        if not isinstance(node, ast.Call) or node.keywords:
+            return None
+        if any(isinstance(a, ast.Starred) or (isinstance(a, ast.Constant) and a.value is Ellipsis) for a in node.args):
             return None
         if qualname(node.func, self.site.module, self.site.scope) not in PARTITION_SPEC:
             return None

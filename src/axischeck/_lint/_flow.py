@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from ._callee import Resolver, Site
-from ._module import ASSIGN, DEF, FunctionInfo, ModuleInfo, Scope
+from ._module import ASSIGN, CLASS, DEF, ClassInfo, FunctionInfo, ModuleInfo, Scope, unique
 from ._names import CLASSMETHOD, IMMEDIATE, PARTIAL, STATICMETHOD, TRANSPARENT, WRAPPERS, qualname
 
 UseKind = Literal["call", "transform", "immediate", "unknown"]
@@ -92,11 +92,13 @@ def uses_of_def(resolver: Resolver, fn: FunctionInfo, depth: int = 0) -> list[Us
 
 def _method_uses(resolver: Resolver, fn: FunctionInfo) -> list[Use]:
     """Calls `obj.name(...)` of a method: every read of `.name` in the file, when no other
-    class here has a `name` and each read is a call (self is passed by the binding)."""
+    class here has a `name`, each read is a call, and each `obj` is known to be an instance
+    of the class (`self` in its methods, `Cls(...)`, a name bound once to `Cls(...)`) or the
+    class itself. Anything else may be another object's `name`: then the uses are unknown."""
     module = fn.module
     assert fn.cls is not None
-    others = [f for f in module.functions if f.name == fn.name and f.cls is not None and f is not fn]
-    if others or fn.name in module.stored_attrs or len(fn.cls.methods.get(fn.name, [])) != 1:
+    others = [f.cls for f in module.functions if f.name == fn.name and f.cls is not None and f.cls is not fn.cls]
+    if fn.name in module.stored_attrs or len(fn.cls.methods.get(fn.name, [])) != 1:
         return [Use("unknown", fn.node, module)]
     for dec in fn.decorators:
         if _known_wrapper(resolver, dec, module, fn) is not True or _is_static(dec, module, fn):
@@ -106,10 +108,42 @@ def _method_uses(resolver: Resolver, fn: FunctionInfo) -> list[Use]:
         call = module.parents.get(attr)
         if not isinstance(call, ast.Call) or call.func is not attr:
             return [Use("unknown", attr, module)]
-        base = attr.value
-        through_class = isinstance(base, ast.Name) and base.id == fn.cls.name
-        uses.append(Use("call", call, module, implicit=0 if through_class else 1))
+        receiver = _receiver(module, attr.value, fn.cls)
+        if receiver is None:
+            if any(other is not None and _receiver(module, attr.value, other) for other in others):
+                continue  # another class's method of the same name
+            return [Use("unknown", attr, module)]
+        uses.append(Use("call", call, module, implicit=0 if receiver == "class" else 1))
     return uses
+
+
+def _receiver(module: ModuleInfo, base: ast.expr, cls: ClassInfo) -> str | None:
+    """ "instance" or "class" when `base` is surely one of those for `cls`, else None."""
+    if isinstance(base, ast.Call):
+        return "instance" if _is_class(module, base.func, cls) else None
+    if not isinstance(base, ast.Name) or base.id not in module.loads or base not in module.scope_of:
+        return None
+    scope = module.scope_of[base]
+    if _is_class(module, base, cls):
+        return "class"
+    owner = module.owner(base.id, scope)
+    bindings = module.lookup(base.id, scope)
+    if owner is None or bindings is None or len(bindings) != 1:
+        return None
+    method = owner.function
+    if method is not None and method.cls is cls and method.params.positional[:1] == (base.id,):
+        return "instance"  # self in a method of the class
+    b = bindings[0]
+    if b.kind == ASSIGN and isinstance(b.value, ast.Call) and _is_class(module, b.value.func, cls):
+        return "instance"  # obj = Cls(...)
+    return None
+
+
+def _is_class(module: ModuleInfo, expr: ast.expr, cls: ClassInfo) -> bool:
+    if not isinstance(expr, ast.Name) or expr not in module.scope_of:
+        return False
+    b = unique(module.lookup(expr.id, module.scope_of[expr]), CLASS)
+    return b is not None and b.value is cls
 
 
 def _is_static(dec: ast.expr, module: ModuleInfo, fn: FunctionInfo) -> bool:
