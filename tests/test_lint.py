@@ -189,6 +189,43 @@ def test_in_axes_length_findings_are_real_jax_errors(
         namespace["run"]()
 
 
+@given(
+    n_out=st.integers(1, 3),
+    out_axes=st.one_of(
+        st.integers(-3, 3).map(str),
+        st.lists(st.sampled_from(["0", "1", "-1", "None"]), min_size=1, max_size=4).map(
+            lambda xs: "(" + ", ".join(xs) + ",)"
+        ),
+        st.lists(st.sampled_from(["0", "None"]), min_size=1, max_size=3).map(lambda xs: "[" + ", ".join(xs) + "]"),
+    ),
+    in_axis=st.integers(-3, 3),
+    rank=st.integers(0, 2),
+)
+def test_out_axes_and_rank_findings_are_real_jax_errors(
+    tmp_path_factory: pytest.TempPathFactory, n_out: int, out_axes: str, in_axis: int, rank: int
+) -> None:
+    """Whenever the linter reports AX004/AX009 for a generated program, running it raises."""
+    dims = " ".join("abc"[:rank])
+    shape = [2] * rank  # arguments agree with the annotation: batched rank is rank + 1
+    shape.insert(in_axis % (rank + 1) if -(rank + 1) <= in_axis <= rank else 0, 3)
+    source = (
+        "from typing import Annotated\nimport jax\nimport jax.numpy as jnp\n\n"
+        f"def f(x: Annotated[jax.Array, {dims!r}]) -> Annotated[jax.Array, {dims!r}]:\n"
+        f"    return {'(' + ', '.join(['x'] * n_out) + ',)' if n_out > 1 else 'x'}\n\n"
+        "def run():\n"
+        f"    x = jnp.ones({tuple(shape)})\n"
+        f"    return jax.vmap(f, in_axes={in_axis}, out_axes={out_axes})(x)\n"
+    )
+    path = tmp_path_factory.mktemp("gen") / "case.py"
+    path.write_text(source)
+    if not {f.code for f in lint_files([path])[0]} & {"AX004", "AX009", "AX002"}:
+        return
+    namespace: dict[str, Any] = {}
+    exec(compile(source, str(path), "exec"), namespace)
+    with pytest.raises((ValueError, TypeError)):
+        namespace["run"]()
+
+
 # ------------------------------------------------------------------- our own code
 
 
