@@ -202,3 +202,43 @@ def test_pmap_out_axes_none_in_a_training_step() -> None:
     theirs = jax.pmap(init, out_axes=None)(keys)
     for k in theirs:
         np.testing.assert_array_equal(ours[k], theirs[k])
+
+
+def test_size_one_mesh_axes_left_out_of_types_are_accepted() -> None:
+    """With `jax_remove_size_one_mesh_axis_from_type`, an argument's type never names a
+    size-1 mesh axis that its in_spec names; JAX accepts that, so axischeck does."""
+    from jax._src import config
+    from jax.sharding import AxisType
+    from jax.sharding import PartitionSpec as P
+
+    mesh = jax.make_mesh((2, 1), ("x", "y"), axis_types=(AxisType.Explicit,) * 2, devices=jax.devices()[:2])
+    with config.remove_size_one_mesh_axis_from_type(True), jax.set_mesh(mesh):
+        arr = jax.device_put(np.arange(16.0).reshape(8, 2), P("x", "y"))
+        f = jax.jit(ax.shard_map(lambda x: jax.lax.psum(x, "x"), in_specs=P("x", "y"), out_specs=P()))
+        np.testing.assert_array_equal(f(arr), np.arange(16.0).reshape(8, 2)[:4] + np.arange(16.0).reshape(8, 2)[4:])
+
+
+def test_a_structured_in_axes_is_not_mistaken_for_an_equal_tuple() -> None:
+    import collections
+
+    Point = collections.namedtuple("Point", "x y")
+    f = lambda a, p: a + p.x + p.y
+    point = Point(jnp.ones((2, 3)), jnp.ones((3, 2)))
+    ax.vmap(f, in_axes=((0, (1, 0)),))  # a plain tuple first: a different option
+    got = ax.vmap(lambda args: f(*args), in_axes=((0, Point(0, 1)),))((jnp.ones((2, 3)), point))
+    want = jax.vmap(lambda args: f(*args), in_axes=((0, Point(0, 1)),))((jnp.ones((2, 3)), point))
+    np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("bad", [np.array([0, 1]), np.array(0), np.int64(0)])
+def test_array_axes_get_jax_s_error_with_our_explanation(bad: Any) -> None:
+    with pytest.raises(TypeError) as plain:
+        jax.vmap(double, in_axes=bad)
+    with pytest.raises(ax.SpecError) as ours:
+        ax.vmap(double, in_axes=bad)
+    assert isinstance(ours.value, TypeError) and str(plain.value) in str(ours.value)
+
+
+def test_jax_s_message_is_kept_for_unmapped_non_array_arguments() -> None:
+    with pytest.raises(ValueError, match="vmap got inconsistent sizes for array axes to be mapped:"):
+        ax.vmap(lambda a, b, g: g(a, b), (0, 0, None))(jnp.ones(2), jnp.ones(3), jnp.add)

@@ -58,7 +58,11 @@ def _leaf_fix(leaf: object, what: str) -> str | None:
     if isinstance(leaf, bool):
         return f"write 0 or None instead of {leaf!r} in {what} (a bool is not an axis)"
     if isinstance(leaf, SupportsIndex):  # numpy ints and friends
-        return f"write int({leaf!r}) = {operator.index(leaf)!r} (JAX accepts only Python ints as axes)"
+        try:
+            value = operator.index(leaf)
+        except Exception:  # an array of several elements claims __index__ and refuses it
+            return None
+        return f"write int({short_repr(leaf)}) = {value!r} (JAX accepts only Python ints as axes)"
     return None
 
 

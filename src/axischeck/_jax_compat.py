@@ -105,6 +105,12 @@ def vmap_shmap_error_enabled() -> bool:
     return not bool(getattr(jax.config, "jax_disable_vmap_shmap_error", False))
 
 
+def size_one_axes_leave_types() -> bool:
+    """`jax_remove_size_one_mesh_axis_from_type`: JAX drops mesh axes of size 1 from array
+    types, so an argument's sharding never names them (an in_spec may)."""
+    return bool(getattr(jax.config, "jax_remove_size_one_mesh_axis_from_type", False))
+
+
 def spec_entries(spec: Any) -> tuple[Any, ...]:
     """A PartitionSpec's per-dim entries (iterating a spec with `unreduced=` raises)."""
     return tuple(spec.partitions)

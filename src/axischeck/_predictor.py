@@ -252,21 +252,26 @@ def predictor_for(
 
 
 def options_key(kind: str, *options: Any) -> Hashable | None:
-    """A key for a transform's options: their values with their types (so `1` and `True`
-    differ), or their flattened pytree; None when they cannot be hashed (not shared)."""
+    """A key for a transform's options: each value with its type, containers spelled out
+    (so `1` and `True`, a tuple and a namedtuple, a list and a tuple all differ); None when
+    some option cannot be hashed (then nothing is shared)."""
     try:
-        key = (kind, options, tuple(map(type, options)))
+        key = (kind, tuple(_typed(option) for option in options))
         hash(key)
-        return key
-    except Exception:
-        pass
-    try:
-        leaves, treedef = jax.tree_util.tree_flatten(options, is_leaf=lambda x: x is None)
-        flat_key = (kind, treedef, tuple((type(x), x) for x in leaves))
-        hash(flat_key)
-        return flat_key
     except Exception:
         return None
+    return key
+
+
+def _typed(value: Any) -> Hashable:
+    kind = type(value)
+    if kind is int or kind is str or value is None:
+        return (kind, value)
+    if isinstance(value, (tuple, list)):
+        return (kind, tuple(_typed(v) for v in value))
+    if isinstance(value, dict):
+        return (kind, tuple((_typed(k), _typed(v)) for k, v in value.items()))
+    return (kind, value)
 
 
 # ------------------------------------------------------------- per-example models

@@ -20,7 +20,7 @@ from jax.sharding import PartitionSpec
 
 from ._errors import ArgumentError, AxisCheckError, OutputError, SpecError
 from ._explain import table_so_far
-from ._jax_compat import INFER_SPECS, JAX_SHARD_MAP, spec_entries
+from ._jax_compat import INFER_SPECS, JAX_SHARD_MAP, size_one_axes_leave_types, spec_entries
 from ._leaves import Call, Leaf, abstract, check_jax_outputs, struct
 from ._mesh import (
     MeshShape,
@@ -269,6 +269,10 @@ class ShardModel:
         assert leaf.shape is not None
         want = dims + ((),) * (len(leaf.shape) - len(dims))
         have = sharding_spec(leaf.value, len(leaf.shape))
+        if size_one_axes_leave_types():  # JAX drops size-1 mesh axes from array types
+            ones = {n for n, s in zip(mesh.names, mesh.sizes, strict=True) if s == 1}
+            want = tuple(tuple(a for a in d if a not in ones) for d in want)
+            have = tuple(tuple(a for a in d if a not in ones) for d in have)
         if want != have:
             held = as_partition_spec(have)
             raise SpecMistake(

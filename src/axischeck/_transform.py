@@ -207,13 +207,8 @@ class Transformed(Generic[P, R]):
         verdict (its exception type and message) where JAX refuses the call too, so code
         written against JAX's errors keeps working."""
         err = self._predictor.with_fix(err, args, kwargs, traces)
-        try:
-            jax.eval_shape(self._jax_fn, *args, **kwargs)
-        except AxisCheckError:
-            return err
-        except Exception as jax_err:
-            return with_jax_error(err, jax_err)
-        return err  # JAX answers (silently and wrongly, or we are stricter): ours stands
+        jax_err = _jax_verdict(self._jax_fn, args, kwargs)
+        return err if jax_err is None else with_jax_error(err, jax_err)
 
     def _diagnosis(self, err: Exception, args: tuple[Any, ...], kwargs: dict[str, Any]) -> AxisCheckError | None:
         """After JAX failed: our account of it (JAX's message kept), or None to let JAX's
@@ -257,6 +252,31 @@ class Transformed(Generic[P, R]):
                     transform=self._describe(),
                     table=str(pred),
                 )
+
+
+def _jax_verdict(jax_fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Exception | None:
+    """JAX's own exception for this call, found abstractly (no FLOPs): arrays are traced,
+    every other leaf is passed as the real call passes it. None when JAX accepts it
+    (it answers silently and wrongly, or axischeck is stricter: axischeck's error stands)."""
+    leaves, treedef = jax.tree_util.tree_flatten((args, kwargs))
+    dyn = [
+        i for i, x in enumerate(leaves) if shape_of(x) is not None and not isinstance(x, (bool, int, float, complex))
+    ]
+
+    def call(*traced: Any) -> Any:
+        values = list(leaves)
+        for i, t in zip(dyn, traced, strict=True):
+            values[i] = t
+        a, k = jax.tree_util.tree_unflatten(treedef, values)
+        return jax_fn(*a, **k)
+
+    try:
+        jax.eval_shape(call, *[leaves[i] for i in dyn])
+    except AxisCheckError:
+        return None
+    except Exception as err:
+        return err
+    return None
 
 
 def _rebuilt(make: Callable[..., Any], fun: Callable[..., Any], options: dict[str, Any]) -> Any:
@@ -310,6 +330,8 @@ def built_by_jax(make: Callable[[], Any], validate: Callable[[], object]) -> Any
             validate()
         except AxisCheckError as ours:
             raise with_jax_error(ours, jax_err).with_traceback(None) from None
+        except Exception:  # our explanation failed: JAX's error is the answer
+            pass
         raise
 
 
