@@ -189,7 +189,7 @@ def _run(argv: Sequence[str] | None) -> int:
         out_axes = parse_axes(args.out_axes, "--out-axes")
         names = [n.strip() for n in args.names.split(",")] if args.names is not None else None
         if names is not None and (len(names) != len(shapes) or not all(n.isidentifier() for n in names)):
-            raise UsageError(f"--names needs {len(shapes)} comma-separated identifiers, got {quote(args.names)}")
+            raise UsageError(f"--names needs {len(shapes)} comma-separated identifiers, got {quote(args.names or '')}")
         try:
             sig = Signature(args.signature)
             if names is not None:

@@ -96,7 +96,7 @@ def _plan(routes: Mapping[int, tuple[str, Any]]) -> list[_Swap]:
             plan.append(_Swap(namespace, key, namespace[key], new, where))
             done.add((id(namespace), key))
 
-    jax_globals = vars(jax)
+    jax_globals: dict[str, Any] = jax.__dict__  # the module namespace itself
     for original, (name, replacement) in routes.items():
         if jax_globals.get(name) is not None and id(jax_globals[name]) == original:
             add(jax_globals, name, replacement, f"jax.{name}")

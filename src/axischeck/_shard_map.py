@@ -58,8 +58,6 @@ class ShardMapped(Transformed[P, R]):
     ```
     """
 
-    batched_signature: Signature | None = None  # a wrapping transform sees global shapes, not the signature's
-
     def __init__(
         self,
         f: Callable[P, R],

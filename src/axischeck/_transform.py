@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import Any, Concatenate, Generic, ParamSpec, Self, TypeVar, overload
 
 import jax
+from jax.core import Tracer
 
 from ._errors import AxisCheckError, FunctionError, OutputError, SpecError, with_jax_error
 from ._jax_compat import custom_axis_spec, vmappable_value
@@ -289,7 +290,7 @@ def _opaque(leaves: list[Any]) -> bool:
     for x in leaves:
         if vmappable_value(x):
             return True
-        if isinstance(x, (jax.core.Tracer, jax.ShapeDtypeStruct)) and not all(type(d) is int for d in x.shape):
+        if isinstance(x, (Tracer, jax.ShapeDtypeStruct)) and not all(type(d) is int for d in x.shape):
             return True
     return False
 
