@@ -78,9 +78,7 @@ def _shapes_of(fn: Callable[..., Any], env: Env, structs: Sequence[Any]) -> Any:
     return shapes
 
 
-def _substituting(
-    fn: Callable[..., Any], treedef: Any, values: Sequence[Any], dyn: Sequence[int]
-) -> Callable[..., Any]:
+def substituting(fn: Callable[..., Any], treedef: Any, values: Sequence[Any], dyn: Sequence[int]) -> Callable[..., Any]:
     """`fn` of the flattened `(args, kwargs)`, taking the leaves at `dyn` as its arguments
     (traced) and closing over the others as they are."""
 
@@ -101,7 +99,7 @@ def eval_per_example(fn: Callable[..., Any], treedef: Any, values: Sequence[Any]
     values are traced, everything else is closed over.
     """
     dyn = [i for i, v in enumerate(values) if _is_abstract(v)]
-    per_example = _substituting(fn, treedef, values, dyn)
+    per_example = substituting(fn, treedef, values, dyn)
     scope = _named_scope(env)
     structs = [_with_env_dims(values[i], i, scope) for i in dyn]
     try:
@@ -122,7 +120,7 @@ def jaxpr_under_levels(fn: Callable[..., Any], treedef: Any, values: Sequence[An
     included, have their say. `env` must hold vmap levels only."""
     assert all(kind == "vmap" for *_, kind in env)
     dyn = [i for i, v in enumerate(values) if _is_abstract(v)]
-    flat = _substituting(fn, treedef, values, dyn)
+    flat = substituting(fn, treedef, values, dyn)
     structs = [_with_env_dims(values[i], i, env) for i in dyn]
     return jax.make_jaxpr(_bind_names(flat, env, dyn))(*structs)
 
@@ -192,7 +190,7 @@ def batched_outputs(
     output, only on this rare path.
     """
     dyn = [i for i, (v, a) in enumerate(zip(values, axes, strict=True)) if a is not None or _is_abstract(v)]
-    flat = _substituting(fn, treedef, values, dyn)
+    flat = substituting(fn, treedef, values, dyn)
     answers: list[bool] = []
 
     def recording(*traced: Any) -> Any:

@@ -23,6 +23,7 @@ from ._prediction import BaseStep, Prediction
 from ._predictor import Build, Predictor, fn_name, options_key, predictor_for
 from ._shape import Shape, format_shape
 from ._signature import Signature
+from ._trace import substituting
 from ._trees import leaf_paths
 
 P = ParamSpec("P")
@@ -263,16 +264,8 @@ def _jax_verdict(jax_fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict
     dyn = [
         i for i, x in enumerate(leaves) if shape_of(x) is not None and not isinstance(x, (bool, int, float, complex))
     ]
-
-    def call(*traced: Any) -> Any:
-        values = list(leaves)
-        for i, t in zip(dyn, traced, strict=True):
-            values[i] = t
-        a, k = jax.tree_util.tree_unflatten(treedef, values)
-        return jax_fn(*a, **k)
-
     try:
-        jax.eval_shape(call, *[leaves[i] for i in dyn])
+        jax.eval_shape(substituting(jax_fn, treedef, leaves, dyn), *[leaves[i] for i in dyn])
     except AxisCheckError:
         return None
     except Exception as err:
