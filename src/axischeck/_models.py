@@ -55,10 +55,6 @@ class VmapModel:
     inner: Model
     fn: Callable[..., Any] | None = None
 
-    @property
-    def names_axes(self) -> bool:
-        return self.level.axis_name is not None
-
     def predict(self, call: Call, env: Env, trail: tuple[Step, ...]) -> Outcome:
         if self.level.kind == "pmap" and any(kind == "pmap" for *_, kind in env):
             raise ArgumentError(
@@ -452,14 +448,6 @@ def check_output(
                 places=conflict.places,
                 table=table_so_far(trail),
             )
-
-
-def has_axis_names(model: Model) -> bool:
-    """Whether any level inside `model` names its axes (collectives may use them)."""
-    if getattr(model, "names_axes", False):
-        return True
-    inner = getattr(model, "inner", None)
-    return inner is not None and has_axis_names(inner)
 
 
 def model_symbols(model: Model) -> frozenset[str]:

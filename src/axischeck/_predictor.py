@@ -29,7 +29,6 @@ from ._models import (
     SignatureModel,
     TraceModel,
     VmapModel,
-    has_axis_names,
     inputs_only,
     is_symbolic,
     run,
@@ -65,12 +64,18 @@ class Models:
         self.batched_signature = batched_signature
         self.symbolic = is_symbolic(model)
         self.input_model = inputs_only(model)
-        # pmap answers some output mistakes silently, so its calls are checked by a trace too.
-        self.trace_checks = has_axis_names(model) or _has_pmap(model)
+        self.trace_checks = _may_answer_silently(model)
 
 
-def _has_pmap(model: Model) -> bool:
-    return isinstance(model, VmapModel) and (model.level.kind == "pmap" or _has_pmap(model.inner))
+def _may_answer_silently(model: Model) -> bool:
+    """Whether JAX may answer a call silently and wrongly, so that a call is checked by a
+    trace first: a collective over a vmap axis (jax_semantics.md §5.2, §10), pmap's
+    outputs. shard_map rejects its own mistakes (at trace or lowering, where a failed call
+    is diagnosed), so it costs no trace of ours: JAX's trace counts stay JAX's."""
+    if isinstance(model, VmapModel) and (model.level.kind == "pmap" or model.level.axis_name is not None):
+        return True
+    inner = getattr(model, "inner", None)
+    return inner is not None and _may_answer_silently(inner)
 
 
 Build = Callable[[Callable[..., Any], Callable[..., Any]], Models]

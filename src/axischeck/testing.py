@@ -184,7 +184,16 @@ def check_against_jax(
             drawn = ", ".join(f"{n}={format_shape(tuple(a.shape))}" for n, a in zip(names, args, strict=False))
             raise AssertionError(f"{fn._describe()} with {drawn}: {err}") from None
 
-    agrees_with_jax()
+    try:
+        agrees_with_jax()
+    except AssertionError as err:
+        # hypothesis attaches the falsifying example as __notes__; they go into the message
+        # itself, since before Python 3.11.4 doctest and some reporters read only the last
+        # line of an exception that carries notes.
+        notes = getattr(err, "__notes__", None)
+        if not notes:
+            raise
+        raise AssertionError("\n".join([str(err), *notes])) from None
 
 
 def _argument_names(fn: Transformed[..., Any]) -> list[str]:

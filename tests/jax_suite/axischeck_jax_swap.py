@@ -101,6 +101,9 @@ def pytest_configure(config: pytest.Config) -> None:
 
     _patch.patch()
     config.stash[_STATE] = {"axischeck": axischeck, "patch": _patch}
+    # JAX's suite turns warnings into errors; axischeck's own warning (pmap out_axes=None on a
+    # mapped output: JAX silently keeps device 0's block) is the one deliberate addition.
+    config.addinivalue_line("filterwarnings", "ignore::axischeck.AxisCheckWarning")
 
 
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
