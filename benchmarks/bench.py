@@ -144,7 +144,7 @@ def bench_shard_map(rounds: int) -> dict[str, float]:
         return jnp.tanh(a @ w)
 
     specs = {"in_specs": (P("x", None), P()), "out_specs": P("x", None)}
-    big = AbstractMesh((64,), ("x",))
+    big = AbstractMesh((64,), ("x",), axis_types=(jax.sharding.AxisType.Auto,))
     a64, w = sds(64 * 32, 16), sds(16, 8)
     planned = ax.shard_map(block, mesh={"x": 64}, signature="(n,k),(k,m)->(n,m)", **specs)
     first = iter(range(1, 10**9))

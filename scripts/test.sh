@@ -3,6 +3,7 @@
 # then pyright on src and the user code in tests/typing).
 source "$(dirname "${BASH_SOURCE[0]}")/_env.sh"
 export HYPOTHESIS_PROFILE="${HYPOTHESIS_PROFILE:-ci}"
+"$py" -c 'import sys, jax; print(f"python {sys.version.split()[0]}, jax {jax.__version__}")'
 "$py" -m ruff format --check --quiet src tests benchmarks scripts
 "$py" -m ruff check --quiet src tests benchmarks scripts
 status=0

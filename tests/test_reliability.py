@@ -737,7 +737,9 @@ def test_construction_fuzz(constructions: list[tuple[str, str, dict[str, Any]]],
 # ============================================ 1. hostile inputs: predict / explain / calls
 
 
-_MESH = jax.sharding.Mesh(np.array(jax.devices()).reshape(4, 2), ("x", "y"))
+_MESH = jax.sharding.Mesh(
+    np.array(jax.devices()).reshape(4, 2), ("x", "y"), axis_types=(jax.sharding.AxisType.Auto,) * 2
+)
 
 
 class _Model:

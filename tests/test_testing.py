@@ -151,7 +151,9 @@ def test_arguments_for_pmap_fits_the_devices(args: tuple[Any, ...]) -> None:
     assert 1 <= x.shape[0] <= jax.device_count()
 
 
-_MESH = jax.sharding.Mesh(np.array(jax.devices()).reshape(4, 2), ("x", "y"))
+_MESH = jax.sharding.Mesh(
+    np.array(jax.devices()).reshape(4, 2), ("x", "y"), axis_types=(jax.sharding.AxisType.Auto,) * 2
+)
 
 
 def test_check_against_jax_with_shard_map() -> None:
@@ -208,7 +210,7 @@ def test_check_against_jax_shard_map_of_vmap_and_planned_meshes() -> None:
     def mm(a: jax.Array, b: jax.Array) -> jax.Array:
         return a @ b
 
-    mesh8 = jax.sharding.Mesh(np.array(jax.devices()), ("x",))
+    mesh8 = jax.sharding.Mesh(np.array(jax.devices()), ("x",), axis_types=(jax.sharding.AxisType.Auto,))
     inner = ax.vmap(mm, in_axes=(0, None), signature="(n,k),(k,m)->(n,m)")
     check_against_jax(ax.shard_map(inner, mesh=mesh8, in_specs=(P("x"), P()), out_specs=P("x")), max_examples=10)
     planned = ax.shard_map(mm, mesh={"x": 64}, in_specs=(P("x"), P()), out_specs=P("x"), signature="(n,k),(k,m)->(n,m)")

@@ -1,7 +1,19 @@
-"""Everything that depends on the JAX version, in one place (tested: jax 0.10.2).
+"""Everything that depends on the JAX version, in one place (tested: jax 0.10.2 to 0.12.x).
 
-axischeck mirrors JAX's semantics from its own rules (see shared/jax_semantics.md);
-only these few facts are read from JAX itself.
+axischeck mirrors JAX's semantics from its own rules (see shared/jax_semantics.md); only
+these few facts are read from JAX itself. Each fact that changed between versions has a
+name here, read from JAX's own configuration where JAX has a switch for it, else from
+its version:
+
+- `NEGATIVE_COLLECTIVE_AXES_FAIL_LOWERING`: before 0.11, psum_scatter and all_to_all
+  with a negative axis trace (so `eval_shape` answers) but cannot be lowered.
+- `ppermute_axes_in_mesh_order()`: from 0.11.1, a ppermute over several mesh axes named
+  out of the mesh's order fails when lowered (`jax_raise_on_ppermute_sort_diff`).
+- `DEFAULT_MESH_AXIS_TYPE`: an `AbstractMesh` built without `axis_types` has Auto axes
+  before 0.11.1 and Explicit axes from then on.
+- `equations(jaxpr)`: from 0.11 `ClosedJaxpr` and `Jaxpr` are one class (`.jaxpr` is a
+  legacy accessor); both expose `.eqns`, which is all axischeck reads.
+- `INFER_SPECS`, `JAX_SMAP`: names JAX does not export everywhere.
 """
 
 from __future__ import annotations
@@ -12,6 +24,9 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 import numpy as np
+
+JAX_VERSION: tuple[int, ...] = tuple(int(part) for part in jax.__version_info__[:3])
+"""The installed JAX's (major, minor, patch)."""
 
 JAX_VMAP = jax.vmap
 JAX_PMAP = jax.pmap
@@ -168,3 +183,32 @@ def batched_here(value: Any) -> bool:
         return isinstance(value, batching.BatchTracer) and value._trace is trace and value.batch_dim is not None
     except (ImportError, AttributeError):  # pragma: no cover - a future layout
         return True
+
+
+NEGATIVE_COLLECTIVE_AXES_FAIL_LOWERING: bool = JAX_VERSION < (0, 11, 0)
+"""psum_scatter's scatter_dimension and all_to_all's split/concat axes: negative values
+trace but fail to lower before JAX 0.11 (which normalizes them when binding)."""
+
+
+def ppermute_axes_in_mesh_order() -> bool:
+    """Whether JAX rejects, when lowering, a ppermute over mesh axes named out of the
+    mesh's order (JAX >= 0.11.1, unless `jax_raise_on_ppermute_sort_diff` is off; the
+    setting is part of JAX's trace context, so of every cache key of a traced answer)."""
+    return bool(getattr(jax.config, "jax_raise_on_ppermute_sort_diff", False))
+
+
+DEFAULT_MESH_AXIS_TYPE: Any = jax.sharding.AbstractMesh((1,), ("_",)).axis_types[0]
+"""The axis type of an `AbstractMesh` built without `axis_types`: Auto before JAX 0.11.1,
+Explicit from then on (a concrete `Mesh` defaults to Auto, `jax.make_mesh` to Explicit). axischeck always reads a mesh's own
+types; this is for documentation and tests that must say which they mean."""
+
+
+def equations(jaxpr: Any) -> Any:
+    """The equations of a jaxpr, closed or not (one class from JAX 0.11)."""
+    return jaxpr.eqns
+
+
+def sub_jaxprs(value: Any) -> list[Any]:
+    """The jaxprs in an equation parameter (cond's branches, scan's body, a pjit's jaxpr)."""
+    items = value if isinstance(value, (tuple, list)) else (value,)
+    return [item for item in items if hasattr(item, "eqns")]

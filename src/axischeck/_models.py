@@ -173,7 +173,7 @@ def trace(fn: Callable[..., Any], name: str, call: Call, env: Env, trail: tuple[
     except AxisCheckError:
         raise
     except SilentCollectiveError as err:
-        raise collective_error(name, str(err), all(kind == "vmap" for *_, kind in env), trail) from None
+        raise collective_error(name, str(err), all(kind == "vmap" for *_, kind in env), trail, err.fix) from None
     except Exception as err:
         unit = f"{unit_of(env)} arguments"
         if returned:  # the function itself finished: JAX failed batching what it returned
@@ -199,10 +199,15 @@ def function_error(name: str, leaves: list[Leaf], unit: str, err: Exception, tra
     )
 
 
-def collective_error(name: str, text: str, under_vmap: bool, trail: tuple[Step, ...]) -> CollectiveError:
-    """A collective whose sizes do not fit its axis (`text` names it first: "psum_scatter: ...")."""
+def collective_error(
+    name: str, text: str, under_vmap: bool, trail: tuple[Step, ...], fix: str | None = None
+) -> CollectiveError:
+    """A collective that does not fit its axis (`text` names it first: "psum_scatter: ...");
+    with `fix`, `text` is the whole account of a collective JAX rejects only when lowering."""
     detail = text.removeprefix("psum_scatter: ")
-    if text.startswith("ppermute"):
+    if fix is not None:
+        problem = f"{name} calls {text}; JAX finds this only when it compiles"
+    elif text.startswith("ppermute"):
         problem = f"{name} calls {text}; " + (
             "under vmap JAX accepts duplicates silently (and the result is meaningless), so axischeck reports it"
             if under_vmap

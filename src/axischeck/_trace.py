@@ -13,7 +13,15 @@ from typing import Any
 
 import jax
 
-from ._jax_compat import JAX_VMAP, batched_here
+from ._jax_compat import (
+    JAX_VERSION,
+    JAX_VMAP,
+    NEGATIVE_COLLECTIVE_AXES_FAIL_LOWERING,
+    batched_here,
+    equations,
+    ppermute_axes_in_mesh_order,
+    sub_jaxprs,
+)
 from ._leaves import abstract, resharded
 from ._shape import Shape
 
@@ -126,7 +134,13 @@ def jaxpr_under_levels(fn: Callable[..., Any], treedef: Any, values: Sequence[An
 
 
 class SilentCollectiveError(Exception):
-    """A collective whose vmap result JAX returns silently but is an accident."""
+    """A collective that JAX accepts when tracing but that is an accident: its vmap result
+    is silently wrong, or lowering rejects it. `fix` is set where the text alone is the
+    whole account (else `collective_error` knows the collective's rule)."""
+
+    def __init__(self, text: str, fix: str | None = None) -> None:
+        super().__init__(text)
+        self.fix = fix
 
 
 def _check_silent_collectives(fn: Callable[..., Any], env: Env, structs: Sequence[Any]) -> None:
@@ -146,32 +160,59 @@ def _check_silent_collectives(fn: Callable[..., Any], env: Env, structs: Sequenc
         return
     except Exception:
         return  # every other rule is vmap's, already applied by the real trace
-    check_ppermutes(closed.jaxpr)
+    check_ppermutes(closed)
 
 
 def check_ppermutes(jaxpr: Any) -> None:
-    """Raise `SilentCollectiveError` for a ppermute with a repeated source or destination
-    (JAX rejects it only when lowering, so `eval_shape` alone would accept it)."""
-    for eqn in _equations(jaxpr):
-        if eqn.primitive.name == "ppermute":
-            perm = eqn.params.get("perm", ())
+    """Raise `SilentCollectiveError` for a collective that traces (so `eval_shape` alone
+    would accept it) but that JAX rejects when lowering: a ppermute with a repeated source
+    or destination; on this JAX (see `_jax_compat`), a ppermute over mesh axes named out of
+    the mesh's order, and psum_scatter or all_to_all with a negative axis."""
+    in_order = ppermute_axes_in_mesh_order()
+    for eqn, mesh_names in _equations(jaxpr, ()):
+        name, params = eqn.primitive.name, eqn.params
+        if name == "ppermute":
+            perm = params.get("perm", ())
             sources = [s for s, _ in perm]
             dests = [d for _, d in perm]
             if len(set(sources)) != len(sources) or len(set(dests)) != len(dests):
                 raise SilentCollectiveError(
                     f"ppermute: its sources and destinations must be unique, got perm={tuple(perm)}"
                 )
+            axes = params.get("axis_name", ())
+            axes = axes if isinstance(axes, tuple) else (axes,)
+            on_mesh = [a for a in axes if a in mesh_names]
+            if in_order and len(on_mesh) == len(axes) > 1 and on_mesh != sorted(on_mesh, key=mesh_names.index):
+                ordered = tuple(a for a in mesh_names if a in axes)
+                raise SilentCollectiveError(
+                    f"ppermute over {axes}, which names the mesh axes out of the mesh's order {ordered}",
+                    fix=f"write axis_name={ordered} (perm then indexes the devices in that order),"
+                    ' or allow it with jax.config.update("jax_raise_on_ppermute_sort_diff", False)',
+                )
+        elif NEGATIVE_COLLECTIVE_AXES_FAIL_LOWERING and name in _AXIS_PARAMS:
+            negative = [f"{p}={params[p]}" for p in _AXIS_PARAMS[name] if params.get(p, 0) < 0]
+            if negative:
+                shown = "psum_scatter" if name == "reduce_scatter" else name
+                version = ".".join(map(str, JAX_VERSION))
+                raise SilentCollectiveError(
+                    f"{shown} with {', '.join(negative)}: a negative axis, which JAX {version} traces but cannot lower",
+                    fix="count the axis from the front (ndim + axis)",
+                )
 
 
-def _equations(jaxpr: Any) -> Any:
-    """Every equation of `jaxpr`, sub-jaxprs (cond, scan, jit, ...) included."""
-    for eqn in jaxpr.eqns:
-        yield eqn
+_AXIS_PARAMS = {"reduce_scatter": ("scatter_dimension",), "all_to_all": ("split_axis", "concat_axis")}
+
+
+def _equations(jaxpr: Any, mesh_names: tuple[str, ...]) -> Any:
+    """Every equation of `jaxpr`, sub-jaxprs (cond, scan, jit, shard_map, ...) included,
+    each with the axis names of the innermost shard_map mesh around it."""
+    for eqn in equations(jaxpr):
+        yield eqn, mesh_names
+        mesh = eqn.params.get("mesh") if eqn.primitive.name == "shard_map" else None
+        inner_names = tuple(getattr(mesh, "axis_names", ())) or mesh_names
         for value in eqn.params.values():
-            for sub in value if isinstance(value, (tuple, list)) else (value,):
-                inner = getattr(sub, "jaxpr", sub)
-                if hasattr(inner, "eqns"):
-                    yield from _equations(inner)
+            for sub in sub_jaxprs(value):
+                yield from _equations(sub, inner_names)
 
 
 def batched_outputs(
