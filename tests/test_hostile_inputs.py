@@ -264,6 +264,48 @@ def test_deep_signature_through_the_decorators() -> None:
     assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr[-2000:]
 
 
+_DEEP_NODE_SCRIPT = """
+import sys
+import jax, jax.numpy as jnp
+import axischeck as ax
+
+@jax.tree_util.register_pytree_node_class
+class Node:
+    def __init__(self, child):
+        self.child = child
+    def tree_flatten(self):
+        return (self.child,), None
+    @classmethod
+    def tree_unflatten(cls, aux, children):
+        return cls(*children)
+
+value = jnp.ones((3, 2))
+for _ in range(DEPTH):
+    value = Node(value)
+body = lambda t: jax.tree_util.tree_leaves(t)[0].sum()
+def outcome(run):
+    try:
+        return run()
+    except RecursionError:
+        return "RecursionError"
+want = outcome(lambda: jax.vmap(body)(value).shape)
+assert outcome(lambda: ax.vmap(body)(value).shape) == want, want
+if want != "RecursionError":
+    assert ax.vmap(body).predict(value).shapes == want
+assert ax.vmap(lambda x: x.sum(), signature="(a)->()").predict((3, 4)).shapes == (3,)
+print("ok", want)
+"""
+
+
+@pytest.mark.parametrize("depth", [900])
+def test_deep_custom_pytree_node_argument(depth: int) -> None:
+    # A custom node JAX flattens by recursion, near the recursion limit: axischeck answers as
+    # JAX does and the interpreter stays usable (in a subprocess, for the reason above).
+    script = _DEEP_NODE_SCRIPT.replace("DEPTH", str(depth))
+    r = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0 and r.stdout.startswith("ok (3,)"), r.stderr[-2000:]
+
+
 def test_cyclic_signature_pytree() -> None:
     cyc: list[Any] = ["a"]
     cyc.append(cyc)
