@@ -4,7 +4,8 @@
 Each `tests/typing/misuse_*.py` marks the lines mypy must reject with a comment
 `# E: <error-code>` (several codes, comma-separated, when mypy reports several
 errors on one line): the errors must be exactly those, line by line and code by code.
-One in-process mypy run, with the repo's config, covers all the files.
+One in-process mypy run, with the repo's config, covers all the files. That config
+enables `axischeck.mypy_plugin`, which `@partial(ax.vmap, ...)` needs under mypy.
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ from __future__ import annotations
 import contextlib
 import io
 import re
+import subprocess
+import sys
 import tokenize
 import tomllib
 from collections import Counter
@@ -23,6 +26,7 @@ from mypy import api as mypy_api
 ROOT = Path(__file__).resolve().parents[1]
 TYPING = ROOT / "tests" / "typing"
 USER_CODE = TYPING / "user_code.py"
+PLUGIN = ROOT / "src" / "axischeck" / "mypy_plugin.py"
 MISUSE_FILES = sorted(TYPING.glob("misuse_*.py"))
 
 # `path:line: error: message  [code]`, tolerating column numbers if the config adds them.
@@ -101,6 +105,28 @@ def test_misuse_files_exist_and_are_excluded_from_the_repo_check() -> None:
         assert any(re.search(p, rel) for p in patterns), f"{rel} is not excluded by [tool.mypy]"
         assert _markers(path), f"{rel} has no '# E: <code>' markers"
     assert not any(re.search(p, USER_CODE.relative_to(ROOT).as_posix()) for p in patterns)
+
+
+def test_the_mypy_plugin_is_enabled_for_the_checks() -> None:
+    """user_code.py and misuse_partial.py prove `@partial(ax.vmap, ...)` with the plugin
+    users enable: the same module path, from the repo's config."""
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["mypy"]
+    assert "axischeck.mypy_plugin" in config.get("plugins", [])
+
+
+def test_the_mypy_plugin_imports_no_jax() -> None:
+    """Loaded alone (as mypy loads a plugin by path) with jax unimportable: only mypy."""
+    code = (
+        "import runpy, sys\n"
+        "sys.modules['jax'] = None  # any import of jax now raises ImportError\n"
+        f"plugin = runpy.run_path({str(PLUGIN)!r})['plugin']\n"
+        "assert plugin('2.4.1').__name__ == 'AxischeckPlugin'\n"
+        "roots = {'axischeck', 'jax', 'jaxlib'}\n"
+        "loaded = [n for n, m in sys.modules.items() if m is not None and n.split('.')[0] in roots]\n"
+        "assert not loaded, loaded\n"
+    )
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
 
 
 @pytest.mark.parametrize("path", MISUSE_FILES, ids=lambda p: p.name)

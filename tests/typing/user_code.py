@@ -8,6 +8,7 @@ decorator kept the wrapped function's parameter or return types.
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from typing import Annotated, Any, assert_type
 
 import jax
@@ -415,3 +416,124 @@ def shard_calls() -> None:
     assert_type(mapped(jnp.ones((8, 2)), jnp.ones((2, 3))), Array)
     shard: Any = ax.shard_shape((1024, 16), ({"data": 64}, _ROWS))
     del blocks, sizes, shard, typed
+
+
+# --------------------------------------------------- functools.partial
+
+# `@partial(jax.vmap, in_axes=...)` is how most JAX code passes options; the axischeck
+# transforms keep the function's types through it too (under mypy with
+# `plugins = ["axischeck.mypy_plugin"]`, as in pyproject.toml; pyright needs nothing).
+# Positional-only functions let the exact wrapper type be asserted, as above.
+
+
+@partial(ax.vmap, in_axes=(0, None))
+def p_project(x: Array, w: Array, /) -> Array:
+    return x @ w
+
+
+assert_type(p_project, ax.Vmapped[[Array, Array], Array])
+
+
+@partial(ax.vmap, in_axes=(0, None), out_axes=0, axis_name="batch", signature="(a),()->(a)")
+def p_scale(x: Array, n: int) -> Array:
+    return x * n
+
+
+_p_scale_t: Callable[[Array, int], Array] = p_scale
+
+
+@partial(ax.vmap, in_axes=(0, None))  # stacked: nested vmaps, each keeping the types
+@partial(ax.vmap, in_axes=(0, None))
+def p_nested(x: Array, w: Array, /) -> Array:
+    return x @ w
+
+
+assert_type(p_nested, ax.Vmapped[[Array, Array], Array])
+
+
+@partial(ax.pmap, axis_name="devices")
+def p_centred(x: Array, /) -> Array:
+    return x - x.mean()
+
+
+assert_type(p_centred, ax.Pmapped[[Array], Array])
+
+
+@partial(ax.pmap, axis_name="devices", in_axes=(0, None, None), static_broadcasted_argnums=2)
+def p_shift(x: Array, by: Array, times: int) -> Array:
+    return x + by * times
+
+
+_p_shift_t: Callable[[Array, Array, int], Array] = p_shift
+
+
+@partial(ax.shard_map, mesh={"data": 64}, in_specs=(_ROWS, None), out_specs=_ROWS)
+def p_sharded(x: Array, w: Array, /) -> Array:
+    return jnp.tanh(x @ w)
+
+
+assert_type(p_sharded, ax.ShardMapped[[Array, Array], Array])  # (a {name: size} mesh only predicts)
+
+
+@partial(ax.check, signature="(n,f),(f,o)->(n,o)")
+def p_linear(X: Array, W: Array, /) -> Array:
+    return X @ W
+
+
+assert_type(p_linear, ax.Checked[[Array, Array], Array])
+
+# A partial kept and reused: as a decorator, called on a function, or called with no
+# function (then it is the `@ax.vmap(in_axes=...)` decorator factory).
+over_rows = partial(ax.vmap, in_axes=(0, None))
+assert_type(over_rows(positional), ax.Vmapped[[Array, Array], Array])
+assert_type(over_rows(positional, out_axes=0), ax.Vmapped[[Array, Array], Array])
+assert_type(over_rows()(positional), ax.Vmapped[[Array, Array], Array])
+
+
+@over_rows
+def p_reused(x: Array, w: Array, /) -> Array:
+    return x @ w
+
+
+assert_type(p_reused, ax.Vmapped[[Array, Array], Array])
+
+
+# Options unpacked from a dict are accepted (mypy cannot tell which parameters they
+# fill, so the result is untyped there).
+_vmap_options: dict[str, Any] = {"in_axes": (0, None)}
+
+
+@partial(ax.vmap, **_vmap_options)
+def p_unpacked(x: Array, w: Array) -> Array:
+    return x @ w
+
+
+class PartialLayer:
+    """A partial-decorated method binds `self` like a plain function."""
+
+    def __init__(self, w: Array) -> None:
+        self.w = w
+
+    @partial(ax.vmap, in_axes=(None, 0))
+    def apply(self, x: Array) -> Array:
+        return self.w @ x
+
+
+def partial_calls() -> None:
+    x = jnp.ones((8, 4))
+    w = jnp.ones((4, 3))
+    assert_type(p_project(x, w), Array)
+    assert_type(p_scale(x, 2), Array)
+    assert_type(p_nested(jnp.ones((2, 8, 4)), w), Array)
+    assert_type(p_centred(jnp.ones((jax.device_count(), 5))), Array)
+    assert_type(p_shift(jnp.ones((jax.device_count(), 3)), jnp.ones(3), 2), Array)
+    assert_type(p_linear(x, w), Array)
+    assert_type(p_reused(x, w), Array)
+    unpacked: Array = p_unpacked(x, w)
+    assert_type(PartialLayer(jnp.ones((3, 4))).apply(x), Array)
+    # The wrapper is the axischeck one: it predicts and explains.
+    assert_type(p_project.predict((8, 4), (4, 3)), ax.Prediction)
+    assert_type(p_centred.predict_with_devices(8, (8, 5)), ax.Prediction)
+    assert_type(p_sharded.predict((1024, 4), (4, 3)), ax.ShardPrediction)
+    assert_type(p_scale.explain((8, 4), ()), str)
+    del unpacked
