@@ -43,6 +43,7 @@ def user_module() -> Iterator[types.ModuleType]:
 
 def test_routes_the_public_names_while_patched() -> None:
     assert ROUTED[:3] == ["vmap", "pmap", "shard_map"]
+    assert ("smap" in ROUTED) == (JAX["smap"] is not None)  # axischeck has smap wherever JAX does
     patch()
     for name in ROUTED:
         assert getattr(jax, name) is getattr(axischeck, name), name
@@ -67,6 +68,8 @@ def test_names_imported_from_jax_are_swapped_and_restored(user_module: types.Mod
         assert user_module.my_vmap is axischeck.vmap  # any global bound to JAX's function
         assert user_module.pmap is axischeck.pmap
         assert user_module.shard_map is axischeck.shard_map
+        if JAX["smap"] is not None:
+            assert user_module.smap is axischeck.smap
         assert f"{user_module.__name__}.vmap" in _patch.replacements()
     assert vars(user_module) == before
     assert user_module.vmap is JAX["vmap"]
@@ -182,6 +185,29 @@ def test_patched_pmap_gives_the_same_values() -> None:
     with patch():
         got = _pmapped(x)
     np.testing.assert_array_equal(np.asarray(got), np.asarray(expected))
+
+
+def _smapped(x: jax.Array) -> Any:
+    """User code that calls `jax.smap` (over the context mesh)."""
+    mesh = jax.make_mesh((8,), ("x",), axis_types=(jax.sharding.AxisType.Auto,))
+    with jax.set_mesh(mesh):
+        total = jax.smap(lambda a: jax.lax.psum(a.sum(0), "x"), in_axes=0, out_axes=None, axis_name="x")(x)
+        return total, jax.smap(lambda a: a * 2.0, in_axes=1, out_axes=1, axis_name="x")(x.T)
+
+
+def test_patched_smap_gives_the_same_values() -> None:
+    if JAX["smap"] is None:
+        pytest.skip("this JAX has no jax.smap")
+    x = jnp.arange(16 * 3.0).reshape(16, 3)
+    expected = _smapped(x)
+    with patch():
+        assert jax.smap is axischeck.smap
+        got = _smapped(x)
+        with pytest.raises(axischeck.ArgumentError, match="8 does not divide 12"):
+            _smapped(jnp.ones((12, 3)))  # an axis mistake, explained before JAX runs
+    for e, g in zip(expected, got, strict=True):
+        np.testing.assert_array_equal(np.asarray(g), np.asarray(e))
+    assert jax.smap is JAX["smap"]
 
 
 def test_axis_mistakes_are_axischecks_while_patched() -> None:

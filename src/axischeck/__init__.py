@@ -1,4 +1,4 @@
-"""axischeck: shape-annotated, statically predicted and explained `vmap`, `pmap` and `shard_map` for JAX.
+"""axischeck: shape-annotated, statically predicted and explained `vmap`, `pmap`, `shard_map` and `smap` for JAX.
 
 ```python
 import axischeck as ax
@@ -31,6 +31,8 @@ from ._shard_map import ShardMapped as ShardMapped
 from ._shard_map import shard_map as shard_map
 from ._sharding import shard_shape as shard_shape
 from ._signature import Signature as Signature
+from ._smap import Smapped as Smapped
+from ._smap import smap as smap
 from ._unify import Bindings as Bindings
 from ._unify import Conflict as Conflict
 from ._vmap import Vmapped as Vmapped
@@ -49,6 +51,7 @@ for _public in (
     ShardMapped,
     ShardPrediction,
     Signature,
+    Smapped,
     Vmapped,
 ):
     _public.__module__ = "axischeck"  # stable, short names in reprs and tracebacks
@@ -71,6 +74,7 @@ __all__ = [
     "ShardMapped",
     "ShardPrediction",
     "Signature",
+    "Smapped",
     "SpecError",
     "Vmapped",
     "check",
@@ -78,6 +82,7 @@ __all__ = [
     "pmap",
     "shard_map",
     "shard_shape",
+    "smap",
     "unpatch",
     "vmap",
 ]

@@ -74,14 +74,12 @@ class ShardMapped(Transformed[P, R]):
         if in_specs is not INFER_SPECS:
             _check_specs(in_specs, "in_specs", none_ok=True)
         _check_specs(out_specs, "out_specs", none_ok=True)  # None only fits an output of None
-        name = fn_name(f)
         self._has_static = in_specs is not INFER_SPECS and any(
             s is None for s in jax.tree_util.tree_leaves(in_specs, is_leaf=is_spec_leaf)
         )
         self._mesh_for_prediction_only = shape is not None and not isinstance(mesh, (Mesh, AbstractMesh))  # a dict
         jax_mesh = mesh if isinstance(mesh, (Mesh, AbstractMesh)) else shape.abstract() if shape is not None else None
-        options = ShardOptions(shape, jax_mesh, in_specs, out_specs, names, bool(check_vma), name)
-        self.options = options
+        options = ShardOptions(shape, jax_mesh, in_specs, out_specs, names, bool(check_vma), fn_name(f))
         jax_fn = JAX_SHARD_MAP(
             f,
             mesh=jax_mesh,
@@ -90,17 +88,30 @@ class ShardMapped(Transformed[P, R]):
             axis_names=set(names),
             check_vma=bool(check_vma),
         )
-
         signature = _parsed(signature)  # a pytree of dims is checked before anything flattens it
+        public = {"out_specs": out_specs, "in_specs": in_specs, "mesh": mesh, "axis_names": axis_names}
+        rebuild = (shard_map, {**public, "check_vma": check_vma, "signature": signature})
+        self._start(f, jax_fn, options, (options,), signature, rebuild)
+
+    def _start(
+        self,
+        f: Callable[P, R],
+        jax_fn: Callable[..., Any],
+        options: ShardOptions,
+        key: tuple[Any, ...],
+        signature: Signature | None,
+        rebuild: tuple[Callable[..., Any], dict[str, Any]],
+    ) -> None:
+        """What every shard_map-like transform shares once its options are settled: the
+        predictor shared by all transforms of `f` with the same `key` (every option that
+        changes an answer) and signature."""
+        self.options = options
 
         def prepare() -> Build:
             sig = signature
             return lambda fun, held: _shard_models(fun, held, sig, options)
 
-        key = (options, signature)
-        predictor = shared_predictor(f, "shard_map", key, prepare, ShardPredictor)
-        public = {"out_specs": out_specs, "in_specs": in_specs, "mesh": mesh, "axis_names": axis_names}
-        rebuild = (shard_map, {**public, "check_vma": check_vma, "signature": signature})
+        predictor = shared_predictor(f, options.kind, (*key, signature), prepare, ShardPredictor)
         if signature is not None:
             predictor.models  # noqa: B018 - a declared signature is checked against the function now
         super().__init__(f, jax_fn, predictor, rebuild)

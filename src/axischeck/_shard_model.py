@@ -48,7 +48,11 @@ def is_spec_leaf(x: object) -> bool:
 
 @dataclass(frozen=True, slots=True)
 class ShardOptions:
-    """`jax.shard_map`'s options, validated. `mesh=None`: the context mesh at call time."""
+    """`jax.shard_map`'s options, validated. `mesh=None`: the context mesh at call time.
+
+    `smap_axes` is set for `jax.smap`: the user's (in_axes, out_axes) that the specs were
+    made from, so that messages speak the options the user wrote.
+    """
 
     mesh: MeshShape | None
     jax_mesh: Any  # what JAX is given: the user's Mesh/AbstractMesh, or None
@@ -57,12 +61,40 @@ class ShardOptions:
     axis_names: frozenset[str]
     check_vma: bool
     name: str
+    smap_axes: tuple[Any, Any] | None = None
+
+    @property
+    def kind(self) -> str:
+        return "shard_map" if self.smap_axes is None else "smap"
+
+    def word(self, side: str) -> str:
+        """`in_specs`/`out_specs`, or smap's `in_axes`/`out_axes` (`side` is "in" or "out")."""
+        return f"{side}_specs" if self.smap_axes is None else f"{side}_axes"
 
     def describe(self) -> str:
+        if self.smap_axes is not None:
+            in_axes, out_axes = self.smap_axes
+            ins = "Infer" if in_axes is INFER_SPECS else short_repr(in_axes)
+            (name,) = self.axis_names
+            return f"smap({self.name}, in_axes={ins}, out_axes={short_repr(out_axes)}, axis_name={name!r})"
         ins = "Infer" if self.in_specs is INFER_SPECS else short_repr(self.in_specs)
         names = f", axis_names={set(self.axis_names)}" if self.axis_names else ""
         vma = "" if self.check_vma else ", check_vma=False"
         return f"shard_map({self.name}, in_specs={ins}, out_specs={short_repr(self.out_specs)}{names}{vma})"
+
+    def shown(self, side: str, tree: Any) -> list[str] | None:
+        """For smap, each leaf of `tree` (the arguments or the outputs) with the axis the
+        user gave it, as the specs pair with them; None for shard_map, whose specs are
+        what the user wrote."""
+        if self.smap_axes is None:
+            return None
+        axes = self.smap_axes[0 if side == "in" else 1]
+        paired = [] if axes is INFER_SPECS else broadcast_prefix(axes, tree, lambda x: x is None)
+        if isinstance(paired, PrefixMismatch) or not paired:
+            return None
+        # jax.smap turns axis k into P(None, ..., None, axis_name) with k Nones, so a
+        # negative k (no Nones) splits axis 0, not axis ndim + k (JAX 0.10.2).
+        return [f"{a!r} (which jax.smap reads as axis 0)" if a is not None and a < 0 else repr(a) for a in paired]
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,7 +153,8 @@ class ShardModel:
 
         self._check_setting(call, env, mesh, manual, fail)
         leaves, treedef = call.flat()
-        rows, blocks = self._split(leaves, self._in_specs(call, leaves, mesh, manual, fail), mesh, manual, fail)
+        specs = self._in_specs(call, leaves, mesh, manual, fail)
+        rows, blocks = self._split(leaves, specs, o.shown("in", call.args), mesh, manual, fail)
         step = ShardStep(transform, sizes, tuple(rows))
 
         def assemble(block_shapes: Any) -> tuple[Any, list[ShardRow]]:
@@ -165,8 +198,9 @@ class ShardModel:
         if call.kwargs:
             raise fail(
                 ArgumentError,
-                f"shard_map passes arguments positionally only, but got keyword arguments {sorted(call.kwargs)}",
-                "pass them positionally (in_specs then needs an entry for each)",
+                f"{self.options.kind} passes arguments positionally only, but got keyword arguments"
+                f" {sorted(call.kwargs)}",
+                f"pass them positionally ({self.options.word('in')} then needs an entry for each)",
                 [],
             )
 
@@ -174,18 +208,21 @@ class ShardModel:
         self,
         leaves: list[Leaf],
         specs: list[tuple[Any, SpecDims | None]],
+        shown: list[str] | None,
         mesh: MeshShape,
         manual: frozenset[str],
         fail: Callable[..., AxisCheckError],
     ) -> tuple[list[ShardRow], list[Leaf]]:
-        """Each argument's per-device block: rank, divisibility, repeated axes, sharding."""
+        """Each argument's per-device block: rank, divisibility, repeated axes, sharding.
+        `shown`: each argument's entry as the user wrote it (smap's axes), for messages."""
+        o = self.options
         rows: list[ShardRow] = []
         blocks: list[Leaf] = []
-        for leaf, (spec, dims) in zip(leaves, specs, strict=True):
+        for i, (leaf, (spec, dims)) in enumerate(zip(leaves, specs, strict=True)):
             if leaf.shape is None:  # JAX reads every argument as an array, even a static one
                 raise fail(
                     ArgumentError,
-                    f"{leaf.label} is a {type(leaf.value).__name__}, not an array; shard_map takes arrays only",
+                    f"{leaf.label} is a {type(leaf.value).__name__}, not an array; {o.kind} takes arrays only",
                     f"close over it instead of passing it (functools.partial, or a lambda that supplies {leaf.label})",
                     rows,
                 )
@@ -193,10 +230,11 @@ class ShardModel:
                 rows.append(ShardRow(leaf.label, leaf.shape, "static", leaf.shape))
                 blocks.append(leaf)
                 continue
-            what = f"the in_specs entry of {leaf.label}"
+            what = f"the {o.word('in')} entry of {leaf.label}"
+            entry = shown[i] if shown is not None else spec
             try:
-                check_fits(dims, spec, leaf.shape, what, leaf.label, mesh, split=True)
-                self._check_explicit(leaf, spec, dims, mesh, manual, what)
+                check_fits(dims, entry, leaf.shape, what, leaf.label, mesh, split=True)
+                self._check_explicit(leaf, entry, dims, mesh, manual, what)
             except SpecMistake as m:
                 rows.append(ShardRow(leaf.label, leaf.shape, str(spec), None))
                 raise fail(ArgumentError, m.problem, m.fix, rows) from None
@@ -218,11 +256,12 @@ class ShardModel:
         o = self.options
         if o.in_specs is INFER_SPECS:
             if not all(a in mesh.explicit for a in manual):
+                what = "a PartitionSpec" if o.smap_axes is None else "the axis to split"
                 raise fail(
                     SpecError,
-                    f"in_specs was omitted, which needs every manual mesh axis to be Explicit, but {mesh}"
-                    f" has Auto axes {sorted(manual - mesh.explicit)}",
-                    "pass in_specs (a PartitionSpec per argument), or build the mesh with AxisType.Explicit",
+                    f"{o.word('in')} was omitted, which needs every manual mesh axis to be Explicit, but {mesh}"
+                    f" has non-Explicit axes {sorted(manual - mesh.explicit)}",
+                    f"pass {o.word('in')} ({what} per argument), or build the mesh with AxisType.Explicit",
                     [],
                 )
             return [self._inferred(leaf, manual) for leaf in leaves]
@@ -230,16 +269,17 @@ class ShardModel:
         if isinstance(paired, PrefixMismatch):
             for spec in jax.tree_util.tree_leaves(o.in_specs, is_leaf=is_spec_leaf):  # JAX checks names first
                 if spec is not None:
-                    self._dims(spec, mesh, manual, "an in_specs entry", fail)
+                    self._dims(spec, mesh, manual, f"an {o.word('in')} entry", fail)
+            word = o.word("in")
             raise fail(
                 SpecError,
-                f"in_specs{paired.path} is {paired.spec_kind}, but the arguments{paired.path} are {paired.value_kind}"
-                f" ({paired.detail}); in_specs must be a tree prefix of the tuple of positional arguments",
-                "give a tuple with one entry per positional argument, or one P(...) for all of them",
+                f"{word}{paired.path} is {paired.spec_kind}, but the arguments{paired.path} are {paired.value_kind}"
+                f" ({paired.detail}); {word} must be a tree prefix of the tuple of positional arguments",
+                f"give a tuple with one entry per positional argument, or {_one(o)} for all of them",
                 [],
             )
         return [
-            (s, None if s is None else self._dims(s, mesh, manual, f"the in_specs entry of {leaf.label}", fail))
+            (s, None if s is None else self._dims(s, mesh, manual, f"the {o.word('in')} entry of {leaf.label}", fail))
             for leaf, s in zip(leaves, paired, strict=True)
         ]
 
@@ -259,9 +299,8 @@ class ShardModel:
         spec = as_partition_spec(dims)
         return spec, dims[: len(spec)]
 
-    @staticmethod
     def _check_explicit(
-        leaf: Leaf, spec: Any, dims: SpecDims, mesh: MeshShape, manual: frozenset[str], what: str
+        self, leaf: Leaf, spec: Any, dims: SpecDims, mesh: MeshShape, manual: frozenset[str], what: str
     ) -> None:
         """On an all-Explicit mesh an argument must already be sharded as its in_spec says."""
         if manual != set(mesh.names) or not manual <= mesh.explicit:
@@ -277,8 +316,9 @@ class ShardModel:
             held = as_partition_spec(have)
             raise SpecMistake(
                 f"{what} is {spec}, but {leaf.label} is sharded as {held}; on a mesh of Explicit axes"
-                " shard_map takes arguments as they are already sharded",
-                "omit in_specs to use the arguments' shardings, or jax.sharding.reshard the argument first",
+                f" {self.options.kind} takes arguments as they are already sharded",
+                f"omit {self.options.word('in')} to use the arguments' shardings, or jax.sharding.reshard the"
+                " argument first",
             )
 
     def _outputs(
@@ -287,25 +327,27 @@ class ShardModel:
         o = self.options
         for spec in jax.tree_util.tree_leaves(o.out_specs, is_leaf=lambda x: isinstance(x, PartitionSpec)):
             try:
-                spec_dims(spec, mesh, manual, "an out_specs entry")
+                spec_dims(spec, mesh, manual, f"an {o.word('out')} entry")
             except SpecMistake as m:
                 raise fail(m.problem, m.fix) from None
         paired = broadcast_prefix(o.out_specs, blocks, lambda x: isinstance(x, PartitionSpec))
         if isinstance(paired, PrefixMismatch):
+            word = o.word("out")
             raise fail(
-                f"out_specs{paired.path} is {paired.spec_kind}, but {self.options.name}'s output{paired.path} is"
-                f" {paired.value_kind} ({paired.detail}); out_specs must be a tree prefix of the output",
-                "give out_specs the structure of the output, or one P(...) for all of it",
+                f"{word}{paired.path} is {paired.spec_kind}, but {o.name}'s output{paired.path} is"
+                f" {paired.value_kind} ({paired.detail}); {word} must be a tree prefix of the output",
+                f"give {word} the structure of the output, or {_one(o)} for all of it",
             )
         labels = ["output" + p for p in leaf_paths(blocks)]
         flat = jax.tree_util.tree_leaves(blocks)
+        shown = o.shown("out", blocks)
         outs: list[ShardRow] = []
-        for label, block, spec in zip(labels, flat, paired, strict=True):
+        for i, (label, block, spec) in enumerate(zip(labels, flat, paired, strict=True)):
             dims = spec_dims(spec, mesh, manual, "")
+            entry = shown[i] if shown is not None else spec
+            what = f"the {o.word('out')} entry of {label}"
             try:
-                check_fits(
-                    dims, spec, block, f"the out_specs entry of {label}", f"the per-device {label}", mesh, split=False
-                )
+                check_fits(dims, entry, block, what, f"the per-device {label}", mesh, split=False)
             except SpecMistake as m:
                 raise fail(m.problem, m.fix) from None
             outs.append(ShardRow(label, global_shape(block, dims, mesh), str(spec), block))
@@ -370,7 +412,7 @@ class ShardModel:
                 raise collective_error(o.name, f"psum_scatter: {text}", False, trail) from None
             if not entered:  # JAX refused before calling the function: options or arguments
                 raise ArgumentError(
-                    f"jax.shard_map refuses these arguments or options before it calls {o.name}:"
+                    f"jax.{o.kind} refuses these arguments or options before it calls {o.name}:"
                     f" {type(err).__name__}: {text}",
                     transform=o.describe(),
                     table=table_so_far(trail),
@@ -381,17 +423,38 @@ class ShardModel:
             if "require replication" in text:
                 detail = next((line for line in text.splitlines() if line.startswith("out_specs is")), text)
                 raise OutputError(
-                    f"out_specs promise that an output is the same on every device along a mesh axis, but"
+                    f"{_promise(o)} that an output is the same on every device along a mesh axis, but"
                     f" {o.name}'s output varies along it: {detail}",
                     transform=o.describe(),
                     table=table_so_far(trail),
-                    fix="name that mesh axis in the out_spec (the blocks are then concatenated), reduce over it"
-                    " first (jax.lax.psum / pmean), or pass check_vma=False if it is replicated in fact",
+                    fix=_replication_fix(o),
                 ) from None
             raise OutputError(
-                f"{o.name} returns, but JAX cannot assemble its per-device outputs by out_specs:"
+                f"{o.name} returns, but JAX cannot assemble its per-device outputs by {o.word('out')}:"
                 f" {type(err).__name__}: {text}",
                 transform=o.describe(),
                 table=table_so_far(trail),
             ) from err
         return recorded[0]
+
+
+def _one(o: ShardOptions) -> str:
+    """One entry that applies to a whole tree, as the user would write it."""
+    return "one P(...)" if o.smap_axes is None else "one int (or None)"
+
+
+def _promise(o: ShardOptions) -> str:
+    return "out_specs promise" if o.smap_axes is None else "out_axes None promises"
+
+
+def _replication_fix(o: ShardOptions) -> str:
+    if o.smap_axes is None:
+        return (
+            "name that mesh axis in the out_spec (the blocks are then concatenated), reduce over it"
+            " first (jax.lax.psum / pmean), or pass check_vma=False if it is replicated in fact"
+        )
+    # smap always checks (check_vma=True): there is no opting out as with shard_map.
+    return (
+        "give the output an out_axes (the blocks are then concatenated along it), or reduce over"
+        " the axis first (jax.lax.psum / pmean)"
+    )

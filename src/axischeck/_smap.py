@@ -1,0 +1,229 @@
+"""`axischeck.smap`: `jax.smap` (a shard_map over one mesh axis) with prediction and checks.
+
+`jax.smap(f, in_axes=k, out_axes=m, axis_name=a)` is `jax.shard_map` of `f` over the
+context mesh with `axis_names={a}`, `check_vma=True`, and each axis `k` turned into the
+PartitionSpec that puts `a` at position `k` (`None`: `P()`, the whole array on every
+device). axischeck runs JAX's own `jax.smap` and predicts with the shard_map model from
+those same specs, so every check, block and message follows from the shard_map rules.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable, Hashable
+from typing import Any, ParamSpec, TypeVar, cast, overload
+
+import jax
+from jax.sharding import PartitionSpec
+
+from ._errors import AxisCheckError, AxisCheckWarning, SpecError
+from ._jax_compat import INFER_SPECS, JAX_SMAP
+from ._predictor import fn_name
+from ._shard_map import ShardMapped
+from ._shard_model import ShardOptions
+from ._transform import built_by_jax, require_callable
+from ._trees import short_repr
+from ._vmap import SignatureLike, _before_jax, _parsed
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+INFER_AXES: Any = INFER_SPECS
+"""`jax.smap`'s default `in_axes`: JAX's `Infer`, the same object as shard_map's default
+`in_specs` (each argument's own sharding, which only Explicit mesh axes have)."""
+
+# jax.smap builds a list of `axis` Nones for each axis: refuse axes no array can have
+# (numpy's limit is 64 dims) before JAX allocates such a list for a typo like 10**12.
+_MAX_AXIS = 1 << 16
+
+
+def _is_none(x: object) -> bool:
+    return x is None
+
+
+def _spec(axis_name: Hashable, axis: int | None) -> PartitionSpec:
+    """The PartitionSpec jax.smap makes of one axis: `axis_name` after `axis` Nones.
+
+    JAX 0.10.2 multiplies a list by the axis, so a negative axis gets no Nones and splits
+    axis 0, not the axis counted from the end; axischeck predicts exactly that (and warns).
+    """
+    entries: tuple[Hashable, ...] = () if axis is None else (None,) * max(int(axis), 0) + (axis_name,)
+    return PartitionSpec(*entries)  # type: ignore[no-untyped-call]
+
+
+def _specs(axis_name: Hashable, axes: Any) -> Any:
+    return jax.tree_util.tree_map(lambda a: _spec(axis_name, a), axes, is_leaf=_is_none)
+
+
+def _explain_refusal(f: object, in_axes: Any, out_axes: Any, axis_name: object) -> None:
+    """Why JAX refused these options, in axischeck's terms (checked in JAX's order)."""
+    if isinstance(axis_name, (list, tuple)):
+        raise SpecError(
+            f"smap axis_name must be one mesh axis name, got {short_repr(axis_name)}",
+            fix="nest one smap per axis, or use ax.shard_map(..., axis_names={...}) for several axes",
+        )
+    try:
+        hash(axis_name)
+    except TypeError:
+        raise SpecError(
+            f"smap axis_name must be a hashable mesh axis name (a str), got {short_repr(axis_name)}"
+        ) from None
+    if in_axes is not INFER_AXES:
+        if in_axes is not None and not isinstance(in_axes, (int, tuple)):
+            hint = "a tuple" if isinstance(in_axes, list) else "a Python int" if hasattr(in_axes, "__index__") else ""
+            raise SpecError(
+                "smap in_axes must be an int, None, or a tuple with one entry per positional argument, but got"
+                f" {short_repr(in_axes)} (of type {type(in_axes).__name__})",
+                fix=f"write it as {hint}" if hint else None,
+            )
+        _check_leaves(in_axes, "in_axes")
+    _check_leaves(out_axes, "out_axes")
+    require_callable(f, "smap")
+
+
+def _check_leaves(axes: Any, what: str) -> None:
+    paths, _ = jax.tree_util.tree_flatten_with_path(axes)
+    for path, leaf in paths:
+        if not isinstance(leaf, int):
+            hint = " (write a Python int)" if hasattr(leaf, "__index__") else ""
+            raise SpecError(
+                f"smap {what} entries must be ints or None, but {what}{jax.tree_util.keystr(path)} is"
+                f" {short_repr(leaf)} (of type {type(leaf).__name__}){hint}"
+            )
+
+
+def _check_sizes(axes: Any, what: str) -> None:
+    for leaf in jax.tree_util.tree_leaves(axes):
+        if isinstance(leaf, int) and leaf > _MAX_AXIS:
+            raise SpecError(f"smap {what} holds axis {leaf}, which no array has (numpy allows at most 64 dims)")
+
+
+def _warn_negative(options: ShardOptions, in_axes: Any, out_axes: Any) -> None:
+    """JAX answers a negative axis silently with axis 0: almost never what was meant."""
+    found = [
+        f"{what}{jax.tree_util.keystr(path)}={leaf}"
+        for what, axes in (("in_axes", in_axes), ("out_axes", out_axes))
+        for path, leaf in jax.tree_util.tree_flatten_with_path(axes)[0]
+        if isinstance(leaf, int) and leaf < 0
+    ]
+    if found:
+        warnings.warn(
+            AxisCheckWarning(
+                f"{options.describe()}: jax.smap splits (or concatenates along) axis 0 for a negative axis"
+                f" ({', '.join(found)}), not the axis counted from the end; axischeck predicts what JAX"
+                " does. Fix: write the axis as a non-negative number (for the last axis of a rank-r array, r - 1)"
+            ),
+            stacklevel=4,
+        )
+
+
+class Smapped(ShardMapped[P, R]):
+    """A function wrapped by `axischeck.smap` (see `smap`): a `ShardMapped` whose options
+    are smap's (`in_axes`, `out_axes`, `axis_name`), over the context mesh.
+
+    ```python
+    >>> f = ax.smap(lambda a: a * 2, in_axes=1, out_axes=1, axis_name="x")
+    >>> f.in_axes, f.axis_name, f.predict_with_mesh({"x": 8}, (3, 64)).block_shapes
+    (1, 'x', Shape(3, 8))
+    ```
+    """
+
+    def __init__(
+        self,
+        f: Callable[P, R],
+        in_axes: Any,
+        out_axes: Any,
+        axis_name: Hashable,
+        signature: SignatureLike | None,
+    ) -> None:
+        if JAX_SMAP is None:
+            raise AxisCheckError(
+                f"axischeck.smap runs jax.smap, which JAX {jax.__version__} does not have",
+                fix="upgrade JAX, or use ax.shard_map(f, in_specs=..., out_specs=..., axis_names={axis_name})",
+            )
+        _before_jax(in_axes, out_axes, "smap")
+        _check_sizes(in_axes, "in_axes")
+        _check_sizes(out_axes, "out_axes")
+        jax_fn = built_by_jax(
+            lambda: JAX_SMAP(f, in_axes=in_axes, out_axes=out_axes, axis_name=axis_name),
+            lambda: _explain_refusal(f, in_axes, out_axes, axis_name),
+        )
+        in_specs = INFER_SPECS if in_axes is INFER_AXES else _specs(axis_name, in_axes)
+        names = cast(frozenset[str], frozenset({axis_name}))  # JAX takes any hashable name
+        options = ShardOptions(
+            None, None, in_specs, _specs(axis_name, out_axes), names, True, fn_name(f), (in_axes, out_axes)
+        )
+        _warn_negative(options, in_axes, out_axes)
+        self.in_axes = in_axes
+        self.out_axes = out_axes
+        self.axis_name = axis_name
+        self._has_static = False  # smap passes None as P(): every argument is split or replicated
+        self._mesh_for_prediction_only = False
+        signature = _parsed(signature)
+        rebuild = (smap, {"in_axes": in_axes, "out_axes": out_axes, "axis_name": axis_name, "signature": signature})
+        self._start(f, jax_fn, options, (in_axes, out_axes, axis_name), signature, rebuild)
+
+
+@overload
+def smap(
+    f: Callable[P, R],
+    /,
+    *,
+    in_axes: Any = INFER_AXES,
+    out_axes: Any,
+    axis_name: Hashable,
+    signature: SignatureLike | None = None,
+) -> Smapped[P, R]: ...
+
+
+@overload
+def smap(
+    f: None = None,
+    /,
+    *,
+    in_axes: Any = INFER_AXES,
+    out_axes: Any,
+    axis_name: Hashable,
+    signature: SignatureLike | None = None,
+) -> Callable[[Callable[P, R]], Smapped[P, R]]: ...
+
+
+def smap(
+    f: Callable[P, R] | None = None,
+    /,
+    *,
+    in_axes: Any = INFER_AXES,
+    out_axes: Any,
+    axis_name: Hashable,
+    signature: SignatureLike | None = None,
+) -> Smapped[P, R] | Callable[[Callable[P, R]], Smapped[P, R]]:
+    """Drop-in `jax.smap` that predicts, checks and explains its axes.
+
+    Same parameters as `jax.smap`, plus `signature` (the per-device signature: the shapes
+    of one device's blocks). Like JAX, it maps over the mesh set by `jax.set_mesh` (or
+    `jax.sharding.use_abstract_mesh`, to predict for a mesh this machine does not have);
+    `predict_with_mesh` tries another mesh. Note that jax.smap (0.10.2) reads a negative
+    axis as axis 0: axischeck predicts that and warns.
+
+    ```python
+    >>> from jax.sharding import AbstractMesh, AxisType
+    >>> mesh = AbstractMesh((64,), ("x",), axis_types=(AxisType.Auto,))  # 64 devices, to plan for
+    >>> f = ax.smap(lambda a: jax.lax.psum(a, "x"), in_axes=0, out_axes=None, axis_name="x")
+    >>> with jax.sharding.use_abstract_mesh(mesh):
+    ...     f.predict((256, 3)).shapes
+    Shape(4, 3)
+    >>> with jax.sharding.use_abstract_mesh(mesh):
+    ...     f.predict((100, 3))  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    axischeck.ArgumentError: smap(<lambda>, in_axes=0, out_axes=None, axis_name='x'): the in_axes entry of a is 0,
+    which splits axis 0 of a (size 100, shape (100, 3)) over mesh axis 'x' (size 64), but 64 does not divide 100
+    ...
+    ```
+    """
+    if f is None:
+
+        def decorate(g: Callable[P, R]) -> Smapped[P, R]:
+            return Smapped(g, in_axes, out_axes, axis_name, signature)
+
+        return decorate
+    return Smapped(f, in_axes, out_axes, axis_name, signature)
