@@ -242,3 +242,39 @@ def test_array_axes_get_jax_s_error_with_our_explanation(bad: Any) -> None:
 def test_jax_s_message_is_kept_for_unmapped_non_array_arguments() -> None:
     with pytest.raises(ValueError, match="vmap got inconsistent sizes for array axes to be mapped:"):
         ax.vmap(lambda a, b, g: g(a, b), (0, 0, None))(jnp.ones(2), jnp.ones(3), jnp.add)
+
+
+def test_a_signature_does_not_hide_an_unbound_collective_axis() -> None:
+    traces = []
+
+    def total(x: jax.Array) -> jax.Array:
+        traces.append(x.shape)
+        return jax.lax.psum(x, "j")
+
+    f = ax.vmap(total, axis_name="i", signature="(n)->(n)")
+    with pytest.raises(NameError) as predicted:  # JAX's type, as jax.eval_shape raises it
+        f.predict((8, 5))
+    assert isinstance(predicted.value, ax.FunctionError) and "unbound axis name: j" in str(predicted.value)
+    with pytest.raises(NameError):
+        jax.eval_shape(jax.vmap(total, axis_name="i"), jax.ShapeDtypeStruct((8, 5), jnp.float32))
+    # Bound, the signature answers; one trace of the function per axis environment, not per shape.
+    g = ax.vmap(total, axis_name="j", signature="(n)->(n)")
+    traces.clear()
+    for b in range(1, 6):
+        assert g.predict((b, 5)).shapes == (b, 5)
+    assert len(traces) == 1
+
+
+def test_a_signature_does_not_hide_a_spmd_axis_an_inner_shard_map_uses() -> None:
+    from jax.sharding import AxisType, Mesh
+    from jax.sharding import PartitionSpec as P
+
+    mesh = Mesh(np.array(jax.devices()[:2]), ("i",), axis_types=(AxisType.Auto,))
+    inner = jax.shard_map(lambda a: a * 2, mesh=mesh, in_specs=P("i"), out_specs=P("i"))
+    with pytest.raises(ValueError, match="spmd_axis_name cannot appear"):
+        jax.eval_shape(jax.vmap(inner, spmd_axis_name="i"), jax.ShapeDtypeStruct((3, 4), jnp.float32))
+    f = ax.vmap(inner, spmd_axis_name="i", signature="(n)->(n)")
+    with pytest.raises(ValueError, match="spmd_axis_name cannot appear") as predicted:
+        f.predict((3, 4))
+    assert isinstance(predicted.value, ax.SpecError)
+    assert ax.vmap(inner, signature="(n)->(n)").predict((3, 4)).shapes == (3, 4)

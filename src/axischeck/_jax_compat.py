@@ -199,8 +199,8 @@ def ppermute_axes_in_mesh_order() -> bool:
 
 DEFAULT_MESH_AXIS_TYPE: Any = jax.sharding.AbstractMesh((1,), ("_",)).axis_types[0]
 """The axis type of an `AbstractMesh` built without `axis_types`: Auto before JAX 0.11.1,
-Explicit from then on (a concrete `Mesh` defaults to Auto, `jax.make_mesh` to Explicit). axischeck always reads a mesh's own
-types; this is for documentation and tests that must say which they mean."""
+Explicit from then on (a concrete `Mesh` defaults to Auto, `jax.make_mesh` to Explicit).
+axischeck always reads a mesh's own types; this is for documentation and tests."""
 
 
 def equations(jaxpr: Any) -> Any:
@@ -212,3 +212,9 @@ def sub_jaxprs(value: Any) -> list[Any]:
     """The jaxprs in an equation parameter (cond's branches, scan's body, a pjit's jaxpr)."""
     items = value if isinstance(value, (tuple, list)) else (value,)
     return [item for item in items if hasattr(item, "eqns")]
+
+
+def spmd_axis_in_shard_map_specs(err: BaseException) -> bool:
+    """Whether `err` is JAX refusing a vmap spmd_axis_name that an inner shard_map's specs
+    name (a ValueError; read from its wording, the same from 0.10 to 0.12)."""
+    return isinstance(err, ValueError) and "spmd_axis_name cannot appear in shard_map" in str(err)

@@ -18,8 +18,9 @@ import jax
 import numpy as np
 
 from ._cache import BoundedCache, PerFunction, held_weakly
-from ._errors import AxisCheckError, AxisCheckWarning, FunctionError, SpecError
+from ._errors import AxisCheckError, AxisCheckWarning, FunctionError, SpecError, with_jax_error
 from ._fastpath import Plan, compile_plan
+from ._jax_compat import spmd_axis_in_shard_map_specs, trace_context
 from ._keys import lookup, shape_key, store, trace_key
 from ._leaves import Call, label_call, parameter_names, struct
 from ._levels import VmapLevel, map_inputs
@@ -99,6 +100,7 @@ class Predictor:
         self._predictions: BoundedCache[Prediction] = BoundedCache(256)
         self._passed: BoundedCache[bool] = BoundedCache(256)
         self._plans: BoundedCache[Plan] = BoundedCache(64)
+        self._names_bound: BoundedCache[bool] = BoundedCache(16)
         self._cacheable: bool | None = None
 
     @property
@@ -157,6 +159,44 @@ class Predictor:
             pred = self.full(args, kwargs)
         store(self._predictions, key, pred.copy())
         return pred
+
+    def confirm_names(self, jax_fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+        """A prediction from a declared signature never traces the function, but JAX
+        refuses some functions whatever the shapes: a collective over an axis no transform
+        binds (NameError), a vmap spmd_axis_name that an inner shard_map's specs name. One
+        abstract trace of JAX's transform per trace context (axis environment, mesh,
+        configuration) finds them; its other failures may be size-specific and are left
+        to the shapes. Only the all-clear is remembered."""
+        key = trace_context()
+        if lookup(self._names_bound, key):
+            return
+        try:
+            jax.eval_shape(jax_fn, *args, **kwargs)
+        except NameError as err:
+            name = fn_name(self.fun)
+            raise with_jax_error(
+                FunctionError(
+                    f"{name} calls a collective over an axis name that no enclosing transform binds",
+                    fix="name the axis in the transform (axis_name=...), or call the function under the"
+                    " transform that binds it",
+                ),
+                err,
+            ) from err
+        except ValueError as err:
+            if not spmd_axis_in_shard_map_specs(err):
+                store(self._names_bound, key, True)
+                return
+            raise with_jax_error(
+                SpecError(
+                    f"vmap's spmd_axis_name is also a mesh axis that {fn_name(self.fun)}'s inner shard_map"
+                    " specs use, which JAX refuses",
+                    fix="give vmap a spmd_axis_name the inner shard_map does not shard over",
+                ),
+                err,
+            ) from err
+        except Exception:
+            pass
+        store(self._names_bound, key, True)
 
     def _planned(
         self, args: tuple[Any, ...], kwargs: dict[str, Any], treedef: Any, keys: tuple[Any, ...]

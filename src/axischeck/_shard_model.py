@@ -107,10 +107,6 @@ class ShardModel:
     fn: Callable[..., Any] | None = None
 
     @property
-    def names_axes(self) -> bool:
-        return True  # the mesh axes are named: collectives may use them
-
-    @property
     def shape_keyed(self) -> bool:
         """Not with the context mesh (it changes between calls) or Explicit axes (the
         arguments' shardings matter)."""
@@ -401,11 +397,11 @@ class ShardModel:
         )
         try:
             _, treedef = call.flat()
-            check_ppermutes(jaxpr_under_levels(mapped, treedef, [leaf.value for leaf in leaves], env).jaxpr)
+            check_ppermutes(jaxpr_under_levels(mapped, treedef, [leaf.value for leaf in leaves], env))
         except AxisCheckError:
             raise
         except SilentCollectiveError as err:
-            raise collective_error(o.name, str(err), False, trail) from None
+            raise collective_error(o.name, str(err), False, trail, err.fix) from None
         except Exception as err:
             text = str(err)
             if "reduce_scatter operand scatter dimension" in text:

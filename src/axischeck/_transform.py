@@ -144,10 +144,16 @@ class Transformed(Generic[P, R]):
         if self._defers or _opaque(flat[0]):
             return self._predict_by_jax(args, kwargs)
         try:
-            return self._predictor.predict(args, kwargs, flat)
+            pred = self._predictor.predict(args, kwargs, flat)
         except AxisCheckError as err:
             fixed = self._predictor.with_fix(err, args, kwargs, PREDICT_FIX_TRACES)
             raise fixed.with_traceback(None) from err.__cause__
+        if not pred.traced:
+            try:
+                self._predictor.confirm_names(self._jax_fn, args, kwargs)
+            except AxisCheckError as err:
+                raise err.with_traceback(None) from err.__cause__
+        return pred
 
     def _predict_by_jax(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Prediction:
         """For what axischeck does not model (registered vmappable types, symbolic sizes):

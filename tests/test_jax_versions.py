@@ -1,0 +1,87 @@
+"""The facts that differ between JAX versions (`axischeck._jax_compat`), each tested on
+whichever JAX is installed: axischeck answers as this JAX does."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from jax import lax
+from jax.sharding import AbstractMesh, AxisType, Mesh
+from jax.sharding import PartitionSpec as P
+
+import axischeck as ax
+from axischeck import _jax_compat as compat
+
+AUTO = AxisType.Auto
+
+
+def _mesh(sizes: tuple[int, ...], names: tuple[str, ...]) -> Mesh:
+    devices = np.array(jax.devices()[: int(np.prod(sizes))]).reshape(sizes)
+    return Mesh(devices, names, axis_types=(AUTO,) * len(names))
+
+
+def test_default_axis_type_of_an_abstract_mesh_is_read_from_jax() -> None:
+    assert AbstractMesh((2,), ("x",)).axis_types == (compat.DEFAULT_MESH_AXIS_TYPE,)
+    want = AxisType.Auto if compat.JAX_VERSION < (0, 11, 1) else AxisType.Explicit
+    assert compat.DEFAULT_MESH_AXIS_TYPE == want
+
+
+NEGATIVE_AXIS_BODIES = {
+    "psum_scatter": lambda a: lax.psum_scatter(a, "x", scatter_dimension=-1, tiled=True),
+    "all_to_all": lambda a: lax.all_to_all(a, "x", -2, -1, tiled=True),
+}
+
+
+@pytest.mark.parametrize("name", sorted(NEGATIVE_AXIS_BODIES))
+def test_negative_collective_axes_answer_as_this_jax_lowers_them(name: str) -> None:
+    mesh = _mesh((4,), ("x",))
+    body = NEGATIVE_AXIS_BODIES[name]
+    f = ax.shard_map(body, mesh=mesh, in_specs=P("x"), out_specs=P("x"))
+    x = jnp.arange(4 * 8 * 4, dtype=jnp.float32).reshape(4, 8, 4)
+    if compat.NEGATIVE_COLLECTIVE_AXES_FAIL_LOWERING:  # jax < 0.11: traces, then fails to lower
+        with pytest.raises(ax.CollectiveError, match="negative axis") as predicted:
+            f.predict(x)
+        assert "count the axis from the front" in str(predicted.value)
+        if name == "psum_scatter":  # (all_to_all can crash the process when JAX 0.10 lowers it)
+            with pytest.raises(ValueError, match="scatter_dimension"):  # JAX's own, when lowering
+                jax.shard_map(body, mesh=mesh, in_specs=P("x"), out_specs=P("x"))(x)
+            with pytest.raises(ValueError) as called:  # a failed call is diagnosed
+                f(x)
+            assert isinstance(called.value, ax.CollectiveError) and "negative axis" in str(called.value)
+    else:
+        want = jax.shard_map(body, mesh=mesh, in_specs=P("x"), out_specs=P("x"))(x)
+        assert f.predict(x).shapes == want.shape
+        np.testing.assert_array_equal(f(x), want)
+
+
+def _ring(a: jax.Array) -> jax.Array:
+    return lax.ppermute(a, ("y", "x"), [(i, (i + 1) % 8) for i in range(8)])
+
+
+def test_ppermute_over_axes_out_of_mesh_order_follows_jax_setting() -> None:
+    mesh = _mesh((2, 4), ("x", "y"))
+    specs = {"mesh": mesh, "in_specs": P(("x", "y")), "out_specs": P(("x", "y"))}
+    f = ax.shard_map(_ring, **specs)
+    x = jnp.arange(8 * 3, dtype=jnp.float32).reshape(8, 3)
+    if not compat.ppermute_axes_in_mesh_order():  # jax < 0.11.1 accepts any order
+        np.testing.assert_array_equal(f(x), jax.shard_map(_ring, **specs)(x))
+        assert f.predict(x).shapes == (8, 3)
+        return
+    with pytest.raises(ax.CollectiveError, match=r"out of the mesh's order \('x', 'y'\)") as predicted:
+        f.predict(x)
+    assert "axis_name=('x', 'y')" in str(predicted.value)
+    with pytest.raises(RuntimeError) as called:  # JAX's own type, from lowering
+        f(x)
+    assert isinstance(called.value, ax.CollectiveError)
+    with pytest.raises(RuntimeError):
+        jax.shard_map(_ring, **specs)(x)
+    from jax._src import config
+
+    with config.raise_on_ppermute_sort_diff(False):  # JAX's switch: then JAX runs it
+        assert not compat.ppermute_axes_in_mesh_order()
+        assert f.predict(x).shapes == (8, 3)
+        np.testing.assert_array_equal(f(x), jax.shard_map(_ring, **specs)(x))
+    with pytest.raises(ax.CollectiveError):  # the answer under the switch is not served after it
+        f.predict(x)
