@@ -249,7 +249,7 @@ def test_a_signature_does_not_hide_an_unbound_collective_axis() -> None:
 
     def total(x: jax.Array) -> jax.Array:
         traces.append(x.shape)
-        return jax.lax.psum(x, "j")
+        return jax.lax.psum(x, "j")  # axischeck: ignore[AX005] - the mistake under test
 
     f = ax.vmap(total, axis_name="i", signature="(n)->(n)")
     with pytest.raises(NameError) as predicted:  # JAX's type, as jax.eval_shape raises it

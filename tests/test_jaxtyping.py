@@ -17,7 +17,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from jaxtyping import Array, ArrayLike, Float, Int, PyTree, Shaped
+from jaxtyping import Array, ArrayLike, Float, Float64, Int, Key, PyTree, Shaped, UInt8
 
 import axischeck as ax
 from axischeck.testing import assert_predicts_jax, check_against_jax
@@ -298,3 +298,34 @@ def test_everything_but_the_extras_works_without_jaxtyping_and_hypothesis() -> N
 def test_the_blocker_blocks() -> None:
     proc = _run_blocked("import jaxtyping\n")
     assert proc.returncode != 0 and "No module named 'jaxtyping'" in proc.stderr
+
+
+# ------------------------------------------------- dtypes of plain tuples in predict
+
+
+def noisy(key: Key[Array, ""], scale: Float[Array, "n"]) -> Float[Array, "n"]:
+    return jax.random.normal(key, scale.shape) * scale
+
+
+def histogram(counts: UInt8[Array, "n"], weights: Float64[Array, "n"]) -> Float[Array, ""]:
+    return (counts * weights).sum()
+
+
+def test_plain_tuples_take_the_dtype_the_annotations_name() -> None:
+    # A key annotation makes (4,) four typed PRNG keys: as float32 JAX would refuse them.
+    f = ax.vmap(noisy, in_axes=(0, None))
+    assert f.predict((4,), (3,)).shapes == (4, 3)
+    keys = jax.random.split(jax.random.key(0), 4)
+    assert f(keys, jnp.ones(3)).shape == (4, 3)
+    with pytest.raises(TypeError):  # what a float32 stand-in would meet
+        jax.eval_shape(jax.vmap(noisy, in_axes=(0, None)), jax.ShapeDtypeStruct((4,), jnp.float32), jnp.ones(3))
+    dtypes = ax.vmap(histogram)._predictor.tuple_dtypes
+    assert dtypes[0] == dtypes["counts"] == np.uint8
+    assert dtypes[1] == np.float64  # what the annotation says; JAX computes in float32 without x64
+    assert ax.vmap(matmul, in_axes=(0, None))._predictor.tuple_dtypes == {
+        0: np.float32,
+        1: np.float32,
+        "x": np.float32,
+        "w": np.float32,
+    }
+    assert ax.vmap(last_sum)._predictor.tuple_dtypes == {}  # Shaped: any dtype, so float32

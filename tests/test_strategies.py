@@ -136,3 +136,11 @@ def test_errors() -> None:
 def test_import_axischeck_does_not_import_hypothesis() -> None:
     code = "import sys, axischeck; assert 'hypothesis' not in sys.modules, 'hypothesis imported'"
     subprocess.run([sys.executable, "-c", code], check=True, timeout=120)
+
+
+def test_shard_map_without_in_specs_is_refused_clearly() -> None:
+    from jax.sharding import PartitionSpec as P
+
+    f = ax.shard_map(lambda a: a, mesh={"x": 4}, out_specs=P("x"), signature="(n)->(n)")
+    with pytest.raises(ax.SpecError, match="needs in_specs"):
+        axst.arguments_for(f).example()

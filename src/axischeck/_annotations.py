@@ -243,19 +243,72 @@ def _globals_of(fn: Any) -> dict[str, Any]:
     return ns if isinstance(ns, dict) else {}
 
 
+def _resolved(raw: dict[str, Any], name: str, globalns: dict[str, Any]) -> Any:
+    """One annotation evaluated as `typing.get_type_hints` would, or as written when it
+    cannot be (then text under PEP 563)."""
+    value = raw[name]
+    try:
+        holder = types.SimpleNamespace(__annotations__={name: value})
+        return typing.get_type_hints(holder, globalns, None, include_extras=True)[name]
+    except Exception:  # unresolvable: read it without evaluating
+        return value
+
+
 def _declared(raw: dict[str, Any], name: str, globalns: dict[str, Any], where: str) -> Any:
     """The dims one annotation declares, or _NOTHING; see `core_from_annotations`."""
     if name not in raw:
         return _NOTHING
-    value = raw[name]
-    try:
-        holder = types.SimpleNamespace(__annotations__={name: value})
-        hint = typing.get_type_hints(holder, globalns, None, include_extras=True)[name]
-    except Exception:  # unresolvable: read it without evaluating (text under PEP 563)
-        hint = value
+    hint = _resolved(raw, name, globalns)
     try:
         return _dims_of(hint, where)
     except AxisCheckError:
         raise
     except Exception:  # an annotation object that breaks on inspection: declares nothing
         return _NOTHING
+
+
+# The dtype a plain tuple of ints stands for when jaxtyping names a kind but not a width:
+# JAX's default for that kind (without x64).
+_KIND_DEFAULTS = ("float32", "int32", "uint32", "bool", "complex64")
+
+
+def declared_dtypes(fn: Callable[..., Any]) -> dict[str, Any]:
+    """Parameter name -> the dtype its jaxtyping annotation implies (`Float[Array, ...]`:
+    float32, `Int`: int32, `Key`: a typed PRNG key, `UInt8`: uint8, ...), for `predict`
+    to give a plain tuple of ints the dtype the function expects. Parameters whose
+    annotations name no dtype (or several widths and no default) are left out."""
+    try:
+        params = inspect.signature(fn).parameters
+    except Exception:
+        return {}
+    raw = _raw_annotations(fn)
+    globalns = _globals_of(fn)
+    found: dict[str, Any] = {}
+    for name in params:
+        if name not in raw:
+            continue
+        hint = _resolved(raw, name, globalns)
+        members = typing.get_args(hint) if typing.get_origin(hint) in (typing.Union, types.UnionType) else (hint,)
+        kinds = {getattr(getattr(m, "dtype", None), "dtypes", None) for m in members if _is_jaxtyping(m)}
+        kinds.discard(None)
+        if len(kinds) != 1:
+            continue
+        (names,) = kinds
+        if not isinstance(names, tuple):  # Shaped: any dtype
+            continue
+        dtype = _one_dtype(names)
+        if dtype is not None:
+            found[name] = dtype
+    return found
+
+
+def _one_dtype(names: tuple[str, ...]) -> Any:
+    if "prng_key" in names:
+        from ._jax_compat import default_key_dtype
+
+        return default_key_dtype()
+    chosen = names[0] if len(names) == 1 else next((d for d in _KIND_DEFAULTS if d in names), None)
+    try:
+        return None if chosen is None else np.dtype(chosen)
+    except TypeError:  # a width numpy does not know (float8 and friends)
+        return None

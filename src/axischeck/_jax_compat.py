@@ -218,3 +218,14 @@ def spmd_axis_in_shard_map_specs(err: BaseException) -> bool:
     """Whether `err` is JAX refusing a vmap spmd_axis_name that an inner shard_map's specs
     name (a ValueError; read from its wording, the same from 0.10 to 0.12)."""
     return isinstance(err, ValueError) and "spmd_axis_name cannot appear in shard_map" in str(err)
+
+
+_KEY_DTYPE: list[Any] = []
+
+
+def default_key_dtype() -> Any:
+    """The dtype of `jax.random.key(0)` under the default PRNG implementation (read once,
+    abstractly: no key is made)."""
+    if not _KEY_DTYPE:
+        _KEY_DTYPE.append(jax.eval_shape(jax.random.key, 0).dtype)
+    return _KEY_DTYPE[0]

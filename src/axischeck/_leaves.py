@@ -137,18 +137,24 @@ def _is_shape_tuple(x: object) -> bool:
     return type(x) is tuple and all(type(d) is int and d >= 0 for d in x)
 
 
-def shapes_as_structs(args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> tuple[tuple[Any, ...], dict[str, Any]]:
-    """Replace plain tuples of ints (shapes written by hand) with float32 structs.
+def shapes_as_structs(
+    args: tuple[Any, ...], kwargs: Mapping[str, Any], dtypes: Mapping[int | str, Any] | None = None
+) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    """Replace plain tuples of ints (shapes written by hand) with structs: float32, or the
+    dtype `dtypes` gives a whole argument (by position or keyword), as the function's
+    annotations say.
 
     Applied inside each argument, never to the argument tuple itself.
     """
+    given = dtypes or {}
 
-    def convert(tree: Any) -> Any:
+    def convert(tree: Any, where: int | str) -> Any:
+        dtype = given.get(where, np.float32)
         return jax.tree_util.tree_map(
-            lambda x: struct(x, np.float32) if _is_shape_tuple(x) else x, tree, is_leaf=_is_shape_tuple
+            lambda x: struct(x, dtype) if _is_shape_tuple(x) else x, tree, is_leaf=_is_shape_tuple
         )
 
-    return tuple(convert(a) for a in args), {k: convert(v) for k, v in kwargs.items()}
+    return tuple(convert(a, i) for i, a in enumerate(args)), {k: convert(v, k) for k, v in kwargs.items()}
 
 
 def parameter_names(fn: Callable[..., Any]) -> tuple[list[str], str | None, set[str]] | None:

@@ -92,12 +92,14 @@ def context_conflict(mesh: Any) -> str | None:
     return f"the context mesh {context} (jax.set_mesh) differs from the mesh passed to shard_map, {mesh}"
 
 
-@dataclass(frozen=True, slots=True)
 class SpecMistake(Exception):
-    """One spec that cannot apply to one array: what is wrong, and the facts."""
+    """One spec that cannot apply to one array: what is wrong, and the fix. (A plain
+    exception: whatever handles it may add notes or a traceback to it.)"""
 
-    problem: str
-    fix: str | None = None
+    def __init__(self, problem: str, fix: str | None = None) -> None:
+        super().__init__(problem)
+        self.problem = problem
+        self.fix = fix
 
 
 def spec_dims(spec: Any, mesh: MeshShape, manual: frozenset[str], what: str) -> SpecDims:

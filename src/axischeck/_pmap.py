@@ -133,7 +133,7 @@ class Pmapped(Transformed[P, R]):
         model = self.model
         assert isinstance(model, VmapModel)
         model = replace(model, level=replace(model.level, devices=devices))
-        args, kwargs = shapes_as_structs(args, kwargs)
+        args, kwargs = shapes_as_structs(args, kwargs, self._predictor.tuple_dtypes)
         try:
             return self._predictor.full(args, kwargs, model)
         except AxisCheckError as err:

@@ -102,6 +102,7 @@ class Predictor:
         self._plans: BoundedCache[Plan] = BoundedCache(64)
         self._names_bound: BoundedCache[bool] = BoundedCache(16)
         self._cacheable: bool | None = None
+        self._tuple_dtypes: dict[int | str, Any] | None = None
 
     @property
     def fun(self) -> Callable[..., Any]:
@@ -123,6 +124,20 @@ class Predictor:
         if self._params is _UNSET:
             self._params = parameter_names(self.fun)
         return self._params
+
+    @property
+    def tuple_dtypes(self) -> dict[int | str, Any]:
+        """Argument position and name -> the dtype the function's annotations imply, for
+        plain tuples of ints given to `predict` (float32 where they say nothing)."""
+        dtypes = self._tuple_dtypes
+        if dtypes is None:
+            from ._annotations import declared_dtypes
+
+            by_name = declared_dtypes(self.fun)
+            positional = self.params[0] if self.params is not None else []
+            dtypes = {**{i: by_name[n] for i, n in enumerate(positional) if n in by_name}, **by_name}
+            self._tuple_dtypes = dtypes
+        return dtypes
 
     @property
     def cacheable(self) -> bool:

@@ -161,7 +161,7 @@ class ShardMapped(Transformed[P, R]):
         model = self.model
         assert isinstance(model, ShardModel)
         model = replace(model, options=replace(self.options, mesh=shape, jax_mesh=jax_mesh))
-        args, kwargs = shapes_as_structs(args, kwargs)
+        args, kwargs = shapes_as_structs(args, kwargs, self._predictor.tuple_dtypes)
         try:
             pred = self._predictor.full(args, kwargs, model)
         except AxisCheckError as err:

@@ -137,7 +137,7 @@ class Transformed(Generic[P, R]):
         try:
             flat = flatten_call(args, kwargs)
             if int in map(type, flat[0]):
-                args, kwargs = shapes_as_structs(args, kwargs)  # tuples of ints stand for shapes
+                args, kwargs = shapes_as_structs(args, kwargs, self._predictor.tuple_dtypes)  # tuples: shapes
                 flat = flatten_call(args, kwargs)
         except AxisCheckError as err:
             raise err.with_traceback(None) from None

@@ -48,6 +48,7 @@ except ImportError as err:  # hypothesis is optional: only this module needs it
 
 from ._dims import Anonymous, ArraySpec, Fixed, Named, Variadic
 from ._errors import SpecError
+from ._jax_compat import INFER_SPECS
 from ._levels import VmapLevel
 from ._mesh import MeshShape, context_mesh, spec_dims
 from ._shard_map import ShardMapped
@@ -457,6 +458,11 @@ def arguments_for(
 def _global_shapes(blocks: list[tuple[int, ...]], fn: ShardMapped[..., Any], mesh: MeshShape) -> list[tuple[int, ...]]:
     """Per-device blocks grown by each argument's in_specs entry (None: passed whole)."""
     specs = fn.options.in_specs
+    if specs is INFER_SPECS:
+        raise SpecError(
+            f"arguments_for needs in_specs (or smap's in_axes) to grow per-device blocks: {fn._describe()}"
+            " infers them from the arguments' shardings"
+        )
     per_arg = list(specs) if isinstance(specs, (tuple, list)) else [specs] * len(blocks)
     if len(per_arg) != len(blocks):
         raise SpecError(f"arguments_for needs one in_specs entry per argument of {fn._describe()}")
