@@ -135,7 +135,7 @@ class Predictor:
 
             by_name = declared_dtypes(self.fun)
             positional = self.params[0] if self.params is not None else []
-            dtypes = {i: by_name[n] for i, n in enumerate(positional) if n in by_name}
+            dtypes = dict[int | str, Any]({i: by_name[n] for i, n in enumerate(positional) if n in by_name})
             dtypes.update(by_name)
             self._tuple_dtypes = dtypes
         return dtypes
