@@ -12,7 +12,7 @@ import warnings
 from collections import Counter
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, Literal
 
 import jax
 
@@ -42,7 +42,7 @@ class VmapLevel:
     sum_match: bool = False
     fn_name: str = "f"
     symbol: str = "B"
-    kind: str = "vmap"  # or "pmap"
+    kind: Literal["vmap", "pmap"] = "vmap"
     devices: int | None = None  # pmap: how many devices the size may use
     static: tuple[int, ...] = ()  # pmap: static_broadcasted_argnums (non-negative)
     spmd: frozenset[Hashable] = frozenset()  # vmap: spmd_axis_name's mesh axes (shapes unchanged)

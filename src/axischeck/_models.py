@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import inspect
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
@@ -25,7 +25,7 @@ from ._levels import VmapLevel, map_inputs, map_outputs
 from ._prediction import BaseStep, MapStep, ShardStep, SpecRow, Step
 from ._shape import Shape, format_shape
 from ._spec import SigCore, SpecTree
-from ._trace import Env, SilentCollectiveError, batched_outputs, eval_per_example
+from ._trace import Bound, Env, SilentCollectiveError, batched_outputs, eval_per_example, only_vmaps, under_pmap
 from ._trees import PrefixMismatch, broadcast_prefix, leaf_paths
 from ._unify import Bindings, Conflict, Unifier, resolve, unbound_symbols
 
@@ -42,9 +42,21 @@ class Outcome:
 
 
 class Model(Protocol):
-    """How outputs follow from a call: a signature, a trace, or a mapped model."""
+    """How outputs follow from a call: a signature or a trace (the innermost model), or a
+    transform level (vmap, pmap, shard_map) of an `inner` model."""
+
+    @property
+    def inner(self) -> Model | None: ...
 
     def predict(self, call: Call, env: Env, trail: tuple[Step, ...]) -> Outcome: ...
+
+
+def chain(model: Model) -> Iterator[Model]:
+    """`model`, then each model inside it, outermost first."""
+    current: Model | None = model
+    while current is not None:
+        yield current
+        current = current.inner
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,7 +68,7 @@ class VmapModel:
     fn: Callable[..., Any] | None = None
 
     def predict(self, call: Call, env: Env, trail: tuple[Step, ...]) -> Outcome:
-        if self.level.kind == "pmap" and any(kind == "pmap" for *_, kind in env):
+        if self.level.kind == "pmap" and under_pmap(env):
             raise ArgumentError(
                 "pmap inside pmap fails in JAX 0.10 (a context-mesh error): nested pmap is not supported",
                 transform=self.level.describe(),
@@ -65,7 +77,7 @@ class VmapModel:
             )
         self._check_spmd(trail)
         size, per_call, step, axes = map_inputs(self.level, call, trail)
-        inner_env = env + ((self.level.axis_name, size, tuple(axes), self.level.kind),)
+        inner_env = (*env, Bound(self.level.axis_name, size, tuple(axes), self.level.kind))
         inner = self.inner.predict(per_call, inner_env, trail + (step,))
         if inner.inputs_only:  # Signature.unify: no outputs to map
             return Outcome(None, (step,) + inner.steps, inner.bindings, inputs_only=True, traced=inner.traced)
@@ -144,6 +156,10 @@ class TraceModel:
     fn: Callable[..., Any]
     name: str = "f"
 
+    @property
+    def inner(self) -> None:
+        return None
+
     def predict(self, call: Call, env: Env, trail: tuple[Step, ...]) -> Outcome:
         return traced_outcome(trace(self.fn, self.name, call, env, trail))
 
@@ -173,7 +189,7 @@ def trace(fn: Callable[..., Any], name: str, call: Call, env: Env, trail: tuple[
     except AxisCheckError:
         raise
     except SilentCollectiveError as err:
-        raise collective_error(name, str(err), all(kind == "vmap" for *_, kind in env), trail, err.fix) from None
+        raise collective_error(name, str(err), only_vmaps(env), trail, err.fix) from None
     except Exception as err:
         unit = f"{unit_of(env)} arguments"
         if returned:  # the function itself finished: JAX failed batching what it returned
@@ -266,12 +282,17 @@ class SignatureModel:
     name: str = "f"
     inputs_only: bool = False
 
+    @property
+    def inner(self) -> None:
+        return None
+
     def predict(self, call: Call, env: Env, trail: tuple[Step, ...]) -> Outcome:
         unifier = Unifier(unit=unit_of(env))
-        for axis_name, size, _, kind in env:
-            if isinstance(axis_name, str):  # innermost binding of a name wins (later in env)
-                what = "mapped axis" if kind == "vmap" else "device axis" if kind == "pmap" else "mesh axis"
-                unifier.bind_axis_name(axis_name, size, Place(f"the {what} {axis_name!r}", None, None, size))
+        for level in env:
+            if isinstance(level.name, str):  # innermost binding of a name wins (later in env)
+                what = {"vmap": "mapped axis", "pmap": "device axis"}.get(level.kind, "mesh axis")
+                place = Place(f"the {what} {level.name!r}", None, None, level.size)
+                unifier.bind_axis_name(level.name, level.size, place)
         rows: list[SpecRow] = []
         first_conflict: Conflict | None = None
 
@@ -426,7 +447,7 @@ def _place_of(leaf: Leaf, unit: str) -> Callable[[int | None, Any], Place]:
 
 def unit_of(env: Env) -> str:
     """What the innermost function sees: one example (vmap) or one device's block."""
-    return "per-device" if env and env[-1][3] != "vmap" else "per-example"
+    return "per-device" if env and env[-1].kind != "vmap" else "per-example"
 
 
 def check_output(
@@ -457,36 +478,32 @@ def check_output(
 
 def model_symbols(model: Model) -> frozenset[str]:
     """The batch symbols of every vmap level inside `model` (so new ones stay fresh)."""
-    if isinstance(model, SignatureModel):
-        return model.core.symbols
-    own = frozenset({model.level.symbol}) if isinstance(model, VmapModel) else frozenset()
-    inner = getattr(model, "inner", None)
-    return own | (model_symbols(inner) if inner is not None else frozenset())
+    symbols: set[str] = set()
+    for m in chain(model):
+        if isinstance(m, SignatureModel):
+            symbols |= m.core.symbols
+        elif isinstance(m, VmapModel):
+            symbols.add(m.level.symbol)
+    return frozenset(symbols)
 
 
 def shape_keyed(model: Model) -> bool:
     """Whether `model`'s answer depends on the argument shapes alone (so caches may key on
     them): not when a level reads shardings or the context mesh."""
-    if not getattr(model, "shape_keyed", True):
-        return False
-    inner = getattr(model, "inner", None)
-    return inner is None or shape_keyed(inner)
+    return all(getattr(m, "shape_keyed", True) for m in chain(model))
 
 
 def is_symbolic(model: Model) -> bool:
     """Whether `model` predicts without tracing (a signature with a declared output)."""
-    inner = getattr(model, "inner", None)
-    if inner is not None:
-        return is_symbolic(inner)
-    return isinstance(model, SignatureModel) and model.core.output is not None
+    *_, innermost = chain(model)
+    return isinstance(innermost, SignatureModel) and innermost.core.output is not None
 
 
 def inputs_only(model: Model) -> Model | None:
     """`model` checking arguments only (no outputs, no trace), if it has a signature."""
     if isinstance(model, SignatureModel):
         return replace(model, inputs_only=True)
-    inner = getattr(model, "inner", None)
-    checked = inputs_only(inner) if inner is not None else None
+    checked = inputs_only(model.inner) if model.inner is not None else None
     return None if checked is None else replace(model, inner=checked)  # type: ignore[type-var]
 
 

@@ -30,6 +30,7 @@ from ._models import (
     SignatureModel,
     TraceModel,
     VmapModel,
+    chain,
     inputs_only,
     is_symbolic,
     run,
@@ -73,10 +74,9 @@ def _may_answer_silently(model: Model) -> bool:
     trace first: a collective over a vmap axis (jax_semantics.md §5.2, §10), pmap's
     outputs. shard_map rejects its own mistakes (at trace or lowering, where a failed call
     is diagnosed), so it costs no trace of ours: JAX's trace counts stay JAX's."""
-    if isinstance(model, VmapModel) and (model.level.kind == "pmap" or model.level.axis_name is not None):
-        return True
-    inner = getattr(model, "inner", None)
-    return inner is not None and _may_answer_silently(inner)
+    return any(
+        isinstance(m, VmapModel) and (m.level.kind == "pmap" or m.level.axis_name is not None) for m in chain(model)
+    )
 
 
 Build = Callable[[Callable[..., Any], Callable[..., Any]], Models]

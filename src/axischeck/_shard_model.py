@@ -38,7 +38,15 @@ from ._mesh import (
 from ._models import Model, Outcome, TraceModel, collective_error, function_error, is_symbolic, traced_outcome
 from ._prediction import ShardRow, ShardStep, Step
 from ._shape import Shape
-from ._trace import Env, SilentCollectiveError, check_ppermutes, jaxpr_under_levels
+from ._trace import (
+    Bound,
+    Env,
+    SilentCollectiveError,
+    check_ppermutes,
+    jaxpr_under_levels,
+    only_vmaps,
+    under_pmap,
+)
 from ._trees import PrefixMismatch, broadcast_prefix, leaf_paths, short_repr
 
 
@@ -133,7 +141,7 @@ class ShardModel:
         the `jax.set_mesh` context."""
         if self.options.mesh is not None:
             return self.options.mesh
-        outer = {name: size for name, size, _, kind in env if kind in ("shard_map", "mesh") and isinstance(name, str)}
+        outer = {lv.name: lv.size for lv in env if lv.kind in ("shard_map", "mesh") and isinstance(lv.name, str)}
         return MeshShape(tuple(outer), tuple(outer.values())) if outer else context_mesh(self.options.describe())
 
     def predict(self, call: Call, env: Env, trail: tuple[Step, ...]) -> Outcome:
@@ -158,12 +166,12 @@ class ShardModel:
 
         # JAX's own trace of the shard_map (inside the vmaps around it, if any) is the
         # reference for what only a trace can tell; under pmap it cannot be re-created.
-        jax_can_trace = self.fn is not None and all(kind == "vmap" for *_, kind in env)
+        jax_can_trace = self.fn is not None and only_vmaps(env)
         if jax_can_trace and isinstance(self.inner, TraceModel):
             inner = traced_outcome(self._ask_jax(call, leaves, blocks, env, assemble, trail + (step,)))
             shapes, outs = assemble(inner.shapes)
         else:
-            inner_env = env + tuple((n, s, (), "shard_map" if n in manual else "mesh") for n, s in sizes)
+            inner_env = env + tuple(Bound(n, s, (), "shard_map" if n in manual else "mesh") for n, s in sizes)
             inner = self.inner.predict(call.rebuilt(treedef, blocks), inner_env, trail + (step,))
             if inner.inputs_only:
                 return Outcome(None, (step,) + inner.steps, inner.bindings, inputs_only=True, traced=inner.traced)
@@ -181,14 +189,14 @@ class ShardModel:
         context mesh, keyword arguments."""
         if not manual <= set(mesh.names):
             raise fail(SpecError, f"axis_names {set(manual)} are not all axes of the mesh {mesh}", None, [])
-        if any(kind == "pmap" for *_, kind in env):
+        if under_pmap(env):
             raise fail(
                 ArgumentError,
                 "shard_map inside pmap fails in JAX 0.10 (the context mesh pmap sets is not the shard_map's)",
                 "use one shard_map over a mesh with both axes, or vmap instead of pmap outside",
                 [],
             )
-        conflict = context_conflict(self.options.jax_mesh) if all(kind == "vmap" for *_, kind in env) else None
+        conflict = context_conflict(self.options.jax_mesh) if only_vmaps(env) else None
         if conflict is not None:
             raise fail(SpecError, conflict, "pass the same mesh, or call it outside that jax.set_mesh block", [])
         if call.kwargs:

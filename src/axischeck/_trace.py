@@ -9,7 +9,7 @@ size-only `vmap`s with `in_axes=None`, so collectives follow vmap's own shape ru
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Sequence
-from typing import Any
+from typing import Any, Literal, NamedTuple
 
 import jax
 
@@ -30,38 +30,60 @@ def _is_abstract(x: object) -> bool:
     return isinstance(x, jax.ShapeDtypeStruct)
 
 
-Env = tuple[tuple[Hashable | None, int, tuple[int | None, ...], str], ...]
-"""Every mapping level in scope, outermost first: (axis_name or None, size, the canonical
-axis it mapped of each flat argument leaf, kind). The kind is "vmap", "pmap", "shard_map",
-or "mesh" for a mesh axis a shard_map leaves automatic (so a shard_map nested inside can
-find its mesh). Collectives depend on where batch dims sit (JAX's psum_scatter rule even
-fails for some positions), so when names are in scope the trace re-creates the real vmap
-nesting: same levels, same mapped axes. pmap and shard_map levels are device axes: their
-names are bound as an axis environment (per-device semantics), with no batch dimension."""
+LevelKind = Literal["vmap", "pmap", "shard_map", "mesh"]
+
+
+class Bound(NamedTuple):
+    """One mapping level in scope: its axis name (or None), its size, the canonical axis it
+    mapped of each flat argument leaf, and its kind: "vmap", "pmap", "shard_map", or
+    "mesh" for a mesh axis a shard_map leaves automatic (so a shard_map nested inside can
+    find its mesh)."""
+
+    name: Hashable | None
+    size: int
+    axes: tuple[int | None, ...]
+    kind: LevelKind
+
+
+Env = tuple[Bound, ...]
+"""Every mapping level in scope, outermost first. Collectives depend on where batch dims
+sit (JAX's psum_scatter rule even fails for some positions), so when names are in scope
+the trace re-creates the real vmap nesting: same levels, same mapped axes. pmap and
+shard_map levels are device axes: their names are bound as an axis environment
+(per-device semantics), with no batch dimension."""
+
+
+def only_vmaps(env: Env) -> bool:
+    """Whether every level in scope is a vmap (JAX can then trace the nest as it is)."""
+    return all(level.kind == "vmap" for level in env)
+
+
+def under_pmap(env: Env) -> bool:
+    return any(level.kind == "pmap" for level in env)
 
 
 def _named_scope(env: Env) -> Env:
     """The levels to bind: from the outermost named one inward (none if no names)."""
-    for k, (name, *_) in enumerate(env):
-        if name is not None:
+    for k, level in enumerate(env):
+        if level.name is not None:
             return env[k:]
     return ()
 
 
 def _vmap_levels(env: Env) -> Env:
-    return tuple(level for level in env if level[3] == "vmap")
+    return tuple(level for level in env if level.kind == "vmap")
 
 
 def _device_axes(env: Env) -> list[tuple[Hashable, int]]:
-    return [(name, size) for name, size, _, kind in env if kind in ("pmap", "shard_map") and name is not None]
+    return [(lv.name, lv.size) for lv in env if lv.kind in ("pmap", "shard_map") and lv.name is not None]
 
 
 def _bind_names(fn: Callable[..., Any], env: Env, dyn: Sequence[int]) -> Callable[..., Any]:
     """Wrap `fn` in the vmap levels of `env` (innermost closest to `fn`), mapping each
     traced leaf where the real level mapped it."""
-    for name, size, axes, _ in reversed(_vmap_levels(env)):
-        in_axes = tuple(axes[i] for i in dyn)
-        fn = JAX_VMAP(fn, in_axes=in_axes if in_axes else None, axis_size=size, axis_name=name)
+    for level in reversed(_vmap_levels(env)):
+        in_axes = tuple(level.axes[i] for i in dyn)
+        fn = JAX_VMAP(fn, in_axes=in_axes if in_axes else None, axis_size=level.size, axis_name=level.name)
     return fn
 
 
@@ -69,8 +91,8 @@ def _with_env_dims(value: Any, i: int, env: Env) -> Any:
     """The struct the binders expect: the vmap levels' axes put back where they were."""
     shape = list(value.shape)
     inserted = []
-    for _, size, axes, _ in reversed(_vmap_levels(env)):
-        axis = axes[i]
+    for level in reversed(_vmap_levels(env)):
+        axis, size = level.axes[i], level.size
         if axis is not None:
             shape.insert(axis, size)
             inserted.append(axis)
@@ -126,7 +148,7 @@ def jaxpr_under_levels(fn: Callable[..., Any], treedef: Any, values: Sequence[An
     """The closed jaxpr of `fn(*args, **kwargs)` under every vmap level of `env`, each
     re-created as it maps (name, size, axes), so that JAX's own batching rules, quirks
     included, have their say. `env` must hold vmap levels only."""
-    assert all(kind == "vmap" for *_, kind in env)
+    assert only_vmaps(env)
     dyn = [i for i, v in enumerate(values) if _is_abstract(v)]
     flat = substituting(fn, treedef, values, dyn)
     structs = [_with_env_dims(values[i], i, env) for i in dyn]
@@ -153,7 +175,7 @@ def _check_silent_collectives(fn: Callable[..., Any], env: Env, structs: Sequenc
       but only when lowering): read from the same trace's jaxpr.
     """
     try:
-        closed = jax.make_jaxpr(fn, axis_env=[(name, size) for name, size, *_ in env if name is not None])(*structs)
+        closed = jax.make_jaxpr(fn, axis_env=[(lv.name, lv.size) for lv in env if lv.name is not None])(*structs)
     except ValueError as err:
         if "reduce_scatter operand scatter dimension" in str(err):
             raise SilentCollectiveError(f"psum_scatter: {err}") from None
