@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ._prediction import BaseStep, MapStep, ShardStep, SpecRow, Step
 from ._shape import Shape, format_shape
+from ._steps import BaseStep, MapStep, ShardStep, SpecRow, Step
 
 
 def _shape(s: Shape | None) -> str:

@@ -20,8 +20,8 @@ from ._axes import Axes, _is_axis, canonical_axis
 from ._errors import ArgumentError, AxisCheckError, AxisCheckWarning, OutputError, Place
 from ._explain import table_so_far
 from ._leaves import Call, Leaf, abstract, resharded
-from ._prediction import ArgRow, MapStep, OutRow, Step
 from ._shape import Shape, format_shape
+from ._steps import ArgRow, MapStep, OutRow, Step
 from ._trees import PrefixMismatch, broadcast_prefix, leaf_paths
 
 

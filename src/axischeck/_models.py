@@ -22,9 +22,9 @@ from ._explain import table_so_far
 from ._jax_compat import vmap_shmap_error_enabled
 from ._leaves import Call, Leaf, check_jax_outputs
 from ._levels import VmapLevel, map_inputs, map_outputs
-from ._prediction import BaseStep, MapStep, ShardStep, SpecRow, Step
 from ._shape import Shape, format_shape
 from ._spec import SigCore, SpecTree
+from ._steps import BaseStep, MapStep, ShardStep, SpecRow, Step
 from ._trace import Bound, Env, SilentCollectiveError, batched_outputs, eval_per_example, only_vmaps, under_pmap
 from ._trees import PrefixMismatch, broadcast_prefix, leaf_paths
 from ._unify import Bindings, Conflict, Unifier, resolve, unbound_symbols

@@ -36,8 +36,9 @@ from ._models import (
     run,
     shape_keyed,
 )
-from ._prediction import MapStep, Prediction
+from ._prediction import Prediction
 from ._signature import Signature
+from ._steps import MapStep
 from ._suggest import suggest, with_suggestions
 
 _NO_PLAN = Plan((), (), (), None)  # marks a structure the fast path cannot serve

@@ -14,10 +14,11 @@ from ._jax_compat import INFER_SPECS, JAX_SHARD_MAP
 from ._leaves import array_shape, shapes_as_structs
 from ._mesh import MeshShape, mesh_shape
 from ._models import Outcome
-from ._prediction import Prediction, ShardPrediction, ShardStep
+from ._prediction import Prediction, ShardPrediction
 from ._predictor import Build, Models, Predictor, fn_name, inner_model
 from ._shard_model import ShardModel, ShardOptions, is_spec_leaf
 from ._signature import Signature
+from ._steps import ShardStep
 from ._transform import Transformed, require_callable, shared_predictor
 from ._trees import PrefixMismatch, broadcast_prefix, short_repr
 from ._vmap import SignatureLike, _parsed

@@ -36,8 +36,8 @@ from ._mesh import (
     spec_dims,
 )
 from ._models import Model, Outcome, TraceModel, collective_error, function_error, is_symbolic, traced_outcome
-from ._prediction import ShardRow, ShardStep, Step
 from ._shape import Shape
+from ._steps import ShardRow, ShardStep, Step
 from ._trace import (
     Bound,
     Env,

@@ -14,8 +14,9 @@ from ._errors import ArgumentError, SpecError
 from ._leaves import flatten_call, label_call, shapes_as_structs
 from ._levels import VmapLevel
 from ._models import Model, SignatureModel, VmapModel, run
-from ._prediction import MapStep, Prediction
+from ._prediction import Prediction
 from ._spec import SigCore, SpecTree, core_from_value, spec_tree
+from ._steps import MapStep
 from ._trees import short_repr
 from ._unify import Bindings, Conflict
 

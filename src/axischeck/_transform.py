@@ -19,10 +19,11 @@ from ._errors import AxisCheckError, FunctionError, OutputError, SpecError, with
 from ._jax_compat import custom_axis_spec, vmappable_value
 from ._leaves import flatten_call, shape_of, shapes_as_structs
 from ._models import Model
-from ._prediction import BaseStep, Prediction
+from ._prediction import Prediction
 from ._predictor import Build, Predictor, fn_name, options_key, predictor_for
 from ._shape import Shape, format_shape
 from ._signature import Signature
+from ._steps import BaseStep
 from ._trace import substituting
 from ._trees import leaf_paths
 

@@ -1,0 +1,133 @@
+"""The package's layers, written once, and kept: every import points down (or sideways
+within a layer, without cycles).
+
+The data flow is one way: parse -> resolve axes -> unify -> predict -> run and verify ->
+explain. A module may use anything in its own layer or below; a use from below of
+something above is a design mistake, whether the import is at module level or inside a
+function (a lazy import hides a cycle, it does not remove it). The few lazy imports that
+go up on purpose are listed with their reason.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parent.parent / "src" / "axischeck"
+
+LAYERS: list[tuple[str, set[str]]] = [
+    ("foundation: JAX facts, values, errors", {"_jax_compat", "_cache", "_shape", "_errors", "_trees"}),
+    ("parsing: dims, axes, signatures, arguments", {"_dims", "_axes", "_spec", "_annotations", "_leaves", "_keys"}),
+    ("derivation values and their rendering", {"_steps", "_explain", "_prediction"}),
+    (
+        "engine: unify, levels, traces, meshes, models, fast path, fixes",
+        {
+            "_unify",
+            "_levels",
+            "_trace",
+            "_mesh",
+            "_sharding",
+            "_models",
+            "_shard_model",
+            "_fastpath",
+            "_signature",
+            "_suggest",
+        },
+    ),
+    ("the predictor: caches and the engine for one function", {"_predictor"}),
+    ("transforms: the drop-ins", {"_transform", "_vmap", "_check", "_pmap", "_shard_map", "_smap"}),
+    (
+        "public surface and tools",
+        {
+            "__init__",
+            "__main__",
+            "_patch",
+            "_run",
+            "pytest_plugin",
+            "strategies",
+            "testing",
+            "_demo",
+            "_cli",
+            "_lint",
+            "mypy_plugin",
+        },
+    ),
+]
+
+UPWARD_ON_PURPOSE = {
+    # A function given to a transform may itself be an axischeck transform, whose model the
+    # predictor composes with instead of tracing it.
+    ("_predictor", "_transform"),
+}
+
+
+def _layer_of(module: str) -> int:
+    for index, (_, members) in enumerate(LAYERS):
+        if module in members:
+            return index
+    raise AssertionError(f"{module} is in no layer: add it to LAYERS in {Path(__file__).name}")
+
+
+def _modules() -> dict[str, list[Path]]:
+    """Top-level module name -> its files (a subpackage counts as one module)."""
+    found: dict[str, list[Path]] = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        relative = path.relative_to(PACKAGE)
+        found.setdefault(relative.parts[0].removesuffix(".py"), []).append(path)
+    return found
+
+
+def _imports(paths: list[Path], own: str) -> list[tuple[str, int, bool]]:
+    """(imported top-level module, line, at module level) for each relative import."""
+    out = []
+    for path in paths:
+        tree = ast.parse(path.read_text(), str(path))
+        top_level = {id(node) for node in tree.body}
+        depth_offset = len(path.relative_to(PACKAGE).parts) - 1  # inside a subpackage
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.ImportFrom) or node.level == 0:
+                continue
+            if node.level - depth_offset != 1:
+                continue  # within the subpackage itself
+            names = [node.module.split(".")[0]] if node.module else [a.name for a in node.names]
+            for name in names:
+                if name != own and name != "__version__":
+                    out.append((name, node.lineno, id(node) in top_level))
+    return out
+
+
+def test_every_module_has_a_layer() -> None:
+    for module in _modules():
+        _layer_of(module)
+
+
+@pytest.mark.parametrize("module", sorted(_modules()))
+def test_imports_point_down(module: str) -> None:
+    mine = _layer_of(module)
+    for target, line, _ in _imports(_modules()[module], module):
+        if (module, target) in UPWARD_ON_PURPOSE:
+            continue
+        assert _layer_of(target) <= mine, (
+            f"{module} (layer {mine}: {LAYERS[mine][0]}) imports {target} (layer {_layer_of(target)}:"
+            f" {LAYERS[_layer_of(target)][0]}) at line {line}"
+        )
+
+
+def test_module_level_imports_have_no_cycle() -> None:
+    modules = _modules()
+    graph = {m: {t for t, _, top in _imports(paths, m) if top} for m, paths in modules.items()}
+    done: set[str] = set()
+
+    def visit(module: str, path: tuple[str, ...]) -> None:
+        if module in path:
+            raise AssertionError("import cycle: " + " -> ".join((*path[path.index(module) :], module)))
+        if module in done:
+            return
+        for target in sorted(graph.get(module, ())):
+            visit(target, (*path, module))
+        done.add(module)
+
+    for module in sorted(graph):
+        visit(module, ())
