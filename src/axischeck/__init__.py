@@ -38,7 +38,18 @@ from ._unify import Conflict as Conflict
 from ._vmap import Vmapped as Vmapped
 from ._vmap import vmap as vmap
 
-__version__ = "0.1.0"
+
+def _installed_version() -> str:
+    """The version pip installed (pyproject.toml's, one source of truth)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("axischeck")
+    except PackageNotFoundError:  # run from a source tree that was never installed
+        return "0+unknown"
+
+
+__version__ = _installed_version()
 
 for _public in (
     Bindings,
