@@ -14,11 +14,16 @@ its version:
 - `equations(jaxpr)`: from 0.11 `ClosedJaxpr` and `Jaxpr` are one class (`.jaxpr` is a
   legacy accessor); both expose `.eqns`, which is all axischeck reads.
 - `INFER_SPECS`, `JAX_SMAP`: names JAX does not export everywhere.
+
+Where axischeck must tell one JAX error from another by its wording (JAX raises a plain
+ValueError for many things), the wording is read here and nowhere else, by the functions
+at the end of this module; each names the JAX versions whose wording it was checked on.
 """
 
 from __future__ import annotations
 
 import inspect
+import re
 from typing import Any
 
 import jax
@@ -229,3 +234,40 @@ def default_key_dtype() -> Any:
     if not _KEY_DTYPE:
         _KEY_DTYPE.append(jax.eval_shape(jax.random.key, 0).dtype)
     return _KEY_DTYPE[0]
+
+
+# ----------------------------------------------------------------- JAX's error wordings
+# Checked on jax 0.10.2 and 0.12.0.1.
+
+
+def psum_scatter_size_refused(err: BaseException) -> bool:
+    """JAX's per-device check of psum_scatter: the scattered dimension does not fit the
+    axis (non-tiled: must equal its size)."""
+    return "reduce_scatter operand scatter dimension" in str(err)
+
+
+def tiled_scatter_indivisible(text: str) -> bool:
+    """The same check for tiled psum_scatter: the dimension must divide by the axis size."""
+    return "tiled reduce_scatter" in text
+
+
+def replication_refused(err: BaseException) -> str | None:
+    """shard_map's out_specs promise replication the function does not deliver: JAX's
+    line that says which output and axis, else None when `err` is not this refusal."""
+    text = str(err)
+    if "require replication" not in text:
+        return None
+    return next((line for line in text.splitlines() if line.startswith("out_specs is")), text)
+
+
+_EINSUM_SIZES = re.compile(r"Size of label '(\w)' for operand (\d+) \((\d+)\) does not match previous terms \((\d+)\)")
+
+
+def einsum_size_mismatch(message: str) -> tuple[str, int, int, int] | None:
+    """(label, operand, size JAX shows, previous size) from JAX's einsum size message,
+    whose two sizes are swapped (jax_semantics.md §9)."""
+    m = _EINSUM_SIZES.search(message)
+    if m is None:
+        return None
+    label, operand, shown, previous = m.groups()
+    return label, int(operand), int(shown), int(previous)

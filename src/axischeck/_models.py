@@ -9,7 +9,6 @@ inserts its batch dim per out_axes on the way back out.
 from __future__ import annotations
 
 import inspect
-import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
@@ -19,7 +18,7 @@ import jax
 from ._dims import ANY, ArraySpec, Named, Variadic
 from ._errors import ArgumentError, AxisCheckError, CollectiveError, FunctionError, OutputError, Place, SpecError
 from ._explain import table_so_far
-from ._jax_compat import vmap_shmap_error_enabled
+from ._jax_compat import einsum_size_mismatch, tiled_scatter_indivisible, vmap_shmap_error_enabled
 from ._leaves import Call, Leaf, check_jax_outputs
 from ._levels import VmapLevel, map_inputs, map_outputs
 from ._shape import Shape, format_shape
@@ -230,7 +229,7 @@ def collective_error(
             else "JAX finds this only when it compiles"
         )
         fix = "give each source and each destination at most once in perm"
-    elif "tiled reduce_scatter" in text:  # only device axes get here; vmap raises itself
+    elif tiled_scatter_indivisible(text):  # only device axes get here; vmap raises itself
         problem = (
             f"{name} calls psum_scatter (tiled=True), which needs the scattered dimension to divide"
             f" evenly by the size of the device axis ({detail})"
@@ -253,14 +252,11 @@ def collective_error(
     return CollectiveError(problem, transform=_innermost_transform(trail), table=table_so_far(trail), fix=fix)
 
 
-_EINSUM_SIZES = re.compile(r"Size of label '(\w)' for operand (\d+) \((\d+)\) does not match previous terms \((\d+)\)")
-
-
 def _known_defects(message: str) -> tuple[str, ...]:
     """Corrections for JAX messages known to mislead (jax_semantics.md §9)."""
-    m = _EINSUM_SIZES.search(message)
-    if m:
-        label, operand, shown, previous = m.groups()
+    found = einsum_size_mismatch(message)
+    if found:
+        label, operand, shown, previous = found
         return (
             f"(JAX's einsum message swaps the sizes: operand {operand} has '{label}' of size"
             f" {previous}, and the earlier operands have {shown}.)",

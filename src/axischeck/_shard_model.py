@@ -20,7 +20,14 @@ from jax.sharding import PartitionSpec
 
 from ._errors import ArgumentError, AxisCheckError, OutputError, SpecError
 from ._explain import table_so_far
-from ._jax_compat import INFER_SPECS, JAX_SHARD_MAP, size_one_axes_leave_types, spec_entries
+from ._jax_compat import (
+    INFER_SPECS,
+    JAX_SHARD_MAP,
+    psum_scatter_size_refused,
+    replication_refused,
+    size_one_axes_leave_types,
+    spec_entries,
+)
 from ._leaves import Call, Leaf, abstract, check_jax_outputs, struct
 from ._mesh import (
     MeshShape,
@@ -412,7 +419,7 @@ class ShardModel:
             raise collective_error(o.name, str(err), False, trail, err.fix) from None
         except Exception as err:
             text = str(err)
-            if "reduce_scatter operand scatter dimension" in text:
+            if psum_scatter_size_refused(err):
                 raise collective_error(o.name, f"psum_scatter: {text}", False, trail) from None
             if not entered:  # JAX refused before calling the function: options or arguments
                 raise ArgumentError(
@@ -424,8 +431,8 @@ class ShardModel:
             if not recorded:
                 raise function_error(o.name, blocks, "per-device arguments", err, trail) from err
             check_outputs(recorded[0])  # an out_specs mistake, explained by our own rules
-            if "require replication" in text:
-                detail = next((line for line in text.splitlines() if line.startswith("out_specs is")), text)
+            detail = replication_refused(err)
+            if detail is not None:
                 raise OutputError(
                     f"{_promise(o)} that an output is the same on every device along a mesh axis, but"
                     f" {o.name}'s output varies along it: {detail}",

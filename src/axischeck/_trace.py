@@ -20,6 +20,7 @@ from ._jax_compat import (
     batched_here,
     equations,
     ppermute_axes_in_mesh_order,
+    psum_scatter_size_refused,
     sub_jaxprs,
 )
 from ._leaves import abstract, resharded
@@ -135,7 +136,7 @@ def eval_per_example(fn: Callable[..., Any], treedef: Any, values: Sequence[Any]
     try:
         out = _shapes_of(_bind_names(per_example, scope, dyn), scope, structs)
     except ValueError as err:  # under pmap JAX checks psum_scatter itself: same report
-        if "reduce_scatter operand scatter dimension" in str(err):
+        if psum_scatter_size_refused(err):
             raise SilentCollectiveError(f"psum_scatter: {err}") from err
         raise
     if scope:
@@ -177,7 +178,7 @@ def _check_silent_collectives(fn: Callable[..., Any], env: Env, structs: Sequenc
     try:
         closed = jax.make_jaxpr(fn, axis_env=[(lv.name, lv.size) for lv in env if lv.name is not None])(*structs)
     except ValueError as err:
-        if "reduce_scatter operand scatter dimension" in str(err):
+        if psum_scatter_size_refused(err):
             raise SilentCollectiveError(f"psum_scatter: {err}") from None
         return
     except Exception:
