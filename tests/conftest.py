@@ -12,7 +12,8 @@ from hypothesis import HealthCheck, settings
 
 jax.config.update("jax_numpy_rank_promotion", "raise")
 
-# `ci` keeps the whole suite near a few minutes on 2 cores; `dev` digs deeper.
+# `ci` (the default: a bare `pytest`) keeps the whole suite near a few minutes on 2 cores;
+# HYPOTHESIS_PROFILE=dev digs deeper. `-m "not slow"` skips the tests that run subprocesses.
 settings.register_profile(
     "ci",
     max_examples=60,
@@ -28,4 +29,4 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
     print_blob=True,
 )
-settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))

@@ -5,7 +5,10 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
 
+
+@pytest.mark.slow
 def test_demo_runs_and_shows_predictions_and_explanations() -> None:
     out = subprocess.run(
         [sys.executable, "-m", "axischeck", "demo"], capture_output=True, text=True, timeout=300, check=True

@@ -257,6 +257,7 @@ print("ok")
 """
 
 
+@pytest.mark.slow
 def test_deep_signature_through_the_decorators() -> None:
     # In a subprocess: if a RecursionError escapes inside jaxlib, the interpreter can be left
     # with a raised recursion counter, which would break every later test in this one.
@@ -297,6 +298,7 @@ print("ok", want)
 """
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("depth", [900])
 def test_deep_custom_pytree_node_argument(depth: int) -> None:
     # A custom node JAX flattens by recursion, near the recursion limit: axischeck answers as

@@ -249,6 +249,7 @@ def _run_blocked(body: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=180)
 
 
+@pytest.mark.slow
 def test_everything_but_the_extras_works_without_jaxtyping_and_hypothesis() -> None:
     proc = _run_blocked(
         """
@@ -295,6 +296,7 @@ def test_everything_but_the_extras_works_without_jaxtyping_and_hypothesis() -> N
         assert "needs hypothesis" in message and "pip install 'axischeck[strategies]'" in message
 
 
+@pytest.mark.slow
 def test_the_blocker_blocks() -> None:
     proc = _run_blocked("import jaxtyping\n")
     assert proc.returncode != 0 and "No module named 'jaxtyping'" in proc.stderr

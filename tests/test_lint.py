@@ -428,6 +428,7 @@ def test_pre_commit_hook_manifest() -> None:
         assert line in text
 
 
+@pytest.mark.slow
 def test_python_dash_m_runs_the_command() -> None:
     import subprocess
 

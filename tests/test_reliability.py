@@ -924,6 +924,7 @@ for line in leaked:
 """
 
 
+@pytest.mark.slow
 def test_cyclic_and_very_deep_arguments_are_reported() -> None:
     """Run in a child process: a RecursionError inside JAX's C++ flatten can leave the
     interpreter's recursion counter raised, so it must not happen in this one."""

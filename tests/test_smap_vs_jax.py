@@ -585,6 +585,7 @@ def _no_mesh_leaks() -> Iterator[None]:
     assert jax.sharding.get_abstract_mesh().empty
 
 
+@pytest.mark.slow
 def test_a_jax_without_smap_imports_and_refuses_clearly(monkeypatch: pytest.MonkeyPatch) -> None:
     code = (
         "import jax; del jax.smap\n"

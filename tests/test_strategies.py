@@ -133,6 +133,7 @@ def test_errors() -> None:
         axst.inconsistent_shapes_for("(n)->(n)", kinds=("batch", "symbol"))
 
 
+@pytest.mark.slow
 def test_import_axischeck_does_not_import_hypothesis() -> None:
     code = "import sys, axischeck; assert 'hypothesis' not in sys.modules, 'hypothesis imported'"
     subprocess.run([sys.executable, "-c", code], check=True, timeout=120)

@@ -42,6 +42,7 @@ def test_a_lying_signature_is_shown_as_a_diff() -> None:
         assert_predicts_jax(liar, (5, 3, 2))
 
 
+@pytest.mark.slow
 def test_set_n_cpu_devices() -> None:
     assert jax.device_count() == 8
     set_n_cpu_devices(8)  # already so: nothing to do

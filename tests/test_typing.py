@@ -83,12 +83,14 @@ def _source_line(path: Path, line: int) -> str:
     return path.read_text().splitlines()[line - 1].strip()
 
 
+@pytest.mark.slow  # runs mypy
 def test_user_code_is_clean(mypy_errors: Errors) -> None:
     errs = mypy_errors.get(USER_CODE.resolve(), [])
     report = "\n".join(f"  {USER_CODE.name}:{ln}: {msg}  [{code}]" for ln, code, msg in errs)
     assert not errs, f"mypy --strict rejects user code:\n{report}"
 
 
+@pytest.mark.slow  # runs mypy
 def test_no_errors_outside_the_checked_files(mypy_errors: Errors) -> None:
     checked = {p.resolve() for p in [USER_CODE, *MISUSE_FILES]}
     stray = {str(p): e for p, e in mypy_errors.items() if p not in checked}
@@ -114,6 +116,7 @@ def test_the_mypy_plugin_is_enabled_for_the_checks() -> None:
     assert "axischeck.mypy_plugin" in config.get("plugins", [])
 
 
+@pytest.mark.slow
 def test_the_mypy_plugin_imports_no_jax() -> None:
     """Loaded alone (as mypy loads a plugin by path) with jax unimportable: only mypy."""
     code = (
@@ -129,6 +132,7 @@ def test_the_mypy_plugin_imports_no_jax() -> None:
     assert run.returncode == 0, run.stderr
 
 
+@pytest.mark.slow  # runs mypy
 @pytest.mark.parametrize("path", MISUSE_FILES, ids=lambda p: p.name)
 def test_misuse_is_rejected_exactly_where_marked(path: Path, mypy_errors: Errors) -> None:
     expected = _markers(path)
