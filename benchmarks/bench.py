@@ -1,38 +1,83 @@
 """axischeck benchmarks: every measurement side by side with plain JAX, in one run.
 
-    python benchmarks/bench.py            # full run (the numbers in the README)
-    python benchmarks/bench.py --quick    # a few rounds, for CI (asserts nothing)
-    python benchmarks/bench.py --json out.json
+    python benchmarks/bench.py                      # full run (the numbers in the README)
+    python benchmarks/bench.py --quick              # a few rounds, for CI (asserts nothing)
+    python benchmarks/bench.py --only predict,eager # some groups
+    python benchmarks/bench.py --json out.json --markdown table.md
 
-Medians over repeated rounds, warm-up excluded; ratios compare measurements taken in
-this same process, interleaved where two things are compared directly.
+Each group measures one target of the "cost" issue against plain JAX doing the same
+thing in the same process: medians over repeated rounds (warm-up excluded), the two sides
+interleaved round by round (alternating which goes first), overheads as the median of the
+per-round differences. Memory rows run each side in its own subprocess. The table says
+for each row what JAX costs, what axischeck costs, the ratio, the target and whether it
+is met.
 """
 
 from __future__ import annotations
 
 import argparse
+import gc
+import itertools
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Callable
-from typing import Any
+import warnings
+from collections.abc import Callable, Iterator
+from dataclasses import asdict, dataclass
+from functools import partial
+from typing import Any, NamedTuple, TypeVar
 
-import jax
-import jax.numpy as jnp
+_DEVICES_FLAG = "--xla_force_host_platform_device_count=8"
+if "xla_force_host_platform_device_count" not in os.environ.get("XLA_FLAGS", ""):
+    # 8 CPU devices for pmap and shard_map; JAX reads this when it starts.
+    os.environ["XLA_FLAGS"] = f"{os.environ.get('XLA_FLAGS', '')} {_DEVICES_FLAG}".strip()
 
-import axischeck as ax
+import jax  # noqa: E402
+import jax.numpy as jnp  # noqa: E402
+from jax import lax  # noqa: E402
+from jax.sharding import AbstractMesh, Mesh  # noqa: E402
+from jax.sharding import PartitionSpec as P  # noqa: E402
+
+import axischeck as ax  # noqa: E402
+
+T = TypeVar("T")
 
 EINSUM = "(a,b),(b,c),(a,c)->(a,c)"
+AXES = (0, 1, 0)  # the einsum example's in_axes
+BLOCK = "(n,k),(k,m)->(n,m)"
+_ROWS = P("x", None)  # type: ignore[no-untyped-call]  # untyped in jax 0.10
+BLOCK_SPECS: dict[str, Any] = {"in_specs": (_ROWS, P()), "out_specs": _ROWS}  # type: ignore[no-untyped-call]
 
 
 def complex_operation(x: jax.Array, y: jax.Array, z: jax.Array) -> jax.Array:
     return jnp.einsum("ab,bc->ac", x, y) + z
 
 
+def block(a: jax.Array, w: jax.Array) -> jax.Array:
+    return jnp.tanh(a @ w)
+
+
+def new_function() -> Callable[[jax.Array, jax.Array, jax.Array], jax.Array]:
+    """`complex_operation` as a new function object: nothing of it is cached anywhere."""
+    return lambda x, y, z: complex_operation(x, y, z)
+
+
+def ready(tree: T) -> T:
+    """`tree` once every array in it is computed."""
+    for leaf in jax.tree_util.tree_leaves(tree):
+        leaf.block_until_ready()
+    return tree
+
+
+# ------------------------------------------------------------------ timing
+
+
 def median_us(fn: Callable[[], object], rounds: int, warmup: int = 3) -> float:
+    """Median wall time of `fn()` in microseconds."""
     for _ in range(warmup):
         fn()
     times = []
@@ -43,168 +88,733 @@ def median_us(fn: Callable[[], object], rounds: int, warmup: int = 3) -> float:
     return statistics.median(times) * 1e6
 
 
-def interleaved_us(
-    a: Callable[[], object], b: Callable[[], object], rounds: int, warmup: int = 5
-) -> tuple[float, float]:
+class Paired(NamedTuple):
+    """Medians of two interleaved measurements (us) and the median per-round difference."""
+
+    jax: float
+    ax: float
+    diff: float
+
+
+def paired_us(jax_fn: Callable[[], object], ax_fn: Callable[[], object], rounds: int, warmup: int = 3) -> Paired:
+    """`jax_fn` and `ax_fn` timed in the same rounds, which one goes first alternating."""
     for _ in range(warmup):
-        a()
-        b()
-    ta, tb = [], []
-    for _ in range(rounds):
-        t0 = time.perf_counter()
-        a()
-        t1 = time.perf_counter()
-        b()
-        t2 = time.perf_counter()
-        ta.append(t1 - t0)
-        tb.append(t2 - t1)
-    return statistics.median(ta) * 1e6, statistics.median(tb) * 1e6
+        jax_fn()
+        ax_fn()
+    tj: list[float] = []
+    ta: list[float] = []
+    for i in range(rounds):
+        for fn, out in ((jax_fn, tj), (ax_fn, ta)) if i % 2 == 0 else ((ax_fn, ta), (jax_fn, tj)):
+            t0 = time.perf_counter()
+            fn()
+            out.append(time.perf_counter() - t0)
+    diff = statistics.median(a - j for a, j in zip(ta, tj, strict=True))
+    return Paired(statistics.median(tj) * 1e6, statistics.median(ta) * 1e6, diff * 1e6)
+
+
+def once_us(fn: Callable[[], object]) -> float:
+    t0 = time.perf_counter()
+    fn()
+    return (time.perf_counter() - t0) * 1e6
+
+
+def raised_us(fn: Callable[[], object], rounds: int, warmup: int = 1) -> tuple[float, str]:
+    """Median time until `fn()` raises and its message is rendered, and the exception's type."""
+    kinds: list[str] = []
+
+    def attempt() -> None:
+        try:
+            fn()
+        except Exception as err:  # the point: time whatever the user gets
+            str(err)
+            kinds.append(type(err).__name__)
+            return
+        raise AssertionError("expected a failure")
+
+    return median_us(attempt, rounds, warmup), kinds[-1]
 
 
 def sds(*shape: int) -> jax.ShapeDtypeStruct:
-    return jax.ShapeDtypeStruct(shape, jnp.float32)
+    return jax.ShapeDtypeStruct(shape, jnp.float32)  # type: ignore[no-untyped-call]  # untyped in jax 0.10
 
 
-def bench_predict(rounds: int) -> dict[str, float]:
-    """Target: >= 50x eval_shape of a fresh jax.vmap on first sight; >= 300x when repeated."""
-    checked = ax.vmap(complex_operation, in_axes=(0, 1, 0), signature=EINSUM)
-    # A batch size never seen before each round: a cache miss every time. The structs
-    # are built beforehand, as the baseline's are.
-    fresh_args = iter([(sds(b, 8, 4), sds(4, b, 2), sds(b, 8, 2)) for b in range(1, rounds + 10)])
+_NEW_SIZE = itertools.count(2)
 
-    def first_sight() -> object:
-        return checked.predict(*next(fresh_args))
 
-    args = (sds(16, 8, 4), sds(4, 16, 2), sds(16, 8, 2))
-    fresh = median_us(
-        lambda: jax.eval_shape(jax.vmap(complex_operation, in_axes=(0, 1, 0)), *args), max(rounds // 10, 20)
+def new_einsum_args() -> tuple[jax.ShapeDtypeStruct, ...]:
+    """Einsum-example shapes no one in this process has seen: a new per-example size `a`
+    (so JAX's own per-shape caches miss as well) and a varying batch size."""
+    a = next(_NEW_SIZE)
+    b = 1 + a % 16
+    return sds(b, a, 4), sds(4, b, 2), sds(b, a, 2)
+
+
+# ------------------------------------------------------------------ rows
+
+
+@dataclass(frozen=True, slots=True)
+class Row:
+    """One line of the table: `met` is None for rows without a target; `signature` says
+    whether axischeck was given a signature (None: not applicable)."""
+
+    what: str
+    jax: str
+    ax: str
+    ratio: str
+    target: str
+    met: bool | None
+    signature: bool | None = None
+
+
+Result = tuple[dict[str, float], list[Row]]
+
+
+def fmt_us(us: float) -> str:
+    if us != us:  # NaN: not measured
+        return "-"
+    if abs(us) < 10:
+        return f"{us:.2f} us"
+    if abs(us) < 1e3:
+        return f"{us:.1f} us"
+    if abs(us) < 1e6:
+        return f"{us / 1e3:.2f} ms"
+    return f"{us / 1e6:.2f} s"
+
+
+def fmt_x(value: float) -> str:
+    return f"{value:.2f}x" if value < 10 else f"{value:.0f}x"
+
+
+def ratio_row(what: str, jax_us: float, ax_us: float, at_most: float, signature: bool | None = None) -> Row:
+    """axischeck / JAX, target: at most `at_most`."""
+    r = ax_us / jax_us
+    return Row(what, fmt_us(jax_us), fmt_us(ax_us), fmt_x(r), f"<= {at_most:g}x", r <= at_most, signature)
+
+
+def speedup_row(what: str, jax_us: float, ax_us: float, at_least: float, signature: bool | None = None) -> Row:
+    """JAX / axischeck, target: at least `at_least` times faster."""
+    s = jax_us / ax_us
+    return Row(
+        what, fmt_us(jax_us), fmt_us(ax_us), f"{fmt_x(s)} faster", f">= {at_least:g}x faster", s >= at_least, signature
     )
-    reused_vf = jax.vmap(complex_operation, in_axes=(0, 1, 0))
-    reused = median_us(lambda: jax.eval_shape(reused_vf, *args), max(rounds // 10, 20))
-    miss = median_us(first_sight, rounds)
-    hit = median_us(lambda: checked.predict(*args), rounds)
-    return {
-        "eval_shape_fresh_vmap_us": fresh,
-        "eval_shape_reused_vmap_us": reused,
-        "predict_first_sight_us": miss,
-        "predict_repeated_us": hit,
-        "speedup_first_sight": fresh / miss,
-        "speedup_repeated": fresh / hit,
-    }
 
 
-def bench_eager(rounds: int) -> dict[str, float]:
-    """Target: checked eager call at most 5 us over plain jax.vmap (median)."""
-    x, y, z = jnp.ones((16, 8, 4)), jnp.ones((4, 16, 2)), jnp.ones((16, 8, 2))
-    plain = jax.vmap(complex_operation, in_axes=(0, 1, 0))
-    checked = ax.vmap(complex_operation, in_axes=(0, 1, 0), signature=EINSUM)
-    inferred = ax.vmap(complex_operation, in_axes=(0, 1, 0))
-    p, c = interleaved_us(
-        lambda: plain(x, y, z).block_until_ready(), lambda: checked(x, y, z).block_until_ready(), rounds
+def overhead_row(what: str, pair: Paired, at_most_us: float, signature: bool | None = None) -> Row:
+    """The median per-round difference, target: at most `at_most_us` microseconds."""
+    return Row(
+        what,
+        fmt_us(pair.jax),
+        fmt_us(pair.ax),
+        f"{pair.diff:+.1f} us",
+        f"<= +{at_most_us:g} us",
+        pair.diff <= at_most_us,
+        signature,
     )
-    p2, i = interleaved_us(
-        lambda: plain(x, y, z).block_until_ready(), lambda: inferred(x, y, z).block_until_ready(), rounds
-    )
-    # The overhead itself, without JAX's ~500 us of eager batching noise around it:
-    flat = jax.tree_util.tree_flatten(((x, y, z), {}))
-    pre = median_us(lambda: checked._predictor.answer((x, y, z), {}, flat), rounds * 4)
+
+
+def info_row(what: str, jax_us: float, ax_us: float, ratio: str = "", signature: bool | None = None) -> Row:
+    return Row(what, fmt_us(jax_us), fmt_us(ax_us), ratio, "", None, signature)
+
+
+NAN = float("nan")
+
+
+# ------------------------------------------------------------------ 1. construction
+
+
+def bench_construct(quick: bool) -> Result:
+    """Building `ax.vmap` / `ax.pmap` / `ax.shard_map` vs JAX's own: target <= 2x, with and
+    without a signature; the same function each time (its predictor is shared) and, for
+    vmap, a new function each time (the first transform of a function)."""
+    rounds = 200 if quick else 5000
+    mesh = Mesh(jax.devices(), ("x",))
+    f = complex_operation
+    cases: list[tuple[str, Callable[[], object], Callable[[str | None], object], str]] = [
+        ("vmap", lambda: jax.vmap(f, in_axes=AXES), lambda s: ax.vmap(f, in_axes=AXES, signature=s), EINSUM),
+        ("pmap", lambda: jax.pmap(f, in_axes=AXES), lambda s: ax.pmap(f, in_axes=AXES, signature=s), EINSUM),
+        (
+            "shard_map",
+            lambda: jax.shard_map(block, mesh=mesh, **BLOCK_SPECS),
+            lambda s: ax.shard_map(block, mesh=mesh, signature=s, **BLOCK_SPECS),
+            BLOCK,
+        ),
+    ]
+    data: dict[str, float] = {}
+    rows = []
+    for name, make_jax, make_ax, spec in cases:
+        for sig in (None, spec):
+            tag = "sig" if sig else "nosig"
+            pair = paired_us(make_jax, partial(make_ax, sig), rounds)
+            data[f"{name}_{tag}_jax_us"], data[f"{name}_{tag}_ax_us"] = pair.jax, pair.ax
+            data[f"{name}_{tag}_ratio"] = pair.ax / pair.jax
+            rows.append(ratio_row(f"build ax.{name}", pair.jax, pair.ax, 2, sig is not None))
+
+    def build_new(sig: str | None) -> object:
+        return ax.vmap(new_function(), in_axes=AXES, signature=sig)
+
+    for sig in (None, EINSUM):
+        tag = "sig" if sig else "nosig"
+        pair = paired_us(lambda: jax.vmap(new_function(), in_axes=AXES), partial(build_new, sig), rounds)
+        data[f"vmap_newfn_{tag}_jax_us"], data[f"vmap_newfn_{tag}_ax_us"] = pair.jax, pair.ax
+        data[f"vmap_newfn_{tag}_ratio"] = pair.ax / pair.jax
+        rows.append(ratio_row("build ax.vmap of a new function", pair.jax, pair.ax, 2, sig is not None))
+    return data, rows
+
+
+# ------------------------------------------------------------------ 2-3. eager calls
+
+
+def einsum_arrays() -> tuple[jax.Array, jax.Array, jax.Array]:
+    return jnp.ones((16, 8, 4)), jnp.ones((4, 16, 2)), jnp.ones((16, 8, 2))
+
+
+def bench_inline(quick: bool) -> Result:
+    """`ax.vmap(f, in_axes=...)(x, y, z)` written inline (a new transform object per call)
+    vs the same with `jax.vmap`: target <= +10 us per call, with and without a signature."""
+    rounds = 30 if quick else 1500
+    x, y, z = einsum_arrays()
+
+    def jax_inline() -> object:
+        return jax.vmap(complex_operation, in_axes=AXES)(x, y, z).block_until_ready()
+
+    def ax_inline(sig: str | None) -> object:
+        return ax.vmap(complex_operation, in_axes=AXES, signature=sig)(x, y, z).block_until_ready()
+
+    data: dict[str, float] = {}
+    rows = []
+    for sig in (None, EINSUM):
+        tag = "sig" if sig else "nosig"
+        pair = paired_us(jax_inline, partial(ax_inline, sig), rounds)
+        data[f"{tag}_jax_us"], data[f"{tag}_ax_us"], data[f"{tag}_overhead_us"] = pair
+        rows.append(overhead_row("inline eager ax.vmap(f, ...)(x, y, z)", pair, 10, sig is not None))
+    return data, rows
+
+
+def bench_eager(quick: bool) -> Result:
+    """Eager call of a kept `ax.vmap` vs a kept `jax.vmap`: target <= +5 us with a
+    signature, <= +10 us without. Also axischeck's own time per call, without JAX's
+    ~500 us of eager batching (and its noise) around it."""
+    rounds = 30 if quick else 2000
+    x, y, z = einsum_arrays()
+    plain = jax.vmap(complex_operation, in_axes=AXES)
+    checked = ax.vmap(complex_operation, in_axes=AXES, signature=EINSUM)
+    inferred = ax.vmap(complex_operation, in_axes=AXES)
+    data: dict[str, float] = {}
+    rows = []
+
+    def call(fn: Callable[[jax.Array, jax.Array, jax.Array], jax.Array]) -> object:
+        return fn(x, y, z).block_until_ready()
+
+    for tag, fn, limit in (("sig", checked, 5.0), ("nosig", inferred, 10.0)):
+        pair = paired_us(partial(call, plain), partial(call, fn), rounds)
+        data[f"{tag}_jax_us"], data[f"{tag}_ax_us"], data[f"{tag}_overhead_us"] = pair
+        rows.append(overhead_row("eager call of a kept ax.vmap", pair, limit, tag == "sig"))
+    # axischeck's own time per call: the same transform with JAX's call stubbed out
+    # (a private attribute), so JAX's eager batching and its noise are not in it.
     out = plain(x, y, z)
-    pred = checked._predictor.answer((x, y, z), {}, flat)
-    ver = median_us(lambda: checked._verify(out, pred, (x, y, z), {}), rounds * 4)
-    return {
-        "plain_eager_us": p,
-        "checked_eager_us": c,
-        "checked_overhead_us": c - p,
-        "checked_ratio": c / p,
-        "inferred_eager_us": i,
-        "inferred_overhead_us": i - p2,
-        "check_before_us": pre,
-        "verify_after_us": ver,
-        "check_total_us": pre + ver,
+    for tag, sig in (("sig", EINSUM), ("nosig", None)):
+        shell = ax.vmap(complex_operation, in_axes=AXES, signature=sig)
+        shell(x, y, z)
+        shell._jax_fn = lambda *args, **kwargs: out
+        own = median_us(partial(shell, x, y, z), rounds * 50)
+        data[f"{tag}_own_time_us"] = own
+        rows.append(info_row("  its own time (JAX's call stubbed out)", NAN, own, "", sig is not None))
+    return data, rows
+
+
+# ------------------------------------------------------------------ 4. predict
+
+
+def bench_predict(quick: bool) -> Result:
+    """`predict` vs `jax.eval_shape` of a `jax.vmap` built fresh, each side on the same kind
+    of shapes. Targets: first sight of a new transform (a new decorator each round, shapes
+    never seen) >= 50x faster with a signature, <= 1.2x eval_shape without; repeated shapes
+    (cached) >= 300x faster with a signature, >= 100x without. Info: a new *function*
+    each round (nothing of it cached anywhere)."""
+    rounds = 20 if quick else 1000
+    slow_rounds = 10 if quick else 200  # JAX's eval_shape and traces take ~1 ms each
+
+    def stream(n: int) -> Iterator[tuple[jax.ShapeDtypeStruct, ...]]:
+        return iter([new_einsum_args() for _ in range(n + 5)])  # built beforehand, on both sides
+
+    def jax_new(
+        make_fun: Callable[[], Callable[..., jax.Array]], shapes: Iterator[tuple[jax.ShapeDtypeStruct, ...]]
+    ) -> object:
+        return jax.eval_shape(jax.vmap(make_fun(), in_axes=AXES), *next(shapes))
+
+    def ax_new(
+        make_fun: Callable[[], Callable[..., jax.Array]],
+        sig: str | None,
+        shapes: Iterator[tuple[jax.ShapeDtypeStruct, ...]],
+    ) -> object:
+        return ax.vmap(make_fun(), in_axes=AXES, signature=sig).predict(*next(shapes))
+
+    data: dict[str, float] = {}
+    rows = []
+    fresh_new = median_us(partial(jax_new, lambda: complex_operation, stream(slow_rounds)), slow_rounds)
+    args = (sds(16, 8, 4), sds(4, 16, 2), sds(16, 8, 2))
+    fresh_same = median_us(lambda: jax.eval_shape(jax.vmap(complex_operation, in_axes=AXES), *args), slow_rounds)
+    kept = jax.vmap(complex_operation, in_axes=AXES)
+    reused_same = median_us(lambda: jax.eval_shape(kept, *args), slow_rounds)
+    data |= {
+        "jax_eval_shape_fresh_vmap_new_shapes_us": fresh_new,
+        "jax_eval_shape_fresh_vmap_same_shapes_us": fresh_same,
+        "jax_eval_shape_kept_vmap_same_shapes_us": reused_same,
     }
+    for sig in (EINSUM, None):
+        tag = "sig" if sig else "nosig"
+        n = rounds if sig else slow_rounds
+        first = median_us(partial(ax_new, lambda: complex_operation, sig, stream(n)), n)
+        repeated = median_us(
+            partial(ax.vmap(complex_operation, in_axes=AXES, signature=sig).predict, *args), rounds * 10
+        )
+        cold = median_us(partial(ax_new, new_function, sig, stream(slow_rounds)), slow_rounds)
+        jax_cold = median_us(partial(jax_new, new_function, stream(slow_rounds)), slow_rounds)
+        data |= {
+            f"{tag}_first_sight_new_transform_us": first,
+            f"{tag}_repeated_us": repeated,
+            f"{tag}_new_function_us": cold,
+            f"jax_eval_shape_new_function_{tag}_round_us": jax_cold,
+        }
+        what = "predict, new transform + new shapes"
+        if sig:
+            rows.append(speedup_row(what, fresh_new, first, 50, True))
+            rows.append(speedup_row("predict, repeated shapes (cached)", fresh_same, repeated, 300, True))
+        else:
+            rows.append(ratio_row(what, fresh_new, first, 1.2, False))
+            rows.append(speedup_row("predict, repeated shapes (cached)", fresh_same, repeated, 100, False))
+        rows.append(info_row("  info: a new function + new shapes", jax_cold, cold, fmt_x(cold / jax_cold), bool(sig)))
+    data["sig_speedup_first_sight"] = fresh_new / data["sig_first_sight_new_transform_us"]
+    data["sig_speedup_repeated"] = fresh_same / data["sig_repeated_us"]
+    data["nosig_ratio_first_sight"] = data["nosig_first_sight_new_transform_us"] / fresh_new
+    data["nosig_speedup_repeated"] = fresh_same / data["nosig_repeated_us"]
+    return data, rows
 
 
-def bench_jit(rounds: int) -> dict[str, float]:
-    """Target: jitted steady state of a checked function within 2% of the unchecked one."""
-    x, y, z = jnp.ones((16, 8, 4)), jnp.ones((4, 16, 2)), jnp.ones((16, 8, 2))
-    plain = jax.jit(jax.vmap(complex_operation, in_axes=(0, 1, 0)))
-    checked = jax.jit(ax.vmap(complex_operation, in_axes=(0, 1, 0), signature=EINSUM))
-    p, c = interleaved_us(
-        lambda: plain(x, y, z).block_until_ready(), lambda: checked(x, y, z).block_until_ready(), rounds * 4
-    )
-    return {"jit_plain_us": p, "jit_checked_us": c, "jit_ratio": c / p}
+# ------------------------------------------------------------------ 5. shard_map
 
 
-def bench_shard_map(rounds: int) -> dict[str, float]:
-    """shard_map: predict for a 64-device mesh this machine lacks; calls on the local devices."""
-    from jax.sharding import AbstractMesh, Mesh
-    from jax.sharding import PartitionSpec as P
-
-    def block(a: jax.Array, w: jax.Array) -> jax.Array:
-        return jnp.tanh(a @ w)
-
-    specs = {"in_specs": (P("x", None), P()), "out_specs": P("x", None)}
+def bench_shard_map(quick: bool) -> Result:
+    """shard_map: `predict` for a 64-device mesh this machine lacks vs `jax.eval_shape` of a
+    fresh `jax.shard_map` on that abstract mesh (new shapes on both sides): first sight,
+    of a kept transform and of a new one, >= 20x faster. Calls on the local devices, eager
+    and under jit (info)."""
+    rounds = 20 if quick else 1000
+    slow_rounds = 10 if quick else 200
     big = AbstractMesh((64,), ("x",), axis_types=(jax.sharding.AxisType.Auto,))
+    sizes = itertools.count(1)
+
+    def stream(n: int) -> Iterator[tuple[jax.ShapeDtypeStruct, jax.ShapeDtypeStruct]]:
+        return iter([(sds(64 * next(sizes), 16), sds(16, 8)) for _ in range(n + 5)])
+
+    jax_args = stream(slow_rounds)
+    fresh = median_us(
+        lambda: jax.eval_shape(jax.shard_map(block, mesh=big, **BLOCK_SPECS), *next(jax_args)), slow_rounds
+    )
+    planned = ax.shard_map(block, mesh={"x": 64}, signature=BLOCK, **BLOCK_SPECS)
+    kept_args = stream(rounds)
+    first_kept = median_us(lambda: planned.predict(*next(kept_args)), rounds)
+    new_args = stream(rounds)
+    first_new = median_us(
+        lambda: ax.shard_map(block, mesh={"x": 64}, signature=BLOCK, **BLOCK_SPECS).predict(*next(new_args)), rounds
+    )
     a64, w = sds(64 * 32, 16), sds(16, 8)
-    planned = ax.shard_map(block, mesh={"x": 64}, signature="(n,k),(k,m)->(n,m)", **specs)
-    first = iter(range(1, 10**9))
-    first_us = median_us(lambda: planned.predict(sds(64 * next(first), 16), w), rounds)
-    repeated_us = median_us(lambda: planned.predict(a64, w), rounds * 4)
-    fresh_us = median_us(lambda: jax.eval_shape(jax.shard_map(block, mesh=big, **specs), a64, w), max(rounds // 10, 20))
+    repeated = median_us(lambda: planned.predict(a64, w), rounds * 10)
     n = len(jax.devices())
     mesh = Mesh(jax.devices(), ("x",))
-    plain = jax.shard_map(block, mesh=mesh, **specs)
-    checked = ax.shard_map(block, mesh=mesh, signature="(n,k),(k,m)->(n,m)", **specs)
+    plain = jax.shard_map(block, mesh=mesh, **BLOCK_SPECS)
+    checked = ax.shard_map(block, mesh=mesh, signature=BLOCK, **BLOCK_SPECS)
     a, wa = jnp.ones((n * 32, 16)), jnp.ones((16, 8))
-    # Eager shard_map costs JAX ~0.15 s a call on CPU: a few rounds are plenty.
-    p, c = interleaved_us(
+    # Eager shard_map costs JAX ~0.1 s a call on CPU: a few rounds are plenty.
+    eager = paired_us(
         lambda: plain(a, wa).block_until_ready(),
         lambda: checked(a, wa).block_until_ready(),
-        max(rounds // 50, 5),
-        warmup=2,
+        3 if quick else 20,
+        warmup=1,
     )
     plain_jit, checked_jit = jax.jit(plain), jax.jit(checked)
-    jp, jc = interleaved_us(
+    jit = paired_us(
         lambda: plain_jit(a, wa).block_until_ready(), lambda: checked_jit(a, wa).block_until_ready(), rounds * 4
     )
-    return {
-        "sm_predict_first_sight_us": first_us,
-        "sm_predict_repeated_us": repeated_us,
-        "sm_eval_shape_fresh_us": fresh_us,
-        "sm_speedup_first_sight": fresh_us / first_us,
-        "sm_eager_plain_us": p,
-        "sm_eager_checked_us": c,
-        "sm_eager_ratio": c / p,
-        "sm_jit_ratio": jc / jp,
-        "sm_devices": float(n),
+    data = {
+        "jax_eval_shape_fresh_us": fresh,
+        "predict_first_sight_kept_us": first_kept,
+        "predict_first_sight_new_transform_us": first_new,
+        "predict_repeated_us": repeated,
+        "speedup_first_sight_kept": fresh / first_kept,
+        "speedup_first_sight_new_transform": fresh / first_new,
+        "eager_jax_us": eager.jax,
+        "eager_ax_us": eager.ax,
+        "jit_jax_us": jit.jax,
+        "jit_ax_us": jit.ax,
+        "devices": float(n),
     }
+    rows = [
+        speedup_row("shard_map predict, 64 devices, new shapes", fresh, first_kept, 20, True),
+        speedup_row("shard_map predict, new transform + new shapes", fresh, first_new, 20, True),
+        info_row("shard_map predict, repeated shapes", fresh, repeated, f"{fmt_x(fresh / repeated)} faster", True),
+        info_row(f"eager shard_map call, {n} devices", eager.jax, eager.ax, fmt_x(eager.ax / eager.jax), True),
+        info_row("jit(shard_map) steady state", jit.jax, jit.ax, fmt_x(jit.ax / jit.jax), True),
+    ]
+    return data, rows
 
 
-def bench_scale(rounds: int, leaf_counts: list[int]) -> dict[str, float]:
-    """Target: linear in leaves; 10,000 leaves under 20 ms."""
-    out: dict[str, float] = {}
+# ------------------------------------------------------------------ 6. many leaves
+
+
+def _leaf_timings(n: int, rounds: int) -> dict[str, float]:
+    """Each leaves-group measurement at n leaves, in microseconds."""
 
     def f(x: jax.Array, params: dict[str, jax.Array]) -> jax.Array:
         return x
 
-    checked = ax.vmap(f, in_axes=(0, None), signature={"x": "i", "params": None, "return": "i"})
-    for n in leaf_counts:
-        params = {f"w{k:05d}": sds(4, 3) for k in range(n)}
-        r = max(rounds // (1 + n // 100), 5)
-        xs = iter([sds(b, 5) for b in range(1, r + 10)])  # a new batch size each round
-        us = median_us(lambda xs=xs, params=params: checked.predict(next(xs), params), r)
-        out[f"predict_{n}_leaves_us"] = us
-        out[f"predict_{n}_leaves_us_per_leaf"] = us / n
+    names = [f"w{k:05d}" for k in range(n)]
+    spec = {"x": "i", "params": dict.fromkeys(names, "o i"), "return": "i"}
+    params = dict.fromkeys(names, sds(4, 3))
+    bad = params | {names[n // 2]: sds(4, 5)}  # contradicts 'i' = 3
+    batched = dict.fromkeys(names, sds(8, 4, 3))
+    bad_batch = batched | {names[n // 2]: sds(9, 4, 3)}
+    batch = itertools.count(2)  # a new batch size each time: no cached prediction
+
+    def x() -> jax.ShapeDtypeStruct:
+        return sds(next(batch), 3)
+
+    checked = ax.vmap(f, in_axes=(0, None), signature=spec)
+    inferred = ax.vmap(f, in_axes=(0, 0))
+    plain = jax.vmap(f, in_axes=(0, None))
+    out: dict[str, float] = {}
+    out["signature"] = median_us(lambda: ax.Signature(spec), rounds, warmup=1)
+    out["first_predict"] = once_us(lambda: checked.predict(x(), params))  # builds the plan, asks JAX once
+    out["predict"] = median_us(lambda: checked.predict(x(), params), rounds, warmup=1)
+    pred = checked.predict(x(), params)
+    out["str_prediction"] = median_us(lambda: str(pred), rounds, warmup=0)
+    out["explain"] = median_us(lambda: checked.explain(x(), params), rounds, warmup=0)
+    out["error_signature"], _ = raised_us(lambda: checked.predict(x(), bad), rounds, warmup=0)
+    out["error_batch"], _ = raised_us(lambda: inferred.predict(sds(8, 3), bad_batch), rounds, warmup=0)
+    out["jax_eval_shape"] = median_us(lambda: jax.eval_shape(plain, x(), params), rounds, warmup=0)
+    out["jax_error_batch"], _ = raised_us(
+        lambda: jax.eval_shape(jax.vmap(f, in_axes=(0, 0)), sds(8, 3), bad_batch), rounds, warmup=0
+    )
     return out
 
 
-def bench_import(runs: int) -> dict[str, float]:
-    """Target: import axischeck adds at most 50 ms on top of import jax.
+def bench_leaves(quick: bool) -> Result:
+    """Linear in leaves, on a params dict of n leaves against a pytree-of-dims signature:
+    building the signature, predict (first sight of a batch size, kept transform), the
+    derivation table (`str(pred)`, `f.explain`), and the error for one bad leaf among n
+    (a dimension that contradicts the signature; a batch size, without a signature):
+    target under 0.2 s each at 16k leaves, with the time per leaf at each size. Also
+    parsing a 5000-input gufunc string vs a 500-input one: per input within 2x."""
+    sizes = [100, 1000] if quick else [1000, 16000]
+    data: dict[str, float] = {}
+    for n in sizes:
+        for key, us in _leaf_timings(n, rounds=3 if n <= 1000 else 1).items():
+            data[f"{key}_{n}_us"] = us
+            data[f"{key}_{n}_us_per_leaf"] = us / n
+    rows = []
+    small, large = sizes
+    judged = large >= 16000  # the target is for 16k leaves; --quick stops short of it
+    jax_for = {"predict": "jax_eval_shape", "error_batch": "jax_error_batch"}
+    labels = {
+        "signature": ("build the pytree-of-dims Signature", True),
+        "predict": ("predict, new batch size", True),
+        "str_prediction": ("derivation table: str(prediction)", True),
+        "explain": ("derivation table: f.explain(...)", True),
+        "error_signature": ("error: one leaf contradicts the signature", True),
+        "error_batch": ("error: one leaf has another batch size", False),
+    }
+    for key, (label, sig) in labels.items():
+        us = data[f"{key}_{large}_us"]
+        per = f"{data[f'{key}_{small}_us_per_leaf']:.2f} -> {data[f'{key}_{large}_us_per_leaf']:.2f} us/leaf"
+        jax_us = data[f"{jax_for[key]}_{large}_us"] if key in jax_for else NAN
+        met = us < 0.2e6 if judged else None
+        rows.append(Row(f"{large} leaves: {label}", fmt_us(jax_us), fmt_us(us), per, "< 0.2 s", met, sig))
+    parse: dict[int, float] = {}
+    for n in (500, 5000):
+        text = ",".join(f"(a{i},b)" for i in range(n)) + "->()"
+        parse[n] = median_us(partial(ax.Signature, text), 3 if quick else 7, warmup=1)
+        data[f"parse_{n}_inputs_us"] = parse[n]
+    growth = (parse[5000] / 5000) / (parse[500] / 500)
+    data["parse_per_input_growth"] = growth
+    rows.append(
+        Row(
+            "parse a 5000-input gufunc signature (vs 500)",
+            "-",
+            fmt_us(parse[5000]),
+            f"{parse[500] / 500:.1f} -> {parse[5000] / 5000:.1f} us/input",
+            "per input <= 2x",
+            growth <= 2,
+            None,
+        )
+    )
+    return data, rows
+
+
+# ------------------------------------------------------------------ 7. failures
+
+
+def bench_failure(quick: bool) -> Result:
+    """The failure path: the time to get axischeck's error (message rendered) for the einsum
+    example with a wrong size, from `predict` and from a call, vs `jax.eval_shape` of the
+    same `jax.vmap` on the same arguments (which raises too): target <= 3x, with and
+    without a signature. Without a signature a failing call raises JAX's own error with
+    axischeck's note added (its type is in the row)."""
+    rounds = 5 if quick else 50
+    bad = (sds(16, 8, 4), sds(5, 16, 2), sds(16, 8, 2))
+    bad_arrays = tuple(jnp.ones(s.shape) for s in bad)
+    plain = jax.vmap(complex_operation, in_axes=AXES)
+    jax_us, jax_kind = raised_us(lambda: jax.eval_shape(plain, *bad), rounds)
+    jax_call_us, _ = raised_us(lambda: plain(*bad_arrays), rounds)
+    data = {"jax_eval_shape_us": jax_us, "jax_call_us": jax_call_us}
+    rows = [info_row(f"jax: failing eager call ({jax_kind})", jax_call_us, NAN)]
+    for sig in (EINSUM, None):
+        tag = "sig" if sig else "nosig"
+        checked = ax.vmap(complex_operation, in_axes=AXES, signature=sig)
+        predict_us, predict_kind = raised_us(partial(checked.predict, *bad), rounds)
+        call_us, call_kind = raised_us(partial(checked, *bad_arrays), rounds)
+        data |= {f"{tag}_predict_us": predict_us, f"{tag}_call_us": call_us}
+        rows.append(ratio_row(f"failing predict ({predict_kind})", jax_us, predict_us, 3, sig is not None))
+        rows.append(ratio_row(f"failing call ({call_kind})", jax_us, call_us, 3, sig is not None))
+    return data, rows
+
+
+# ------------------------------------------------------------------ 8. a real model
+
+
+def mlp_params(layers: int, width: int, seed: int = 0) -> list[dict[str, jax.Array]]:
+    keys = jax.random.split(jax.random.PRNGKey(seed), layers)
+    return [{"W": jax.random.normal(k, (width, width)) / width**0.5, "b": jnp.zeros(width)} for k in keys]
+
+
+def mlp_loss(params: list[dict[str, jax.Array]], x: jax.Array, y: jax.Array) -> jax.Array:
+    """Per-example loss: x and y of shape (width,)."""
+    for layer in params:
+        x = jnp.tanh(layer["W"] @ x + layer["b"])
+    return jnp.mean((x - y) ** 2)
+
+
+def batch_loss(params: list[dict[str, jax.Array]], xs: jax.Array, ys: jax.Array) -> jax.Array:
+    for layer in params:
+        xs = jnp.tanh(xs @ layer["W"].T + layer["b"])
+    return jnp.mean((xs - ys) ** 2)
+
+
+def make_train_step() -> Callable[..., tuple[list[dict[str, jax.Array]], jax.Array]]:
+    """A data-parallel SGD step, new each time it is made (so pmap compiles it anew)."""
+
+    def step(
+        params: list[dict[str, jax.Array]], xs: jax.Array, ys: jax.Array
+    ) -> tuple[list[dict[str, jax.Array]], jax.Array]:
+        loss, grads = jax.value_and_grad(batch_loss)(params, xs, ys)
+        grads = lax.pmean(grads, "batch")  # type: ignore[no-untyped-call]  # the same on every device
+        new = jax.tree_util.tree_map(lambda p, g: p - 0.01 * g, params, grads)
+        return new, lax.pmean(loss, "batch")  # type: ignore[no-untyped-call]
+
+    return step
+
+
+def bench_model(quick: bool) -> Result:
+    """A realistic model, axischeck vs JAX (info, except under jit: target <= 1.02x):
+    per-example gradients of a 20-layer MLP (`vmap(jax.grad(loss), in_axes=(None, 0, 0))`,
+    eager with and without a signature, and under jit); a data-parallel `pmap` SGD step
+    with `lax.pmean` over a 200-leaf gradient tree and `out_axes=None` for the params:
+    the first call (compiles) and the steady state. The pmean'd params do not depend on
+    the device, so axischeck must not warn: an `AxisCheckWarning` here is an error."""
+    layers, width, batch = (20, 16, 8) if quick else (20, 64, 32)
+    params = mlp_params(layers, width)
+    xs, ys = jnp.ones((batch, width)), jnp.zeros((batch, width))
+    grad = jax.grad(mlp_loss)
+    dims = [{"W": "h h", "b": "h"}] * layers
+    sig = ax.Signature((dims, "h", "h"), output=dims)
+    plain = jax.vmap(grad, in_axes=(None, 0, 0))
+
+    def per_example(fn: Callable[..., Any]) -> object:
+        return ready(fn(params, xs, ys))
+
+    data: dict[str, float] = {}
+    rows = []
+    eager_rounds = 3 if quick else 50
+    for tag, checked in (
+        ("nosig", ax.vmap(grad, in_axes=(None, 0, 0))),
+        ("sig", ax.vmap(grad, in_axes=(None, 0, 0), signature=sig)),
+    ):
+        pair = paired_us(partial(per_example, plain), partial(per_example, checked), eager_rounds, warmup=1)
+        data[f"mlp_eager_{tag}_jax_us"], data[f"mlp_eager_{tag}_ax_us"], data[f"mlp_eager_{tag}_diff_us"] = pair
+        what = f"MLP {layers} layers: per-example grads, eager"
+        rows.append(info_row(what, pair.jax, pair.ax, f"{pair.diff:+.0f} us", tag == "sig"))
+    plain_jit, checked_jit = jax.jit(plain), jax.jit(ax.vmap(grad, in_axes=(None, 0, 0)))
+    jit = paired_us(
+        lambda: ready(plain_jit(params, xs, ys)),
+        lambda: ready(checked_jit(params, xs, ys)),
+        20 if quick else 500,
+    )
+    data["mlp_jit_jax_us"], data["mlp_jit_ax_us"], _ = jit
+    rows.append(ratio_row("  the same under jit, steady state", jit.jax, jit.ax, 1.02, False))
+
+    n = len(jax.devices())
+    depth = 10 if quick else 100  # two leaves (W, b) per layer
+    pparams = mlp_params(depth, 16, seed=1)
+    pxs, pys = jnp.ones((n, 4, 16)), jnp.zeros((n, 4, 16))
+    options: dict[str, Any] = {"axis_name": "batch", "in_axes": (None, 0, 0), "out_axes": (None, None)}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ax.AxisCheckWarning)
+        first = paired_us(
+            lambda: ready(jax.pmap(make_train_step(), **options)(pparams, pxs, pys)),
+            lambda: ready(ax.pmap(make_train_step(), **options)(pparams, pxs, pys)),
+            1 if quick else 4,
+            warmup=1,
+        )
+        kept_jax, kept_ax = jax.pmap(make_train_step(), **options), ax.pmap(make_train_step(), **options)
+        steady = paired_us(
+            lambda: ready(kept_jax(pparams, pxs, pys)),
+            lambda: ready(kept_ax(pparams, pxs, pys)),
+            5 if quick else 100,
+            warmup=2,
+        )
+    leaves = len(jax.tree_util.tree_leaves(pparams))
+    data |= {"pmap_leaves": float(leaves), "pmap_devices": float(n)}
+    data["pmap_first_jax_us"], data["pmap_first_ax_us"], _ = first
+    data["pmap_steady_jax_us"], data["pmap_steady_ax_us"], data["pmap_steady_diff_us"] = steady
+    what = f"pmap SGD step, {leaves}-leaf grads, {n} devices"
+    rows.append(info_row(f"{what}: first call", first.jax, first.ax, fmt_x(first.ax / first.jax), False))
+    rows.append(info_row(f"{what}: steady", steady.jax, steady.ax, f"{steady.diff:+.0f} us", False))
+    return data, rows
+
+
+# ------------------------------------------------------------------ 9. memory
+
+
+def rss_mb() -> float:
+    """Resident set size now (Linux /proc), else the peak so far."""
+    try:
+        with open("/proc/self/statm") as fh:
+            return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+    except OSError:
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def memory_child(kind: str, side: str, n: int) -> dict[str, float]:
+    """One side of one memory row, in a process of its own: RSS growth over `n` steps
+    after a few warm-up steps. The steps are what JAX users do; the ax side does the same
+    through axischeck."""
+    use_ax = side == "ax"
+    step: Callable[[int], object]
+    if kind in ("predict_sig", "predict_nosig"):
+        sig = EINSUM if kind == "predict_sig" else None
+        checked = ax.vmap(complex_operation, in_axes=AXES, signature=sig)
+        plain = jax.vmap(complex_operation, in_axes=AXES)
+        step = (
+            (lambda i: checked.predict(*new_einsum_args()))
+            if use_ax
+            else (lambda i: jax.eval_shape(plain, *new_einsum_args()))
+        )
+    elif kind == "inline":
+        x, y, z = einsum_arrays()
+
+        def step(i: int) -> object:  # a new function each time, as in a notebook cell run again
+            fn = new_function()
+            mapped = ax.vmap(fn, in_axes=AXES, signature=EINSUM) if use_ax else jax.vmap(fn, in_axes=AXES)
+            return mapped(x, y, z).block_until_ready()
+
+    elif kind == "train":
+        params = mlp_params(4, 32)
+        grads = (ax.vmap if use_ax else jax.vmap)(jax.grad(mlp_loss), in_axes=(None, 0, 0))
+        state: dict[str, Any] = {"params": params, "key": jax.random.PRNGKey(0)}
+
+        def step(i: int) -> object:  # new arrays every step: data, gradients, parameters
+            key, kx, ky = jax.random.split(state["key"], 3)
+            xs, ys = jax.random.normal(kx, (32, 32)), jax.random.normal(ky, (32, 32))
+            g = grads(state["params"], xs, ys)
+            state["params"] = jax.tree_util.tree_map(lambda p, d: p - 0.01 * d.mean(0), state["params"], g)
+            state["key"] = key
+            return ready(state["params"])
+
+    else:
+        raise ValueError(f"unknown memory row {kind!r}")
+    for i in range(3):
+        step(-i)
+    gc.collect()
+    before = rss_mb()
+    t0 = time.perf_counter()
+    for i in range(n):
+        step(i)
+    seconds = time.perf_counter() - t0
+    gc.collect()
+    after = rss_mb()
+    return {"before_mb": before, "after_mb": after, "growth_mb": after - before, "seconds": seconds}
+
+
+def bench_memory(quick: bool) -> Result:
+    """RSS growth, each side in a fresh subprocess: 100k distinct predictions with a
+    signature (10k without: each one traces) vs `jax.eval_shape` on the same shapes, and
+    1000 inline constructions + calls of new functions vs `jax.vmap`'s: target within
+    +50 MB of JAX's; a 60-step eager training loop: within 2x of JAX's (+1 MB, the noise
+    of reading RSS)."""
+    counts = (
+        {"predict_sig": 500, "predict_nosig": 100, "inline": 50, "train": 10}
+        if quick
+        else {"predict_sig": 100_000, "predict_nosig": 10_000, "inline": 1000, "train": 60}
+    )
+    labels = {
+        "predict_sig": "distinct predictions",
+        "predict_nosig": "distinct predictions",
+        "inline": "inline build + call, new function",
+        "train": "eager training steps (MLP grads)",
+    }
+    data: dict[str, float] = {}
+    rows = []
+    for kind, n in counts.items():
+        growth = {}
+        for side in ("jax", "ax"):
+            proc = subprocess.run(
+                [sys.executable, os.path.abspath(__file__), "--memory-child", kind, side, str(n)],
+                capture_output=True,
+                text=True,
+                check=True,
+            )
+            got = json.loads(proc.stdout.strip().splitlines()[-1])
+            for key, value in got.items():
+                data[f"{kind}_{side}_{key}"] = value
+            growth[side] = got["growth_mb"]
+        j, a = growth["jax"], growth["ax"]
+        what = f"RSS growth, {n} {labels[kind]}"
+        sig = kind in ("predict_sig", "inline")
+        if kind == "train":
+            rows.append(
+                Row(what, f"{j:.1f} MB", f"{a:.1f} MB", f"{a - j:+.1f} MB", "<= 2x (+1 MB)", a <= 2 * j + 1, False)
+            )
+        else:
+            rows.append(Row(what, f"{j:.1f} MB", f"{a:.1f} MB", f"{a - j:+.1f} MB", "<= +50 MB", a - j <= 50, sig))
+    return data, rows
+
+
+# ------------------------------------------------------------------ 10. jit
+
+
+def bench_jit(quick: bool) -> Result:
+    """`jax.jit(ax.vmap(...))` vs `jax.jit(jax.vmap(...))` steady state: target <= 1.02x
+    (the lowered program is the same; this measures dispatch)."""
+    x, y, z = einsum_arrays()
+    plain = jax.jit(jax.vmap(complex_operation, in_axes=AXES))
+    checked = jax.jit(ax.vmap(complex_operation, in_axes=AXES, signature=EINSUM))
+    pair = paired_us(
+        lambda: plain(x, y, z).block_until_ready(), lambda: checked(x, y, z).block_until_ready(), 80 if quick else 8000
+    )
+    data = {"jit_jax_us": pair.jax, "jit_ax_us": pair.ax, "jit_ratio": pair.ax / pair.jax}
+    return data, [ratio_row("jit(ax.vmap) steady state", pair.jax, pair.ax, 1.02, True)]
+
+
+# ------------------------------------------------------------------ import, Monte Carlo, jaxtyping
+
+
+def bench_import(quick: bool) -> Result:
+    """`import axischeck` after `import jax`: target <= 50 ms.
 
     Whole-process times vary by +-200 ms here, far more than the quantity measured, so
     the overhead is read from `python -X importtime` (axischeck's own cumulative time,
     jax already imported), with bytecode caching on as users have it.
     """
+    runs = 2 if quick else 7
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
 
     def one(code: str) -> tuple[float, float]:
@@ -219,15 +829,27 @@ def bench_import(runs: int) -> dict[str, float]:
     one("import jax, axischeck")  # writes the bytecode cache
     jax_only = statistics.median(one("import jax")[0] for _ in range(runs))
     both = [one("import jax, axischeck") for _ in range(runs)]
-    return {
+    own_ms = statistics.median(own for _, own in both)
+    data = {
         "import_jax_ms": jax_only * 1e3,
         "import_jax_axischeck_ms": statistics.median(w for w, _ in both) * 1e3,
-        "import_overhead_ms": statistics.median(own for _, own in both),
+        "import_overhead_ms": own_ms,
     }
+    row = Row(
+        "import axischeck after jax (jax: import jax)",
+        f"{data['import_jax_ms']:.0f} ms",
+        f"{own_ms:.0f} ms",
+        "",
+        "<= 50 ms",
+        own_ms <= 50,
+    )
+    return data, [row]
 
 
-def bench_monte_carlo(rounds: int, n_keys: int) -> dict[str, float]:
-    """The seed's claim with the checker on: jit(ax.vmap) >= 10x the Python loop, within 2% of jit(jax.vmap)."""
+def bench_monte_carlo(quick: bool) -> Result:
+    """The seed article's example with the checker on: jit(ax.vmap) vs jit(jax.vmap), target
+    <= 1.02x; the speed-up over the Python loop (the article claims 10-100x) is info."""
+    rounds, n_keys = (2, 50) if quick else (20, 1000)
 
     def monte_carlo_pi_single(key: jax.Array, n_samples: int = 10000) -> jax.Array:
         k1, k2 = jax.random.split(key)
@@ -237,139 +859,148 @@ def bench_monte_carlo(rounds: int, n_keys: int) -> dict[str, float]:
 
     keys = jax.random.split(jax.random.PRNGKey(1768780800062), n_keys)
     monte_carlo_pi_single(keys[0]).block_until_ready()  # warm the eager op caches
-    t0 = time.perf_counter()
-    jnp.array([monte_carlo_pi_single(keys[i]) for i in range(n_keys)]).block_until_ready()
-    loop = time.perf_counter() - t0
+    loop = once_us(lambda: jnp.array([monte_carlo_pi_single(keys[i]) for i in range(n_keys)]).block_until_ready())
     plain = jax.jit(jax.vmap(monte_carlo_pi_single))
     checked = jax.jit(ax.vmap(monte_carlo_pi_single))
-    p, c = interleaved_us(
-        lambda: plain(keys).block_until_ready(), lambda: checked(keys).block_until_ready(), rounds, warmup=2
-    )
-    return {
-        "loop_ms": loop * 1e3,
-        "jit_vmap_ms": p / 1e3,
-        "jit_ax_vmap_ms": c / 1e3,
-        "speedup_vs_loop": loop * 1e6 / c,
-        "ratio_vs_jax": c / p,
+    pair = paired_us(lambda: plain(keys).block_until_ready(), lambda: checked(keys).block_until_ready(), rounds, 2)
+    data = {
+        "loop_ms": loop / 1e3,
+        "jit_vmap_ms": pair.jax / 1e3,
+        "jit_ax_vmap_ms": pair.ax / 1e3,
+        "speedup_vs_loop": loop / pair.ax,
+        "ratio_vs_jax": pair.ax / pair.jax,
     }
+    rows = [
+        ratio_row(f"Monte Carlo pi, {n_keys} keys: jit(ax.vmap)", pair.jax, pair.ax, 1.02, False),
+        info_row("  Python loop vs jit(ax.vmap)", loop, pair.ax, f"{fmt_x(loop / pair.ax)} faster", False),
+    ]
+    return data, rows
 
 
-def bench_jaxtyping(rounds: int) -> dict[str, float] | None:
-    """jaxtyping + beartype eager overhead on a tiny function, when installed (extra: bench)."""
+def bench_jaxtyping(quick: bool) -> Result:
+    """jaxtyping + beartype eager overhead on a tiny function vs `ax.check`'s (info; only
+    when installed: `pip install -e '.[bench]'`)."""
     try:
-        from beartype import beartype
+        from beartype import beartype  # type: ignore[import-not-found, unused-ignore]
         from jaxtyping import Array, Float, jaxtyped
     except ImportError:
-        return None
+        return {}, [Row("jaxtyping + beartype: not installed", "", "", "pip install -e '.[bench]'", "", None)]
 
     def tiny(x: Float[Array, "n"]) -> Float[Array, "n"]:
         return x
 
+    rounds = 100 if quick else 4000
     typed = jaxtyped(typechecker=beartype)(tiny)
     checked = ax.check(tiny, signature="n -> n")
     x = jnp.ones(3)
-    base = median_us(lambda: tiny(x), rounds * 4)
-    return {
-        "jaxtyping_overhead_us": median_us(lambda: typed(x), rounds * 4) - base,
-        "axischeck_check_overhead_us": median_us(lambda: checked(x), rounds * 4) - base,
-    }
+    base = median_us(lambda: tiny(x), rounds)
+    jt, ac = median_us(lambda: typed(x), rounds) - base, median_us(lambda: checked(x), rounds) - base
+    data = {"jaxtyping_overhead_us": jt, "axischeck_check_overhead_us": ac}
+    return data, [info_row("eager overhead: jaxtyping+beartype vs ax.check", jt, ac, "", True)]
+
+
+# ------------------------------------------------------------------ driver
+
+GROUPS: dict[str, Callable[[bool], Result]] = {
+    "construct": bench_construct,
+    "inline": bench_inline,
+    "eager": bench_eager,
+    "predict": bench_predict,
+    "shard_map": bench_shard_map,
+    "leaves": bench_leaves,
+    "failure": bench_failure,
+    "model": bench_model,
+    "memory": bench_memory,
+    "jit": bench_jit,
+    "import": bench_import,
+    "monte_carlo": bench_monte_carlo,
+    "jaxtyping": bench_jaxtyping,
+}
+
+HEADER = ("what", "jax", "axischeck", "ratio", "target", "met?")
+
+
+def _met(met: bool | None) -> str:
+    return "" if met is None else "yes" if met else "NO"
+
+
+def _sig(row: Row) -> str:
+    return "" if row.signature is None else " (signature)" if row.signature else " (no signature)"
+
+
+def text_table(tables: dict[str, list[Row]]) -> str:
+    cells = [[r.what + _sig(r), r.jax, r.ax, r.ratio, r.target, _met(r.met)] for rows in tables.values() for r in rows]
+    widths = [max(len(c[i]) for c in [list(HEADER), *cells]) for i in range(len(HEADER))]
+
+    def line(c: list[str] | tuple[str, ...]) -> str:
+        return "  ".join(
+            [c[0].ljust(widths[0]), *(v.rjust(w) for v, w in zip(c[1:3], widths[1:3], strict=True))]
+            + [c[3].ljust(widths[3]), c[4].ljust(widths[4]), c[5]]
+        ).rstrip()
+
+    out = [line(HEADER)]
+    for name, rows in tables.items():
+        out.append(f"-- {name}")
+        out += [line([r.what + _sig(r), r.jax, r.ax, r.ratio, r.target, _met(r.met)]) for r in rows]
+    return "\n".join(out)
+
+
+def markdown_table(tables: dict[str, list[Row]]) -> str:
+    """The README's table: what | jax | axischeck | ratio | target | signature | met."""
+    lines = ["| what | jax | axischeck | ratio | target | signature | met |", "|---|---|---|---|---|---|---|"]
+    for rows in tables.values():
+        for r in rows:
+            sig = "" if r.signature is None else "yes" if r.signature else "no"
+            lines.append(f"| {r.what.strip()} | {r.jax} | {r.ax} | {r.ratio} | {r.target} | {sig} | {_met(r.met)} |")
+    return "\n".join(lines) + "\n"
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--quick", action="store_true", help="few rounds (CI: keeps the script from rotting)")
+    parser.add_argument(
+        "--quick", action="store_true", help="few rounds, small sizes (CI: keeps the script from rotting)"
+    )
+    parser.add_argument("--only", metavar="GROUP[,GROUP]", help=f"run only these groups: {', '.join(GROUPS)}")
     parser.add_argument("--json", metavar="FILE", help="also write the results as JSON")
+    parser.add_argument("--markdown", metavar="FILE", help="also write the table as Markdown")
+    parser.add_argument("--memory-child", nargs=3, metavar=("KIND", "SIDE", "N"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
-    q = args.quick
-    rounds = 20 if q else 2000
-    results: dict[str, Any] = {"jax": jax.__version__, "axischeck": ax.__version__, "quick": q}
-    results["predict"] = bench_predict(rounds)
-    results["eager"] = bench_eager(20 if q else 1000)
-    results["jit"] = bench_jit(20 if q else 2000)
-    results["shard_map"] = bench_shard_map(20 if q else 1000)
-    results["scale"] = bench_scale(rounds, [10, 100] if q else [10, 100, 1000, 10000])
-    results["import"] = bench_import(2 if q else 7)
-    results["monte_carlo"] = bench_monte_carlo(2 if q else 20, 50 if q else 1000)
-    jt = bench_jaxtyping(20 if q else 1000)
-    if jt is not None:
-        results["jaxtyping"] = jt
-
-    p, e, j, s, i, m = (results[k] for k in ("predict", "eager", "jit", "scale", "import", "monte_carlo"))
-    rows = [
-        ("eval_shape(jax.vmap(f) built fresh)", f"{p['eval_shape_fresh_vmap_us']:.1f} us", ""),
-        ("eval_shape(jax.vmap(f) reused)", f"{p['eval_shape_reused_vmap_us']:.1f} us", ""),
-        (
-            "ax predict, first sight of shapes",
-            f"{p['predict_first_sight_us']:.1f} us",
-            f"{p['speedup_first_sight']:.0f}x faster (target >= 50x)",
-        ),
-        (
-            "ax predict, repeated shapes",
-            f"{p['predict_repeated_us']:.2f} us",
-            f"{p['speedup_repeated']:.0f}x faster (target >= 300x)",
-        ),
-        ("eager jax.vmap call", f"{e['plain_eager_us']:.0f} us", ""),
-        ("eager ax.vmap call (signature)", f"{e['checked_eager_us']:.0f} us", f"ratio {e['checked_ratio']:.3f}"),
-        (
-            "  its checks: before + after",
-            f"{e['check_total_us']:.2f} us",
-            f"{e['check_before_us']:.2f} + {e['verify_after_us']:.2f} (target <= 5 us)",
-        ),
-        ("eager ax.vmap call (inferred)", f"{e['inferred_eager_us']:.0f} us", f"+{e['inferred_overhead_us']:.1f} us"),
-        ("jit(jax.vmap) steady state", f"{j['jit_plain_us']:.1f} us", ""),
-        ("jit(ax.vmap) steady state", f"{j['jit_checked_us']:.1f} us", f"ratio {j['jit_ratio']:.3f} (target <= 1.02)"),
-    ]
-    sm = results["shard_map"]
-    rows += [
-        ("eval_shape(jax.shard_map), 64-device mesh", f"{sm['sm_eval_shape_fresh_us']:.0f} us", ""),
-        (
-            "ax.shard_map predict, first sight",
-            f"{sm['sm_predict_first_sight_us']:.1f} us",
-            f"{sm['sm_speedup_first_sight']:.0f}x faster",
-        ),
-        ("ax.shard_map predict, repeated", f"{sm['sm_predict_repeated_us']:.2f} us", ""),
-        (
-            f"eager ax.shard_map call ({sm['sm_devices']:.0f} devices)",
-            f"{sm['sm_eager_checked_us']:.0f} us",
-            f"ratio {sm['sm_eager_ratio']:.3f} vs jax.shard_map",
-        ),
-        ("jit(ax.shard_map) steady state", "", f"ratio {sm['sm_jit_ratio']:.3f} vs jit(jax.shard_map)"),
-    ]
-    for k, v in s.items():
-        if k.endswith("_leaves_us"):
-            n = k.split("_")[1]
-            rows.append(
-                (f"predict, {n} leaves (first sight)", f"{v / 1e3:.2f} ms", f"{s[k + '_per_leaf']:.2f} us/leaf")
-            )
-    rows += [
-        ("import jax", f"{i['import_jax_ms']:.0f} ms", ""),
-        (
-            "import jax, axischeck",
-            f"{i['import_jax_axischeck_ms']:.0f} ms",
-            f"axischeck's own: {i['import_overhead_ms']:.0f} ms (target <= 50 ms)",
-        ),
-        ("Monte Carlo pi: Python loop", f"{m['loop_ms']:.0f} ms", ""),
-        ("  jit(jax.vmap)", f"{m['jit_vmap_ms']:.2f} ms", ""),
-        (
-            "  jit(ax.vmap)",
-            f"{m['jit_ax_vmap_ms']:.2f} ms",
-            f"{m['speedup_vs_loop']:.0f}x the loop; ratio {m['ratio_vs_jax']:.3f} vs jax",
-        ),
-    ]
-    if "jaxtyping" in results:
-        jt = results["jaxtyping"]
-        rows.append(("jaxtyping+beartype eager overhead", f"{jt['jaxtyping_overhead_us']:.1f} us", ""))
-        rows.append(("ax.check eager overhead", f"{jt['axischeck_check_overhead_us']:.1f} us", ""))
-    else:
-        rows.append(("jaxtyping+beartype", "not installed", "pip install -e '.[bench]'"))
-    w0 = max(len(r[0]) for r in rows)
-    w1 = max(len(r[1]) for r in rows)
-    print(f"axischeck {ax.__version__} benchmarks, jax {jax.__version__}{' (quick mode)' if q else ''}")
-    for a, b, c in rows:
-        print(f"  {a.ljust(w0)}  {b.rjust(w1)}  {c}".rstrip())
+    if args.memory_child:
+        kind, side, n = args.memory_child
+        print(json.dumps(memory_child(kind, side, int(n))))
+        return 0
+    names = list(GROUPS) if args.only is None else [g.strip() for g in args.only.split(",") if g.strip()]
+    unknown = [g for g in names if g not in GROUPS]
+    if unknown:
+        parser.error(f"unknown group(s) {', '.join(unknown)}; choose from {', '.join(GROUPS)}")
+    results: dict[str, Any] = {
+        "jax": jax.__version__,
+        "axischeck": ax.__version__,
+        "quick": args.quick,
+        "devices": len(jax.devices()),
+    }
+    tables: dict[str, list[Row]] = {}
+    for name in names:
+        t0 = time.perf_counter()
+        data, rows = GROUPS[name](args.quick)
+        results[name] = data | {"seconds": time.perf_counter() - t0}
+        tables[name] = rows
+    results["table"] = [{"group": g, **asdict(r)} for g, rows in tables.items() for r in rows]
+    mode = " (quick mode: few rounds, small sizes)" if args.quick else ""
+    print(f"axischeck {ax.__version__} vs jax {jax.__version__}, {len(jax.devices())} CPU devices{mode}")
+    print(text_table(tables))
+    judged = [r for rows in tables.values() for r in rows if r.met is not None]
+    missed = [f"{r.what.strip()}{_sig(r)}" for r in judged if not r.met]
+    print(
+        f"targets met: {len(judged) - len(missed)} of {len(judged)}"
+        + (f"; missed: {'; '.join(missed)}" if missed else "")
+    )
     if args.json:
         with open(args.json, "w") as fh:
             json.dump(results, fh, indent=2)
+    if args.markdown:
+        with open(args.markdown, "w") as fh:
+            fh.write(markdown_table(tables))
     return 0
 
 
