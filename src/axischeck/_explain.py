@@ -1,9 +1,13 @@
-"""Plain-text derivation tables: aligned columns, no colour, one row per leaf."""
+"""Plain-text derivation tables (aligned columns, no colour, one row per leaf), and the
+one way the engine builds an error: from the scene where it found the mistake."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, TypeVar
 
+from ._errors import AxisCheckError
 from ._shape import Shape, format_shape
 from ._steps import BaseStep, MapStep, ShardStep, SpecRow, Step
 
@@ -117,3 +121,23 @@ def render_steps(steps: Sequence[Step], *, outputs: bool = True) -> str:
 def table_so_far(trail: Sequence[Step]) -> str | None:
     """The input side of a derivation, for an error raised part-way through it."""
     return render_steps(trail, outputs=False) or None
+
+
+E = TypeVar("E", bound=AxisCheckError)
+
+
+@dataclass(frozen=True, slots=True)
+class Scene:
+    """Where the engine stands when it finds a mistake: the transform it is checking and
+    the derivation so far. Every engine error is built by `error`, so each one carries
+    the same facts (headline, table of the arguments so far) in the same order."""
+
+    trail: tuple[Step, ...]
+    transform: str | None = None
+
+    def then(self, step: Step) -> Scene:
+        """The same scene with one more derivation step (the rows of the current level)."""
+        return Scene((*self.trail, step), self.transform)
+
+    def error(self, cls: type[E], problem: str, **facts: Any) -> E:
+        return cls(problem, transform=self.transform, table=table_so_far(self.trail), **facts)

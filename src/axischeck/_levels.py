@@ -18,7 +18,7 @@ import jax
 
 from ._axes import Axes, _is_axis, canonical_axis
 from ._errors import ArgumentError, AxisCheckError, AxisCheckWarning, OutputError, Place
-from ._explain import table_so_far
+from ._explain import Scene
 from ._leaves import Call, Leaf, abstract, resharded
 from ._shape import Shape, format_shape
 from ._steps import ArgRow, MapStep, OutRow, Step
@@ -67,11 +67,10 @@ class VmapLevel:
 def _mismatch_error(
     level: VmapLevel, where: str, owner: str, m: PrefixMismatch, trail: tuple[Step, ...], cls: type[AxisCheckError]
 ) -> AxisCheckError:
-    return cls(
+    return Scene(trail, level.describe()).error(
+        cls,
         f"{where}{m.path} is {m.spec_kind}, but {owner}{m.path} is {m.value_kind} ({m.detail});"
         f" {where} must be a tree prefix of it (lists and tuples differ, dict keys must match)",
-        transform=level.describe(),
-        table=table_so_far(trail),
     )
 
 
@@ -81,11 +80,10 @@ def resolve_in_axes(level: VmapLevel, call: Call, trail: tuple[Step, ...]) -> li
     if level.kind == "pmap":
         _pmap_argument_checks(level, call, trail)
         if isinstance(spec, list):  # pmap keeps a top-level list: JAX's prefix check fails
-            raise ArgumentError(
+            raise Scene(trail, level.describe()).error(
+                ArgumentError,
                 f"pmap in_axes is a list, {spec!r}, but the positional arguments form a tuple;"
                 " unlike vmap, pmap does not read a top-level list as a tuple",
-                transform=level.describe(),
-                table=table_so_far(trail),
                 fix=f"write in_axes={tuple(spec)!r}",
             )
     if isinstance(spec, tuple) and len(spec) != len(call.args):
@@ -93,12 +91,11 @@ def resolve_in_axes(level: VmapLevel, call: Call, trail: tuple[Step, ...]) -> li
         one: Any = jax.tree_util.tree_structure(call.args[0]) if len(call.args) == 1 else None
         if one is not None and one.num_nodes > 1 and one.node_data()[0] in (tuple, list):
             fix = f"to give the axes inside one tuple argument, nest them: in_axes=({spec!r},)"
-        raise ArgumentError(
+        raise Scene(trail, level.describe()).error(
+            ArgumentError,
             f"in_axes has {len(spec)} entries but the function got {len(call.args)} positional"
             f" argument{'s' if len(call.args) != 1 else ''}; a tuple in_axes needs one entry per"
             " positional argument (keyword arguments are always mapped over axis 0)",
-            transform=level.describe(),
-            table=table_so_far(trail),
             fix=fix,
         )
     axes: list[int | None] = []
@@ -121,20 +118,18 @@ def _pmap_argument_checks(level: VmapLevel, call: Call, trail: tuple[Step, ...])
     """pmap's rules for static_broadcasted_argnums (pmap.py): passed positionally, hashable."""
     for i in level.static:
         if i >= len(call.args):
-            raise ArgumentError(
+            raise Scene(trail, level.describe()).error(
+                ArgumentError,
                 f"static_broadcasted_argnums names argument {i}, but only {len(call.args)} positional"
                 " argument(s) were passed; static arguments must be passed positionally",
-                transform=level.describe(),
-                table=table_so_far(trail),
             )
         value = jax.tree_util.tree_map(lambda leaf: leaf.value, call.args[i])  # the object itself
         try:
             hash(value)
         except TypeError:
-            raise ArgumentError(
+            raise Scene(trail, level.describe()).error(
+                ArgumentError,
                 f"static argument {call.arg_labels[i]} is not hashable; pmap needs hashable static arguments",
-                transform=level.describe(),
-                table=table_so_far(trail),
             ) from None
 
 
@@ -164,9 +159,10 @@ def map_inputs(level: VmapLevel, call: Call, trail: tuple[Step, ...]) -> tuple[i
     axes = resolve_in_axes(level, call, trail)
     rows = [ArgRow(leaf.label, leaf.shape, axis, None) for leaf, axis in zip(leaves, axes, strict=True)]
 
+    scene = Scene(trail, level.describe())
+
     def fail(cls: type[AxisCheckError], problem: str, **facts: Any) -> AxisCheckError:
-        step = MapStep(level.describe(), level.symbol, None, tuple(rows))
-        return cls(problem, transform=level.describe(), table=table_so_far(trail + (step,)), **facts)
+        return scene.then(MapStep(level.describe(), level.symbol, None, tuple(rows))).error(cls, problem, **facts)
 
     if level.kind == "pmap":
         _pmap_size_checks(level, leaves, axes, fail)
@@ -310,11 +306,10 @@ def map_outputs(
                     out.append(shape)
                     rows.append(OutRow(label, shape, axis, shape))
                     continue
-                raise OutputError(
+                raise Scene(trail, level.describe()).error(
+                    OutputError,
                     f"out_axes is None for {label}, but {label} depends on the mapped arguments, so it"
                     f" has a batch dimension{name} that None would have to drop",
-                    transform=level.describe(),
-                    table=table_so_far(trail),
                     places=(Place(label, shape),),
                     fix=f"give {label} an integer out_axes entry (0 puts the batch first),"
                     " or pass sum_match=True to sum over the batch",
@@ -324,21 +319,19 @@ def map_outputs(
             r = len(shape) + 1
             c = canonical_axis(axis, r)
             if level.kind == "pmap" and axis < 0:
-                raise OutputError(
+                raise Scene(trail, level.describe()).error(
+                    OutputError,
                     f"pmap out_axes entry {axis} for {label} is negative; JAX 0.10's pmap silently"
                     " returns wrongly shaped outputs for negative out_axes",
-                    transform=level.describe(),
-                    table=table_so_far(trail),
                     places=(Place(label, shape),),
                     fix=f"count the axis from the front: out_axes={c if c is not None else 0}",
                 )
             if c is None:
-                raise OutputError(
+                raise Scene(trail, level.describe()).error(
+                    OutputError,
                     f"out_axes entry {axis} for {label} is out of range: the per-example output has"
                     f" shape {format_shape(shape)}, so the batched output has rank {r} and its axes"
                     f" are {-r}..{r - 1}",
-                    transform=level.describe(),
-                    table=table_so_far(trail),
                     places=(Place(label, shape),),
                     fix=f"use an out_axes entry in [{-r}, {r - 1}] for {label}",
                 )

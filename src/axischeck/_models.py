@@ -17,7 +17,7 @@ import jax
 
 from ._dims import ANY, ArraySpec, Named, Variadic
 from ._errors import ArgumentError, AxisCheckError, CollectiveError, FunctionError, OutputError, Place, SpecError
-from ._explain import table_so_far
+from ._explain import Scene
 from ._jax_compat import einsum_size_mismatch, tiled_scatter_indivisible, vmap_shmap_error_enabled
 from ._leaves import Call, Leaf, check_jax_outputs
 from ._levels import VmapLevel, map_inputs, map_outputs
@@ -68,10 +68,9 @@ class VmapModel:
 
     def predict(self, call: Call, env: Env, trail: tuple[Step, ...]) -> Outcome:
         if self.level.kind == "pmap" and under_pmap(env):
-            raise ArgumentError(
+            raise Scene(trail, self.level.describe()).error(
+                ArgumentError,
                 "pmap inside pmap fails in JAX 0.10 (a context-mesh error): nested pmap is not supported",
-                transform=self.level.describe(),
-                table=table_so_far(trail),
                 fix="use one pmap over a flattened device axis, or jax.shard_map over a 2-D mesh",
             )
         self._check_spmd(trail)
@@ -101,11 +100,10 @@ class VmapModel:
         for where, axes in getattr(inner, "spec_axes", dict)().items():
             clash = sorted(map(str, self.level.spmd & axes))
             if clash:
-                raise ArgumentError(
+                raise Scene(trail, self.level.describe()).error(
+                    ArgumentError,
                     f"spmd_axis_name {clash} is also named by the shard_map's {where}; JAX refuses"
                     " to shard the vmapped axis over a mesh axis the shard_map already splits",
-                    transform=self.level.describe(),
-                    table=table_so_far(trail),
                     fix=f"drop spmd_axis_name, or leave {clash} out of the shard_map's {where}",
                 )
 
@@ -192,10 +190,10 @@ def trace(fn: Callable[..., Any], name: str, call: Call, env: Env, trail: tuple[
     except Exception as err:
         unit = f"{unit_of(env)} arguments"
         if returned:  # the function itself finished: JAX failed batching what it returned
-            raise OutputError(
+            raise Scene(trail).error(
+                OutputError,
                 f"{name} returns, but JAX cannot batch its outputs"
                 f" ({unit} {_leaf_shapes(leaves) or 'none'}): {type(err).__name__}: {err}",
-                table=table_so_far(trail),
             ) from err
         raise function_error(name, leaves, unit, err, trail) from err
 
@@ -206,10 +204,9 @@ def _leaf_shapes(leaves: list[Leaf]) -> str:
 
 def function_error(name: str, leaves: list[Leaf], unit: str, err: Exception, trail: tuple[Step, ...]) -> FunctionError:
     """The function failed on these (per-example or per-device) arguments: JAX's words, our shapes."""
-    return FunctionError(
+    return Scene(trail, _innermost_transform(trail)).error(
+        FunctionError,
         f"{name} fails on the {unit} ({_leaf_shapes(leaves) or 'no arrays'}): {type(err).__name__}: {err}",
-        transform=_innermost_transform(trail),
-        table=table_so_far(trail),
         notes=_known_defects(str(err)),
     )
 
@@ -249,7 +246,7 @@ def collective_error(
             "pass tiled=True (the dimension must then divide evenly by the axis size), or make the mapped"
             " axis as long as the scattered dimension (under pmap and shard_map: that many devices on the axis)"
         )
-    return CollectiveError(problem, transform=_innermost_transform(trail), table=table_so_far(trail), fix=fix)
+    return Scene(trail, _innermost_transform(trail)).error(CollectiveError, problem, fix=fix)
 
 
 def _known_defects(message: str) -> tuple[str, ...]:
@@ -294,7 +291,7 @@ class SignatureModel:
 
         def fail(cls: type[AxisCheckError], problem: str, **facts: Any) -> AxisCheckError:
             base = BaseStep("signature", tuple(rows), ())
-            return cls(problem, transform=self.transform(trail), table=table_so_far(trail + (base,)), **facts)
+            return Scene(trail, self.transform(trail)).then(base).error(cls, problem, **facts)
 
         for spec, arg, param_label in self._pairs(call, fail):
             got = broadcast_prefix(spec.value, arg, lambda x: isinstance(x, ArraySpec))
@@ -453,22 +450,20 @@ def check_output(
     assert core.output is not None
     got = broadcast_prefix(core.output.value, shapes, lambda x: isinstance(x, ArraySpec))
     if isinstance(got, PrefixMismatch):
-        raise OutputError(
+        raise Scene(trail, transform).error(
+            OutputError,
             f"the output{got.path} is {got.value_kind}, but the signature declares {got.spec_kind} ({got.detail})",
-            transform=transform,
-            table=table_so_far(trail),
         )
     unifier = Unifier(dict(bindings.sizes), dict(bindings.places))
     for (label, shape), spec in zip(_labelled(shapes), got, strict=True):
         conflict = unifier.unify(spec, shape, _output_place(label, shape), label)
         if conflict is not None:
-            raise OutputError(
+            raise Scene(trail, transform).error(
+                OutputError,
                 f"the function's output contradicts its signature: {label} is declared {spec}"
                 f" but has {unit} shape {format_shape(shape)} ({conflict.problem})",
-                transform=transform,
                 symbol=conflict.symbol,
                 places=conflict.places,
-                table=table_so_far(trail),
             )
 
 

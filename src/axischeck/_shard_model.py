@@ -19,7 +19,7 @@ import numpy as np
 from jax.sharding import PartitionSpec
 
 from ._errors import ArgumentError, AxisCheckError, OutputError, SpecError
-from ._explain import table_so_far
+from ._explain import Scene
 from ._jax_compat import (
     INFER_SPECS,
     JAX_SHARD_MAP,
@@ -158,9 +158,10 @@ class ShardModel:
         transform = o.describe()
         sizes = tuple(zip(mesh.names, mesh.sizes, strict=True))
 
+        scene = Scene(trail, transform)
+
         def fail(cls: type[AxisCheckError], problem: str, fix: str | None, rows: list[ShardRow]) -> AxisCheckError:
-            step = ShardStep(transform, sizes, tuple(rows))
-            return cls(problem, transform=transform, table=table_so_far(trail + (step,)), fix=fix)
+            return scene.then(ShardStep(transform, sizes, tuple(rows))).error(cls, problem, fix=fix)
 
         self._check_setting(call, env, mesh, manual, fail)
         leaves, treedef = call.flat()
@@ -422,29 +423,26 @@ class ShardModel:
             if psum_scatter_size_refused(err):
                 raise collective_error(o.name, f"psum_scatter: {text}", False, trail) from None
             if not entered:  # JAX refused before calling the function: options or arguments
-                raise ArgumentError(
+                raise Scene(trail, o.describe()).error(
+                    ArgumentError,
                     f"jax.{o.kind} refuses these arguments or options before it calls {o.name}:"
                     f" {type(err).__name__}: {text}",
-                    transform=o.describe(),
-                    table=table_so_far(trail),
                 ) from err
             if not recorded:
                 raise function_error(o.name, blocks, "per-device arguments", err, trail) from err
             check_outputs(recorded[0])  # an out_specs mistake, explained by our own rules
             detail = replication_refused(err)
             if detail is not None:
-                raise OutputError(
+                raise Scene(trail, o.describe()).error(
+                    OutputError,
                     f"{_promise(o)} that an output is the same on every device along a mesh axis, but"
                     f" {o.name}'s output varies along it: {detail}",
-                    transform=o.describe(),
-                    table=table_so_far(trail),
                     fix=_replication_fix(o),
                 ) from None
-            raise OutputError(
+            raise Scene(trail, o.describe()).error(
+                OutputError,
                 f"{o.name} returns, but JAX cannot assemble its per-device outputs by {o.word('out')}:"
                 f" {type(err).__name__}: {text}",
-                transform=o.describe(),
-                table=table_so_far(trail),
             ) from err
         return recorded[0]
 
