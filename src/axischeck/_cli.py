@@ -6,11 +6,13 @@
         --in-specs "[('data',), None]" --out-specs "('data',)"
     axischeck demo
     axischeck lint src/ tests/ --format json
+    axischeck run train.py --steps 10        (or: axischeck run -m package.module ...)
 
 Axes are read with `ast.literal_eval` and signatures by axischeck's own parser; nothing
 is evaluated. Exit status: 0 when the shapes agree, 1 when they do not (the explanation
 is printed), 2 for malformed input (one line on stderr, never a traceback).
-`axischeck --version` prints the installed version.
+`axischeck --version` prints the installed version. `axischeck run` is the exception: it
+exits with the status of the program it runs (see `_run.py`).
 """
 
 from __future__ import annotations
@@ -141,6 +143,10 @@ def _build(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--no-config", action="store_true", help="ignore [tool.axischeck.lint] in pyproject.toml")
     p.add_argument("--markdown", action="store_true", help="also lint the Python cells of .md files in folders")
     p.add_argument("--statistics", action="store_true", help="print counts of files, lines and sites to stderr")
+    # Listed for --help only: `run` is dispatched before argparse (see `run()`), which would
+    # take the program's own options (`-m`, `--help`, `--`) for ours.
+    p = sub.add_parser("run", help="run a Python program with jax.vmap & co. routed through axischeck", add_help=False)
+    p.add_argument("program", nargs=argparse.REMAINDER, help="SCRIPT [ARG ...] or -m MODULE [ARG ...]")
     # Shapes may follow the options (argparse stops a '*' positional at the first option).
     args, extra = parser.parse_known_args(argv)
     if extra and args.command in ("predict", "explain", "shard"):
@@ -155,14 +161,40 @@ def _build(argv: Sequence[str] | None) -> argparse.Namespace:
 
 def run(argv: Sequence[str] | None = None) -> int:
     """Run the command line `argv` (default: `sys.argv[1:]`) and return the exit status."""
+    words = list(sys.argv[1:] if argv is None else argv)
+    if words[:1] == ["run"]:
+        return _run_program(words[1:])
     try:
-        return _run(argv)
+        return _run(words)
     except SystemExit as done:  # argparse after --help or --version (status 0)
         return done.code if isinstance(done.code, int) else 0
     except UsageError as err:
         return _usage_error(str(err))
     except Exception as err:  # a bug, but the command line still gets one line, not a traceback
         return _usage_error(f"internal error: {type(err).__name__}: {err} (please report this)")
+
+
+def _run_program(argv: Sequence[str]) -> int:
+    """`axischeck run ...`: the program's own exit status, or 2 for our usage errors.
+
+    Outside `run()`'s catch-all: the program's exceptions are its own, and `run_program`
+    reports them as Python would.
+    """
+    from ._run import USAGE, RunUsageError, parse_program, run_program
+
+    try:
+        program = parse_program(argv)
+        if program is None:
+            print(USAGE)
+            return 0
+    except RunUsageError as err:
+        return _usage_error(str(err))
+    except Exception as err:  # as in run(): one line, never a traceback, for our own part
+        return _usage_error(f"internal error: {type(err).__name__}: {err} (please report this)")
+    try:
+        return run_program(program)
+    except RunUsageError as err:  # the module to run is not there
+        return _usage_error(str(err))
 
 
 def _usage_error(message: str) -> int:
@@ -182,6 +214,8 @@ def _run(argv: Sequence[str] | None) -> int:
             return demo()
         if args.command == "lint":
             return _lint(args)
+        if args.command == "run":  # only behind something argparse took as a global option
+            raise UsageError("run must come first: axischeck run SCRIPT [ARG ...] or axischeck run -m MODULE [ARG ...]")
         shapes = [parse_shape(s) for s in args.shapes]
         if args.command == "shard":
             return _shard(args, shapes)

@@ -1,0 +1,74 @@
+"""pytest plugin: `pytest --axischeck` runs the test session with `axischeck.patch()` on.
+
+Installed with axischeck (the `pytest11` entry point `axischeck`) and off unless asked for:
+without `--axischeck` it adds the option and nothing else. pytest loads every installed
+plugin in every project, so this module imports nothing but pytest; axischeck's transforms
+and jax are imported only when the option is given. (`pytest -p no:axischeck` leaves it out.)
+
+With `--axischeck`, `jax.vmap`, `jax.pmap`, `jax.shard_map` and `jax.smap` are axischeck's
+from `pytest_configure` on, before any test module is imported, so `from jax import vmap`
+in a test module binds axischeck's. After collection the patch runs again, to swap names
+bound to JAX's transforms some other way (conftest files loaded before the patch, modules
+that imported JAX's function from elsewhere). `pytest_unconfigure` puts everything back.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+_OPTION = "--axischeck"
+_PATCHED = pytest.StashKey[bool]()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    """Register `--axischeck` (off by default)."""
+    parser.getgroup("axischeck").addoption(
+        _OPTION,
+        action="store_true",
+        default=False,
+        help="run the session with jax.vmap, jax.pmap, jax.shard_map and jax.smap routed through axischeck",
+    )
+
+
+def _enabled(config: pytest.Config) -> bool:
+    return bool(config.getoption(_OPTION, default=False))
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Patch before collection imports the test modules."""
+    if not _enabled(config):
+        return
+    from ._patch import patch
+
+    patch()
+    config.stash[_PATCHED] = True
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Patch again once every test module is imported: `patch()` rescans `sys.modules` for
+    names bound to JAX's transforms since (a no-op for those already swapped)."""
+    if session.config.stash.get(_PATCHED, False):
+        from ._patch import patch
+
+        patch()
+
+
+def pytest_report_header(config: pytest.Config) -> list[str]:
+    """Say so in the session header when the patch is on (nothing when it is off)."""
+    if not config.stash.get(_PATCHED, False):
+        return []
+    import axischeck
+
+    from ._patch import originals
+
+    routed = [name for name, jax_fn in originals().items() if jax_fn is not None and hasattr(axischeck, name)]
+    return [f"axischeck: patch mode on: jax.{', jax.'.join(routed)} run through axischeck"]
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """Put back everything the patch replaced."""
+    if config.stash.get(_PATCHED, False):
+        from ._patch import unpatch
+
+        unpatch()
+        config.stash[_PATCHED] = False
