@@ -287,3 +287,17 @@ def test_silent_collectives_are_caught_in_calls_too() -> None:
     assert f(jnp.ones((8, 8, 3))).shape == (8, 3)
     with pytest.raises(ax.CollectiveError):
         jax.jit(f)(jnp.ones((8, 16, 3)))
+
+
+def test_an_error_about_one_leaf_among_thousands_stays_short() -> None:
+    params = {f"w{k:04d}": (4, 3) for k in range(2000)}
+    f = ax.vmap(
+        lambda x, p: x, in_axes=(0, None), signature={"x": "i", "p": dict.fromkeys(params, "o i"), "return": "i"}
+    )
+    assert len(str(f.predict((9, 3), params)).splitlines()) > 2000  # a prediction's table has every row
+    bad = {**params, "w1234": (4, 5)}
+    with pytest.raises(ax.ArgumentError) as info:
+        f.predict((9, 3), bad)
+    message = str(info.value)
+    assert len(message) < 8000 and "more rows" in message
+    assert "p['w1234'] (size 5)" in message  # the conflict is still named

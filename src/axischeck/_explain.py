@@ -20,10 +20,22 @@ def _axis(a: int | None) -> str:
     return "None" if a is None else str(a)
 
 
-def table(rows: Sequence[Sequence[str]]) -> str:
-    """Left-aligned columns separated by two spaces; trailing blanks trimmed."""
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    return "\n".join("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows)
+def table(rows: Sequence[Sequence[str]], limit: int | None = None) -> str:
+    """Left-aligned columns separated by two spaces; trailing blanks trimmed. With `limit`,
+    at most that many body rows besides the ones marked `<--` (an error's conflicts), and
+    a line saying how many were left out: a message about one leaf of 16,000 stays short."""
+    body = list(rows[1:])
+    left_out = 0
+    if limit is not None and len(body) > limit:
+        kept = [r for i, r in enumerate(body) if i < limit or "<--" in r[-1]]
+        left_out = len(body) - len(kept)
+        body = kept
+    shown = [rows[0], *body]
+    widths = [max(len(r[i]) for r in shown) for i in range(len(shown[0]))]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in shown]
+    if left_out:
+        lines.append(f"... and {left_out} more rows (the prediction's table has them all)")
+    return "\n".join(lines)
 
 
 def _arg_table(maps: Sequence[MapStep], base: BaseStep | None) -> list[list[str]]:
@@ -33,17 +45,14 @@ def _arg_table(maps: Sequence[MapStep], base: BaseStep | None) -> list[list[str]
         header += [f"in_axis{tag}", "per-example" if i == len(maps) - 1 else f"shape{tag}"]
     if base is not None and base.source == "signature":
         header += ["signature", "binds"]
-    labels: list[str] = []
-    for m in maps:
-        labels += [r.label for r in m.args if r.label not in labels]
-    if base is not None:
-        labels += [r.label for r in base.args if r.label not in labels]
-    rows = [header]
+    by_level = [{r.label: r for r in m.args} for m in maps]  # dicts: linear in the leaves
     spec_rows = {r.label: r for r in base.args} if base is not None else {}
+    labels = list(dict.fromkeys([label for level in by_level for label in level] + list(spec_rows)))
+    rows = [header]
     for label in labels:
         row = [label]
-        for i, m in enumerate(maps):
-            arg = next((r for r in m.args if r.label == label), None)
+        for i, level in enumerate(by_level):
+            arg = level.get(label)
             if i == 0:
                 row.append(_shape(arg.shape) if arg else "")
             row += [_axis(arg.axis), _shape(arg.per_example)] if arg else ["", ""]
@@ -66,44 +75,44 @@ def _out_table(maps: Sequence[MapStep], base: BaseStep | None) -> list[list[str]
         tag = "" if len(maps) == 1 else f"[{len(maps) - i}]"
         header += [f"out_axis{tag}", "batched shape" if i == len(maps) - 1 else f"shape{tag}"]
     rows = [header]
-    outs = base.outs if base is not None else ()
-    labels = [r.label for r in outs]
-    for m in inner_first:
-        labels += [r.label for r in m.outs if r.label not in labels]
+    spec_outs: dict[str, SpecRow] = {r.label: r for r in base.outs} if base is not None else {}
+    by_level = [{r.label: r for r in m.outs} for m in inner_first]
+    labels = list(dict.fromkeys(list(spec_outs) + [label for level in by_level for label in level]))
     for label in labels:
-        sr: SpecRow | None = next((r for r in outs if r.label == label), None)
-        first = next((r for m in inner_first for r in m.outs if r.label == label), None)
+        sr = spec_outs.get(label)
+        first = next((level[label] for level in by_level if label in level), None)
         row = [label]
         if base is not None and base.source == "signature":
             row.append(sr.spec if sr else "")
         row.append(_shape(sr.shape) if sr else _shape(first.per_example if first else None))
-        for m in inner_first:
-            out = next((r for r in m.outs if r.label == label), None)
+        for level in by_level:
+            out = level.get(label)
             row += [_axis(out.axis), _shape(out.shape)] if out else ["", ""]
         rows.append(row)
     return rows
 
 
-def _shard_section(step: ShardStep, outputs: bool) -> list[str]:
+def _shard_section(step: ShardStep, outputs: bool, limit: int | None) -> list[str]:
     """Global shape -> spec -> per-device block for each argument, and back for outputs."""
     parts = [f"{step.transform}: {step.mesh_text()}"]
     rows = [["arg", "global shape", "in_spec", "per-device block"]]
     rows += [[r.label, _shape(r.shape), r.spec, _shape(r.block)] for r in step.args]
-    parts.append(table(rows))
+    parts.append(table(rows, limit))
     if outputs and step.outs:
         outs = [["output", "per-device block", "out_spec", "global shape"]]
         outs += [[r.label, _shape(r.block), r.spec, _shape(r.shape)] for r in step.outs]
-        parts.append(table(outs))
+        parts.append(table(outs, limit))
     return parts
 
 
-def render_steps(steps: Sequence[Step], *, outputs: bool = True) -> str:
-    """The derivation table of a prediction (or of the part reached before an error)."""
+def render_steps(steps: Sequence[Step], *, outputs: bool = True, limit: int | None = None) -> str:
+    """The derivation table of a prediction (or, with `limit` rows per table, of the part
+    reached before an error)."""
     maps = [s for s in steps if isinstance(s, MapStep)]
     base = next((s for s in steps if isinstance(s, BaseStep)), None)
     parts = []
     for shard in (s for s in steps if isinstance(s, ShardStep)):
-        parts += _shard_section(shard, outputs)
+        parts += _shard_section(shard, outputs, limit)
     if len(parts) and not maps and (base is None or base.source == "traced"):
         return "\n".join(parts)  # the blocks are the whole story
     for i, m in enumerate(maps):
@@ -111,16 +120,20 @@ def render_steps(steps: Sequence[Step], *, outputs: bool = True) -> str:
         # One level: the transform is already in the headline; nested: name each level.
         parts.append(f"batch size {size}" if len(maps) == 1 else f"[{i + 1}] {m.transform}: batch size {size}")
     if maps or (base is not None and base.args):
-        parts.append(table(_arg_table(maps, base)))
+        parts.append(table(_arg_table(maps, base), limit))
     has_outs = (base is not None and base.outs) or any(m.outs for m in maps)
     if outputs and has_outs:
-        parts.append(table(_out_table(maps, base)))
+        parts.append(table(_out_table(maps, base), limit))
     return "\n".join(parts)
 
 
 def table_so_far(trail: Sequence[Step]) -> str | None:
     """The input side of a derivation, for an error raised part-way through it."""
-    return render_steps(trail, outputs=False) or None
+    return render_steps(trail, outputs=False, limit=ERROR_TABLE_ROWS) or None
+
+
+ERROR_TABLE_ROWS = 40
+"""Body rows an error's table shows (plus every row marked as a conflict)."""
 
 
 E = TypeVar("E", bound=AxisCheckError)

@@ -201,10 +201,23 @@ def vmap(
     return Vmapped(fun, in_axes, out_axes, axis_name, axis_size, spmd_axis_name, sum_match, signature)
 
 
+_PARSED: dict[str, Signature] = {}
+
+
 def _parsed(signature: SignatureLike | None) -> Signature | None:
+    """The parsed signature. Signatures written as text are parsed once per text (a
+    `Signature` is immutable, so one is shared by every transform that writes it): inline
+    `ax.vmap(f, signature="...")` in a loop costs no parse after the first."""
     if signature is None or isinstance(signature, Signature):
         return signature
-    return Signature(signature)
+    if type(signature) is not str:
+        return Signature(signature)
+    parsed = _PARSED.get(signature)
+    if parsed is None:
+        parsed = Signature(signature)
+        if len(_PARSED) < 1024 and len(signature) < 4096:
+            _PARSED[signature] = parsed
+    return parsed
 
 
 def _defer() -> Build:
