@@ -215,11 +215,6 @@ def test_the_plugin_module_imports_no_jax() -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(
-    strict=True,
-    reason="pytest loads the entry point as `axischeck.pytest_plugin`, which runs axischeck/__init__.py,"
-    " and that imports jax (about 1.5 s in every pytest run, before conftest.py can set JAX_PLATFORMS)",
-)
 def test_loading_the_entry_point_imports_no_jax() -> None:
     code = (
         "import sys\n"

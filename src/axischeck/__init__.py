@@ -10,63 +10,119 @@ f(x, y, z)                  # checked call: same result as jax.vmap
 ```
 """
 
-from ._check import Checked as Checked
-from ._check import check as check
-from ._errors import ArgumentError as ArgumentError
-from ._errors import AxisCheckError as AxisCheckError
-from ._errors import AxisCheckWarning as AxisCheckWarning
-from ._errors import CollectiveError as CollectiveError
-from ._errors import FunctionError as FunctionError
-from ._errors import OutputError as OutputError
-from ._errors import Place as Place
-from ._errors import SpecError as SpecError
-from ._patch import patch as patch
-from ._patch import unpatch as unpatch
-from ._pmap import Pmapped as Pmapped
-from ._pmap import pmap as pmap
-from ._prediction import Prediction as Prediction
-from ._prediction import ShardPrediction as ShardPrediction
-from ._shape import Shape as Shape
-from ._shard_map import ShardMapped as ShardMapped
-from ._shard_map import shard_map as shard_map
-from ._sharding import shard_shape as shard_shape
-from ._signature import Signature as Signature
-from ._smap import Smapped as Smapped
-from ._smap import smap as smap
-from ._unify import Bindings as Bindings
-from ._unify import Conflict as Conflict
-from ._vmap import Vmapped as Vmapped
-from ._vmap import vmap as vmap
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # what type checkers see; at run time `__getattr__` loads the same names
+    from ._check import Checked as Checked
+    from ._check import check as check
+    from ._errors import ArgumentError as ArgumentError
+    from ._errors import AxisCheckError as AxisCheckError
+    from ._errors import AxisCheckWarning as AxisCheckWarning
+    from ._errors import CollectiveError as CollectiveError
+    from ._errors import FunctionError as FunctionError
+    from ._errors import OutputError as OutputError
+    from ._errors import Place as Place
+    from ._errors import SpecError as SpecError
+    from ._patch import patch as patch
+    from ._patch import unpatch as unpatch
+    from ._pmap import Pmapped as Pmapped
+    from ._pmap import pmap as pmap
+    from ._prediction import Prediction as Prediction
+    from ._prediction import ShardPrediction as ShardPrediction
+    from ._shape import Shape as Shape
+    from ._shard_map import ShardMapped as ShardMapped
+    from ._shard_map import shard_map as shard_map
+    from ._sharding import shard_shape as shard_shape
+    from ._signature import Signature as Signature
+    from ._smap import Smapped as Smapped
+    from ._smap import smap as smap
+    from ._unify import Bindings as Bindings
+    from ._unify import Conflict as Conflict
+    from ._vmap import Vmapped as Vmapped
+    from ._vmap import vmap as vmap
+
+    __version__: str
+
+_WHERE = {
+    "Checked": "._check",
+    "check": "._check",
+    "ArgumentError": "._errors",
+    "AxisCheckError": "._errors",
+    "AxisCheckWarning": "._errors",
+    "CollectiveError": "._errors",
+    "FunctionError": "._errors",
+    "OutputError": "._errors",
+    "Place": "._errors",
+    "SpecError": "._errors",
+    "patch": "._patch",
+    "unpatch": "._patch",
+    "Pmapped": "._pmap",
+    "pmap": "._pmap",
+    "Prediction": "._prediction",
+    "ShardPrediction": "._prediction",
+    "Shape": "._shape",
+    "ShardMapped": "._shard_map",
+    "shard_map": "._shard_map",
+    "shard_shape": "._sharding",
+    "Signature": "._signature",
+    "Smapped": "._smap",
+    "smap": "._smap",
+    "Bindings": "._unify",
+    "Conflict": "._unify",
+    "Vmapped": "._vmap",
+    "vmap": "._vmap",
+}
+"""Each public name and the module that defines it."""
+
+_RENAMED = (
+    "Bindings",
+    "Checked",
+    "Conflict",
+    "Place",
+    "Pmapped",
+    "Prediction",
+    "Shape",
+    "ShardMapped",
+    "ShardPrediction",
+    "Signature",
+    "Smapped",
+    "Vmapped",
+)
+"""Classes shown as `axischeck.X` in reprs and tracebacks (and pickled under that name)."""
 
 
-def _installed_version() -> str:
-    """The version pip installed (pyproject.toml's, one source of truth)."""
-    from importlib.metadata import PackageNotFoundError, version
+def _load() -> None:
+    """Import the whole public API at once, at the first use of any public name: `import
+    axischeck` alone imports no jax (pytest loads our plugin in every project, mypy our
+    plugin), while `ax.vmap` and `from axischeck import vmap` work as usual."""
+    from importlib import import_module
 
-    try:
-        return version("axischeck")
-    except PackageNotFoundError:  # run from a source tree that was never installed
-        return "0+unknown"
+    namespace = globals()
+    for name, module in _WHERE.items():
+        namespace[name] = getattr(import_module(module, __name__), name)
+    for name in _RENAMED:
+        namespace[name].__module__ = "axischeck"
 
 
-__version__ = _installed_version()
+def __getattr__(name: str) -> Any:
+    if name in _WHERE:
+        _load()
+        return globals()[name]
+    if name == "__version__":
+        from importlib.metadata import PackageNotFoundError, version
 
-for _public in (
-    Bindings,
-    Checked,
-    Conflict,
-    Place,
-    Pmapped,
-    Prediction,
-    Shape,
-    ShardMapped,
-    ShardPrediction,
-    Signature,
-    Smapped,
-    Vmapped,
-):
-    _public.__module__ = "axischeck"  # stable, short names in reprs and tracebacks
-del _public
+        try:
+            found = version("axischeck")  # pyproject.toml's, one source of truth
+        except PackageNotFoundError:  # run from a source tree that was never installed
+            found = "0+unknown"
+        globals()["__version__"] = found
+        return found
+    raise AttributeError(f"module 'axischeck' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__, "__version__"})
+
 
 __all__ = [
     "ArgumentError",
