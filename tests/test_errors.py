@@ -301,3 +301,24 @@ def test_an_error_about_one_leaf_among_thousands_stays_short() -> None:
     message = str(info.value)
     assert len(message) < 8000 and "more rows" in message
     assert "p['w1234'] (size 5)" in message  # the conflict is still named
+
+
+def test_per_example_failure_notes_are_said_once_and_in_the_right_unit() -> None:
+    body = lambda x: x @ jnp.ones((3, 3))  # noqa: E731 - fails for rows of 4
+    with pytest.raises(TypeError) as nested:
+        ax.vmap(ax.vmap(body))(jnp.ones((2, 5, 4)))
+    ours = [n for n in nested.value.__notes__ if n.startswith("axischeck: ")]
+    assert len(ours) == 1 and "[1] vmap" in ours[0] and "[2] vmap" in ours[0]  # the outer note, whole nest
+    with pytest.raises(TypeError) as per_device:
+        ax.pmap(body)(jnp.ones((8, 4)))
+    (note,) = [n for n in per_device.value.__notes__ if n.startswith("axischeck: ")]
+    assert "happens per device" in note and "per-device" in note and "per-example" not in note
+
+
+def test_a_failing_function_s_headline_names_a_few_leaves() -> None:
+    params = {f"w{i:02d}": jnp.ones((3, 3)) for i in range(40)}
+    f = ax.vmap(lambda p, x: x @ p["w00"], in_axes=(None, 0))
+    with pytest.raises(ax.FunctionError) as info:
+        f.predict(params, jnp.ones((5, 4)))
+    headline = str(info.value).splitlines()[0]
+    assert "and 37 more" in headline and headline.count("p['w") == 4  # of 40 params and x

@@ -38,11 +38,16 @@ def table(rows: Sequence[Sequence[str]], limit: int | None = None) -> str:
     return "\n".join(lines)
 
 
+def _unit(innermost: MapStep) -> str:
+    """What the mapped function sees: one example (vmap) or one device's block (pmap)."""
+    return "per-device" if innermost.transform.startswith("pmap(") else "per-example"
+
+
 def _arg_table(maps: Sequence[MapStep], base: BaseStep | None) -> list[list[str]]:
     header = ["arg", "batched shape"] if maps else ["arg", "shape"]
     for i in range(len(maps)):
         tag = "" if len(maps) == 1 else f"[{i + 1}]"
-        header += [f"in_axis{tag}", "per-example" if i == len(maps) - 1 else f"shape{tag}"]
+        header += [f"in_axis{tag}", _unit(maps[-1]) if i == len(maps) - 1 else f"shape{tag}"]
     if base is not None and base.source == "signature":
         header += ["signature", "binds"]
     by_level = [{r.label: r for r in m.args} for m in maps]  # dicts: linear in the leaves
@@ -68,7 +73,7 @@ def _arg_table(maps: Sequence[MapStep], base: BaseStep | None) -> list[list[str]
 
 def _out_table(maps: Sequence[MapStep], base: BaseStep | None) -> list[list[str]]:
     inner_first = list(reversed(maps))
-    header = ["output", "per-example"]
+    header = ["output", _unit(maps[-1]) if maps else "per-example"]
     if base is not None and base.source == "signature":
         header.insert(1, "signature")
     for i in range(len(inner_first)):

@@ -198,8 +198,11 @@ def trace(fn: Callable[..., Any], name: str, call: Call, env: Env, trail: tuple[
         raise function_error(name, leaves, unit, err, trail) from err
 
 
-def _leaf_shapes(leaves: list[Leaf]) -> str:
-    return ", ".join(f"{leaf.label}: {format_shape(leaf.shape)}" for leaf in leaves if leaf.shape is not None)
+def _leaf_shapes(leaves: list[Leaf], most: int = 4) -> str:
+    """The arrays' shapes for a headline: the first `most`, then how many more."""
+    shown = [f"{leaf.label}: {format_shape(leaf.shape)}" for leaf in leaves if leaf.shape is not None]
+    more = f", and {len(shown) - most} more" if len(shown) > most else ""
+    return ", ".join(shown[:most]) + more
 
 
 def function_error(name: str, leaves: list[Leaf], unit: str, err: Exception, trail: tuple[Step, ...]) -> FunctionError:

@@ -226,9 +226,15 @@ class Transformed(Generic[P, R]):
             return None
         ours = self._predictor.diagnose(args, kwargs)
         if isinstance(ours, FunctionError):
-            lines = [f"axischeck: {ours.transform or self._describe()}: the failure happens per example:"]
+            unit = "per device" if "per-device" in ours.problem else "per example"
+            lines = [f"axischeck: {ours.transform or self._describe()}: the failure happens {unit}:"]
             lines += ["  " + row for row in (ours.table or "").splitlines()]
             lines += ["  " + note for note in ours.notes]
+            # An inner axischeck transform noted it already: the outer note, with the whole
+            # nest in its table, replaces that one.
+            notes = getattr(err, "__notes__", None)
+            if isinstance(notes, list):
+                notes[:] = [n for n in notes if not (isinstance(n, str) and n.startswith("axischeck: "))]
             err.add_note("\n".join(lines))
             return None
         if ours is None:
