@@ -114,7 +114,8 @@ def test_in_axes_tuple_length() -> None:
     with pytest.raises(ax.ArgumentError) as info:
         f.predict(((3, 4), (4, 3)))
     assert "in_axes has 2 entries but the function got 1 positional argument" in str(info.value)
-    assert info.value.fix == "to give the axes inside one tuple argument, nest them: in_axes=((0, 1),)"
+    assert info.value.fix == "in_axes=((0, 1),) (nests the axes of the one tuple argument)"
+    assert [s.as_kwargs() for s in info.value.suggestions] == [{"in_axes": ((0, 1),)}]
 
 
 def test_in_axes_structure_mismatch() -> None:

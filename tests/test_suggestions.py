@@ -98,3 +98,77 @@ def test_every_suggestion_makes_jax_succeed(
             options, fixed = _apply(suggestion, in_axes, args)
             jax.eval_shape(jax.vmap(complex_operation, **options), *fixed)  # must not raise
             assert ax.vmap(complex_operation, **options).predict(*fixed).shapes is not None
+
+
+# ------------------------------------------------ the mistakes users make most
+
+
+def _loss(params: dict[str, jax.Array], x: jax.Array) -> jax.Array:
+    return jnp.tanh(x @ params["w"] + params["b"]).sum()
+
+
+PARAMS = {"w": jnp.ones((3, 4)), "b": jnp.ones((4,))}
+X = jnp.ones((8, 3))
+
+
+def _refused(run: Any) -> ax.AxisCheckError:
+    with pytest.raises(ax.AxisCheckError) as info:
+        run()
+    return info.value
+
+
+def _fixes_work(err: ax.AxisCheckError, make: Any, *args: Any, **kwargs: Any) -> None:
+    """Every suggestion is what its Fix line says, and JAX runs the call with it."""
+    assert err.suggestions and err.fix == "; or ".join(s.text for s in err.suggestions)
+    for s in err.suggestions:
+        options = s.as_kwargs()
+        jax.eval_shape(jax.vmap(make, **options), *args, **kwargs)
+
+
+@pytest.mark.parametrize("path", ["call", "predict"])
+def test_a_params_pytree_that_should_not_be_mapped(path: str) -> None:
+    f = ax.vmap(_loss)
+    err = _refused(lambda: f(PARAMS, X) if path == "call" else f.predict(PARAMS, X))
+    assert [s.as_kwargs() for s in err.suggestions] == [{"in_axes": (None, 0)}]
+    _fixes_work(err, _loss, PARAMS, X)
+
+
+def test_a_keyword_argument_is_passed_by_position_never_given_an_entry() -> None:
+    err = _refused(lambda: ax.vmap(_loss, in_axes=(None, 1))(PARAMS, x=X.T))
+    assert "pass x by position" in err.fix and "keyword arguments over axis 0" in err.fix
+    _fixes_work(err, _loss, PARAMS, X.T)  # by position, as the fix says
+
+
+@pytest.mark.parametrize(
+    ("in_axes", "want"),
+    [
+        (([0, 1],), ((0, 1),)),  # a list inside where the argument is a tuple
+        ((0, 1), ((0, 1),)),  # the axes of one tuple argument, not nested
+    ],
+)
+def test_structural_in_axes_mistakes(in_axes: Any, want: Any) -> None:
+    def add(pair: tuple[jax.Array, jax.Array]) -> jax.Array:
+        return pair[0] + pair[1].T
+
+    pair = (jnp.ones((8, 3)), jnp.ones((3, 8)))
+    err = _refused(lambda: ax.vmap(add, in_axes=in_axes)(pair))
+    assert [s.as_kwargs() for s in err.suggestions] == [{"in_axes": want}]
+    _fixes_work(err, add, pair)
+
+
+def test_an_in_axes_tuple_one_entry_too_long() -> None:
+    err = _refused(lambda: ax.vmap(_loss, in_axes=(None, 0, 0))(PARAMS, X))
+    assert [s.as_kwargs() for s in err.suggestions] == [{"in_axes": (None, 0)}]
+
+
+def test_an_unbound_axis_name_is_bound_by_the_fix() -> None:
+    def normalize(v: jax.Array) -> jax.Array:
+        return v / jax.lax.psum(v, "batch")  # axischeck: ignore[AX005] - the mistake under test
+
+    f = ax.vmap(normalize, axis_name="i")
+    err = _refused(lambda: f.predict(X))
+    assert [s.as_kwargs() for s in err.suggestions] == [{"axis_name": "batch"}]
+    _fixes_work(err, normalize, X)
+    with pytest.raises(NameError) as called:  # a call raises JAX's own error, with the fix in a note
+        f(X)
+    assert "Fix: axis_name='batch'" in called.value.__notes__[-1]

@@ -271,3 +271,14 @@ def einsum_size_mismatch(message: str) -> tuple[str, int, int, int] | None:
         return None
     label, operand, shown, previous = m.groups()
     return label, int(operand), int(shown), int(previous)
+
+
+_UNBOUND = re.compile(r"unbound axis name: ([^\s.]+)")
+
+
+def unbound_axis_name(err: BaseException) -> str | None:
+    """The axis name in JAX's NameError for a collective over a name nothing binds."""
+    if not isinstance(err, NameError):
+        return None
+    m = _UNBOUND.search(str(err))
+    return m.group(1) if m else None

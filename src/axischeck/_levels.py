@@ -87,16 +87,11 @@ def resolve_in_axes(level: VmapLevel, call: Call, trail: tuple[Step, ...]) -> li
                 fix=f"write in_axes={tuple(spec)!r}",
             )
     if isinstance(spec, tuple) and len(spec) != len(call.args):
-        fix = None
-        one: Any = jax.tree_util.tree_structure(call.args[0]) if len(call.args) == 1 else None
-        if one is not None and one.num_nodes > 1 and one.node_data()[0] in (tuple, list):
-            fix = f"to give the axes inside one tuple argument, nest them: in_axes=({spec!r},)"
         raise Scene(trail, level.describe()).error(
             ArgumentError,
             f"in_axes has {len(spec)} entries but the function got {len(call.args)} positional"
             f" argument{'s' if len(call.args) != 1 else ''}; a tuple in_axes needs one entry per"
             " positional argument (keyword arguments are always mapped over axis 0)",
-            fix=fix,
         )
     axes: list[int | None] = []
     for i, arg in enumerate(call.args):

@@ -281,10 +281,21 @@ class Predictor:
         """`err` with concrete fixes the engine has checked, running the function at most
         `traces` times to try them."""
         try:
-            options = suggest(self.models.model, self.label(args, kwargs), err, traces)
+            options = suggest(self.models.model, self.label(args, kwargs), err, traces, self._by_position(args, kwargs))
         except Exception:  # a suggestion must never hide the error itself
             return err
         return with_suggestions(err, options)
+
+    def _by_position(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Call, tuple[str, ...]] | None:
+        """The call with its keyword arguments passed by position, when they are the
+        function's next positional parameters (in any order), else None."""
+        if not kwargs or self.params is None:
+            return None
+        following = self.params[0][len(args) : len(args) + len(kwargs)]
+        if set(following) != set(kwargs):
+            return None
+        moved = tuple(following)
+        return self.label((*args, *(kwargs[name] for name in moved)), {}), moved
 
 
 class _Opaque:

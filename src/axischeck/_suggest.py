@@ -14,7 +14,9 @@ import jax
 
 from ._axes import freeze_in_axes, freeze_out_axes
 from ._errors import AxisCheckError, FunctionError, OutputError
+from ._jax_compat import unbound_axis_name
 from ._leaves import Call, Leaf, abstract, struct
+from ._levels import map_inputs
 from ._models import Model, VmapModel, is_symbolic, run
 from ._shape import Shape
 from ._trees import seq_repr
@@ -48,6 +50,11 @@ class _Budget:
 
 
 def _works(model: Model, call: Call, budget: _Budget) -> bool:
+    if isinstance(model, VmapModel):
+        try:  # the level's own checks run no user code: they cost no trace
+            map_inputs(model.level, call, ())
+        except Exception:
+            return False
     if not budget.allows(model):
         return False
     try:
@@ -80,7 +87,9 @@ def _in_axes_options(model: VmapModel, call: Call, budget: _Budget) -> list[Sugg
     for i, arg in enumerate(call.args):
         leaves = jax.tree_util.tree_leaves(arg)
         if len(leaves) != 1 or leaves[0].label != call.arg_labels[i] or leaves[0].shape is None:
-            choices.append([entries[i]])  # pytrees and non-arrays keep their entry
+            # a pytree (a params dict above all) may be left unmapped as a whole; its axes
+            # inside are the user's to choose
+            choices.append([entries[i]] if entries[i] is None or not leaves else [None])
             continue
         if not (entries[i] is None or type(entries[i]) is int):
             choices.append([entries[i]])
@@ -175,18 +184,111 @@ def _transpose_options(model: VmapModel, call: Call, budget: _Budget) -> list[Su
     return found
 
 
-def suggest(model: Model, call: Call, err: AxisCheckError, traces: int = 6) -> tuple[Suggestion, ...]:
+def _keyword_options(model: VmapModel, positional: Call, moved: tuple[str, ...], budget: _Budget) -> list[Suggestion]:
+    """Keyword arguments with in_axes entries meant for them: JAX maps keywords over axis 0
+    and gives them no entry, so the fix is to pass them by position (never an entry for
+    a keyword). `positional` is the call with `moved` passed by position."""
+    if not _works(model, positional, budget):
+        return []
+    names = ", ".join(moved)
+    axes = model.level.in_axes.value
+    return [
+        Suggestion(
+            f"pass {names} by position (JAX maps keyword arguments over axis 0 and gives them no"
+            f" in_axes entry); then in_axes={seq_repr(axes)} applies",
+            (("in_axes", axes),),
+        )
+    ]
+
+
+def _tupled(axes: Any) -> Any:
+    """`axes` with every list inside made a tuple (JAX reads a nested list as another pytree)."""
+    if isinstance(axes, (list, tuple)):
+        return tuple(_tupled(a) for a in axes)
+    if isinstance(axes, dict):
+        return {k: _tupled(v) for k, v in axes.items()}
+    return axes
+
+
+def _structure_options(model: VmapModel, call: Call, budget: _Budget) -> list[Suggestion]:
+    """in_axes written in the wrong shape: lists inside where the arguments hold tuples, a
+    tuple of the wrong length, the axes of one tuple argument not nested in a 1-tuple."""
+    axes = model.level.in_axes.value
+    n = len(call.args)
+    candidates: list[tuple[Any, str]] = []
+    if isinstance(axes, (tuple, list)):
+        tupled = _tupled(axes)
+        if tupled != tuple(axes) or any(isinstance(a, list) for a in axes):
+            candidates.append((tupled, "tuples, not lists, inside in_axes: a list does not match a tuple argument"))
+    if isinstance(axes, tuple) and len(axes) != n:
+        if n == 1:
+            candidates.append(((axes,), "nests the axes of the one tuple argument"))
+        if len(axes) == n + 1:
+            for i in range(len(axes)):
+                candidates.append((axes[:i] + axes[i + 1 :], "one entry per positional argument"))
+        if len(axes) < n:
+            for fill in (0, None):
+                candidates.append((axes + (fill,) * (n - len(axes)), "one entry per positional argument"))
+    found: list[Suggestion] = []
+    seen: list[Any] = []
+    for cand, why in candidates:
+        if cand in seen or len(found) > MAX_SHOWN:
+            continue
+        seen.append(cand)
+        level = replace(model.level, in_axes=freeze_in_axes(cand))
+        if _works(VmapModel(level, model.inner, model.fn), call, budget):
+            found.append(Suggestion(f"in_axes={seq_repr(cand)} ({why})", (("in_axes", cand),)))
+    return found
+
+
+def _axis_name_options(model: VmapModel, call: Call, err: AxisCheckError, budget: _Budget) -> list[Suggestion]:
+    """A collective over a name no transform binds: naming this vmap's axis so."""
+    name = unbound_axis_name(err.__cause__ or err)
+    if name is None or model.level.axis_name == name:
+        return []
+    level = replace(model.level, axis_name=name)
+    if not _works(VmapModel(level, model.inner, model.fn), call, budget):
+        return []
+    bound = "no axis name" if model.level.axis_name is None else f"axis_name={model.level.axis_name!r}"
+    return [
+        Suggestion(
+            f"axis_name={name!r} (this vmap has {bound}) binds the name the collective uses", (("axis_name", name),)
+        )
+    ]
+
+
+def suggest(
+    model: Model,
+    call: Call,
+    err: AxisCheckError,
+    traces: int = 6,
+    positional: tuple[Call, tuple[str, ...]] | None = None,
+) -> tuple[Suggestion, ...]:
     """Options that would make this call pass, most specific first; () when unclear.
 
     A model without a signature is traced to try a candidate: at most `traces` are tried.
+    `positional`: the same call with its keyword arguments passed by position (and their
+    names), when the function takes them in that order.
     """
     if not isinstance(model, VmapModel):
         return ()
     budget = _Budget(traces)
+    if positional is not None and isinstance(model.level.in_axes.value, tuple):
+        options = _keyword_options(model, positional[0], positional[1], budget)
+        if options:
+            return tuple(options)
+    if isinstance(err, FunctionError):
+        options = _axis_name_options(model, call, err, budget)
+        if options:
+            return tuple(options)
     if isinstance(err, OutputError):
         options = _out_axes_options(model, call, budget)
     else:
-        options = _axis_size_options(model, call, budget) or _in_axes_options(model, call, budget)
+        options = (
+            _axis_size_options(model, call, budget)
+            or _structure_options(model, call, budget)
+            or _in_axes_options(model, call, budget)
+        )
         per_example = isinstance(err, FunctionError) or (
             err.symbol is not None and not err.symbol.startswith("batch size")
         )

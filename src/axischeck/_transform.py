@@ -226,10 +226,12 @@ class Transformed(Generic[P, R]):
             return None
         ours = self._predictor.diagnose(args, kwargs)
         if isinstance(ours, FunctionError):
+            ours = self._predictor.with_fix(ours, args, kwargs, CALL_FIX_TRACES)
             unit = "per device" if "per-device" in ours.problem else "per example"
             lines = [f"axischeck: {ours.transform or self._describe()}: the failure happens {unit}:"]
             lines += ["  " + row for row in (ours.table or "").splitlines()]
             lines += ["  " + note for note in ours.notes]
+            lines += [f"  Fix: {ours.fix}"] if ours.fix else []
             # An inner axischeck transform noted it already: the outer note, with the whole
             # nest in its table, replaces that one.
             notes = getattr(err, "__notes__", None)
