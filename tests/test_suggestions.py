@@ -134,7 +134,7 @@ def test_a_params_pytree_that_should_not_be_mapped(path: str) -> None:
 
 
 def test_a_keyword_argument_is_passed_by_position_never_given_an_entry() -> None:
-    err = _refused(lambda: ax.vmap(_loss, in_axes=(None, 1))(PARAMS, x=X.T))
+    err = _refused(lambda: ax.vmap(_loss, in_axes=(None, 1))(PARAMS, x=X.T))  # axischeck: ignore[AX003]
     assert "pass x by position" in err.fix and "keyword arguments over axis 0" in err.fix
     _fixes_work(err, _loss, PARAMS, X.T)  # by position, as the fix says
 
@@ -157,7 +157,7 @@ def test_structural_in_axes_mistakes(in_axes: Any, want: Any) -> None:
 
 
 def test_an_in_axes_tuple_one_entry_too_long() -> None:
-    err = _refused(lambda: ax.vmap(_loss, in_axes=(None, 0, 0))(PARAMS, X))
+    err = _refused(lambda: ax.vmap(_loss, in_axes=(None, 0, 0))(PARAMS, X))  # axischeck: ignore[AX001]
     assert [s.as_kwargs() for s in err.suggestions] == [{"in_axes": (None, 0)}]
 
 
