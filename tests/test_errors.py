@@ -158,7 +158,9 @@ def test_unannotated_per_example_failure() -> None:
     with pytest.raises(ax.FunctionError) as info:
         f.predict((16, 8, 4), (5, 16, 2), (16, 8, 2))
     text = str(info.value)
-    assert "x: (8, 4), y: (5, 2), z: (8, 2)" in text
+    # Blame without a signature: JAX's two sizes, each found in one argument axis only.
+    assert "dimension 'b' disagrees, 4 from x vs 5 from y" in text.splitlines()[0]
+    assert [(p.arg, p.batched_axis, p.size) for p in info.value.places] == [("x", 2, 4), ("y", 0, 5)]
     assert isinstance(info.value.__cause__, ValueError)
     # In a call, the function's own error passes through untouched.
     with pytest.raises(ValueError, match="Size of label 'b'") as call_info:

@@ -111,17 +111,22 @@ class AxisCheckError(ValueError):
         lines = [head]
         if self.table:
             lines.extend("  " + row for row in self.table.splitlines())
-        if len(self.places) >= 2 and self.symbol is not None:
-            first, *rest = self.places
-            lines.append(
-                f"  {_quote(self.symbol)} is {first.describe()}" + "".join(f" but {p.describe()}" for p in rest) + "."
-            )
+        disagreement = self.disagreement()
+        if disagreement is not None:
+            lines.append(f"  {disagreement}")
         else:
             lines.extend(f"  {p.describe()}" for p in self.places if self.table is None)
         lines.extend(f"  {note}" for note in self.notes)
         if self.fix:
             lines.append(f"  Fix: {self.fix}")
         return "\n".join(lines)
+
+    def disagreement(self) -> str | None:
+        """`'b' is axis 2 of x (size 4) but axis 0 of y (size 5).`, when places disagree."""
+        if len(self.places) < 2 or self.symbol is None:
+            return None
+        first, *rest = self.places
+        return f"{_quote(self.symbol)} is {first.describe()}" + "".join(f" but {p.describe()}" for p in rest) + "."
 
     def __reduce__(self) -> tuple[object, ...]:
         jax_type = getattr(type(self), "_jax_type", None)

@@ -282,3 +282,20 @@ def unbound_axis_name(err: BaseException) -> str | None:
         return None
     m = _UNBOUND.search(str(err))
     return m.group(1) if m else None
+
+
+_CONTRACTING = re.compile(r"contracting dimensions to have the same shape, got \((\d+),\) and \((\d+),\)")
+
+
+def mismatched_sizes(message: str) -> tuple[str | None, int, int] | None:
+    """(dimension label or None, the earlier size, the later size) when JAX's message sets
+    two sizes against each other: einsum's label sizes (whose wording swaps them: the
+    earlier operands have the size shown first) and dot_general's contracting dims."""
+    einsum = einsum_size_mismatch(message)
+    if einsum is not None:
+        label, _, shown, previous = einsum
+        return label, shown, previous
+    m = _CONTRACTING.search(message)
+    if m is not None:
+        return None, int(m.group(1)), int(m.group(2))
+    return None

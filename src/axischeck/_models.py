@@ -18,7 +18,7 @@ import jax
 from ._dims import ANY, ArraySpec, Named, Variadic
 from ._errors import ArgumentError, AxisCheckError, CollectiveError, FunctionError, OutputError, Place, SpecError
 from ._explain import Scene
-from ._jax_compat import einsum_size_mismatch, tiled_scatter_indivisible, vmap_shmap_error_enabled
+from ._jax_compat import einsum_size_mismatch, mismatched_sizes, tiled_scatter_indivisible, vmap_shmap_error_enabled
 from ._leaves import Call, Leaf, check_jax_outputs
 from ._levels import VmapLevel, map_inputs, map_outputs
 from ._shape import Shape, format_shape
@@ -206,12 +206,50 @@ def _leaf_shapes(leaves: list[Leaf], most: int = 4) -> str:
 
 
 def function_error(name: str, leaves: list[Leaf], unit: str, err: Exception, trail: tuple[Step, ...]) -> FunctionError:
-    """The function failed on these (per-example or per-device) arguments: JAX's words, our shapes."""
-    return Scene(trail, _innermost_transform(trail)).error(
+    """The function failed on these (per-example or per-device) arguments: JAX's words, our
+    shapes, and, where JAX's message names two sizes that disagree and each sits in one
+    argument only, which arguments and axes they are (blame without a signature)."""
+    blamed = _blame(str(err), leaves, unit.removesuffix(" arguments"))
+    scene = Scene(trail, _innermost_transform(trail))
+    jax_says = f"{type(err).__name__}: {err}"
+    if blamed is None:
+        return scene.error(
+            FunctionError,
+            f"{name} fails on the {unit} ({_leaf_shapes(leaves) or 'no arrays'}): {jax_says}",
+            notes=_known_defects(str(err)),
+        )
+    symbol, places = blamed
+    sizes = " vs ".join(f"{p.size} from {p.arg}" for p in places)
+    return scene.error(
         FunctionError,
-        f"{name} fails on the {unit} ({_leaf_shapes(leaves) or 'no arrays'}): {type(err).__name__}: {err}",
+        f"{name} fails on the {unit}: {_quote_symbol(symbol)} disagrees, {sizes}; {jax_says}",
+        symbol=symbol,
+        places=places,
         notes=_known_defects(str(err)),
     )
+
+
+def _quote_symbol(symbol: str) -> str:
+    return symbol if symbol.startswith("the ") else f"dimension {symbol!r}"
+
+
+def _blame(message: str, leaves: list[Leaf], unit: str) -> tuple[str, tuple[Place, ...]] | None:
+    """The two places JAX's message sets against each other, when each size occurs in
+    exactly one argument axis (else nothing: a guess would mislead)."""
+    found = mismatched_sizes(message)
+    if found is None:
+        return None
+    label, first, second = found
+    places = []
+    for size in (first, second):
+        where = [(leaf, i) for leaf in leaves if leaf.shape is not None for i, d in enumerate(leaf.shape) if d == size]
+        if len(where) != 1:
+            return None
+        leaf, axis = where[0]
+        places.append(leaf.place(axis, size, unit))
+    if places[0].arg == places[1].arg:
+        return None
+    return (label or "the contracted dimension"), tuple(places)
 
 
 def collective_error(

@@ -176,6 +176,61 @@ class Transformed(Generic[P, R]):
             return f"{type(err).__name__}: {err}"
         return f"{self._describe()} -> {_shapes_text(pred.shapes)}\n{pred}"
 
+    def infer_signature(self, *args: Any, **kwargs: Any) -> Signature:
+        """The per-example signature of the function, from example arguments, checked
+        against JAX: paste it as `signature=` (`sig.as_code()` writes it).
+
+        Arguments are taken as `predict` takes them (arrays, `ShapeDtypeStruct`s, plain
+        tuples of ints as shapes, in pytrees). The per-example shapes are the example's
+        with the mapped axes stripped (for `shard_map`/`smap`: one device's blocks). Names
+        are never guessed from sizes alone: each is a question to JAX, `jax.eval_shape` of
+        JAX's own transform on re-sized arguments. A dim that can change alone gets its
+        own name, dims that change only together share one, a dim that cannot change is a
+        number; an output dim gets the name it follows over fresh draws of every name,
+        and if one follows none (`n + 1`, `2 n`) the output is left undeclared. The
+        result is declared on this transform rebuilt and its predictions compared with
+        JAX on the example and the draws; what could not be settled is in `sig.notes`.
+        For nested axischeck transforms it is the innermost function's signature.
+
+        Cost, for G groups of equal-sized dims holding D dims: usually one or two
+        `eval_shape`s per group, at most 3 G + D; then one for the example and three
+        draws. Only if JAX refuses a draw, at most one more per name to find which names
+        must stay fixed, and the draws again (at most three rounds).
+
+        Raises `AxisCheckError` where `predict` would, or when no signature agrees with JAX.
+
+        ```python
+        >>> f = ax.vmap(lambda x, y, z: jnp.einsum("ab,bc->ac", x, y) + z, in_axes=(0, 1, 0))
+        >>> sig = f.infer_signature((16, 8, 4), (4, 16, 2), (16, 8, 2))
+        >>> sig
+        Signature('(a, b), (b, c), (a, c) -> (a, c)')
+        >>> print(sig.as_code())
+        "(a,b),(b,c),(a,c)->(a,c)"
+        >>> sig.notes
+        ()
+        ```
+        """
+        from ._infer import Subject, infer_signature
+
+        layers: list[tuple[Callable[..., Any], dict[str, Any]]] = []  # outermost first
+        fun: Any = self
+        while isinstance(fun, Transformed):
+            layers.append(fun._rebuild)
+            fun = fun.__wrapped__
+
+        def rebuild(sig: Signature) -> Any:
+            """This transform again, its innermost function declaring `sig`."""
+            made = fun
+            for k, (make, options) in enumerate(reversed(layers)):
+                made = make(made, **({**options, "signature": sig} if k == 0 else options))
+            return made
+
+        subject = Subject(self._describe(), fun, self.predict, self._jax_fn, rebuild, self._predictor.tuple_dtypes)
+        try:
+            return infer_signature(subject, args, kwargs)
+        except AxisCheckError as err:
+            raise err.with_traceback(None) from err.__cause__
+
     # ------------------------------------------------------------------- call
 
     def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
@@ -230,6 +285,8 @@ class Transformed(Generic[P, R]):
             unit = "per device" if "per-device" in ours.problem else "per example"
             lines = [f"axischeck: {ours.transform or self._describe()}: the failure happens {unit}:"]
             lines += ["  " + row for row in (ours.table or "").splitlines()]
+            disagreement = ours.disagreement()
+            lines += [f"  {disagreement}"] if disagreement else []
             lines += ["  " + note for note in ours.notes]
             lines += [f"  Fix: {ours.fix}"] if ours.fix else []
             # An inner axischeck transform noted it already: the outer note, with the whole
@@ -371,6 +428,9 @@ class Bound(Generic[P, R]):
 
     def explain(self, *args: Any, **kwargs: Any) -> str:
         return self.__func__.explain(self.__self__, *args, **kwargs)
+
+    def infer_signature(self, *args: Any, **kwargs: Any) -> Signature:
+        return self.__func__.infer_signature(self.__self__, *args, **kwargs)
 
     @property
     def signature(self) -> Signature | None:
