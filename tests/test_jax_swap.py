@@ -21,6 +21,7 @@ STAND_IN = """
 import jax
 import jax.numpy as jnp
 import pytest
+import warnings
 from jax import vmap
 from jax._src import api
 
