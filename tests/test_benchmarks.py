@@ -7,7 +7,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
+
+pytestmark = pytest.mark.slow  # runs the benchmark script in a subprocess
 BENCH = ROOT / "benchmarks" / "bench.py"
 
 GROUPS = {

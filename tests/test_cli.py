@@ -8,6 +8,8 @@ import sys
 
 import pytest
 
+pytestmark = pytest.mark.slow  # every test here runs the command in a subprocess
+
 EINSUM = "(a,b),(b,c),(a,c)->(a,c)"
 
 
