@@ -1,6 +1,6 @@
 """Everything that depends on the JAX version, in one place (tested: jax 0.10.2 to 0.12.x).
 
-axischeck mirrors JAX's semantics from its own rules (see shared/jax_semantics.md); only
+axischeck mirrors JAX's semantics from its own rules (see docs/jax-semantics.md); only
 these few facts are read from JAX itself. Each fact that changed between versions has a
 name here, read from JAX's own configuration where JAX has a switch for it, else from
 its version:
@@ -32,6 +32,8 @@ import numpy as np
 
 JAX_VERSION: tuple[int, ...] = tuple(int(part) for part in jax.__version_info__[:3])
 """The installed JAX's (major, minor, patch)."""
+
+from jax._src.interpreters import batching as _batching  # noqa: E402 - jax imports it anyway
 
 JAX_VMAP = jax.vmap
 JAX_PMAP = jax.pmap
@@ -164,16 +166,12 @@ def custom_axis_spec(value: Any) -> bool:
     """Whether an in_axes/out_axes leaf is a spec object of a type registered with
     `register_vmappable` (or another non-int spec JAX accepts): axischeck leaves those
     to JAX."""
-    from jax._src.interpreters import batching
-
-    return type(value) in batching.spec_types or type(value).__name__ == "MappingSpec"
+    return type(value) in _batching.spec_types or type(value).__name__ == "MappingSpec"
 
 
 def vmappable_value(value: Any) -> bool:
     """Whether an argument leaf is of a type registered with `register_vmappable`."""
-    from jax._src.interpreters import batching
-
-    return type(value) in batching.vmappables
+    return type(value) in _batching.vmappables
 
 
 def batched_here(value: Any) -> bool:
@@ -265,7 +263,7 @@ _EINSUM_SIZES = re.compile(r"Size of label '(\w)' for operand (\d+) \((\d+)\) do
 
 def einsum_size_mismatch(message: str) -> tuple[str, int, int, int] | None:
     """(label, operand, size JAX shows, previous size) from JAX's einsum size message,
-    whose two sizes are swapped (jax_semantics.md §9)."""
+    whose two sizes are swapped (docs/jax-semantics.md#misleading-jax-messages)."""
     m = _EINSUM_SIZES.search(message)
     if m is None:
         return None

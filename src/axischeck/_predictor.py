@@ -40,6 +40,7 @@ from ._prediction import Prediction
 from ._signature import Signature
 from ._steps import MapStep
 from ._suggest import suggest, with_suggestions
+from ._trees import flat_axes
 
 _NO_PLAN = Plan((), (), (), None)  # marks a structure the fast path cannot serve
 _UNSET: Any = object()
@@ -72,7 +73,7 @@ class Models:
 
 def _may_answer_silently(model: Model) -> bool:
     """Whether JAX may answer a call silently and wrongly, so that a call is checked by a
-    trace first: a collective over a vmap axis (jax_semantics.md §5.2, §10), pmap's
+    trace first: a collective over a vmap axis (docs/jax-semantics.md#where-jax-answers-silently), pmap's
     outputs. shard_map rejects its own mistakes (at trace or lowering, where a failed call
     is diagnosed), so it costs no trace of ours: JAX's trace counts stay JAX's."""
     return any(
@@ -339,6 +340,8 @@ def options_key(kind: str, *options: Any) -> Hashable | None:
 def _typed(value: Any) -> Hashable:
     kind = type(value)
     if kind is int or kind is str or value is None:
+        return (kind, value)
+    if kind is tuple and flat_axes(value):  # ints and None only: equal exactly when the tuples are
         return (kind, value)
     if isinstance(value, (tuple, list)):
         return (kind, tuple(_typed(v) for v in value))

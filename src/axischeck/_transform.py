@@ -25,7 +25,7 @@ from ._shape import Shape, format_shape
 from ._signature import Signature
 from ._steps import BaseStep
 from ._trace import substituting
-from ._trees import leaf_paths
+from ._trees import flat_axes, leaf_paths
 
 P = ParamSpec("P")
 Q = ParamSpec("Q")
@@ -367,7 +367,7 @@ def _checking_leaks() -> bool:
 def custom_axes(*trees: Any) -> bool:
     """Whether in_axes/out_axes hold spec objects of `register_vmappable` types."""
     for tree in trees:
-        if tree is None or type(tree) is int:
+        if flat_axes(tree):
             continue
         if any(custom_axis_spec(leaf) for leaf in jax.tree_util.tree_leaves(tree)):
             return True

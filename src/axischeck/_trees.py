@@ -132,3 +132,11 @@ def short_repr(value: Any) -> str:
 
 def seq_repr(items: Sequence[Any]) -> str:
     return "(" + ", ".join(map(repr, items)) + ("," if len(items) == 1 else "") + ")"
+
+
+def flat_axes(axes: Any) -> bool:
+    """Whether `axes` is an int, None, or a flat tuple of them: the common in_axes/out_axes,
+    which need no tree walk (checked first on the hot path of every construction)."""
+    if axes is None or type(axes) is int:
+        return True
+    return type(axes) is tuple and all(a is None or type(a) is int for a in axes)

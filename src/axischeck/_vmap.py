@@ -12,7 +12,7 @@ from ._levels import VmapLevel
 from ._predictor import Build, mapped_models
 from ._signature import Signature, check_axis_name, check_axis_size, check_flag, check_hashable, fresh_symbol
 from ._transform import Transformed, built_by_jax, custom_axes, described, require_callable, shared_predictor
-from ._trees import check_nesting
+from ._trees import check_nesting, flat_axes
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -234,7 +234,7 @@ def _defer() -> Build:
 
 def _before_jax(in_axes: Any, out_axes: Any, transform: str) -> None:
     """Cyclic or absurdly deep axes are refused before JAX's flatten recurses into them."""
-    if type(in_axes) is not int:
+    if not flat_axes(in_axes):
         check_nesting(in_axes, f"{transform} in_axes")
-    if type(out_axes) is not int:
+    if not flat_axes(out_axes):
         check_nesting(out_axes, f"{transform} out_axes")
