@@ -225,7 +225,7 @@ def test_check_catches_the_silent_broadcast_of_seed_example_5() -> None:
 
 
 def test_vmap_psum_scatter_hole_is_reported_not_copied() -> None:
-    """jax_semantics.md §5.2: under vmap, non-tiled psum_scatter whose scattered dimension
+    """docs/jax-semantics.md#the-vmap-psum_scatter-hole: under vmap, non-tiled psum_scatter whose scattered dimension
     differs from the axis size silently returns a mislabelled batch sum. axischeck raises."""
     from jax import lax
 
@@ -269,7 +269,7 @@ def test_unannotated_failure_in_a_call_keeps_its_type_and_gains_a_note() -> None
 
 
 def test_vmap_ppermute_duplicates_are_reported_not_copied() -> None:
-    """jax_semantics.md §5.2: under vmap, ppermute accepts duplicate destinations silently."""
+    """docs/jax-semantics.md#ppermute-duplicates: under vmap, ppermute accepts duplicate destinations silently."""
     from jax import lax
 
     bad = lambda v: lax.ppermute(v, "i", [(0, 1), (1, 1), (2, 0)])

@@ -89,7 +89,7 @@ def test_what_jax_rejects_is_explained(kwargs: dict[str, object], shape: tuple[i
 def test_jax_silent_accidents_are_reported(
     kwargs: dict[str, object], shape: tuple[int, ...], jax_answer: tuple[int, ...]
 ) -> None:
-    """jax_semantics.md §6: JAX returns these shapes silently; they are bugs, so axischeck raises."""
+    """docs/jax-semantics.md#pmap: JAX returns these shapes silently; they are bugs, so axischeck raises."""
     assert jax.eval_shape(jax.pmap(lambda v: v * 2, **kwargs), sds(*shape)).shape == jax_answer  # type: ignore[arg-type]
     with pytest.raises(ax.AxisCheckError):
         ax.pmap(lambda v: v * 2, **kwargs).predict(sds(*shape))  # type: ignore[arg-type]

@@ -12,7 +12,7 @@ The property (API.md, "Agreement with JAX"):
 * if JAX raises (any exception type, at construction or at trace time), constructing
   `ax.pmap(...)` or calling `predict` raises `ax.AxisCheckError`.
 
-Documented deliberate deviations (jax_semantics.md §6, §10): JAX returns *silently*, but
+Documented deliberate deviations (docs/jax-semantics.md#pmap, #where-jax-answers-silently): JAX returns *silently*, but
 axischeck raises `AxisCheckError`, because JAX's answer is a bug:
 
 * negative `in_axes` (JAX shards dim 0 but squeezes dim `axis`);

@@ -1244,8 +1244,8 @@ def coll_cases(draw: Any) -> CollCase:
     Generation knows each name's size only to make valid cases likely (e.g. sizing the
     all_to_all split axis to the named axis); JAX alone decides the outcome.
     Non-tiled psum_scatter is kept only where the scatter dimension equals the axis
-    size: otherwise JAX's vmap rule silently accepts it (jax_semantics.md §5.2, "the
-    vmap psum_scatter hole"), which axischeck reports as an error on purpose.
+    size: otherwise JAX's vmap rule silently accepts it (docs/jax-semantics.md#the-vmap-psum_scatter-hole),
+    which axischeck reports as an error on purpose.
     """
     depth = draw(st.integers(1, 2))
     names = [draw(st.sampled_from(["i", "j"])) for _ in range(depth)]  # innermost first

@@ -243,7 +243,7 @@ class FunctionError(AxisCheckError):
 class CollectiveError(AxisCheckError):
     """A collective used where JAX answers silently but meaninglessly under vmap: a
     non-tiled `psum_scatter` whose dimension is not the axis size, or a `ppermute` with
-    duplicate sources or destinations (jax_semantics.md §5.2); under pmap and shard_map,
+    duplicate sources or destinations (docs/jax-semantics.md#collectives-under-vmap); under pmap and shard_map,
     a collective whose sizes the device axis cannot satisfy.
 
     ```python

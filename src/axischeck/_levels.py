@@ -29,8 +29,8 @@ from ._trees import PrefixMismatch, broadcast_prefix, leaf_paths
 class VmapLevel:
     """One mapping level (`vmap`, or `pmap` over devices): validated options and names.
 
-    A pmap level differs from a vmap level only where JAX's pmap does (jax_semantics.md
-    §6): `devices` bounds the size, `static` argument positions are not mapped, and
+    A pmap level differs from a vmap level only where JAX's pmap does
+    (docs/jax-semantics.md#pmap): `devices` bounds the size, `static` argument positions are not mapped, and
     negative axes and `out_axes=None` on mapped outputs, which JAX answers silently and
     wrongly, are reported.
     """

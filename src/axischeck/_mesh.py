@@ -1,4 +1,4 @@
-"""Meshes and PartitionSpecs as shape arithmetic (jax_semantics.md §7).
+"""Meshes and PartitionSpecs as shape arithmetic (docs/jax-semantics.md#shard_map-and-meshes).
 
 A spec entry per array dim names zero or more mesh axes; that dim is split into the
 product of their sizes: `block[d] = global[d] // prod(sizes)` on the way into

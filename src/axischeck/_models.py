@@ -291,7 +291,7 @@ def collective_error(
 
 
 def _known_defects(message: str) -> tuple[str, ...]:
-    """Corrections for JAX messages known to mislead (jax_semantics.md §9)."""
+    """Corrections for JAX messages known to mislead (docs/jax-semantics.md#misleading-jax-messages)."""
     found = einsum_size_mismatch(message)
     if found:
         label, operand, shown, previous = found

@@ -1,6 +1,6 @@
 """The `shard_map` model: global arguments -> per-device blocks -> inner model -> global outputs.
 
-Checks run in JAX's order (jax_semantics.md §7): spec names against the mesh, the
+Checks run in JAX's order (docs/jax-semantics.md#shard_map-and-meshes): spec names against the mesh, the
 in_specs prefix, then per argument rank, divisibility and duplicate axes; the inner
 model sees the blocks with the manual mesh axes bound (collectives follow the per-device
 rules); out_specs reassemble the outputs. What only a trace can tell (the replication

@@ -70,7 +70,7 @@ def _without(spec: ArraySpec, over: str) -> ArraySpec:
 def check_axis_name(axis_name: Any, what: str = "vmap axis_name") -> None:
     """Axis names must be hashable (JAX keys its axis environment by them), and not an int
     or a tuple: collectives read an int as a positional array axis and a tuple as several
-    names (jax_semantics.md §5.1), so such a name silently means something else."""
+    names (docs/jax-semantics.md#axis-names), so such a name silently means something else."""
     if isinstance(axis_name, (int, tuple)) and not isinstance(axis_name, bool):
         raise SpecError(
             f"{what} {axis_name!r} is an {type(axis_name).__name__}: collectives would read it as"

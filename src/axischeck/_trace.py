@@ -167,7 +167,7 @@ class SilentCollectiveError(Exception):
 
 
 def _check_silent_collectives(fn: Callable[..., Any], env: Env, structs: Sequence[Any]) -> None:
-    """Two collectives JAX accepts silently under vmap (jax_semantics.md §5.2, §10):
+    """Two collectives JAX accepts silently under vmap (docs/jax-semantics.md#where-jax-answers-silently):
 
     - non-tiled psum_scatter whose scattered dimension is not the axis size (JAX returns
       a mislabelled batch sum): tracing with the names bound as device axes applies the
