@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import keyword
 from collections.abc import Hashable
+from dataclasses import dataclass
 from typing import Any
 
 import jax
 import numpy as np
 
 from ._axes import freeze_in_axes, freeze_out_axes
-from ._dims import ArraySpec, Named, Variadic, parse_signature_text
+from ._dims import ANY, ArraySpec, Named, Variadic, parse_signature_text
 from ._errors import ArgumentError, SpecError
 from ._leaves import flatten_call, label_call, shapes_as_structs
 from ._levels import VmapLevel
@@ -116,10 +118,11 @@ class Signature:
     ```
     """
 
-    __slots__ = ("_core", "_levels")
+    __slots__ = ("_core", "_inference", "_levels")
 
     _core: SigCore
     _levels: tuple[VmapLevel, ...]
+    _inference: Inference | None  # how infer_signature found it: not part of the value
 
     def __init__(self, spec: Any, output: Any = _MISSING) -> None:
         if isinstance(spec, Signature):
@@ -130,6 +133,7 @@ class Signature:
             core, levels = core_from_value(spec, output, has_output=output is not _MISSING), ()
         object.__setattr__(self, "_core", core)
         object.__setattr__(self, "_levels", levels)
+        object.__setattr__(self, "_inference", None)
 
     def __setattr__(self, name: str, value: object) -> None:
         raise AttributeError("Signature is immutable")
@@ -146,13 +150,16 @@ class Signature:
         return self
 
     def __reduce__(self) -> tuple[Any, ...]:
+        if self._inference is not None:
+            return (_rebuild, (self._core, self._levels, self._inference))
         return (_rebuild, (self._core, self._levels))
 
     @classmethod
-    def _make(cls, core: SigCore, levels: tuple[VmapLevel, ...] = ()) -> Signature:
+    def _make(cls, core: SigCore, levels: tuple[VmapLevel, ...] = (), inference: Inference | None = None) -> Signature:
         sig = cls.__new__(cls)
         object.__setattr__(sig, "_core", core)
         object.__setattr__(sig, "_levels", levels)
+        object.__setattr__(sig, "_inference", inference)
         return sig
 
     # ------------------------------------------------------------------ views
@@ -301,6 +308,59 @@ class Signature:
                 sizes[step.symbol] = step.axis_size
         return Bindings(sizes, places)
 
+    # ------------------------------------------------------------------ as code
+
+    @property
+    def notes(self) -> tuple[str, ...]:
+        """What `f.infer_signature(...)` could not settle (empty for a written signature).
+
+        Notes are not part of the value: two signatures that differ only in notes are
+        equal and hash alike.
+
+        ```python
+        >>> ax.Signature("(a,b),(b,c)->(a,c)").notes
+        ()
+        ```
+        """
+        return self._inference.notes if self._inference is not None else ()
+
+    def as_code(self, style: str = "signature", *, name: str | None = None) -> str:
+        """This signature as text to paste into code.
+
+        - `"signature"`: what to pass as `signature=` (the gufunc string, or the pytree
+          form when a parameter or the output is a pytree);
+        - `"annotated"`: a `def` line with `Annotated[jax.Array, "a b"]` annotations;
+        - `"jaxtyping"`: a `def` line with jaxtyping's `Float[Array, "a b"]` (the dtype
+          kind comes from the example arguments of `infer_signature`; `Shaped` when it
+          is not known). jaxtyping cannot give each leaf of a dict its own dims, so a
+          pytree parameter is written `Annotated[dict, {...}]`, which axischeck reads too.
+
+        `name` names the function in the `def` line (default: the inferred function's
+        name, else `f`); parameters are named as the function names them, else `x0, x1, ...`.
+
+        ```python
+        >>> sig = ax.Signature("(a,b),(b,c)->(a,c)")
+        >>> print(sig.as_code())
+        "(a,b),(b,c)->(a,c)"
+        >>> print(sig.as_code("annotated", name="matmul"))
+        def matmul(x0: Annotated[jax.Array, "a b"], x1: Annotated[jax.Array, "b c"]) -> Annotated[jax.Array, "a c"]: ...
+        >>> print(ax.Signature(({"W": "o i", "b": "o"}, "i"), output="o").as_code())
+        ax.Signature(({"W": "o i", "b": "o"}, "i"), output="o")
+        ```
+        """
+        if style not in _STYLES:
+            raise SpecError(f"as_code style must be one of {', '.join(map(repr, _STYLES))}, got {short_repr(style)}")
+        if name is not None and not (isinstance(name, str) and name.isidentifier() and not keyword.iskeyword(name)):
+            raise SpecError(f"as_code name must be a Python identifier, got {short_repr(name)}")
+        if self._levels:
+            raise SpecError(
+                f"as_code writes per-example signatures, and {self} has vmap levels",
+                fix="write the per-example signature and give the axes to the transform",
+            )
+        if style == "signature":
+            return _signature_code(self._core)
+        return _def_code(self._core, style, name, self._inference)
+
     # ---------------------------------------------------------------- display
 
     def __str__(self) -> str:
@@ -319,9 +379,9 @@ class Signature:
 Signature.__module__ = "axischeck"
 
 
-def _rebuild(core: SigCore, levels: tuple[VmapLevel, ...]) -> Signature:
+def _rebuild(core: SigCore, levels: tuple[VmapLevel, ...], inference: Inference | None = None) -> Signature:
     """Unpickle a `Signature` (see `Signature.__reduce__`)."""
-    return Signature._make(core, levels)
+    return Signature._make(core, levels, inference)
 
 
 def _insert(
@@ -392,3 +452,145 @@ def _render(core: SigCore, levels: tuple[VmapLevel, ...]) -> str:
 def _flat_tuple(tree: Any) -> bool:
     value = tree.value
     return type(value) is tuple and all(isinstance(v, ArraySpec) for v in value)
+
+
+@dataclass(frozen=True, slots=True)
+class Inference:
+    """How `infer_signature` found a signature: what it could not settle, and what
+    `Signature.as_code` needs to write it (the function's name, its parameter names, the
+    examples' dtype kinds). Carried beside the value, never part of it."""
+
+    notes: tuple[str, ...] = ()
+    name: str = "f"
+    params: tuple[str, ...] | None = None
+    kinds: tuple[tuple[str, ...], ...] = ()  # per input, per leaf: "Float", "Int", ..., "Shaped"
+    out_kinds: tuple[str, ...] = ()  # per output leaf
+
+
+_STYLES = ("signature", "annotated", "jaxtyping")
+
+
+class _Code:
+    """Renders as its text inside a container repr (for pytree nodes we do not spell)."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def __repr__(self) -> str:
+        return self.text
+
+
+def _py_str(text: str) -> str:
+    """A Python string literal, double-quoted where that needs no escapes (dims never do)."""
+    if '"' in text or "\\" in text or not text.isprintable():
+        return repr(text)
+    return f'"{text}"'
+
+
+def _space(spec: ArraySpec) -> str:
+    return " ".join(str(d) for d in spec.dims)
+
+
+def _gufunc(spec: ArraySpec) -> str:
+    return "(" + ",".join(str(d) for d in spec.dims) + ")"
+
+
+def _node_code(node: Any) -> str:
+    """A spec pytree (leaves already `_Code`) as Python source."""
+    if isinstance(node, _Code):
+        return node.text
+    if node is None:
+        return "None"
+    kind = type(node)
+    if kind is dict:
+        return "{" + ", ".join(f"{_key_code(k)}: {_node_code(v)}" for k, v in node.items()) + "}"
+    if kind is tuple:
+        inner = ", ".join(_node_code(v) for v in node)
+        return f"({inner},)" if len(node) == 1 else f"({inner})"
+    if kind is list:
+        return "[" + ", ".join(_node_code(v) for v in node) + "]"
+    fields = getattr(node, "_fields", None)
+    if isinstance(node, tuple) and isinstance(fields, tuple):  # a NamedTuple: its own constructor
+        return f"{kind.__name__}(" + ", ".join(f"{f}={_node_code(v)}" for f, v in zip(fields, node, strict=True)) + ")"
+    return repr(node)  # another registered node: its own repr, with the dims written in it
+
+
+def _key_code(key: Any) -> str:
+    return _py_str(key) if isinstance(key, str) else repr(key)
+
+
+def _tree_code(tree: SpecTree) -> str:
+    codes = [_Code("None" if s == ANY else _py_str(_space(s))) for s in tree.leaves]
+    try:
+        return _node_code(jax.tree_util.tree_unflatten(tree.treedef, codes))
+    except Exception:  # a node type that refuses these leaves: its structure as text
+        return str(tree)
+
+
+def _leafy(core: SigCore) -> bool:
+    """Whether the gufunc string can say it: every input one array, the output one array
+    or a tuple of two or more (a 1-tuple would read back as a single array)."""
+    out = core.output
+    return all(t.is_leaf for t in core.inputs) and (
+        out is None or out.is_leaf or (_flat_tuple(out) and len(out.leaves) >= 2)
+    )
+
+
+def _signature_code(core: SigCore) -> str:
+    if core.params is None and _leafy(core):
+        text = ",".join(_gufunc(t.leaves[0]) for t in core.inputs)
+        if core.output is not None:
+            text += "->" + ",".join(_gufunc(s) for s in core.output.leaves)
+        return _py_str(text)
+    if core.params is not None:
+        entries = [f"{_py_str(p)}: {_tree_code(t)}" for p, t in zip(core.params, core.inputs, strict=True)]
+        if core.output is not None:
+            entries.append(f'"return": {_tree_code(core.output)}')
+        return "{" + ", ".join(entries) + "}"
+    inputs = ", ".join(_tree_code(t) for t in core.inputs)
+    inputs = f"({inputs},)" if len(core.inputs) == 1 else f"({inputs})"
+    output = f", output={_tree_code(core.output)}" if core.output is not None else ""
+    return f"ax.Signature({inputs}{output})"
+
+
+def _array_hint(spec: ArraySpec, style: str, kind: str) -> str:
+    if style == "jaxtyping":
+        return f"{kind}[Array, {_py_str(_space(spec))}]"
+    return f"Annotated[jax.Array, {_py_str(_space(spec))}]"
+
+
+def _node_type(value: Any) -> str:
+    kind = type(value)
+    return kind.__name__ if kind in (dict, tuple, list) or hasattr(value, "_fields") else "Any"
+
+
+def _def_code(core: SigCore, style: str, name: str | None, inference: Inference | None) -> str:
+    """`def name(x: <hint>, ...) -> <hint>: ...` for the annotated and jaxtyping styles."""
+    info = inference or Inference()
+    params = core.params or info.params
+    if params is None or len(params) < len(core.inputs):
+        params = tuple(f"x{i}" for i in range(len(core.inputs)))
+    kinds = info.kinds if len(info.kinds) == len(core.inputs) else ((),) * len(core.inputs)
+    parts = []
+    for param, tree, leaf_kinds in zip(params, core.inputs, kinds, strict=False):
+        if tree.is_leaf and tree.leaves[0] == ANY:
+            parts.append(param)  # unchecked: no annotation
+        elif tree.is_leaf:
+            parts.append(f"{param}: {_array_hint(tree.leaves[0], style, (leaf_kinds or ('Shaped',))[0])}")
+        else:
+            parts.append(f"{param}: Annotated[{_node_type(tree.value)}, {_tree_code(tree)}]")
+    returns = ""
+    out = core.output
+    if out is not None:
+        out_kinds = info.out_kinds if len(info.out_kinds) == len(out.leaves) else ("Shaped",) * len(out.leaves)
+        if out.is_leaf:
+            returns = f" -> {_array_hint(out.leaves[0], style, out_kinds[0])}"
+        elif _flat_tuple(out) and out.leaves:
+            hints = ", ".join(_array_hint(s, style, k) for s, k in zip(out.leaves, out_kinds, strict=True))
+            returns = f" -> tuple[{hints}]"
+        else:
+            returns = f" -> Annotated[{_node_type(out.value)}, {_tree_code(out)}]"
+    fn = name or (info.name if info.name.isidentifier() and not keyword.iskeyword(info.name) else "f")
+    return f"def {fn}({', '.join(parts)}){returns}: ..."
