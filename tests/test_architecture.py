@@ -34,6 +34,7 @@ LAYERS: list[tuple[str, set[str]]] = [
             "_fastpath",
             "_signature",
             "_suggest",
+            "_infer",
         },
     ),
     ("the predictor: caches and the engine for one function", {"_predictor"}),

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -131,3 +132,26 @@ def test_hostile_argv_exits_2_without_a_traceback(args: tuple[str, ...]) -> None
     assert r.returncode == 2 and r.stdout == "", (r.stdout, r.stderr)
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("axischeck: error:") and "Traceback" not in r.stderr
+
+
+def test_infer_prints_the_signature_to_paste(tmp_path: Path) -> None:
+    (tmp_path / "mymodel.py").write_text(
+        "import jax.numpy as jnp\n\ndef op(x, y, z):\n    return jnp.einsum('ab,bc->ac', x, y) + z\n"
+    )
+    shapes = ("16x8x4", "4x16x2", "16x8x2")
+    r = subprocess.run(
+        [sys.executable, "-m", "axischeck", "infer", "mymodel:op", "--in-axes", "(0, 1, 0)", *shapes],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
+    )
+    assert r.returncode == 0 and r.stdout.strip() == '"(a,b),(b,c),(a,c)->(a,c)"', r.stderr
+    bad = subprocess.run(
+        [sys.executable, "-m", "axischeck", "infer", "mymodel:missing", "3"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
+    )
+    assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1 and "mymodel has no missing" in bad.stderr

@@ -12,13 +12,14 @@ The property (API.md, "Agreement with JAX"):
 * if JAX raises (any exception type, at construction or at trace time), constructing
   `ax.pmap(...)` or calling `predict` raises `ax.AxisCheckError`.
 
-Documented deliberate deviations (docs/jax-semantics.md#pmap, #where-jax-answers-silently): JAX returns *silently*, but
-axischeck raises `AxisCheckError`, because JAX's answer is a bug:
+Documented deliberate deviations (docs/jax-semantics.md#pmap, #where-jax-answers-silently):
+JAX returns *silently*, but axischeck raises `AxisCheckError`, because JAX's answer is a bug:
 
 * negative `in_axes` (JAX shards dim 0 but squeezes dim `axis`);
-* negative `out_axes` (silently wrong shapes);
-* `out_axes=None` on an output that depends on the mapped input (JAX returns device 0's
-  block).
+* negative `out_axes` (silently wrong shapes).
+
+`out_axes=None` on an output that depends on the mapped input is answered as JAX answers
+it (device 0's block), with an `ax.AxisCheckWarning` saying so.
 
 `out_axes=None` on a device-invariant output (a `psum`/`pmean`/`all_gather` result, or a
 constant, or a function of unmapped inputs only) is legitimate and must be predicted as

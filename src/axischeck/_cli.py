@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import ast
 import inspect
+import os
 import re
 import sys
 from collections.abc import Callable, Sequence
@@ -134,7 +135,15 @@ def _build(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--out-specs", default="()", help="the outputs' spec (or a tuple of them for several)")
     p.add_argument("--axis-names", default=None, help="the manual mesh axes, comma-separated (default: all)")
     p.add_argument("--names", default=None, help="argument names for the table, comma-separated (x,y,z)")
-    sub.add_parser("demo", help="walk through the seed article's examples")
+    p = sub.add_parser("infer", help="infer a function's per-example signature from example shapes")
+    p.add_argument("function", help="MODULE:FUNCTION (imported from the current directory or the installed ones)")
+    p.add_argument("shapes", nargs="*", metavar="SHAPE", help="one batched shape per argument: 16x8x4, () for a scalar")
+    p.add_argument("--transform", default="vmap", choices=("vmap", "pmap"), help="how it is mapped (default vmap)")
+    p.add_argument("--in-axes", default="0", help="in_axes as a Python literal (default 0)")
+    p.add_argument(
+        "--style", default="signature", choices=("signature", "annotated", "jaxtyping"), help="how to print it"
+    )
+    sub.add_parser("demo", help="walk through the einsum example and friends: predicted, run, explained")
     p = sub.add_parser("lint", help="find axis mistakes in Python source without running it")
     p.add_argument("paths", nargs="*", metavar="PATH", help="files or folders (default: paths in pyproject.toml)")
     p.add_argument("--format", default="text", help="text (default), json, sarif or github")
@@ -149,7 +158,7 @@ def _build(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("program", nargs=argparse.REMAINDER, help="SCRIPT [ARG ...] or -m MODULE [ARG ...]")
     # Shapes may follow the options (argparse stops a '*' positional at the first option).
     args, extra = parser.parse_known_args(argv)
-    if extra and args.command in ("predict", "explain", "shard"):
+    if extra and args.command in ("predict", "explain", "shard", "infer"):
         unknown = [e for e in extra if e.startswith("--")]
         if unknown:
             raise UsageError(f"unrecognized arguments: {' '.join(unknown)}")
@@ -219,6 +228,8 @@ def _run(argv: Sequence[str] | None) -> int:
         shapes = [parse_shape(s) for s in args.shapes]
         if args.command == "shard":
             return _shard(args, shapes)
+        if args.command == "infer":
+            return _infer(args, shapes)
         in_axes = parse_axes(args.in_axes, "--in-axes")
         out_axes = parse_axes(args.out_axes, "--out-axes")
         names = [n.strip() for n in args.names.split(",")] if args.names is not None else None
@@ -238,6 +249,51 @@ def _run(argv: Sequence[str] | None) -> int:
         lambda: sig.predict(*shapes),
         lambda pred: [f"predicted: {_shapes_text(pred.shapes)}", f"batched signature: {sig}", render_steps(pred.steps)],
     )
+
+
+def load_function(target: str) -> Any:
+    """`module:attr.attr` imported from the current directory (as `python -m` would find
+    it) or the installed packages; never evaluated as code."""
+    import importlib
+
+    module_name, sep, attrs = target.partition(":")
+    if not sep or not module_name or not all(p.isidentifier() for p in [*module_name.split("."), *attrs.split(".")]):
+        raise UsageError(f"bad function {quote(target)}: write MODULE:FUNCTION, like mymodel:loss")
+    if "" not in sys.path and os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())
+    try:
+        obj: Any = importlib.import_module(module_name)
+    except ImportError as err:
+        raise UsageError(f"cannot import {module_name}: {err}") from None
+    for attr in attrs.split("."):
+        if not hasattr(obj, attr):
+            raise UsageError(f"{module_name} has no {attrs}")
+        obj = getattr(obj, attr)
+    if not callable(obj):
+        raise UsageError(f"{target} is a {type(obj).__name__}, not a function")
+    return obj
+
+
+def _infer(args: argparse.Namespace, shapes: list[tuple[int, ...]]) -> int:
+    """`axischeck infer`: the signature to paste, on stdout; what it could not settle, on stderr."""
+    from ._pmap import pmap
+    from ._transform import Transformed
+    from ._vmap import vmap
+
+    fun = load_function(args.function)
+    in_axes = parse_axes(args.in_axes, "--in-axes")
+    try:
+        mapped = (
+            fun if isinstance(fun, Transformed) else (vmap if args.transform == "vmap" else pmap)(fun, in_axes=in_axes)
+        )
+        sig = mapped.infer_signature(*shapes)
+    except AxisCheckError as err:
+        print(f"{type(err).__name__}: {err}")
+        return 1
+    print(sig.as_code(args.style))
+    for note in sig.notes:
+        print(f"note: {note}", file=sys.stderr)
+    return 0
 
 
 def _report(predict: Callable[[], P], lines: Callable[[P], list[str]]) -> int:

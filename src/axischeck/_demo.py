@@ -1,4 +1,5 @@
-"""The README demo: the seed article's examples, predicted, run, and explained."""
+"""The demo: the examples of the article that motivated axischeck (the einsum example and
+friends), predicted, run, and explained."""
 
 from __future__ import annotations
 
@@ -91,7 +92,7 @@ def demo_silent_broadcast() -> None:
     _heading("5. the silent broadcasting bug in the training step")
 
     def forward(X: Array, W: Array, b: Array) -> Array:
-        return jnp.dot(X, W) + b  # (32, 1): the seed meant (32,)
+        return jnp.dot(X, W) + b  # (32, 1): the article meant (32,)
 
     X, W, b = jnp.ones((32, 20)), jnp.ones((20, 1)), jnp.zeros(())
     y = jnp.ones((32,))
@@ -117,7 +118,7 @@ def demo_monte_carlo() -> None:
     _compare("vmap(monte_carlo_pi_single)", vmap(monte_carlo_pi_single).predict(keys).shapes, fast(keys))
     monte_carlo_pi_single(keys[0]).block_until_ready()  # warm the eager op caches, as for vmap
     t0 = time.perf_counter()
-    loop = jnp.array([monte_carlo_pi_single(keys[i]) for i in range(1000)])  # the seed's loop
+    loop = jnp.array([monte_carlo_pi_single(keys[i]) for i in range(1000)])  # the article's loop
     t_loop = time.perf_counter() - t0
     fast(keys).block_until_ready()
     t0 = time.perf_counter()
