@@ -283,9 +283,13 @@ def _infer(args: argparse.Namespace, shapes: list[tuple[int, ...]]) -> int:
     fun = load_function(args.function)
     in_axes = parse_axes(args.in_axes, "--in-axes")
     try:
-        mapped = (
-            fun if isinstance(fun, Transformed) else (vmap if args.transform == "vmap" else pmap)(fun, in_axes=in_axes)
-        )
+        mapped: Transformed[..., Any]
+        if isinstance(fun, Transformed):
+            mapped = fun
+        elif args.transform == "pmap":
+            mapped = pmap(fun, in_axes=in_axes)
+        else:
+            mapped = vmap(fun, in_axes=in_axes)
         sig = mapped.infer_signature(*shapes)
     except AxisCheckError as err:
         print(f"{type(err).__name__}: {err}")
