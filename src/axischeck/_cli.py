@@ -24,7 +24,7 @@ import os
 import re
 import sys
 from collections.abc import Callable, Sequence
-from typing import Any, NoReturn, TypeVar
+from typing import Any, NoReturn, TypeVar, cast
 
 from ._dims import MAX_SIZE, quote
 from ._errors import AxisCheckError
@@ -287,9 +287,9 @@ def _infer(args: argparse.Namespace, shapes: list[tuple[int, ...]]) -> int:
         if isinstance(fun, Transformed):
             mapped = fun
         elif args.transform == "pmap":
-            mapped = pmap(fun, in_axes=in_axes)
+            mapped = pmap(cast(Callable[..., Any], fun), in_axes=in_axes)
         else:
-            mapped = vmap(fun, in_axes=in_axes)
+            mapped = vmap(cast(Callable[..., Any], fun), in_axes=in_axes)
         sig = mapped.infer_signature(*shapes)
     except AxisCheckError as err:
         print(f"{type(err).__name__}: {err}")
