@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any, SupportsIndex
 
 import jax
+import numpy as np
 
 from ._errors import SpecError
 from ._trees import check_nesting, flatten_axes_spec, short_repr
@@ -103,3 +104,47 @@ def canonical_axis(axis: int, rank: int) -> int | None:
     if -rank <= axis < rank:
         return axis + rank if axis < 0 else axis
     return None
+
+
+# ------------------------------------------------- the other options of a transform
+
+
+def check_axis_size(axis_size: Any, transform: str = "vmap") -> int | None:
+    """An int (or numpy integer scalar, which JAX accepts) >= 0, or None."""
+    if axis_size is None:
+        return None
+    if isinstance(axis_size, bool) or not isinstance(axis_size, (int, np.integer)):
+        raise SpecError(
+            f"{transform} axis_size must be an int or None, got {short_repr(axis_size)}"
+            f" of type {type(axis_size).__name__}"
+        )
+    size = int(axis_size)
+    if size < 0:
+        raise SpecError(f"{transform} axis_size must be >= 0, got {size}")
+    return size
+
+
+def check_axis_name(axis_name: Any, what: str = "vmap axis_name") -> None:
+    """Axis names must be hashable (JAX keys its axis environment by them), and not an int
+    or a tuple: collectives read an int as a positional array axis and a tuple as several
+    names (docs/jax-semantics.md#axis-names), so such a name silently means something else."""
+    if isinstance(axis_name, (int, tuple)) and not isinstance(axis_name, bool):
+        raise SpecError(
+            f"{what} {axis_name!r} is an {type(axis_name).__name__}: collectives would read it as"
+            f" {'a positional array axis' if isinstance(axis_name, int) else 'several axis names'}",
+            fix="name the axis with a string, e.g. axis_name='batch'",
+        )
+    check_hashable(axis_name, what)
+
+
+def check_hashable(value: Any, what: str) -> None:
+    try:
+        hash(value)
+    except TypeError:
+        raise SpecError(f"{what} must be hashable, got {short_repr(value)}") from None
+
+
+def check_flag(value: Any, what: str) -> bool:
+    if not isinstance(value, (bool, np.bool_)):
+        raise SpecError(f"{what} must be True or False, got {short_repr(value)}")
+    return bool(value)

@@ -7,9 +7,8 @@ from typing import Any, ParamSpec, TypeVar, overload
 
 from ._errors import SpecError
 from ._predictor import Build, Models, fn_name, inner_model
-from ._signature import Signature
+from ._signature import Signature, SignatureLike, parsed_signature
 from ._transform import Transformed, shared_predictor
-from ._vmap import SignatureLike, _parsed
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -30,7 +29,7 @@ class Checked(Transformed[P, R]):
         if not callable(fun):
             raise SpecError(f"check needs a callable, got {type(fun).__name__}: {fun!r}")
 
-        signature = _parsed(signature)  # a pytree of dims is checked before anything flattens it
+        signature = parsed_signature(signature)  # a pytree of dims is checked before anything flattens it
 
         def prepare() -> Build:
             sig = signature

@@ -8,7 +8,7 @@ from typing import Any, ParamSpec, TypeVar, overload
 
 import jax
 
-from ._axes import freeze_out_axes, freeze_pmap_in_axes
+from ._axes import check_axis_name, check_axis_size, freeze_out_axes, freeze_pmap_in_axes
 from ._errors import AxisCheckError, SpecError
 from ._jax_compat import JAX_PMAP
 from ._leaves import shapes_as_structs
@@ -16,10 +16,10 @@ from ._levels import VmapLevel
 from ._models import VmapModel
 from ._prediction import Prediction
 from ._predictor import Build, mapped_models
-from ._signature import check_axis_name, check_axis_size, fresh_symbol
+from ._signature import SignatureLike, fresh_symbol, parsed_signature
 from ._transform import Transformed, built_by_jax, custom_axes, described, require_callable, shared_predictor
 from ._trees import short_repr
-from ._vmap import SignatureLike, _before_jax, _defer, _parsed
+from ._vmap import _before_jax, _defer
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -100,7 +100,7 @@ class Pmapped(Transformed[P, R]):
             static = _argnums(static_broadcasted_argnums, "static_broadcasted_argnums")
             _argnums(donate_argnums, "donate_argnums")
             count = _device_count(devices, backend)
-            sig = _parsed(signature)
+            sig = parsed_signature(signature)
             # JAX ignores negative static argnums (the argument is then dynamic).
             statics = tuple(sorted(n for n in static if n >= 0))
 
@@ -111,7 +111,7 @@ class Pmapped(Transformed[P, R]):
             return lambda f, held: mapped_models(f, held, sig, level)
 
         _before_jax(in_axes, out_axes, "pmap")
-        signature = _parsed(signature)  # a pytree of dims is checked before anything flattens it
+        signature = parsed_signature(signature)  # a pytree of dims is checked before anything flattens it
         jax_fn = built_by_jax(lambda: JAX_PMAP(fun, **options), prepare)
         defers = custom_axes(in_axes, out_axes)
         key = (*options.values(), signature)

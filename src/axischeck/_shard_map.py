@@ -17,11 +17,10 @@ from ._models import Outcome
 from ._prediction import Prediction, ShardPrediction
 from ._predictor import Build, Models, Predictor, fn_name, inner_model
 from ._shard_model import ShardModel, ShardOptions, is_spec_leaf
-from ._signature import Signature
+from ._signature import Signature, SignatureLike, parsed_signature
 from ._steps import ShardStep
 from ._transform import Transformed, require_callable, shared_predictor
 from ._trees import PrefixMismatch, broadcast_prefix, short_repr
-from ._vmap import SignatureLike, _parsed
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -89,7 +88,7 @@ class ShardMapped(Transformed[P, R]):
             axis_names=set(names),
             check_vma=bool(check_vma),
         )
-        signature = _parsed(signature)  # a pytree of dims is checked before anything flattens it
+        signature = parsed_signature(signature)  # a pytree of dims is checked before anything flattens it
         public = {"out_specs": out_specs, "in_specs": in_specs, "mesh": mesh, "axis_names": axis_names}
         rebuild = (shard_map, {**public, "check_vma": check_vma, "signature": signature})
         self._start(f, jax_fn, options, (options,), signature, rebuild)

@@ -8,9 +8,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import jax
-import numpy as np
 
-from ._axes import freeze_in_axes, freeze_out_axes
+from ._axes import check_axis_name, check_axis_size, freeze_in_axes, freeze_out_axes
 from ._dims import ANY, ArraySpec, Named, Variadic, parse_signature_text
 from ._errors import ArgumentError, SpecError
 from ._leaves import flatten_call, label_call, shapes_as_structs
@@ -35,21 +34,6 @@ def fresh_symbol(taken: frozenset[str] | set[str], axis_name: Hashable | None) -
     return name
 
 
-def check_axis_size(axis_size: Any, transform: str = "vmap") -> int | None:
-    """An int (or numpy integer scalar, which JAX accepts) >= 0, or None."""
-    if axis_size is None:
-        return None
-    if isinstance(axis_size, bool) or not isinstance(axis_size, (int, np.integer)):
-        raise SpecError(
-            f"{transform} axis_size must be an int or None, got {short_repr(axis_size)}"
-            f" of type {type(axis_size).__name__}"
-        )
-    size = int(axis_size)
-    if size < 0:
-        raise SpecError(f"{transform} axis_size must be >= 0, got {size}")
-    return size
-
-
 _LEAF = jax.tree_util.tree_structure(0)
 
 
@@ -67,32 +51,6 @@ def _batch_axis(spec: ArraySpec, over: str, what: str) -> int | None:
 
 def _without(spec: ArraySpec, over: str) -> ArraySpec:
     return ArraySpec(tuple(d for d in spec.dims if not (isinstance(d, Named) and d.name == over)))
-
-
-def check_axis_name(axis_name: Any, what: str = "vmap axis_name") -> None:
-    """Axis names must be hashable (JAX keys its axis environment by them), and not an int
-    or a tuple: collectives read an int as a positional array axis and a tuple as several
-    names (docs/jax-semantics.md#axis-names), so such a name silently means something else."""
-    if isinstance(axis_name, (int, tuple)) and not isinstance(axis_name, bool):
-        raise SpecError(
-            f"{what} {axis_name!r} is an {type(axis_name).__name__}: collectives would read it as"
-            f" {'a positional array axis' if isinstance(axis_name, int) else 'several axis names'}",
-            fix="name the axis with a string, e.g. axis_name='batch'",
-        )
-    check_hashable(axis_name, what)
-
-
-def check_hashable(value: Any, what: str) -> None:
-    try:
-        hash(value)
-    except TypeError:
-        raise SpecError(f"{what} must be hashable, got {short_repr(value)}") from None
-
-
-def check_flag(value: Any, what: str) -> bool:
-    if not isinstance(value, (bool, np.bool_)):
-        raise SpecError(f"{what} must be True or False, got {short_repr(value)}")
-    return bool(value)
 
 
 class Signature:
@@ -594,3 +552,26 @@ def _def_code(core: SigCore, style: str, name: str | None, inference: Inference 
             returns = f" -> Annotated[{_node_type(out.value)}, {_tree_code(out)}]"
     fn = name or (info.name if info.name.isidentifier() and not keyword.iskeyword(info.name) else "f")
     return f"def {fn}({', '.join(parts)}){returns}: ..."
+
+
+SignatureLike = str | Signature | tuple[Any, ...] | list[Any] | dict[str, Any]
+"""What `signature=` takes: a `Signature`, or anything `Signature(...)` parses."""
+
+
+_PARSED: dict[str, Signature] = {}
+
+
+def parsed_signature(signature: SignatureLike | None) -> Signature | None:
+    """The parsed signature. Signatures written as text are parsed once per text (a
+    `Signature` is immutable, so one is shared by every transform that writes it): inline
+    `ax.vmap(f, signature="...")` in a loop costs no parse after the first."""
+    if signature is None or isinstance(signature, Signature):
+        return signature
+    if type(signature) is not str:
+        return Signature(signature)
+    parsed = _PARSED.get(signature)
+    if parsed is None:
+        parsed = Signature(signature)
+        if len(_PARSED) < 1024 and len(signature) < 4096:
+            _PARSED[signature] = parsed
+    return parsed

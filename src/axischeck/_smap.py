@@ -21,9 +21,10 @@ from ._jax_compat import INFER_SPECS, JAX_SMAP
 from ._predictor import fn_name
 from ._shard_map import ShardMapped
 from ._shard_model import ShardOptions
+from ._signature import SignatureLike, parsed_signature
 from ._transform import built_by_jax, require_callable
 from ._trees import short_repr
-from ._vmap import SignatureLike, _before_jax, _parsed
+from ._vmap import _before_jax
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -159,7 +160,7 @@ class Smapped(ShardMapped[P, R]):
         self.axis_name = axis_name
         self._has_static = False  # smap passes None as P(): every argument is split or replicated
         self._mesh_for_prediction_only = False
-        signature = _parsed(signature)
+        signature = parsed_signature(signature)
         rebuild = (smap, {"in_axes": in_axes, "out_axes": out_axes, "axis_name": axis_name, "signature": signature})
         self._start(f, jax_fn, options, (in_axes, out_axes, axis_name), signature, rebuild)
 

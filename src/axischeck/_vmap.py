@@ -5,19 +5,17 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable
 from typing import Any, ParamSpec, TypeVar, overload
 
-from ._axes import freeze_in_axes, freeze_out_axes
+from ._axes import check_axis_name, check_axis_size, check_flag, check_hashable, freeze_in_axes, freeze_out_axes
 from ._errors import SpecError
 from ._jax_compat import JAX_VMAP
 from ._levels import VmapLevel
 from ._predictor import Build, mapped_models
-from ._signature import Signature, check_axis_name, check_axis_size, check_flag, check_hashable, fresh_symbol
+from ._signature import Signature, SignatureLike, fresh_symbol, parsed_signature
 from ._transform import Transformed, built_by_jax, custom_axes, described, require_callable, shared_predictor
 from ._trees import check_nesting, flat_axes
 
 P = ParamSpec("P")
 R = TypeVar("R")
-
-SignatureLike = str | Signature | tuple[Any, ...] | list[Any] | dict[str, Any]
 
 
 class Vmapped(Transformed[P, R]):
@@ -67,7 +65,7 @@ class Vmapped(Transformed[P, R]):
             check_axis_name(axis_name)
             check_hashable(spmd_axis_name, "vmap spmd_axis_name")  # a str or a tuple of them
             match = check_flag(sum_match, "vmap sum_match")
-            sig = _parsed(signature)
+            sig = parsed_signature(signature)
             spmd = frozenset(
                 spmd_axis_name
                 if isinstance(spmd_axis_name, tuple)
@@ -83,7 +81,7 @@ class Vmapped(Transformed[P, R]):
             return lambda f, held: mapped_models(f, held, sig, level)
 
         _before_jax(in_axes, out_axes, "vmap")
-        signature = _parsed(signature)  # a pytree of dims is checked before anything flattens it
+        signature = parsed_signature(signature)  # a pytree of dims is checked before anything flattens it
         jax_fn = built_by_jax(lambda: JAX_VMAP(fun, **options), prepare)
         defers = custom_axes(in_axes, out_axes)
         predictor = shared_predictor(fun, "vmap", (*options.values(), signature), _defer if defers else prepare)
@@ -199,25 +197,6 @@ def vmap(
 
         return decorate
     return Vmapped(fun, in_axes, out_axes, axis_name, axis_size, spmd_axis_name, sum_match, signature)
-
-
-_PARSED: dict[str, Signature] = {}
-
-
-def _parsed(signature: SignatureLike | None) -> Signature | None:
-    """The parsed signature. Signatures written as text are parsed once per text (a
-    `Signature` is immutable, so one is shared by every transform that writes it): inline
-    `ax.vmap(f, signature="...")` in a loop costs no parse after the first."""
-    if signature is None or isinstance(signature, Signature):
-        return signature
-    if type(signature) is not str:
-        return Signature(signature)
-    parsed = _PARSED.get(signature)
-    if parsed is None:
-        parsed = Signature(signature)
-        if len(_PARSED) < 1024 and len(signature) < 4096:
-            _PARSED[signature] = parsed
-    return parsed
 
 
 def _defer() -> Build:
