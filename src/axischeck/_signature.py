@@ -76,11 +76,12 @@ class Signature:
     ```
     """
 
-    __slots__ = ("_core", "_inference", "_levels")
+    __slots__ = ("_core", "_hash", "_inference", "_levels")
 
     _core: SigCore
     _levels: tuple[VmapLevel, ...]
     _inference: Inference | None  # how infer_signature found it: not part of the value
+    _hash: int | None  # computed at first use
 
     def __init__(self, spec: Any, output: Any = _MISSING) -> None:
         if isinstance(spec, Signature):
@@ -92,6 +93,7 @@ class Signature:
         object.__setattr__(self, "_core", core)
         object.__setattr__(self, "_levels", levels)
         object.__setattr__(self, "_inference", None)
+        object.__setattr__(self, "_hash", None)
 
     def __setattr__(self, name: str, value: object) -> None:
         raise AttributeError("Signature is immutable")
@@ -118,6 +120,7 @@ class Signature:
         object.__setattr__(sig, "_core", core)
         object.__setattr__(sig, "_levels", levels)
         object.__setattr__(sig, "_inference", inference)
+        object.__setattr__(sig, "_hash", None)
         return sig
 
     # ------------------------------------------------------------------ views
@@ -331,7 +334,13 @@ class Signature:
         return isinstance(other, Signature) and (self._core, self._levels) == (other._core, other._levels)
 
     def __hash__(self) -> int:
-        return hash((self._core, self._levels))
+        # Computed once: a signature is immutable, and transforms key their shared
+        # predictor on it at every construction (the walk over its dims is the cost).
+        cached: int | None = self._hash
+        if cached is None:
+            cached = hash((self._core, self._levels))
+            object.__setattr__(self, "_hash", cached)
+        return cached
 
 
 Signature.__module__ = "axischeck"
