@@ -10,22 +10,20 @@ object offers (`.lower`, `.trace`, ...) is JAX's own, reached through the shell.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Concatenate, Generic, ParamSpec, Self, TypeVar, overload
+from typing import TYPE_CHECKING, Any, Concatenate, Generic, ParamSpec, Self, TypeVar, overload
 
 import jax
-from jax.core import Tracer
 
-from ._errors import AxisCheckError, FunctionError, OutputError, SpecError, with_jax_error
-from ._jax_compat import custom_axis_spec, vmappable_value
-from ._leaves import flatten_call, shape_of, shapes_as_structs
+from ._call import checked_call, opaque_leaves
+from ._errors import AxisCheckError, FunctionError, SpecError, with_jax_error
+from ._jax_compat import custom_axis_spec
+from ._leaves import flatten_call, shapes_as_structs
 from ._models import Model
 from ._prediction import Prediction
 from ._predictor import Build, Predictor, fn_name, options_key, predictor_for
 from ._shape import Shape, format_shape
 from ._signature import Signature
-from ._steps import BaseStep
-from ._trace import substituting
-from ._trees import flat_axes, leaf_paths
+from ._trees import flat_axes
 
 P = ParamSpec("P")
 Q = ParamSpec("Q")
@@ -37,7 +35,6 @@ _SHOWN_FROM_JAX = ("__name__", "__qualname__", "__module__", "__doc__")
 # A failing predict may run the function once to fail and this many times to try fixes
 # (7 in all); a failing call once to fail, once to try fixes and once for JAX's verdict.
 PREDICT_FIX_TRACES = 6
-CALL_FIX_TRACES = 1
 
 
 class Transformed(Generic[P, R]):
@@ -142,7 +139,7 @@ class Transformed(Generic[P, R]):
                 flat = flatten_call(args, kwargs)
         except AxisCheckError as err:
             raise err.with_traceback(None) from None
-        if self._defers or _opaque(flat[0]):
+        if self._defers or opaque_leaves(flat[0]):
             return self._predict_by_jax(args, kwargs)
         try:
             pred = self._predictor.predict(args, kwargs, flat)
@@ -233,135 +230,16 @@ class Transformed(Generic[P, R]):
 
     # ------------------------------------------------------------------- call
 
-    def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
-        predictor = self._predictor
-        try:
-            flat = flatten_call(args, kwargs)
-        except AxisCheckError as err:
-            raise err.with_traceback(None) from None
-        if self._defers or _opaque(flat[0]):
-            return self._jax_fn(*args, **kwargs)  # type: ignore[no-any-return]
-        pred = None
-        try:
-            if predictor.models.symbolic:
-                pred = predictor.answer(args, kwargs, flat)  # only read: the cache's own is fine
-            else:
-                predictor.precheck(args, kwargs, flat)
-        except FunctionError:
-            pass  # the function's own failure: JAX raises it, untouched
-        except AxisCheckError as err:
-            raise self._refusal(err, args, kwargs, CALL_FIX_TRACES).with_traceback(None) from err.__cause__
-        try:
-            out = self._jax_fn(*args, **kwargs)
-        except AxisCheckError:
-            raise  # an inner axischeck transform has explained it
-        except Exception as err:
-            ours = self._diagnosis(err, args, kwargs)
-            if ours is None:
-                raise
-            raise ours.with_traceback(None) from err
-        if pred is not None:
-            self._verify(out, pred, args, kwargs)
-        return out  # type: ignore[no-any-return]
+    if TYPE_CHECKING:
 
-    def _refusal(
-        self, err: AxisCheckError, args: tuple[Any, ...], kwargs: dict[str, Any], traces: int
-    ) -> AxisCheckError:
-        """`err`, before JAX ran the call, with the fixes the engine verified and JAX's own
-        verdict (its exception type and message) where JAX refuses the call too, so code
-        written against JAX's errors keeps working."""
-        err = self._predictor.with_fix(err, args, kwargs, traces)
-        jax_err = _jax_verdict(self._jax_fn, args, kwargs)
-        return err if jax_err is None else with_jax_error(err, jax_err)
+        def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R: ...
 
-    def _diagnosis(self, err: Exception, args: tuple[Any, ...], kwargs: dict[str, Any]) -> AxisCheckError | None:
-        """After JAX failed: our account of it (JAX's message kept), or None to let JAX's
-        exception through untouched, with a note when the function itself fails per example."""
-        if _checking_leaks():  # JAX's leak checker: the function must not run again
-            return None
-        ours = self._predictor.diagnose(args, kwargs)
-        if isinstance(ours, FunctionError):
-            ours = self._predictor.with_fix(ours, args, kwargs, CALL_FIX_TRACES)
-            unit = "per device" if "per-device" in ours.problem else "per example"
-            lines = [f"axischeck: {ours.transform or self._describe()}: the failure happens {unit}:"]
-            lines += ["  " + row for row in (ours.table or "").splitlines()]
-            disagreement = ours.disagreement()
-            lines += [f"  {disagreement}"] if disagreement else []
-            lines += ["  " + note for note in ours.notes]
-            lines += [f"  Fix: {ours.fix}"] if ours.fix else []
-            # An inner axischeck transform noted it already: the outer note, with the whole
-            # nest in its table, replaces that one.
-            notes = getattr(err, "__notes__", None)
-            if isinstance(notes, list):
-                notes[:] = [n for n in notes if not (isinstance(n, str) and n.startswith("axischeck: "))]
-            err.add_note("\n".join(lines))
-            return None
-        if ours is None:
-            return None
-        return with_jax_error(self._predictor.with_fix(ours, args, kwargs, CALL_FIX_TRACES), err)
-
-    def _verify(self, out: Any, pred: Prediction, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
-        """A declared signature that lies is reported: the leaf, declared vs actual."""
-        got_leaves, got_def = jax.tree_util.tree_flatten(out)
-        want_leaves, want_def = pred.flat
-        if got_def != want_def:
-            raise OutputError(
-                f"the function returned an output of structure {got_def}, but its signature declares {want_def}",
-                transform=self._describe(),
-            )
-        if all(getattr(g, "shape", None) == w for g, w in zip(got_leaves, want_leaves, strict=True)):
-            return  # the common case, kept cheap: it runs on every eager call
-        pred = self._predictor.full(args, kwargs)  # the derivation, for the message
-        base = next((s for s in pred.steps if isinstance(s, BaseStep)), None)
-        specs = {r.label: r.spec for r in base.outs} if base is not None else {}
-        for label, got, want in zip(leaf_paths(out), got_leaves, want_leaves, strict=True):
-            shape = shape_of(got)
-            if shape != want:
-                name = "output" + label
-                declared = f" (declared {specs[name]})" if specs.get(name) else ""
-                raise OutputError(
-                    f"the function's output contradicts its signature: {name} has shape"
-                    f" {format_shape(shape) if shape is not None else type(got).__name__}, but"
-                    f" the signature predicts {format_shape(want)}{declared}",
-                    transform=self._describe(),
-                    table=str(pred),
-                )
-
-
-def _jax_verdict(jax_fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Exception | None:
-    """JAX's own exception for this call, found abstractly (no FLOPs): arrays are traced,
-    every other leaf is passed as the real call passes it. None when JAX accepts it
-    (it answers silently and wrongly, or axischeck is stricter: axischeck's error stands)."""
-    leaves, treedef = jax.tree_util.tree_flatten((args, kwargs))
-    dyn = [
-        i for i, x in enumerate(leaves) if shape_of(x) is not None and not isinstance(x, (bool, int, float, complex))
-    ]
-    try:
-        jax.eval_shape(substituting(jax_fn, treedef, leaves, dyn), *[leaves[i] for i in dyn])
-    except AxisCheckError:
-        return None
-    except Exception as err:
-        return err
-    return None
+    else:
+        __call__ = checked_call  # itself, not a wrapper: one frame between the user and JAX
 
 
 def _rebuilt(make: Callable[..., Any], fun: Callable[..., Any], options: dict[str, Any]) -> Any:
     return make(fun, **options)
-
-
-def _opaque(leaves: list[Any]) -> bool:
-    """Whether some argument leaf is beyond axischeck's model, so JAX alone answers:
-    a type registered with `register_vmappable`, or an array with symbolic sizes."""
-    for x in leaves:
-        if vmappable_value(x):
-            return True
-        if isinstance(x, (Tracer, jax.ShapeDtypeStruct)) and not all(type(d) is int for d in x.shape):
-            return True
-    return False
-
-
-def _checking_leaks() -> bool:
-    return bool(getattr(jax.config, "jax_check_tracer_leaks", False))
 
 
 def custom_axes(*trees: Any) -> bool:

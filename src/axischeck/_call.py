@@ -1,0 +1,164 @@
+"""A checked call, on its own: the checks before JAX runs, JAX's run, the output against
+the signature, and after a failure axischeck's account of it, JAX's exception kept (its
+type, and its message as the last line)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import jax
+from jax.core import Tracer
+
+from ._errors import AxisCheckError, FunctionError, OutputError, with_jax_error
+from ._jax_compat import vmappable_value
+from ._leaves import flatten_call, shape_of
+from ._prediction import Prediction
+from ._shape import format_shape
+from ._steps import BaseStep
+from ._trace import substituting
+from ._trees import leaf_paths
+
+if TYPE_CHECKING:
+    from ._transform import Transformed
+
+CALL_FIX_TRACES = 1
+"""How many candidate fixes a failed call may trace the user's function for."""
+
+
+def checked_call(shell: Transformed[..., Any], /, *args: Any, **kwargs: Any) -> Any:
+    """`shell(*args, **kwargs)` (this is `Transformed.__call__` itself): the checks before
+    JAX runs (a cached prediction with a signature, the pre-checks without), JAX's own
+    run, the output against the signature, and after a failure, axischeck's account of
+    it with JAX's exception kept."""
+    predictor = shell._predictor
+    try:
+        flat = flatten_call(args, kwargs)
+    except AxisCheckError as err:
+        raise err.with_traceback(None) from None
+    if shell._defers or opaque_leaves(flat[0]):
+        return shell._jax_fn(*args, **kwargs)
+    pred = None
+    try:
+        if predictor.models.symbolic:
+            pred = predictor.answer(args, kwargs, flat)  # only read: the cache's own is fine
+        else:
+            predictor.precheck(args, kwargs, flat)
+    except FunctionError:
+        pass  # the function's own failure: JAX raises it, untouched
+    except AxisCheckError as err:
+        raise _refusal(shell, err, args, kwargs, CALL_FIX_TRACES).with_traceback(None) from err.__cause__
+    try:
+        out = shell._jax_fn(*args, **kwargs)
+    except AxisCheckError:
+        raise  # an inner axischeck transform has explained it
+    except Exception as err:
+        ours = _diagnosis(shell, err, args, kwargs)
+        if ours is None:
+            raise
+        raise ours.with_traceback(None) from err
+    if pred is not None:
+        _verify(shell, out, pred, args, kwargs)
+    return out
+
+
+def _refusal(
+    shell: Transformed[..., Any], err: AxisCheckError, args: tuple[Any, ...], kwargs: dict[str, Any], traces: int
+) -> AxisCheckError:
+    """`err`, before JAX ran the call, with the fixes the engine verified and JAX's own
+    verdict (its exception type and message) where JAX refuses the call too, so code
+    written against JAX's errors keeps working."""
+    err = shell._predictor.with_fix(err, args, kwargs, traces)
+    jax_err = _jax_verdict(shell._jax_fn, args, kwargs)
+    return err if jax_err is None else with_jax_error(err, jax_err)
+
+
+def _diagnosis(
+    shell: Transformed[..., Any], err: Exception, args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> AxisCheckError | None:
+    """After JAX failed: our account of it (JAX's message kept), or None to let JAX's
+    exception through untouched, with a note when the function itself fails per example."""
+    if _checking_leaks():  # JAX's leak checker: the function must not run again
+        return None
+    ours = shell._predictor.diagnose(args, kwargs)
+    if isinstance(ours, FunctionError):
+        ours = shell._predictor.with_fix(ours, args, kwargs, CALL_FIX_TRACES)
+        unit = "per device" if "per-device" in ours.problem else "per example"
+        lines = [f"axischeck: {ours.transform or shell._describe()}: the failure happens {unit}:"]
+        lines += ["  " + row for row in (ours.table or "").splitlines()]
+        disagreement = ours.disagreement()
+        lines += [f"  {disagreement}"] if disagreement else []
+        lines += ["  " + note for note in ours.notes]
+        lines += [f"  Fix: {ours.fix}"] if ours.fix else []
+        # An inner axischeck transform noted it already: the outer note, with the whole
+        # nest in its table, replaces that one.
+        notes = getattr(err, "__notes__", None)
+        if isinstance(notes, list):
+            notes[:] = [n for n in notes if not (isinstance(n, str) and n.startswith("axischeck: "))]
+        err.add_note("\n".join(lines))
+        return None
+    if ours is None:
+        return None
+    return with_jax_error(shell._predictor.with_fix(ours, args, kwargs, CALL_FIX_TRACES), err)
+
+
+def _verify(
+    shell: Transformed[..., Any], out: Any, pred: Prediction, args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> None:
+    """A declared signature that lies is reported: the leaf, declared vs actual."""
+    got_leaves, got_def = jax.tree_util.tree_flatten(out)
+    want_leaves, want_def = pred.flat
+    if got_def != want_def:
+        raise OutputError(
+            f"the function returned an output of structure {got_def}, but its signature declares {want_def}",
+            transform=shell._describe(),
+        )
+    if all(getattr(g, "shape", None) == w for g, w in zip(got_leaves, want_leaves, strict=True)):
+        return  # the common case, kept cheap: it runs on every eager call
+    pred = shell._predictor.full(args, kwargs)  # the derivation, for the message
+    base = next((s for s in pred.steps if isinstance(s, BaseStep)), None)
+    specs = {r.label: r.spec for r in base.outs} if base is not None else {}
+    for label, got, want in zip(leaf_paths(out), got_leaves, want_leaves, strict=True):
+        shape = shape_of(got)
+        if shape != want:
+            name = "output" + label
+            declared = f" (declared {specs[name]})" if specs.get(name) else ""
+            raise OutputError(
+                f"the function's output contradicts its signature: {name} has shape"
+                f" {format_shape(shape) if shape is not None else type(got).__name__}, but"
+                f" the signature predicts {format_shape(want)}{declared}",
+                transform=shell._describe(),
+                table=str(pred),
+            )
+
+
+def _jax_verdict(jax_fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Exception | None:
+    """JAX's own exception for this call, found abstractly (no FLOPs): arrays are traced,
+    every other leaf is passed as the real call passes it. None when JAX accepts it
+    (it answers silently and wrongly, or axischeck is stricter: axischeck's error stands)."""
+    leaves, treedef = jax.tree_util.tree_flatten((args, kwargs))
+    dyn = [
+        i for i, x in enumerate(leaves) if shape_of(x) is not None and not isinstance(x, (bool, int, float, complex))
+    ]
+    try:
+        jax.eval_shape(substituting(jax_fn, treedef, leaves, dyn), *[leaves[i] for i in dyn])
+    except AxisCheckError:
+        return None
+    except Exception as err:
+        return err
+    return None
+
+
+def opaque_leaves(leaves: list[Any]) -> bool:
+    """Whether some argument leaf is beyond axischeck's model, so JAX alone answers:
+    a type registered with `register_vmappable`, or an array with symbolic sizes."""
+    for x in leaves:
+        if vmappable_value(x):
+            return True
+        if isinstance(x, (Tracer, jax.ShapeDtypeStruct)) and not all(type(d) is int for d in x.shape):
+            return True
+    return False
+
+
+def _checking_leaks() -> bool:
+    return bool(getattr(jax.config, "jax_check_tracer_leaks", False))
