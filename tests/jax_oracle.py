@@ -103,7 +103,7 @@ def as_lowered(expected: Ok | Raised, negative_axis: bool) -> Ok | Raised:
     """`jax.eval_shape`'s answer as a real run gives it: JAX before 0.11 traces a negative
     psum_scatter / all_to_all axis but cannot lower it (`_jax_compat`), and axischeck
     answers as the run does."""
-    from axischeck._jax_compat import NEGATIVE_COLLECTIVE_AXES_FAIL_LOWERING
+    from axischeck._core._jax_compat import NEGATIVE_COLLECTIVE_AXES_FAIL_LOWERING
 
     if negative_axis and NEGATIVE_COLLECTIVE_AXES_FAIL_LOWERING and isinstance(expected, Ok):
         return Raised(ValueError("JAX cannot lower a negative collective axis"))

@@ -71,32 +71,64 @@ def _layer_of(module: str) -> int:
     raise AssertionError(f"{module} is in no layer: add it to LAYERS in {Path(__file__).name}")
 
 
+GROUPS = {"_core": range(0, 3), "_engine": range(3, 5)}
+"""The engine's folders and the layers each holds; everything else sits at the top."""
+
+
+def _name(parts: tuple[str, ...]) -> str:
+    """A module's name from its path inside the package: a folder of the engine holds
+    modules; `_lint` (a feature in a folder) counts as one module."""
+    if parts[0] in GROUPS and len(parts) > 1:
+        return parts[0] if parts[1] == "__init__.py" else parts[1].removesuffix(".py")
+    return parts[0].removesuffix(".py")
+
+
 def _modules() -> dict[str, list[Path]]:
-    """Top-level module name -> its files (a subpackage counts as one module)."""
+    """Module name -> its files."""
     found: dict[str, list[Path]] = {}
     for path in sorted(PACKAGE.rglob("*.py")):
-        relative = path.relative_to(PACKAGE)
-        found.setdefault(relative.parts[0].removesuffix(".py"), []).append(path)
+        name = _name(path.relative_to(PACKAGE).parts)
+        if name not in GROUPS:
+            found.setdefault(name, []).append(path)
     return found
 
 
 def _imports(paths: list[Path], own: str) -> list[tuple[str, int, bool]]:
-    """(imported top-level module, line, at module level) for each relative import."""
+    """(imported module, line, at module level) for each relative import."""
     out = []
     for path in paths:
         tree = ast.parse(path.read_text(), str(path))
         top_level = {id(node) for node in tree.body}
-        depth_offset = len(path.relative_to(PACKAGE).parts) - 1  # inside a subpackage
+        folder = path.relative_to(PACKAGE).parts[:-1]
         for node in ast.walk(tree):
             if not isinstance(node, ast.ImportFrom) or node.level == 0:
                 continue
-            if node.level - depth_offset != 1:
-                continue  # within the subpackage itself
-            names = [node.module.split(".")[0]] if node.module else [a.name for a in node.names]
-            for name in names:
-                if name != own and name != "__version__":
+            base = folder[: len(folder) - (node.level - 1)] if node.level > 1 else folder
+            if node.level - 1 > len(folder):
+                continue
+            dotted = [*base, *(node.module.split(".") if node.module else [])]
+            targets = (
+                [(*dotted, alias.name) for alias in node.names] if not node.module or dotted[-1] in GROUPS else [dotted]
+            )
+            for parts in targets:
+                if not parts or parts[0] == "_lint" and own == "_lint":
+                    continue
+                name = _name((*parts[:1], f"{parts[1]}.py") if len(parts) > 1 and parts[0] in GROUPS else (parts[0],))
+                if name not in (own, "__version__") and name not in GROUPS:
                     out.append((name, node.lineno, id(node) in top_level))
     return out
+
+
+def test_folders_hold_their_layers() -> None:
+    """A listing shows the layers: `_core/` the foundation and parsing, `_engine/` the
+    engine and predictor, the top level the transforms, the public surface and the tools."""
+    for path in sorted(PACKAGE.rglob("*.py")):
+        parts = path.relative_to(PACKAGE).parts
+        name = _name(parts)
+        if name in GROUPS:
+            continue
+        want = GROUPS.get(parts[0], range(5, len(LAYERS)))
+        assert _layer_of(name) in want, f"{'/'.join(parts)} is in layer {_layer_of(name)}, not in its folder's"
 
 
 def test_every_module_has_a_layer() -> None:

@@ -1,4 +1,4 @@
-"""Caches are sound over any history of use (the rule in `axischeck._cache`).
+"""Caches are sound over any history of use (the rule in `axischeck._core._cache`).
 
 A hypothesis state machine builds transforms (anew, or again from the same function and
 options, so they share one predictor and its caches), predicts and calls them with

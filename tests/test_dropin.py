@@ -18,7 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import axischeck as ax
-from axischeck._predictor import PREDICTORS
+from axischeck._engine._predictor import PREDICTORS
 
 
 def sds(*shape: int, dtype: Any = jnp.float32) -> jax.ShapeDtypeStruct:

@@ -27,9 +27,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import axischeck as ax
-from axischeck._annotations import core_from_annotations
 from axischeck._cli import main
-from axischeck._dims import parse_array_spec
+from axischeck._core._annotations import core_from_annotations
+from axischeck._core._dims import parse_array_spec
 
 # --------------------------------------------------------------------------- Shape
 

@@ -24,8 +24,8 @@ from jax.sharding import PartitionSpec as P
 
 import axischeck as ax
 import axischeck.strategies as axst
-from axischeck import _infer
-from axischeck._annotations import core_from_annotations
+from axischeck._core._annotations import core_from_annotations
+from axischeck._engine import _infer
 
 
 def sds(shape: tuple[int, ...], dtype: Any = jnp.float32) -> jax.ShapeDtypeStruct:

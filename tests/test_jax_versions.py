@@ -1,4 +1,4 @@
-"""The facts that differ between JAX versions (`axischeck._jax_compat`), each tested on
+"""The facts that differ between JAX versions (`axischeck._core._jax_compat`), each tested on
 whichever JAX is installed: axischeck answers as this JAX does."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from jax.sharding import AbstractMesh, AxisType, Mesh
 from jax.sharding import PartitionSpec as P
 
 import axischeck as ax
-from axischeck import _jax_compat as compat
+from axischeck._core import _jax_compat as compat
 
 AUTO = AxisType.Auto
 

@@ -42,7 +42,7 @@ from hypothesis import strategies as st
 from jax.sharding import PartitionSpec as P
 
 import axischeck as ax
-from axischeck._keys import shape_key
+from axischeck._core._keys import shape_key
 
 T = TypeVar("T")
 AxisCheckError = ax.AxisCheckError

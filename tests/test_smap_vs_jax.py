@@ -36,7 +36,7 @@ from jax.sharding import PartitionSpec as P
 
 import axischeck as ax
 import axischeck.strategies as axst
-from axischeck._jax_compat import JAX_SMAP
+from axischeck._core._jax_compat import JAX_SMAP
 from test_shard_map_vs_jax import Body, bodies, verdicts_agree
 
 pytestmark = pytest.mark.skipif(JAX_SMAP is None, reason="this JAX has no jax.smap")

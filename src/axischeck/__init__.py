@@ -15,29 +15,29 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:  # what type checkers see; at run time `__getattr__` loads the same names
     from ._check import Checked as Checked
     from ._check import check as check
-    from ._errors import ArgumentError as ArgumentError
-    from ._errors import AxisCheckError as AxisCheckError
-    from ._errors import AxisCheckWarning as AxisCheckWarning
-    from ._errors import CollectiveError as CollectiveError
-    from ._errors import FunctionError as FunctionError
-    from ._errors import OutputError as OutputError
-    from ._errors import Place as Place
-    from ._errors import SpecError as SpecError
+    from ._core._errors import ArgumentError as ArgumentError
+    from ._core._errors import AxisCheckError as AxisCheckError
+    from ._core._errors import AxisCheckWarning as AxisCheckWarning
+    from ._core._errors import CollectiveError as CollectiveError
+    from ._core._errors import FunctionError as FunctionError
+    from ._core._errors import OutputError as OutputError
+    from ._core._errors import Place as Place
+    from ._core._errors import SpecError as SpecError
+    from ._core._prediction import Prediction as Prediction
+    from ._core._prediction import ShardPrediction as ShardPrediction
+    from ._core._shape import Shape as Shape
+    from ._engine._sharding import shard_shape as shard_shape
+    from ._engine._signature import Signature as Signature
+    from ._engine._unify import Bindings as Bindings
+    from ._engine._unify import Conflict as Conflict
     from ._patch import patch as patch
     from ._patch import unpatch as unpatch
     from ._pmap import Pmapped as Pmapped
     from ._pmap import pmap as pmap
-    from ._prediction import Prediction as Prediction
-    from ._prediction import ShardPrediction as ShardPrediction
-    from ._shape import Shape as Shape
     from ._shard_map import ShardMapped as ShardMapped
     from ._shard_map import shard_map as shard_map
-    from ._sharding import shard_shape as shard_shape
-    from ._signature import Signature as Signature
     from ._smap import Smapped as Smapped
     from ._smap import smap as smap
-    from ._unify import Bindings as Bindings
-    from ._unify import Conflict as Conflict
     from ._vmap import Vmapped as Vmapped
     from ._vmap import vmap as vmap
 
@@ -46,29 +46,29 @@ if TYPE_CHECKING:  # what type checkers see; at run time `__getattr__` loads the
 _WHERE = {
     "Checked": "._check",
     "check": "._check",
-    "ArgumentError": "._errors",
-    "AxisCheckError": "._errors",
-    "AxisCheckWarning": "._errors",
-    "CollectiveError": "._errors",
-    "FunctionError": "._errors",
-    "OutputError": "._errors",
-    "Place": "._errors",
-    "SpecError": "._errors",
+    "ArgumentError": "._core._errors",
+    "AxisCheckError": "._core._errors",
+    "AxisCheckWarning": "._core._errors",
+    "CollectiveError": "._core._errors",
+    "FunctionError": "._core._errors",
+    "OutputError": "._core._errors",
+    "Place": "._core._errors",
+    "SpecError": "._core._errors",
     "patch": "._patch",
     "unpatch": "._patch",
     "Pmapped": "._pmap",
     "pmap": "._pmap",
-    "Prediction": "._prediction",
-    "ShardPrediction": "._prediction",
-    "Shape": "._shape",
+    "Prediction": "._core._prediction",
+    "ShardPrediction": "._core._prediction",
+    "Shape": "._core._shape",
     "ShardMapped": "._shard_map",
     "shard_map": "._shard_map",
-    "shard_shape": "._sharding",
-    "Signature": "._signature",
+    "shard_shape": "._engine._sharding",
+    "Signature": "._engine._signature",
     "Smapped": "._smap",
     "smap": "._smap",
-    "Bindings": "._unify",
-    "Conflict": "._unify",
+    "Bindings": "._engine._unify",
+    "Conflict": "._engine._unify",
     "Vmapped": "._vmap",
     "vmap": "._vmap",
 }

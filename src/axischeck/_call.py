@@ -10,14 +10,14 @@ from typing import TYPE_CHECKING, Any
 import jax
 from jax.core import Tracer
 
-from ._errors import AxisCheckError, FunctionError, OutputError, with_jax_error
-from ._jax_compat import vmappable_value
-from ._leaves import flatten_call, shape_of
-from ._prediction import Prediction
-from ._shape import format_shape
-from ._steps import BaseStep
-from ._trace import substituting
-from ._trees import leaf_paths
+from ._core._errors import AxisCheckError, FunctionError, OutputError, with_jax_error
+from ._core._jax_compat import vmappable_value
+from ._core._leaves import flatten_call, shape_of
+from ._core._prediction import Prediction
+from ._core._shape import format_shape
+from ._core._steps import BaseStep
+from ._core._trees import leaf_paths
+from ._engine._trace import substituting
 
 if TYPE_CHECKING:
     from ._transform import Transformed

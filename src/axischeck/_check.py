@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, ParamSpec, TypeVar, overload
 
-from ._errors import SpecError
-from ._predictor import Build, Models, fn_name, inner_model
-from ._signature import Signature, SignatureLike, parsed_signature
+from ._core._errors import SpecError
+from ._engine._predictor import Build, Models, fn_name, inner_model
+from ._engine._signature import Signature, SignatureLike, parsed_signature
 from ._transform import Transformed, shared_predictor
 
 P = ParamSpec("P")

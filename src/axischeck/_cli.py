@@ -26,13 +26,13 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any, NoReturn, TypeVar, cast
 
-from ._dims import MAX_SIZE, quote
-from ._errors import AxisCheckError
-from ._explain import render_steps
-from ._prediction import Prediction
-from ._signature import Signature
+from ._core._dims import MAX_SIZE, quote
+from ._core._errors import AxisCheckError
+from ._core._explain import render_steps
+from ._core._prediction import Prediction
+from ._core._trees import short_repr
+from ._engine._signature import Signature
 from ._transform import _shapes_text
-from ._trees import short_repr
 
 P = TypeVar("P", bound=Prediction)
 

@@ -13,8 +13,8 @@ from jax.sharding import Mesh
 from jax.sharding import PartitionSpec as P
 
 from ._check import check
-from ._errors import AxisCheckError
-from ._jax_compat import JAX_VMAP
+from ._core._errors import AxisCheckError
+from ._core._jax_compat import JAX_VMAP
 from ._pmap import pmap
 from ._shard_map import shard_map
 from ._vmap import vmap

@@ -21,7 +21,7 @@ from typing import Any
 
 import jax
 
-from ._jax_compat import JAX_PMAP, JAX_SHARD_MAP, JAX_SMAP, JAX_VMAP
+from ._core._jax_compat import JAX_PMAP, JAX_SHARD_MAP, JAX_SMAP, JAX_VMAP
 
 __all__ = ["PatchContext", "patch", "unpatch"]
 

@@ -8,17 +8,17 @@ from typing import Any, ParamSpec, TypeVar, overload
 
 import jax
 
-from ._axes import check_axis_name, check_axis_size, freeze_out_axes, freeze_pmap_in_axes
-from ._errors import AxisCheckError, SpecError
-from ._jax_compat import JAX_PMAP
-from ._leaves import shapes_as_structs
-from ._levels import VmapLevel
-from ._models import VmapModel
-from ._prediction import Prediction
-from ._predictor import Build, mapped_models
-from ._signature import SignatureLike, fresh_symbol, parsed_signature
+from ._core._axes import check_axis_name, check_axis_size, freeze_out_axes, freeze_pmap_in_axes
+from ._core._errors import AxisCheckError, SpecError
+from ._core._jax_compat import JAX_PMAP
+from ._core._leaves import shapes_as_structs
+from ._core._prediction import Prediction
+from ._core._trees import short_repr
+from ._engine._levels import VmapLevel
+from ._engine._models import VmapModel
+from ._engine._predictor import Build, mapped_models
+from ._engine._signature import SignatureLike, fresh_symbol, parsed_signature
 from ._transform import Transformed, built_by_jax, custom_axes, described, require_callable, shared_predictor
-from ._trees import short_repr
 from ._vmap import _before_jax, _defer
 
 P = ParamSpec("P")

@@ -22,7 +22,7 @@ import types
 from collections.abc import Sequence
 from typing import Literal
 
-from ._dims import quote
+from ._core._dims import quote
 
 __all__ = ["USAGE", "Program", "RunUsageError", "parse_program", "run_program"]
 

@@ -9,18 +9,18 @@ from typing import Any, ParamSpec, TypeVar, overload
 import jax
 from jax.sharding import AbstractMesh, Mesh, PartitionSpec
 
-from ._errors import AxisCheckError, SpecError
-from ._jax_compat import INFER_SPECS, JAX_SHARD_MAP
-from ._leaves import array_shape, shapes_as_structs
-from ._mesh import MeshShape, mesh_shape
-from ._models import Outcome
-from ._prediction import Prediction, ShardPrediction
-from ._predictor import Build, Models, Predictor, fn_name, inner_model
-from ._shard_model import ShardModel, ShardOptions, is_spec_leaf
-from ._signature import Signature, SignatureLike, parsed_signature
-from ._steps import ShardStep
+from ._core._errors import AxisCheckError, SpecError
+from ._core._jax_compat import INFER_SPECS, JAX_SHARD_MAP
+from ._core._leaves import array_shape, shapes_as_structs
+from ._core._prediction import Prediction, ShardPrediction
+from ._core._steps import ShardStep
+from ._core._trees import PrefixMismatch, broadcast_prefix, short_repr
+from ._engine._mesh import MeshShape, mesh_shape
+from ._engine._models import Outcome
+from ._engine._predictor import Build, Models, Predictor, fn_name, inner_model
+from ._engine._shard_model import ShardModel, ShardOptions, is_spec_leaf
+from ._engine._signature import Signature, SignatureLike, parsed_signature
 from ._transform import Transformed, require_callable, shared_predictor
-from ._trees import PrefixMismatch, broadcast_prefix, short_repr
 
 P = ParamSpec("P")
 R = TypeVar("R")

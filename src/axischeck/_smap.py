@@ -16,14 +16,14 @@ from typing import Any, ParamSpec, TypeVar, cast, overload
 import jax
 from jax.sharding import PartitionSpec
 
-from ._errors import AxisCheckError, AxisCheckWarning, SpecError
-from ._jax_compat import INFER_SPECS, JAX_SMAP
-from ._predictor import fn_name
+from ._core._errors import AxisCheckError, AxisCheckWarning, SpecError
+from ._core._jax_compat import INFER_SPECS, JAX_SMAP
+from ._core._trees import short_repr
+from ._engine._predictor import fn_name
+from ._engine._shard_model import ShardOptions
+from ._engine._signature import SignatureLike, parsed_signature
 from ._shard_map import ShardMapped
-from ._shard_model import ShardOptions
-from ._signature import SignatureLike, parsed_signature
 from ._transform import built_by_jax, require_callable
-from ._trees import short_repr
 from ._vmap import _before_jax
 
 P = ParamSpec("P")

@@ -15,15 +15,15 @@ from typing import TYPE_CHECKING, Any, Concatenate, Generic, ParamSpec, Self, Ty
 import jax
 
 from ._call import checked_call, opaque_leaves
-from ._errors import AxisCheckError, FunctionError, SpecError, with_jax_error
-from ._jax_compat import custom_axis_spec
-from ._leaves import flatten_call, shapes_as_structs
-from ._models import Model
-from ._prediction import Prediction
-from ._predictor import Build, Predictor, fn_name, options_key, predictor_for
-from ._shape import Shape, format_shape
-from ._signature import Signature
-from ._trees import flat_axes
+from ._core._errors import AxisCheckError, FunctionError, SpecError, with_jax_error
+from ._core._jax_compat import custom_axis_spec
+from ._core._leaves import flatten_call, shapes_as_structs
+from ._core._prediction import Prediction
+from ._core._shape import Shape, format_shape
+from ._core._trees import flat_axes
+from ._engine._models import Model
+from ._engine._predictor import Build, Predictor, fn_name, options_key, predictor_for
+from ._engine._signature import Signature
 
 P = ParamSpec("P")
 Q = ParamSpec("Q")
@@ -207,7 +207,7 @@ class Transformed(Generic[P, R]):
         ()
         ```
         """
-        from ._infer import Subject, infer_signature
+        from ._engine._infer import Subject, infer_signature
 
         layers: list[tuple[Callable[..., Any], dict[str, Any]]] = []  # outermost first
         fun: Any = self

@@ -5,14 +5,14 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable
 from typing import Any, ParamSpec, TypeVar, overload
 
-from ._axes import check_axis_name, check_axis_size, check_flag, check_hashable, freeze_in_axes, freeze_out_axes
-from ._errors import SpecError
-from ._jax_compat import JAX_VMAP
-from ._levels import VmapLevel
-from ._predictor import Build, mapped_models
-from ._signature import Signature, SignatureLike, fresh_symbol, parsed_signature
+from ._core._axes import check_axis_name, check_axis_size, check_flag, check_hashable, freeze_in_axes, freeze_out_axes
+from ._core._errors import SpecError
+from ._core._jax_compat import JAX_VMAP
+from ._core._trees import check_nesting, flat_axes
+from ._engine._levels import VmapLevel
+from ._engine._predictor import Build, mapped_models
+from ._engine._signature import Signature, SignatureLike, fresh_symbol, parsed_signature
 from ._transform import Transformed, built_by_jax, custom_axes, described, require_callable, shared_predictor
-from ._trees import check_nesting, flat_axes
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -203,8 +203,8 @@ def _defer() -> Build:
     """Options axischeck cannot model: the transform defers every answer to JAX."""
 
     def build(fun: Callable[..., Any], held: Callable[..., Any]) -> Any:
-        from ._models import TraceModel
-        from ._predictor import Models
+        from ._engine._models import TraceModel
+        from ._engine._predictor import Models
 
         return Models(TraceModel(held), None, None, None)
 

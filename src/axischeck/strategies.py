@@ -46,13 +46,13 @@ except ImportError as err:  # hypothesis is optional: only this module needs it
         name="hypothesis",
     ) from err
 
-from ._dims import Anonymous, ArraySpec, Fixed, Named, Variadic
-from ._errors import SpecError
-from ._jax_compat import INFER_SPECS
-from ._levels import VmapLevel
-from ._mesh import MeshShape, context_mesh, spec_dims
+from ._core._dims import Anonymous, ArraySpec, Fixed, Named, Variadic
+from ._core._errors import SpecError
+from ._core._jax_compat import INFER_SPECS
+from ._engine._levels import VmapLevel
+from ._engine._mesh import MeshShape, context_mesh, spec_dims
+from ._engine._signature import Signature
 from ._shard_map import ShardMapped
-from ._signature import Signature
 from ._transform import Transformed
 
 __all__ = [

@@ -23,13 +23,13 @@ import jax.numpy as jnp
 import numpy as np
 from jax.typing import DTypeLike
 
-from ._errors import AxisCheckError, SpecError
-from ._jax_compat import backend_initialized
-from ._leaves import shapes_as_structs
-from ._prediction import Prediction
-from ._shape import format_shape
+from ._core._errors import AxisCheckError, SpecError
+from ._core._jax_compat import backend_initialized
+from ._core._leaves import shapes_as_structs
+from ._core._prediction import Prediction
+from ._core._shape import format_shape
+from ._core._trees import leaf_paths
 from ._transform import Transformed
-from ._trees import leaf_paths
 
 __all__ = ["assert_predicts_jax", "check_against_jax", "set_n_cpu_devices"]
 

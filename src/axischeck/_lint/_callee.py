@@ -18,9 +18,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
-from .._annotations import _NOTHING, _dims_of_node
-from .._errors import AxisCheckError
-from .._spec import spec_tree
+from .._core._annotations import _NOTHING, _dims_of_node
+from .._core._errors import AxisCheckError
+from .._core._spec import spec_tree
 from ._literals import UNKNOWN, literal
 from ._module import ASSIGN, CLASS, DEF, IMPORT, Binding, FunctionInfo, ModuleInfo, Scope, unique
 from ._names import PARTIAL, STATICMETHOD, TRANSFORMS, TRANSPARENT, WRAPPERS, TransformKind, qualname

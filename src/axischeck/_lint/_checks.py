@@ -11,8 +11,8 @@ import ast
 from collections.abc import Callable
 from typing import Any
 
-from .._errors import AxisCheckError
-from .._spec import SigCore, core_from_value
+from .._core._errors import AxisCheckError
+from .._core._spec import SigCore, core_from_value
 from ._callee import Callee, Ranks, Resolver, Site, is_default
 from ._flow import Use, expects_failure, uses_of_def, uses_of_value
 from ._literals import UNKNOWN, axes_text, axis_leaves, bad_axis, literal

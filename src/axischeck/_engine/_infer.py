@@ -23,13 +23,13 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
-from ._errors import AxisCheckError, AxisCheckWarning, with_jax_error
-from ._leaves import flatten_call, label_call, parameter_names, resharded, shape_of, shapes_as_structs
-from ._prediction import Prediction
-from ._shape import Shape, format_shape
-from ._signature import Inference, Signature
-from ._steps import ArgRow, MapStep, OutRow, ShardRow, ShardStep
-from ._trace import substituting
+from .._core._errors import AxisCheckError, AxisCheckWarning, with_jax_error
+from .._core._leaves import flatten_call, label_call, parameter_names, resharded, shape_of, shapes_as_structs
+from .._core._prediction import Prediction
+from .._core._shape import Shape, format_shape
+from .._core._steps import ArgRow, MapStep, OutRow, ShardRow, ShardStep
+from .._engine._signature import Inference, Signature
+from .._engine._trace import substituting
 
 DimId = tuple[int, int]
 """One per-example input dim: (flat argument leaf, axis)."""

@@ -13,7 +13,7 @@ from typing import Any, Literal, NamedTuple
 
 import jax
 
-from ._jax_compat import (
+from .._core._jax_compat import (
     JAX_VERSION,
     JAX_VMAP,
     NEGATIVE_COLLECTIVE_AXES_FAIL_LOWERING,
@@ -23,8 +23,8 @@ from ._jax_compat import (
     psum_scatter_size_refused,
     sub_jaxprs,
 )
-from ._leaves import abstract, resharded
-from ._shape import Shape
+from .._core._leaves import abstract, resharded
+from .._core._shape import Shape
 
 
 def _is_abstract(x: object) -> bool:

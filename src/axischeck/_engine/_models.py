@@ -15,18 +15,31 @@ from typing import Any, Protocol
 
 import jax
 
-from ._dims import ANY, ArraySpec, Named, Variadic
-from ._errors import ArgumentError, AxisCheckError, CollectiveError, FunctionError, OutputError, Place, SpecError
-from ._explain import Scene
-from ._jax_compat import einsum_size_mismatch, mismatched_sizes, tiled_scatter_indivisible, vmap_shmap_error_enabled
-from ._leaves import Call, Leaf, check_jax_outputs
-from ._levels import VmapLevel, map_inputs, map_outputs
-from ._shape import Shape, format_shape
-from ._spec import SigCore, SpecTree
-from ._steps import BaseStep, MapStep, ShardStep, SpecRow, Step
-from ._trace import Bound, Env, SilentCollectiveError, batched_outputs, eval_per_example, only_vmaps, under_pmap
-from ._trees import PrefixMismatch, broadcast_prefix, leaf_paths
-from ._unify import Bindings, Conflict, Unifier, resolve, unbound_symbols
+from .._core._dims import ANY, ArraySpec, Named, Variadic
+from .._core._errors import ArgumentError, AxisCheckError, CollectiveError, FunctionError, OutputError, Place, SpecError
+from .._core._explain import Scene
+from .._core._jax_compat import (
+    einsum_size_mismatch,
+    mismatched_sizes,
+    tiled_scatter_indivisible,
+    vmap_shmap_error_enabled,
+)
+from .._core._leaves import Call, Leaf, check_jax_outputs
+from .._core._shape import Shape, format_shape
+from .._core._spec import SigCore, SpecTree
+from .._core._steps import BaseStep, MapStep, ShardStep, SpecRow, Step
+from .._core._trees import PrefixMismatch, broadcast_prefix, leaf_paths
+from .._engine._levels import VmapLevel, map_inputs, map_outputs
+from .._engine._trace import (
+    Bound,
+    Env,
+    SilentCollectiveError,
+    batched_outputs,
+    eval_per_example,
+    only_vmaps,
+    under_pmap,
+)
+from .._engine._unify import Bindings, Conflict, Unifier, resolve, unbound_symbols
 
 
 @dataclass(frozen=True, slots=True)

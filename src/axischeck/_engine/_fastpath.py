@@ -16,15 +16,15 @@ from typing import Any
 
 import jax
 
-from ._axes import _is_axis
-from ._dims import ANY, ArraySpec, Fixed, Named, Variadic
-from ._errors import AxisCheckError
-from ._leaves import Call
-from ._levels import resolve_in_axes
-from ._models import Model, SignatureModel, VmapModel
-from ._shape import Shape
-from ._trees import PrefixMismatch, broadcast_prefix
-from ._unify import resolve
+from .._core._axes import _is_axis
+from .._core._dims import ANY, ArraySpec, Fixed, Named, Variadic
+from .._core._errors import AxisCheckError
+from .._core._leaves import Call
+from .._core._shape import Shape
+from .._core._trees import PrefixMismatch, broadcast_prefix
+from .._engine._levels import resolve_in_axes
+from .._engine._models import Model, SignatureModel, VmapModel
+from .._engine._unify import resolve
 
 Dims = tuple[int, ...]
 

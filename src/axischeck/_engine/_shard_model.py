@@ -18,9 +18,9 @@ import jax
 import numpy as np
 from jax.sharding import PartitionSpec
 
-from ._errors import ArgumentError, AxisCheckError, OutputError, SpecError
-from ._explain import Scene
-from ._jax_compat import (
+from .._core._errors import ArgumentError, AxisCheckError, OutputError, SpecError
+from .._core._explain import Scene
+from .._core._jax_compat import (
     INFER_SPECS,
     JAX_SHARD_MAP,
     psum_scatter_size_refused,
@@ -28,8 +28,11 @@ from ._jax_compat import (
     size_one_axes_leave_types,
     spec_entries,
 )
-from ._leaves import Call, Leaf, abstract, check_jax_outputs, struct
-from ._mesh import (
+from .._core._leaves import Call, Leaf, abstract, check_jax_outputs, struct
+from .._core._shape import Shape
+from .._core._steps import ShardRow, ShardStep, Step
+from .._core._trees import PrefixMismatch, broadcast_prefix, leaf_paths, short_repr
+from .._engine._mesh import (
     MeshShape,
     SpecDims,
     SpecMistake,
@@ -42,10 +45,8 @@ from ._mesh import (
     sharding_spec,
     spec_dims,
 )
-from ._models import Model, Outcome, TraceModel, collective_error, function_error, is_symbolic, traced_outcome
-from ._shape import Shape
-from ._steps import ShardRow, ShardStep, Step
-from ._trace import (
+from .._engine._models import Model, Outcome, TraceModel, collective_error, function_error, is_symbolic, traced_outcome
+from .._engine._trace import (
     Bound,
     Env,
     SilentCollectiveError,
@@ -54,7 +55,6 @@ from ._trace import (
     only_vmaps,
     under_pmap,
 )
-from ._trees import PrefixMismatch, broadcast_prefix, leaf_paths, short_repr
 
 
 def is_spec_leaf(x: object) -> bool:

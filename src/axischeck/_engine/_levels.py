@@ -16,13 +16,13 @@ from typing import Any, Literal
 
 import jax
 
-from ._axes import Axes, _is_axis, canonical_axis
-from ._errors import ArgumentError, AxisCheckError, AxisCheckWarning, OutputError, Place
-from ._explain import Scene
-from ._leaves import Call, Leaf, abstract, resharded
-from ._shape import Shape, format_shape
-from ._steps import ArgRow, MapStep, OutRow, Step
-from ._trees import PrefixMismatch, broadcast_prefix, leaf_paths
+from .._core._axes import Axes, _is_axis, canonical_axis
+from .._core._errors import ArgumentError, AxisCheckError, AxisCheckWarning, OutputError, Place
+from .._core._explain import Scene
+from .._core._leaves import Call, Leaf, abstract, resharded
+from .._core._shape import Shape, format_shape
+from .._core._steps import ArgRow, MapStep, OutRow, Step
+from .._core._trees import PrefixMismatch, broadcast_prefix, leaf_paths
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,9 +9,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
-from ._dims import Anonymous, ArraySpec, Fixed, Named, Variadic
-from ._errors import Place, Size
-from ._shape import Shape
+from .._core._dims import Anonymous, ArraySpec, Fixed, Named, Variadic
+from .._core._errors import Place, Size
+from .._core._shape import Shape
 
 PlaceFn = Callable[[int | None, Size], Place]
 """Names an axis of the array being unified: (per-example axis or None, size) -> Place."""

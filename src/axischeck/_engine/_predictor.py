@@ -17,14 +17,17 @@ from typing import Any, cast
 import jax
 import numpy as np
 
-from ._cache import BoundedCache, PerFunction, held_weakly
-from ._errors import AxisCheckError, AxisCheckWarning, FunctionError, SpecError, with_jax_error
-from ._fastpath import Plan, compile_plan
-from ._jax_compat import spmd_axis_in_shard_map_specs, trace_context
-from ._keys import lookup, shape_key, store, trace_key
-from ._leaves import Call, label_call, parameter_names, struct
-from ._levels import VmapLevel, map_inputs
-from ._models import (
+from .._core._cache import BoundedCache, PerFunction, held_weakly
+from .._core._errors import AxisCheckError, AxisCheckWarning, FunctionError, SpecError, with_jax_error
+from .._core._jax_compat import spmd_axis_in_shard_map_specs, trace_context
+from .._core._keys import lookup, shape_key, store, trace_key
+from .._core._leaves import Call, label_call, parameter_names, struct
+from .._core._prediction import Prediction
+from .._core._steps import MapStep
+from .._core._trees import flat_axes
+from .._engine._fastpath import Plan, compile_plan
+from .._engine._levels import VmapLevel, map_inputs
+from .._engine._models import (
     Model,
     Outcome,
     SignatureModel,
@@ -36,11 +39,8 @@ from ._models import (
     run,
     shape_keyed,
 )
-from ._prediction import Prediction
-from ._signature import Signature
-from ._steps import MapStep
-from ._suggest import suggest, with_suggestions
-from ._trees import flat_axes
+from .._engine._signature import Signature
+from .._engine._suggest import suggest, with_suggestions
 
 _NO_PLAN = Plan((), (), (), None)  # marks a structure the fast path cannot serve
 _UNSET: Any = object()
@@ -133,7 +133,7 @@ class Predictor:
         plain tuples of ints given to `predict` (float32 where they say nothing)."""
         dtypes = self._tuple_dtypes
         if dtypes is None:
-            from ._annotations import declared_dtypes
+            from .._core._annotations import declared_dtypes
 
             by_name = declared_dtypes(self.fun)
             positional = self.params[0] if self.params is not None else []
@@ -368,8 +368,8 @@ def inner_model(
     `held` calls `fun` (through a weak reference) for the models that trace it.
     Returns (model, its per-example signature, a trace-based model for diagnosis).
     """
-    from ._annotations import core_from_annotations
-    from ._transform import Transformed
+    from .._core._annotations import core_from_annotations
+    from .._transform import Transformed
 
     if isinstance(fun, Transformed) and not fun._defers:
         sig = fun.batched_signature  # what the wrapped transform returns
@@ -421,7 +421,7 @@ def mapped_models(
     make_level: Callable[[str, frozenset[str]], VmapLevel],
 ) -> Models:
     """The models of a one-level transform (vmap, pmap) of `fun`."""
-    from ._models import model_symbols
+    from .._engine._models import model_symbols
 
     name = fn_name(fun)
     inner, per_example, fallback_inner = inner_model(fun, held, signature, name)

@@ -9,17 +9,17 @@ from typing import Any
 
 import jax
 
-from ._axes import check_axis_name, check_axis_size, freeze_in_axes, freeze_out_axes
-from ._dims import ANY, ArraySpec, Named, Variadic, parse_signature_text
-from ._errors import ArgumentError, SpecError
-from ._leaves import flatten_call, label_call, shapes_as_structs
-from ._levels import VmapLevel
-from ._models import Model, SignatureModel, VmapModel, run
-from ._prediction import Prediction
-from ._spec import SigCore, SpecTree, core_from_value, spec_tree
-from ._steps import MapStep
-from ._trees import short_repr
-from ._unify import Bindings, Conflict
+from .._core._axes import check_axis_name, check_axis_size, freeze_in_axes, freeze_out_axes
+from .._core._dims import ANY, ArraySpec, Named, Variadic, parse_signature_text
+from .._core._errors import ArgumentError, SpecError
+from .._core._leaves import flatten_call, label_call, shapes_as_structs
+from .._core._prediction import Prediction
+from .._core._spec import SigCore, SpecTree, core_from_value, spec_tree
+from .._core._steps import MapStep
+from .._core._trees import short_repr
+from .._engine._levels import VmapLevel
+from .._engine._models import Model, SignatureModel, VmapModel, run
+from .._engine._unify import Bindings, Conflict
 
 _MISSING: Any = object()
 
