@@ -19,9 +19,9 @@ from typing import Any
 
 import numpy as np
 
-from .._core._dims import Anonymous, ArraySpec, Dim, Fixed, Named, Variadic, is_size, parse_size, quote
-from .._core._errors import AxisCheckError, SpecError
-from .._core._spec import SigCore, SpecTree, spec_tree
+from ._dims import Anonymous, ArraySpec, Dim, Fixed, Named, Variadic, is_size, parse_size, quote
+from ._errors import AxisCheckError, SpecError
+from ._spec import SigCore, SpecTree, spec_tree
 
 _NOTHING = object()
 
@@ -304,7 +304,7 @@ def declared_dtypes(fn: Callable[..., Any]) -> dict[str, Any]:
 
 def _one_dtype(names: tuple[str, ...]) -> Any:
     if "prng_key" in names:
-        from .._core._jax_compat import default_key_dtype
+        from ._jax_compat import default_key_dtype
 
         return default_key_dtype()
     chosen = names[0] if len(names) == 1 else next((d for d in _KIND_DEFAULTS if d in names), None)

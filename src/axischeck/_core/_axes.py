@@ -15,8 +15,8 @@ from typing import Any, SupportsIndex
 import jax
 import numpy as np
 
-from .._core._errors import SpecError
-from .._core._trees import check_nesting, flatten_axes_spec, short_repr
+from ._errors import SpecError
+from ._trees import check_nesting, flatten_axes_spec, short_repr
 
 
 def _is_axis(x: object) -> bool:

@@ -23,8 +23,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from .._core._errors import SpecError
-from .._core._trees import short_repr
+from ._errors import SpecError
+from ._trees import short_repr
 
 MAX_SPEC_CHARS = 100_000
 """The longest signature or dim string accepted (real ones are a few hundred characters)."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .._core._shape import Shape, format_shape
+from ._shape import Shape, format_shape
 
 Size = int | tuple[int, ...]
 

@@ -7,9 +7,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from .._core._errors import AxisCheckError
-from .._core._shape import Shape, format_shape
-from .._core._steps import BaseStep, MapStep, ShardStep, SpecRow, Step
+from ._errors import AxisCheckError
+from ._shape import Shape, format_shape
+from ._steps import BaseStep, MapStep, ShardStep, SpecRow, Step
 
 
 def _shape(s: Shape | None) -> str:

@@ -23,8 +23,8 @@ from typing import Any, cast
 
 import numpy as np
 
-from .._core._jax_compat import TRUSTED_ARRAY_TYPES, trace_context
-from .._core._leaves import array_shape
+from ._jax_compat import TRUSTED_ARRAY_TYPES, trace_context
+from ._leaves import array_shape
 
 _BY_VALUE = (bool, int, float, complex, str, bytes, type(None))
 

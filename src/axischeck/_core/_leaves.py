@@ -12,8 +12,8 @@ import numpy as np
 from jax.sharding import NamedSharding, PartitionSpec
 from jax.tree_util import keystr
 
-from .._core._errors import ArgumentError, Place, Size
-from .._core._jax_compat import (
+from ._errors import ArgumentError, Place, Size
+from ._jax_compat import (
     TRUSTED_ARRAY_TYPES,
     array_type,
     canonical_dtype,
@@ -22,7 +22,7 @@ from .._core._jax_compat import (
     type_spec,
     valid_dtype,
 )
-from .._core._shape import Shape
+from ._shape import Shape
 
 _PY_SCALARS = (bool, int, float, complex)
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from .._core._explain import render_steps
-from .._core._shape import Shape
-from .._core._steps import Step
+from ._explain import render_steps
+from ._shape import Shape
+from ._steps import Step
 
 
 class Prediction:

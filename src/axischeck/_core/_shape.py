@@ -80,7 +80,7 @@ def _checked(items: tuple[Any, ...]) -> tuple[int, ...]:
     out = []
     for i, d in enumerate(items):
         if isinstance(d, (bool, np.bool_)) or not isinstance(d, (int, np.integer)) or d < 0:
-            from .._core._errors import SpecError  # _errors imports this module
+            from ._errors import SpecError  # _errors imports this module
 
             raise SpecError(
                 f"Shape sizes must be ints >= 0, got {_short(d)} (of type {type(d).__name__}) at position {i}"
@@ -90,7 +90,7 @@ def _checked(items: tuple[Any, ...]) -> tuple[int, ...]:
 
 
 def _bad_sequence(dims: object) -> Exception:
-    from .._core._errors import SpecError
+    from ._errors import SpecError
 
     return SpecError(
         f"Shape takes a sequence of sizes like (16, 8), got {_short(dims)} (of type {type(dims).__name__})"

@@ -13,9 +13,9 @@ from typing import Any
 
 import jax
 
-from .._core._dims import ANY, ArraySpec, parse_array_spec, parse_signature_text
-from .._core._errors import SpecError
-from .._core._trees import MAX_DEPTH, short_repr
+from ._dims import ANY, ArraySpec, parse_array_spec, parse_signature_text
+from ._errors import SpecError
+from ._trees import MAX_DEPTH, short_repr
 
 
 class _Text:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .._core._shape import Shape
+from ._shape import Shape
 
 
 @dataclass(frozen=True, slots=True)

@@ -105,7 +105,7 @@ def check_nesting(value: Any, what: str) -> None:
     (A RecursionError inside jaxlib's C++ flatten can leave the interpreter's
     recursion counter raised, so it must never be provoked.)
     """
-    from .._core._errors import SpecError
+    from ._errors import SpecError
 
     stack: list[tuple[Any, int, frozenset[int]]] = [(value, 0, frozenset())]
     while stack:

@@ -22,9 +22,9 @@ from .._core._errors import AxisCheckError
 from .._core._leaves import Call
 from .._core._shape import Shape
 from .._core._trees import PrefixMismatch, broadcast_prefix
-from .._engine._levels import resolve_in_axes
-from .._engine._models import Model, SignatureModel, VmapModel
-from .._engine._unify import resolve
+from ._levels import resolve_in_axes
+from ._models import Model, SignatureModel, VmapModel
+from ._unify import resolve
 
 Dims = tuple[int, ...]
 

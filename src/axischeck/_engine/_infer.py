@@ -28,8 +28,8 @@ from .._core._leaves import flatten_call, label_call, parameter_names, resharded
 from .._core._prediction import Prediction
 from .._core._shape import Shape, format_shape
 from .._core._steps import ArgRow, MapStep, OutRow, ShardRow, ShardStep
-from .._engine._signature import Inference, Signature
-from .._engine._trace import substituting
+from ._signature import Inference, Signature
+from ._trace import substituting
 
 DimId = tuple[int, int]
 """One per-example input dim: (flat argument leaf, axis)."""

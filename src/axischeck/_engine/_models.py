@@ -29,8 +29,8 @@ from .._core._shape import Shape, format_shape
 from .._core._spec import SigCore, SpecTree
 from .._core._steps import BaseStep, MapStep, ShardStep, SpecRow, Step
 from .._core._trees import PrefixMismatch, broadcast_prefix, leaf_paths
-from .._engine._levels import VmapLevel, map_inputs, map_outputs
-from .._engine._trace import (
+from ._levels import VmapLevel, map_inputs, map_outputs
+from ._trace import (
     Bound,
     Env,
     SilentCollectiveError,
@@ -39,7 +39,7 @@ from .._engine._trace import (
     only_vmaps,
     under_pmap,
 )
-from .._engine._unify import Bindings, Conflict, Unifier, resolve, unbound_symbols
+from ._unify import Bindings, Conflict, Unifier, resolve, unbound_symbols
 
 
 @dataclass(frozen=True, slots=True)

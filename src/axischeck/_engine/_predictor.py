@@ -25,9 +25,9 @@ from .._core._leaves import Call, label_call, parameter_names, struct
 from .._core._prediction import Prediction
 from .._core._steps import MapStep
 from .._core._trees import flat_axes
-from .._engine._fastpath import Plan, compile_plan
-from .._engine._levels import VmapLevel, map_inputs
-from .._engine._models import (
+from ._fastpath import Plan, compile_plan
+from ._levels import VmapLevel, map_inputs
+from ._models import (
     Model,
     Outcome,
     SignatureModel,
@@ -39,8 +39,8 @@ from .._engine._models import (
     run,
     shape_keyed,
 )
-from .._engine._signature import Signature
-from .._engine._suggest import suggest, with_suggestions
+from ._signature import Signature
+from ._suggest import suggest, with_suggestions
 
 _NO_PLAN = Plan((), (), (), None)  # marks a structure the fast path cannot serve
 _UNSET: Any = object()
@@ -421,7 +421,7 @@ def mapped_models(
     make_level: Callable[[str, frozenset[str]], VmapLevel],
 ) -> Models:
     """The models of a one-level transform (vmap, pmap) of `fun`."""
-    from .._engine._models import model_symbols
+    from ._models import model_symbols
 
     name = fn_name(fun)
     inner, per_example, fallback_inner = inner_model(fun, held, signature, name)

@@ -32,7 +32,7 @@ from .._core._leaves import Call, Leaf, abstract, check_jax_outputs, struct
 from .._core._shape import Shape
 from .._core._steps import ShardRow, ShardStep, Step
 from .._core._trees import PrefixMismatch, broadcast_prefix, leaf_paths, short_repr
-from .._engine._mesh import (
+from ._mesh import (
     MeshShape,
     SpecDims,
     SpecMistake,
@@ -45,8 +45,8 @@ from .._engine._mesh import (
     sharding_spec,
     spec_dims,
 )
-from .._engine._models import Model, Outcome, TraceModel, collective_error, function_error, is_symbolic, traced_outcome
-from .._engine._trace import (
+from ._models import Model, Outcome, TraceModel, collective_error, function_error, is_symbolic, traced_outcome
+from ._trace import (
     Bound,
     Env,
     SilentCollectiveError,

@@ -13,7 +13,7 @@ from .._core._jax_compat import spec_entries
 from .._core._leaves import shapes_as_structs
 from .._core._shape import Shape
 from .._core._trees import PrefixMismatch, broadcast_prefix, leaf_paths, short_repr
-from .._engine._mesh import SpecMistake, block_shape, check_fits, mesh_shape, spec_dims
+from ._mesh import SpecMistake, block_shape, check_fits, mesh_shape, spec_dims
 
 
 def _is_int_tuple(x: object) -> bool:

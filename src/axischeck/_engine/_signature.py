@@ -17,9 +17,9 @@ from .._core._prediction import Prediction
 from .._core._spec import SigCore, SpecTree, core_from_value, spec_tree
 from .._core._steps import MapStep
 from .._core._trees import short_repr
-from .._engine._levels import VmapLevel
-from .._engine._models import Model, SignatureModel, VmapModel, run
-from .._engine._unify import Bindings, Conflict
+from ._levels import VmapLevel
+from ._models import Model, SignatureModel, VmapModel, run
+from ._unify import Bindings, Conflict
 
 _MISSING: Any = object()
 

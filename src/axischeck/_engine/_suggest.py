@@ -18,8 +18,8 @@ from .._core._jax_compat import unbound_axis_name
 from .._core._leaves import Call, Leaf, abstract, struct
 from .._core._shape import Shape
 from .._core._trees import seq_repr
-from .._engine._levels import map_inputs
-from .._engine._models import Model, VmapModel, is_symbolic, run
+from ._levels import map_inputs
+from ._models import Model, VmapModel, is_symbolic, run
 
 MAX_TRIES = 48
 MAX_SHOWN = 3
