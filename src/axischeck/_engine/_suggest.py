@@ -11,15 +11,17 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 import jax
+from jax.sharding import PartitionSpec
 
 from .._core._axes import freeze_in_axes, freeze_out_axes
 from .._core._errors import AxisCheckError, FunctionError, OutputError
-from .._core._jax_compat import unbound_axis_name
+from .._core._jax_compat import spec_entries, unbound_axis_name
 from .._core._leaves import Call, Leaf, abstract, struct
 from .._core._shape import Shape
 from .._core._trees import seq_repr
 from ._levels import map_inputs
 from ._models import Model, VmapModel, is_symbolic, run
+from ._shard_model import ShardModel
 
 MAX_TRIES = 48
 MAX_SHOWN = 3
@@ -257,6 +259,98 @@ def _axis_name_options(model: VmapModel, call: Call, err: AxisCheckError, budget
     ]
 
 
+def _entries(spec: PartitionSpec) -> list[tuple[str, ...]]:
+    """Each dim's mesh axes in a spec (`None` -> ())."""
+    return [() if e is None else (e,) if isinstance(e, str) else tuple(e) for e in spec_entries(spec)]
+
+
+def _spec_of(entries: list[tuple[str, ...]]) -> PartitionSpec:
+    return PartitionSpec(*[None if not e else e[0] if len(e) == 1 else e for e in entries])  # type: ignore[no-untyped-call]
+
+
+def _with_leaf_shape(call: Call, i: int, shape: tuple[int, ...]) -> Call:
+    leaf = call.args[i]
+    value = struct(Shape(shape), abstract(leaf.value).dtype)
+    new = Leaf(leaf.label, Shape(shape), value, Shape(shape), tuple(range(len(shape))))
+    return Call(call.args[:i] + (new,) + call.args[i + 1 :], call.kwargs, call.arg_params, call.arg_labels)
+
+
+def _shard_in_options(model: ShardModel, call: Call, budget: _Budget) -> list[Suggestion]:
+    """An axis the mesh axes do not divide: shard it over another mesh axis that does, or
+    pad it to a multiple (each checked by the engine)."""
+    o = model.options
+    mesh = o.mesh
+    n = len(call.args)
+    if mesh is None or o.smap_axes is not None or n == 0:
+        return []
+    specs = o.in_specs if isinstance(o.in_specs, tuple) else (o.in_specs,) * n
+    if len(specs) != n:
+        return []
+    found: list[Suggestion] = []
+    for i, (arg, spec) in enumerate(zip(call.args, specs, strict=True)):
+        if not isinstance(arg, Leaf) or arg.shape is None or not isinstance(spec, PartitionSpec):
+            continue
+        entries = _entries(spec)
+        for d, axes in enumerate(entries[: len(arg.shape)]):
+            size, split = arg.shape[d], mesh.size(axes) if axes else 1
+            if not axes or size % split == 0:
+                continue
+            used = {a for e in entries for a in e}
+            for other, other_size in zip(mesh.names, mesh.sizes, strict=True):
+                if other in used or size % other_size or other_size == 1:
+                    continue
+                new_spec = _spec_of([*entries[:d], (other,), *entries[d + 1 :]])
+                new_specs = new_spec if not isinstance(o.in_specs, tuple) else specs[:i] + (new_spec,) + specs[i + 1 :]
+                candidate = replace(model, options=replace(o, in_specs=new_specs))
+                if _works(candidate, call, budget):
+                    found.append(
+                        Suggestion(
+                            f"in_specs={new_specs!r} splits axis {d} of {arg.label} (size {size}) over mesh axis"
+                            f" {other!r} (size {other_size}), which divides it",
+                            (("in_specs", new_specs),),
+                        )
+                    )
+                    break
+            padded = -(-size // split) * split
+            shape = (*arg.shape[:d], padded, *arg.shape[d + 1 :])
+            if _works(model, _with_leaf_shape(call, i, shape), budget):
+                found.append(
+                    Suggestion(
+                        f"pad axis {d} of {arg.label} from {size} to {padded} (a multiple of {split}, e.g. jnp.pad)",
+                        (("pad", (i, d, padded)),),
+                    )
+                )
+            return found  # the first dim that does not divide: the one the error names
+    return found
+
+
+def _shard_out_options(model: ShardModel, call: Call, budget: _Budget) -> list[Suggestion]:
+    """out_specs that promise replication the output does not have: name the mesh axis it
+    varies over (checked by the engine, which asks JAX's trace)."""
+    o = model.options
+    if o.mesh is None or o.smap_axes is not None or not isinstance(o.out_specs, PartitionSpec):
+        return []
+    entries = _entries(o.out_specs)
+    used = {a for e in entries for a in e}
+    manual = o.axis_names or frozenset(o.mesh.names)
+    found: list[Suggestion] = []
+    for axis in (a for a in o.mesh.names if a in manual and a not in used):
+        first_free = next((d for d, e in enumerate(entries) if not e), len(entries))
+        new_entries = [*entries, ()] if first_free == len(entries) else list(entries)
+        new_entries[first_free] = (axis,)
+        new_spec = _spec_of(new_entries)
+        if _works(replace(model, options=replace(o, out_specs=new_spec)), call, budget):
+            found.append(
+                Suggestion(
+                    f"out_specs={new_spec!r}: the output varies over mesh axis {axis!r}, so its blocks are"
+                    f" concatenated along it (or reduce over it with jax.lax.psum / pmean first, or pass"
+                    " check_vma=False if it is replicated in fact)",
+                    (("out_specs", new_spec),),
+                )
+            )
+    return found
+
+
 def suggest(
     model: Model,
     call: Call,
@@ -270,6 +364,10 @@ def suggest(
     `positional`: the same call with its keyword arguments passed by position (and their
     names), when the function takes them in that order.
     """
+    if isinstance(model, ShardModel):
+        budget = _Budget(traces)
+        shard = (_shard_out_options if isinstance(err, OutputError) else _shard_in_options)(model, call, budget)
+        return tuple(shard) if len(shard) <= MAX_SHOWN else ()
     if not isinstance(model, VmapModel):
         return ()
     budget = _Budget(traces)
@@ -300,8 +398,10 @@ def suggest(
 
 
 def with_suggestions(err: AxisCheckError, options: tuple[Suggestion, ...]) -> AxisCheckError:
-    """The same error, its `fix` saying what would work (if the engine found anything)."""
-    if not options or err.fix:
+    """The same error, its `fix` saying what would work (if the engine found anything):
+    options the engine checked replace a general hint, so the Fix line says exactly what
+    `err.suggestions` holds."""
+    if not options:
         return err
     text = "; or ".join(o.text for o in options)
     new = type(err)(
