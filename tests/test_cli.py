@@ -155,3 +155,8 @@ def test_infer_prints_the_signature_to_paste(tmp_path: Path) -> None:
         cwd=tmp_path,
     )
     assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1 and "mymodel has no missing" in bad.stderr
+
+
+def test_explain_proposes_a_checked_fix() -> None:
+    r = cli("explain", EINSUM, "--in-axes", "(0,0,0)", "16x8x4", "4x16x2", "16x8x2", "--names", "x,y,z")
+    assert r.returncode == 1 and "Fix: in_axes=(0, 1, 0) would map y's axis 1 (size 16)" in r.stdout

@@ -172,3 +172,11 @@ def test_an_unbound_axis_name_is_bound_by_the_fix() -> None:
     with pytest.raises(NameError) as called:  # a call raises JAX's own error, with the fix in a note
         f(X)
     assert "Fix: axis_name='batch'" in called.value.__notes__[-1]
+
+
+def test_a_bare_signature_proposes_fixes_too() -> None:
+    lifted = ax.Signature("(a,b),(b,c),(a,c)->(a,c)").vmap(in_axes=(0, 0, 0))
+    err = _refused(lambda: lifted.predict((16, 8, 4), (4, 16, 2), (16, 8, 2)))
+    assert [s.as_kwargs() for s in err.suggestions] == [{"in_axes": (0, 1, 0)}]
+    fixed = ax.Signature("(a,b),(b,c),(a,c)->(a,c)").vmap(**err.suggestions[0].as_kwargs())  # an option of .vmap
+    assert fixed.predict((16, 8, 4), (4, 16, 2), (16, 8, 2)).shapes == (16, 8, 2)

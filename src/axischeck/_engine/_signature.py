@@ -11,7 +11,7 @@ import jax
 
 from .._core._axes import check_axis_name, check_axis_size, freeze_in_axes, freeze_out_axes
 from .._core._dims import ANY, ArraySpec, Named, Variadic, parse_signature_text
-from .._core._errors import ArgumentError, SpecError
+from .._core._errors import ArgumentError, AxisCheckError, SpecError
 from .._core._leaves import flatten_call, label_call, shapes_as_structs
 from .._core._prediction import Prediction
 from .._core._spec import SigCore, SpecTree, core_from_value, spec_tree
@@ -240,7 +240,13 @@ class Signature:
         Shape(8, 2)
         ```
         """
-        outcome = run(self.model(), self._call(args, kwargs))
+        model, call = self.model(), self._call(args, kwargs)
+        try:
+            outcome = run(model, call)
+        except AxisCheckError as err:
+            from ._suggest import suggest, with_suggestions  # the fix search runs the engine
+
+            raise with_suggestions(err, suggest(model, call, err)).with_traceback(None) from err.__cause__
         maps = [s for s in outcome.steps if isinstance(s, MapStep)]
         return Prediction(outcome.shapes, maps[0].axis_size if maps else None, outcome.steps)
 
