@@ -11,7 +11,7 @@ import jax
 from jax.core import Tracer
 
 from ._core._errors import AxisCheckError, FunctionError, OutputError, with_jax_error
-from ._core._jax_compat import vmappable_value
+from ._core._jax_compat import unbound_axis_name, vmappable_value
 from ._core._leaves import flatten_call, shape_of
 from ._core._prediction import Prediction
 from ._core._shape import format_shape
@@ -82,7 +82,8 @@ def _diagnosis(
         return None
     ours = shell._predictor.diagnose(args, kwargs)
     if isinstance(ours, FunctionError):
-        ours = shell._predictor.with_fix(ours, args, kwargs, CALL_FIX_TRACES)
+        if unbound_axis_name(err) is not None:  # the per-example failure a fix often settles
+            ours = shell._predictor.with_fix(ours, args, kwargs, CALL_FIX_TRACES)
         unit = "per device" if "per-device" in ours.problem else "per example"
         lines = [f"axischeck: {ours.transform or shell._describe()}: the failure happens {unit}:"]
         lines += ["  " + row for row in (ours.table or "").splitlines()]

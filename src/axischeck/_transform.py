@@ -33,8 +33,10 @@ T = TypeVar("T")
 _SHOWN_FROM_JAX = ("__name__", "__qualname__", "__module__", "__doc__")
 
 # A failing predict may run the function once to fail and this many times to try fixes
-# (7 in all); a failing call once to fail, once to try fixes and once for JAX's verdict.
-PREDICT_FIX_TRACES = 6
+# (3 in all: a failure costs about what 3 eval_shapes do); a failing call once to fail,
+# once to try fixes and once for JAX's verdict. Candidates the transform's own checks
+# refuse cost no trace, so the budget goes to the ones that pass them.
+PREDICT_FIX_TRACES = 2
 
 
 class Transformed(Generic[P, R]):
