@@ -1487,3 +1487,25 @@ def test_warnings_survive_a_failing_check() -> None:
 
     with pytest.warns(RuntimeWarning, match="about to fail"), pytest.raises(TypeError):
         ax.vmap(f)(jnp.ones((2, 3)))
+
+
+def test_a_function_collected_while_the_predictor_table_is_locked_does_not_deadlock() -> None:
+    # The garbage collector may run a weakref callback inside any allocation, including one
+    # made while the table's lock is held (it hung a pmap test on Python 3.13 once).
+    from axischeck._core._cache import PerFunction
+
+    table: PerFunction[object] = PerFunction()
+
+    def scenario() -> None:
+        def fun() -> None: ...
+
+        table.get_or_make(fun, "options", object)
+        with table._lock:
+            del fun
+            gc.collect()  # runs the callback for fun right here
+
+    worker = threading.Thread(target=scenario, daemon=True)
+    worker.start()
+    worker.join(timeout=30)
+    assert not worker.is_alive(), "the weakref callback waited for the lock its own thread holds"
+    assert len(table) == 0

@@ -47,12 +47,16 @@ class PerFunction(Generic[V]):
     makes a fresh value). Each function keeps at most `per_function` option sets.
     """
 
-    __slots__ = ("_entries", "_lock", "per_function")
+    __slots__ = ("_entries", "_gone", "_lock", "per_function")
 
     def __init__(self, per_function: int = 32) -> None:
         self.per_function = per_function
         self._entries: dict[int, tuple[weakref.ref[Any], dict[Hashable, V]]] = {}
         self._lock = threading.Lock()
+        # Functions collected since the last store. A weakref callback can run inside any
+        # allocation, even one made while this thread holds `_lock` (the garbage collector
+        # runs it there), so it only notes the death; stores drop the entries.
+        self._gone: list[tuple[int, weakref.ref[Any]]] = []
 
     def get_or_make(self, fun: object, options: Hashable | None, make: Callable[[], V]) -> V:
         if options is None:
@@ -72,6 +76,7 @@ class PerFunction(Generic[V]):
         except TypeError:
             return value
         with self._lock:
+            self._drop_gone()
             entry = self._entries.get(id(fun))
             if entry is None or entry[0]() is not fun:
                 entry = (ref, {})
@@ -84,15 +89,22 @@ class PerFunction(Generic[V]):
 
     def _forget(self, key: int) -> Callable[[weakref.ref[Any]], None]:
         def forget(ref: weakref.ref[Any]) -> None:
-            with self._lock:
-                entry = self._entries.get(key)
-                if entry is not None and entry[0] is ref:
-                    del self._entries[key]
+            self._gone.append((key, ref))  # no lock: see __init__ (list.append is atomic)
 
         return forget
 
+    def _drop_gone(self) -> None:
+        """Drop the entries of collected functions (with `_lock` held)."""
+        while self._gone:
+            key, ref = self._gone.pop()
+            entry = self._entries.get(key)
+            if entry is not None and entry[0] is ref:
+                del self._entries[key]
+
     def __len__(self) -> int:
-        return len(self._entries)
+        with self._lock:
+            self._drop_gone()
+            return len(self._entries)
 
 
 class WeakCallable:
