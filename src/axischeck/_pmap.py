@@ -14,8 +14,8 @@ from ._core._jax_compat import JAX_PMAP
 from ._core._leaves import shapes_as_structs
 from ._core._prediction import Prediction
 from ._core._trees import short_repr
-from ._engine._levels import VmapLevel
-from ._engine._models import VmapModel
+from ._engine._levels import MapLevel
+from ._engine._models import MapModel
 from ._engine._predictor import Build, mapped_models
 from ._engine._signature import SignatureLike, fresh_symbol, parsed_signature
 from ._transform import Transformed, built_by_jax, custom_axes, described, require_callable, shared_predictor
@@ -104,9 +104,9 @@ class Pmapped(Transformed[P, R]):
             # JAX ignores negative static argnums (the argument is then dynamic).
             statics = tuple(sorted(n for n in static if n >= 0))
 
-            def level(name: str, taken: frozenset[str]) -> VmapLevel:
+            def level(name: str, taken: frozenset[str]) -> MapLevel:
                 symbol = fresh_symbol(taken, axis_name)
-                return VmapLevel(frozen_in, frozen_out, size, axis_name, False, name, symbol, "pmap", count, statics)
+                return MapLevel(frozen_in, frozen_out, size, axis_name, False, name, symbol, "pmap", count, statics)
 
             return lambda f, held: mapped_models(f, held, sig, level)
 
@@ -131,7 +131,7 @@ class Pmapped(Transformed[P, R]):
         if type(devices) is not int or devices < 1:
             raise SpecError(f"predict_with_devices needs a device count >= 1, got {short_repr(devices)}")
         model = self.model
-        assert isinstance(model, VmapModel)
+        assert isinstance(model, MapModel)
         model = replace(model, level=replace(model.level, devices=devices))
         args, kwargs = shapes_as_structs(args, kwargs, self._predictor.tuple_dtypes)
         try:

@@ -9,7 +9,7 @@ from ._core._axes import check_axis_name, check_axis_size, check_flag, check_has
 from ._core._errors import SpecError
 from ._core._jax_compat import JAX_VMAP
 from ._core._trees import check_nesting, flat_axes
-from ._engine._levels import VmapLevel
+from ._engine._levels import MapLevel
 from ._engine._predictor import Build, mapped_models
 from ._engine._signature import Signature, SignatureLike, fresh_symbol, parsed_signature
 from ._transform import Transformed, built_by_jax, custom_axes, described, require_callable, shared_predictor
@@ -74,9 +74,9 @@ class Vmapped(Transformed[P, R]):
                 else (spmd_axis_name,)
             )
 
-            def level(name: str, taken: frozenset[str]) -> VmapLevel:
+            def level(name: str, taken: frozenset[str]) -> MapLevel:
                 symbol = fresh_symbol(taken, axis_name)
-                return VmapLevel(frozen_in, frozen_out, size, axis_name, match, name, symbol, spmd=spmd)
+                return MapLevel(frozen_in, frozen_out, size, axis_name, match, name, symbol, spmd=spmd)
 
             return lambda f, held: mapped_models(f, held, sig, level)
 

@@ -49,7 +49,7 @@ except ImportError as err:  # hypothesis is optional: only this module needs it
 from ._core._dims import Anonymous, ArraySpec, Fixed, Named, Variadic
 from ._core._errors import SpecError
 from ._core._jax_compat import INFER_SPECS
-from ._engine._levels import VmapLevel
+from ._engine._levels import MapLevel
 from ._engine._mesh import MeshShape, context_mesh, spec_dims
 from ._engine._signature import Signature
 from ._shard_map import ShardMapped
@@ -347,7 +347,7 @@ def _to_arrays(
     )
 
 
-def _levels_of(fn: Transformed[..., Any]) -> tuple[Signature, tuple[VmapLevel, ...]]:
+def _levels_of(fn: Transformed[..., Any]) -> tuple[Signature, tuple[MapLevel, ...]]:
     """The per-example signature of a decorated function and its mapping levels."""
     if not isinstance(fn, Transformed):
         raise SpecError(
@@ -423,7 +423,7 @@ def arguments_for(
     named = {d.name for spec in _input_specs(core) for d in spec.dims if isinstance(d, Named)}
     shard = fn if isinstance(fn, ShardMapped) else None
 
-    def batch_size(level: VmapLevel) -> st.SearchStrategy[int]:
+    def batch_size(level: MapLevel) -> st.SearchStrategy[int]:
         if level.axis_size is not None:
             return st.just(level.axis_size)
         cap = min(max_batch, level.devices) if level.kind == "pmap" and level.devices else max_batch

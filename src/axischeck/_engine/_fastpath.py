@@ -23,7 +23,7 @@ from .._core._leaves import Call
 from .._core._shape import Shape
 from .._core._trees import PrefixMismatch, broadcast_prefix
 from ._levels import resolve_in_axes
-from ._models import Model, SignatureModel, VmapModel
+from ._models import MapModel, Model, SignatureModel
 from ._unify import resolve
 
 Dims = tuple[int, ...]
@@ -129,8 +129,8 @@ def _match(spec: ArraySpec, shape: Dims, sizes: dict[str, int | Dims]) -> bool:
 
 def compile_plan(model: Model, call: Call) -> Plan | None:
     """A plan for `model` on calls shaped like `call`, or None if it needs the engine."""
-    levels: list[VmapModel] = []
-    while isinstance(model, VmapModel):
+    levels: list[MapModel] = []
+    while isinstance(model, MapModel):
         levels.append(model)
         model = model.inner
     if not isinstance(model, SignatureModel) or model.core.output is None or model.inputs_only:

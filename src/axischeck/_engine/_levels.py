@@ -1,6 +1,6 @@
 """Mapping levels: one `vmap` or `pmap` applied to a call, inputs in and outputs out.
 
-A `VmapLevel` resolves its in_axes against the call's leaves, checks ranks and batch
+A `MapLevel` resolves its in_axes against the call's leaves, checks ranks and batch
 sizes in JAX's order and strips the mapped axes (`map_inputs`); after the per-example
 model has answered, it inserts the batch dim per out_axes (`map_outputs`). Every
 failure carries the derivation so far, so messages name the user's arguments and axes.
@@ -26,7 +26,7 @@ from .._core._trees import PrefixMismatch, broadcast_prefix, leaf_paths
 
 
 @dataclass(frozen=True, slots=True)
-class VmapLevel:
+class MapLevel:
     """One mapping level (`vmap`, or `pmap` over devices): validated options and names.
 
     A pmap level differs from a vmap level only where JAX's pmap does
@@ -65,7 +65,7 @@ class VmapLevel:
 
 
 def _mismatch_error(
-    level: VmapLevel, where: str, owner: str, m: PrefixMismatch, trail: tuple[Step, ...], cls: type[AxisCheckError]
+    level: MapLevel, where: str, owner: str, m: PrefixMismatch, trail: tuple[Step, ...], cls: type[AxisCheckError]
 ) -> AxisCheckError:
     return Scene(trail, level.describe()).error(
         cls,
@@ -74,7 +74,7 @@ def _mismatch_error(
     )
 
 
-def resolve_in_axes(level: VmapLevel, call: Call, trail: tuple[Step, ...]) -> list[int | None]:
+def resolve_in_axes(level: MapLevel, call: Call, trail: tuple[Step, ...]) -> list[int | None]:
     """The in_axes entry of every flat leaf (kwargs always 0), as `jax.vmap` resolves it."""
     spec = level.in_axes.value
     if level.kind == "pmap":
@@ -109,7 +109,7 @@ def resolve_in_axes(level: VmapLevel, call: Call, trail: tuple[Step, ...]) -> li
     return axes
 
 
-def _pmap_argument_checks(level: VmapLevel, call: Call, trail: tuple[Step, ...]) -> None:
+def _pmap_argument_checks(level: MapLevel, call: Call, trail: tuple[Step, ...]) -> None:
     """pmap's rules for static_broadcasted_argnums (pmap.py): passed positionally, hashable."""
     for i in level.static:
         if i >= len(call.args):
@@ -129,7 +129,7 @@ def _pmap_argument_checks(level: VmapLevel, call: Call, trail: tuple[Step, ...])
 
 
 def _pmap_size_checks(
-    level: VmapLevel, leaves: list[Leaf], axes: list[int | None], fail: Callable[..., AxisCheckError]
+    level: MapLevel, leaves: list[Leaf], axes: list[int | None], fail: Callable[..., AxisCheckError]
 ) -> None:
     """What pmap rejects (or answers wrongly) that vmap accepts."""
     if not any(a is not None and leaf.shape is not None for leaf, a in zip(leaves, axes, strict=True)):
@@ -148,7 +148,7 @@ def _pmap_size_checks(
             )
 
 
-def map_inputs(level: VmapLevel, call: Call, trail: tuple[Step, ...]) -> tuple[int, Call, MapStep, list[int | None]]:
+def map_inputs(level: MapLevel, call: Call, trail: tuple[Step, ...]) -> tuple[int, Call, MapStep, list[int | None]]:
     """Check ranks and batch sizes; strip the mapped axes. Mirrors api.py:vmap_f."""
     leaves, treedef = call.flat()
     axes = resolve_in_axes(level, call, trail)
@@ -271,7 +271,7 @@ def _range_fix(leaf: Leaf, axis: int) -> str | None:
 
 
 def map_outputs(
-    level: VmapLevel,
+    level: MapLevel,
     size: int,
     shapes: Any,
     is_batched: Callable[[int], bool],

@@ -1,6 +1,6 @@
 """The models: how a call's outputs follow from its inputs.
 
-Data flows one way: a `Call` of labelled leaves -> each `VmapModel` maps it through its
+Data flows one way: a `Call` of labelled leaves -> each `MapModel` maps it through its
 level (`_levels.py`) -> the innermost model gives per-example outputs, from a signature
 (`SignatureModel`, pure unification) or an abstract trace (`TraceModel`) -> each level
 inserts its batch dim per out_axes on the way back out.
@@ -29,7 +29,7 @@ from .._core._shape import Shape, format_shape
 from .._core._spec import SigCore, SpecTree
 from .._core._steps import BaseStep, MapStep, ShardStep, SpecRow, Step
 from .._core._trees import PrefixMismatch, broadcast_prefix, leaf_paths
-from ._levels import VmapLevel, map_inputs, map_outputs
+from ._levels import MapLevel, map_inputs, map_outputs
 from ._trace import (
     Bound,
     Env,
@@ -72,10 +72,11 @@ def chain(model: Model) -> Iterator[Model]:
 
 
 @dataclass(frozen=True, slots=True)
-class VmapModel:
-    """`vmap` of an inner model. `fn` (the mapped callable) settles out_axes=None."""
+class MapModel:
+    """A mapping level (vmap, or pmap over devices) around an inner model. `fn` (the mapped
+    callable) settles out_axes=None."""
 
-    level: VmapLevel
+    level: MapLevel
     inner: Model
     fn: Callable[..., Any] | None = None
 
@@ -108,7 +109,7 @@ class VmapModel:
         if not self.level.spmd or not vmap_shmap_error_enabled():
             return
         inner: Any = self.inner
-        while isinstance(inner, VmapModel):
+        while isinstance(inner, MapModel):
             inner = inner.inner
         for where, axes in getattr(inner, "spec_axes", dict)().items():
             clash = sorted(map(str, self.level.spmd & axes))
@@ -126,7 +127,7 @@ class _Probe:
     """Asks JAX which outputs are batched, only when out_axes has None entries: one
     trace answers for every output."""
 
-    model: VmapModel
+    model: MapModel
     call: Call
     axes: list[int | None]
     size: int
@@ -527,7 +528,7 @@ def model_symbols(model: Model) -> frozenset[str]:
     for m in chain(model):
         if isinstance(m, SignatureModel):
             symbols |= m.core.symbols
-        elif isinstance(m, VmapModel):
+        elif isinstance(m, MapModel):
             symbols.add(m.level.symbol)
     return frozenset(symbols)
 

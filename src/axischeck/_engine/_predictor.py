@@ -26,13 +26,13 @@ from .._core._prediction import Prediction
 from .._core._steps import MapStep
 from .._core._trees import flat_axes
 from ._fastpath import Plan, compile_plan
-from ._levels import VmapLevel, map_inputs
+from ._levels import MapLevel, map_inputs
 from ._models import (
+    MapModel,
     Model,
     Outcome,
     SignatureModel,
     TraceModel,
-    VmapModel,
     chain,
     inputs_only,
     is_symbolic,
@@ -77,7 +77,7 @@ def _may_answer_silently(model: Model) -> bool:
     outputs. shard_map rejects its own mistakes (at trace or lowering, where a failed call
     is diagnosed), so it costs no trace of ours: JAX's trace counts stay JAX's."""
     return any(
-        isinstance(m, VmapModel) and (m.level.kind == "pmap" or m.level.axis_name is not None) for m in chain(model)
+        isinstance(m, MapModel) and (m.level.kind == "pmap" or m.level.axis_name is not None) for m in chain(model)
     )
 
 
@@ -260,7 +260,7 @@ class Predictor:
         call = self.label(args, kwargs)
         if models.input_model is not None:
             run(models.input_model, call)
-        elif isinstance(models.model, VmapModel):
+        elif isinstance(models.model, MapModel):
             map_inputs(models.model.level, call, ())
         store(self._passed, key, True)
 
@@ -418,7 +418,7 @@ def mapped_models(
     fun: Callable[..., Any],
     held: Callable[..., Any],
     signature: Any,
-    make_level: Callable[[str, frozenset[str]], VmapLevel],
+    make_level: Callable[[str, frozenset[str]], MapLevel],
 ) -> Models:
     """The models of a one-level transform (vmap, pmap) of `fun`."""
     from ._models import model_symbols
@@ -427,6 +427,6 @@ def mapped_models(
     inner, per_example, fallback_inner = inner_model(fun, held, signature, name)
     taken = (per_example.symbols if per_example is not None else frozenset()) | model_symbols(inner)
     level = make_level(name, taken)
-    fallback = VmapModel(level, fallback_inner, held) if fallback_inner is not None else None
+    fallback = MapModel(level, fallback_inner, held) if fallback_inner is not None else None
     batched = Signature._make(per_example.core, per_example.levels + (level,)) if per_example is not None else None
-    return Models(VmapModel(level, inner, held), fallback, per_example, batched)
+    return Models(MapModel(level, inner, held), fallback, per_example, batched)

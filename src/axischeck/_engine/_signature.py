@@ -17,8 +17,8 @@ from .._core._prediction import Prediction
 from .._core._spec import SigCore, SpecTree, core_from_value, spec_tree
 from .._core._steps import MapStep
 from .._core._trees import short_repr
-from ._levels import VmapLevel
-from ._models import Model, SignatureModel, VmapModel, run
+from ._levels import MapLevel
+from ._models import MapModel, Model, SignatureModel, run
 from ._unify import Bindings, Conflict
 
 _MISSING: Any = object()
@@ -79,7 +79,7 @@ class Signature:
     __slots__ = ("_core", "_hash", "_inference", "_levels")
 
     _core: SigCore
-    _levels: tuple[VmapLevel, ...]
+    _levels: tuple[MapLevel, ...]
     _inference: Inference | None  # how infer_signature found it: not part of the value
     _hash: int | None  # computed at first use
 
@@ -115,7 +115,7 @@ class Signature:
         return (_rebuild, (self._core, self._levels))
 
     @classmethod
-    def _make(cls, core: SigCore, levels: tuple[VmapLevel, ...] = (), inference: Inference | None = None) -> Signature:
+    def _make(cls, core: SigCore, levels: tuple[MapLevel, ...] = (), inference: Inference | None = None) -> Signature:
         sig = cls.__new__(cls)
         object.__setattr__(sig, "_core", core)
         object.__setattr__(sig, "_levels", levels)
@@ -131,7 +131,7 @@ class Signature:
         return self._core
 
     @property
-    def levels(self) -> tuple[VmapLevel, ...]:
+    def levels(self) -> tuple[MapLevel, ...]:
         """The vmap levels applied so far, innermost first."""
         return self._levels
 
@@ -186,7 +186,7 @@ class Signature:
             ),
         )
         out_axes: Any = 0 if outs is None else (out_list[0] if len(out_list) == 1 else tuple(out_list))
-        level = VmapLevel(freeze_in_axes(in_axes), freeze_out_axes(out_axes), fn_name="", symbol=over)
+        level = MapLevel(freeze_in_axes(in_axes), freeze_out_axes(out_axes), fn_name="", symbol=over)
         return cls._make(core, (level,))
 
     def vmap(
@@ -205,7 +205,7 @@ class Signature:
         ```
         """
         check_axis_name(axis_name)
-        level = VmapLevel(
+        level = MapLevel(
             freeze_in_axes(in_axes),
             freeze_out_axes(out_axes),
             check_axis_size(axis_size),
@@ -221,7 +221,7 @@ class Signature:
         """The prediction model: the signature, wrapped by each vmap level."""
         model: Model = SignatureModel(self._core, inputs_only=inputs_only)
         for level in self._levels:
-            model = VmapModel(level, model)
+            model = MapModel(level, model)
         return model
 
     def _call(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
@@ -352,7 +352,7 @@ class Signature:
 Signature.__module__ = "axischeck"
 
 
-def _rebuild(core: SigCore, levels: tuple[VmapLevel, ...], inference: Inference | None = None) -> Signature:
+def _rebuild(core: SigCore, levels: tuple[MapLevel, ...], inference: Inference | None = None) -> Signature:
     """Unpickle a `Signature` (see `Signature.__reduce__`)."""
     return Signature._make(core, levels, inference)
 
@@ -380,7 +380,7 @@ def _insert(
     return dims[:c] + [symbol] + dims[c:], spec_dims[:c] + (Named(symbol),) + spec_dims[c:]
 
 
-def _render(core: SigCore, levels: tuple[VmapLevel, ...]) -> str:
+def _render(core: SigCore, levels: tuple[MapLevel, ...]) -> str:
     """Fold the levels into the dims where every position is certain; else show them."""
     if not levels:
         return str(core)

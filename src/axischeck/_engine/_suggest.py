@@ -20,7 +20,7 @@ from .._core._leaves import Call, Leaf, abstract, struct
 from .._core._shape import Shape
 from .._core._trees import seq_repr
 from ._levels import map_inputs
-from ._models import Model, VmapModel, is_symbolic, run
+from ._models import MapModel, Model, is_symbolic, run
 from ._shard_model import ShardModel
 
 MAX_TRIES = 48
@@ -52,7 +52,7 @@ class _Budget:
 
 
 def _works(model: Model, call: Call, budget: _Budget) -> bool:
-    if isinstance(model, VmapModel):
+    if isinstance(model, MapModel):
         try:  # the level's own checks run no user code: they cost no trace
             map_inputs(model.level, call, ())
         except Exception:
@@ -77,7 +77,7 @@ def _describe_arg(call: Call, i: int, axis: int | None) -> str:
     return f"map {name}'s axis {axis} (size {size})"
 
 
-def _in_axes_options(model: VmapModel, call: Call, budget: _Budget) -> list[Suggestion]:
+def _in_axes_options(model: MapModel, call: Call, budget: _Budget) -> list[Suggestion]:
     current = model.level.in_axes.value
     n = len(call.args)
     if n == 0:
@@ -111,7 +111,7 @@ def _in_axes_options(model: VmapModel, call: Call, budget: _Budget) -> list[Sugg
                     cand[i] = v
                 axes = tuple(cand)
                 level = replace(model.level, in_axes=freeze_in_axes(axes))
-                if _works(VmapModel(level, model.inner, model.fn), call, budget):
+                if _works(MapModel(level, model.inner, model.fn), call, budget):
                     why = " and ".join(_describe_arg(call, i, v) for i, v in zip(idx, values, strict=True))
                     found.append(Suggestion(f"in_axes={seq_repr(axes)} would {why}", (("in_axes", axes),)))
         if found:
@@ -119,10 +119,10 @@ def _in_axes_options(model: VmapModel, call: Call, budget: _Budget) -> list[Sugg
     return found
 
 
-def _axis_size_options(model: VmapModel, call: Call, budget: _Budget) -> list[Suggestion]:
+def _axis_size_options(model: MapModel, call: Call, budget: _Budget) -> list[Suggestion]:
     if model.level.axis_size is None:
         return []
-    without = VmapModel(replace(model.level, axis_size=None), model.inner, model.fn)
+    without = MapModel(replace(model.level, axis_size=None), model.inner, model.fn)
     if not budget.allows(without):
         return []
     try:
@@ -133,7 +133,7 @@ def _axis_size_options(model: VmapModel, call: Call, budget: _Budget) -> list[Su
     return [Suggestion(f"axis_size={size} (or leave it out) matches the mapped arguments", (("axis_size", size),))]
 
 
-def _out_axes_options(model: VmapModel, call: Call, budget: _Budget) -> list[Suggestion]:
+def _out_axes_options(model: MapModel, call: Call, budget: _Budget) -> list[Suggestion]:
     current = model.level.out_axes.value
     if not (current is None or type(current) is int):
         return []
@@ -142,7 +142,7 @@ def _out_axes_options(model: VmapModel, call: Call, budget: _Budget) -> list[Sug
         if cand == current:
             continue
         level = replace(model.level, out_axes=freeze_out_axes(cand))
-        if _works(VmapModel(level, model.inner, model.fn), call, budget):
+        if _works(MapModel(level, model.inner, model.fn), call, budget):
             found.append(Suggestion(f"out_axes={cand}", (("out_axes", cand),)))
             break
     return found
@@ -157,7 +157,7 @@ def _transposed(call: Call, i: int, perm: tuple[int, ...]) -> Call:
     return Call(call.args[:i] + (new,) + call.args[i + 1 :], call.kwargs, call.arg_params, call.arg_labels)
 
 
-def _transpose_options(model: VmapModel, call: Call, budget: _Budget) -> list[Suggestion]:
+def _transpose_options(model: MapModel, call: Call, budget: _Budget) -> list[Suggestion]:
     """Transposing one argument, when no change of axes does it (arrays of rank <= 4)."""
     found: list[Suggestion] = []
     tries = 0
@@ -186,7 +186,7 @@ def _transpose_options(model: VmapModel, call: Call, budget: _Budget) -> list[Su
     return found
 
 
-def _keyword_options(model: VmapModel, positional: Call, moved: tuple[str, ...], budget: _Budget) -> list[Suggestion]:
+def _keyword_options(model: MapModel, positional: Call, moved: tuple[str, ...], budget: _Budget) -> list[Suggestion]:
     """Keyword arguments with in_axes entries meant for them: JAX maps keywords over axis 0
     and gives them no entry, so the fix is to pass them by position (never an entry for
     a keyword). `positional` is the call with `moved` passed by position."""
@@ -212,7 +212,7 @@ def _tupled(axes: Any) -> Any:
     return axes
 
 
-def _structure_options(model: VmapModel, call: Call, budget: _Budget) -> list[Suggestion]:
+def _structure_options(model: MapModel, call: Call, budget: _Budget) -> list[Suggestion]:
     """in_axes written in the wrong shape: lists inside where the arguments hold tuples, a
     tuple of the wrong length, the axes of one tuple argument not nested in a 1-tuple."""
     axes = model.level.in_axes.value
@@ -238,18 +238,18 @@ def _structure_options(model: VmapModel, call: Call, budget: _Budget) -> list[Su
             continue
         seen.append(cand)
         level = replace(model.level, in_axes=freeze_in_axes(cand))
-        if _works(VmapModel(level, model.inner, model.fn), call, budget):
+        if _works(MapModel(level, model.inner, model.fn), call, budget):
             found.append(Suggestion(f"in_axes={seq_repr(cand)} ({why})", (("in_axes", cand),)))
     return found
 
 
-def _axis_name_options(model: VmapModel, call: Call, err: AxisCheckError, budget: _Budget) -> list[Suggestion]:
+def _axis_name_options(model: MapModel, call: Call, err: AxisCheckError, budget: _Budget) -> list[Suggestion]:
     """A collective over a name no transform binds: naming this vmap's axis so."""
     name = unbound_axis_name(err.__cause__ or err)
     if name is None or model.level.axis_name == name:
         return []
     level = replace(model.level, axis_name=name)
-    if not _works(VmapModel(level, model.inner, model.fn), call, budget):
+    if not _works(MapModel(level, model.inner, model.fn), call, budget):
         return []
     bound = "no axis name" if model.level.axis_name is None else f"axis_name={model.level.axis_name!r}"
     return [
@@ -368,7 +368,7 @@ def suggest(
         budget = _Budget(traces)
         shard = (_shard_out_options if isinstance(err, OutputError) else _shard_in_options)(model, call, budget)
         return tuple(shard) if len(shard) <= MAX_SHOWN else ()
-    if not isinstance(model, VmapModel):
+    if not isinstance(model, MapModel):
         return ()
     budget = _Budget(traces)
     if positional is not None and isinstance(model.level.in_axes.value, tuple):
