@@ -3,7 +3,9 @@ one way the engine builds an error: from the scene where it found the mistake.""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -158,4 +160,20 @@ class Scene:
         return Scene((*self.trail, step), self.transform)
 
     def error(self, cls: type[E], problem: str, **facts: Any) -> E:
-        return cls(problem, transform=self.transform, table=table_so_far(self.trail), **facts)
+        table = table_so_far(self.trail) if _TABLES.get() else None
+        return cls(problem, transform=self.transform, table=table, **facts)
+
+
+_TABLES: ContextVar[bool] = ContextVar("axischeck_error_tables", default=True)
+"""Whether errors render their table: not while the fix search only asks whether an
+option works (its errors are never shown; rendering them cost most of a failure)."""
+
+
+@contextmanager
+def tables_unread() -> Iterator[None]:
+    """Within: engine errors carry no table (nobody will read it)."""
+    token = _TABLES.set(False)
+    try:
+        yield
+    finally:
+        _TABLES.reset(token)

@@ -15,6 +15,7 @@ from jax.sharding import PartitionSpec
 
 from .._core._axes import freeze_in_axes, freeze_out_axes
 from .._core._errors import AxisCheckError, FunctionError, OutputError
+from .._core._explain import tables_unread
 from .._core._jax_compat import spec_entries, unbound_axis_name
 from .._core._leaves import Call, Leaf, abstract, struct
 from .._core._shape import Shape
@@ -54,13 +55,15 @@ class _Budget:
 def _works(model: Model, call: Call, budget: _Budget) -> bool:
     if isinstance(model, MapModel):
         try:  # the level's own checks run no user code: they cost no trace
-            map_inputs(model.level, call, ())
+            with tables_unread():
+                map_inputs(model.level, call, ())
         except Exception:
             return False
     if not budget.allows(model):
         return False
     try:
-        run(model, call)
+        with tables_unread():
+            run(model, call)
     except AxisCheckError:
         return False
     except Exception:  # a trace that fails for other reasons is no fix either
