@@ -74,22 +74,6 @@ _WHERE = {
 }
 """Each public name and the module that defines it."""
 
-_RENAMED = (
-    "Bindings",
-    "Checked",
-    "Conflict",
-    "Place",
-    "Pmapped",
-    "Prediction",
-    "Shape",
-    "ShardMapped",
-    "ShardPrediction",
-    "Signature",
-    "Smapped",
-    "Vmapped",
-)
-"""Classes shown as `axischeck.X` in reprs and tracebacks (and pickled under that name)."""
-
 
 def _load() -> None:
     """Import the whole public API at once, at the first use of any public name: `import
@@ -100,8 +84,9 @@ def _load() -> None:
     namespace = globals()
     for name, module in _WHERE.items():
         namespace[name] = getattr(import_module(module, __name__), name)
-    for name in _RENAMED:
-        namespace[name].__module__ = "axischeck"
+    for name in _WHERE:
+        if isinstance(namespace[name], type):  # shown as `axischeck.X` in reprs and tracebacks
+            namespace[name].__module__ = "axischeck"  # (and pickled under that name)
 
 
 def __getattr__(name: str) -> Any:

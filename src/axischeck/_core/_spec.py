@@ -18,8 +18,8 @@ from ._errors import SpecError
 from ._trees import MAX_DEPTH, short_repr
 
 
-class _Text:
-    """Renders as its text inside a container repr."""
+class Verbatim:
+    """Renders as its text inside a container repr (spec leaves, code for pytree nodes)."""
 
     __slots__ = ("text",)
 
@@ -48,7 +48,7 @@ class SpecTree:
     def __str__(self) -> str:
         if self.is_leaf:
             return str(self.leaves[0])
-        texts = [_Text(str(leaf)) for leaf in self.leaves]
+        texts = [Verbatim(str(leaf)) for leaf in self.leaves]
         return repr(jax.tree_util.tree_unflatten(self.treedef, texts))
 
 

@@ -14,7 +14,7 @@ from .._core._dims import ANY, ArraySpec, Named, Variadic, parse_signature_text
 from .._core._errors import ArgumentError, AxisCheckError, SpecError
 from .._core._leaves import flatten_call, label_call, shapes_as_structs
 from .._core._prediction import Prediction
-from .._core._spec import SigCore, SpecTree, core_from_value, spec_tree
+from .._core._spec import SigCore, SpecTree, Verbatim, core_from_value, spec_tree
 from .._core._steps import MapStep
 from .._core._trees import short_repr
 from ._levels import MapLevel
@@ -443,18 +443,6 @@ class Inference:
 _STYLES = ("signature", "annotated", "jaxtyping")
 
 
-class _Code:
-    """Renders as its text inside a container repr (for pytree nodes we do not spell)."""
-
-    __slots__ = ("text",)
-
-    def __init__(self, text: str) -> None:
-        self.text = text
-
-    def __repr__(self) -> str:
-        return self.text
-
-
 def _py_str(text: str) -> str:
     """A Python string literal, double-quoted where that needs no escapes (dims never do)."""
     if '"' in text or "\\" in text or not text.isprintable():
@@ -471,8 +459,8 @@ def _gufunc(spec: ArraySpec) -> str:
 
 
 def _node_code(node: Any) -> str:
-    """A spec pytree (leaves already `_Code`) as Python source."""
-    if isinstance(node, _Code):
+    """A spec pytree (leaves already `Verbatim`) as Python source."""
+    if isinstance(node, Verbatim):
         return node.text
     if node is None:
         return "None"
@@ -495,7 +483,7 @@ def _key_code(key: Any) -> str:
 
 
 def _tree_code(tree: SpecTree) -> str:
-    codes = [_Code("None" if s == ANY else _py_str(_space(s))) for s in tree.leaves]
+    codes = [Verbatim("None" if s == ANY else _py_str(_space(s))) for s in tree.leaves]
     try:
         return _node_code(jax.tree_util.tree_unflatten(tree.treedef, codes))
     except Exception:  # a node type that refuses these leaves: its structure as text

@@ -151,13 +151,18 @@ def _out_axes_options(model: MapModel, call: Call, budget: _Budget) -> list[Sugg
     return found
 
 
+def _with_leaf_shape(call: Call, i: int, shape: tuple[int, ...]) -> Call:
+    """The call with argument `i` (one array) of another shape, same dtype."""
+    leaf = jax.tree_util.tree_leaves(call.args[i])[0]
+    value = struct(Shape(shape), abstract(leaf.value).dtype)
+    new = Leaf(leaf.label, Shape(shape), value, Shape(shape), tuple(range(len(shape))))
+    return Call(call.args[:i] + (new,) + call.args[i + 1 :], call.kwargs, call.arg_params, call.arg_labels)
+
+
 def _transposed(call: Call, i: int, perm: tuple[int, ...]) -> Call:
     leaf = jax.tree_util.tree_leaves(call.args[i])[0]
     assert leaf.shape is not None
-    shape = Shape(tuple(leaf.shape[p] for p in perm))
-    value = struct(shape, abstract(leaf.value).dtype)
-    new = Leaf(leaf.label, shape, value, shape, tuple(range(len(shape))))
-    return Call(call.args[:i] + (new,) + call.args[i + 1 :], call.kwargs, call.arg_params, call.arg_labels)
+    return _with_leaf_shape(call, i, tuple(leaf.shape[p] for p in perm))
 
 
 def _transpose_options(model: MapModel, call: Call, budget: _Budget) -> list[Suggestion]:
@@ -269,13 +274,6 @@ def _entries(spec: PartitionSpec) -> list[tuple[str, ...]]:
 
 def _spec_of(entries: list[tuple[str, ...]]) -> PartitionSpec:
     return PartitionSpec(*[None if not e else e[0] if len(e) == 1 else e for e in entries])  # type: ignore[no-untyped-call]
-
-
-def _with_leaf_shape(call: Call, i: int, shape: tuple[int, ...]) -> Call:
-    leaf = call.args[i]
-    value = struct(Shape(shape), abstract(leaf.value).dtype)
-    new = Leaf(leaf.label, Shape(shape), value, Shape(shape), tuple(range(len(shape))))
-    return Call(call.args[:i] + (new,) + call.args[i + 1 :], call.kwargs, call.arg_params, call.arg_labels)
 
 
 def _shard_in_options(model: ShardModel, call: Call, budget: _Budget) -> list[Suggestion]:
