@@ -124,8 +124,16 @@ class ShardPrediction(Prediction):
 
     __slots__ = ("_blocks", "_in_blocks", "_mesh")
 
-    def __init__(self, shapes: Any, steps: tuple[Step, ...], blocks: Any, in_blocks: Any, mesh: dict[str, int]) -> None:
-        super().__init__(shapes, None, steps)
+    def __init__(
+        self,
+        shapes: Any,
+        steps: tuple[Step, ...] | None,
+        blocks: Any,
+        in_blocks: Any,
+        mesh: dict[str, int],
+        replay: Callable[[], tuple[Step, ...]] | None = None,
+    ) -> None:
+        super().__init__(shapes, None, steps, replay)
         self._blocks = blocks
         self._in_blocks = in_blocks
         self._mesh = mesh

@@ -25,7 +25,7 @@ from .._core._leaves import Call, label_call, parameter_names, struct
 from .._core._prediction import Prediction
 from .._core._steps import MapStep
 from .._core._trees import flat_axes
-from ._fastpath import Plan, compile_plan
+from ._fastpath import Plan, ShardPlan, compile_plan
 from ._levels import MapLevel, map_inputs
 from ._models import (
     MapModel,
@@ -39,6 +39,7 @@ from ._models import (
     run,
     shape_keyed,
 )
+from ._shard_model import ShardModel
 from ._signature import Signature
 from ._suggest import suggest, with_suggestions
 
@@ -53,7 +54,16 @@ class Models:
     """The models of one transform: what predicts, what diagnoses failures, what a
     wrapping transform sees."""
 
-    __slots__ = ("batched_signature", "fallback", "input_model", "model", "signature", "symbolic", "trace_checks")
+    __slots__ = (
+        "batched_signature",
+        "fallback",
+        "input_model",
+        "model",
+        "reads_context_mesh",
+        "signature",
+        "symbolic",
+        "trace_checks",
+    )
 
     def __init__(
         self,
@@ -69,6 +79,9 @@ class Models:
         self.symbolic = is_symbolic(model)
         self.input_model = inputs_only(model)
         self.trace_checks = _may_answer_silently(model)
+        self.reads_context_mesh = any(
+            isinstance(m, ShardModel) and m.options.jax_mesh is not None for m in chain(model)
+        )
 
 
 def _may_answer_silently(model: Model) -> bool:
@@ -101,7 +114,7 @@ class Predictor:
         self._lock = threading.Lock()
         self._predictions: BoundedCache[Prediction] = BoundedCache(256)
         self._passed: BoundedCache[bool] = BoundedCache(256)
-        self._plans: BoundedCache[Plan] = BoundedCache(64)
+        self._plans: BoundedCache[Plan | ShardPlan] = BoundedCache(64)
         self._names_bound: BoundedCache[bool] = BoundedCache(16)
         self._cacheable: bool | None = None
         self._tuple_dtypes: dict[int | str, Any] | None = None
@@ -164,19 +177,26 @@ class Predictor:
         if not self.cacheable:
             return self.full(args, kwargs)
         leaves, treedef = flat
-        symbolic = self.models.symbolic
-        key = shape_key(leaves, treedef) if symbolic else trace_key(leaves, treedef)
+        models = self.models
+        symbolic = models.symbolic
+        by_shape = shape_key(leaves, treedef) if symbolic else None
+        key = self._in_context(by_shape) if symbolic else trace_key(leaves, treedef)
         hit: Prediction | None = lookup(self._predictions, key)
         if hit is not None:
             return hit
         if symbolic:
-            pred = self._planned(args, kwargs, treedef, cast(tuple[Any, Any], key)[1])
+            pred = self._planned(args, kwargs, treedef, cast(tuple[Any, Any], by_shape)[1])
             if pred.traced:
                 return pred  # the signature needed the function after all: shapes cannot key it
         else:
             pred = self.full(args, kwargs)
         store(self._predictions, key, pred.copy())
         return pred
+
+    def _in_context(self, key: Hashable) -> Hashable:
+        """A shape key, with the `jax.set_mesh` context where the answer depends on it (a
+        shard_map given a mesh refuses a context mesh that differs)."""
+        return (key, jax.sharding.get_abstract_mesh()) if self.models.reads_context_mesh else key
 
     def confirm_names(self, jax_fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
         """A prediction from a declared signature never traces the function, but JAX
@@ -220,15 +240,15 @@ class Predictor:
         self, args: tuple[Any, ...], kwargs: dict[str, Any], treedef: Any, keys: tuple[Any, ...]
     ) -> Prediction:
         structure = (treedef, tuple(type(k) is tuple for k in keys))
-        plan = lookup(self._plans, structure)
+        plan: Plan | ShardPlan | None = lookup(self._plans, structure)
         if plan is None:
-            plan = compile_plan(self.models.model, self.label(args, kwargs)) or _NO_PLAN
+            plan = compile_plan(self.models.model, self.label(args, kwargs), treedef) or _NO_PLAN
             store(self._plans, structure, plan)
-        ran = plan.run([k if type(k) is tuple else None for k in keys]) if plan is not _NO_PLAN else None
-        if ran is None:
-            return self.full(args, kwargs)  # raises the explained error, or agrees
-        shapes, axis_size = ran
-        return Prediction(shapes, axis_size, replay=lambda: self.full(*_stand_ins(treedef, (treedef, keys))).steps)
+        if plan is not _NO_PLAN:
+            pred = plan.predict(keys, lambda: self.full(*_stand_ins(treedef, (treedef, keys))).steps)
+            if pred is not None:
+                return pred
+        return self.full(args, kwargs)  # raises the explained error, or agrees
 
     def full(self, args: tuple[Any, ...], kwargs: dict[str, Any], model: Model | None = None) -> Prediction:
         """The whole engine: every check in JAX's order, with the derivation."""
@@ -254,7 +274,7 @@ class Predictor:
             except FunctionError:
                 return
             return
-        key = shape_key(leaves, treedef) if self.cacheable else None
+        key = self._in_context(shape_key(leaves, treedef)) if self.cacheable else None
         if lookup(self._passed, key) is not None:
             return
         call = self.label(args, kwargs)

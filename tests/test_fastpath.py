@@ -1,0 +1,129 @@
+"""The compiled fast path answers exactly as the full engine does (shapes, blocks, tables,
+refusals), and its answers are never reused where the context changes them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import pytest
+from hypothesis import event, given
+from hypothesis import strategies as st
+from jax.sharding import AbstractMesh, AxisType
+from jax.sharding import PartitionSpec as P
+
+import axischeck as ax
+from axischeck._engine._fastpath import Plan, ShardPlan
+
+AUTO = AxisType.Auto
+
+
+def _engine(f: Any, *shapes: tuple[int, ...]) -> Any:
+    """The full engine's answer for these shapes, or the exception it raises."""
+    try:
+        return f._predictor.full(_structs(shapes), {})
+    except ax.AxisCheckError as err:
+        return err
+
+
+def _fast(f: Any, *shapes: tuple[int, ...]) -> Any:
+    try:
+        return f.predict(*_structs(shapes))
+    except ax.AxisCheckError as err:
+        return err
+
+
+def _structs(shapes: tuple[tuple[int, ...], ...]) -> tuple[jax.ShapeDtypeStruct, ...]:
+    return tuple(jax.ShapeDtypeStruct(s, jnp.float32) for s in shapes)
+
+
+@st.composite
+def shard_cases(draw: st.DrawFn) -> tuple[dict[str, int], P, P, str, tuple[int, ...]]:
+    names = draw(st.sampled_from([("x",), ("x", "y"), ("n", "y")]))  # "n" is also a signature symbol
+    mesh = {a: draw(st.sampled_from([1, 2, 4, 8])) for a in names}
+    rank = draw(st.integers(1, 3))
+    free = list(names)
+    entries: list[Any] = []
+    for _ in range(draw(st.integers(0, rank))):
+        pick = draw(st.sampled_from([None, *free])) if free else None
+        if pick is not None:
+            free.remove(pick)
+        entries.append(pick)
+    in_spec = P(*entries)
+    out_spec = draw(st.sampled_from([in_spec, P(*entries[:1]), P(*reversed(entries))]))
+    symbols = ["n", "k", "m"][:rank]
+    signature = f"({','.join(symbols)})->({','.join(symbols)})"
+    shape = tuple(draw(st.sampled_from([1, 2, 3, 4, 8, 16, 24])) for _ in range(draw(st.integers(rank - 1, rank + 1))))
+    return mesh, in_spec, out_spec, signature, shape
+
+
+@given(shard_cases(), st.booleans())
+def test_shard_map_fast_path_answers_as_the_engine(case: Any, check_vma: bool) -> None:
+    mesh, in_spec, out_spec, signature, shape = case
+    f = ax.shard_map(
+        lambda a: a, mesh=mesh, in_specs=in_spec, out_specs=out_spec, check_vma=check_vma, signature=signature
+    )
+    fast, full = _fast(f, shape), _engine(f, shape)
+    event("refused" if isinstance(full, Exception) else "answered")
+    if isinstance(full, Exception):
+        assert type(fast) is type(full), (case, fast, full)
+        assert str(fast).splitlines()[0] == str(full).splitlines()[0]
+        return
+    assert not isinstance(fast, Exception), (case, fast)
+    assert (fast.shapes, fast.block_shapes, fast.in_block_shapes, fast.mesh) == (
+        full.shapes,
+        full.block_shapes,
+        full.in_block_shapes,
+        full.mesh,
+    )
+    assert str(fast) == str(full)  # the table is derived when read, by the engine itself
+    abstract = AbstractMesh(tuple(mesh.values()), tuple(mesh), axis_types=(AUTO,) * len(mesh))
+    jax_fn = jax.shard_map(lambda a: a, mesh=abstract, in_specs=in_spec, out_specs=out_spec, check_vma=check_vma)
+    want = jax.eval_shape(jax_fn, jax.ShapeDtypeStruct(shape, jnp.float32))
+    assert fast.shapes == want.shape
+
+
+def test_the_fast_path_serves_shard_map() -> None:
+    """The benchmark's case really takes the plan (else the test above proves nothing)."""
+    f = ax.shard_map(
+        lambda a, w: a @ w,
+        mesh={"x": 64},
+        in_specs=(P("x", None), P()),
+        out_specs=P("x", None),
+        signature="(n,k),(k,m)->(n,m)",
+    )
+    pred = f.predict((128, 16), (16, 8))
+    (plan,) = f._predictor._plans._data.values()
+    assert isinstance(plan, ShardPlan) and isinstance(plan.inner, Plan)
+    assert (pred.shapes, pred.block_shapes, pred.in_block_shapes) == ((128, 8), (2, 8), ((2, 16), (16, 8)))
+    assert pred._steps is None  # nothing derived until someone reads the table
+
+
+def test_a_mesh_axis_named_in_the_signature_binds_its_size() -> None:
+    f = ax.shard_map(lambda a: a, mesh={"x": 4}, in_specs=P(None), out_specs=P(None), signature="(x)->(x)")
+    assert f.predict((4,)).shapes == (4,)
+    with pytest.raises(ax.ArgumentError, match="x"):
+        f.predict((5,))
+
+
+def test_a_cached_shard_map_answer_is_not_reused_under_another_context_mesh() -> None:
+    """JAX refuses a shard_map whose mesh differs from the `jax.set_mesh` context: an answer
+    cached outside the context must not stand inside it."""
+    devices = jax.devices()
+    if len(devices) < 8:
+        pytest.skip("needs 8 CPU devices (tests/conftest.py forces them)")
+    given_mesh = jax.make_mesh((8,), ("x",), axis_types=(AUTO,))
+    context = jax.make_mesh((4, 2), ("x", "y"), axis_types=(AUTO, AUTO))
+    f = ax.shard_map(lambda a: a * 2, mesh=given_mesh, in_specs=P("x"), out_specs=P("x"), signature="(n)->(n)")
+    g = jax.shard_map(lambda a: a * 2, mesh=given_mesh, in_specs=P("x"), out_specs=P("x"))
+    x = jax.ShapeDtypeStruct((16,), jnp.float32)
+    assert f.predict(x).shapes == (16,)
+    with jax.set_mesh(context):
+        with pytest.raises(ValueError):
+            jax.eval_shape(g, x)
+        with pytest.raises(ax.SpecError, match="context mesh"):
+            f.predict(x)
+        with pytest.raises(ax.SpecError, match="context mesh"):
+            f.predict(jax.ShapeDtypeStruct((32,), jnp.float32))  # first sight: the plan checks it too
+    assert f.predict(x).shapes == (16,)
