@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import inspect
 import re
+from collections.abc import Callable
 from typing import Any
 
 import jax
@@ -153,13 +154,12 @@ def type_spec(x: Any) -> Any:
     return getattr(type_sharding(x), "spec", None)
 
 
-def trace_context() -> Any:
-    """The JAX configuration that changes tracing (x64, default device, axis environment,
-    mesh context, ...), as JAX keys its own caches with it: part of every cache key for an
-    answer that came from tracing."""
-    from jax._src import config
+from jax._src.config import trace_context as _trace_context  # noqa: E402 - jax imports it anyway
 
-    return config.trace_context()
+trace_context: Callable[[], Any] = _trace_context
+"""The JAX configuration that changes tracing (x64, default device, axis environment,
+mesh context, ...), as JAX keys its own caches with it: part of every cache key for an
+answer that came from tracing. (JAX's own function: it runs on every cached predict.)"""
 
 
 def custom_axis_spec(value: Any) -> bool:
