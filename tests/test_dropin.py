@@ -255,6 +255,8 @@ def test_a_signature_does_not_hide_an_unbound_collective_axis() -> None:
     with pytest.raises(NameError) as predicted:  # JAX's type, as jax.eval_shape raises it
         f.predict((8, 5))
     assert isinstance(predicted.value, ax.FunctionError) and "unbound axis name: j" in str(predicted.value)
+    with pytest.raises(NameError):  # the shapes' answer is cached now: it must not stand without the names
+        f.predict((8, 5))
     with pytest.raises(NameError):
         jax.eval_shape(jax.vmap(total, axis_name="i"), jax.ShapeDtypeStruct((8, 5), jnp.float32))
     # Bound, the signature answers; one trace of the function per axis environment, not per shape.

@@ -141,18 +141,21 @@ class Transformed(Generic[P, R]):
                 flat = flatten_call(args, kwargs)
         except AxisCheckError as err:
             raise err.with_traceback(None) from None
-        if self._defers or opaque_leaves(flat[0]):
-            return self._predict_by_jax(args, kwargs)
-        try:
-            pred = self._predictor.predict(args, kwargs, flat)
-        except AxisCheckError as err:
-            fixed = self._predictor.with_fix(err, args, kwargs, PREDICT_FIX_TRACES)
-            raise fixed.with_traceback(None) from err.__cause__
-        if not pred.traced:
+        predictor = self._predictor
+        pred = predictor.cached(flat)
+        if pred is None:
+            if self._defers or opaque_leaves(flat[0]):
+                return self._predict_by_jax(args, kwargs)
             try:
-                self._predictor.confirm_names(self._jax_fn, args, kwargs)
+                pred = predictor.predict(args, kwargs, flat)
             except AxisCheckError as err:
-                raise err.with_traceback(None) from err.__cause__
+                fixed = predictor.with_fix(err, args, kwargs, PREDICT_FIX_TRACES)
+                raise fixed.with_traceback(None) from err.__cause__
+            if not pred.traced:
+                try:
+                    predictor.confirm_names(self._jax_fn, args, kwargs)
+                except AxisCheckError as err:
+                    raise err.with_traceback(None) from err.__cause__
         return pred
 
     def _predict_by_jax(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Prediction:

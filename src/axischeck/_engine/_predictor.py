@@ -172,6 +172,24 @@ class Predictor:
         on. The cache keeps its own copy; callers may change what they are given."""
         return self.answer(args, kwargs, flat).copy()
 
+    def cached(self, flat: tuple[list[Any], Any]) -> Prediction | None:
+        """For `predict`: the cached prediction for these arguments (a copy), or None. Only
+        answers the engine gave are stored (never for what it leaves to JAX), and one from
+        a signature is handed out only where `confirm_names` has passed, so a hit is the
+        whole answer."""
+        if not self.cacheable:
+            return None
+        leaves, treedef = flat
+        models = self.models
+        if not models.symbolic:
+            hit: Prediction | None = lookup(self._predictions, trace_key(leaves, treedef))
+        else:
+            key = shape_key(leaves, treedef)
+            hit = lookup(self._predictions, self._in_context(key) if models.reads_context_mesh else key)
+            if hit is not None and not lookup(self._names_bound, trace_context()):
+                return None
+        return None if hit is None else hit.copy()
+
     def answer(self, args: tuple[Any, ...], kwargs: dict[str, Any], flat: tuple[list[Any], Any]) -> Prediction:
         """The prediction, shared with the cache: for checked calls, which only read it."""
         if not self.cacheable:
