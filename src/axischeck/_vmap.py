@@ -80,10 +80,12 @@ class Vmapped(Transformed[P, R]):
 
             return lambda f, held: mapped_models(f, held, sig, level)
 
-        _before_jax(in_axes, out_axes, "vmap")
+        plain = flat_axes(in_axes) and flat_axes(out_axes)  # the common case: nothing to walk
+        if not plain:
+            _before_jax(in_axes, out_axes, "vmap")
         signature = parsed_signature(signature)  # a pytree of dims is checked before anything flattens it
         jax_fn = built_by_jax(lambda: JAX_VMAP(fun, **options), prepare)
-        defers = custom_axes(in_axes, out_axes)
+        defers = not plain and custom_axes(in_axes, out_axes)
         predictor = shared_predictor(fun, "vmap", (*options.values(), signature), _defer if defers else prepare)
         self.in_axes = in_axes
         self.out_axes = out_axes

@@ -363,16 +363,21 @@ def predictor_for(
     return PREDICTORS.get_or_make(fun, options, lambda: make(fun, prepare()))
 
 
-def options_key(kind: str, *options: Any) -> Hashable | None:
+def options_key(kind: str, *options: Any) -> Hashable:
     """A key for a transform's options: each value with its type, containers spelled out
-    (so `1` and `True`, a tuple and a namedtuple, a list and a tuple all differ); None when
-    some option cannot be hashed (then nothing is shared)."""
-    try:
-        key = (kind, tuple(_typed(option) for option in options))
-        hash(key)
-    except Exception:
-        return None
-    return key
+    (so `1` and `True`, a tuple and a namedtuple, a list and a tuple all differ). A key
+    that cannot be hashed shares nothing (`PerFunction.get_or_make`). Runs on every
+    construction: the common options (scalars, flat tuples of ints) are taken as they
+    are, their types beside them."""
+    values = [
+        option if type(option) in _PLAIN or (type(option) is tuple and flat_axes(option)) else _typed(option)
+        for option in options
+    ]
+    return (kind, tuple(map(type, options)), tuple(values))
+
+
+_PLAIN = frozenset({int, str, bool, type(None)})
+"""Option types whose values are equal exactly when they mean the same, given the type."""
 
 
 def _typed(value: Any) -> Hashable:
