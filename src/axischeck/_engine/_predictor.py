@@ -173,22 +173,25 @@ class Predictor:
         return self.answer(args, kwargs, flat).copy()
 
     def cached(self, flat: tuple[list[Any], Any]) -> Prediction | None:
-        """For `predict`: the cached prediction for these arguments (a copy), or None. Only
-        answers the engine gave are stored (never for what it leaves to JAX), and one from
-        a signature is handed out only where `confirm_names` has passed, so a hit is the
-        whole answer."""
+        """For `predict`: the cached prediction for these arguments (a copy), or None. One
+        from a signature is handed out only where `confirm_names` has passed."""
+        hit = self.hit(flat)
+        if hit is None or (self.models.symbolic and not lookup(self._names_bound, trace_context())):
+            return None
+        return hit.copy()
+
+    def hit(self, flat: tuple[list[Any], Any]) -> Prediction | None:
+        """The cached prediction for these arguments, shared with the cache (for checked
+        calls, which only read it), or None. Only answers the engine gave are stored
+        (never for what it leaves to JAX), so a hit needs no other check."""
         if not self.cacheable:
             return None
         leaves, treedef = flat
         models = self.models
         if not models.symbolic:
-            hit: Prediction | None = lookup(self._predictions, trace_key(leaves, treedef))
-        else:
-            key = shape_key(leaves, treedef)
-            hit = lookup(self._predictions, self._in_context(key) if models.reads_context_mesh else key)
-            if hit is not None and not lookup(self._names_bound, trace_context()):
-                return None
-        return None if hit is None else hit.copy()
+            return lookup(self._predictions, trace_key(leaves, treedef))  # type: ignore[no-any-return]
+        key = shape_key(leaves, treedef)
+        return lookup(self._predictions, self._in_context(key) if models.reads_context_mesh else key)  # type: ignore[no-any-return]
 
     def answer(self, args: tuple[Any, ...], kwargs: dict[str, Any], flat: tuple[list[Any], Any]) -> Prediction:
         """The prediction, shared with the cache: for checked calls, which only read it."""
@@ -279,6 +282,15 @@ class Predictor:
 
     # -------------------------------------------------------------- checked call
 
+    def prechecked(self, flat: tuple[list[Any], Any]) -> bool:
+        """Whether a call with arguments like these passed `precheck` before (only calls
+        the engine models are ever stored)."""
+        if not self.cacheable:
+            return False
+        if self.models.trace_checks:
+            return self.hit(flat) is not None
+        return lookup(self._passed, self._in_context(shape_key(*flat))) is not None
+
     def precheck(self, args: tuple[Any, ...], kwargs: dict[str, Any], flat: tuple[list[Any], Any]) -> None:
         """Before JAX runs a call whose outputs need a trace: the signature's inputs through
         every level (or the outer level's ranks and batch sizes), and, where JAX may answer
@@ -288,7 +300,7 @@ class Predictor:
         leaves, treedef = flat
         if models.trace_checks:
             try:
-                self.predict(args, kwargs, flat)
+                self.answer(args, kwargs, flat)
             except FunctionError:
                 return
             return
