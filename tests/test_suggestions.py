@@ -180,3 +180,72 @@ def test_a_bare_signature_proposes_fixes_too() -> None:
     assert [s.as_kwargs() for s in err.suggestions] == [{"in_axes": (0, 1, 0)}]
     fixed = ax.Signature("(a,b),(b,c),(a,c)->(a,c)").vmap(**err.suggestions[0].as_kwargs())  # an option of .vmap
     assert fixed.predict((16, 8, 4), (4, 16, 2), (16, 8, 2)).shapes == (16, 8, 2)
+
+
+# ------------------------- "batch size undetermined" only when it is (issue #14)
+
+
+def _message(run: Any) -> str:
+    with pytest.raises(ax.AxisCheckError) as info:
+        run()
+    return str(info.value)
+
+
+S = jax.ShapeDtypeStruct
+
+
+@pytest.mark.parametrize(
+    ("label", "run", "size"),
+    [
+        (
+            "a rank mistake while the other axes agree",
+            lambda: ax.vmap(lambda a, b: a + b, in_axes=(0, 2)).predict(S((4, 3), jnp.float32), S((4, 3), jnp.float32)),
+            "B=4",
+        ),
+        (
+            "a str argument given an axis",
+            lambda: ax.vmap(lambda a, s: a, in_axes=(0, 0)).predict(S((4, 3), jnp.float32), "s"),
+            "B=4",
+        ),
+        (
+            "pmap over more devices than there are",
+            lambda: ax.pmap(lambda a: a).predict(S((len(jax.devices()) + 1, 3), jnp.float32)),
+            f"B={len(jax.devices()) + 1}",
+        ),
+        (
+            "all in_axes None with axis_size",
+            lambda: ax.vmap(lambda a: a @ a, in_axes=None, axis_size=3).predict(S((4, 3), jnp.float32)),
+            "B=3",
+        ),
+        (
+            "the function fails with a known batch size",
+            lambda: ax.vmap(lambda a, b: a @ b).predict(S((5, 4, 3), jnp.float32), S((5, 4, 3), jnp.float32)),
+            "B=5",
+        ),
+    ],
+)
+def test_a_known_batch_size_is_shown(label: str, run: Any, size: str) -> None:
+    text = _message(run)
+    assert "undetermined" not in text and f"batch size {size}" in text, text
+
+
+def test_a_nested_level_shows_the_outer_size_and_its_own_when_readable() -> None:
+    # the inner level's axis is out of range: nothing sets its size; the outer one is known
+    text = _message(lambda: ax.vmap(ax.vmap(lambda a: a, in_axes=3)).predict(S((5, 4, 3), jnp.float32)))
+    assert "batch size B2=5" in text and "[2] vmap(<lambda>, in_axes=3, out_axes=0): batch size undetermined" in text
+    # the inner function fails: both sizes known
+    text = _message(
+        lambda: ax.vmap(ax.vmap(lambda a, b: a @ b)).predict(S((5, 4, 3, 2), jnp.float32), S((5, 4, 3, 2), jnp.float32))
+    )
+    assert "undetermined" not in text
+
+
+def test_undetermined_when_the_sizes_conflict() -> None:
+    text = _message(lambda: ax.vmap(lambda a, b: a + b).predict(S((4, 3), jnp.float32), S((5, 3), jnp.float32)))
+    assert "batch size undetermined" in text
+    text = _message(
+        lambda: ax.vmap(lambda a, b: a + b, axis_size=5, in_axes=(0, None)).predict(
+            S((4, 3), jnp.float32), S((3,), jnp.float32)
+        )
+    )
+    assert "batch size undetermined" in text

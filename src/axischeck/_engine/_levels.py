@@ -157,7 +157,11 @@ def map_inputs(level: MapLevel, call: Call, trail: tuple[Step, ...]) -> tuple[in
     scene = Scene(trail, level.describe())
 
     def fail(cls: type[AxisCheckError], problem: str, **facts: Any) -> AxisCheckError:
-        return scene.then(MapStep(level.describe(), level.symbol, None, tuple(rows))).error(cls, problem, **facts)
+        # The table says "batch size undetermined" only when the sizes conflict or nothing
+        # sets one: a mistake elsewhere (a rank, a str argument, pmap's device count)
+        # leaves the size the readable axes agree on.
+        size = _agreed_size(level, leaves, axes)
+        return scene.then(MapStep(level.describe(), level.symbol, size, tuple(rows))).error(cls, problem, **facts)
 
     if level.kind == "pmap":
         _pmap_size_checks(level, leaves, axes, fail)
@@ -246,6 +250,21 @@ def map_inputs(level: MapLevel, call: Call, trail: tuple[Step, ...]) -> tuple[in
             rows[i] = replace(rows[i], per_example=leaf.shape)
     step = MapStep(level.describe(), level.symbol, size, tuple(rows))
     return size, call.rebuilt(treedef, new_leaves), step, canon
+
+
+def _agreed_size(level: MapLevel, leaves: list[Leaf], axes: list[int | None]) -> int | None:
+    """The batch size every readable mapped axis (and a vmap's axis_size) agrees on, for an
+    error raised before the size is settled; None when they conflict or none is readable."""
+    sizes = {
+        leaf.shape[c]
+        for leaf, a in zip(leaves, axes, strict=True)
+        if a is not None and leaf.shape is not None and not (level.kind == "pmap" and a < 0)  # pmap misreads those
+        for c in [canonical_axis(a, len(leaf.shape))]
+        if c is not None
+    }
+    if level.kind == "vmap" and level.axis_size is not None:  # pmap's axis_size stands in for nothing
+        sizes.add(int(level.axis_size))
+    return int(next(iter(sizes))) if len(sizes) == 1 else None
 
 
 def _reject_mapped_non_arrays(leaves: list[Leaf], axes: list[int | None], fail: Callable[..., AxisCheckError]) -> None:
