@@ -206,6 +206,39 @@ Explicit from then on (a concrete `Mesh` defaults to Auto, `jax.make_mesh` to Ex
 axischeck always reads a mesh's own types; this is for documentation and tests."""
 
 
+def varying_axes(value: Any) -> frozenset[str] | None:
+    """Inside a `shard_map` that checks vma: the mesh axes along which `value` (a traced
+    value, a jaxpr variable, or an abstract value) may differ from device to device. JAX
+    0.10 to 0.12 keep them in `aval.manual_axis_type.varying`, earlier JAX in `aval.vma`.
+    None when the type does not say (no shard_map, or a layout not known here)."""
+    aval = value if hasattr(value, "shape") and hasattr(value, "dtype") and not hasattr(value, "aval") else None
+    if aval is None:
+        aval = getattr(value, "aval", None)
+    if aval is None:
+        try:
+            aval = jax.typeof(value)
+        except TypeError:
+            return None
+    manual = getattr(aval, "manual_axis_type", None)
+    varying = getattr(manual, "varying", None) if manual is not None else getattr(aval, "vma", None)
+    return None if varying is None else frozenset(str(a) for a in varying)
+
+
+VARYING_CAST: str = "jax.lax.pcast" if hasattr(jax.lax, "pcast") else "jax.lax.pvary"
+"""JAX's function that marks a value as varying over mesh axes (what a value invariant
+over an axis needs before it meets a varying one in a loop carry or a branch): `pvary`
+up to JAX 0.7, `pcast(x, axes, to='varying')` from then on (0.10.2 and 0.12 have no
+`pvary`)."""
+
+
+def varying_cast(value: str, axes: tuple[str, ...]) -> str:
+    """The call that makes `value` (source text) vary over `axes`, spelled for this JAX."""
+    named = repr(axes[0]) if len(axes) == 1 else repr(tuple(axes))
+    if VARYING_CAST == "jax.lax.pcast":
+        return f"jax.lax.pcast({value}, {named}, to='varying')"
+    return f"jax.lax.pvary({value}, {named})"
+
+
 def equations(jaxpr: Any) -> Any:
     """The equations of a jaxpr, closed or not (one class from JAX 0.11)."""
     return jaxpr.eqns
@@ -256,6 +289,65 @@ def replication_refused(err: BaseException) -> str | None:
     if "require replication" not in text:
         return None
     return next((line for line in text.splitlines() if line.startswith("out_specs is")), text)
+
+
+def replication_refusal_lines(err: BaseException) -> tuple[str, ...]:
+    """JAX's own lines (one per out_specs entry) in its replication refusal, for the note
+    that keeps JAX's words; () when `err` is not that refusal."""
+    text = str(err)
+    if "require replication" not in text:
+        return ()
+    return tuple(
+        line.removeprefix("* ") for line in text.splitlines() if line.removeprefix("* ").startswith("out_specs")
+    )
+
+
+_AVAL_TEXT = r"[\w<>]+\[[^\]]*\](?:\{[^}]*\})?"
+_CARRY = re.compile(
+    r"(\w+) body function carry input and carry output must have equal types.*?"
+    rf"The input carry (?:component )?(\S+) has type ({_AVAL_TEXT}) but the corresponding output carry"
+    rf" component has type ({_AVAL_TEXT}), so the manual axis types do not match",
+    re.S,
+)
+_BRANCHES = re.compile(
+    r"(\w+) branches must have equal output types.*?"
+    rf"The output of (.+?) has type ({_AVAL_TEXT}) but the corresponding output of (.+?) has type"
+    rf" ({_AVAL_TEXT}), so the manual axis types do not match",
+    re.S,
+)
+_VARYING_TEXT = re.compile(r"V:(\([^)]*\)|[^,}]+)")
+
+
+def _varying_in_text(aval_text: str) -> frozenset[str]:
+    m = _VARYING_TEXT.search(aval_text)
+    if m is None:
+        return frozenset()
+    return frozenset(a.strip() for a in m.group(1).strip("()").split(",") if a.strip())
+
+
+def manual_types_differ(err: BaseException) -> tuple[str, str, str, frozenset[str], frozenset[str]] | None:
+    """A loop carry or the branches of a cond/switch whose values vary over different
+    mesh axes (JAX's TypeError "... so the manual axis types do not match"), as (the
+    primitive: "scan", "while_loop", "cond", "switch"; the first value: the carry's name
+    for a loop ("c", "loop_carry[1]"), the branch for cond/switch ("false_fun",
+    "branch 0"); the second (the loop body, or the other branch); the axes the first
+    varies along and the second not; the axes the second varies along and the first not).
+    For a loop the first is the initial carry and the second what the body returns. JAX's
+    own hint for branches names no axis and may name the wrong branch (0.10.2, 0.12.0.1)."""
+    if not isinstance(err, TypeError):
+        return None
+    text = str(err)
+    m = _CARRY.search(text)
+    if m is not None:
+        loop, name, before, after = m.groups()
+        start, end = _varying_in_text(before), _varying_in_text(after)
+        return loop, name, "", start - end, end - start
+    m = _BRANCHES.search(text)
+    if m is not None:
+        kind, first, first_type, second, second_type = m.groups()
+        a, b = _varying_in_text(first_type), _varying_in_text(second_type)
+        return kind, first, second, a - b, b - a
+    return None
 
 
 _EINSUM_SIZES = re.compile(r"Size of label '(\w)' for operand (\d+) \((\d+)\) does not match previous terms \((\d+)\)")

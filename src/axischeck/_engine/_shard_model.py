@@ -18,15 +18,19 @@ import jax
 import numpy as np
 from jax.sharding import PartitionSpec
 
-from .._core._errors import ArgumentError, AxisCheckError, OutputError, SpecError
+from .._core._errors import ArgumentError, AxisCheckError, FunctionError, OutputError, Place, SpecError
 from .._core._explain import Scene
 from .._core._jax_compat import (
     INFER_SPECS,
     JAX_SHARD_MAP,
+    manual_types_differ,
     psum_scatter_size_refused,
+    replication_refusal_lines,
     replication_refused,
     size_one_axes_leave_types,
     spec_entries,
+    varying_axes,
+    varying_cast,
 )
 from .._core._leaves import Call, Leaf, abstract, check_jax_outputs, struct
 from .._core._shape import Shape
@@ -54,11 +58,38 @@ from ._trace import (
     jaxpr_under_levels,
     only_vmaps,
     under_pmap,
+    varying_sources,
 )
 
 
 def is_spec_leaf(x: object) -> bool:
     return x is None or isinstance(x, PartitionSpec)
+
+
+def _is_spec(x: object) -> bool:
+    return isinstance(x, PartitionSpec)
+
+
+@dataclass(frozen=True, slots=True)
+class OutputGap:
+    """One output leaf that out_specs promise to be replicated along mesh axes it varies
+    over (JAX's vma types say so): its flat index, label, per-device block, spec and the
+    axes missing from that spec (in mesh order)."""
+
+    index: int
+    label: str
+    block: Shape
+    spec: PartitionSpec
+    missing: tuple[str, ...]
+
+
+class _Probed(Exception):
+    """Ends the trace that only wanted the user's function as a jaxpr."""
+
+    def __init__(self, jaxpr: Any, shapes: Any) -> None:
+        super().__init__("probed")
+        self.jaxpr = jaxpr
+        self.shapes = shapes
 
 
 @dataclass(frozen=True, slots=True)
@@ -176,7 +207,7 @@ class ShardModel:
         # reference for what only a trace can tell; under pmap it cannot be re-created.
         jax_can_trace = self.fn is not None and only_vmaps(env)
         if jax_can_trace and isinstance(self.inner, TraceModel):
-            inner = traced_outcome(self._ask_jax(call, leaves, blocks, env, assemble, trail + (step,)))
+            inner = traced_outcome(self._ask_jax(call, leaves, specs, blocks, env, assemble, trail + (step,)))
             shapes, outs = assemble(inner.shapes)
         else:
             inner_env = env + tuple(Bound(n, s, (), "shard_map" if n in manual else "mesh") for n, s in sizes)
@@ -185,7 +216,7 @@ class ShardModel:
                 return Outcome(None, (step,) + inner.steps, inner.bindings, inputs_only=True, traced=inner.traced)
             shapes, outs = assemble(inner.shapes)
             if jax_can_trace and (not is_symbolic(self.inner) or self._promises_replication(mesh, manual)):
-                self._ask_jax(call, leaves, blocks, env, assemble, trail + (step,))
+                self._ask_jax(call, leaves, specs, blocks, env, assemble, trail + (step,))
                 inner = replace(inner, traced=True)
         steps = (ShardStep(transform, sizes, tuple(rows), tuple(outs)),) + inner.steps
         return Outcome(shapes, steps, inner.bindings, traced=inner.traced)
@@ -376,10 +407,25 @@ class ShardModel:
                 return True
         return False
 
+    def _jax_shard_map(self, body: Callable[..., Any]) -> Any:
+        """JAX's own shard_map of `body` with these options (on an abstract mesh when the
+        mesh is only planned)."""
+        o = self.options
+        mesh = o.jax_mesh if o.jax_mesh is not None or o.mesh is None else o.mesh.abstract()
+        return JAX_SHARD_MAP(
+            body,
+            mesh=mesh,
+            in_specs=o.in_specs,
+            out_specs=o.out_specs,
+            axis_names=set(o.axis_names),
+            check_vma=o.check_vma,
+        )
+
     def _ask_jax(
         self,
         call: Call,
         leaves: list[Leaf],
+        specs: list[tuple[Any, SpecDims | None]],
         blocks: list[Leaf],
         env: Env,
         check_outputs: Callable[[Any], Any],
@@ -393,6 +439,7 @@ class ShardModel:
         fn = self.fn
         assert fn is not None
         recorded: list[Any] = []
+        returned: list[Any] = []  # the traced outputs themselves: their vma types explain a refusal
         entered: list[bool] = []
 
         def recording(*args: Any) -> Any:
@@ -400,17 +447,10 @@ class ShardModel:
             out = fn(*args)
             check_jax_outputs(out, o.name)
             recorded.append(jax.tree_util.tree_map(lambda x: Shape(np.shape(x)), out))
+            returned.append(out)
             return out
 
-        mesh = o.jax_mesh if o.jax_mesh is not None or o.mesh is None else o.mesh.abstract()
-        mapped = JAX_SHARD_MAP(
-            recording,
-            mesh=mesh,
-            in_specs=o.in_specs,
-            out_specs=o.out_specs,
-            axis_names=set(o.axis_names),
-            check_vma=o.check_vma,
-        )
+        mapped = self._jax_shard_map(recording)
         try:
             _, treedef = call.flat()
             check_ppermutes(jaxpr_under_levels(mapped, treedef, [leaf.value for leaf in leaves], env))
@@ -429,22 +469,279 @@ class ShardModel:
                     f" {type(err).__name__}: {text}",
                 ) from err
             if not recorded:
+                differ = manual_types_differ(err)
+                if differ is not None:
+                    raise self._types_differ(differ, leaves, specs, blocks, err, trail) from err
                 raise function_error(o.name, blocks, "per-device arguments", err, trail) from err
             check_outputs(recorded[0])  # an out_specs mistake, explained by our own rules
-            detail = replication_refused(err)
-            if detail is not None:
-                raise Scene(trail, o.describe()).error(
-                    OutputError,
-                    f"{_promise(o)} that an output is the same on every device along a mesh axis, but"
-                    f" {o.name}'s output varies along it: {detail}",
-                    fix=_replication_fix(o),
-                ) from None
+            # JAX 0.12 under vmap reports a broken replication promise as a pytree error of
+            # its own ("Too few leaves for PyTreeDef"): the vma types still tell.
+            varying = [varying_axes(leaf) for leaf in jax.tree_util.tree_leaves(returned[0])]
+            broken = o.check_vma and bool(self.output_gaps(recorded[0], varying, env))
+            if replication_refused(err) is not None or broken:
+                raise self._replication_error(call, leaves, specs, env, recorded[0], returned[0], err, trail) from None
             raise Scene(trail, o.describe()).error(
                 OutputError,
                 f"{o.name} returns, but JAX cannot assemble its per-device outputs by {o.word('out')}:"
                 f" {type(err).__name__}: {text}",
             ) from err
         return recorded[0]
+
+    # ------------------------------------------------------------ vma, explained
+
+    def output_gaps(self, shapes: Any, varying: list[frozenset[str] | None], env: Env = ()) -> list[OutputGap]:
+        """The output leaves (`shapes`: their per-device blocks; `varying`: the mesh axes
+        each varies over) whose out_specs leave out a manual axis they vary over."""
+        mesh = self.mesh(env)
+        manual = self.options.axis_names or frozenset(mesh.names)
+        paired = broadcast_prefix(self.options.out_specs, shapes, _is_spec)
+        if isinstance(paired, PrefixMismatch):
+            return []
+        labels = ["output" + p for p in leaf_paths(shapes)]
+        gaps = []
+        for j, (label, block, spec, axes) in enumerate(
+            zip(labels, jax.tree_util.tree_leaves(shapes), paired, varying, strict=True)
+        ):
+            if axes is None or not isinstance(spec, PartitionSpec):
+                continue
+            named = {a for dim in spec_dims(spec, mesh, manual, "") for a in dim}
+            missing = tuple(a for a in mesh.names if a in manual and a in axes and a not in named)
+            if missing:
+                gaps.append(OutputGap(j, label, block, spec, missing))
+        return gaps
+
+    def vma_jaxpr(self, call: Call, env: Env = ()) -> tuple[Any, Any] | None:
+        """The user's function as a jaxpr on the per-device blocks, typed with JAX's vma
+        (which mesh axes each value varies over), and its output shapes: one more trace of
+        the function, only to explain or fix a refusal. None where JAX cannot say."""
+        fn = self.fn
+        if fn is None or not only_vmaps(env):
+            return None
+
+        def probe(*args: Any) -> Any:
+            closed, shapes = jax.make_jaxpr(fn, return_shape=True)(*args)
+            raise _Probed(closed, shapes)
+
+        leaves, treedef = call.flat()
+        try:
+            jaxpr_under_levels(self._jax_shard_map(probe), treedef, [leaf.value for leaf in leaves], env)
+        except _Probed as done:
+            shapes = jax.tree_util.tree_map(lambda x: Shape(np.shape(x)), done.shapes)
+            return done.jaxpr, shapes
+        except Exception:  # JAX refused first: nothing to add
+            return None
+        return None
+
+    def _replication_error(
+        self,
+        call: Call,
+        leaves: list[Leaf],
+        specs: list[tuple[Any, SpecDims | None]],
+        env: Env,
+        shapes: Any,
+        out: Any,
+        err: Exception,
+        trail: tuple[Step, ...],
+    ) -> AxisCheckError:
+        """out_specs promise replication along an axis an output varies over: which output
+        leaf, which axis, and why (which argument's spec splits that axis, or which
+        collective makes it vary), from JAX's vma types."""
+        o = self.options
+        scene = Scene(trail, o.describe())
+        jax_said = tuple(dict.fromkeys(f"JAX: {line}" for line in replication_refusal_lines(err)))
+        jax_said = jax_said or (f"JAX: {type(err).__name__}: {err}",)
+        varying = [varying_axes(leaf) for leaf in jax.tree_util.tree_leaves(out)]
+        gaps = self.output_gaps(shapes, varying, env)
+        if not gaps:  # JAX's types did not say: JAX's own sentence
+            detail = replication_refused(err)
+            return scene.error(
+                OutputError,
+                f"{_promise(o)} that an output is the same on every device along a mesh axis, but"
+                f" {o.name}'s output varies along it: {detail}",
+                fix=_replication_fix(o),
+            )
+        probed = self.vma_jaxpr(call, env)
+        shown = o.shown("out", shapes)
+        grouped: dict[tuple[str, tuple[str, ...], str], list[str]] = {}
+        for gap in gaps:  # leaves with the same entry, axes and reason are told once
+            entry = shown[gap.index] if shown is not None else repr(gap.spec)
+            why = self._why_varying(probed, gap, leaves, specs, o.shown("in", call.args))
+            grouped.setdefault((entry, gap.missing, why), []).append(gap.label)
+        accounts = []
+        for (entry, missing, why), labels in grouped.items():
+            it = "it" if len(missing) == 1 else "them"
+            one = len(labels) == 1
+            if not one:
+                why = why.replace("it is computed from", "they are computed from").replace(
+                    "makes it vary", "makes them vary"
+                )
+            accounts.append(
+                f"{_and(labels)} {'is' if one else 'are'} the same on every device along {_axes_text(missing)}"
+                f" ({'its' if one else 'their'} {o.word('out')} entry {entry} leaves {it} out), but"
+                f" {o.name}'s {_and(labels)} {'varies' if one else 'vary'} along {it}" + (f": {why}" if why else "")
+            )
+        problem = f"{_promise(o)} that " + "; and that ".join(accounts)
+        return scene.error(
+            OutputError,
+            problem,
+            places=tuple(Place(g.label, g.block, unit="per-device") for g in gaps),
+            notes=jax_said,
+            fix=_gap_fix(o, gaps[0]),
+        )
+
+    def _why_varying(
+        self,
+        probed: tuple[Any, Any] | None,
+        gap: OutputGap,
+        leaves: list[Leaf],
+        specs: list[tuple[Any, SpecDims | None]],
+        shown: list[str] | None,
+    ) -> str:
+        """Where an output's variation along the gap's axes comes from, read from the jaxpr
+        (`shown`: smap's in_axes entry of each argument leaf)."""
+        if probed is None:
+            return ""
+        closed, _ = probed
+        jaxpr = getattr(closed, "jaxpr", closed)
+        if len(jaxpr.invars) != len(leaves) or gap.index >= len(jaxpr.outvars):
+            return ""
+        o = self.options
+        from_inputs: dict[int, list[str]] = {}
+        from_calls: dict[str, list[str]] = {}
+        for axis in gap.missing:
+            inputs, makers = varying_sources(closed, gap.index, axis)
+            for i in inputs:
+                from_inputs.setdefault(i, []).append(axis)
+            for m in makers if not inputs else ():
+                from_calls.setdefault(_COLLECTIVES.get(m, m), []).append(axis)
+        reasons = []
+        if from_inputs:
+            named = []
+            for i, axes in from_inputs.items():
+                spec = shown[i] if shown is not None else repr(specs[i][0])
+                over = _and([repr(a) for a in axes])
+                named.append(f"{leaves[i].label}, whose {o.word('in')} entry {spec} splits it over {over}")
+            reasons.append("it is computed from " + "; and from ".join(named))
+        for call_name, axes in from_calls.items():
+            over = _and([repr(a) for a in axes])
+            reasons.append(f"{call_name} over {over} makes it vary (JAX counts its result as varying)")
+        return "; ".join(reasons)
+
+    def _types_differ(
+        self,
+        differ: tuple[str, str, str, frozenset[str], frozenset[str]],
+        leaves: list[Leaf],
+        specs: list[tuple[Any, SpecDims | None]],
+        blocks: list[Leaf],
+        err: Exception,
+        trail: tuple[Step, ...],
+    ) -> AxisCheckError:
+        """A loop carry, or cond/switch branches, whose values vary over different mesh axes:
+        which value, which axes, which arguments bring the variation in, and the cast that
+        makes the invariant one varying (spelled for this JAX)."""
+        o = self.options
+        prim, first, second, first_only, second_only = differ
+        order = list(o.mesh.names) if o.mesh is not None else []
+
+        def ordered(axes: frozenset[str]) -> tuple[str, ...]:
+            return tuple(a for a in order if a in axes) + tuple(sorted(a for a in axes if a not in order))
+
+        loop = not second
+        if loop:  # the body makes the carry vary along axes its start does not
+            lacking = [(f"the initial carry {first}", ordered(second_only))] if second_only else []
+            varied_by = "the carry the loop body returns"
+        else:
+            lacking = [
+                (f"the output of {name}", ordered(axes))
+                for name, axes in ((first, second_only), (second, first_only))
+                if axes
+            ]
+            varied_by = ""
+        if not lacking:
+            return function_error(o.name, blocks, "per-device arguments", err, trail)
+        accounts, fixes = [], []
+        for what, axes in lacking:
+            it = "it" if len(axes) == 1 else "them"
+            other = varied_by or ("the output of " + (second if what.endswith(first) else first))
+            accounts.append(
+                f"{what} is the same on every device along {_axes_text(axes)}, but {other} varies along {it}"
+            )
+            if loop:
+                fixes.append(
+                    f"make the carry {first} vary along {_quoted(axes)} from the start: pass"
+                    f" {varying_cast('init', axes)} as its initial value (init: the value it starts from now)"
+                )
+            else:
+                branch = what.removeprefix("the output of ")
+                fixes.append(f"in {branch}, return {varying_cast('out', axes)} (out: what {branch} returns now)")
+        wanted = {a for _, axes in lacking for a in axes}
+        sources = [
+            f"{leaf.label} ({o.word('in')} entry {spec!r})"
+            for leaf, (spec, dims) in zip(leaves, specs, strict=True)
+            if dims is not None and wanted & {a for dim in dims for a in dim}
+        ]
+        brought = (
+            f" (the arguments that vary along {_quoted(tuple(sorted(wanted)))}: {_and(sources)})" if sources else ""
+        )
+        problem = (
+            f"{o.name} fails on the per-device arguments: jax.lax.{prim} needs"
+            f" {'its carry to keep one type' if loop else 'its branches to return one type'}: "
+            + "; and ".join(accounts)
+            + brought
+        )
+        jax_said = tuple(
+            "JAX: " + line if k == 0 else "  " + line
+            for k, line in enumerate(line for line in str(err).splitlines() if line.strip())
+        )
+        return Scene(trail, o.describe()).error(
+            FunctionError,
+            problem,
+            symbol=f"mesh axis {lacking[0][1][0]!r}",
+            notes=(f"JAX: {type(err).__name__}: " + jax_said[0].removeprefix("JAX: "), *jax_said[1:]),
+            fix="; and ".join(fixes),
+        )
+
+
+def _quoted(axes: tuple[str, ...]) -> str:
+    return _and([repr(a) for a in axes])
+
+
+_COLLECTIVES = {
+    "axis_index": "jax.lax.axis_index",
+    "ppermute": "jax.lax.ppermute",
+    "all_gather": "jax.lax.all_gather",
+    "all_to_all": "jax.lax.all_to_all",
+    "reduce_scatter": "jax.lax.psum_scatter",
+    "pvary": "a cast to varying",
+    "pcast": "a cast to varying",
+}
+
+
+def _and(items: list[str]) -> str:
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def _axes_text(axes: tuple[str, ...]) -> str:
+    return f"mesh axis {axes[0]!r}" if len(axes) == 1 else "mesh axes " + _and([repr(a) for a in axes])
+
+
+def _gap_fix(o: ShardOptions, gap: OutputGap) -> str:
+    """What to do where no option the engine tried works (a scalar cannot be split)."""
+    named = repr(gap.missing[0]) if len(gap.missing) == 1 else repr(gap.missing)
+    reduce = f"reduce {gap.label} over {named} first (jax.lax.psum or jax.lax.pmean over {named})"
+    if o.smap_axes is not None:
+        hint = (
+            [reduce]
+            if not len(gap.block)
+            else [f"give {gap.label} an out_axes (the blocks are then concatenated)", reduce]
+        )
+        return ", or ".join(hint)
+    hint = (
+        [reduce]
+        if not len(gap.block)
+        else [f"name {named} in {gap.label}'s out_spec (the blocks are then concatenated)", reduce]
+    )
+    return ", or ".join(hint) + ", or pass check_vma=False if it is replicated in fact"
 
 
 def _one(o: ShardOptions) -> str:

@@ -16,10 +16,10 @@ from jax.sharding import PartitionSpec
 from .._core._axes import freeze_in_axes, freeze_out_axes
 from .._core._errors import AxisCheckError, FunctionError, OutputError
 from .._core._explain import tables_unread
-from .._core._jax_compat import spec_entries, unbound_axis_name
+from .._core._jax_compat import spec_entries, unbound_axis_name, varying_axes
 from .._core._leaves import Call, Leaf, abstract, struct
 from .._core._shape import Shape
-from .._core._trees import seq_repr
+from .._core._trees import PrefixMismatch, broadcast_prefix, seq_repr
 from ._levels import map_inputs
 from ._models import MapModel, Model, is_symbolic, run
 from ._shard_model import ShardModel
@@ -326,8 +326,75 @@ def _shard_in_options(model: ShardModel, call: Call, budget: _Budget) -> list[Su
 
 
 def _shard_out_options(model: ShardModel, call: Call, budget: _Budget) -> list[Suggestion]:
-    """out_specs that promise replication the output does not have: name the mesh axis it
-    varies over (checked by the engine, which asks JAX's trace)."""
+    """out_specs (smap: out_axes) that promise replication an output does not have: name
+    the mesh axes each such output leaf varies over in its own entry, read from JAX's vma
+    types (one trace), and checked by the engine (one more). A scalar cannot be split:
+    then nothing is proposed, and the error's own fix says to reduce it first."""
+    o = model.options
+    if not budget.allows(model):
+        return []
+    probed = model.vma_jaxpr(call)
+    if probed is None:
+        return _shard_out_axes_tried(model, call, budget)
+    closed, shapes = probed
+    outvars = getattr(closed, "jaxpr", closed).outvars
+    gaps = model.output_gaps(shapes, [varying_axes(v) for v in outvars])
+    paired = broadcast_prefix(o.out_specs, shapes, lambda x: isinstance(x, PartitionSpec))
+    if not gaps or isinstance(paired, PrefixMismatch):
+        return []
+    specs: list[Any] = list(paired)
+    dims: dict[int, int] = {}
+    for gap in gaps:
+        entries = _entries(gap.spec)
+        entries += [()] * (len(gap.block) - len(entries))
+        free = next((d for d, e in enumerate(entries) if not e), None)
+        if free is None:
+            return []  # a scalar, or every dim already split: no spec can hold it
+        entries[free] = gap.missing
+        specs[gap.index] = _spec_of(entries)
+        dims[gap.index] = free
+    treedef = jax.tree_util.tree_structure(shapes)
+    single = isinstance(o.out_specs, PartitionSpec) and all(sp == specs[0] for sp in specs)
+    new_specs: Any = specs[0] if single else jax.tree_util.tree_unflatten(treedef, specs)
+    labels = " and ".join(g.label for g in gaps)
+    axes = list(dict.fromkeys(a for g in gaps for a in g.missing))
+    where = " and ".join(f"axis {dims[g.index]} of {g.label}" for g in gaps)
+    over = " and ".join(repr(a) for a in axes)
+    if o.smap_axes is None:
+        option: tuple[str, Any] = ("out_specs", new_specs)
+        shown = f"out_specs={new_specs!r}"
+        rest = ", or pass check_vma=False if it is replicated in fact"
+        candidate = replace(o, out_specs=new_specs)
+    else:
+        in_axes, out_axes = o.smap_axes
+        flat_axes = broadcast_prefix(out_axes, shapes, lambda x: x is None)
+        if isinstance(flat_axes, PrefixMismatch):
+            return []
+        new_axes = list(flat_axes)
+        for gap in gaps:
+            new_axes[gap.index] = dims[gap.index]
+        one = not isinstance(out_axes, (tuple, list, dict)) and all(a == new_axes[0] for a in new_axes)
+        new_out_axes = new_axes[0] if one else jax.tree_util.tree_unflatten(treedef, new_axes)
+        option = ("out_axes", new_out_axes)
+        shown = f"out_axes={new_out_axes!r}"
+        rest = ""
+        candidate = replace(o, out_specs=new_specs, smap_axes=(in_axes, new_out_axes))
+    if not _works(replace(model, options=candidate), call, budget):
+        return []
+    verb = "varies" if len(gaps) == 1 else "vary"
+    mesh_axes = "mesh axis" if len(axes) == 1 else "mesh axes"
+    return [
+        Suggestion(
+            f"{shown}: {labels} {verb} over {mesh_axes} {over}, so the blocks are concatenated along {where}"
+            f" (or reduce over {over} first with jax.lax.psum / pmean{rest})",
+            (option,),
+        )
+    ]
+
+
+def _shard_out_axes_tried(model: ShardModel, call: Call, budget: _Budget) -> list[Suggestion]:
+    """Where JAX's types cannot be read: try naming each unused manual axis in a single
+    out_spec."""
     o = model.options
     if o.mesh is None or o.smap_axes is not None or not isinstance(o.out_specs, PartitionSpec):
         return []

@@ -22,6 +22,7 @@ from .._core._jax_compat import (
     ppermute_axes_in_mesh_order,
     psum_scatter_size_refused,
     sub_jaxprs,
+    varying_axes,
 )
 from .._core._leaves import abstract, resharded
 from .._core._shape import Shape
@@ -269,3 +270,44 @@ def batched_outputs(
     structs = [_with_env_dims(abstract(values[i]), i, scope) for i in dyn]
     _shapes_of(_bind_names(mapped, scope, dyn), scope, structs)
     return answers
+
+
+def varying_sources(closed: Any, out_index: int, axis: str) -> tuple[list[int], list[str]]:
+    """Why output `out_index` of `closed` (the user's function traced inside a shard_map
+    that checks vma) varies over mesh axis `axis`: the inputs whose variation flows into
+    it, and, where none does, the primitives that make it vary (`axis_index`, or a
+    collective such as `ppermute` whose result JAX counts as varying). The `pvary` JAX
+    inserts where an invariant value meets a varying one is not a reason of its own: the
+    varying operand is, or the collective that needed it."""
+    jaxpr = getattr(closed, "jaxpr", closed)
+    inputs = {v: i for i, v in enumerate(jaxpr.invars)}
+    made_by = {v: eqn for eqn in equations(jaxpr) for v in eqn.outvars}
+    found: list[int] = []
+    makers: list[str] = []
+    inserted: list[str] = []  # collectives fed only by JAX's own pvary
+
+    def varies(v: Any) -> bool:  # a literal (unhashable in JAX 0.10) is a constant: never varies
+        return not hasattr(v, "val") and axis in (varying_axes(v) or ())
+
+    seen: set[Any] = set()
+    todo = [(jaxpr.outvars[out_index], "")]
+    while todo:
+        v, consumer = todo.pop()
+        if v in seen or not varies(v):
+            continue
+        seen.add(v)
+        if v in inputs:
+            found.append(inputs[v])
+            continue
+        eqn = made_by.get(v)
+        if eqn is None:
+            continue
+        varying_in = [u for u in eqn.invars if varies(u)]
+        name = eqn.primitive.name
+        if not varying_in:
+            (inserted if name == "pvary" else makers).append(consumer if name == "pvary" else name)
+            continue
+        todo.extend((u, name) for u in varying_in)
+    if found or makers:
+        return sorted(set(found)), list(dict.fromkeys(makers))
+    return [], list(dict.fromkeys(c for c in inserted if c))

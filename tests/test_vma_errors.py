@@ -1,0 +1,252 @@
+"""VMA refusals of shard_map/smap (check_vma=True), explained in the user's terms.
+
+The oracle is JAX: every case is first refused by JAX itself, every proposed option is run
+through the real `jax.shard_map`/`jax.smap` on the 8 forced CPU devices, and every code
+change a Fix line spells out (a psum, a cast to varying) is applied to the function and
+run through JAX too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from jax import lax
+from jax.sharding import AbstractMesh
+from jax.sharding import PartitionSpec as P
+
+import axischeck as ax
+from axischeck._core._jax_compat import VARYING_CAST, varying_cast
+
+AUTO = jax.sharding.AxisType.Auto
+MESH = jax.make_mesh((2, 4), ("x", "y"), axis_types=(AUTO, AUTO))
+
+
+def values(shape: tuple[int, ...]) -> jax.Array:
+    n = int(np.prod(shape))
+    return jnp.asarray((np.arange(n, dtype=np.float32) % 5.0).reshape(shape))
+
+
+def refused(run: Callable[[], Any], cls: type[ax.AxisCheckError] = ax.AxisCheckError) -> ax.AxisCheckError:
+    with pytest.raises(cls) as info:
+        run()
+    return info.value
+
+
+def jax_refuses(make: Callable[..., Any], *args: Any) -> None:
+    with pytest.raises((ValueError, TypeError)):
+        jax.eval_shape(make, *args)
+
+
+def fix_lines_are_the_suggestions(err: ax.AxisCheckError) -> None:
+    assert err.suggestions, str(err)
+    assert err.fix == "; or ".join(s.text for s in err.suggestions)
+
+
+# ------------------------------------------------- out_specs promising replication
+
+
+def loss_and_params(x: jax.Array, w: jax.Array) -> dict[str, jax.Array]:
+    return {"loss": (x @ w).sum(), "w": w * 2.0}
+
+
+def test_a_scalar_leaf_of_a_dict_output_names_the_leaf_the_axis_and_the_argument() -> None:
+    x, w = values((8, 4)), values((4,))
+    jax_refuses(jax.shard_map(loss_and_params, mesh=MESH, in_specs=(P("x"), P()), out_specs=P()), x, w)
+    f = ax.shard_map(loss_and_params, mesh=MESH, in_specs=(P("x"), P()), out_specs=P())
+    err = refused(lambda: f.predict(x, w), ax.OutputError)
+    head = str(err).splitlines()[0]
+    assert "output['loss']" in head and "mesh axis 'x'" in head
+    assert "computed from x, whose in_specs entry P('x',) splits it over 'x'" in head
+    assert "output['w']" not in head  # the replicated leaf is not blamed
+    assert "JAX: out_specs is P()" in str(err)  # JAX's words kept
+    # a scalar cannot be split: no option works, the hint says to reduce it
+    assert err.suggestions == ()
+    assert err.fix is not None and err.fix.startswith("reduce output['loss'] over 'x' first (jax.lax.psum")
+
+    def reduced(x: jax.Array, w: jax.Array) -> dict[str, jax.Array]:
+        out = loss_and_params(x, w)
+        return {**out, "loss": lax.pmean(out["loss"], "x")}  # what the hint says
+
+    got = jax.shard_map(reduced, mesh=MESH, in_specs=(P("x"), P()), out_specs=P())(x, w)
+    assert got["loss"].shape == () and ax.shard_map(reduced, mesh=MESH, in_specs=(P("x"), P()), out_specs=P())(x, w)
+
+
+def test_only_the_varying_leaf_of_a_tuple_gets_a_new_spec() -> None:
+    def body(x: jax.Array, w: jax.Array) -> tuple[jax.Array, jax.Array]:
+        return x.sum(1), w * 2.0
+
+    x, w = values((8, 4)), values((4,))
+    f = ax.shard_map(body, mesh=MESH, in_specs=(P("x"), P()), out_specs=P())
+    err = refused(lambda: f.predict(x, w), ax.OutputError)
+    assert "output[0]" in str(err).splitlines()[0] and "output[1]" not in str(err).splitlines()[0]
+    fix_lines_are_the_suggestions(err)
+    (only,) = err.suggestions
+    assert only.as_kwargs() == {"out_specs": (P("x"), P())}
+    got = jax.shard_map(body, mesh=MESH, in_specs=(P("x"), P()), **only.as_kwargs())(x, w)
+    fixed = ax.shard_map(body, mesh=MESH, in_specs=(P("x"), P()), **only.as_kwargs())
+    assert jax.tree.map(jnp.shape, got) == fixed.predict(x, w).shapes == ((8,), (4,))
+    np.testing.assert_array_equal(fixed(x, w)[0], got[0])
+
+
+def test_an_output_varying_over_two_axes_is_split_over_both() -> None:
+    def body(x: jax.Array) -> jax.Array:
+        return x.sum(0)
+
+    x = values((8, 8))
+    f = ax.shard_map(body, mesh=MESH, in_specs=P("x", "y"), out_specs=P())
+    err = refused(lambda: f.predict(x), ax.OutputError)
+    assert "mesh axes 'x' and 'y'" in str(err).splitlines()[0]
+    fix_lines_are_the_suggestions(err)
+    (only,) = err.suggestions
+    assert only.as_kwargs() == {"out_specs": P(("x", "y"))}
+    got = jax.shard_map(body, mesh=MESH, in_specs=P("x", "y"), **only.as_kwargs())(x)
+    assert got.shape == ax.shard_map(body, mesh=MESH, in_specs=P("x", "y"), **only.as_kwargs()).predict(x).shapes
+
+
+@pytest.mark.parametrize(
+    ("body", "axis", "culprit"),
+    [
+        (lambda x, w: lax.ppermute(w, "x", [(0, 1), (1, 0)]), "x", "jax.lax.ppermute over 'x'"),
+        (lambda x, w: lax.axis_index("y") * w, "y", "jax.lax.axis_index over 'y'"),
+        (lambda x, w: lax.all_gather(w, "x"), "x", "jax.lax.all_gather over 'x'"),
+    ],
+)
+def test_a_collective_that_makes_a_value_vary_is_named(body: Any, axis: str, culprit: str) -> None:
+    x, w = values((8, 4)), values((4,))
+    jax_refuses(jax.shard_map(body, mesh=MESH, in_specs=(P("x"), P()), out_specs=P()), x, w)
+    f = ax.shard_map(body, mesh=MESH, in_specs=(P("x"), P()), out_specs=P())
+    err = refused(lambda: f.predict(x, w), ax.OutputError)
+    head = str(err).splitlines()[0]
+    assert f"mesh axis {axis!r}" in head and culprit in head, head
+    assert "computed from" not in head  # w is replicated: no argument is blamed
+    fix_lines_are_the_suggestions(err)
+    for s in err.suggestions:
+        jax.eval_shape(jax.shard_map(body, mesh=MESH, in_specs=(P("x"), P()), **s.as_kwargs()), x, w)
+
+
+def test_under_vmap_the_leaf_and_axis_are_named_too() -> None:
+    x, w = values((3, 8, 4)), values((4,))
+    inner = ax.shard_map(loss_and_params, mesh=MESH, in_specs=(P("x"), P()), out_specs=P())
+    err = refused(lambda: ax.vmap(inner, in_axes=(0, None)).predict(x, w), ax.OutputError)
+    assert "output['loss']" in str(err).splitlines()[0] and "'x'" in str(err).splitlines()[0]
+
+
+def test_a_mesh_larger_than_the_machine() -> None:
+    mesh = AbstractMesh((16, 4), ("data", "model"), axis_types=(AUTO, AUTO))
+    x = jax.ShapeDtypeStruct((64, 8), jnp.float32)
+    jax_refuses(jax.shard_map(lambda a: (a, a.sum(1)), mesh=mesh, in_specs=P("data"), out_specs=P()), x)
+    f = ax.shard_map(lambda a: (a, a.sum(1)), mesh={"data": 16, "model": 4}, in_specs=P("data"), out_specs=P())
+    err = refused(lambda: f.predict((64, 8)), ax.OutputError)
+    assert "output[0] and output[1]" in str(err).splitlines()[0] and "'data'" in str(err).splitlines()[0]
+    (only,) = err.suggestions
+    want = jax.eval_shape(jax.shard_map(lambda a: (a, a.sum(1)), mesh=mesh, in_specs=P("data"), **only.as_kwargs()), x)
+    assert jax.tree.map(lambda s: s.shape, want) == ((64, 8), (64,))
+
+
+def test_a_call_raises_jaxs_exception_type() -> None:
+    x, w = values((8, 4)), values((4,))
+    f = ax.shard_map(loss_and_params, mesh=MESH, in_specs=(P("x"), P()), out_specs=P())
+    with pytest.raises(ValueError) as info:
+        f(x, w)
+    assert isinstance(info.value, ax.AxisCheckError) and "output['loss']" in str(info.value)
+
+
+def test_what_a_vma_error_costs_in_traces() -> None:
+    calls = []
+
+    def body(x: jax.Array, w: jax.Array) -> tuple[jax.Array, jax.Array]:
+        calls.append(1)
+        return x.sum(1), w
+
+    f = ax.shard_map(body, mesh=MESH, in_specs=(P("x"), P()), out_specs=P())
+    err = refused(lambda: f.predict(values((8, 4)), values((4,))), ax.OutputError)
+    assert err.suggestions
+    # JAX's own trace, one to read the vma types for the message, one for the fix search
+    # and one to check the fix
+    assert len(calls) <= 4, len(calls)
+
+
+# --------------------------------------------------------------------------- smap
+
+
+def test_smap_out_axes_none_on_a_varying_output() -> None:
+    def body(a: jax.Array, b: jax.Array) -> tuple[jax.Array, jax.Array]:
+        return a * 2.0, b.sum()
+
+    a, b = values((16, 3)), values((4,))
+    mesh = jax.make_mesh((8,), ("x",), axis_types=(AUTO,))
+    with jax.set_mesh(mesh):
+        jax_refuses(jax.smap(body, in_axes=(0, None), out_axes=None, axis_name="x"), a, b)
+        f = ax.smap(body, in_axes=(0, None), out_axes=None, axis_name="x")
+        err = refused(lambda: f.predict(a, b), ax.OutputError)
+        head = str(err).splitlines()[0]
+        assert "output[0]" in head and "output[1]" not in head and "in_axes entry 0 splits it over 'x'" in head
+        fix_lines_are_the_suggestions(err)
+        (only,) = err.suggestions
+        assert only.as_kwargs() == {"out_axes": (0, None)}
+        got = jax.smap(body, in_axes=(0, None), axis_name="x", **only.as_kwargs())(a, b)
+        fixed = ax.smap(body, in_axes=(0, None), axis_name="x", **only.as_kwargs())
+        assert jax.tree.map(jnp.shape, got) == fixed.predict(a, b).shapes == ((16, 3), ())
+
+
+# ----------------------------------------------- loop carries and branches
+
+
+def test_a_scan_carry_that_starts_invariant() -> None:
+    def body(x: jax.Array, w: jax.Array) -> jax.Array:
+        c, _ = lax.scan(lambda c, _: (c + x[0], None), w, None, length=3)
+        return c
+
+    x, w = values((8, 4)), values((4,))
+    jax_refuses(jax.shard_map(body, mesh=MESH, in_specs=(P("x"), P()), out_specs=P("x")), x, w)
+    f = ax.shard_map(body, mesh=MESH, in_specs=(P("x"), P()), out_specs=P("x"))
+    err = refused(lambda: f.predict(x, w), ax.FunctionError)
+    head = str(err).splitlines()[0]
+    assert "jax.lax.scan" in head and "the initial carry c" in head and "mesh axis 'x'" in head
+    assert "x (in_specs entry P('x',))" in head  # the argument that brings the variation in
+    assert err.fix is not None and varying_cast("init", ("x",)) in err.fix
+    assert err.fix.startswith(f"make the carry c vary along 'x' from the start: pass {VARYING_CAST}(")
+    assert "JAX: TypeError: scan body function carry" in str(err)
+
+    def fixed(x: jax.Array, w: jax.Array) -> jax.Array:  # the fix, applied
+        c, _ = lax.scan(lambda c, _: (c + x[0], None), lax.pcast(w, "x", to="varying"), None, length=3)
+        return c
+
+    assert jax.shard_map(fixed, mesh=MESH, in_specs=(P("x"), P()), out_specs=P("x"))(x, w).shape == (8,)
+
+
+def test_cond_branches_name_the_invariant_branch() -> None:
+    def body(x: jax.Array, w: jax.Array) -> jax.Array:
+        return lax.cond(True, lambda: x[0], lambda: w)
+
+    x, w = values((8, 4)), values((4,))
+    jax_refuses(jax.shard_map(body, mesh=MESH, in_specs=(P("x"), P()), out_specs=P("x")), x, w)
+    err = refused(
+        lambda: ax.shard_map(body, mesh=MESH, in_specs=(P("x"), P()), out_specs=P("x")).predict(x, w),
+        ax.FunctionError,
+    )
+    head = str(err).splitlines()[0]
+    assert "the output of false_fun is the same on every device along mesh axis 'x'" in head
+    assert err.fix == f"in false_fun, return {varying_cast('out', ('x',))} (out: what false_fun returns now)"
+
+    def fixed(x: jax.Array, w: jax.Array) -> jax.Array:
+        return lax.cond(True, lambda: x[0], lambda: lax.pcast(w, "x", to="varying"))
+
+    assert jax.shard_map(fixed, mesh=MESH, in_specs=(P("x"), P()), out_specs=P("x"))(x, w).shape == (8,)
+
+
+def test_a_fori_loop_carry_in_a_tuple() -> None:
+    def body(x: jax.Array, w: jax.Array) -> jax.Array:
+        return lax.fori_loop(0, 2, lambda i, c: (c[0] + x[0], c[1]), (w, w))[0]
+
+    x, w = values((8, 4)), values((4,))
+    err = refused(
+        lambda: ax.shard_map(body, mesh=MESH, in_specs=(P("x"), P()), out_specs=P("x")).predict(x, w),
+        ax.FunctionError,
+    )
+    assert "the initial carry loop_carry[1][0]" in str(err).splitlines()[0]
