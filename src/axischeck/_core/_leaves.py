@@ -12,6 +12,7 @@ import numpy as np
 from jax.sharding import NamedSharding, PartitionSpec
 from jax.tree_util import keystr
 
+from ._cache import BoundedCache
 from ._errors import ArgumentError, Place, Size
 from ._jax_compat import (
     TRUSTED_ARRAY_TYPES,
@@ -23,6 +24,7 @@ from ._jax_compat import (
     valid_dtype,
 )
 from ._shape import Shape
+from ._trees import labelled_leaves
 
 _PY_SCALARS = (bool, int, float, complex)
 
@@ -99,9 +101,24 @@ def shape_of(x: Any) -> Shape | None:
     return None if shape is None else Shape(shape)
 
 
+_STRUCTS: BoundedCache[jax.ShapeDtypeStruct] = BoundedCache(256)
+"""Structs without sharding by (shape, dtype): JAX's structs are immutable, so equal ones
+are shared (a tree of 16,000 leaves of a few shapes builds a few)."""
+
+
 def struct(shape: tuple[int, ...], dtype: Any) -> jax.ShapeDtypeStruct:
-    """A typed constructor (jax's own is untyped for mypy)."""
-    return jax.ShapeDtypeStruct(shape, dtype)  # type: ignore[no-untyped-call]
+    """`jax.ShapeDtypeStruct(shape, dtype)` (typed: jax's own is untyped for mypy)."""
+    if type(shape) not in (tuple, Shape) or any(type(d) is not int for d in shape):
+        return jax.ShapeDtypeStruct(shape, dtype)  # type: ignore[no-untyped-call]  # JAX checks (or converts) the sizes
+    key = (shape, dtype)
+    try:
+        made = _STRUCTS.get(key)
+    except TypeError:  # a dtype-like that cannot be hashed
+        return jax.ShapeDtypeStruct(shape, dtype)  # type: ignore[no-untyped-call]
+    if made is None:
+        made = jax.ShapeDtypeStruct(shape, dtype)  # type: ignore[no-untyped-call]
+        _STRUCTS.put(key, made)
+    return made
 
 
 def resharded(
@@ -110,6 +127,8 @@ def resharded(
     """A struct of `shape` for `value` after vmap dropped axis `drop` (or re-inserted the
     axes `insert`, in order): an Explicit sharding in `value`'s type keeps the entries of
     its other dims, as JAX's vmap keeps them."""
+    if type(value) is jax.ShapeDtypeStruct and value.sharding is None:
+        return struct(shape, dtype)  # no sharding in its type: no entries to keep (and no aval to build)
     sharding = type_sharding(value)
     spec = getattr(sharding, "spec", None)
     entries = list(spec_entries(spec)) if spec is not None else []
@@ -232,11 +251,24 @@ def _check_layout(x: jax.ShapeDtypeStruct, label: str) -> None:
 
 
 def _wrap(tree: Any, name: str) -> Any:
-    def leaf(path: Any, x: Any) -> Leaf:
-        shape = shape_of(x)
-        if type(x) is jax.ShapeDtypeStruct and x.sharding is not None:
-            _check_layout(x, name + keystr(path))
-        origin = tuple(range(len(shape))) if shape is not None else ()
-        return Leaf(name + keystr(path), shape, x, shape, origin)
+    """`tree` with each leaf wrapped in a `Leaf` labelled `name + keystr(path)`.
 
-    return jax.tree_util.tree_map_with_path(leaf, tree)
+    Linear in the leaves, with one new object per leaf: labels come from one walk, and
+    leaves of one shape share its `Shape` and `origin`."""
+    treedef: Any = jax.tree_util.tree_structure(tree)  # JAX's own refusals (cycles, depth) first
+    labels, values = labelled_leaves(tree, name)
+    seen: dict[tuple[int, ...], tuple[Shape, tuple[int, ...]]] = {}
+    wrapped = []
+    for label, x in zip(labels, values, strict=True):
+        kind = type(x)
+        raw = x.shape if kind in TRUSTED_ARRAY_TYPES else () if isinstance(x, _PY_SCALARS) else array_shape(x)
+        if raw is None:
+            wrapped.append(Leaf(label, None, x, None, ()))
+            continue
+        known = seen.get(raw)
+        if known is None:
+            known = seen[raw] = (Shape(raw), tuple(range(len(raw))))
+        if kind is jax.ShapeDtypeStruct and x.sharding is not None:
+            _check_layout(x, label)
+        wrapped.append(Leaf(label, known[0], x, known[0], known[1]))
+    return treedef.unflatten(wrapped)

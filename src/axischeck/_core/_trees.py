@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import jax
+import numpy as np
 from jax.tree_util import keystr
+
+from ._jax_compat import TRUSTED_ARRAY_TYPES
+from ._shape import Shape
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,6 +67,50 @@ def broadcast_prefix(
     """
     if is_spec_leaf(spec):
         return [spec] * num_leaves(full)
+    try:
+        spec_leaves, spec_def = jax.tree_util.tree_flatten(spec, is_leaf=is_spec_leaf)
+    except Exception:  # a spec JAX cannot flatten: the node-by-node walk says where
+        return walk_prefix(spec, full, is_spec_leaf, path)
+    return broadcast_flat(spec_leaves, spec_def, full, lambda: walk_prefix(spec, full, is_spec_leaf, path))
+
+
+def broadcast_flat(
+    spec_leaves: Sequence[Any], spec_def: Any, full: Any, mismatch: Callable[[], list[Any] | PrefixMismatch]
+) -> list[Any] | PrefixMismatch:
+    """`broadcast_prefix` for a spec already flattened (its leaves and treedef), in a
+    number of steps linear in the leaves: JAX cuts `full` at the spec's leaves
+    (`flatten_up_to`), and the spec's nodes are checked by rebuilding them around the
+    cut subtrees and comparing the structure with `full`'s, node types and metadata
+    included. Where they differ, `mismatch()` walks the trees node by node to say how."""
+    full_def: Any = jax.tree_util.tree_structure(full)
+    if spec_def == full_def:  # the common case: one spec leaf per leaf
+        return list(spec_leaves)
+    try:
+        subtrees = spec_def.flatten_up_to(full)
+        same = jax.tree_util.tree_structure(spec_def.unflatten(subtrees)) == full_def
+    except Exception:  # not a prefix (flatten_up_to raises), or a node that cannot be rebuilt
+        same = False
+    if not same:
+        return mismatch()
+    out: list[Any] = []
+    for leaf, sub in zip(spec_leaves, subtrees, strict=True):
+        count = 1 if type(sub) in _KNOWN_LEAVES else num_leaves(sub)
+        if count == 1:
+            out.append(leaf)
+        elif count:
+            out.extend([leaf] * count)
+    return out
+
+
+def walk_prefix(
+    spec: Any,
+    full: Any,
+    is_spec_leaf: Callable[[Any], bool],
+    path: str = "",
+) -> list[Any] | PrefixMismatch:
+    """`broadcast_prefix` one node at a time, to find where and how the trees differ."""
+    if is_spec_leaf(spec):
+        return [spec] * num_leaves(full)
     spec_children, spec_def = _one_level(spec)
     if _is_leaf_node(spec_def):
         return [spec] * num_leaves(full)
@@ -78,17 +126,70 @@ def broadcast_prefix(
         return PrefixMismatch(path, _kind(spec), _kind(full), detail)
     out: list[Any] = []
     for key, s, f in zip(_child_keys(full), spec_children, full_children, strict=True):
-        sub = broadcast_prefix(s, f, is_spec_leaf, path + key)
+        sub = walk_prefix(s, f, is_spec_leaf, path + key)
         if isinstance(sub, PrefixMismatch):
             return sub
         out.extend(sub)
     return out
 
 
+_KNOWN_LEAVES: frozenset[type] = frozenset({*TRUSTED_ARRAY_TYPES, Shape, bool, int, float, complex, str, np.ndarray})
+"""Types JAX flattens as leaves (none of them is a registered pytree node), so that
+`labelled_leaves` needs to ask JAX only about other types."""
+
+
+def labelled_leaves(tree: Any, prefix: str = "") -> tuple[list[str], list[Any]]:
+    """Every leaf of `tree` in flatten order, and its label: `prefix + keystr(path)`.
+
+    What `tree_flatten_with_path` and `keystr` give, without a key path per leaf: dicts
+    (keys sorted, as JAX sorts them), lists, tuples and None are walked here, one label
+    built from its parent's; every other node (namedtuples, OrderedDicts, registered
+    classes) is JAX's to flatten, with its own keys. Iterative: depth costs no recursion.
+    """
+    labels: list[str] = []
+    leaves: list[Any] = []
+    stack: list[Iterator[tuple[str, Any]]] = [iter(((prefix, tree),))]
+    while stack:
+        for label, node in stack[-1]:
+            kind = type(node)
+            if kind in _KNOWN_LEAVES:
+                labels.append(label)
+                leaves.append(node)
+            elif kind is dict:
+                try:
+                    keys = sorted(node)
+                except TypeError:  # keys JAX cannot sort either: its flatten decides
+                    _add_by_jax(node, label, labels, leaves)
+                    continue
+                stack.append(_dict_children(label, node, keys))
+                break
+            elif kind is list or kind is tuple:
+                stack.append(_seq_children(label, node))
+                break
+            elif node is not None:
+                _add_by_jax(node, label, labels, leaves)
+        else:
+            stack.pop()
+    return labels, leaves
+
+
+def _dict_children(label: str, node: dict[Any, Any], keys: list[Any]) -> Iterator[tuple[str, Any]]:
+    return ((f"{label}[{k!r}]", node[k]) for k in keys)
+
+
+def _seq_children(label: str, node: Sequence[Any]) -> Iterator[tuple[str, Any]]:
+    return ((f"{label}[{i}]", child) for i, child in enumerate(node))
+
+
+def _add_by_jax(node: Any, label: str, labels: list[str], leaves: list[Any]) -> None:
+    for path, leaf in jax.tree_util.tree_flatten_with_path(node)[0]:
+        labels.append(label + keystr(path))
+        leaves.append(leaf)
+
+
 def leaf_paths(tree: Any) -> list[str]:
     """keystr of every leaf of `tree`, in flatten order."""
-    with_path, _ = jax.tree_util.tree_flatten_with_path(tree)
-    return [keystr(path) for path, _ in with_path]
+    return labelled_leaves(tree)[0]
 
 
 def flatten_axes_spec(spec: Any) -> tuple[list[Any], Any]:
