@@ -3,7 +3,7 @@ one way the engine builds an error: from the scene where it found the mistake.""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -14,27 +14,58 @@ from ._shape import Shape, format_shape
 from ._steps import BaseStep, MapStep, ShardStep, SpecRow, Step
 
 
-def _shape(s: Shape | None) -> str:
-    return "-" if s is None else format_shape(s)
+class _Shapes:
+    """Shape texts, each formatted once per table (a tree of 16,000 leaves has a few shapes)."""
+
+    __slots__ = ("_texts",)
+
+    def __init__(self) -> None:
+        self._texts: dict[Shape | None, str] = {None: "-"}
+
+    def __call__(self, s: Shape | None) -> str:
+        text = self._texts.get(s)
+        if text is None:
+            text = self._texts[s] = format_shape(s)  # type: ignore[arg-type]  # None is in the dict
+        return text
 
 
 def _axis(a: int | None) -> str:
     return "None" if a is None else str(a)
 
 
-def table(rows: Sequence[Sequence[str]], limit: int | None = None) -> str:
+Columns = Callable[[Sequence[int]], list[list[str]]]
+"""The cells of the given body rows, column by column."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Rows:
+    """A table before it is rendered: its header, how many body rows, and how to make
+    the cells of some of them; `marked` rows (an error's conflicts) are shown whatever
+    the limit."""
+
+    header: list[str]
+    count: int
+    columns: Columns
+    marked: Collection[int] = ()
+
+
+def table(rows: _Rows, limit: int | None = None) -> str:
     """Left-aligned columns separated by two spaces; trailing blanks trimmed. With `limit`,
-    at most that many body rows besides the ones marked `<--` (an error's conflicts), and
-    a line saying how many were left out: a message about one leaf of 16,000 stays short."""
-    body = list(rows[1:])
+    at most that many body rows besides the marked ones (an error's conflicts), and a line
+    saying how many were left out: a message about one leaf of 16,000 stays short, and
+    only the rows shown are ever formatted."""
+    shown: Sequence[int] = range(rows.count)
     left_out = 0
-    if limit is not None and len(body) > limit:
-        kept = [r for i, r in enumerate(body) if i < limit or "<--" in r[-1]]
-        left_out = len(body) - len(kept)
-        body = kept
-    shown = [rows[0], *body]
-    widths = [max(len(r[i]) for r in shown) for i in range(len(shown[0]))]
-    lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in shown]
+    if limit is not None and rows.count > limit:
+        shown = sorted({*range(limit), *rows.marked})
+        left_out = rows.count - len(shown)
+    columns = rows.columns(shown)
+    widths = [
+        max(len(name), *map(len, column)) if column else len(name)
+        for name, column in zip(rows.header, columns, strict=True)
+    ]
+    line = "  ".join(f"{{:<{w}}}" for w in widths).format  # one call lays out a whole row
+    lines = [line(*rows.header).rstrip(), *(line(*cells).rstrip() for cells in zip(*columns, strict=True))]
     if left_out:
         lines.append(f"... and {left_out} more rows (the prediction's table has them all)")
     return "\n".join(lines)
@@ -45,70 +76,106 @@ def _unit(innermost: MapStep) -> str:
     return "per-device" if innermost.transform.startswith("pmap(") else "per-example"
 
 
-def _arg_table(maps: Sequence[MapStep], base: BaseStep | None) -> list[list[str]]:
+def _arg_table(maps: Sequence[MapStep], base: BaseStep | None) -> _Rows:
     header = ["arg", "batched shape"] if maps else ["arg", "shape"]
     for i in range(len(maps)):
         tag = "" if len(maps) == 1 else f"[{i + 1}]"
         header += [f"in_axis{tag}", _unit(maps[-1]) if i == len(maps) - 1 else f"shape{tag}"]
-    if base is not None and base.source == "signature":
+    signature = base is not None and base.source == "signature"
+    if signature:
         header += ["signature", "binds"]
     by_level = [{r.label: r for r in m.args} for m in maps]  # dicts: linear in the leaves
     spec_rows = {r.label: r for r in base.args} if base is not None else {}
     labels = list(dict.fromkeys([label for level in by_level for label in level] + list(spec_rows)))
-    rows = [header]
-    for label in labels:
-        row = [label]
-        for i, level in enumerate(by_level):
-            arg = level.get(label)
-            if i == 0:
-                row.append(_shape(arg.shape) if arg else "")
-            row += [_axis(arg.axis), _shape(arg.per_example)] if arg else ["", ""]
+
+    def columns(shown: Sequence[int]) -> list[list[str]]:
+        shape = _Shapes()
+        names = [labels[i] for i in shown]
+        out = [names]
+        for k, level in enumerate(by_level):
+            args = [level.get(name) for name in names]
+            if k == 0:
+                out.append([shape(a.shape) if a else "" for a in args])
+            out.append([_axis(a.axis) if a else "" for a in args])
+            out.append([shape(a.per_example) if a else "" for a in args])
+        specs = [spec_rows.get(name) for name in names]
         if not maps:
-            sr = spec_rows.get(label)
-            row.append(_shape(sr.shape) if sr else "")
-        if base is not None and base.source == "signature":
-            sr = spec_rows.get(label)
-            row += [sr.spec, (sr.binds + ("  " + sr.note if sr.note else "")).strip()] if sr else ["", ""]
-        rows.append(row)
-    return rows
+            out.append([shape(r.shape) if r else "" for r in specs])
+        if signature:
+            out.append([r.spec if r else "" for r in specs])
+            out.append([(r.binds + ("  " + r.note if r.note else "")).strip() if r else "" for r in specs])
+        return out
+
+    marked = [i for i, label in enumerate(labels) if label in spec_rows and _marked(spec_rows[label])]
+    return _Rows(header, len(labels), columns, marked if signature else ())
 
 
-def _out_table(maps: Sequence[MapStep], base: BaseStep | None) -> list[list[str]]:
+def _marked(row: SpecRow) -> bool:
+    """Whether the row is marked as a conflict (`<--` in its last cell)."""
+    return "<--" in row.note or "<--" in row.binds
+
+
+def _out_table(maps: Sequence[MapStep], base: BaseStep | None) -> _Rows:
     inner_first = list(reversed(maps))
     header = ["output", _unit(maps[-1]) if maps else "per-example"]
-    if base is not None and base.source == "signature":
+    signature = base is not None and base.source == "signature"
+    if signature:
         header.insert(1, "signature")
     for i in range(len(inner_first)):
         tag = "" if len(maps) == 1 else f"[{len(maps) - i}]"
         header += [f"out_axis{tag}", "batched shape" if i == len(maps) - 1 else f"shape{tag}"]
-    rows = [header]
     spec_outs: dict[str, SpecRow] = {r.label: r for r in base.outs} if base is not None else {}
     by_level = [{r.label: r for r in m.outs} for m in inner_first]
     labels = list(dict.fromkeys(list(spec_outs) + [label for level in by_level for label in level]))
-    for label in labels:
-        sr = spec_outs.get(label)
-        first = next((level[label] for level in by_level if label in level), None)
-        row = [label]
-        if base is not None and base.source == "signature":
-            row.append(sr.spec if sr else "")
-        row.append(_shape(sr.shape) if sr else _shape(first.per_example if first else None))
+
+    def columns(shown: Sequence[int]) -> list[list[str]]:
+        shape = _Shapes()
+        names = [labels[i] for i in shown]
+        specs = [spec_outs.get(name) for name in names]
+        out = [names]
+        if signature:
+            out.append([r.spec if r else "" for r in specs])
+        firsts = [next((level[name] for level in by_level if name in level), None) for name in names]
+        out.append(
+            [shape(r.shape) if r else shape(f.per_example if f else None) for r, f in zip(specs, firsts, strict=True)]
+        )
         for level in by_level:
-            out = level.get(label)
-            row += [_axis(out.axis), _shape(out.shape)] if out else ["", ""]
-        rows.append(row)
-    return rows
+            outs = [level.get(name) for name in names]
+            out.append([_axis(o.axis) if o else "" for o in outs])
+            out.append([shape(o.shape) if o else "" for o in outs])
+        return out
+
+    return _Rows(header, len(labels), columns)
 
 
 def _shard_section(step: ShardStep, outputs: bool, limit: int | None) -> list[str]:
     """Global shape -> spec -> per-device block for each argument, and back for outputs."""
     parts = [f"{step.transform}: {step.mesh_text()}"]
-    rows = [["arg", "global shape", "in_spec", "per-device block"]]
-    rows += [[r.label, _shape(r.shape), r.spec, _shape(r.block)] for r in step.args]
-    parts.append(table(rows, limit))
+
+    def args(shown: Sequence[int]) -> list[list[str]]:
+        shape = _Shapes()
+        rows = [step.args[i] for i in shown]
+        return [
+            [r.label for r in rows],
+            [shape(r.shape) for r in rows],
+            [r.spec for r in rows],
+            [shape(r.block) for r in rows],
+        ]
+
+    def outs(shown: Sequence[int]) -> list[list[str]]:
+        shape = _Shapes()
+        rows = [step.outs[i] for i in shown]
+        return [
+            [r.label for r in rows],
+            [shape(r.block) for r in rows],
+            [r.spec for r in rows],
+            [shape(r.shape) for r in rows],
+        ]
+
+    parts.append(table(_Rows(["arg", "global shape", "in_spec", "per-device block"], len(step.args), args), limit))
     if outputs and step.outs:
-        outs = [["output", "per-device block", "out_spec", "global shape"]]
-        outs += [[r.label, _shape(r.block), r.spec, _shape(r.shape)] for r in step.outs]
-        parts.append(table(outs, limit))
+        header = ["output", "per-device block", "out_spec", "global shape"]
+        parts.append(table(_Rows(header, len(step.outs), outs), limit))
     return parts
 
 
@@ -167,6 +234,11 @@ class Scene:
 _TABLES: ContextVar[bool] = ContextVar("axischeck_error_tables", default=True)
 """Whether errors render their table: not while the fix search only asks whether an
 option works (its errors are never shown; rendering them cost most of a failure)."""
+
+
+def tables_read() -> bool:
+    """Whether errors raised here render their table (not within `tables_unread`)."""
+    return _TABLES.get()
 
 
 @contextmanager

@@ -92,7 +92,8 @@ def check_tree_shape(value: Any, what: str) -> None:
         if depth >= MAX_DEPTH:
             raise SpecError(f"{what} is nested more than {MAX_DEPTH} levels deep")
         inner = path | {id(node)}
-        stack.extend((child, depth + 1, inner) for child in children)
+        # Spec leaves (dim strings above all) have no children: only nodes are stacked.
+        stack.extend((child, depth + 1, inner) for child in children if not _is_spec_leaf(child))
 
 
 def spec_tree(value: Any, what: str) -> SpecTree:
@@ -104,13 +105,18 @@ def spec_tree(value: Any, what: str) -> SpecTree:
     except Exception as err:  # e.g. dict keys that cannot be sorted
         raise SpecError(f"{where} cannot be read as a pytree: {type(err).__name__}: {err}") from None
     specs = []
+    parsed: dict[str, ArraySpec] = {}  # a text repeated over many leaves is parsed once
     for leaf in leaves:
         if leaf is None:
             specs.append(ANY)
         elif isinstance(leaf, ArraySpec):
             specs.append(leaf)
         elif isinstance(leaf, str):
-            specs.append(parse_array_spec(leaf))
+            text = str.__str__(leaf)  # an exact str: a subclass's __eq__/__hash__ never runs
+            spec = parsed.get(text)
+            if spec is None:
+                spec = parsed[text] = parse_array_spec(text)
+            specs.append(spec)
         else:
             raise SpecError(
                 f"{where} must be dim strings like 'a b' in a pytree,"

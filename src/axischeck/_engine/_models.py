@@ -11,13 +11,14 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
+from functools import partial
 from typing import Any, Protocol
 
 import jax
 
 from .._core._dims import ANY, ArraySpec, Named, Variadic
 from .._core._errors import ArgumentError, AxisCheckError, CollectiveError, FunctionError, OutputError, Place, SpecError
-from .._core._explain import Scene
+from .._core._explain import Scene, tables_read
 from .._core._jax_compat import (
     einsum_size_mismatch,
     mismatched_sizes,
@@ -28,7 +29,7 @@ from .._core._leaves import Call, Leaf, check_jax_outputs
 from .._core._shape import Shape, format_shape
 from .._core._spec import SigCore, SpecTree
 from .._core._steps import BaseStep, MapStep, ShardStep, SpecRow, Step
-from .._core._trees import PrefixMismatch, broadcast_prefix, leaf_paths
+from .._core._trees import PrefixMismatch, broadcast_flat, broadcast_prefix, leaf_paths, walk_prefix
 from ._levels import MapLevel, map_inputs, map_outputs
 from ._trace import (
     Bound,
@@ -348,8 +349,13 @@ class SignatureModel:
             base = BaseStep("signature", tuple(rows), ())
             return Scene(trail, self.transform(trail)).then(base).error(cls, problem, **facts)
 
+        # Keep going past a conflict, so an error's table shows every argument; the first
+        # conflict is reported. Nobody reads the table of a trial run (the fix search's):
+        # there the first conflict ends the run.
+        every_row = tables_read()
+        seen: dict[int, _SpecText] = {}  # per spec object: a leaf tree shares a few among many leaves
         for spec, arg, param_label in self._pairs(call, fail):
-            got = broadcast_prefix(spec.value, arg, lambda x: isinstance(x, ArraySpec))
+            got = broadcast_flat(spec.leaves, spec.treedef, arg, partial(walk_prefix, spec.value, arg, _is_spec))
             if isinstance(got, PrefixMismatch):
                 raise fail(
                     ArgumentError,
@@ -357,8 +363,11 @@ class SignatureModel:
                     f" {got.value_kind} ({got.detail})",
                 )
             for leaf, leaf_spec in zip(jax.tree_util.tree_leaves(arg), got, strict=True):
-                if leaf_spec == ANY:
-                    rows.append(SpecRow(leaf.label, leaf.shape, str(leaf_spec), ""))
+                known = seen.get(id(leaf_spec))
+                if known is None:
+                    known = seen[id(leaf_spec)] = _SpecText(leaf_spec)
+                if known.unchecked:
+                    rows.append(SpecRow(leaf.label, leaf.shape, known.text, ""))
                     continue
                 if leaf.shape is None:
                     raise fail(
@@ -366,18 +375,22 @@ class SignatureModel:
                         f"{leaf.label} is a {type(leaf.value).__name__}, not an array, but the"
                         f" signature declares {leaf_spec}",
                     )
+                if leaf.shape in known.fits:  # matched before, binding nothing new: so it does again
+                    rows.append(SpecRow(leaf.label, leaf.shape, known.text, known.bound))
+                    continue
                 conflict = unifier.unify(leaf_spec, leaf.shape, _place_of(leaf, unifier.unit), leaf.label)
                 if conflict is None:
-                    rows.append(SpecRow(leaf.label, leaf.shape, str(leaf_spec), _binds(leaf_spec, unifier)))
+                    rows.append(SpecRow(leaf.label, leaf.shape, known.text, known.binds(unifier, leaf.shape)))
                     continue
+                if not every_row:
+                    raise fail(ArgumentError, conflict.problem, symbol=conflict.symbol, places=conflict.places)
                 first = conflict.places[0] if len(conflict.places) > 1 else None
                 note = (
                     f"<-- conflicts with {conflict.symbol}={_size_text(first.size)} from {first.arg}"
                     if first is not None and conflict.symbol is not None and first.size is not None
                     else "<-- does not match"
                 )
-                rows.append(SpecRow(leaf.label, leaf.shape, str(leaf_spec), _binds_raw(leaf_spec, leaf.shape), note))
-                # Keep going, so the table shows every argument; the first conflict is reported.
+                rows.append(SpecRow(leaf.label, leaf.shape, known.text, _binds_raw(leaf_spec, leaf.shape), note))
                 first_conflict = first_conflict or conflict
         if first_conflict is not None:
             c = first_conflict
@@ -466,14 +479,47 @@ class SignatureModel:
         return shapes, True
 
 
-def _binds(spec: ArraySpec, unifier: Unifier) -> str:
+def _is_spec(x: object) -> bool:
+    return isinstance(x, ArraySpec)
+
+
+def _names(spec: ArraySpec) -> list[str]:
+    """The symbols of `spec`, once each, in order."""
+    return list(dict.fromkeys(d.name for d in spec.dims if isinstance(d, (Named, Variadic)) and d.name is not None))
+
+
+def _binds(spec: ArraySpec, unifier: Unifier, names: list[str] | None = None) -> str:
     parts = []
-    names = [d.name for d in spec.dims if isinstance(d, (Named, Variadic)) and d.name is not None]
-    for sym in dict.fromkeys(names):
+    for sym in _names(spec) if names is None else names:
         if sym in unifier.sizes:
             size = unifier.sizes[sym]
             parts.append(f"{sym}={format_shape(size) if isinstance(size, tuple) else size}")
     return "  ".join(parts)
+
+
+class _SpecText:
+    """One spec's texts for the table, worked out once for all the leaves it covers: as
+    written, and what it binds once every symbol in it is bound. A bound size never
+    changes within a run, so from then on a shape it matched (`fits`) matches again,
+    binding nothing: the leaves of a tree that share a spec and a shape unify once."""
+
+    __slots__ = ("_names", "bound", "fits", "spec", "text", "unchecked")
+
+    def __init__(self, spec: ArraySpec) -> None:
+        self.spec = spec  # held, so the id that keys this entry stays this spec's
+        self.text = str(spec)
+        self.unchecked = spec == ANY
+        self._names = _names(spec)
+        self.bound = ""
+        self.fits: set[Shape] = set()
+
+    def binds(self, unifier: Unifier, shape: Shape) -> str:
+        """What the spec binds, just after `shape` matched it."""
+        text = _binds(self.spec, unifier, self._names)
+        if all(name in unifier.sizes for name in self._names):
+            self.bound = text
+            self.fits.add(shape)
+        return text
 
 
 def _size_text(size: Any) -> str:

@@ -80,7 +80,8 @@ class Unifier:
         place_of: PlaceFn,
         what: str,
     ) -> Conflict | None:
-        """Match `shape` against `spec`; `place_of(axis, size)` names an axis for messages."""
+        """Match `shape` against `spec`; `place_of(axis, size)` names an axis for messages
+        (called only for a place that is kept: a new binding or a conflict)."""
         dims = spec.dims
         v = spec.variadic_index
         rank = len(shape)
@@ -92,23 +93,23 @@ class Unifier:
                 None,
                 (place_of(None, shape),),
             )
-        if v is None:
-            pairs = list(enumerate(dims))
-        else:
-            tail = len(dims) - v - 1
-            pairs = list(enumerate(dims[:v]))
-            pairs += [(rank - tail + j, d) for j, d in enumerate(dims[v + 1 :])]
         found: Conflict | None = None  # the first one; later dims still bind
         if v is not None:
             var = dims[v]
             assert isinstance(var, Variadic)
             if var.name is not None:
                 run = tuple(shape[v : rank - len(dims) + v + 1])
-                found = self._bind(var.name, run, place_of(v, run), what)
-        for axis, dim in pairs:
-            size = shape[axis]
+                found = self._bind(var.name, run, place_of, v, what)
+        for j, dim in enumerate(dims):
+            if v is not None and j >= v:
+                if j == v:
+                    continue
+                axis = rank - len(dims) + j  # after the variadic run: counted from the end
+            else:
+                axis = j
             if isinstance(dim, Anonymous):
                 continue
+            size = shape[axis]
             if isinstance(dim, Fixed):
                 if size != dim.size and found is None:
                     found = Conflict(
@@ -120,15 +121,15 @@ class Unifier:
             assert isinstance(dim, Named)
             if dim.broadcast and size == 1:
                 continue
-            conflict = self._bind(dim.name, size, place_of(axis, size), what)
+            conflict = self._bind(dim.name, size, place_of, axis, what)
             found = found or conflict
         return found
 
-    def _bind(self, name: str, size: Size, place: Place, what: str) -> Conflict | None:
+    def _bind(self, name: str, size: Size, place_of: PlaceFn, axis: int | None, what: str) -> Conflict | None:
         bound = self.sizes.get(name)
         if bound is None:
             self.sizes[name] = size
-            self.places[name] = place
+            self.places[name] = place_of(axis, size)
             return None
         if bound == size:
             return None
@@ -136,7 +137,7 @@ class Unifier:
         return Conflict(
             f"dimension '{name}' disagrees: {_fmt(bound)} from {first.arg}, {_fmt(size)} from {what}",
             name,
-            (first, place),
+            (first, place_of(axis, size)),
         )
 
 

@@ -1,0 +1,224 @@
+"""Linear in the leaves: the shortcuts that make a 16,000-leaf tree cheap agree with JAX's
+own tree functions, and the work done per leaf stays bounded (counted, never timed: the
+times live in `benchmarks/bench.py --only leaves`)."""
+
+from __future__ import annotations
+
+import collections
+import re
+from typing import Any, NamedTuple
+
+import jax
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import axischeck as ax
+from axischeck._core import _dims, _explain
+from axischeck._core._trees import broadcast_prefix, labelled_leaves, walk_prefix
+from axischeck._engine import _unify
+
+
+class Pair(NamedTuple):
+    a: Any
+    b: Any
+
+
+@jax.tree_util.register_pytree_with_keys_class
+class Box:
+    """A registered node with keys of its own."""
+
+    def __init__(self, inside: Any) -> None:
+        self.inside = inside
+
+    def tree_flatten_with_keys(self) -> tuple[list[tuple[Any, Any]], None]:
+        return [(jax.tree_util.GetAttrKey("inside"), self.inside)], None
+
+    @classmethod
+    def tree_unflatten(cls, aux: None, children: list[Any]) -> Box:
+        return cls(children[0])
+
+
+LEAVES = st.one_of(
+    st.integers(-3, 3),
+    st.floats(allow_nan=False),
+    st.booleans(),
+    st.text(max_size=3),
+    st.builds(lambda n: jax.ShapeDtypeStruct((n, 2), np.float32), st.integers(0, 3)),
+    st.builds(lambda n: np.zeros((n,)), st.integers(0, 3)),
+    st.just(ax.Shape((4, 3))),
+    st.just(object()),
+)
+KEYS = st.one_of(st.text(max_size=3), st.integers(-2, 5))
+
+
+def _trees(children: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+    return st.one_of(
+        st.lists(children, max_size=4),
+        st.lists(children, max_size=4).map(tuple),
+        st.dictionaries(st.text(max_size=3), children, max_size=4),
+        st.dictionaries(st.integers(-2, 5), children, max_size=4),
+        st.dictionaries(KEYS, children, max_size=3),  # mixed keys: JAX cannot sort them
+        st.dictionaries(KEYS, children, max_size=3).map(collections.OrderedDict),
+        st.builds(Pair, children, children),
+        st.builds(Box, children),
+        st.just(None),
+    )
+
+
+TREES = st.recursive(LEAVES, _trees, max_leaves=20)
+
+
+def _jax_labels(tree: Any, prefix: str) -> tuple[list[str], list[Any]]:
+    with_path, _ = jax.tree_util.tree_flatten_with_path(tree)
+    return [prefix + jax.tree_util.keystr(p) for p, _ in with_path], [leaf for _, leaf in with_path]
+
+
+@given(TREES)
+def test_labelled_leaves_are_jax_paths(tree: Any) -> None:
+    """The walk gives JAX's leaves in JAX's order, labelled as `keystr` labels them."""
+    try:
+        want = _jax_labels(tree, "params")
+    except (TypeError, ValueError):  # keys JAX cannot sort: the walk refuses as JAX does
+        with pytest.raises((TypeError, ValueError)):
+            labelled_leaves(tree, "params")
+        return
+    labels, leaves = labelled_leaves(tree, "params")
+    assert labels == want[0]
+    assert all(a is b for a, b in zip(leaves, want[1], strict=True))
+
+
+def _prefixes(tree: Any) -> st.SearchStrategy[Any]:
+    """Specs for `tree`: prefixes of it (a leaf spec cuts a subtree), and near misses
+    (a list for a tuple, a key dropped or added, another length)."""
+    leaf_spec = st.sampled_from([0, 1, None])
+    kind = type(tree)
+    if kind in (list, tuple) or kind is Pair or kind is dict or kind is collections.OrderedDict:
+        children = list(tree.values()) if isinstance(tree, dict) else list(tree)
+        if not children:
+            return st.one_of(leaf_spec, st.just(tree))
+        subs = st.tuples(*(_prefixes(c) for c in children))
+
+        def rebuild(parts: tuple[Any, ...], change: int) -> Any:
+            if kind is Pair:
+                node: Any = Pair(*parts)
+                return tuple(node) if change == 1 else node
+            if isinstance(tree, dict):
+                node = kind(zip(tree.keys(), parts, strict=True))
+                if change == 1:
+                    node.popitem()
+                if change == 2:
+                    node["extra"] = 0
+                return node
+            node = kind(parts)
+            if change == 1:
+                return list(node) if kind is tuple else tuple(node)
+            return node[:-1] if change == 2 else node
+
+        return st.one_of(leaf_spec, st.builds(rebuild, subs, st.sampled_from([0, 0, 0, 1, 2])))
+    return leaf_spec
+
+
+@given(st.data())
+def test_broadcast_prefix_agrees_with_the_node_by_node_walk(data: st.DataObject) -> None:
+    """The linear path (JAX cuts the tree at the spec's leaves) pairs the same leaves, and
+    finds a mismatch exactly where the walk does (the walk then says how)."""
+    tree = data.draw(TREES)
+    spec = data.draw(_prefixes(tree))
+
+    def is_axis(x: object) -> bool:
+        return x is None or type(x) is int
+
+    def outcome(pair: Any) -> Any:
+        try:
+            return pair(spec, tree, is_axis)
+        except Exception as err:  # dict keys JAX cannot sort: both refuse alike
+            return type(err)
+
+    assert outcome(broadcast_prefix) == outcome(walk_prefix)
+
+
+def _spec(n: int) -> dict[str, Any]:
+    return {"x": "i", "params": {f"w{k:05d}": "o i" for k in range(n)}, "return": "i"}
+
+
+def _model(n: int) -> tuple[Any, dict[str, Any], dict[str, Any]]:
+    spec = _spec(n)
+    params = dict.fromkeys(spec["params"], jax.ShapeDtypeStruct((4, 3), np.float32))
+
+    def f(x: jax.Array, params: dict[str, jax.Array]) -> jax.Array:
+        return x
+
+    return ax.vmap(f, in_axes=(0, None), signature=spec), spec, params
+
+
+def test_a_repeated_dim_string_is_parsed_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: list[str] = []
+    parse = _dims.parse_array_spec
+
+    def counting(text: str) -> _dims.ArraySpec:
+        calls.append(text)
+        return parse(text)
+
+    monkeypatch.setattr("axischeck._core._spec.parse_array_spec", counting)
+    sig = ax.Signature(_spec(2000))
+    assert sorted(calls) == ["i", "i", "o i"]  # x, the return, and the params' one text
+    assert str(sig).count("(o, i)") == 2000
+
+
+def test_unify_makes_places_only_for_what_it_keeps() -> None:
+    """A place is made for a new binding or a conflict, not for every dim checked."""
+    made: list[tuple[int | None, Any]] = []
+    unifier = _unify.Unifier()
+    spec = _dims.parse_array_spec("o i")
+
+    def place(axis: int | None, size: Any) -> ax.Place:
+        made.append((axis, size))
+        return ax.Place("w", None, axis, size)
+
+    for _ in range(1000):
+        assert unifier.unify(spec, ax.Shape((4, 3)), place, "w") is None
+    assert made == [(0, 4), (1, 3)]
+    conflict = unifier.unify(spec, ax.Shape((4, 5)), place, "v")
+    assert conflict is not None and conflict.symbol == "i"
+    assert made[-1] == (1, 5)
+
+
+def test_an_error_among_many_leaves_formats_only_the_rows_it_shows(monkeypatch: pytest.MonkeyPatch) -> None:
+    """One bad leaf of 4000: the table shows 40 rows and the conflict, and only the rows
+    shown are ever formatted (the rest are counted)."""
+    checked, _, params = _model(4000)
+    bad = params | {"w02000": jax.ShapeDtypeStruct((4, 5), np.float32)}
+    formatted: list[int] = []
+    table = _explain.table
+
+    def counting(rows: Any, limit: int | None = None) -> str:
+        columns = rows.columns
+
+        def counted(shown: Any) -> list[list[str]]:
+            formatted.append(len(shown))
+            return columns(shown)
+
+        return table(type(rows)(rows.header, rows.count, counted, rows.marked), limit)
+
+    monkeypatch.setattr(_explain, "table", counting)
+    with pytest.raises(ax.AxisCheckError) as info:
+        checked.predict(jax.ShapeDtypeStruct((2, 3), np.float32), bad)
+    text = str(info.value)
+    rows = [line for line in text.splitlines() if line.lstrip().startswith(("x ", "params["))]
+    assert len(rows) == _explain.ERROR_TABLE_ROWS + 1  # the first 40, and the conflict
+    assert re.search(r"params\['w02000'\].*<-- conflicts with i=3 from x", text)
+    assert "... and 3960 more rows (the prediction's table has them all)" in text
+    assert formatted and max(formatted) == _explain.ERROR_TABLE_ROWS + 1
+
+
+def test_the_whole_table_of_many_leaves() -> None:
+    """`str(prediction)` shows every leaf, aligned, once each."""
+    checked, _, params = _model(3000)
+    pred = checked.predict(jax.ShapeDtypeStruct((2, 3), np.float32), params)
+    lines = str(pred).splitlines()
+    rows = [line for line in lines if line.startswith("params[")]
+    assert len(rows) == 3000
+    assert len({line.index("None") for line in rows}) == 1  # one column, aligned
+    assert rows[0] == "params['w00000']  (4, 3)         None     (4, 3)       (o, i)     o=4  i=3"
