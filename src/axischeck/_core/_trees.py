@@ -82,13 +82,13 @@ def broadcast_flat(
     (`flatten_up_to`), and the spec's nodes are checked by rebuilding them around the
     cut subtrees and comparing the structure with `full`'s, node types and metadata
     included. Where they differ, `mismatch()` walks the trees node by node to say how."""
-    full_def: Any = jax.tree_util.tree_structure(full)
-    if spec_def == full_def:  # the common case: one spec leaf per leaf
-        return list(spec_leaves)
     try:
+        full_def: Any = jax.tree_util.tree_structure(full)
+        if spec_def == full_def:  # the common case: one spec leaf per leaf
+            return list(spec_leaves)
         subtrees = spec_def.flatten_up_to(full)
         same = jax.tree_util.tree_structure(spec_def.unflatten(subtrees)) == full_def
-    except Exception:  # not a prefix (flatten_up_to raises), or a node that cannot be rebuilt
+    except Exception:  # not a prefix (flatten_up_to raises), or a node that cannot be rebuilt or compared
         same = False
     if not same:
         return mismatch()
