@@ -1509,3 +1509,40 @@ def test_a_function_collected_while_the_predictor_table_is_locked_does_not_deadl
     worker.join(timeout=30)
     assert not worker.is_alive(), "the weakref callback waited for the lock its own thread holds"
     assert len(table) == 0
+
+
+def test_functions_built_with_the_same_options_keep_their_own_names_and_parameters() -> None:
+    """What a transform makes of its options is shared by every function given them (a
+    lambda written inline is a new function each time): the function's own name and
+    parameters must still be its own, including for wrappers that share one code object."""
+    import functools
+
+    from jax.sharding import PartitionSpec as P
+
+    def first(a: jax.Array, b: jax.Array) -> jax.Array:
+        return a
+
+    def second(x: jax.Array, y: jax.Array) -> jax.Array:
+        return x
+
+    def wrapped(g: Callable[..., jax.Array]) -> Callable[..., jax.Array]:
+        @functools.wraps(g)
+        def call(*args: jax.Array) -> jax.Array:
+            return g(*args)
+
+        return call
+
+    builds: list[Callable[[Callable[..., jax.Array]], Any]] = [
+        lambda f: ax.vmap(f, in_axes=(0, 0)),
+        lambda f: ax.vmap(f, in_axes=(0, 0), signature="(n),(n)->(n)"),
+        lambda f: ax.shard_map(f, mesh={"x": 2}, in_specs=(P("x"), P("x")), out_specs=P("x")),
+        lambda f: ax.smap(f, in_axes=(0, 0), out_axes=0, axis_name="x"),  # the context mesh: not in its key
+    ]
+    mesh = jax.make_mesh((2,), ("x",), axis_types=(jax.sharding.AxisType.Explicit,), devices=jax.devices()[:2])
+    for build in builds:
+        for f, name, param in [(first, "first", "b"), (second, "second", "y")] * 2:
+            for g in (f, wrapped(f)):
+                with pytest.raises(ax.AxisCheckError) as info, jax.set_mesh(mesh):
+                    build(g).predict((4, 3), (5, 3))
+                text = str(info.value)
+                assert name in text and param in text, (name, text)

@@ -192,6 +192,7 @@ class ShardPredictor(Predictor):
 def _shard_models(
     fun: Callable[..., Any], held: Callable[..., Any], signature: Signature | None, options: ShardOptions
 ) -> Models:
+    options = replace(options, name=fn_name(fun))  # the Build is shared by functions with these options
     inner, per_device, fallback_inner = inner_model(fun, held, signature, options.name)
     fallback = ShardModel(options, fallback_inner, held) if fallback_inner is not None else None
     return Models(ShardModel(options, inner, held), fallback, per_device, None)

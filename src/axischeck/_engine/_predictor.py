@@ -12,6 +12,7 @@ from __future__ import annotations
 import threading
 import warnings
 from collections.abc import Callable, Hashable
+from types import FunctionType
 from typing import Any, cast
 
 import jax
@@ -95,8 +96,9 @@ def _may_answer_silently(model: Model) -> bool:
 
 
 Build = Callable[[Callable[..., Any], Callable[..., Any]], Models]
-"""Makes the models from the function and a caller of it that holds it weakly; it must
-not hold the function itself (it is kept as long as the function lives)."""
+"""Makes the models from the function and a caller of it that holds it weakly. It depends
+on the options alone (it is shared by every function with the same options): what it
+needs of the function (its name, its parameters) it reads from the function it is given."""
 
 
 class Predictor:
@@ -137,7 +139,7 @@ class Predictor:
     def params(self) -> Any:
         """The function's parameter names (read once, at first use)."""
         if self._params is _UNSET:
-            self._params = parameter_names(self.fun)
+            self._params = parameters_of(self.fun)
         return self._params
 
     @property
@@ -370,9 +372,43 @@ def predictor_for(
 ) -> Predictor:
     """The shared predictor of `fun` with these options (`options=None`: not shareable).
     `prepare` validates the options (raising `SpecError`) and says how to build the models;
-    it runs only when no transform of `fun` with these options was made before."""
+    it runs once per options (its result holds no function), so a new function with
+    options seen before (a lambda written inline) skips it."""
     make = kind or Predictor
-    return PREDICTORS.get_or_make(fun, options, lambda: make(fun, prepare()))
+    return PREDICTORS.get_or_make(fun, options, lambda: make(fun, _prepared(options, prepare)))
+
+
+_BUILDS: BoundedCache[Build] = BoundedCache(256)
+"""Options key -> what `prepare` made of them: validated options, no function."""
+
+
+def _prepared(options: Hashable | None, prepare: Callable[[], Build]) -> Build:
+    build: Build | None = lookup(_BUILDS, options)
+    if build is None:
+        build = prepare()  # may raise: nothing is stored then
+        store(_BUILDS, options, build)
+    return build
+
+
+_PARAMETERS: BoundedCache[tuple[tuple[str, ...], str | None, frozenset[str]]] = BoundedCache(1024)
+"""Code object -> the parameter names of a plain function with that code."""
+
+
+def parameters_of(fun: Callable[..., Any]) -> tuple[list[str], str | None, set[str]] | None:
+    """`parameter_names(fun)`, read once per code object for plain functions (whose
+    parameters their code alone says: a lambda written inline is a new function with the
+    same code each time); each caller gets its own lists."""
+    if type(fun) is not FunctionType or "__wrapped__" in fun.__dict__ or "__signature__" in fun.__dict__:
+        return parameter_names(fun)
+    code = fun.__code__
+    known = lookup(_PARAMETERS, code)
+    if known is None:
+        found = parameter_names(fun)
+        if found is None:
+            return None
+        known = (tuple(found[0]), found[1], frozenset(found[2]))
+        store(_PARAMETERS, code, known)
+    return list(known[0]), known[1], set(known[2])
 
 
 def options_key(kind: str, *options: Any) -> Hashable:
@@ -433,7 +469,7 @@ def inner_model(
                 f"{name} is already an axischeck transform with its own signature; give signature= to the inner one"
             )
         return fun.model, sig, None
-    params = parameter_names(fun)
+    params = parameters_of(fun)
     if signature is not None:
         sig = signature if isinstance(signature, Signature) else Signature(signature)
         if sig.levels:
