@@ -249,3 +249,35 @@ def test_undetermined_when_the_sizes_conflict() -> None:
         )
     )
     assert "batch size undetermined" in text
+
+
+# ------------------------------------------- ranking: the most plausible fix first
+
+
+def _mm(x: jax.Array, y: jax.Array) -> jax.Array:
+    return x @ y
+
+
+def test_the_fix_that_keeps_the_users_batch_size_comes_first() -> None:
+    # in_axes=(0, None) says the batch is x's axis 0 (size 5); mapping y's axis 1 (size 3)
+    # instead also runs, but its batch size is one the user never pointed at
+    x, y = S((5, 2), jnp.float32), S((2, 3, 5), jnp.float32)
+    f = ax.vmap(_mm, in_axes=(0, None), signature="(n,k),(k,m)->(n,m)")
+    err = _refused(lambda: f.predict(x, y))
+    assert [s.as_kwargs() for s in err.suggestions] == [{"in_axes": (None, 2)}, {"in_axes": (None, 1)}]
+    sizes = [jax.eval_shape(jax.vmap(_mm, **s.as_kwargs()), x, y).shape[0] for s in err.suggestions]
+    assert sizes == [5, 3]  # both run in JAX; the first keeps the size the user's in_axes read
+    assert err.fix == "; or ".join(s.text for s in err.suggestions)
+
+
+def test_many_equally_plausible_fixes_are_still_not_guessed() -> None:
+    def total(x: jax.Array, y: jax.Array) -> jax.Array:
+        return x.sum() + y.sum()
+
+    # six single edits run, and each keeps one of the sizes the user's in_axes read
+    x, y = S((2, 5, 5), jnp.float32), S((5, 2, 2), jnp.float32)
+    f = ax.vmap(total, signature="(*a),(*b)->()")
+    err = _refused(lambda: f.predict(x, y))
+    assert err.suggestions == () and err.fix is None
+    for in_axes in [(1, 0), (2, 0), (None, 0), (0, 1), (0, 2), (0, None)]:  # they do all run
+        assert jax.eval_shape(jax.vmap(total, in_axes=in_axes), x, y).shape in ((2,), (5,))

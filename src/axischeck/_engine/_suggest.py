@@ -13,15 +13,17 @@ from typing import Any
 import jax
 from jax.sharding import PartitionSpec
 
-from .._core._axes import freeze_in_axes, freeze_out_axes
+from .._core._axes import canonical_axis, freeze_in_axes, freeze_out_axes
+from .._core._dims import ArraySpec, Variadic
 from .._core._errors import AxisCheckError, FunctionError, OutputError
 from .._core._explain import tables_unread
 from .._core._jax_compat import spec_entries, unbound_axis_name, varying_axes
 from .._core._leaves import Call, Leaf, abstract, struct
 from .._core._shape import Shape
+from .._core._steps import MapStep
 from .._core._trees import PrefixMismatch, broadcast_prefix, seq_repr
-from ._levels import map_inputs
-from ._models import MapModel, Model, is_symbolic, run
+from ._levels import map_inputs, resolve_in_axes
+from ._models import MapModel, Model, Outcome, SignatureModel, chain, is_symbolic, run
 from ._shard_model import ShardModel
 
 MAX_TRIES = 48
@@ -52,23 +54,93 @@ class _Budget:
         return self.traces >= 0
 
 
-def _works(model: Model, call: Call, budget: _Budget) -> bool:
+def _works(model: Model, call: Call, budget: _Budget) -> Outcome | None:
+    """The engine's outcome with this candidate, or None when it fails too."""
     if isinstance(model, MapModel):
         try:  # the level's own checks run no user code: they cost no trace
             with tables_unread():
                 map_inputs(model.level, call, ())
         except Exception:
-            return False
+            return None
     if not budget.allows(model):
-        return False
+        return None
     try:
         with tables_unread():
-            run(model, call)
+            return run(model, call)
     except AxisCheckError:
-        return False
+        return None
     except Exception:  # a trace that fails for other reasons is no fix either
-        return False
-    return True
+        return None
+
+
+# ------------------------------------------------------------------------ ranking
+
+
+def _declared_ranks(model: Model) -> list[int | None] | None:
+    """The per-example rank of each declared output leaf (None: a variadic or any-shape
+    leaf), when the innermost model declares its output."""
+    *_, innermost = chain(model)
+    if not isinstance(innermost, SignatureModel) or innermost.core.output is None:
+        return None
+    return [
+        len(spec.dims) if isinstance(spec, ArraySpec) and not any(isinstance(d, Variadic) for d in spec.dims) else None
+        for spec in innermost.core.output.leaves
+    ]
+
+
+def _given_sizes(model: MapModel, call: Call) -> frozenset[int]:
+    """The batch sizes the user's own in_axes read (and axis_size): a fix whose batch size
+    is none of them maps an axis the user never pointed at."""
+    try:
+        with tables_unread():
+            axes = resolve_in_axes(model.level, call, ())
+    except Exception:  # the structure itself is wrong: nothing to go by
+        return frozenset()
+    leaves, _ = call.flat()
+    sizes = {
+        leaf.shape[c]
+        for leaf, a in zip(leaves, axes, strict=True)
+        if a is not None and leaf.shape is not None
+        for c in [canonical_axis(a, len(leaf.shape))]
+        if c is not None
+    }
+    if model.level.axis_size is not None:
+        sizes.add(int(model.level.axis_size))
+    return frozenset(sizes)
+
+
+def _nonsense(model: MapModel, given: frozenset[int], outcome: Outcome) -> tuple[int, int]:
+    """How far a working candidate's prediction is from what the user meant, worst
+    first: an output rank other than the declared one; a batch size none of the user's
+    own in_axes read. (0, 0) is a fix with nothing against it."""
+    declared = _declared_ranks(model)
+    levels = sum(1 for m in chain(model) if isinstance(m, MapModel))
+    outs = jax.tree_util.tree_leaves(outcome.shapes, is_leaf=lambda x: isinstance(x, Shape))
+    wrong_rank = int(
+        declared is not None
+        and len(declared) == len(outs)
+        and any(r is not None and len(o) != r + levels for o, r in zip(outs, declared, strict=True))
+    )
+    step = next((st for st in outcome.steps if isinstance(st, MapStep)), None)
+    size = step.axis_size if step is not None else None
+    odd_size = int(bool(given) and size is not None and size not in given)
+    return wrong_rank, odd_size
+
+
+def _ranked(model: MapModel, call: Call, found: list[tuple[Suggestion, Outcome]]) -> list[Suggestion]:
+    """The working options, the most plausible first (search order among equals). When
+    more work than can be shown, the most plausible ones alone, if there are few enough
+    of them; else all (and `suggest` shows none: any one would be a guess)."""
+    if len(found) <= 1:
+        return [s for s, _ in found]
+    given = _given_sizes(model, call)
+    scored = sorted(
+        ((_nonsense(model, given, outcome), k, s) for k, (s, outcome) in enumerate(found)), key=lambda t: (t[0], t[1])
+    )
+    best = [s for score, _, s in scored if score == scored[0][0]]
+    if len(found) > MAX_SHOWN and len(best) <= MAX_SHOWN:
+        return best
+    return [s for _, _, s in scored]
 
 
 def _describe_arg(call: Call, i: int, axis: int | None) -> str:
@@ -101,25 +173,26 @@ def _in_axes_options(model: MapModel, call: Call, budget: _Budget) -> list[Sugge
             continue
         rank = len(leaves[0].shape)
         choices.append([a for a in [*range(rank), None] if a != entries[i]])
-    found: list[Suggestion] = []
+    found: list[tuple[Suggestion, Outcome]] = []
     tries = 0
     for edits in (1, 2):
         for idx in itertools.combinations(range(n), edits):
             for values in itertools.product(*(choices[i] for i in idx)):
                 tries += 1
                 if tries > MAX_TRIES:
-                    return found
+                    return _ranked(model, call, found)
                 cand = list(entries)
                 for i, v in zip(idx, values, strict=True):
                     cand[i] = v
                 axes = tuple(cand)
                 level = replace(model.level, in_axes=freeze_in_axes(axes))
-                if _works(MapModel(level, model.inner, model.fn), call, budget):
+                outcome = _works(MapModel(level, model.inner, model.fn), call, budget)
+                if outcome is not None:
                     why = " and ".join(_describe_arg(call, i, v) for i, v in zip(idx, values, strict=True))
-                    found.append(Suggestion(f"in_axes={seq_repr(axes)} would {why}", (("in_axes", axes),)))
+                    found.append((Suggestion(f"in_axes={seq_repr(axes)} would {why}", (("in_axes", axes),)), outcome))
         if found:
-            return found
-    return found
+            break
+    return _ranked(model, call, found)
 
 
 def _axis_size_options(model: MapModel, call: Call, budget: _Budget) -> list[Suggestion]:
@@ -167,7 +240,7 @@ def _transposed(call: Call, i: int, perm: tuple[int, ...]) -> Call:
 
 def _transpose_options(model: MapModel, call: Call, budget: _Budget) -> list[Suggestion]:
     """Transposing one argument, when no change of axes does it (arrays of rank <= 4)."""
-    found: list[Suggestion] = []
+    found: list[tuple[Suggestion, Outcome]] = []
     tries = 0
     for i, arg in enumerate(call.args):
         leaves = jax.tree_util.tree_leaves(arg)
@@ -181,17 +254,14 @@ def _transpose_options(model: MapModel, call: Call, budget: _Budget) -> list[Sug
                 continue
             tries += 1
             if tries > MAX_TRIES:
-                return found
-            if _works(model, _transposed(call, i, perm), budget):
+                return _ranked(model, call, found)
+            outcome = _works(model, _transposed(call, i, perm), budget)
+            if outcome is not None:
                 name = call.arg_labels[i]
                 shape = tuple(leaves[0].shape[p] for p in perm)
-                found.append(
-                    Suggestion(
-                        f"passing jnp.transpose({name}, {perm}) (shape {shape}) instead of {name} would agree",
-                        (("transpose", (i, perm)),),
-                    )
-                )
-    return found
+                text = f"passing jnp.transpose({name}, {perm}) (shape {shape}) instead of {name} would agree"
+                found.append((Suggestion(text, (("transpose", (i, perm)),)), outcome))
+    return _ranked(model, call, found)
 
 
 def _keyword_options(model: MapModel, positional: Call, moved: tuple[str, ...], budget: _Budget) -> list[Suggestion]:
@@ -239,16 +309,17 @@ def _structure_options(model: MapModel, call: Call, budget: _Budget) -> list[Sug
         if len(axes) < n:
             for fill in (0, None):
                 candidates.append((axes + (fill,) * (n - len(axes)), "one entry per positional argument"))
-    found: list[Suggestion] = []
+    found: list[tuple[Suggestion, Outcome]] = []
     seen: list[Any] = []
     for cand, why in candidates:
         if cand in seen or len(found) > MAX_SHOWN:
             continue
         seen.append(cand)
         level = replace(model.level, in_axes=freeze_in_axes(cand))
-        if _works(MapModel(level, model.inner, model.fn), call, budget):
-            found.append(Suggestion(f"in_axes={seq_repr(cand)} ({why})", (("in_axes", cand),)))
-    return found
+        outcome = _works(MapModel(level, model.inner, model.fn), call, budget)
+        if outcome is not None:
+            found.append((Suggestion(f"in_axes={seq_repr(cand)} ({why})", (("in_axes", cand),)), outcome))
+    return _ranked(model, call, found)
 
 
 def _axis_name_options(model: MapModel, call: Call, err: AxisCheckError, budget: _Budget) -> list[Suggestion]:
