@@ -85,3 +85,14 @@ def test_ppermute_over_axes_out_of_mesh_order_follows_jax_setting() -> None:
         np.testing.assert_array_equal(f(x), jax.shard_map(_ring, **specs)(x))
     with pytest.raises(ax.CollectiveError):  # the answer under the switch is not served after it
         f.predict(x)
+
+
+def test_quiet_tracebacks_turns_jax_s_filtering_off_and_back() -> None:
+    from axischeck._core._jax_compat import quiet_tracebacks
+
+    before = jax.config.jax_traceback_filtering
+    with quiet_tracebacks():
+        assert jax.config.jax_traceback_filtering == "off"
+        with pytest.raises(TypeError):
+            jax.eval_shape(lambda x: x + "a", 1.0)
+    assert jax.config.jax_traceback_filtering == before

@@ -11,7 +11,7 @@ import jax
 from jax.core import Tracer
 
 from ._core._errors import AxisCheckError, FunctionError, OutputError, with_jax_error
-from ._core._jax_compat import TRUSTED_ARRAY_TYPES, unbound_axis_name, vmappable_value
+from ._core._jax_compat import TRUSTED_ARRAY_TYPES, quiet_tracebacks, unbound_axis_name, vmappable_value
 from ._core._leaves import flatten_call, shape_of
 from ._core._prediction import Prediction
 from ._core._shape import format_shape
@@ -148,7 +148,8 @@ def _jax_verdict(jax_fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict
         i for i, x in enumerate(leaves) if shape_of(x) is not None and not isinstance(x, (bool, int, float, complex))
     ]
     try:
-        jax.eval_shape(substituting(jax_fn, treedef, leaves, dyn), *[leaves[i] for i in dyn])
+        with quiet_tracebacks():  # only its type and message are kept
+            jax.eval_shape(substituting(jax_fn, treedef, leaves, dyn), *[leaves[i] for i in dyn])
     except AxisCheckError:
         return None
     except Exception as err:

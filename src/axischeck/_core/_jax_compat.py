@@ -25,7 +25,8 @@ from __future__ import annotations
 import inspect
 import re
 from collections.abc import Callable
-from typing import Any
+from contextlib import AbstractContextManager
+from typing import Any, cast
 
 import jax
 import jax.numpy as jnp
@@ -160,6 +161,15 @@ trace_context: Callable[[], Any] = _trace_context
 """The JAX configuration that changes tracing (x64, default device, axis environment,
 mesh context, ...), as JAX keys its own caches with it: part of every cache key for an
 answer that came from tracing. (JAX's own function: it runs on every cached predict.)"""
+
+
+def quiet_tracebacks() -> AbstractContextManager[Any]:
+    """JAX's traceback filtering off, for traces whose exceptions axischeck only reads (the
+    fix search's trials, JAX's verdict on a call): JAX filters each exception leaving its
+    API by a file-system check per frame, about 3 ms a failure on this machine's runs."""
+    from jax._src import config
+
+    return cast(AbstractContextManager[Any], config.traceback_filtering("off"))
 
 
 def custom_axis_spec(value: Any) -> bool:

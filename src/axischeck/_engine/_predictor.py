@@ -20,7 +20,7 @@ import numpy as np
 
 from .._core._cache import BoundedCache, PerFunction, held_weakly
 from .._core._errors import AxisCheckError, AxisCheckWarning, FunctionError, SpecError, with_jax_error
-from .._core._jax_compat import spmd_axis_in_shard_map_specs, trace_context
+from .._core._jax_compat import quiet_tracebacks, spmd_axis_in_shard_map_specs, trace_context
 from .._core._keys import lookup, shape_key, store, trace_key
 from .._core._leaves import Call, label_call, parameter_names, struct
 from .._core._prediction import Prediction
@@ -321,7 +321,8 @@ class Predictor:
         function itself fails per example), or None when the engine finds nothing wrong."""
         models = self.models
         try:
-            run(models.fallback or models.model, self.label(args, kwargs))
+            with quiet_tracebacks():  # JAX's own exception is the one the user sees
+                run(models.fallback or models.model, self.label(args, kwargs))
         except AxisCheckError as err:
             return err
         except Exception:
@@ -334,7 +335,10 @@ class Predictor:
         """`err` with concrete fixes the engine has checked, running the function at most
         `traces` times to try them."""
         try:
-            options = suggest(self.models.model, self.label(args, kwargs), err, traces, self._by_position(args, kwargs))
+            with quiet_tracebacks():  # the trials' exceptions are only read
+                options = suggest(
+                    self.models.model, self.label(args, kwargs), err, traces, self._by_position(args, kwargs)
+                )
         except Exception:  # a suggestion must never hide the error itself
             return err
         return with_suggestions(err, options)
