@@ -250,3 +250,38 @@ def test_a_fori_loop_carry_in_a_tuple() -> None:
         ax.FunctionError,
     )
     assert "the initial carry loop_carry[1][0]" in str(err).splitlines()[0]
+
+
+def test_smap_carry_speaks_in_axes() -> None:
+    def body(a: jax.Array, b: jax.Array) -> jax.Array:
+        return lax.scan(lambda c, _: (c + a[0], None), b, None, length=2)[0]
+
+    a, b = values((16, 3)), values((3,))
+    with jax.set_mesh(jax.make_mesh((8,), ("x",), axis_types=(AUTO,))):
+        jax_refuses(jax.smap(body, in_axes=(0, None), out_axes=0, axis_name="x"), a, b)
+        err = refused(
+            lambda: ax.smap(body, in_axes=(0, None), out_axes=0, axis_name="x").predict(a, b), ax.FunctionError
+        )
+    assert "a (in_axes entry 0)" in str(err).splitlines()[0]
+
+
+def test_explicit_mesh_call_names_every_varying_leaf() -> None:
+    mesh = jax.make_mesh((2, 4), ("x", "y"), axis_types=(jax.sharding.AxisType.Explicit,) * 2)
+    x = jax.device_put(values((8, 4)), jax.sharding.NamedSharding(mesh, P("x")))
+    w = jax.device_put(values((4,)), jax.sharding.NamedSharding(mesh, P()))
+
+    def body(x: jax.Array, w: jax.Array) -> dict[str, jax.Array]:
+        return {"loss": x.sum(), "h": x * w[None, :], "w": w}
+
+    with pytest.raises(ValueError):
+        jax.shard_map(body, mesh=mesh, in_specs=(P("x"), P()), out_specs=P())(x, w)
+    with pytest.raises(ValueError) as info:
+        ax.shard_map(body, mesh=mesh, in_specs=(P("x"), P()), out_specs=P())(x, w)
+    err = info.value
+    assert isinstance(err, ax.OutputError)
+    head = str(err).splitlines()[0]
+    assert "output['h'] and output['loss']" in head and "output['w']" not in head
+    # output['loss'] is a scalar: no spec holds it, so the hint names what can be split and what to reduce
+    assert err.suggestions == ()
+    assert err.fix is not None and "out_specs entry of output['h']" in err.fix
+    assert "reduce output['h'] and output['loss'] over 'x' first" in err.fix

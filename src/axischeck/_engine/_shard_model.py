@@ -471,7 +471,8 @@ class ShardModel:
             if not recorded:
                 differ = manual_types_differ(err)
                 if differ is not None:
-                    raise self._types_differ(differ, leaves, specs, blocks, err, trail) from err
+                    shown_in = o.shown("in", call.args)
+                    raise self._types_differ(differ, leaves, specs, shown_in, blocks, err, trail) from err
                 raise function_error(o.name, blocks, "per-device arguments", err, trail) from err
             check_outputs(recorded[0])  # an out_specs mistake, explained by our own rules
             # JAX 0.12 under vmap reports a broken replication promise as a pytree error of
@@ -586,7 +587,7 @@ class ShardModel:
             problem,
             places=tuple(Place(g.label, g.block, unit="per-device") for g in gaps),
             notes=jax_said,
-            fix=_gap_fix(o, gaps[0]),
+            fix=_gap_fix(o, gaps),
         )
 
     def _why_varying(
@@ -632,6 +633,7 @@ class ShardModel:
         differ: tuple[str, str, str, frozenset[str], frozenset[str]],
         leaves: list[Leaf],
         specs: list[tuple[Any, SpecDims | None]],
+        shown: list[str] | None,
         blocks: list[Leaf],
         err: Exception,
         trail: tuple[Step, ...],
@@ -676,8 +678,8 @@ class ShardModel:
                 fixes.append(f"in {branch}, return {varying_cast('out', axes)} (out: what {branch} returns now)")
         wanted = {a for _, axes in lacking for a in axes}
         sources = [
-            f"{leaf.label} ({o.word('in')} entry {spec!r})"
-            for leaf, (spec, dims) in zip(leaves, specs, strict=True)
+            f"{leaf.label} ({o.word('in')} entry {shown[i] if shown is not None else repr(spec)})"
+            for i, (leaf, (spec, dims)) in enumerate(zip(leaves, specs, strict=True))
             if dims is not None and wanted & {a for dim in dims for a in dim}
         ]
         brought = (
@@ -725,23 +727,21 @@ def _axes_text(axes: tuple[str, ...]) -> str:
     return f"mesh axis {axes[0]!r}" if len(axes) == 1 else "mesh axes " + _and([repr(a) for a in axes])
 
 
-def _gap_fix(o: ShardOptions, gap: OutputGap) -> str:
+def _gap_fix(o: ShardOptions, gaps: list[OutputGap]) -> str:
     """What to do where no option the engine tried works (a scalar cannot be split)."""
-    named = repr(gap.missing[0]) if len(gap.missing) == 1 else repr(gap.missing)
-    reduce = f"reduce {gap.label} over {named} first (jax.lax.psum or jax.lax.pmean over {named})"
-    if o.smap_axes is not None:
-        hint = (
-            [reduce]
-            if not len(gap.block)
-            else [f"give {gap.label} an out_axes (the blocks are then concatenated)", reduce]
-        )
-        return ", or ".join(hint)
-    hint = (
-        [reduce]
-        if not len(gap.block)
-        else [f"name {named} in {gap.label}'s out_spec (the blocks are then concatenated)", reduce]
-    )
-    return ", or ".join(hint) + ", or pass check_vma=False if it is replicated in fact"
+    same = [g for g in gaps if g.missing == gaps[0].missing]
+    named = repr(same[0].missing[0]) if len(same[0].missing) == 1 else repr(same[0].missing)
+    splittable = [g.label for g in same if len(g.block)]
+    hints = []
+    if splittable and o.smap_axes is None:
+        hints.append(f"name {named} in the out_specs entry of {_and(splittable)} (the blocks are then concatenated)")
+    elif splittable:
+        hints.append(f"give {_and(splittable)} an out_axes (the blocks are then concatenated)")
+    labels = _and([g.label for g in same])
+    hints.append(f"reduce {labels} over {named} first (jax.lax.psum or jax.lax.pmean over {named})")
+    if o.smap_axes is None:  # smap always checks: no opting out
+        hints.append("pass check_vma=False if it is replicated in fact")
+    return ", or ".join(hints)
 
 
 def _one(o: ShardOptions) -> str:
