@@ -285,3 +285,26 @@ def test_explicit_mesh_call_names_every_varying_leaf() -> None:
     assert err.suggestions == ()
     assert err.fix is not None and "out_specs entry of output['h']" in err.fix
     assert "reduce output['h'] and output['loss'] over 'x' first" in err.fix
+
+
+@pytest.mark.parametrize(
+    ("axes", "fix"),
+    [
+        ("x", "drop the cast"),
+        (("x", "y"), f"cast it along the others only: {varying_cast('x', ('y',))}"),
+    ],
+)
+def test_a_cast_to_varying_of_a_value_that_already_varies(axes: Any, fix: str) -> None:
+    def body(x: jax.Array) -> jax.Array:
+        return lax.pcast(x, axes, to="varying")
+
+    x = values((8, 4))
+    jax_refuses(jax.shard_map(body, mesh=MESH, in_specs=P("x"), out_specs=P("x")), x)
+    err = refused(lambda: ax.shard_map(body, mesh=MESH, in_specs=P("x"), out_specs=P("x")).predict(x), ax.FunctionError)
+    assert "already varies" in str(err).splitlines()[0] and err.fix is not None and err.fix.startswith(fix)
+    if isinstance(axes, tuple):  # the fix, applied, runs
+
+        def fixed(x: jax.Array) -> jax.Array:
+            return lax.pcast(x, "y", to="varying")
+
+        assert jax.shard_map(fixed, mesh=MESH, in_specs=P("x"), out_specs=P("x", "y"))(x).shape == (8, 16)

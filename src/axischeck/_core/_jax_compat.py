@@ -360,6 +360,30 @@ def manual_types_differ(err: BaseException) -> tuple[str, str, str, frozenset[st
     return None
 
 
+_CAST_TWICE = re.compile(r"Unsupported pcast from=varying, to='varying'")
+_CAST_MIXED = re.compile(
+    rf"jax\.lax\.pcast can only accept axis_name which corresponds to one of .*?Got input type: ({_AVAL_TEXT}),"
+    r" axes: (\([^)]*\))",
+    re.S,
+)
+
+
+def varying_cast_refused(err: BaseException) -> tuple[frozenset[str], tuple[str, ...]] | None:
+    """`jax.lax.pcast(x, axes, to='varying')` refused because `x` already varies along
+    some of `axes`: (the axes it varies along, when JAX says; the axes asked for, when
+    JAX says), else None. Checked on 0.10.2 and 0.12.0.1."""
+    if not isinstance(err, ValueError):
+        return None
+    text = str(err)
+    if _CAST_TWICE.search(text):
+        return frozenset(), ()
+    m = _CAST_MIXED.search(text)
+    if m is None:
+        return None
+    asked = tuple(a.strip().strip("'\"") for a in m.group(2).strip("()").split(",") if a.strip())
+    return _varying_in_text(m.group(1)), asked
+
+
 _EINSUM_SIZES = re.compile(r"Size of label '(\w)' for operand (\d+) \((\d+)\) does not match previous terms \((\d+)\)")
 
 

@@ -31,6 +31,7 @@ from .._core._jax_compat import (
     spec_entries,
     varying_axes,
     varying_cast,
+    varying_cast_refused,
 )
 from .._core._leaves import Call, Leaf, abstract, check_jax_outputs, struct
 from .._core._shape import Shape
@@ -473,6 +474,9 @@ class ShardModel:
                 if differ is not None:
                     shown_in = o.shown("in", call.args)
                     raise self._types_differ(differ, leaves, specs, shown_in, blocks, err, trail) from err
+                cast = varying_cast_refused(err)
+                if cast is not None:
+                    raise self._cast_refused(cast, err, trail) from err
                 raise function_error(o.name, blocks, "per-device arguments", err, trail) from err
             check_outputs(recorded[0])  # an out_specs mistake, explained by our own rules
             # JAX 0.12 under vmap reports a broken replication promise as a pytree error of
@@ -701,6 +705,33 @@ class ShardModel:
             symbol=f"mesh axis {lacking[0][1][0]!r}",
             notes=(f"JAX: {type(err).__name__}: " + jax_said[0].removeprefix("JAX: "), *jax_said[1:]),
             fix="; and ".join(fixes),
+        )
+
+    def _cast_refused(
+        self, cast: tuple[frozenset[str], tuple[str, ...]], err: Exception, trail: tuple[Step, ...]
+    ) -> AxisCheckError:
+        """A cast to varying of a value that already varies along (some of) its axes."""
+        o = self.options
+        already, asked = cast
+        rest = tuple(a for a in asked if a not in already)
+        if already and rest:
+            problem = (
+                f"{o.name} fails on the per-device arguments: jax.lax.pcast(..., {asked!r}, to='varying')"
+                f" is given a value that already varies along {_quoted(tuple(sorted(already & set(asked))))};"
+                " a cast to varying takes only axes the value does not vary along yet"
+            )
+            fix = f"cast it along the others only: {varying_cast('x', rest)}"
+        else:
+            problem = (
+                f"{o.name} fails on the per-device arguments: a cast to varying"
+                " (jax.lax.pcast(..., to='varying')) is given a value that already varies along those axes"
+            )
+            fix = (
+                "drop the cast: the value already varies (it is an argument its spec splits over those axes,"
+                " or is computed from one)"
+            )
+        return Scene(trail, o.describe()).error(
+            FunctionError, problem, notes=(f"JAX: {type(err).__name__}: {err}",), fix=fix
         )
 
 
