@@ -8,6 +8,7 @@ run through JAX too.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -15,12 +16,14 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from jax import lax
 from jax.sharding import AbstractMesh
 from jax.sharding import PartitionSpec as P
 
 import axischeck as ax
-from axischeck._core._jax_compat import VARYING_CAST, varying_cast
+from axischeck._core._jax_compat import VARYING_CAST, replication_refused, varying_cast
 
 AUTO = jax.sharding.AxisType.Auto
 MESH = jax.make_mesh((2, 4), ("x", "y"), axis_types=(AUTO, AUTO))
@@ -308,3 +311,44 @@ def test_a_cast_to_varying_of_a_value_that_already_varies(axes: Any, fix: str) -
             return lax.pcast(x, "y", to="varying")
 
         assert jax.shard_map(fixed, mesh=MESH, in_specs=P("x"), out_specs=P("x", "y"))(x).shape == (8, 16)
+
+
+# ------------------------------------------------------ against JAX, many cases
+
+BODIES: dict[str, Callable[[jax.Array], Any]] = {
+    "identity": lambda a: a,
+    "sum0": lambda a: a.sum(0),
+    "total": lambda a: a.sum(),
+    "pair": lambda a: (a, a.sum()),
+    "dict": lambda a: {"s": a.sum(0), "a": a * 2.0},
+    "index": lambda a: lax.axis_index("x") * a,
+    "psum": lambda a: lax.psum(a, "x"),
+    "gather": lambda a: lax.all_gather(a, "y", tiled=True),
+}
+IN_SPECS = [P(), P("x"), P("y"), P("x", "y"), P(("x", "y"))]
+OUT_SPECS = [P(), P("x"), P(None, "y"), P("y"), P(("x", "y"))]
+
+
+@given(st.sampled_from(sorted(BODIES)), st.sampled_from(IN_SPECS), st.sampled_from(OUT_SPECS))
+def test_every_replication_refusal_names_a_leaf_and_its_fixes_run_in_jax(
+    body: str, in_spec: Any, out_spec: Any
+) -> None:
+    fn = BODIES[body]
+    x = jax.ShapeDtypeStruct((8, 8), jnp.float32)
+    try:
+        jax.eval_shape(jax.shard_map(fn, mesh=MESH, in_specs=in_spec, out_specs=out_spec), x)
+    except ValueError as err:
+        if replication_refused(err) is None:
+            return  # another mistake: other tests hold those
+    else:
+        return
+    f = ax.shard_map(fn, mesh=MESH, in_specs=in_spec, out_specs=out_spec)
+    ours = refused(lambda: f.predict(x), ax.OutputError)
+    head = str(ours).splitlines()[0]
+    assert re.search(r"output(\[\d+\]|\['\w+'\])? (is|and) ", head) and "mesh ax" in head, head
+    assert ours.fix is not None
+    for s in ours.suggestions:
+        assert ours.fix == "; or ".join(t.text for t in ours.suggestions)
+        want = jax.eval_shape(jax.shard_map(fn, mesh=MESH, in_specs=in_spec, **s.as_kwargs()), x)
+        got = ax.shard_map(fn, mesh=MESH, in_specs=in_spec, **s.as_kwargs()).predict(x).shapes
+        assert jax.tree.map(lambda w: tuple(w.shape), want) == got
