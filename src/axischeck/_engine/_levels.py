@@ -252,9 +252,9 @@ def map_inputs(level: MapLevel, call: Call, trail: tuple[Step, ...]) -> tuple[in
     return size, call.rebuilt(treedef, new_leaves), step, canon
 
 
-def _agreed_size(level: MapLevel, leaves: list[Leaf], axes: list[int | None]) -> int | None:
-    """The batch size every readable mapped axis (and a vmap's axis_size) agrees on, for an
-    error raised before the size is settled; None when they conflict or none is readable."""
+def read_sizes(level: MapLevel, leaves: list[Leaf], axes: list[int | None]) -> frozenset[int]:
+    """The sizes of the mapped axes that can be read (in range), and a vmap's axis_size:
+    the batch sizes these in_axes point at, agreeing or not."""
     sizes = {
         leaf.shape[c]
         for leaf, a in zip(leaves, axes, strict=True)
@@ -264,6 +264,13 @@ def _agreed_size(level: MapLevel, leaves: list[Leaf], axes: list[int | None]) ->
     }
     if level.kind == "vmap" and level.axis_size is not None:  # pmap's axis_size stands in for nothing
         sizes.add(int(level.axis_size))
+    return frozenset(sizes)
+
+
+def _agreed_size(level: MapLevel, leaves: list[Leaf], axes: list[int | None]) -> int | None:
+    """The batch size every readable mapped axis (and a vmap's axis_size) agrees on, for an
+    error raised before the size is settled; None when they conflict or none is readable."""
+    sizes = read_sizes(level, leaves, axes)
     return int(next(iter(sizes))) if len(sizes) == 1 else None
 
 

@@ -13,7 +13,7 @@ from typing import Any
 import jax
 from jax.sharding import PartitionSpec
 
-from .._core._axes import canonical_axis, freeze_in_axes, freeze_out_axes
+from .._core._axes import freeze_in_axes, freeze_out_axes
 from .._core._dims import ArraySpec, Variadic
 from .._core._errors import AxisCheckError, FunctionError, OutputError
 from .._core._explain import tables_unread
@@ -22,7 +22,7 @@ from .._core._leaves import Call, Leaf, abstract, struct
 from .._core._shape import Shape
 from .._core._steps import MapStep
 from .._core._trees import PrefixMismatch, broadcast_prefix, seq_repr
-from ._levels import map_inputs, resolve_in_axes
+from ._levels import map_inputs, read_sizes, resolve_in_axes
 from ._models import MapModel, Model, Outcome, SignatureModel, chain, is_symbolic, run
 from ._shard_model import ShardModel
 
@@ -94,19 +94,10 @@ def _given_sizes(model: MapModel, call: Call) -> frozenset[int]:
     try:
         with tables_unread():
             axes = resolve_in_axes(model.level, call, ())
-    except Exception:  # the structure itself is wrong: nothing to go by
+    except AxisCheckError:  # the structure itself is wrong: nothing to go by
         return frozenset()
     leaves, _ = call.flat()
-    sizes = {
-        leaf.shape[c]
-        for leaf, a in zip(leaves, axes, strict=True)
-        if a is not None and leaf.shape is not None
-        for c in [canonical_axis(a, len(leaf.shape))]
-        if c is not None
-    }
-    if model.level.axis_size is not None:
-        sizes.add(int(model.level.axis_size))
-    return frozenset(sizes)
+    return read_sizes(model.level, leaves, axes)
 
 
 def _nonsense(model: MapModel, given: frozenset[int], outcome: Outcome) -> tuple[int, int]:
