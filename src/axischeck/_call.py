@@ -40,7 +40,7 @@ def checked_call(shell: Transformed[..., Any], /, *args: Any, **kwargs: Any) -> 
         return shell._jax_fn(*args, **kwargs)
     symbolic = predictor.models.symbolic
     pred = predictor.hit(flat) if symbolic else None  # only read: the cache's own is fine
-    if pred is None and (symbolic or not predictor.prechecked(flat)):  # not seen before
+    if pred is None and (symbolic or (predictor.prechecks and not predictor.prechecked(flat))):  # not seen before
         if opaque_leaves(flat[0]):  # beyond axischeck's model (never cached): JAX alone
             return shell._jax_fn(*args, **kwargs)
         try:

@@ -198,6 +198,12 @@ def core_from_annotations(fn: Callable[..., Any]) -> SigCore | None:
     otherwise; what still declares no dims leaves that parameter unchecked. Malformed
     dims that *are* declared raise `SpecError`.
     """
+    if (
+        type(fn) is types.FunctionType
+        and not fn.__annotations__
+        and not {"__wrapped__", "__signature__"} & fn.__dict__.keys()
+    ):
+        return None  # a plain function without annotations (a lambda): nothing to read
     try:
         params = inspect.signature(fn).parameters
     except Exception:  # no signature (some builtins), or a __signature__ that raises

@@ -27,7 +27,7 @@ from .._core._prediction import Prediction
 from .._core._steps import MapStep
 from .._core._trees import flat_axes
 from ._fastpath import Plan, ShardPlan, compile_plan
-from ._levels import MapLevel, map_inputs
+from ._levels import MapLevel
 from ._models import (
     MapModel,
     Model,
@@ -53,12 +53,14 @@ PREDICTORS: PerFunction[Predictor] = PerFunction()
 
 class Models:
     """The models of one transform: what predicts, what diagnoses failures, what a
-    wrapping transform sees."""
+    wrapping transform sees, and what the checked call needs to know of them (read in
+    one walk of the nest: they are made for every new function)."""
 
     __slots__ = (
+        "_input_model",
         "batched_signature",
+        "declares_inputs",
         "fallback",
-        "input_model",
         "model",
         "reads_context_mesh",
         "signature",
@@ -77,22 +79,26 @@ class Models:
         self.fallback = fallback
         self.signature = signature
         self.batched_signature = batched_signature
-        self.symbolic = is_symbolic(model)
-        self.input_model = inputs_only(model)
-        self.trace_checks = _may_answer_silently(model)
-        self.reads_context_mesh = any(
-            isinstance(m, ShardModel) and m.options.jax_mesh is not None for m in chain(model)
+        *outer, innermost = chain(model)
+        self.declares_inputs = isinstance(innermost, SignatureModel)
+        self.symbolic = is_symbolic(innermost)
+        # Where JAX may answer silently and wrongly, a call is checked by a trace first: a
+        # collective over a vmap axis (docs/jax-semantics.md#where-jax-answers-silently),
+        # pmap's outputs. shard_map rejects its own mistakes (at trace or lowering, where
+        # a failed call is diagnosed), so it costs no trace of ours: JAX's trace counts
+        # stay JAX's.
+        self.trace_checks = any(
+            isinstance(m, MapModel) and (m.level.kind == "pmap" or m.level.axis_name is not None) for m in outer
         )
+        self.reads_context_mesh = any(isinstance(m, ShardModel) and m.options.jax_mesh is not None for m in outer)
+        self._input_model: Model | None = None
 
-
-def _may_answer_silently(model: Model) -> bool:
-    """Whether JAX may answer a call silently and wrongly, so that a call is checked by a
-    trace first: a collective over a vmap axis (docs/jax-semantics.md#where-jax-answers-silently), pmap's
-    outputs. shard_map rejects its own mistakes (at trace or lowering, where a failed call
-    is diagnosed), so it costs no trace of ours: JAX's trace counts stay JAX's."""
-    return any(
-        isinstance(m, MapModel) and (m.level.kind == "pmap" or m.level.axis_name is not None) for m in chain(model)
-    )
+    @property
+    def input_model(self) -> Model | None:
+        """The model checking the signature's inputs only (no outputs, no trace), if any."""
+        if self._input_model is None and self.declares_inputs:
+            self._input_model = inputs_only(self.model)
+        return self._input_model
 
 
 Build = Callable[[Callable[..., Any], Callable[..., Any]], Models]
@@ -284,6 +290,15 @@ class Predictor:
 
     # -------------------------------------------------------------- checked call
 
+    @property
+    def prechecks(self) -> bool:
+        """Whether a call without a declared output is checked before JAX runs it: where a
+        signature declares inputs (JAX knows nothing of it), and where JAX may answer
+        silently and wrongly. Otherwise JAX checks the mapped arguments itself, and a
+        refusal is diagnosed after it (the same error, explained)."""
+        models = self.models
+        return models.trace_checks or models.declares_inputs
+
     def prechecked(self, flat: tuple[list[Any], Any]) -> bool:
         """Whether a call with arguments like these passed `precheck` before (only calls
         the engine models are ever stored)."""
@@ -294,10 +309,10 @@ class Predictor:
         return lookup(self._passed, self._in_context(shape_key(*flat))) is not None
 
     def precheck(self, args: tuple[Any, ...], kwargs: dict[str, Any], flat: tuple[list[Any], Any]) -> None:
-        """Before JAX runs a call whose outputs need a trace: the signature's inputs through
-        every level (or the outer level's ranks and batch sizes), and, where JAX may answer
-        silently and wrongly (collectives over named axes, pmap's outputs), the whole
-        prediction: one trace per new key, the function's own failures left to JAX."""
+        """Before JAX runs a call (see `prechecks`): the signature's inputs through every
+        level, or, where JAX may answer silently and wrongly (collectives over named axes,
+        pmap's outputs), the whole prediction: one trace per new key, the function's own
+        failures left to JAX."""
         models = self.models
         leaves, treedef = flat
         if models.trace_checks:
@@ -307,13 +322,9 @@ class Predictor:
                 return
             return
         key = self._in_context(shape_key(leaves, treedef)) if self.cacheable else None
-        if lookup(self._passed, key) is not None:
+        if lookup(self._passed, key) is not None or models.input_model is None:
             return
-        call = self.label(args, kwargs)
-        if models.input_model is not None:
-            run(models.input_model, call)
-        elif isinstance(models.model, MapModel):
-            map_inputs(models.model.level, call, ())
+        run(models.input_model, self.label(args, kwargs))
         store(self._passed, key, True)
 
     def diagnose(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> AxisCheckError | None:
