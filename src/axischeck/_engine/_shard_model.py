@@ -689,21 +689,18 @@ class ShardModel:
         brought = (
             f" (the arguments that vary along {_quoted(tuple(sorted(wanted)))}: {_and(sources)})" if sources else ""
         )
-        problem = (
-            f"{o.name} fails on the per-device arguments: jax.lax.{prim} needs"
-            f" {'its carry to keep one type' if loop else 'its branches to return one type'}: "
+        account = (
+            f"jax.lax.{prim} needs {'its carry to keep one type' if loop else 'its branches to return one type'}: "
             + "; and ".join(accounts)
             + brought
         )
-        jax_said = tuple(
-            "JAX: " + line if k == 0 else "  " + line
-            for k, line in enumerate(line for line in str(err).splitlines() if line.strip())
-        )
+        # As for any per-device failure, JAX's words lead (a call raises JAX's own error,
+        # with this account in its note); the account says which value and which axis.
         return Scene(trail, o.describe()).error(
             FunctionError,
-            problem,
+            f"{o.name} fails on the per-device arguments: {type(err).__name__}: {err}",
             symbol=f"mesh axis {lacking[0][1][0]!r}",
-            notes=(f"JAX: {type(err).__name__}: " + jax_said[0].removeprefix("JAX: "), *jax_said[1:]),
+            notes=(account,),
             fix="; and ".join(fixes),
         )
 
@@ -715,23 +712,26 @@ class ShardModel:
         already, asked = cast
         rest = tuple(a for a in asked if a not in already)
         if already and rest:
-            problem = (
-                f"{o.name} fails on the per-device arguments: jax.lax.pcast(..., {asked!r}, to='varying')"
-                f" is given a value that already varies along {_quoted(tuple(sorted(already & set(asked))))};"
-                " a cast to varying takes only axes the value does not vary along yet"
+            account = (
+                f"jax.lax.pcast(..., {asked!r}, to='varying') is given a value that already varies along"
+                f" {_quoted(tuple(sorted(already & set(asked))))}; a cast to varying takes only axes the value"
+                " does not vary along yet"
             )
             fix = f"cast it along the others only: {varying_cast('x', rest)}"
         else:
-            problem = (
-                f"{o.name} fails on the per-device arguments: a cast to varying"
-                " (jax.lax.pcast(..., to='varying')) is given a value that already varies along those axes"
+            account = (
+                "a cast to varying (jax.lax.pcast(..., to='varying')) is given a value that already varies"
+                " along those axes"
             )
             fix = (
                 "drop the cast: the value already varies (it is an argument its spec splits over those axes,"
                 " or is computed from one)"
             )
         return Scene(trail, o.describe()).error(
-            FunctionError, problem, notes=(f"JAX: {type(err).__name__}: {err}",), fix=fix
+            FunctionError,
+            f"{o.name} fails on the per-device arguments: {type(err).__name__}: {err}",
+            notes=(account,),
+            fix=fix,
         )
 
 
