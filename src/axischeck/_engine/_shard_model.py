@@ -25,6 +25,7 @@ from .._core._jax_compat import (
     JAX_SHARD_MAP,
     manual_types_differ,
     psum_scatter_size_refused,
+    quiet_tracebacks,
     replication_refusal_lines,
     replication_refused,
     size_one_axes_leave_types,
@@ -529,7 +530,8 @@ class ShardModel:
 
         leaves, treedef = call.flat()
         try:
-            jaxpr_under_levels(self._jax_shard_map(probe), treedef, [leaf.value for leaf in leaves], env)
+            with quiet_tracebacks():  # the probe's exception is only read here
+                jaxpr_under_levels(self._jax_shard_map(probe), treedef, [leaf.value for leaf in leaves], env)
         except _Probed as done:
             shapes = jax.tree_util.tree_map(lambda x: Shape(np.shape(x)), done.shapes)
             return done.jaxpr, shapes
