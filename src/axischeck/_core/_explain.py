@@ -11,7 +11,7 @@ from typing import Any, TypeVar
 
 from ._errors import AxisCheckError
 from ._shape import Shape, format_shape
-from ._steps import BaseStep, MapStep, ShardStep, SpecRow, Step
+from ._steps import BaseStep, MapStep, ShardStep, SpecRow, SpecRows, Step
 
 
 class _Shapes:
@@ -85,8 +85,9 @@ def _arg_table(maps: Sequence[MapStep], base: BaseStep | None) -> _Rows:
     if signature:
         header += ["signature", "binds"]
     by_level = [{r.label: r for r in m.args} for m in maps]  # dicts: linear in the leaves
-    spec_rows = {r.label: r for r in base.args} if base is not None else {}
-    labels = list(dict.fromkeys([label for level in by_level for label in level] + list(spec_rows)))
+    spec = SpecRows.of(base.args) if base is not None else SpecRows()
+    at = {label: k for k, label in enumerate(spec.labels)}  # the last row of a label, as a dict of rows keeps it
+    labels = list(dict.fromkeys([label for level in by_level for label in level] + list(at)))
 
     def columns(shown: Sequence[int]) -> list[list[str]]:
         shape = _Shapes()
@@ -98,21 +99,23 @@ def _arg_table(maps: Sequence[MapStep], base: BaseStep | None) -> _Rows:
                 out.append([shape(a.shape) if a else "" for a in args])
             out.append([_axis(a.axis) if a else "" for a in args])
             out.append([shape(a.per_example) if a else "" for a in args])
-        specs = [spec_rows.get(name) for name in names]
+        rows = [at.get(name) for name in names]
         if not maps:
-            out.append([shape(r.shape) if r else "" for r in specs])
+            out.append([shape(spec.shapes[k]) if k is not None else "" for k in rows])
         if signature:
-            out.append([r.spec if r else "" for r in specs])
-            out.append([(r.binds + ("  " + r.note if r.note else "")).strip() if r else "" for r in specs])
+            out.append([spec.specs[k] if k is not None else "" for k in rows])
+            out.append([_binds_cell(spec, k) if k is not None else "" for k in rows])
         return out
 
-    marked = [i for i, label in enumerate(labels) if label in spec_rows and _marked(spec_rows[label])]
-    return _Rows(header, len(labels), columns, marked if signature else ())
+    # The rows marked as conflicts (`<--` in the last cell) show whatever the limit.
+    marked = {k for k, note in enumerate(spec.notes) if "<--" in note or "<--" in spec.binds[k]}
+    shown = [i for i, label in enumerate(labels) if at.get(label) in marked] if marked and signature else []
+    return _Rows(header, len(labels), columns, shown)
 
 
-def _marked(row: SpecRow) -> bool:
-    """Whether the row is marked as a conflict (`<--` in its last cell)."""
-    return "<--" in row.note or "<--" in row.binds
+def _binds_cell(spec: SpecRows, k: int) -> str:
+    note = spec.notes[k]
+    return (spec.binds[k] + ("  " + note if note else "")).strip()
 
 
 def _out_table(maps: Sequence[MapStep], base: BaseStep | None) -> _Rows:

@@ -28,7 +28,7 @@ from .._core._jax_compat import (
 from .._core._leaves import Call, Leaf, check_jax_outputs
 from .._core._shape import Shape, format_shape
 from .._core._spec import SigCore, SpecTree
-from .._core._steps import BaseStep, MapStep, ShardStep, SpecRow, Step
+from .._core._steps import BaseStep, MapStep, ShardStep, SpecRow, SpecRows, Step
 from .._core._trees import PrefixMismatch, broadcast_flat, broadcast_prefix, leaf_paths, walk_prefix
 from ._levels import MapLevel, map_inputs, map_outputs
 from ._trace import (
@@ -342,11 +342,20 @@ class SignatureModel:
                 what = {"vmap": "mapped axis", "pmap": "device axis"}.get(level.kind, "mesh axis")
                 place = Place(f"the {what} {level.name!r}", None, None, level.size)
                 unifier.bind_axis_name(level.name, level.size, place)
-        rows: list[SpecRow] = []
+        # The table's rows, column by column (no object per leaf).
+        labels: list[str] = []
+        shapes: list[Shape | None] = []
+        specs: list[str] = []
+        binds: list[str] = []
+        notes: list[str] = []
+
+        def rows() -> SpecRows:
+            return SpecRows(tuple(labels), tuple(shapes), tuple(specs), tuple(binds), tuple(notes))
+
         first_conflict: Conflict | None = None
 
         def fail(cls: type[AxisCheckError], problem: str, **facts: Any) -> AxisCheckError:
-            base = BaseStep("signature", tuple(rows), ())
+            base = BaseStep("signature", rows(), ())
             return Scene(trail, self.transform(trail)).then(base).error(cls, problem, **facts)
 
         # Keep going past a conflict, so an error's table shows every argument; the first
@@ -366,45 +375,51 @@ class SignatureModel:
                 known = seen.get(id(leaf_spec))
                 if known is None:
                     known = seen[id(leaf_spec)] = _SpecText(leaf_spec)
+                note = ""
                 if known.unchecked:
-                    rows.append(SpecRow(leaf.label, leaf.shape, known.text, ""))
-                    continue
-                if leaf.shape is None:
+                    bound = ""
+                elif leaf.shape is None:
                     raise fail(
                         ArgumentError,
                         f"{leaf.label} is a {type(leaf.value).__name__}, not an array, but the"
                         f" signature declares {leaf_spec}",
                     )
-                if leaf.shape in known.fits:  # matched before, binding nothing new: so it does again
-                    rows.append(SpecRow(leaf.label, leaf.shape, known.text, known.bound))
-                    continue
-                conflict = unifier.unify(leaf_spec, leaf.shape, _place_of(leaf, unifier.unit), leaf.label)
-                if conflict is None:
-                    rows.append(SpecRow(leaf.label, leaf.shape, known.text, known.binds(unifier, leaf.shape)))
-                    continue
-                if not every_row:
-                    raise fail(ArgumentError, conflict.problem, symbol=conflict.symbol, places=conflict.places)
-                first = conflict.places[0] if len(conflict.places) > 1 else None
-                note = (
-                    f"<-- conflicts with {conflict.symbol}={_size_text(first.size)} from {first.arg}"
-                    if first is not None and conflict.symbol is not None and first.size is not None
-                    else "<-- does not match"
-                )
-                rows.append(SpecRow(leaf.label, leaf.shape, known.text, _binds_raw(leaf_spec, leaf.shape), note))
-                first_conflict = first_conflict or conflict
+                elif leaf.shape in known.fits:  # matched before, binding nothing new: so it does again
+                    bound = known.bound
+                else:
+                    conflict = unifier.unify(leaf_spec, leaf.shape, _place_of(leaf, unifier.unit), leaf.label)
+                    if conflict is None:
+                        bound = known.binds(unifier, leaf.shape)
+                    elif not every_row:
+                        raise fail(ArgumentError, conflict.problem, symbol=conflict.symbol, places=conflict.places)
+                    else:
+                        first = conflict.places[0] if len(conflict.places) > 1 else None
+                        note = (
+                            f"<-- conflicts with {conflict.symbol}={_size_text(first.size)} from {first.arg}"
+                            if first is not None and conflict.symbol is not None and first.size is not None
+                            else "<-- does not match"
+                        )
+                        bound = _binds_raw(leaf_spec, leaf.shape)
+                        first_conflict = first_conflict or conflict
+                labels.append(leaf.label)
+                shapes.append(leaf.shape)
+                specs.append(known.text)
+                binds.append(bound)
+                notes.append(note)
         if first_conflict is not None:
             c = first_conflict
             raise fail(ArgumentError, c.problem, symbol=c.symbol, places=c.places)
         bindings = unifier.bindings()
         if self.inputs_only:
-            return Outcome(None, (BaseStep("signature", tuple(rows), ()),), bindings, inputs_only=True)
-        shapes, traced = self._outputs(bindings, call, env, trail, rows, fail)
+            return Outcome(None, (BaseStep("signature", rows(), ()),), bindings, inputs_only=True)
+        table = rows()
+        out_shapes, traced = self._outputs(bindings, call, env, trail, table, fail)
         outs = []
         out_specs = self.core.output.leaves if self.core.output is not None else ()
-        for k, (label, shape) in enumerate(_labelled(shapes)):
+        for k, (label, shape) in enumerate(_labelled(out_shapes)):
             spec_text = str(out_specs[k]) if k < len(out_specs) else ""
             outs.append(SpecRow(label, shape, spec_text, ""))
-        return Outcome(shapes, (BaseStep("signature", tuple(rows), tuple(outs)),), bindings, traced=traced)
+        return Outcome(out_shapes, (BaseStep("signature", table, tuple(outs)),), bindings, traced=traced)
 
     def transform(self, trail: tuple[Step, ...]) -> str:
         return _innermost_transform(trail) or f"check({self.name}, signature={self.core})"
@@ -456,7 +471,7 @@ class SignatureModel:
         call: Call,
         env: Env,
         trail: tuple[Step, ...],
-        rows: list[SpecRow],
+        rows: SpecRows,
         fail: Callable[..., AxisCheckError],
     ) -> tuple[Any, bool]:
         """The output shapes, and whether the function had to be traced for them."""
@@ -473,7 +488,7 @@ class SignatureModel:
                 + (f": {', '.join(missing)} is not bound by any input" if out is not None else " (no '->' output)"),
                 fix="name output dimensions after input dimensions, or decorate a function so it can be traced",
             )
-        shapes = trace(self.fn, self.name, call, env, trail + (BaseStep("signature", tuple(rows), ()),))
+        shapes = trace(self.fn, self.name, call, env, trail + (BaseStep("signature", rows, ()),))
         if out is not None:
             check_output(self.core, shapes, bindings, self.transform(trail), trail, unit_of(env))
         return shapes, True
