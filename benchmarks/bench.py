@@ -484,6 +484,10 @@ def _leaf_timings(n: int, rounds: int) -> dict[str, float]:
     plain = jax.vmap(f, in_axes=(0, None))
     out: dict[str, float] = {}
     out["signature"] = median_us(lambda: ax.Signature(spec), rounds, warmup=1)
+    # A new function each time: nothing of it is cached (the signature is parsed anew).
+    out["construct"] = median_us(lambda: ax.vmap(lambda x, params: x, in_axes=(0, None), signature=spec), rounds)
+    sig = ax.Signature(spec)
+    out["unify"] = median_us(lambda: sig.unify(x(), params), rounds, warmup=1)
     out["first_predict"] = once_us(lambda: checked.predict(x(), params))  # builds the plan, asks JAX once
     out["predict"] = median_us(lambda: checked.predict(x(), params), rounds, warmup=1)
     pred = checked.predict(x(), params)
@@ -500,7 +504,8 @@ def _leaf_timings(n: int, rounds: int) -> dict[str, float]:
 
 def bench_leaves(quick: bool) -> Result:
     """Linear in leaves, on a params dict of n leaves against a pytree-of-dims signature:
-    building the signature, predict (first sight of a batch size, kept transform), the
+    building the signature (alone, and with a new `ax.vmap`), unifying it with the
+    arguments, predict (first sight of a batch size, kept transform), the
     derivation table (`str(pred)`, `f.explain`), and the error for one bad leaf among n
     (a dimension that contradicts the signature; a batch size, without a signature):
     target under 0.2 s each at 16k leaves, with the time per leaf at each size. Also
@@ -517,6 +522,8 @@ def bench_leaves(quick: bool) -> Result:
     jax_for = {"predict": "jax_eval_shape", "error_batch": "jax_error_batch"}
     labels = {
         "signature": ("build the pytree-of-dims Signature", True),
+        "construct": ("ax.vmap(new f, signature=that pytree)", True),
+        "unify": ("Signature.unify(x, params)", True),
         "predict": ("predict, new batch size", True),
         "str_prediction": ("derivation table: str(prediction)", True),
         "explain": ("derivation table: f.explain(...)", True),
