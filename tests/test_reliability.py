@@ -1546,3 +1546,22 @@ def test_functions_built_with_the_same_options_keep_their_own_names_and_paramete
                     build(g).predict((4, 3), (5, 3))
                 text = str(info.value)
                 assert name in text and param in text, (name, text)
+
+
+def test_shard_map_options_never_share_what_they_were_validated_into() -> None:
+    """shard_map validates its options once per (options, function name): options that
+    differ, hashable or not (a dict inside in_specs), must each get their own."""
+    from jax.sharding import PartitionSpec as P
+
+    x = {"w": jax.ShapeDtypeStruct((16,), jnp.float32)}
+    cases = [
+        ({"x": 8}, ({"w": P("x")},), (2,)),
+        ({"x": 8}, ({"w": P()},), (16,)),
+        ({"x": 4}, ({"w": P("x")},), (4,)),
+        ({"x": 8}, (P("x"),), (2,)),
+        ({"x": 4}, (P("x"),), (4,)),
+        ({"x": 8}, (P(),), (16,)),
+    ]
+    for mesh, in_specs, block in cases * 2:
+        f = ax.shard_map(lambda d: d["w"], mesh=mesh, in_specs=in_specs, out_specs=P(), check_vma=False)
+        assert f.predict(x).in_block_shapes[0]["w"] == block, (mesh, in_specs)

@@ -2,25 +2,27 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Set
-from dataclasses import replace
+from collections.abc import Callable, Hashable, Set
+from dataclasses import dataclass, replace
 from typing import Any, ParamSpec, TypeVar, overload
 
 import jax
 from jax.sharding import AbstractMesh, Mesh, PartitionSpec
 
+from ._core._cache import BoundedCache, HashedKey
 from ._core._errors import AxisCheckError, SpecError
 from ._core._jax_compat import INFER_SPECS, JAX_SHARD_MAP
+from ._core._keys import lookup, store
 from ._core._leaves import array_shape, shapes_as_structs
 from ._core._prediction import Prediction, ShardPrediction
 from ._core._steps import ShardStep
 from ._core._trees import PrefixMismatch, broadcast_prefix, short_repr
 from ._engine._mesh import MeshShape, mesh_shape
 from ._engine._models import Outcome
-from ._engine._predictor import Build, Models, Predictor, fn_name, inner_model
+from ._engine._predictor import Build, Models, Predictor, fn_name, inner_model, options_key, predictor_for
 from ._engine._shard_model import ShardModel, ShardOptions, is_spec_leaf
 from ._engine._signature import Signature, SignatureLike, parsed_signature
-from ._transform import Transformed, require_callable, shared_predictor
+from ._transform import Transformed, require_callable
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -47,6 +49,52 @@ def _axis_names(value: Any, mesh: MeshShape | None) -> frozenset[str]:
     return names
 
 
+@dataclass(frozen=True, slots=True)
+class _Settled:
+    """What shard_map's options were validated into (for one function name)."""
+
+    options: ShardOptions
+    has_static: bool  # some in_specs entry is None: that argument is passed whole
+    for_prediction_only: bool  # the mesh was given as {name: size}
+
+
+_SETTLED: BoundedCache[_Settled] = BoundedCache(256)
+"""(options, function name) -> what they were validated into: shard_map written inline
+(in a loop, in a jitted step) validates its options once."""
+
+
+def _options_key(mesh: Any, in_specs: Any, out_specs: Any, axis_names: Any, check_vma: Any) -> HashedKey | None:
+    """The options as a key (None when they cannot be one): a mesh by equality (a dict of
+    sizes by its items), specs as given (PartitionSpecs compare by their entries), the
+    types beside the values."""
+    if isinstance(mesh, dict):
+        mesh = tuple(mesh.items())
+    if isinstance(axis_names, set):
+        axis_names = frozenset(axis_names)
+    values = (mesh, in_specs, out_specs, axis_names, check_vma)
+    try:
+        return HashedKey((tuple(map(type, values)), values))
+    except Exception:
+        return None
+
+
+def _settle(
+    f: Callable[..., Any], mesh: Any, in_specs: Any, out_specs: Any, axis_names: Any, check_vma: Any
+) -> _Settled:
+    shape = mesh_shape(mesh, "shard_map mesh") if mesh is not None else None
+    names = _axis_names(axis_names, shape)
+    if in_specs is not INFER_SPECS:
+        _check_specs(in_specs, "in_specs", none_ok=True)
+    _check_specs(out_specs, "out_specs", none_ok=True)  # None only fits an output of None
+    has_static = in_specs is not INFER_SPECS and any(
+        s is None for s in jax.tree_util.tree_leaves(in_specs, is_leaf=is_spec_leaf)
+    )
+    for_prediction_only = shape is not None and not isinstance(mesh, (Mesh, AbstractMesh))  # a dict
+    jax_mesh = mesh if isinstance(mesh, (Mesh, AbstractMesh)) else shape.abstract() if shape is not None else None
+    options = ShardOptions(shape, jax_mesh, in_specs, out_specs, names, bool(check_vma), fn_name(f))
+    return _Settled(options, has_static, for_prediction_only)
+
+
 class ShardMapped(Transformed[P, R]):
     """A function wrapped by `axischeck.shard_map` (see `shard_map`).
 
@@ -69,49 +117,49 @@ class ShardMapped(Transformed[P, R]):
         signature: SignatureLike | None,
     ) -> None:
         require_callable(f, "shard_map")
-        shape = mesh_shape(mesh, "shard_map mesh") if mesh is not None else None
-        names = _axis_names(axis_names, shape)
-        if in_specs is not INFER_SPECS:
-            _check_specs(in_specs, "in_specs", none_ok=True)
-        _check_specs(out_specs, "out_specs", none_ok=True)  # None only fits an output of None
-        self._has_static = in_specs is not INFER_SPECS and any(
-            s is None for s in jax.tree_util.tree_leaves(in_specs, is_leaf=is_spec_leaf)
-        )
-        self._mesh_for_prediction_only = shape is not None and not isinstance(mesh, (Mesh, AbstractMesh))  # a dict
-        jax_mesh = mesh if isinstance(mesh, (Mesh, AbstractMesh)) else shape.abstract() if shape is not None else None
-        options = ShardOptions(shape, jax_mesh, in_specs, out_specs, names, bool(check_vma), fn_name(f))
+        key = _options_key(mesh, in_specs, out_specs, axis_names, check_vma)
+        name = fn_name(f)
+        settled: _Settled | None = lookup(_SETTLED, (key, name)) if key is not None else None
+        if settled is None:
+            settled = _settle(f, mesh, in_specs, out_specs, axis_names, check_vma)
+            if key is not None:
+                store(_SETTLED, (key, name), settled)
+        options = settled.options
+        self._has_static = settled.has_static
+        self._mesh_for_prediction_only = settled.for_prediction_only
         jax_fn = JAX_SHARD_MAP(
             f,
-            mesh=jax_mesh,
+            mesh=options.jax_mesh,
             in_specs=in_specs,
             out_specs=out_specs,
-            axis_names=set(names),
-            check_vma=bool(check_vma),
+            axis_names=set(options.axis_names),
+            check_vma=options.check_vma,
         )
         signature = parsed_signature(signature)  # a pytree of dims is checked before anything flattens it
         public = {"out_specs": out_specs, "in_specs": in_specs, "mesh": mesh, "axis_names": axis_names}
         rebuild = (shard_map, {**public, "check_vma": check_vma, "signature": signature})
-        self._start(f, jax_fn, options, (options,), signature, rebuild)
+        shared = (options.kind, key, signature) if key is not None else options_key(options.kind, options, signature)
+        self._start(f, jax_fn, options, shared, signature, rebuild)
 
     def _start(
         self,
         f: Callable[P, R],
         jax_fn: Callable[..., Any],
         options: ShardOptions,
-        key: tuple[Any, ...],
+        key: Hashable,
         signature: Signature | None,
         rebuild: tuple[Callable[..., Any], dict[str, Any]],
     ) -> None:
         """What every shard_map-like transform shares once its options are settled: the
         predictor shared by all transforms of `f` with the same `key` (every option that
-        changes an answer) and signature."""
+        changes an answer, the signature included, typed as `options_key` types them)."""
         self.options = options
 
         def prepare() -> Build:
             sig = signature
             return lambda fun, held: _shard_models(fun, held, sig, options)
 
-        predictor = shared_predictor(f, options.kind, (*key, signature), prepare, ShardPredictor)
+        predictor = predictor_for(f, key, prepare, ShardPredictor)
         if signature is not None:
             predictor.models  # noqa: B018 - a declared signature is checked against the function now
         super().__init__(f, jax_fn, predictor, rebuild)

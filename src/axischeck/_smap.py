@@ -19,7 +19,7 @@ from jax.sharding import PartitionSpec
 from ._core._errors import AxisCheckError, AxisCheckWarning, SpecError
 from ._core._jax_compat import INFER_SPECS, JAX_SMAP
 from ._core._trees import short_repr
-from ._engine._predictor import fn_name
+from ._engine._predictor import fn_name, options_key
 from ._engine._shard_model import ShardOptions
 from ._engine._signature import SignatureLike, parsed_signature
 from ._shard_map import ShardMapped
@@ -162,7 +162,9 @@ class Smapped(ShardMapped[P, R]):
         self._mesh_for_prediction_only = False
         signature = parsed_signature(signature)
         rebuild = (smap, {"in_axes": in_axes, "out_axes": out_axes, "axis_name": axis_name, "signature": signature})
-        self._start(f, jax_fn, options, (in_axes, out_axes, axis_name), signature, rebuild)
+        self._start(
+            f, jax_fn, options, options_key("smap", in_axes, out_axes, axis_name, signature), signature, rebuild
+        )
 
 
 @overload

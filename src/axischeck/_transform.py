@@ -64,15 +64,14 @@ class Transformed(Generic[P, R]):
         self._predictor = predictor
         self._rebuild = rebuild  # (public constructor, its keyword options): for copy and pickle
         self._defers = defers_to_jax  # options axischeck cannot model (custom spec types)
+        shown = {}
         for name in _SHOWN_FROM_JAX:  # as JAX sets them on the function it returns
             value = getattr(jax_fn, name, None)
             if value is None:
                 value = getattr(fun, name, None)
             if value is not None:
-                try:
-                    object.__setattr__(self, name, value)
-                except (AttributeError, TypeError):
-                    pass
+                shown[name] = value
+        self.__dict__.update(shown)  # instance attributes, as on the function JAX returns
 
     # ------------------------------------------------------------ what it knows
 
