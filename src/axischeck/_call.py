@@ -60,7 +60,9 @@ def checked_call(shell: Transformed[..., Any], /, *args: Any, **kwargs: Any) -> 
         ours = _diagnosis(shell, err, args, kwargs)
         if ours is None:
             raise
-        raise ours.with_traceback(None) from err
+        # The explanation replaces JAX's exception, whose type and message it carries
+        # (as a refusal before the run does): no chained JAX traceback above the user's.
+        raise ours.with_traceback(None) from None
     if pred is not None:
         _verify(shell, out, pred, args, kwargs)
     return out
@@ -89,10 +91,10 @@ def _diagnosis(
         if unbound_axis_name(err) is not None:  # the per-example failure a fix often settles
             ours = shell._predictor.with_fix(ours, args, kwargs, CALL_FIX_TRACES)
         unit = "per device" if "per-device" in ours.problem else "per example"
-        lines = [f"axischeck: {ours.transform or shell._describe()}: the failure happens {unit}:"]
+        head = f"axischeck: {ours.transform or shell._describe()}: the failure happens {unit}"
+        disagreement = ours.disagreement()  # the blame, when JAX's message names two sizes
+        lines = [f"{head}: {disagreement}" if disagreement else f"{head}:"]
         lines += ["  " + row for row in (ours.table or "").splitlines()]
-        disagreement = ours.disagreement()
-        lines += [f"  {disagreement}"] if disagreement else []
         lines += ["  " + note for note in ours.notes]
         lines += [f"  Fix: {ours.fix}"] if ours.fix else []
         # An inner axischeck transform noted it already: the outer note, with the whole
