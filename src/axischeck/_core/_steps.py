@@ -103,6 +103,11 @@ class BaseStep:
     args: Sequence[SpecRow]
     outs: Sequence[SpecRow]
 
+    def __post_init__(self) -> None:
+        # Rows are kept as SpecRows however they were given, so equal steps compare equal.
+        object.__setattr__(self, "args", SpecRows.of(self.args))
+        object.__setattr__(self, "outs", SpecRows.of(self.outs))
+
 
 @dataclass(frozen=True, slots=True)
 class ShardRow:
