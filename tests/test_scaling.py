@@ -222,3 +222,17 @@ def test_the_whole_table_of_many_leaves() -> None:
     assert len(rows) == 3000
     assert len({line.index("None") for line in rows}) == 1  # one column, aligned
     assert rows[0] == "params['w00000']  (4, 3)         None     (4, 3)       (o, i)     o=4  i=3"
+
+
+def test_a_signature_table_is_kept_by_column() -> None:
+    """The signature's rows are five tuples however many leaves there are; read as rows,
+    they are the same rows."""
+    from axischeck._core._steps import BaseStep, SpecRow, SpecRows
+
+    checked, _, params = _model(3000)
+    pred = checked.predict(jax.ShapeDtypeStruct((2, 3), np.float32), params)
+    base = next(s for s in pred.steps if isinstance(s, BaseStep))
+    assert isinstance(base.args, SpecRows) and len(base.args) == 3001
+    assert base.args[1] == SpecRow("params['w00000']", ax.Shape((4, 3)), "(o, i)", "o=4  i=3")
+    assert SpecRows.of(list(base.args)) == base.args
+    assert BaseStep("signature", tuple(base.args), ()) == BaseStep("signature", base.args, ())
