@@ -1430,15 +1430,20 @@ def test_predict_chains_the_users_own_exception() -> None:
         assert names[-1] == "f"
 
 
-def test_a_wrapped_jax_error_in_a_call_is_chained() -> None:
-    """out_axes=None on a batched output: JAX raises, axischeck explains, JAX's error is the cause."""
+def test_a_wrapped_jax_error_in_a_call_keeps_jaxs_error_as_its_context() -> None:
+    """out_axes=None on a batched output: JAX raises, axischeck explains. The explanation
+    is an instance of JAX's exception type and carries JAX's message; JAX's own
+    exception is kept as its context, not printed above the user's traceback."""
     x = jnp.ones((2, 3))
     with pytest.raises(ValueError) as jax_info:
         jax.vmap(_ident, out_axes=None)(x)
     with pytest.raises(ax.OutputError) as info:
         ax.vmap(_ident, out_axes=None)(x)
-    cause = info.value.__cause__
-    assert type(cause) is type(jax_info.value) and str(cause) == str(jax_info.value)
+    assert isinstance(info.value, type(jax_info.value))
+    assert f"  JAX: {type(jax_info.value).__name__}: {jax_info.value}" in str(info.value).splitlines()
+    context = info.value.__context__
+    assert type(context) is type(jax_info.value) and str(context) == str(jax_info.value)
+    assert info.value.__cause__ is None and info.value.__suppress_context__
 
 
 def test_precheck_errors_carry_no_stale_context() -> None:
