@@ -6,14 +6,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import overload
+from typing import NamedTuple, overload
 
 from ._shape import Shape
 
 
-@dataclass(frozen=True, slots=True)
-class ArgRow:
-    """One argument leaf at one mapping level."""
+class ArgRow(NamedTuple):
+    """One argument leaf at one mapping level (a NamedTuple: one per leaf per level, made
+    cheaply)."""
 
     label: str
     shape: Shape | None  # the leaf as this level receives it; None: not an array

@@ -11,14 +11,14 @@ from __future__ import annotations
 import warnings
 from collections import Counter
 from collections.abc import Callable, Hashable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any, Literal
 
 import jax
 
 from .._core._axes import Axes, _is_axis, canonical_axis
 from .._core._errors import ArgumentError, AxisCheckError, AxisCheckWarning, OutputError, Place
-from .._core._explain import Scene
+from .._core._explain import Scene, tables_read
 from .._core._leaves import Call, Leaf, abstract, resharded
 from .._core._shape import Shape, format_shape
 from .._core._steps import ArgRow, MapStep, OutRow, Step
@@ -152,8 +152,6 @@ def map_inputs(level: MapLevel, call: Call, trail: tuple[Step, ...]) -> tuple[in
     """Check ranks and batch sizes; strip the mapped axes. Mirrors api.py:vmap_f."""
     leaves, treedef = call.flat()
     axes = resolve_in_axes(level, call, trail)
-    rows = [ArgRow(leaf.label, leaf.shape, axis, None) for leaf, axis in zip(leaves, axes, strict=True)]
-
     scene = Scene(trail, level.describe())
 
     def fail(cls: type[AxisCheckError], problem: str, **facts: Any) -> AxisCheckError:
@@ -161,7 +159,12 @@ def map_inputs(level: MapLevel, call: Call, trail: tuple[Step, ...]) -> tuple[in
         # sets one: a mistake elsewhere (a rank, a str argument, pmap's device count)
         # leaves the size the readable axes agree on.
         size = _agreed_size(level, leaves, axes)
-        return scene.then(MapStep(level.describe(), level.symbol, size, tuple(rows))).error(cls, problem, **facts)
+        rows = (
+            tuple(ArgRow(leaf.label, leaf.shape, axis, None) for leaf, axis in zip(leaves, axes, strict=True))
+            if tables_read()
+            else ()  # a trial of the fix search: nobody reads its table
+        )
+        return scene.then(MapStep(level.describe(), level.symbol, size, rows)).error(cls, problem, **facts)
 
     if level.kind == "pmap":
         _pmap_size_checks(level, leaves, axes, fail)
@@ -187,12 +190,8 @@ def map_inputs(level: MapLevel, call: Call, trail: tuple[Step, ...]) -> tuple[in
                 fix=_range_fix(leaf, axis),
             )
         canon.append(c)
-    sized = [
-        leaf.place(c, leaf.shape[c])
-        for leaf, c in zip(leaves, canon, strict=True)
-        if c is not None and leaf.shape is not None
-    ]
-    sizes = [int(p.size) for p in sized]  # type: ignore[arg-type]
+    mapped = [(leaf, c) for leaf, c in zip(leaves, canon, strict=True) if c is not None and leaf.shape is not None]
+    sizes = [int(leaf.shape[c]) for leaf, c in mapped]  # type: ignore[index]
     distinct = set(sizes) | ({int(level.axis_size)} if level.axis_size is not None else set())
     if not distinct:
         _reject_mapped_non_arrays(leaves, axes, fail)
@@ -202,6 +201,7 @@ def map_inputs(level: MapLevel, call: Call, trail: tuple[Step, ...]) -> tuple[in
             fix="map at least one argument (an int in in_axes), or give axis_size",
         )
     if len(distinct) > 1:
+        sized = [leaf.place(c, leaf.shape[c]) for leaf, c in mapped]  # type: ignore[index]
         groups = [[p for p in sized if p.size == size] for size, _ in Counter(sizes).most_common()]
         text = "; ".join(
             f"size {group[0].size} at " + ", ".join(f"axis {p.batched_axis} of {p.arg}" for p in group)
@@ -225,16 +225,21 @@ def map_inputs(level: MapLevel, call: Call, trail: tuple[Step, ...]) -> tuple[in
             f"pmap maps an axis of size {size} over devices, but {level.devices} device(s) are"
             " available: the size must be between 1 and the device count",
             symbol=f"batch size {level.symbol}",
-            places=tuple(sized[:1]),
+            places=tuple(leaf.place(c, leaf.shape[c]) for leaf, c in mapped[:1]),  # type: ignore[index]
             fix=f"map at most {level.devices} per call (reshape to (devices, -1, ...) and vmap inside),"
             f" or run with {size} devices",
         )
     new_leaves = []
-    for i, (leaf, c) in enumerate(zip(leaves, canon, strict=True)):
+    final_rows = []
+    stripped: dict[tuple[int, int], Shape] = {}  # leaves of one shape share it: strip it once
+    for leaf, axis, c in zip(leaves, axes, canon, strict=True):
         if c is None or leaf.shape is None:
             new_leaves.append(leaf)
+            final_rows.append(ArgRow(leaf.label, leaf.shape, axis, leaf.shape if c is None else None))
             continue
-        per = leaf.shape.delete(c)
+        per = stripped.get((id(leaf.shape), c))
+        if per is None:
+            per = stripped[id(leaf.shape), c] = leaf.shape.delete(c)
         new_leaves.append(
             Leaf(
                 leaf.label,
@@ -244,11 +249,8 @@ def map_inputs(level: MapLevel, call: Call, trail: tuple[Step, ...]) -> tuple[in
                 leaf.origin[:c] + leaf.origin[c + 1 :],
             )
         )
-        rows[i] = replace(rows[i], per_example=per)
-    for i, (leaf, c) in enumerate(zip(leaves, canon, strict=True)):
-        if c is None:
-            rows[i] = replace(rows[i], per_example=leaf.shape)
-    step = MapStep(level.describe(), level.symbol, size, tuple(rows))
+        final_rows.append(ArgRow(leaf.label, leaf.shape, axis, per))
+    step = MapStep(level.describe(), level.symbol, size, tuple(final_rows))
     return size, call.rebuilt(treedef, new_leaves), step, canon
 
 

@@ -56,8 +56,8 @@ class _Budget:
 
 def _works(model: Model, call: Call, budget: _Budget) -> Outcome | None:
     """The engine's outcome with this candidate, or None when it fails too."""
-    if isinstance(model, MapModel):
-        try:  # the level's own checks run no user code: they cost no trace
+    if isinstance(model, MapModel) and not is_symbolic(model):
+        try:  # the level's own checks run no user code: they spare the trace budget
             with tables_unread():
                 map_inputs(model.level, call, ())
         except Exception:
@@ -166,16 +166,20 @@ def _in_axes_options(model: MapModel, call: Call, budget: _Budget) -> list[Sugge
         choices.append([a for a in [*range(rank), None] if a != entries[i]])
     found: list[tuple[Suggestion, Outcome]] = []
     tries = 0
+    tried = {tuple(entries)}  # the failing in_axes itself, then each candidate once
     for edits in (1, 2):
         for idx in itertools.combinations(range(n), edits):
             for values in itertools.product(*(choices[i] for i in idx)):
-                tries += 1
-                if tries > MAX_TRIES:
-                    return _ranked(model, call, found)
                 cand = list(entries)
                 for i, v in zip(idx, values, strict=True):
                     cand[i] = v
                 axes = tuple(cand)
+                if axes in tried:
+                    continue
+                tried.add(axes)
+                tries += 1
+                if tries > MAX_TRIES:
+                    return _ranked(model, call, found)
                 level = replace(model.level, in_axes=freeze_in_axes(axes))
                 outcome = _works(MapModel(level, model.inner, model.fn), call, budget)
                 if outcome is not None:
