@@ -8,7 +8,7 @@ whole subtree, and `None` (or `"..."`) leaves a subtree unchecked.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import jax
@@ -141,20 +141,26 @@ class SigCore:
     inputs: tuple[SpecTree, ...]
     output: SpecTree | None
     params: tuple[str, ...] | None = None
+    _symbols: frozenset[str] | None = field(default=None, init=False, repr=False, compare=False)
 
     @property
     def symbols(self) -> frozenset[str]:
-        trees = list(self.inputs) + ([self.output] if self.output is not None else [])
-        out: frozenset[str] = frozenset()
-        for t in trees:
-            for leaf in t.leaves:
-                out |= leaf.symbols
-        return out
+        """Every dimension name the signature uses (worked out once: a parsed signature is
+        shared by every transform that writes it)."""
+        found = self._symbols
+        if found is None:
+            trees = [*self.inputs, *([self.output] if self.output is not None else [])]
+            specs = {leaf for tree in trees for leaf in tree.leaves}  # repeated dim strings share a spec
+            found = frozenset[str]().union(*(spec.symbols for spec in specs))
+            object.__setattr__(self, "_symbols", found)  # a memo of the frozen fields
+        return found
 
     def with_params(self, params: Sequence[str]) -> SigCore:
         if self.params is not None:
             return self
-        return SigCore(self.inputs, self.output, tuple(params[: len(self.inputs)]))
+        named = SigCore(self.inputs, self.output, tuple(params[: len(self.inputs)]))
+        object.__setattr__(named, "_symbols", self.symbols)  # the same dims: the same names, worked out once
+        return named
 
     def __str__(self) -> str:
         ins = ", ".join(str(t) for t in self.inputs)
