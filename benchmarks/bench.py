@@ -43,6 +43,7 @@ from jax.sharding import AbstractMesh, Mesh  # noqa: E402
 from jax.sharding import PartitionSpec as P  # noqa: E402
 
 import axischeck as ax  # noqa: E402
+from axischeck import _vmap as ax_vmap_module  # noqa: E402 - the inline own-time rows stub JAX's call
 
 T = TypeVar("T")
 
@@ -287,6 +288,40 @@ def bench_inline(quick: bool) -> Result:
         pair = paired_us(jax_inline, partial(ax_inline, sig), rounds)
         data[f"{tag}_jax_us"], data[f"{tag}_ax_us"], data[f"{tag}_overhead_us"] = pair
         rows.append(overhead_row("inline eager ax.vmap(f, ...)(x, y, z)", pair, 10, sig is not None))
+    # A lambda written inline is a new function each time: nothing of it is cached.
+    pair = paired_us(
+        lambda: jax.vmap(lambda a, b, c: complex_operation(a, b, c), in_axes=AXES)(x, y, z).block_until_ready(),
+        lambda: ax.vmap(lambda a, b, c: complex_operation(a, b, c), in_axes=AXES)(x, y, z).block_until_ready(),
+        rounds,
+    )
+    data["lambda_jax_us"], data["lambda_ax_us"], data["lambda_overhead_us"] = pair
+    rows.append(info_row("  the same with a new lambda each call", pair.jax, pair.ax, f"{pair.diff:+.1f} us", False))
+    # axischeck's own time inline: JAX's vmap is still built, its eager call stubbed out
+    # (a private name), so JAX's ~500 us of batching and its noise are not in it.
+    out = jax.vmap(complex_operation, in_axes=AXES)(x, y, z)
+
+    def stub(*args: object, **kwargs: object) -> jax.Array:
+        return out
+
+    def build_then_stub(fun: Callable[..., Any], **options: Any) -> Callable[..., jax.Array]:
+        real(fun, **options)
+        return stub
+
+    def own_us(make: Callable[[], Callable[..., jax.Array]]) -> tuple[float, float]:
+        jax_own = median_us(lambda: (real(make(), in_axes=AXES), stub)[1](x, y, z), rounds * 10)
+        ax_own = median_us(lambda: ax.vmap(make(), in_axes=AXES)(x, y, z), rounds * 10)
+        return jax_own, ax_own
+
+    real = jax.vmap
+    setattr(ax_vmap_module, "JAX_VMAP", build_then_stub)  # noqa: B010 - a private name, on purpose
+    try:
+        for make, what in ((lambda: complex_operation, "f"), (lambda: lambda a, b, c: a, "a new lambda")):
+            jax_own, ax_own = own_us(make)
+            data[f"own_{what.replace(' ', '_')}_us"] = ax_own - jax_own
+            what_row = f"  its own time inline, {what} (JAX's call stubbed out)"
+            rows.append(info_row(what_row, jax_own, ax_own, f"{ax_own - jax_own:+.1f} us", False))
+    finally:
+        setattr(ax_vmap_module, "JAX_VMAP", real)  # noqa: B010
     return data, rows
 
 
