@@ -2,11 +2,13 @@
 
 Everything that depends only on the structure of a call (which in_axes entry each leaf
 gets, which spec each leaf is matched against, where each output's batch dims go) is
-resolved once into a `Plan`. Running a plan is a tight loop over integers that either
-yields the output shapes or gives up; giving up sends the call down the full engine,
-which raises the explained error. The two paths share one source of truth: a plan is
-built *by* the engine's own resolution functions, and only for models whose outputs
-follow from the signature alone.
+resolved once into a `Plan`; a shard_map around one is a `ShardPlan` (how many devices
+split each argument dim and join each output dim). Running a plan is a tight loop over
+integers that either yields the output shapes or gives up; giving up sends the call down
+the full engine, which raises the explained error. The two paths share one source of
+truth: a plan is built *by* the engine's own resolution functions, and only for models
+whose outputs follow from the signature alone (not where JAX's own trace must settle
+something, as a replication promise of out_specs).
 """
 
 from __future__ import annotations
