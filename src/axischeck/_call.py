@@ -30,28 +30,17 @@ def checked_call(shell: Transformed[..., Any], /, *args: Any, **kwargs: Any) -> 
     """`shell(*args, **kwargs)` (this is `Transformed.__call__` itself): the checks before
     JAX runs (a cached prediction with a signature, the pre-checks without), JAX's own
     run, the output against the signature, and after a failure, axischeck's account of
-    it with JAX's exception kept."""
-    predictor = shell._predictor
-    try:
-        flat = flatten_call(args, kwargs)
-    except AxisCheckError as err:
-        raise err.with_traceback(None) from None
-    if shell._defers:
-        return shell._jax_fn(*args, **kwargs)
-    symbolic = predictor.models.symbolic
-    pred = predictor.hit(flat) if symbolic else None  # only read: the cache's own is fine
-    if pred is None and (symbolic or (predictor.prechecks and not predictor.prechecked(flat))):  # not seen before
-        if opaque_leaves(flat[0]):  # beyond axischeck's model (never cached): JAX alone
-            return shell._jax_fn(*args, **kwargs)
-        try:
-            if symbolic:
-                pred = predictor.answer(args, kwargs, flat)
-            else:
-                predictor.precheck(args, kwargs, flat)
-        except FunctionError:
-            pass  # the function's own failure: JAX raises it, untouched
+    it with JAX's exception kept. One frame between the caller and JAX."""
+    pred = None
+    if shell._straight:  # nothing to check before JAX runs (see Transformed)...
+        try:  # ...but a cyclic or too deep argument, which JAX's own flatten must not meet
+            flatten_call(args, kwargs)
         except AxisCheckError as err:
-            raise _refusal(shell, err, args, kwargs, CALL_FIX_TRACES).with_traceback(None) from err.__cause__
+            raise err.with_traceback(None) from None
+    else:
+        pred = _before(shell, args, kwargs)
+        if pred is _JAX_ALONE:
+            return shell._jax_fn(*args, **kwargs)
     try:
         out = shell._jax_fn(*args, **kwargs)
     except AxisCheckError:
@@ -66,6 +55,38 @@ def checked_call(shell: Transformed[..., Any], /, *args: Any, **kwargs: Any) -> 
     if pred is not None:
         _verify(shell, out, pred, args, kwargs)
     return out
+
+
+_JAX_ALONE = Prediction(None, None, ())
+"""`_before`'s answer for a call beyond axischeck's model: JAX alone runs it."""
+
+
+def _before(shell: Transformed[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Prediction | None:
+    """The checks before JAX runs: the prediction to verify the output against (with a
+    signature), None when there is none, `_JAX_ALONE` for what only JAX models; raises
+    axischeck's error (with JAX's verdict) for a call it refuses."""
+    predictor = shell._predictor
+    try:
+        flat = flatten_call(args, kwargs)
+    except AxisCheckError as err:
+        raise err.with_traceback(None) from None
+    if shell._defers:
+        return _JAX_ALONE
+    symbolic = predictor.models.symbolic
+    pred = predictor.hit(flat) if symbolic else None  # only read: the cache's own is fine
+    if pred is None and (symbolic or (predictor.prechecks and not predictor.prechecked(flat))):  # not seen before
+        if opaque_leaves(flat[0]):  # beyond axischeck's model (never cached)
+            return _JAX_ALONE
+        try:
+            if symbolic:
+                pred = predictor.answer(args, kwargs, flat)
+            else:
+                predictor.precheck(args, kwargs, flat)
+        except FunctionError:
+            pass  # the function's own failure: JAX raises it, untouched
+        except AxisCheckError as err:
+            raise _refusal(shell, err, args, kwargs, CALL_FIX_TRACES).with_traceback(None) from err.__cause__
+    return pred
 
 
 def _refusal(

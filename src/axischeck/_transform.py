@@ -54,16 +54,23 @@ class Transformed(Generic[P, R]):
         self,
         fun: Callable[P, R],
         jax_fn: Callable[..., Any],
-        predictor: Predictor,
+        predictor: Predictor | Callable[[], Predictor],
         rebuild: tuple[Callable[..., Any], dict[str, Any]],
         *,
         defers_to_jax: bool = False,
+        straight: bool = False,
     ) -> None:
         self.__wrapped__ = fun
         self._jax_fn = jax_fn
-        self._predictor = predictor
+        # The shared predictor, or how to find it at first use (see `straight`).
+        self._shared: Predictor | None = predictor if isinstance(predictor, Predictor) else None
+        self._find: Callable[[], Predictor] | None = None if isinstance(predictor, Predictor) else predictor
         self._rebuild = rebuild  # (public constructor, its keyword options): for copy and pickle
         self._defers = defers_to_jax  # options axischeck cannot model (custom spec types)
+        # Nothing to check before JAX runs a call: no signature, no annotations, nothing JAX
+        # may answer silently. A call is JAX's own, diagnosed only if JAX refuses it, and
+        # the predictor is found only when something asks (written inline, this is cheap).
+        self._straight = straight
         shown = {}
         for name in _SHOWN_FROM_JAX:  # as JAX sets them on the function it returns
             value = getattr(jax_fn, name, None)
@@ -72,6 +79,15 @@ class Transformed(Generic[P, R]):
             if value is not None:
                 shown[name] = value
         self.__dict__.update(shown)  # instance attributes, as on the function JAX returns
+
+    @property
+    def _predictor(self) -> Predictor:
+        """The predictor shared by every transform of this function with these options."""
+        shared = self._shared
+        if shared is None:
+            assert self._find is not None
+            shared = self._shared = self._find()
+        return shared
 
     # ------------------------------------------------------------ what it knows
 

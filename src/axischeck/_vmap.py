@@ -10,7 +10,7 @@ from ._core._errors import SpecError
 from ._core._jax_compat import JAX_VMAP
 from ._core._trees import check_nesting, flat_axes
 from ._engine._levels import MapLevel
-from ._engine._predictor import Build, mapped_models
+from ._engine._predictor import Build, Predictor, mapped_models, unannotated
 from ._engine._signature import Signature, SignatureLike, fresh_symbol, parsed_signature
 from ._transform import Transformed, built_by_jax, custom_axes, described, require_callable, shared_predictor
 
@@ -86,14 +86,29 @@ class Vmapped(Transformed[P, R]):
         signature = parsed_signature(signature)  # a pytree of dims is checked before anything flattens it
         jax_fn = built_by_jax(lambda: JAX_VMAP(fun, **options), prepare)
         defers = not plain and custom_axes(in_axes, out_axes)
-        predictor = shared_predictor(fun, "vmap", (*options.values(), signature), _defer if defers else prepare)
+        key = (*options.values(), signature)
+        straight = (
+            plain
+            and signature is None
+            and axis_name is None
+            and axis_size is None
+            and spmd_axis_name is None
+            and sum_match is False
+            and unannotated(fun)
+        )
+        predictor: Predictor | Callable[[], Predictor]
+        if straight:  # found at first use: JAX checks this call itself (see Transformed)
+            predictor = lambda: shared_predictor(fun, "vmap", key, prepare)  # noqa: E731
+        else:
+            predictor = shared_predictor(fun, "vmap", key, _defer if defers else prepare)
+            if signature is not None:
+                predictor.models  # noqa: B018 - a declared signature is checked against the function now
         self.in_axes = in_axes
         self.out_axes = out_axes
         self.axis_name = axis_name
         self.axis_size = axis_size
-        if signature is not None:
-            predictor.models  # noqa: B018 - a declared signature is checked against the function now
-        super().__init__(fun, jax_fn, predictor, (vmap, {**options, "signature": signature}), defers_to_jax=defers)
+        rebuild = (vmap, {**options, "signature": signature})
+        super().__init__(fun, jax_fn, predictor, rebuild, defers_to_jax=defers, straight=straight)
 
     def _describe(self) -> str:
         return described(self)

@@ -409,6 +409,17 @@ _PARAMETERS: BoundedCache[tuple[tuple[str, ...], str | None, frozenset[str]]] = 
 """Code object -> the parameter names of a plain function with that code."""
 
 
+def unannotated(fun: Callable[..., Any]) -> bool:
+    """Whether `fun` is a plain function without annotations (a lambda, an undecorated
+    def): whose parameters its code alone says and which declares no dims."""
+    return (
+        type(fun) is FunctionType
+        and not fun.__annotations__
+        and "__wrapped__" not in fun.__dict__
+        and "__signature__" not in fun.__dict__
+    )
+
+
 def parameters_of(fun: Callable[..., Any]) -> tuple[list[str], str | None, set[str]] | None:
     """`parameter_names(fun)`, read once per code object for plain functions (whose
     parameters their code alone says: a lambda written inline is a new function with the
