@@ -17,6 +17,7 @@ from ._core._prediction import Prediction
 from ._core._shape import format_shape
 from ._core._steps import BaseStep
 from ._core._trees import leaf_paths
+from ._engine._predictor import declares_nothing
 from ._engine._trace import substituting
 
 if TYPE_CHECKING:
@@ -32,7 +33,7 @@ def checked_call(shell: Transformed[..., Any], /, *args: Any, **kwargs: Any) -> 
     run, the output against the signature, and after a failure, axischeck's account of
     it with JAX's exception kept. One frame between the caller and JAX."""
     pred = None
-    if shell._straight:  # nothing to check before JAX runs (see Transformed)...
+    if shell._straight and declares_nothing(shell.__wrapped__):  # nothing to check before JAX runs...
         try:  # ...but a cyclic or too deep argument, which JAX's own flatten must not meet
             flatten_call(args, kwargs)
         except AxisCheckError as err:

@@ -67,9 +67,10 @@ class Transformed(Generic[P, R]):
         self._find: Callable[[], Predictor] | None = None if isinstance(predictor, Predictor) else predictor
         self._rebuild = rebuild  # (public constructor, its keyword options): for copy and pickle
         self._defers = defers_to_jax  # options axischeck cannot model (custom spec types)
-        # Nothing to check before JAX runs a call: no signature, no annotations, nothing JAX
-        # may answer silently. A call is JAX's own, diagnosed only if JAX refuses it, and
-        # the predictor is found only when something asks (written inline, this is cheap).
+        # Nothing to check before JAX runs a call, if the function's annotations declare no
+        # dims (read at the first call): no signature, plain options, nothing JAX may answer
+        # silently. A call is then JAX's own, diagnosed only if JAX refuses it, and the
+        # predictor is found only when something asks (written inline, this is cheap).
         self._straight = straight
         shown = {}
         for name in _SHOWN_FROM_JAX:  # as JAX sets them on the function it returns

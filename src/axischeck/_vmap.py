@@ -10,7 +10,7 @@ from ._core._errors import SpecError
 from ._core._jax_compat import JAX_VMAP
 from ._core._trees import check_nesting, flat_axes
 from ._engine._levels import MapLevel
-from ._engine._predictor import Build, Predictor, mapped_models, unannotated
+from ._engine._predictor import Build, Predictor, mapped_models, plain_function
 from ._engine._signature import Signature, SignatureLike, fresh_symbol, parsed_signature
 from ._transform import Transformed, built_by_jax, custom_axes, described, require_callable, shared_predictor
 
@@ -94,7 +94,7 @@ class Vmapped(Transformed[P, R]):
             and axis_size is None
             and spmd_axis_name is None
             and sum_match is False
-            and unannotated(fun)
+            and plain_function(fun)
         )
         predictor: Predictor | Callable[[], Predictor]
         if straight:  # found at first use: JAX checks this call itself (see Transformed)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import threading
 import warnings
+import weakref
 from collections.abc import Callable, Hashable
 from types import FunctionType
 from typing import Any, cast
@@ -409,22 +410,40 @@ _PARAMETERS: BoundedCache[tuple[tuple[str, ...], str | None, frozenset[str]]] = 
 """Code object -> the parameter names of a plain function with that code."""
 
 
-def unannotated(fun: Callable[..., Any]) -> bool:
-    """Whether `fun` is a plain function without annotations (a lambda, an undecorated
-    def): whose parameters its code alone says and which declares no dims."""
-    return (
-        type(fun) is FunctionType
-        and not fun.__annotations__
-        and "__wrapped__" not in fun.__dict__
-        and "__signature__" not in fun.__dict__
-    )
+def plain_function(fun: Callable[..., Any]) -> bool:
+    """Whether `fun` is a plain function (a lambda, a def not wrapped by a decorator): whose
+    parameters its code alone says."""
+    return type(fun) is FunctionType and "__wrapped__" not in fun.__dict__ and "__signature__" not in fun.__dict__
+
+
+_DECLARES_NOTHING: weakref.WeakKeyDictionary[Callable[..., Any], bool] = weakref.WeakKeyDictionary()
+"""Plain function -> whether its annotations declare no dims (held weakly)."""
+
+
+def declares_nothing(fun: Callable[..., Any]) -> bool:
+    """Whether a plain function's annotations declare no dims (none at all, or types like
+    `jax.Array` only), read once per function: then a transform of it without a signature
+    has nothing to check before JAX runs. Read at the first call, as the models read them
+    (a string annotation may name what is defined after the decorator runs)."""
+    if not fun.__annotations__:
+        return True
+    known = _DECLARES_NOTHING.get(fun)
+    if known is None:
+        from .._core._annotations import core_from_annotations
+
+        try:
+            known = core_from_annotations(fun) is None
+        except Exception:  # unreadable dims: the models say so (a warning), not this shortcut
+            known = False
+        _DECLARES_NOTHING[fun] = known
+    return known
 
 
 def parameters_of(fun: Callable[..., Any]) -> tuple[list[str], str | None, set[str]] | None:
     """`parameter_names(fun)`, read once per code object for plain functions (whose
     parameters their code alone says: a lambda written inline is a new function with the
     same code each time); each caller gets its own lists."""
-    if type(fun) is not FunctionType or "__wrapped__" in fun.__dict__ or "__signature__" in fun.__dict__:
+    if not plain_function(fun):
         return parameter_names(fun)
     code = fun.__code__
     known = lookup(_PARAMETERS, code)
