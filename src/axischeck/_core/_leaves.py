@@ -268,7 +268,7 @@ def _wrap(tree: Any, name: str) -> Any:
         known = seen.get(raw)
         if known is None:
             known = seen[raw] = (Shape(raw), tuple(range(len(raw))))
-        if kind is jax.ShapeDtypeStruct and x.sharding is not None:
+        if isinstance(x, jax.ShapeDtypeStruct) and x.sharding is not None:
             _check_layout(x, label)
         wrapped.append(Leaf(label, known[0], x, known[0], known[1]))
     return treedef.unflatten(wrapped)

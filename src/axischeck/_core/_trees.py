@@ -82,6 +82,7 @@ def broadcast_flat(
     (`flatten_up_to`), and the spec's nodes are checked by rebuilding them around the
     cut subtrees and comparing the structure with `full`'s, node types and metadata
     included. Where they differ, `mismatch()` walks the trees node by node to say how."""
+    subtrees: list[Any] = []
     try:
         full_def: Any = jax.tree_util.tree_structure(full)
         if spec_def == full_def:  # the common case: one spec leaf per leaf
