@@ -157,6 +157,9 @@ def test_a_call_raises_jaxs_exception_type() -> None:
     with pytest.raises(ValueError) as info:
         f(x, w)
     assert isinstance(info.value, ax.AxisCheckError) and "output['loss']" in str(info.value)
+    # JAX's message once, whole: the line the engine's own trace quoted gives way to it.
+    jax_lines = [line for line in str(info.value).splitlines() if line.lstrip().startswith("JAX: ")]
+    assert len(jax_lines) == 1 and jax_lines[0].lstrip().startswith("JAX: ValueError: "), jax_lines
 
 
 def test_what_a_vma_error_costs_in_traces() -> None:

@@ -173,7 +173,11 @@ def with_jax_error(err: AxisCheckError, jax_err: BaseException) -> AxisCheckErro
     cls = _also(type(err), type(jax_err))
     new = cls.__new__(cls)
     new.__dict__.update(err.__dict__)
-    new.notes = (*err.notes, f"JAX: {type(jax_err).__name__}: {jax_err}")
+    text = str(jax_err)
+    # A line of JAX's message quoted already (the engine's own trace saw it) gives way to
+    # the whole message.
+    quoted = tuple(n for n in err.notes if not (n.startswith("JAX: ") and n[len("JAX: ") :] in text))
+    new.notes = (*quoted, f"JAX: {type(jax_err).__name__}: {text}")
     ValueError.__init__(new, new.render())
     return new
 
