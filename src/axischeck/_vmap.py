@@ -8,9 +8,10 @@ from typing import Any, ParamSpec, TypeVar, overload
 from ._core._axes import check_axis_name, check_axis_size, check_flag, check_hashable, freeze_in_axes, freeze_out_axes
 from ._core._errors import SpecError
 from ._core._jax_compat import JAX_VMAP
+from ._core._leaves import plain_function
 from ._core._trees import check_nesting, flat_axes
 from ._engine._levels import MapLevel
-from ._engine._predictor import Build, Predictor, mapped_models, plain_function
+from ._engine._predictor import Build, Predictor, mapped_models
 from ._engine._signature import Signature, SignatureLike, fresh_symbol, parsed_signature
 from ._transform import Transformed, built_by_jax, custom_axes, described, require_callable, shared_predictor
 
@@ -96,11 +97,13 @@ class Vmapped(Transformed[P, R]):
             and sum_match is False
             and plain_function(fun)
         )
-        predictor: Predictor | Callable[[], Predictor]
-        if straight:  # found at first use: JAX checks this call itself (see Transformed)
-            predictor = lambda: shared_predictor(fun, "vmap", key, prepare)  # noqa: E731
-        else:
-            predictor = shared_predictor(fun, "vmap", key, _defer if defers else prepare)
+
+        def find() -> Predictor:
+            return shared_predictor(fun, "vmap", key, _defer if defers else prepare)
+
+        predictor: Predictor | Callable[[], Predictor] = find  # found at first use (see Transformed)
+        if not straight:
+            predictor = find()
             if signature is not None:
                 predictor.models  # noqa: B018 - a declared signature is checked against the function now
         self.in_axes = in_axes

@@ -21,6 +21,7 @@ import numpy as np
 
 from ._dims import Anonymous, ArraySpec, Dim, Fixed, Named, Variadic, is_size, parse_size, quote
 from ._errors import AxisCheckError, SpecError
+from ._leaves import plain_function
 from ._spec import SigCore, SpecTree, spec_tree
 
 _NOTHING = object()
@@ -198,11 +199,7 @@ def core_from_annotations(fn: Callable[..., Any]) -> SigCore | None:
     otherwise; what still declares no dims leaves that parameter unchecked. Malformed
     dims that *are* declared raise `SpecError`.
     """
-    if (
-        type(fn) is types.FunctionType
-        and not fn.__annotations__
-        and not {"__wrapped__", "__signature__"} & fn.__dict__.keys()
-    ):
+    if plain_function(fn) and not fn.__annotations__:
         return None  # a plain function without annotations (a lambda): nothing to read
     try:
         params = inspect.signature(fn).parameters

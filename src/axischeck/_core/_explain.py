@@ -11,7 +11,7 @@ from typing import Any, TypeVar
 
 from ._errors import AxisCheckError
 from ._shape import Shape, format_shape
-from ._steps import BaseStep, MapStep, ShardStep, SpecRow, SpecRows, Step
+from ._steps import BaseStep, MapStep, ShardRow, ShardStep, SpecRow, SpecRows, Step
 
 
 class _Shapes:
@@ -155,25 +155,19 @@ def _shard_section(step: ShardStep, outputs: bool, limit: int | None) -> list[st
     """Global shape -> spec -> per-device block for each argument, and back for outputs."""
     parts = [f"{step.transform}: {step.mesh_text()}"]
 
-    def args(shown: Sequence[int]) -> list[list[str]]:
-        shape = _Shapes()
-        rows = [step.args[i] for i in shown]
-        return [
-            [r.label for r in rows],
-            [shape(r.shape) for r in rows],
-            [r.spec for r in rows],
-            [shape(r.block) for r in rows],
-        ]
+    def columns(rows: Sequence[ShardRow], global_first: bool) -> Callable[[Sequence[int]], list[list[str]]]:
+        """label, shape, spec, shape: global then per-device for arguments, the other way for outputs."""
 
-    def outs(shown: Sequence[int]) -> list[list[str]]:
-        shape = _Shapes()
-        rows = [step.outs[i] for i in shown]
-        return [
-            [r.label for r in rows],
-            [shape(r.block) for r in rows],
-            [r.spec for r in rows],
-            [shape(r.shape) for r in rows],
-        ]
+        def make(shown: Sequence[int]) -> list[list[str]]:
+            shape = _Shapes()
+            picked = [rows[i] for i in shown]
+            first = [shape(r.shape if global_first else r.block) for r in picked]
+            last = [shape(r.block if global_first else r.shape) for r in picked]
+            return [[r.label for r in picked], first, [r.spec for r in picked], last]
+
+        return make
+
+    args, outs = columns(step.args, True), columns(step.outs, False)
 
     parts.append(table(_Rows(["arg", "global shape", "in_spec", "per-device block"], len(step.args), args), limit))
     if outputs and step.outs:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from types import FunctionType
 from typing import Any, cast
 
 import jax
@@ -174,6 +175,12 @@ def shapes_as_structs(
         )
 
     return tuple(convert(a, i) for i, a in enumerate(args)), {k: convert(v, k) for k, v in kwargs.items()}
+
+
+def plain_function(fun: Callable[..., Any]) -> bool:
+    """Whether `fun` is a plain function (a lambda, a def not wrapped by a decorator): whose
+    parameters its code alone says."""
+    return type(fun) is FunctionType and "__wrapped__" not in fun.__dict__ and "__signature__" not in fun.__dict__
 
 
 def parameter_names(fn: Callable[..., Any]) -> tuple[list[str], str | None, set[str]] | None:

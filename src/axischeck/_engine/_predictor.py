@@ -13,7 +13,6 @@ import threading
 import warnings
 import weakref
 from collections.abc import Callable, Hashable
-from types import FunctionType
 from typing import Any, cast
 
 import jax
@@ -23,7 +22,7 @@ from .._core._cache import BoundedCache, PerFunction, held_weakly
 from .._core._errors import AxisCheckError, AxisCheckWarning, FunctionError, SpecError, with_jax_error
 from .._core._jax_compat import quiet_tracebacks, spmd_axis_in_shard_map_specs, trace_context
 from .._core._keys import lookup, shape_key, store, trace_key
-from .._core._leaves import Call, label_call, parameter_names, struct
+from .._core._leaves import Call, label_call, parameter_names, plain_function, struct
 from .._core._prediction import Prediction
 from .._core._steps import MapStep
 from .._core._trees import flat_axes
@@ -199,8 +198,7 @@ class Predictor:
         models = self.models
         if not models.symbolic:
             return lookup(self._predictions, trace_key(leaves, treedef))  # type: ignore[no-any-return]
-        key = shape_key(leaves, treedef)
-        return lookup(self._predictions, self._in_context(key) if models.reads_context_mesh else key)  # type: ignore[no-any-return]
+        return lookup(self._predictions, self._in_context(shape_key(leaves, treedef)))  # type: ignore[no-any-return]
 
     def answer(self, args: tuple[Any, ...], kwargs: dict[str, Any], flat: tuple[list[Any], Any]) -> Prediction:
         """The prediction, shared with the cache: for checked calls, which only read it."""
@@ -408,12 +406,6 @@ def _prepared(options: Hashable | None, prepare: Callable[[], Build]) -> Build:
 
 _PARAMETERS: BoundedCache[tuple[tuple[str, ...], str | None, frozenset[str]]] = BoundedCache(1024)
 """Code object -> the parameter names of a plain function with that code."""
-
-
-def plain_function(fun: Callable[..., Any]) -> bool:
-    """Whether `fun` is a plain function (a lambda, a def not wrapped by a decorator): whose
-    parameters its code alone says."""
-    return type(fun) is FunctionType and "__wrapped__" not in fun.__dict__ and "__signature__" not in fun.__dict__
 
 
 _DECLARES_NOTHING: weakref.WeakKeyDictionary[Callable[..., Any], bool] = weakref.WeakKeyDictionary()
