@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import pickle
 import re
+from collections.abc import Callable
+from functools import partial
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from jax.sharding import PartitionSpec as P
 
 import axischeck as ax
 
@@ -203,6 +206,28 @@ def test_construction_errors_are_spec_errors_and_type_errors(kwargs: dict[str, o
 def test_signature_with_too_many_inputs_for_the_function() -> None:
     with pytest.raises(ax.SpecError, match="declares 3 inputs but <lambda> has only 2 parameters"):
         ax.vmap(lambda x, y: x, signature=EINSUM)
+
+
+def test_a_signature_is_checked_against_each_function_at_decoration() -> None:
+    """The check is cached per code object: a lambda written inline is refused every time,
+    in its own name, and the same code with a signature that fits is not refused."""
+
+    def inline() -> Callable[[jax.Array, jax.Array], jax.Array]:
+        return lambda x, y: x
+
+    mesh = {"x": 2}
+    for _ in range(2):
+        for make in (ax.vmap, ax.pmap, partial(ax.shard_map, mesh=mesh, in_specs=P(), out_specs=P())):
+            with pytest.raises(ax.SpecError, match="declares 3 inputs but <lambda> has only 2 parameters"):
+                make(inline(), signature=EINSUM)
+    renamed = inline()
+    renamed.__name__ = "renamed"
+    with pytest.raises(ax.SpecError, match="but renamed has only 2 parameters"):
+        ax.vmap(renamed, signature=EINSUM)
+    fits = ax.vmap(inline(), signature="(a),(a)->(a)")
+    assert fits.predict((4, 3), (4, 3)).shapes == (4, 3)
+    with pytest.raises(ax.SpecError, match="already an axischeck transform"):
+        ax.vmap(fits, signature="(a),(a)->(a)")
 
 
 def test_errors_pickle_with_their_facts() -> None:

@@ -16,9 +16,9 @@ from ._core._prediction import Prediction
 from ._core._trees import short_repr
 from ._engine._levels import MapLevel
 from ._engine._models import MapModel
-from ._engine._predictor import Build, mapped_models
+from ._engine._predictor import Build, mapped_models, options_key
 from ._engine._signature import SignatureLike, fresh_symbol, parsed_signature
-from ._transform import Transformed, built_by_jax, custom_axes, described, require_callable, shared_predictor
+from ._transform import Transformed, built_by_jax, custom_axes, described, predictor_finder, require_callable
 from ._vmap import _before_jax, _defer
 
 P = ParamSpec("P")
@@ -114,14 +114,12 @@ class Pmapped(Transformed[P, R]):
         signature = parsed_signature(signature)  # a pytree of dims is checked before anything flattens it
         jax_fn = built_by_jax(lambda: JAX_PMAP(fun, **options), prepare)
         defers = custom_axes(in_axes, out_axes)
-        key = (*options.values(), signature)
-        predictor = shared_predictor(fun, "pmap", key, _defer if defers else prepare)
+        key = options_key("pmap", *options.values(), signature)
+        find = predictor_finder(fun, key, _defer if defers else prepare, signature)
         self.axis_name = axis_name
         self.in_axes = in_axes
         self.out_axes = out_axes
-        if signature is not None:
-            predictor.models  # noqa: B018 - a declared signature is checked against the function now
-        super().__init__(fun, jax_fn, predictor, (pmap, {**options, "signature": signature}), defers_to_jax=defers)
+        super().__init__(fun, jax_fn, find, (pmap, {**options, "signature": signature}), defers_to_jax=defers)
 
     def _describe(self) -> str:
         return described(self)

@@ -19,10 +19,10 @@ from ._core._steps import ShardStep
 from ._core._trees import PrefixMismatch, broadcast_prefix, short_repr
 from ._engine._mesh import MeshShape, mesh_shape
 from ._engine._models import Outcome
-from ._engine._predictor import Build, Models, Predictor, fn_name, inner_model, options_key, predictor_for
+from ._engine._predictor import Build, Models, Predictor, fn_name, inner_model, options_key
 from ._engine._shard_model import ShardModel, ShardOptions, is_spec_leaf
 from ._engine._signature import Signature, SignatureLike, parsed_signature
-from ._transform import Transformed, require_callable
+from ._transform import Transformed, predictor_finder, require_callable
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -159,10 +159,7 @@ class ShardMapped(Transformed[P, R]):
             sig = signature
             return lambda fun, held: _shard_models(fun, held, sig, options)
 
-        predictor = predictor_for(f, key, prepare, ShardPredictor)
-        if signature is not None:
-            predictor.models  # noqa: B018 - a declared signature is checked against the function now
-        super().__init__(f, jax_fn, predictor, rebuild)
+        super().__init__(f, jax_fn, predictor_finder(f, key, prepare, signature, ShardPredictor), rebuild)
 
     def _describe(self) -> str:
         return self.options.describe()

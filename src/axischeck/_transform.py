@@ -9,7 +9,7 @@ object offers (`.lower`, `.trace`, ...) is JAX's own, reached through the shell.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from typing import TYPE_CHECKING, Any, Concatenate, Generic, ParamSpec, Self, TypeVar, overload
 
 import jax
@@ -22,7 +22,7 @@ from ._core._prediction import Prediction
 from ._core._shape import Shape, format_shape
 from ._core._trees import flat_axes
 from ._engine._models import Model
-from ._engine._predictor import Build, Predictor, fn_name, options_key, predictor_for
+from ._engine._predictor import Build, Predictor, declared_core, fn_name, predictor_for, prepared
 from ._engine._signature import Signature
 
 P = ParamSpec("P")
@@ -54,7 +54,7 @@ class Transformed(Generic[P, R]):
         self,
         fun: Callable[P, R],
         jax_fn: Callable[..., Any],
-        predictor: Predictor | Callable[[], Predictor],
+        find: Callable[[], Predictor],
         rebuild: tuple[Callable[..., Any], dict[str, Any]],
         *,
         defers_to_jax: bool = False,
@@ -62,15 +62,13 @@ class Transformed(Generic[P, R]):
     ) -> None:
         self.__wrapped__ = fun
         self._jax_fn = jax_fn
-        # The shared predictor, or how to find it at first use (see `straight`).
-        self._shared: Predictor | None = predictor if isinstance(predictor, Predictor) else None
-        self._find: Callable[[], Predictor] | None = None if isinstance(predictor, Predictor) else predictor
+        self._shared: Predictor | None = None  # found at first use, by `find`
+        self._find = find
         self._rebuild = rebuild  # (public constructor, its keyword options): for copy and pickle
         self._defers = defers_to_jax  # options axischeck cannot model (custom spec types)
         # Nothing to check before JAX runs a call, if the function's annotations declare no
         # dims (read at the first call): no signature, plain options, nothing JAX may answer
-        # silently. A call is then JAX's own, diagnosed only if JAX refuses it, and the
-        # predictor is found only when something asks (written inline, this is cheap).
+        # silently. A call is then JAX's own, diagnosed only if JAX refuses it.
         self._straight = straight
         shown = {}
         for name in _SHOWN_FROM_JAX:  # as JAX sets them on the function it returns
@@ -86,7 +84,6 @@ class Transformed(Generic[P, R]):
         """The predictor shared by every transform of this function with these options."""
         shared = self._shared
         if shared is None:
-            assert self._find is not None
             shared = self._shared = self._find()
         return shared
 
@@ -300,15 +297,22 @@ def built_by_jax(make: Callable[[], Any], validate: Callable[[], object]) -> Any
         raise
 
 
-def shared_predictor(
+def predictor_finder(
     fun: Callable[..., Any],
-    kind: str,
-    options: tuple[Any, ...],
+    key: Hashable | None,
     prepare: Callable[[], Build],
-    predictor: type[Predictor] | None = None,
-) -> Predictor:
-    """The predictor every transform of `fun` with these options shares."""
-    return predictor_for(fun, options_key(kind, *options), prepare, predictor)
+    signature: Signature | None,
+    kind: type[Predictor] | None = None,
+) -> Callable[[], Predictor]:
+    """How to find the predictor every transform of `fun` with these options shares
+    (`key`, see `options_key`), at first use: written inline, a transform that is only
+    called never needs it. What a user must hear at decoration is checked now: the
+    options (once per options) and a declared signature against the function's
+    parameters (once per code object)."""
+    build = prepared(key, prepare)
+    if signature is not None:
+        declared_core(fun, signature, fn_name(fun))
+    return lambda: predictor_for(fun, key, build, kind)
 
 
 class Bound(Generic[P, R]):

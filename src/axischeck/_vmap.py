@@ -11,9 +11,9 @@ from ._core._jax_compat import JAX_VMAP
 from ._core._leaves import plain_function
 from ._core._trees import check_nesting, flat_axes
 from ._engine._levels import MapLevel
-from ._engine._predictor import Build, Predictor, mapped_models
+from ._engine._predictor import Build, mapped_models, options_key
 from ._engine._signature import Signature, SignatureLike, fresh_symbol, parsed_signature
-from ._transform import Transformed, built_by_jax, custom_axes, described, require_callable, shared_predictor
+from ._transform import Transformed, built_by_jax, custom_axes, described, predictor_finder, require_callable
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -87,7 +87,7 @@ class Vmapped(Transformed[P, R]):
         signature = parsed_signature(signature)  # a pytree of dims is checked before anything flattens it
         jax_fn = built_by_jax(lambda: JAX_VMAP(fun, **options), prepare)
         defers = not plain and custom_axes(in_axes, out_axes)
-        key = (*options.values(), signature)
+        key = options_key("vmap", *options.values(), signature)
         straight = (
             plain
             and signature is None
@@ -97,21 +97,13 @@ class Vmapped(Transformed[P, R]):
             and sum_match is False
             and plain_function(fun)
         )
-
-        def find() -> Predictor:
-            return shared_predictor(fun, "vmap", key, _defer if defers else prepare)
-
-        predictor: Predictor | Callable[[], Predictor] = find  # found at first use (see Transformed)
-        if not straight:
-            predictor = find()
-            if signature is not None:
-                predictor.models  # noqa: B018 - a declared signature is checked against the function now
+        find = predictor_finder(fun, key, _defer if defers else prepare, signature)
         self.in_axes = in_axes
         self.out_axes = out_axes
         self.axis_name = axis_name
         self.axis_size = axis_size
         rebuild = (vmap, {**options, "signature": signature})
-        super().__init__(fun, jax_fn, predictor, rebuild, defers_to_jax=defers, straight=straight)
+        super().__init__(fun, jax_fn, find, rebuild, defers_to_jax=defers, straight=straight)
 
     def _describe(self) -> str:
         return described(self)

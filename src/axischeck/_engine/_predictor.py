@@ -24,6 +24,7 @@ from .._core._jax_compat import quiet_tracebacks, spmd_axis_in_shard_map_specs, 
 from .._core._keys import lookup, shape_key, store, trace_key
 from .._core._leaves import Call, label_call, parameter_names, plain_function, struct
 from .._core._prediction import Prediction
+from .._core._spec import SigCore
 from .._core._steps import MapStep
 from .._core._trees import flat_axes
 from ._fastpath import Plan, ShardPlan, compile_plan
@@ -381,22 +382,24 @@ def _stand_ins(treedef: Any, key: Any) -> tuple[tuple[Any, ...], dict[str, Any]]
 def predictor_for(
     fun: Callable[..., Any],
     options: Hashable | None,
-    prepare: Callable[[], Build],
+    build: Build,
     kind: type[Predictor] | None = None,
 ) -> Predictor:
-    """The shared predictor of `fun` with these options (`options=None`: not shareable).
-    `prepare` validates the options (raising `SpecError`) and says how to build the models;
-    it runs once per options (its result holds no function), so a new function with
-    options seen before (a lambda written inline) skips it."""
+    """The shared predictor of `fun` with these options (`options=None`: not shareable),
+    its models made by `build` (see `prepared`)."""
     make = kind or Predictor
-    return PREDICTORS.get_or_make(fun, options, lambda: make(fun, _prepared(options, prepare)))
+    return PREDICTORS.get_or_make(fun, options, lambda: make(fun, build))
 
 
 _BUILDS: BoundedCache[Build] = BoundedCache(256)
 """Options key -> what `prepare` made of them: validated options, no function."""
 
 
-def _prepared(options: Hashable | None, prepare: Callable[[], Build]) -> Build:
+def prepared(options: Hashable | None, prepare: Callable[[], Build]) -> Build:
+    """What `prepare` makes of the options: it validates them (raising `SpecError`) and
+    says how to build the models. It runs once per options (its result holds no
+    function), so a new function with options seen before (a lambda written inline)
+    skips it."""
     build: Build | None = lookup(_BUILDS, options)
     if build is None:
         build = prepare()  # may raise: nothing is stored then
@@ -499,35 +502,10 @@ def inner_model(
     from .._core._annotations import core_from_annotations
     from .._transform import Transformed
 
-    if isinstance(fun, Transformed) and not fun._defers:
-        sig = fun.batched_signature  # what the wrapped transform returns
-        if signature is not None:
-            raise SpecError(
-                f"{name} is already an axischeck transform with its own signature; give signature= to the inner one"
-            )
-        return fun.model, sig, None
-    params = parameters_of(fun)
+    if isinstance(fun, Transformed) and not fun._defers and signature is None:
+        return fun.model, fun.batched_signature, None  # what the wrapped transform returns
     if signature is not None:
-        sig = signature if isinstance(signature, Signature) else Signature(signature)
-        if sig.levels:
-            raise SpecError(
-                "signature= takes a per-example signature; apply vmap through the decorator, not Signature.vmap"
-            )
-        core = sig.core
-        if params is not None:
-            positional, varargs, keywords = params
-            names = positional + sorted(keywords - set(positional))
-            if core.params is None and len(core.inputs) > len(names) and varargs is None:
-                raise SpecError(
-                    f"the signature {core} declares {len(core.inputs)} inputs but {name} has only"
-                    f" {len(names)} parameters ({', '.join(names)})"
-                )
-            if core.params is not None:
-                unknown = [p for p in core.params if p not in set(names) | keywords]
-                if unknown and params[2] is not None and varargs is None:
-                    raise SpecError(f"the signature names parameters {unknown} that {name} does not have")
-            elif varargs is None:
-                core = core.with_params(names)
+        core = declared_core(fun, signature, name)
         return SignatureModel(core, held, name), Signature._make(core), TraceModel(held, name)
     try:
         core_a = core_from_annotations(fun)
@@ -540,6 +518,55 @@ def inner_model(
     if core_a is not None:
         return SignatureModel(core_a, held, name), Signature._make(core_a), TraceModel(held, name)
     return TraceModel(held, name), None, None
+
+
+_DECLARED: BoundedCache[SigCore] = BoundedCache(256)
+"""(code object, declared signature) -> the signature checked against a plain function
+with that code, given its parameter names."""
+
+
+def declared_core(fun: Callable[..., Any], signature: Any, name: str) -> SigCore:
+    """The declared per-example signature of `fun`, checked against its parameters (a
+    signature must fit the function it is given to: said at decoration, not at the first
+    call) and named after them. Checked once per code object for plain functions, so a
+    lambda written inline with a signature costs a lookup."""
+    from .._transform import Transformed
+
+    if isinstance(fun, Transformed) and not fun._defers:
+        raise SpecError(
+            f"{name} is already an axischeck transform with its own signature; give signature= to the inner one"
+        )
+    sig = signature if isinstance(signature, Signature) else Signature(signature)
+    if sig.levels:
+        raise SpecError(
+            "signature= takes a per-example signature; apply vmap through the decorator, not Signature.vmap"
+        )
+    key = (fun.__code__, sig) if plain_function(fun) else None
+    core: SigCore | None = lookup(_DECLARED, key)
+    if core is None:
+        core = _fitted(sig.core, parameters_of(fun), name)  # may raise: nothing is stored then
+        store(_DECLARED, key, core)
+    return core
+
+
+def _fitted(core: SigCore, params: tuple[list[str], str | None, set[str]] | None, name: str) -> SigCore:
+    """`core` checked against the function's parameters, its inputs named after them."""
+    if params is None:
+        return core
+    positional, varargs, keywords = params
+    names = positional + sorted(keywords - set(positional))
+    if core.params is None and len(core.inputs) > len(names) and varargs is None:
+        raise SpecError(
+            f"the signature {core} declares {len(core.inputs)} inputs but {name} has only"
+            f" {len(names)} parameters ({', '.join(names)})"
+        )
+    if core.params is not None:
+        unknown = [p for p in core.params if p not in set(names) | keywords]
+        if unknown and params[2] is not None and varargs is None:
+            raise SpecError(f"the signature names parameters {unknown} that {name} does not have")
+    elif varargs is None:
+        core = core.with_params(names)
+    return core
 
 
 def mapped_models(
