@@ -9,10 +9,9 @@ failure carries the derivation so far, so messages name the user's arguments and
 from __future__ import annotations
 
 import warnings
-from collections import Counter
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import jax
 
@@ -151,6 +150,43 @@ def _pmap_size_checks(
 def map_inputs(level: MapLevel, call: Call, trail: tuple[Step, ...]) -> tuple[int, Call, MapStep, list[int | None]]:
     """Check ranks and batch sizes; strip the mapped axes. Mirrors api.py:vmap_f."""
     leaves, treedef = call.flat()
+    axes, canon, size = _checked(level, call, leaves, trail)
+    new_leaves = []
+    final_rows = []
+    stripped: dict[tuple[int, int], Shape] = {}  # leaves of one shape share it: strip it once
+    for leaf, axis, c in zip(leaves, axes, canon, strict=True):
+        if c is None or leaf.shape is None:
+            new_leaves.append(leaf)
+            final_rows.append(ArgRow(leaf.label, leaf.shape, axis, leaf.shape if c is None else None))
+            continue
+        per = stripped.get((id(leaf.shape), c))
+        if per is None:
+            per = stripped[id(leaf.shape), c] = leaf.shape.delete(c)
+        new_leaves.append(
+            Leaf(
+                leaf.label,
+                per,
+                resharded(leaf.value, per, abstract(leaf.value).dtype, drop=c),
+                leaf.user_shape,
+                leaf.origin[:c] + leaf.origin[c + 1 :],
+            )
+        )
+        final_rows.append(ArgRow(leaf.label, leaf.shape, axis, per))
+    step = MapStep(level.describe(), level.symbol, size, tuple(final_rows))
+    return size, call.rebuilt(treedef, new_leaves), step, canon
+
+
+def check_inputs(level: MapLevel, call: Call) -> None:
+    """Raise what `map_inputs` raises for this call, without stripping any axis: the fix
+    search asks this of every candidate before it spends a trace on it."""
+    _checked(level, call, call.flat()[0], ())
+
+
+def _checked(
+    level: MapLevel, call: Call, leaves: list[Leaf], trail: tuple[Step, ...]
+) -> tuple[list[int | None], list[int | None], int]:
+    """Each leaf's in_axes entry, its canonical axis (None: not mapped) and the batch size,
+    checked in JAX's order (ranks, then sizes)."""
     axes = resolve_in_axes(level, call, trail)
     scene = Scene(trail, level.describe())
 
@@ -190,8 +226,9 @@ def map_inputs(level: MapLevel, call: Call, trail: tuple[Step, ...]) -> tuple[in
                 fix=_range_fix(leaf, axis),
             )
         canon.append(c)
-    mapped = [(leaf, c) for leaf, c in zip(leaves, canon, strict=True) if c is not None and leaf.shape is not None]
-    sizes = [int(leaf.shape[c]) for leaf, c in mapped]  # type: ignore[index]
+    # Indices and ints, not a (leaf, axis) pair per mapped leaf: no object per leaf to collect.
+    mapped = [i for i, c in enumerate(canon) if c is not None]  # canon is None for non-arrays
+    sizes = [int(leaves[i].shape[canon[i]]) for i in mapped]  # type: ignore[index]
     distinct = set(sizes) | ({int(level.axis_size)} if level.axis_size is not None else set())
     if not distinct:
         _reject_mapped_non_arrays(leaves, axes, fail)
@@ -201,13 +238,7 @@ def map_inputs(level: MapLevel, call: Call, trail: tuple[Step, ...]) -> tuple[in
             fix="map at least one argument (an int in in_axes), or give axis_size",
         )
     if len(distinct) > 1:
-        sized = [leaf.place(c, leaf.shape[c]) for leaf, c in mapped]  # type: ignore[index]
-        groups = [[p for p in sized if p.size == size] for size, _ in Counter(sizes).most_common()]
-        text = "; ".join(
-            f"size {group[0].size} at " + ", ".join(f"axis {p.batched_axis} of {p.arg}" for p in group)
-            for group in groups
-        )
-        places = tuple(group[0] for group in groups)
+        text, places = _disagreement(leaves, canon, mapped, sizes)
         if level.axis_size is not None:
             places = (Place("axis_size", None, None, int(level.axis_size)),) + places
             text = f"axis_size={level.axis_size}; {text}"
@@ -225,33 +256,36 @@ def map_inputs(level: MapLevel, call: Call, trail: tuple[Step, ...]) -> tuple[in
             f"pmap maps an axis of size {size} over devices, but {level.devices} device(s) are"
             " available: the size must be between 1 and the device count",
             symbol=f"batch size {level.symbol}",
-            places=tuple(leaf.place(c, leaf.shape[c]) for leaf, c in mapped[:1]),  # type: ignore[index]
+            places=tuple(leaves[i].place(canon[i], sizes[0]) for i in mapped[:1]),
             fix=f"map at most {level.devices} per call (reshape to (devices, -1, ...) and vmap inside),"
             f" or run with {size} devices",
         )
-    new_leaves = []
-    final_rows = []
-    stripped: dict[tuple[int, int], Shape] = {}  # leaves of one shape share it: strip it once
-    for leaf, axis, c in zip(leaves, axes, canon, strict=True):
-        if c is None or leaf.shape is None:
-            new_leaves.append(leaf)
-            final_rows.append(ArgRow(leaf.label, leaf.shape, axis, leaf.shape if c is None else None))
-            continue
-        per = stripped.get((id(leaf.shape), c))
-        if per is None:
-            per = stripped[id(leaf.shape), c] = leaf.shape.delete(c)
-        new_leaves.append(
-            Leaf(
-                leaf.label,
-                per,
-                resharded(leaf.value, per, abstract(leaf.value).dtype, drop=c),
-                leaf.user_shape,
-                leaf.origin[:c] + leaf.origin[c + 1 :],
-            )
-        )
-        final_rows.append(ArgRow(leaf.label, leaf.shape, axis, per))
-    step = MapStep(level.describe(), level.symbol, size, tuple(final_rows))
-    return size, call.rebuilt(treedef, new_leaves), step, canon
+    return axes, canon, size
+
+
+def _disagreement(
+    leaves: list[Leaf], canon: list[int | None], mapped: list[int], sizes: list[int]
+) -> tuple[str, tuple[Place, ...]]:
+    """The batch sizes the mapped leaves (`mapped`, with `sizes`) disagree on, the most
+    common first (ties in the order met): each with every axis that has it (the text) and
+    the first of them (a `Place`). One `Place` per size, not per leaf: 16,000 leaves that
+    agree make no 16,000 objects to be thrown away."""
+    groups: dict[int, list[int]] = {}
+    for i, size in zip(mapped, sizes, strict=True):
+        groups.setdefault(size, []).append(i)
+    ordered = sorted(groups.items(), key=lambda group: -len(group[1]))  # stable: ties in the order met
+
+    def where(i: int) -> str:
+        c = cast(int, canon[i])
+        return f"axis {_batched_axis(leaves[i], c)} of {leaves[i].label}"
+
+    text = "; ".join(f"size {size} at " + ", ".join(map(where, group)) for size, group in ordered)
+    return text, tuple(leaves[group[0]].place(canon[group[0]], size) for size, group in ordered)
+
+
+def _batched_axis(leaf: Leaf, axis: int) -> int | None:
+    """The axis of the user's array that `axis` of `leaf` came from (as `Leaf.place` says)."""
+    return leaf.origin[axis] if axis < len(leaf.origin) else None
 
 
 def read_sizes(level: MapLevel, leaves: list[Leaf], axes: list[int | None]) -> frozenset[int]:
