@@ -236,3 +236,45 @@ def test_a_signature_table_is_kept_by_column() -> None:
     assert base.args[1] == SpecRow("params['w00000']", ax.Shape((4, 3)), "(o, i)", "o=4  i=3")
     assert SpecRows.of(list(base.args)) == base.args
     assert BaseStep("signature", tuple(base.args), ()) == BaseStep("signature", base.args, ())
+
+
+def test_unify_returns_the_first_problem_and_reads_no_further(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A Conflict carries no table, so `Signature.unify` stops at the first problem in
+    argument order (here x's rank), never rendering a table nor reading the leaves after
+    it (a later leaf that is not an array does not displace it)."""
+    spec = _spec(3000)
+    sig = ax.Signature(spec)
+    params: dict[str, Any] = dict.fromkeys(spec["params"], (4, 3)) | {"w02999": "not an array"}
+    monkeypatch.setattr(_explain, "table", lambda *a, **k: pytest.fail("a Conflict has no table"))
+    conflict = sig.unify((5, 3), params)
+    assert isinstance(conflict, _unify.Conflict)
+    assert conflict.problem == "x has per-example shape (5, 3) of rank 2, but its signature (i) needs rank 1"
+    ok = sig.unify((3,), params | {"w02999": (4, 3)})
+    assert isinstance(ok, _unify.Bindings) and dict(ok.sizes) == {"i": 3, "o": 4}
+
+
+def test_batch_sizes_that_disagree_make_a_place_per_size_not_per_leaf(monkeypatch: pytest.MonkeyPatch) -> None:
+    """One leaf of 3000 with another batch size: the message lists every axis by size,
+    the most common first, and only the first axis of each size becomes a `Place`."""
+    from axischeck._core._leaves import Leaf
+
+    made: list[str] = []
+    place = Leaf.place
+
+    def counting(self: Leaf, axis: int | None, size: Any, unit: str = "per-example") -> ax.Place:
+        made.append(self.label)
+        return place(self, axis, size, unit)
+
+    monkeypatch.setattr(Leaf, "place", counting)
+    names = [f"w{k:05d}" for k in range(3000)]
+    params = dict.fromkeys(names, jax.ShapeDtypeStruct((8, 4, 3), np.float32))
+    params["w01500"] = jax.ShapeDtypeStruct((9, 4, 3), np.float32)
+    f = ax.vmap(lambda x, params: x, in_axes=(0, 0))
+    with pytest.raises(ax.AxisCheckError) as info:
+        f.predict(jax.ShapeDtypeStruct((8, 3), np.float32), params)
+    err = info.value
+    assert err.problem.startswith("the mapped axes disagree on the batch size: size 8 at axis 0 of x, axis 0 of")
+    assert err.problem.count("axis 0 of params[") == 3000
+    assert err.problem.endswith("; size 9 at axis 0 of params['w01500']")
+    assert [(p.arg, p.size) for p in err.places] == [("x", 8), ("params['w01500']", 9)]
+    assert made.count("params['w00001']") == 0  # the agreeing leaves are text, not Places

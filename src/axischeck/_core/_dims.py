@@ -20,7 +20,7 @@ Spec text is at most `MAX_SPEC_CHARS` long, and parsing is linear in its length.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ._errors import SpecError
@@ -111,6 +111,9 @@ class ArraySpec:
     """The per-example shape of one array: a tuple of `Dim`s, at most one variadic."""
 
     dims: tuple[Dim, ...]
+    # Its text, made at the first `str`: a tree of 16,000 leaves shares one spec among
+    # them, and each error about it writes the whole tree.
+    _text: str | None = field(default=None, init=False, repr=False, compare=False)
 
     @property
     def variadic_index(self) -> int | None:
@@ -128,7 +131,11 @@ class ArraySpec:
         return frozenset(d.name for d in self.dims if isinstance(d, (Named, Variadic)) and d.name is not None)
 
     def __str__(self) -> str:
-        return "(" + ", ".join(str(d) for d in self.dims) + ")"
+        text = self._text
+        if text is None:
+            text = "(" + ", ".join(str(d) for d in self.dims) + ")"
+            object.__setattr__(self, "_text", text)  # the same text each time: frozen in effect
+        return text
 
 
 ANY = ArraySpec((Variadic(None),))

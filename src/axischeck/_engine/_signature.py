@@ -12,6 +12,7 @@ import jax
 from .._core._axes import check_axis_name, check_axis_size, freeze_in_axes, freeze_out_axes
 from .._core._dims import ANY, ArraySpec, Named, Variadic, parse_signature_text
 from .._core._errors import ArgumentError, AxisCheckError, SpecError
+from .._core._explain import tables_unread
 from .._core._leaves import flatten_call, label_call, shapes_as_structs
 from .._core._prediction import Prediction
 from .._core._spec import SigCore, SpecTree, Verbatim, core_from_value, spec_tree
@@ -265,7 +266,8 @@ class Signature:
         ```
         """
         try:
-            outcome = run(self.model(inputs_only=True), self._call(args, kwargs))
+            with tables_unread():  # a Conflict carries no table: the first one ends the run
+                outcome = run(self.model(inputs_only=True), self._call(args, kwargs))
         except ArgumentError as err:
             return Conflict(err.problem, err.symbol, err.places)
         sizes: dict[str, int | tuple[int, ...]] = dict(outcome.bindings.sizes)
