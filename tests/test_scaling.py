@@ -278,3 +278,20 @@ def test_batch_sizes_that_disagree_make_a_place_per_size_not_per_leaf(monkeypatc
     assert err.problem.endswith("; size 9 at axis 0 of params['w01500']")
     assert [(p.arg, p.size) for p in err.places] == [("x", 8), ("params['w01500']", 9)]
     assert made.count("params['w00001']") == 0  # the agreeing leaves are text, not Places
+
+
+def test_a_levels_rows_are_kept_by_column() -> None:
+    """A vmap level's argument rows are four tuples however many leaves there are; read
+    as rows, they are the same rows, and steps given either form compare alike."""
+    from axischeck._core._steps import ArgRow, ArgRows, MapStep
+
+    checked, _, params = _model(3000)
+    pred = checked.predict(jax.ShapeDtypeStruct((2, 3), np.float32), params)
+    step = next(s for s in pred.steps if isinstance(s, MapStep))
+    assert isinstance(step.args, ArgRows) and len(step.args) == 3001
+    assert step.args[0] == ArgRow("x", ax.Shape((2, 3)), 0, ax.Shape((3,)))
+    assert step.args[1] == ArgRow("params['w00000']", ax.Shape((4, 3)), None, ax.Shape((4, 3)))
+    assert ArgRows.of(list(step.args)) == step.args
+    rows = tuple(step.args)
+    assert MapStep("vmap", "B", 2, rows) == MapStep("vmap", "B", 2, step.args)
+    assert hash(MapStep("vmap", "B", 2, rows)) == hash(MapStep("vmap", "B", 2, step.args))

@@ -11,7 +11,7 @@ from typing import Any, TypeVar
 
 from ._errors import AxisCheckError
 from ._shape import Shape, format_shape
-from ._steps import BaseStep, MapStep, ShardRow, ShardStep, SpecRow, SpecRows, Step
+from ._steps import ArgRows, BaseStep, MapStep, ShardRow, ShardStep, SpecRow, SpecRows, Step
 
 
 class _Shapes:
@@ -84,21 +84,22 @@ def _arg_table(maps: Sequence[MapStep], base: BaseStep | None) -> _Rows:
     signature = base is not None and base.source == "signature"
     if signature:
         header += ["signature", "binds"]
-    by_level = [{r.label: r for r in m.args} for m in maps]  # dicts: linear in the leaves
+    levels = [ArgRows.of(m.args) for m in maps]
+    by_level = [_row_of(rows.labels) for rows in levels]  # dicts: linear in the leaves
     spec = SpecRows.of(base.args) if base is not None else SpecRows()
-    at = {label: k for k, label in enumerate(spec.labels)}  # the last row of a label, as a dict of rows keeps it
+    at = _row_of(spec.labels)
     labels = list(dict.fromkeys([label for level in by_level for label in level] + list(at)))
 
     def columns(shown: Sequence[int]) -> list[list[str]]:
         shape = _Shapes()
         names = [labels[i] for i in shown]
         out = [names]
-        for k, level in enumerate(by_level):
-            args = [level.get(name) for name in names]
+        for k, (args, level) in enumerate(zip(levels, by_level, strict=True)):
+            at_level = [level.get(name) for name in names]
             if k == 0:
-                out.append([shape(a.shape) if a else "" for a in args])
-            out.append([_axis(a.axis) if a else "" for a in args])
-            out.append([shape(a.per_example) if a else "" for a in args])
+                out.append([shape(args.shapes[j]) if j is not None else "" for j in at_level])
+            out.append([_axis(args.axes[j]) if j is not None else "" for j in at_level])
+            out.append([shape(args.per_example[j]) if j is not None else "" for j in at_level])
         rows = [at.get(name) for name in names]
         if not maps:
             out.append([shape(spec.shapes[k]) if k is not None else "" for k in rows])
@@ -111,6 +112,11 @@ def _arg_table(maps: Sequence[MapStep], base: BaseStep | None) -> _Rows:
     marked = {k for k, note in enumerate(spec.notes) if "<--" in note or "<--" in spec.binds[k]}
     shown = [i for i, label in enumerate(labels) if at.get(label) in marked] if marked and signature else []
     return _Rows(header, len(labels), columns, shown)
+
+
+def _row_of(labels: Sequence[str]) -> dict[str, int]:
+    """Each label's row: the last one with it, as a dict of rows by label keeps it."""
+    return {label: k for k, label in enumerate(labels)}
 
 
 def _binds_cell(spec: SpecRows, k: int) -> str:

@@ -12,13 +12,53 @@ from ._shape import Shape
 
 
 class ArgRow(NamedTuple):
-    """One argument leaf at one mapping level (a NamedTuple: one per leaf per level, made
-    cheaply)."""
+    """One argument leaf at one mapping level (a level keeps them as `ArgRows`)."""
 
     label: str
     shape: Shape | None  # the leaf as this level receives it; None: not an array
     axis: int | None  # the in_axes entry for it (raw, as written)
     per_example: Shape | None  # what the mapped function sees
+
+
+@dataclass(frozen=True, slots=True)
+class ArgRows(Sequence[ArgRow]):
+    """The argument rows of one level, kept column by column: a tree of 16,000 leaves
+    makes four tuples per level, not 16,000 objects for the collector. Reads as a
+    sequence of `ArgRow`."""
+
+    labels: tuple[str, ...] = ()
+    shapes: tuple[Shape | None, ...] = ()
+    axes: tuple[int | None, ...] = ()
+    per_example: tuple[Shape | None, ...] = ()
+
+    @staticmethod
+    def of(rows: Iterable[ArgRow]) -> ArgRows:
+        if isinstance(rows, ArgRows):
+            return rows
+        rows = tuple(rows)
+        return ArgRows(
+            tuple(r.label for r in rows),
+            tuple(r.shape for r in rows),
+            tuple(r.axis for r in rows),
+            tuple(r.per_example for r in rows),
+        )
+
+    def __len__(self) -> int:
+        return len(self.labels)
+
+    @overload
+    def __getitem__(self, i: int) -> ArgRow: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> ArgRows: ...
+
+    def __getitem__(self, i: int | slice) -> ArgRow | ArgRows:
+        if isinstance(i, slice):
+            return ArgRows(self.labels[i], self.shapes[i], self.axes[i], self.per_example[i])
+        return ArgRow(self.labels[i], self.shapes[i], self.axes[i], self.per_example[i])
+
+    def __iter__(self) -> Iterator[ArgRow]:
+        return map(ArgRow, self.labels, self.shapes, self.axes, self.per_example)
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,8 +78,12 @@ class MapStep:
     transform: str
     symbol: str
     axis_size: int | None  # None: not determined (the failure was before it)
-    args: tuple[ArgRow, ...]
+    args: Sequence[ArgRow]
     outs: tuple[OutRow, ...] = ()
+
+    def __post_init__(self) -> None:
+        # Rows are kept as ArgRows however they were given, so equal steps compare and hash alike.
+        object.__setattr__(self, "args", ArgRows.of(self.args))
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,7 +20,7 @@ from .._core._errors import ArgumentError, AxisCheckError, AxisCheckWarning, Out
 from .._core._explain import Scene, tables_read
 from .._core._leaves import Call, Leaf, abstract, resharded
 from .._core._shape import Shape, format_shape
-from .._core._steps import ArgRow, MapStep, OutRow, Step
+from .._core._steps import ArgRows, MapStep, OutRow, Step
 from .._core._trees import PrefixMismatch, broadcast_prefix, leaf_paths
 
 
@@ -152,12 +152,12 @@ def map_inputs(level: MapLevel, call: Call, trail: tuple[Step, ...]) -> tuple[in
     leaves, treedef = call.flat()
     axes, canon, size = _checked(level, call, leaves, trail)
     new_leaves = []
-    final_rows = []
+    per_example: list[Shape | None] = []
     stripped: dict[tuple[int, int], Shape] = {}  # leaves of one shape share it: strip it once
-    for leaf, axis, c in zip(leaves, axes, canon, strict=True):
+    for leaf, c in zip(leaves, canon, strict=True):
         if c is None or leaf.shape is None:
             new_leaves.append(leaf)
-            final_rows.append(ArgRow(leaf.label, leaf.shape, axis, leaf.shape if c is None else None))
+            per_example.append(leaf.shape)  # None for a mapped non-array: refused above
             continue
         per = stripped.get((id(leaf.shape), c))
         if per is None:
@@ -171,9 +171,18 @@ def map_inputs(level: MapLevel, call: Call, trail: tuple[Step, ...]) -> tuple[in
                 leaf.origin[:c] + leaf.origin[c + 1 :],
             )
         )
-        final_rows.append(ArgRow(leaf.label, leaf.shape, axis, per))
-    step = MapStep(level.describe(), level.symbol, size, tuple(final_rows))
+        per_example.append(per)
+    rows = ArgRows(_labels(leaves), _shapes(leaves), tuple(axes), tuple(per_example))
+    step = MapStep(level.describe(), level.symbol, size, rows)
     return size, call.rebuilt(treedef, new_leaves), step, canon
+
+
+def _labels(leaves: list[Leaf]) -> tuple[str, ...]:
+    return tuple(leaf.label for leaf in leaves)
+
+
+def _shapes(leaves: list[Leaf]) -> tuple[Shape | None, ...]:
+    return tuple(leaf.shape for leaf in leaves)
 
 
 def check_inputs(level: MapLevel, call: Call) -> None:
@@ -196,9 +205,9 @@ def _checked(
         # leaves the size the readable axes agree on.
         size = _agreed_size(level, leaves, axes)
         rows = (
-            tuple(ArgRow(leaf.label, leaf.shape, axis, None) for leaf, axis in zip(leaves, axes, strict=True))
+            ArgRows(_labels(leaves), _shapes(leaves), tuple(axes), (None,) * len(leaves))
             if tables_read()
-            else ()  # a trial of the fix search: nobody reads its table
+            else ArgRows()  # a trial of the fix search: nobody reads its table
         )
         return scene.then(MapStep(level.describe(), level.symbol, size, rows)).error(cls, problem, **facts)
 
