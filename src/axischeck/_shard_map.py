@@ -56,6 +56,7 @@ class _Settled:
     options: ShardOptions
     has_static: bool  # some in_specs entry is None: that argument is passed whole
     for_prediction_only: bool  # the mesh was given as {name: size}
+    key: HashedKey | None  # the options key it is stored under: later tables compare it by identity
 
 
 _SETTLED: BoundedCache[_Settled] = BoundedCache(256)
@@ -79,7 +80,13 @@ def _options_key(mesh: Any, in_specs: Any, out_specs: Any, axis_names: Any, chec
 
 
 def _settle(
-    f: Callable[..., Any], mesh: Any, in_specs: Any, out_specs: Any, axis_names: Any, check_vma: Any
+    f: Callable[..., Any],
+    mesh: Any,
+    in_specs: Any,
+    out_specs: Any,
+    axis_names: Any,
+    check_vma: Any,
+    key: HashedKey | None,
 ) -> _Settled:
     shape = mesh_shape(mesh, "shard_map mesh") if mesh is not None else None
     names = _axis_names(axis_names, shape)
@@ -92,7 +99,7 @@ def _settle(
     for_prediction_only = shape is not None and not isinstance(mesh, (Mesh, AbstractMesh))  # a dict
     jax_mesh = mesh if isinstance(mesh, (Mesh, AbstractMesh)) else shape.abstract() if shape is not None else None
     options = ShardOptions(shape, jax_mesh, in_specs, out_specs, names, bool(check_vma), fn_name(f))
-    return _Settled(options, has_static, for_prediction_only)
+    return _Settled(options, has_static, for_prediction_only, key)
 
 
 class ShardMapped(Transformed[P, R]):
@@ -121,9 +128,10 @@ class ShardMapped(Transformed[P, R]):
         name = fn_name(f)
         settled: _Settled | None = lookup(_SETTLED, (key, name)) if key is not None else None
         if settled is None:
-            settled = _settle(f, mesh, in_specs, out_specs, axis_names, check_vma)
+            settled = _settle(f, mesh, in_specs, out_specs, axis_names, check_vma, key)
             if key is not None:
                 store(_SETTLED, (key, name), settled)
+        key = settled.key
         options = settled.options
         self._has_static = settled.has_static
         self._mesh_for_prediction_only = settled.for_prediction_only
@@ -138,7 +146,7 @@ class ShardMapped(Transformed[P, R]):
         signature = parsed_signature(signature)  # a pytree of dims is checked before anything flattens it
         public = {"out_specs": out_specs, "in_specs": in_specs, "mesh": mesh, "axis_names": axis_names}
         rebuild = (shard_map, {**public, "check_vma": check_vma, "signature": signature})
-        shared = (options.kind, key, signature) if key is not None else options_key(options.kind, options, signature)
+        shared = ("shard_map", key, signature) if key is not None else options_key("shard_map", options, signature)
         self._start(f, jax_fn, options, shared, signature, rebuild)
 
     def _start(

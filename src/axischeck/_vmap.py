@@ -85,18 +85,17 @@ class Vmapped(Transformed[P, R]):
         if not plain:
             _before_jax(in_axes, out_axes, "vmap")
         signature = parsed_signature(signature)  # a pytree of dims is checked before anything flattens it
-        jax_fn = built_by_jax(lambda: JAX_VMAP(fun, **options), prepare)
+        # The common case: the other options are JAX's defaults, which are left out of
+        # JAX's call (its construction is cheaper without them) and of the options key.
+        unnamed = axis_name is None and axis_size is None and spmd_axis_name is None and sum_match is False
+        if unnamed:
+            jax_fn = built_by_jax(lambda: JAX_VMAP(fun, in_axes, out_axes), prepare)
+            key = options_key("vmap", in_axes, out_axes, signature)
+        else:
+            jax_fn = built_by_jax(lambda: JAX_VMAP(fun, **options), prepare)
+            key = options_key("vmap", *options.values(), signature)
         defers = not plain and custom_axes(in_axes, out_axes)
-        key = options_key("vmap", *options.values(), signature)
-        straight = (
-            plain
-            and signature is None
-            and axis_name is None
-            and axis_size is None
-            and spmd_axis_name is None
-            and sum_match is False
-            and plain_function(fun)
-        )
+        straight = plain and unnamed and signature is None and plain_function(fun)
         find = predictor_finder(fun, key, _defer if defers else prepare, signature)
         self.in_axes = in_axes
         self.out_axes = out_axes

@@ -195,11 +195,13 @@ class Predictor:
         (never for what it leaves to JAX), so a hit needs no other check."""
         if not self.cacheable:
             return None
-        leaves, treedef = flat
         models = self.models
         if not models.symbolic:
-            return lookup(self._predictions, trace_key(leaves, treedef))  # type: ignore[no-any-return]
-        return lookup(self._predictions, self._in_context(shape_key(leaves, treedef)))  # type: ignore[no-any-return]
+            return lookup(self._predictions, trace_key(*flat))  # type: ignore[no-any-return]
+        key = shape_key(*flat)
+        if models.reads_context_mesh:
+            key = self._in_context(key)
+        return lookup(self._predictions, key)  # type: ignore[no-any-return]
 
     def answer(self, args: tuple[Any, ...], kwargs: dict[str, Any], flat: tuple[list[Any], Any]) -> Prediction:
         """The prediction, shared with the cache: for checked calls, which only read it."""
@@ -530,6 +532,16 @@ def declared_core(fun: Callable[..., Any], signature: Any, name: str) -> SigCore
     signature must fit the function it is given to: said at decoration, not at the first
     call) and named after them. Checked once per code object for plain functions, so a
     lambda written inline with a signature costs a lookup."""
+    key = (fun.__code__, signature) if plain_function(fun) else None
+    core: SigCore | None = lookup(_DECLARED, key)
+    if core is None:
+        core = _fitted(fun, signature, name)  # may raise: nothing is stored then
+        store(_DECLARED, key, core)
+    return core
+
+
+def _fitted(fun: Callable[..., Any], signature: Any, name: str) -> SigCore:
+    """The signature checked against the function's parameters, its inputs named after them."""
     from .._transform import Transformed
 
     if isinstance(fun, Transformed) and not fun._defers:
@@ -541,16 +553,8 @@ def declared_core(fun: Callable[..., Any], signature: Any, name: str) -> SigCore
         raise SpecError(
             "signature= takes a per-example signature; apply vmap through the decorator, not Signature.vmap"
         )
-    key = (fun.__code__, sig) if plain_function(fun) else None
-    core: SigCore | None = lookup(_DECLARED, key)
-    if core is None:
-        core = _fitted(sig.core, parameters_of(fun), name)  # may raise: nothing is stored then
-        store(_DECLARED, key, core)
-    return core
-
-
-def _fitted(core: SigCore, params: tuple[list[str], str | None, set[str]] | None, name: str) -> SigCore:
-    """`core` checked against the function's parameters, its inputs named after them."""
+    core = sig.core
+    params = parameters_of(fun)
     if params is None:
         return core
     positional, varargs, keywords = params
