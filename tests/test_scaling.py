@@ -255,8 +255,19 @@ def test_unify_returns_the_first_problem_and_reads_no_further(monkeypatch: pytes
 
 def test_batch_sizes_that_disagree_make_a_place_per_size_not_per_leaf(monkeypatch: pytest.MonkeyPatch) -> None:
     """One leaf of 3000 with another batch size: the message lists every axis by size,
-    the most common first, and only the first axis of each size becomes a `Place`."""
+    the most common first, and only the first axis of each size becomes a `Place`. The
+    fix search's candidates whose sizes disagree too are refused without that list."""
     from axischeck._core._leaves import Leaf
+    from axischeck._engine import _levels
+
+    listed: list[int] = []
+    disagreement = _levels._disagreement
+
+    def listing(*args: Any) -> tuple[str, tuple[ax.Place, ...]]:
+        listed.append(len(args[2]))
+        return disagreement(*args)
+
+    monkeypatch.setattr(_levels, "_disagreement", listing)
 
     made: list[str] = []
     place = Leaf.place
@@ -278,6 +289,8 @@ def test_batch_sizes_that_disagree_make_a_place_per_size_not_per_leaf(monkeypatc
     assert err.problem.endswith("; size 9 at axis 0 of params['w01500']")
     assert [(p.arg, p.size) for p in err.places] == [("x", 8), ("params['w01500']", 9)]
     assert made.count("params['w00001']") == 0  # the agreeing leaves are text, not Places
+    assert listed == [3001]  # the error shown; not in_axes=(1, 0) nor (None, 0), tried for a fix
+    assert [s.text for s in err.suggestions] == ["in_axes=(0, None) would leave params unmapped"]
 
 
 def test_a_levels_rows_are_kept_by_column() -> None:

@@ -150,7 +150,8 @@ def _pmap_size_checks(
 def map_inputs(level: MapLevel, call: Call, trail: tuple[Step, ...]) -> tuple[int, Call, MapStep, list[int | None]]:
     """Check ranks and batch sizes; strip the mapped axes. Mirrors api.py:vmap_f."""
     leaves, treedef = call.flat()
-    axes, canon, size = _checked(level, call, leaves, trail)
+    axes = resolve_in_axes(level, call, trail)
+    canon, size = _checked(level, leaves, axes, trail)
     new_leaves = []
     per_example: list[Shape | None] = []
     stripped: dict[tuple[int, int], Shape] = {}  # leaves of one shape share it: strip it once
@@ -185,18 +186,36 @@ def _shapes(leaves: list[Leaf]) -> tuple[Shape | None, ...]:
     return tuple(leaf.shape for leaf in leaves)
 
 
-def check_inputs(level: MapLevel, call: Call) -> None:
-    """Raise what `map_inputs` raises for this call, without stripping any axis: the fix
-    search asks this of every candidate before it spends a trace on it."""
-    _checked(level, call, call.flat()[0], ())
+def takes(level: MapLevel, call: Call) -> bool:
+    """Whether `map_inputs` takes this call, found without stripping an axis or explaining
+    a refusal: the fix search asks it of every candidate before it spends a trace on it."""
+    leaves, _ = call.flat()
+    try:
+        axes = resolve_in_axes(level, call, ())
+    except AxisCheckError:
+        return False
+    if len(_batch_sizes(level, leaves, axes)) != 1:
+        return False  # `_checked` refuses too, but first names every mapped axis, for nobody
+    try:
+        _checked(level, leaves, axes, ())
+    except AxisCheckError:
+        return False
+    return True
+
+
+def _batch_sizes(level: MapLevel, leaves: list[Leaf], axes: list[int | None]) -> frozenset[int]:
+    """The sizes `_checked` compares, when it gets that far (axes it cannot read, a
+    negative pmap axis or a mapped non-array make it refuse first): the readable mapped
+    axes' sizes and axis_size."""
+    given = {int(level.axis_size)} if level.axis_size is not None else set()
+    return read_sizes(level, leaves, axes) | given
 
 
 def _checked(
-    level: MapLevel, call: Call, leaves: list[Leaf], trail: tuple[Step, ...]
-) -> tuple[list[int | None], list[int | None], int]:
-    """Each leaf's in_axes entry, its canonical axis (None: not mapped) and the batch size,
-    checked in JAX's order (ranks, then sizes)."""
-    axes = resolve_in_axes(level, call, trail)
+    level: MapLevel, leaves: list[Leaf], axes: list[int | None], trail: tuple[Step, ...]
+) -> tuple[list[int | None], int]:
+    """Each leaf's canonical mapped axis (None: not mapped) and the batch size, checked
+    in JAX's order (ranks, then sizes)."""
     scene = Scene(trail, level.describe())
 
     def fail(cls: type[AxisCheckError], problem: str, **facts: Any) -> AxisCheckError:
@@ -269,7 +288,7 @@ def _checked(
             fix=f"map at most {level.devices} per call (reshape to (devices, -1, ...) and vmap inside),"
             f" or run with {size} devices",
         )
-    return axes, canon, size
+    return canon, size
 
 
 def _disagreement(

@@ -22,7 +22,7 @@ from .._core._leaves import Call, Leaf, abstract, struct
 from .._core._shape import Shape
 from .._core._steps import MapStep
 from .._core._trees import PrefixMismatch, broadcast_prefix, seq_repr
-from ._levels import check_inputs, read_sizes, resolve_in_axes
+from ._levels import read_sizes, resolve_in_axes, takes
 from ._models import MapModel, Model, Outcome, SignatureModel, chain, is_symbolic, run
 from ._shard_model import ShardModel
 
@@ -59,7 +59,8 @@ def _works(model: Model, call: Call, budget: _Budget) -> Outcome | None:
     if isinstance(model, MapModel) and not is_symbolic(model):
         try:  # the level's own checks run no user code: they spare the trace budget
             with tables_unread():
-                check_inputs(model.level, call)
+                if not takes(model.level, call):
+                    return None
         except Exception:
             return None
     if not budget.allows(model):
