@@ -303,8 +303,8 @@ def bench_inline(quick: bool) -> Result:
     def stub(*args: object, **kwargs: object) -> jax.Array:
         return out
 
-    def build_then_stub(fun: Callable[..., Any], **options: Any) -> Callable[..., jax.Array]:
-        real(fun, **options)
+    def build_then_stub(fun: Callable[..., Any], *axes: Any, **options: Any) -> Callable[..., jax.Array]:
+        real(fun, *axes, **options)
         return stub
 
     def own_us(make: Callable[[], Callable[..., jax.Array]]) -> tuple[float, float]:

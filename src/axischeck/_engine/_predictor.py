@@ -125,6 +125,7 @@ class Predictor:
         self._passed: BoundedCache[bool] = BoundedCache(256)
         self._plans: BoundedCache[Plan | ShardPlan] = BoundedCache(64)
         self._names_bound: BoundedCache[bool] = BoundedCache(16)
+        self._last_bound: Any = None  # the trace context `confirm_names` last found clear
         self._cacheable: bool | None = None
         self._tuple_dtypes: dict[int | str, Any] | None = None
 
@@ -185,9 +186,21 @@ class Predictor:
         """For `predict`: the cached prediction for these arguments (a copy), or None. One
         from a signature is handed out only where `confirm_names` has passed."""
         hit = self.hit(flat)
-        if hit is None or (self.models.symbolic and not lookup(self._names_bound, trace_context())):
+        if hit is None or (self.models.symbolic and not self._names_confirmed()):
             return None
         return hit.copy()
+
+    def _names_confirmed(self) -> bool:
+        """Whether `confirm_names` has passed in the current trace context. The last such
+        context is checked first: comparing its items (the same objects, mostly) is
+        cheaper than hashing all of them."""
+        context = trace_context()
+        if context == self._last_bound:
+            return True
+        if lookup(self._names_bound, context):
+            self._last_bound = context
+            return True
+        return False
 
     def hit(self, flat: tuple[list[Any], Any]) -> Prediction | None:
         """The cached prediction for these arguments, shared with the cache (for checked
