@@ -144,8 +144,15 @@ class ShardMapped(Transformed[P, R]):
             check_vma=options.check_vma,
         )
         signature = parsed_signature(signature)  # a pytree of dims is checked before anything flattens it
-        public = {"out_specs": out_specs, "in_specs": in_specs, "mesh": mesh, "axis_names": axis_names}
-        rebuild = (shard_map, {**public, "check_vma": check_vma, "signature": signature})
+        public = {
+            "out_specs": out_specs,
+            "in_specs": in_specs,
+            "mesh": mesh,
+            "axis_names": axis_names,
+            "check_vma": check_vma,
+            "signature": signature,
+        }
+        rebuild = (shard_map, public)
         shared = ("shard_map", key, signature) if key is not None else options_key("shard_map", options, signature)
         self._start(f, jax_fn, options, shared, signature, rebuild)
 

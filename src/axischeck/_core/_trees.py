@@ -241,4 +241,7 @@ def flat_axes(axes: Any) -> bool:
     which need no tree walk (checked first on the hot path of every construction)."""
     if axes is None or type(axes) is int:
         return True
-    return type(axes) is tuple and all(a is None or type(a) is int for a in axes)
+    return type(axes) is tuple and _AXIS_TYPES.issuperset(map(type, axes))
+
+
+_AXIS_TYPES = frozenset({int, type(None)})

@@ -472,14 +472,11 @@ def options_key(kind: str, *options: Any) -> Hashable:
     that cannot be hashed shares nothing (`PerFunction.get_or_make`). Runs on every
     construction: the common options (scalars, flat tuples of ints) are taken as they
     are, their types beside them."""
-    values = [
-        option if type(option) in _PLAIN or (type(option) is tuple and flat_axes(option)) else _typed(option)
-        for option in options
-    ]
+    values = [option if type(option) in _PLAIN or flat_axes(option) else _typed(option) for option in options]
     return (kind, tuple(map(type, options)), tuple(values))
 
 
-_PLAIN = frozenset({int, str, bool, type(None)})
+_PLAIN = frozenset({int, str, bool, type(None), Signature})
 """Option types whose values are equal exactly when they mean the same, given the type."""
 
 
