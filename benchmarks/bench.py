@@ -344,6 +344,20 @@ def bench_eager(quick: bool) -> Result:
         pair = paired_us(partial(call, plain), partial(call, fn), rounds)
         data[f"{tag}_jax_us"], data[f"{tag}_ax_us"], data[f"{tag}_overhead_us"] = pair
         rows.append(overhead_row("eager call of a kept ax.vmap", pair, limit, tag == "sig"))
+    # What any Python code costs next to JAX's eager call: a loop that takes about as
+    # long as axischeck's own time when run in a tight loop, run before the same call.
+    table = {f"k{i}": i for i in range(64)}
+    keys = list(table)[:56]
+
+    def python_work() -> int:
+        return sum(table[k] for k in keys)
+
+    hot = median_us(python_work, rounds * 50)
+    pair = paired_us(partial(call, plain), lambda: (python_work(), call(plain)), rounds)
+    data["python_work_hot_us"], data["python_work_in_context_us"] = hot, pair.diff
+    rows.append(
+        info_row(f"  info: {hot:.1f} us of plain Python (hot), before the same call", NAN, NAN, f"{pair.diff:+.1f} us")
+    )
     # axischeck's own time per call: the same transform with JAX's call stubbed out
     # (a private attribute), so JAX's eager batching and its noise are not in it.
     out = plain(x, y, z)

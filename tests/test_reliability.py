@@ -42,7 +42,7 @@ from hypothesis import strategies as st
 from jax.sharding import PartitionSpec as P
 
 import axischeck as ax
-from axischeck._core._keys import shape_key
+from axischeck._core._keys import arrays_key
 
 T = TypeVar("T")
 AxisCheckError = ax.AxisCheckError
@@ -1270,10 +1270,10 @@ def test_prediction_cache_stays_bounded_under_100k_distinct_shapes() -> None:
     assert len(cache) == cache.maxsize
     plans = f._predictor._plans  # the fast path's compiled plans
     assert len(plans) == 1  # one call structure, one plan
-    newest = jax.tree_util.tree_flatten(((jax.ShapeDtypeStruct(shape, jnp.float32),), {}))
-    oldest = jax.tree_util.tree_flatten(((jax.ShapeDtypeStruct((1, 1), jnp.float32),), {}))
-    assert cache.get(shape_key(*newest)) is not None  # the newest entries are kept...
-    assert cache.get(shape_key(*oldest)) is None  # ...and the oldest evicted
+    newest = arrays_key((jax.ShapeDtypeStruct(shape, jnp.float32),), {})  # a struct by position
+    oldest = arrays_key((jax.ShapeDtypeStruct((1, 1), jnp.float32),), {})
+    assert cache.get(newest) is not None  # the newest entries are kept...
+    assert cache.get(oldest) is None  # ...and the oldest evicted
     assert f.predict((1, 1)) == first
 
 

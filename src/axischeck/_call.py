@@ -67,15 +67,19 @@ def _before(shell: Transformed[..., Any], args: tuple[Any, ...], kwargs: dict[st
     signature), None when there is none, `_JAX_ALONE` for what only JAX models; raises
     axischeck's error (with JAX's verdict) for a call it refuses."""
     predictor = shell._predictor
+    symbolic = not shell._defers and predictor.models.symbolic
+    if symbolic:
+        pred = predictor.hit(args, kwargs)  # arrays by position: found without a flatten
+        if pred is not None:
+            return pred  # only read: the cache's own is fine
     try:
         flat = flatten_call(args, kwargs)
     except AxisCheckError as err:
         raise err.with_traceback(None) from None
     if shell._defers:
         return _JAX_ALONE
-    symbolic = predictor.models.symbolic
-    pred = predictor.hit(flat) if symbolic else None  # only read: the cache's own is fine
-    if pred is None and (symbolic or (predictor.prechecks and not predictor.prechecked(flat))):  # not seen before
+    pred = predictor.hit(args, kwargs, flat) if symbolic else None
+    if pred is None and (symbolic or (predictor.prechecks and not predictor.prechecked(args, kwargs, flat))):
         if opaque_leaves(flat[0]):  # beyond axischeck's model (never cached)
             return _JAX_ALONE
         try:

@@ -147,15 +147,18 @@ class Transformed(Generic[P, R]):
         plain tuples of ints standing for shapes, in any pytree. Raises an
         `AxisCheckError` exactly where JAX would raise (with JAX's own message kept).
         """
+        predictor = self._predictor
+        pred = predictor.cached(args, kwargs)  # structs or arrays by position: found without a flatten
+        if pred is not None:
+            return pred
         try:
             flat = flatten_call(args, kwargs)
             if int in map(type, flat[0]):
-                args, kwargs = shapes_as_structs(args, kwargs, self._predictor.tuple_dtypes)  # tuples: shapes
+                args, kwargs = shapes_as_structs(args, kwargs, predictor.tuple_dtypes)  # tuples: shapes
                 flat = flatten_call(args, kwargs)
         except AxisCheckError as err:
             raise err.with_traceback(None) from None
-        predictor = self._predictor
-        pred = predictor.cached(flat)
+        pred = predictor.cached(args, kwargs, flat)
         if pred is None:
             if self._defers or opaque_leaves(flat[0]):
                 return self._predict_by_jax(args, kwargs)

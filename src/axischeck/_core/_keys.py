@@ -6,7 +6,8 @@ change it is in its key, and a value that cannot be keyed makes the answer uncac
 
 - `shape_key`: for answers derived from shapes alone (a signature's symbolic prediction,
   the input checks of a level): the argument tree structure and, per leaf, an array's
-  shape or the type of anything else.
+  shape or the type of anything else. `arrays_key` is the same for a call of arrays by
+  position, read without flattening.
 - `trace_key`: for answers that came from tracing the user's function, which may read
   anything it is given: per array leaf its shape, dtype and weak type (an abstract value
   or tracer: its whole JAX type, sharding included), per other leaf its type and value
@@ -18,7 +19,7 @@ Keys hold treedefs (as JAX's own caches do) but never arrays or user objects.
 
 from __future__ import annotations
 
-from collections.abc import Hashable
+from collections.abc import Hashable, Mapping
 from typing import Any, cast
 
 import numpy as np
@@ -29,7 +30,21 @@ from ._leaves import array_shape
 _BY_VALUE = (bool, int, float, complex, str, bytes, type(None))
 
 
-def shape_key(leaves: list[Any], treedef: Any) -> Hashable:
+def arrays_key(args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> Hashable | None:
+    """`shape_key`'s twin for the commonest call, arrays passed by position only (an eager
+    call, a `predict` of structs): their shapes, read without flattening the arguments.
+    Next to JAX's eager work, a flatten and a treedef's hash cost several times what they
+    cost in a loop. None for any other call; the tag keeps the two kinds of key apart."""
+    if kwargs:
+        return None
+    trusted = TRUSTED_ARRAY_TYPES
+    for x in args:
+        if type(x) not in trusted:
+            return None
+    return ("arrays", tuple([x.shape for x in args]))
+
+
+def shape_key(leaves: list[Any], treedef: Any) -> tuple[Any, tuple[Hashable, ...]]:
     """(treedef, per leaf: shape of an array, `()` for a Python scalar, else its type)."""
     trusted = TRUSTED_ARRAY_TYPES  # inlined: this runs on every checked call
     return (treedef, tuple([x.shape if type(x) in trusted else _shape_or_type(x) for x in leaves]))

@@ -21,7 +21,7 @@ import numpy as np
 from .._core._cache import BoundedCache, PerFunction, held_weakly
 from .._core._errors import AxisCheckError, AxisCheckWarning, FunctionError, SpecError, with_jax_error
 from .._core._jax_compat import quiet_tracebacks, spmd_axis_in_shard_map_specs, trace_context
-from .._core._keys import lookup, shape_key, store, trace_key
+from .._core._keys import arrays_key, lookup, shape_key, store, trace_key
 from .._core._leaves import Call, label_call, parameter_names, plain_function, struct
 from .._core._prediction import Prediction
 from .._core._spec import SigCore
@@ -182,10 +182,12 @@ class Predictor:
         on. The cache keeps its own copy; callers may change what they are given."""
         return self.answer(args, kwargs, flat).copy()
 
-    def cached(self, flat: tuple[list[Any], Any]) -> Prediction | None:
-        """For `predict`: the cached prediction for these arguments (a copy), or None. One
-        from a signature is handed out only where `confirm_names` has passed."""
-        hit = self.hit(flat)
+    def cached(
+        self, args: tuple[Any, ...], kwargs: dict[str, Any], flat: tuple[list[Any], Any] | None = None
+    ) -> Prediction | None:
+        """For `predict`: the cached prediction for these arguments (a copy), or None (see
+        `hit`). One from a signature is handed out only where `confirm_names` has passed."""
+        hit = self.hit(args, kwargs, flat)
         if hit is None or (self.models.symbolic and not self._names_confirmed()):
             return None
         return hit.copy()
@@ -202,34 +204,41 @@ class Predictor:
             return True
         return False
 
-    def hit(self, flat: tuple[list[Any], Any]) -> Prediction | None:
+    def hit(
+        self, args: tuple[Any, ...], kwargs: dict[str, Any], flat: tuple[list[Any], Any] | None = None
+    ) -> Prediction | None:
         """The cached prediction for these arguments, shared with the cache (for checked
         calls, which only read it), or None. Only answers the engine gave are stored
-        (never for what it leaves to JAX), so a hit needs no other check."""
+        (never for what it leaves to JAX), so a hit needs no other check. Without `flat`,
+        only a call of arrays by position is looked up (see `arrays_key`)."""
         if not self.cacheable:
             return None
+        return lookup(self._predictions, self._key(args, kwargs, flat))  # type: ignore[no-any-return]
+
+    def _key(self, args: tuple[Any, ...], kwargs: dict[str, Any], flat: tuple[list[Any], Any] | None) -> Hashable:
+        """The key of this call's prediction (see `_keys`): by shapes for a signature's,
+        by everything a trace sees otherwise; None when `flat` is needed and missing."""
         models = self.models
         if not models.symbolic:
-            return lookup(self._predictions, trace_key(*flat))  # type: ignore[no-any-return]
-        key = shape_key(*flat)
-        if models.reads_context_mesh:
-            key = self._in_context(key)
-        return lookup(self._predictions, key)  # type: ignore[no-any-return]
+            return trace_key(*flat) if flat is not None else None
+        key = arrays_key(args, kwargs)
+        if key is None:
+            if flat is None:
+                return None
+            key = shape_key(*flat)
+        return self._in_context(key) if models.reads_context_mesh else key
 
     def answer(self, args: tuple[Any, ...], kwargs: dict[str, Any], flat: tuple[list[Any], Any]) -> Prediction:
         """The prediction, shared with the cache: for checked calls, which only read it."""
         if not self.cacheable:
             return self.full(args, kwargs)
-        leaves, treedef = flat
-        models = self.models
-        symbolic = models.symbolic
-        by_shape = shape_key(leaves, treedef) if symbolic else None
-        key = self._in_context(by_shape) if symbolic else trace_key(leaves, treedef)
+        key = self._key(args, kwargs, flat)
         hit: Prediction | None = lookup(self._predictions, key)
         if hit is not None:
             return hit
-        if symbolic:
-            pred = self._planned(args, kwargs, treedef, cast(tuple[Any, Any], by_shape)[1])
+        leaves, treedef = flat
+        if self.models.symbolic:
+            pred = self._planned(args, kwargs, treedef, shape_key(leaves, treedef)[1])
             if pred.traced:
                 return pred  # the signature needed the function after all: shapes cannot key it
         else:
@@ -314,14 +323,19 @@ class Predictor:
         models = self.models
         return models.trace_checks or models.declares_inputs
 
-    def prechecked(self, flat: tuple[list[Any], Any]) -> bool:
+    def prechecked(self, args: tuple[Any, ...], kwargs: dict[str, Any], flat: tuple[list[Any], Any]) -> bool:
         """Whether a call with arguments like these passed `precheck` before (only calls
         the engine models are ever stored)."""
         if not self.cacheable:
             return False
         if self.models.trace_checks:
-            return self.hit(flat) is not None
-        return lookup(self._passed, self._in_context(shape_key(*flat))) is not None
+            return self.hit(args, kwargs, flat) is not None
+        return lookup(self._passed, self._passed_key(args, kwargs, flat)) is not None
+
+    def _passed_key(self, args: tuple[Any, ...], kwargs: dict[str, Any], flat: tuple[list[Any], Any]) -> Hashable:
+        """The key of a passed pre-check of the signature's inputs: shapes, in context."""
+        key = arrays_key(args, kwargs)
+        return self._in_context(key if key is not None else shape_key(*flat))
 
     def precheck(self, args: tuple[Any, ...], kwargs: dict[str, Any], flat: tuple[list[Any], Any]) -> None:
         """Before JAX runs a call (see `prechecks`): the signature's inputs through every
@@ -329,14 +343,13 @@ class Predictor:
         pmap's outputs), the whole prediction: one trace per new key, the function's own
         failures left to JAX."""
         models = self.models
-        leaves, treedef = flat
         if models.trace_checks:
             try:
                 self.answer(args, kwargs, flat)
             except FunctionError:
                 return
             return
-        key = self._in_context(shape_key(leaves, treedef)) if self.cacheable else None
+        key = self._passed_key(args, kwargs, flat) if self.cacheable else None
         if lookup(self._passed, key) is not None or models.input_model is None:
             return
         run(models.input_model, self.label(args, kwargs))
