@@ -295,9 +295,10 @@ def _disagreement(
     leaves: list[Leaf], canon: list[int | None], mapped: list[int], sizes: list[int]
 ) -> tuple[str, tuple[Place, ...]]:
     """The batch sizes the mapped leaves (`mapped`, with `sizes`) disagree on, the most
-    common first (ties in the order met): each with every axis that has it (the text) and
-    the first of them (a `Place`). One `Place` per size, not per leaf: 16,000 leaves that
-    agree make no 16,000 objects to be thrown away."""
+    common first (ties in the order met): each with its first `LISTED_AXES` axes and how
+    many more (the text), and the first of them (a `Place`). As JAX's own message does,
+    a size 16,000 leaves agree on is summed up, not spelled out: the odd one stays in
+    sight. One `Place` per size, not per leaf."""
     groups: dict[int, list[int]] = {}
     for i, size in zip(mapped, sizes, strict=True):
         groups.setdefault(size, []).append(i)
@@ -307,8 +308,17 @@ def _disagreement(
         c = cast(int, canon[i])
         return f"axis {_batched_axis(leaves[i], c)} of {leaves[i].label}"
 
-    text = "; ".join(f"size {size} at " + ", ".join(map(where, group)) for size, group in ordered)
+    def listed(group: list[int]) -> str:
+        more = len(group) - LISTED_AXES
+        rest = f" and {more} more {'axis' if more == 1 else 'axes'}" if more > 0 else ""
+        return ", ".join(map(where, group[:LISTED_AXES])) + rest
+
+    text = "; ".join(f"size {size} at {listed(group)}" for size, group in ordered)
     return text, tuple(leaves[group[0]].place(canon[group[0]], size) for size, group in ordered)
+
+
+LISTED_AXES = 5
+"""Axes a batch-size disagreement names per size; the rest are counted."""
 
 
 def _batched_axis(leaf: Leaf, axis: int) -> int | None:
