@@ -12,6 +12,7 @@ from jax.core import Tracer
 
 from ._core._errors import AxisCheckError, FunctionError, OutputError, with_jax_error
 from ._core._jax_compat import TRUSTED_ARRAY_TYPES, quiet_tracebacks, unbound_axis_name, vmappable_value
+from ._core._keys import arrays_by_position
 from ._core._leaves import flatten_call, shape_of
 from ._core._prediction import Prediction
 from ._core._shape import format_shape
@@ -34,10 +35,11 @@ def checked_call(shell: Transformed[..., Any], /, *args: Any, **kwargs: Any) -> 
     it with JAX's exception kept. One frame between the caller and JAX."""
     pred = None
     if shell._straight and declares_nothing(shell.__wrapped__):  # nothing to check before JAX runs...
-        try:  # ...but a cyclic or too deep argument, which JAX's own flatten must not meet
-            flatten_call(args, kwargs)
-        except AxisCheckError as err:
-            raise err.with_traceback(None) from None
+        if not arrays_by_position(args, kwargs):
+            try:  # ...but a cyclic or too deep argument, which JAX's own flatten must not meet
+                flatten_call(args, kwargs)
+            except AxisCheckError as err:
+                raise err.with_traceback(None) from None
     else:
         pred = _before(shell, args, kwargs)
         if pred is _JAX_ALONE:

@@ -35,13 +35,14 @@ def arrays_key(args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> Hashable | N
     call, a `predict` of structs): their shapes, read without flattening the arguments.
     Next to JAX's eager work, a flatten and a treedef's hash cost several times what they
     cost in a loop. None for any other call; the tag keeps the two kinds of key apart."""
-    if kwargs:
+    if not arrays_by_position(args, kwargs):
         return None
-    trusted = TRUSTED_ARRAY_TYPES
-    for x in args:
-        if type(x) not in trusted:
-            return None
     return ("arrays", tuple([x.shape for x in args]))
+
+
+def arrays_by_position(args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> bool:
+    """Whether a call passes arrays (or structs) by position only: nothing to flatten."""
+    return not kwargs and TRUSTED_ARRAY_TYPES.issuperset(map(type, args))
 
 
 def shape_key(leaves: list[Any], treedef: Any) -> tuple[Any, tuple[Hashable, ...]]:
