@@ -11,7 +11,7 @@ from ._core._jax_compat import JAX_VMAP
 from ._core._leaves import plain_function
 from ._core._trees import check_nesting, flat_axes
 from ._engine._levels import MapLevel
-from ._engine._predictor import Build, mapped_models, options_key
+from ._engine._predictor import Build, Predictor, mapped_models, options_key
 from ._engine._signature import Signature, SignatureLike, fresh_symbol, parsed_signature
 from ._transform import Transformed, built_by_jax, custom_axes, described, predictor_finder, require_callable
 
@@ -90,13 +90,20 @@ class Vmapped(Transformed[P, R]):
         unnamed = axis_name is None and axis_size is None and spmd_axis_name is None and sum_match is False
         if unnamed:
             jax_fn = built_by_jax(lambda: JAX_VMAP(fun, in_axes, out_axes), prepare)
-            key = options_key("vmap", in_axes, out_axes, signature)
         else:
             jax_fn = built_by_jax(lambda: JAX_VMAP(fun, **options), prepare)
-            key = options_key("vmap", *options.values(), signature)
         defers = not plain and custom_axes(in_axes, out_axes)
         straight = plain and unnamed and signature is None and plain_function(fun)
-        find = predictor_finder(fun, key, _defer if defers else prepare, signature)
+
+        def finder() -> Callable[[], Predictor]:
+            """Validates the options and a declared signature; says how to find the predictor."""
+            given = (in_axes, out_axes) if unnamed else options.values()
+            key = options_key("vmap", *given, signature)
+            return predictor_finder(fun, key, _defer if defers else prepare, signature)
+
+        # Straight: nothing declared, and flat ints and None, which JAX validates as
+        # axischeck would: the options are keyed and validated at first use too.
+        find = (lambda: finder()()) if straight else finder()
         self.in_axes = in_axes
         self.out_axes = out_axes
         self.axis_name = axis_name
