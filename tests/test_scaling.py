@@ -323,3 +323,31 @@ def test_a_batch_size_names_its_first_axes_and_counts_the_rest(agreeing: int, re
         f.predict(*(jax.ShapeDtypeStruct((n, 2), np.float32) for n in sizes))
     named = ", ".join(f"axis 0 of xs[{i}]" for i in range(min(agreeing, 5)))
     assert f"size 8 at {named}{rest}; size 9 at axis 0 of xs[{agreeing}]" in info.value.problem
+
+
+def test_a_failing_predict_labels_its_call_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The fix search tries its options on the call the error was found in: the leaves
+    are labelled once, not again for the search (20-45 ms at 16,000 leaves)."""
+    from axischeck._engine import _predictor
+
+    labelled: list[int] = []
+    label_call = _predictor.label_call
+
+    def counting(*args: Any, **kwargs: Any) -> Any:
+        labelled.append(1)
+        return label_call(*args, **kwargs)
+
+    monkeypatch.setattr(_predictor, "label_call", counting)
+    checked, _, params = _model(100)
+    x = jax.ShapeDtypeStruct((2, 3), np.float32)
+    checked.predict(x, params)  # builds the plan (which labels the call once)
+    labelled.clear()
+    with pytest.raises(ax.ArgumentError):
+        checked.predict(x, params | {"w00050": jax.ShapeDtypeStruct((4, 5), np.float32)})
+    assert len(labelled) == 1
+
+
+def test_a_signatures_text_is_written_once() -> None:
+    """A signature's text is made once, however many errors name it."""
+    sig = ax.Signature(_spec(1000))
+    assert str(sig.core) is str(sig.core)

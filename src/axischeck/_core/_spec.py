@@ -142,6 +142,7 @@ class SigCore:
     output: SpecTree | None
     params: tuple[str, ...] | None = None
     _symbols: frozenset[str] | None = field(default=None, init=False, repr=False, compare=False)
+    _text: str | None = field(default=None, init=False, repr=False, compare=False)
 
     @property
     def symbols(self) -> frozenset[str]:
@@ -163,6 +164,15 @@ class SigCore:
         return named
 
     def __str__(self) -> str:
+        """Written once: an error's headline names the whole signature, and a tree of
+        16,000 leaves makes 16,000 objects to write it."""
+        text = self._text
+        if text is None:
+            text = self._written()
+            object.__setattr__(self, "_text", text)  # a memo of the frozen fields
+        return text
+
+    def _written(self) -> str:
         ins = ", ".join(str(t) for t in self.inputs)
         if self.output is None:
             return ins

@@ -305,8 +305,27 @@ class Predictor:
 
     def full(self, args: tuple[Any, ...], kwargs: dict[str, Any], model: Model | None = None) -> Prediction:
         """The whole engine: every check in JAX's order, with the derivation."""
-        outcome = run(model or self.models.model, self.label(args, kwargs))
+        outcome = self._run(model or self.models.model, args, kwargs)
         return self.prediction_of(outcome, args)
+
+    def _run(self, model: Model, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Outcome:
+        """`model` on the labelled call. An error's call is kept while the error lives, for
+        `with_fix` to try its options on (labelling 16,000 leaves again costs 20-45 ms)."""
+        call = self.label(args, kwargs)
+        try:
+            return run(model, call)
+        except AxisCheckError as err:
+            with _FOUND_LOCK:
+                _FOUND_IN[err] = (args, kwargs, call)
+            raise
+
+    def _labelled(self, err: AxisCheckError, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Call:
+        """The call `err` was found in, if it was these very arguments, else these labelled anew."""
+        with _FOUND_LOCK:
+            kept = _FOUND_IN.pop(err, None)
+        if kept is not None and kept[0] is args and kept[1] is kwargs:
+            return kept[2]
+        return self.label(args, kwargs)
 
     def prediction_of(self, outcome: Outcome, args: tuple[Any, ...]) -> Prediction:
         maps = [s for s in outcome.steps if isinstance(s, MapStep)]
@@ -352,7 +371,7 @@ class Predictor:
         key = self._passed_key(args, kwargs, flat) if self.cacheable else None
         if lookup(self._passed, key) is not None or models.input_model is None:
             return
-        run(models.input_model, self.label(args, kwargs))
+        self._run(models.input_model, args, kwargs)
         store(self._passed, key, True)
 
     def diagnose(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> AxisCheckError | None:
@@ -361,7 +380,7 @@ class Predictor:
         models = self.models
         try:
             with quiet_tracebacks():  # JAX's own exception is the one the user sees
-                run(models.fallback or models.model, self.label(args, kwargs))
+                self._run(models.fallback or models.model, args, kwargs)
         except AxisCheckError as err:
             return err
         except Exception:
@@ -375,9 +394,8 @@ class Predictor:
         `traces` times to try them."""
         try:
             with quiet_tracebacks():  # the trials' exceptions are only read
-                options = suggest(
-                    self.models.model, self.label(args, kwargs), err, traces, self._by_position(args, kwargs)
-                )
+                call = self._labelled(err, args, kwargs)
+                options = suggest(self.models.model, call, err, traces, self._by_position(args, kwargs))
         except Exception:  # a suggestion must never hide the error itself
             return err
         return with_suggestions(err, options)
@@ -392,6 +410,15 @@ class Predictor:
             return None
         moved = tuple(following)
         return self.label((*args, *(kwargs[name] for name in moved)), {}), moved
+
+
+_FOUND_IN: weakref.WeakKeyDictionary[AxisCheckError, tuple[tuple[Any, ...], dict[str, Any], Call]] = (
+    weakref.WeakKeyDictionary()
+)
+"""An engine error -> the arguments and labelled call it was found in (see `Predictor._run`).
+An entry lives as long as its error (usually until `with_fix` takes it); kept off the
+error itself, which is pickled and copied with its attributes."""
+_FOUND_LOCK = threading.Lock()
 
 
 class _Opaque:
