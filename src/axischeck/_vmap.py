@@ -11,7 +11,7 @@ from ._core._jax_compat import JAX_VMAP
 from ._core._leaves import plain_function
 from ._core._trees import check_nesting, flat_axes
 from ._engine._levels import MapLevel
-from ._engine._predictor import Build, Predictor, mapped_models, options_key
+from ._engine._predictor import Build, Predictor, declared_core, fn_name, mapped_models, options_key
 from ._engine._signature import Signature, SignatureLike, fresh_symbol, parsed_signature
 from ._transform import Transformed, built_by_jax, custom_axes, described, predictor_finder, require_callable
 
@@ -101,9 +101,15 @@ class Vmapped(Transformed[P, R]):
             key = options_key("vmap", *given, signature)
             return predictor_finder(fun, key, _defer if defers else prepare, signature)
 
-        # Straight: nothing declared, and flat ints and None, which JAX validates as
-        # axischeck would: the options are keyed and validated at first use too.
-        find = (lambda: finder()()) if straight else finder()
+        if plain and unnamed:
+            # Flat ints and None, JAX's defaults for the rest: JAX has validated them as
+            # axischeck would, so they are keyed and validated at first use, like the
+            # predictor. A declared signature must still fit the function now.
+            if signature is not None:
+                declared_core(fun, signature, fn_name(fun))
+            find = lambda: finder()()  # noqa: E731 - found at first use
+        else:
+            find = finder()
         self.in_axes = in_axes
         self.out_axes = out_axes
         self.axis_name = axis_name

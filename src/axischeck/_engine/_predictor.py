@@ -572,21 +572,26 @@ def inner_model(
     return TraceModel(held, name), None, None
 
 
-_DECLARED: BoundedCache[SigCore] = BoundedCache(256)
-"""(code object, declared signature) -> the signature checked against a plain function
-with that code, given its parameter names."""
+_DECLARED: BoundedCache[tuple[Any, Any, SigCore]] = BoundedCache(256)
+"""(id of a code object, id of a declared signature) -> (that code object, that signature,
+the signature checked against a plain function with that code, named after its
+parameters). The entry holds both objects, so their ids cannot be reused while it lives."""
 
 
 def declared_core(fun: Callable[..., Any], signature: Any, name: str) -> SigCore:
     """The declared per-example signature of `fun`, checked against its parameters (a
     signature must fit the function it is given to: said at decoration, not at the first
-    call) and named after them. Checked once per code object for plain functions, so a
-    lambda written inline with a signature costs a lookup."""
-    key = (fun.__code__, signature) if plain_function(fun) else None
-    core: SigCore | None = lookup(_DECLARED, key)
-    if core is None:
-        core = _fitted(fun, signature, name)  # may raise: nothing is stored then
-        store(_DECLARED, key, core)
+    call) and named after them. Checked once per code object and signature object for
+    plain functions (a signature text is parsed into one object), so a transform written
+    inline costs a lookup that hashes two ints: hashing a code object walks its
+    constants and names, dear next to JAX's eager work."""
+    code = fun.__code__ if plain_function(fun) else None
+    key = (id(code), id(signature)) if code is not None else None
+    known = lookup(_DECLARED, key)
+    if known is not None and known[0] is code and known[1] is signature:
+        return known[2]  # type: ignore[no-any-return]
+    core = _fitted(fun, signature, name)  # may raise: nothing is stored then
+    store(_DECLARED, key, (code, signature, core))
     return core
 
 
