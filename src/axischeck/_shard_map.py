@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Set
 from dataclasses import dataclass, replace
+from functools import partial
 from typing import Any, ParamSpec, TypeVar, overload
 
 import jax
@@ -19,7 +20,7 @@ from ._core._steps import ShardStep
 from ._core._trees import PrefixMismatch, broadcast_prefix, short_repr
 from ._engine._mesh import MeshShape, mesh_shape
 from ._engine._models import Outcome
-from ._engine._predictor import Build, Models, Predictor, fn_name, inner_model, options_key
+from ._engine._predictor import Build, Models, Predictor, declared_core, fn_name, inner_model, options_key
 from ._engine._shard_model import ShardModel, ShardOptions, is_spec_leaf
 from ._engine._signature import Signature, SignatureLike, parsed_signature
 from ._transform import Transformed, predictor_finder, require_callable
@@ -169,12 +170,9 @@ class ShardMapped(Transformed[P, R]):
         predictor shared by all transforms of `f` with the same `key` (every option that
         changes an answer, the signature included, typed as `options_key` types them)."""
         self.options = options
-
-        def prepare() -> Build:
-            sig = signature
-            return lambda fun, held: _shard_models(fun, held, sig, options)
-
-        super().__init__(f, jax_fn, predictor_finder(f, key, prepare, signature, ShardPredictor), rebuild)
+        if signature is not None:  # a declared signature must fit the function: said now
+            declared_core(f, signature, options.name)
+        super().__init__(f, jax_fn, partial(_shard_predictor, f, key, signature, options), rebuild)
 
     def _describe(self) -> str:
         return self.options.describe()
@@ -247,6 +245,18 @@ class ShardPredictor(Predictor):
         )
         pred.traced = outcome.traced
         return pred
+
+
+def _shard_predictor(
+    f: Callable[..., Any], key: Hashable, signature: Signature | None, options: ShardOptions
+) -> Predictor:
+    """The predictor shared by the shard_map-like transforms of `f` with this key, found at
+    first use (the options are settled at construction: nothing is left to validate)."""
+
+    def prepare() -> Build:
+        return lambda fun, held: _shard_models(fun, held, signature, options)
+
+    return predictor_finder(f, key, prepare, signature, ShardPredictor)()
 
 
 def _shard_models(
