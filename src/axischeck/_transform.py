@@ -311,7 +311,7 @@ def predictor_finder(
     (`key`, see `options_key`), at first use: written inline, a transform that is only
     called never needs it. What a user must hear at decoration is checked now: the
     options (once per options) and a declared signature against the function's
-    parameters (once per code object)."""
+    parameters (see `declared_core`)."""
     build = prepared(key, prepare)
     if signature is not None:
         declared_core(fun, signature, fn_name(fun))
