@@ -1513,3 +1513,19 @@ def test_out_axes_none_on_unbatched_outputs_is_accepted() -> None:
             ax.vmap(fun, out_axes=None).predict(x)
         jf = jax.vmap(fun, out_axes=None, sum_match=True)
         assert_predict_agrees(ax.vmap(fun, out_axes=None, sum_match=True).predict, jax_eval_shape(jf, (x,)), (x,))
+
+
+def test_predict_keeps_the_weak_type_jax_keeps_per_example() -> None:
+    """JAX's vmap hands the function weakly typed examples of a weakly typed argument: a
+    function whose shapes depend on it is predicted as JAX evaluates it."""
+
+    def by_weak_type(x: jax.Array) -> jax.Array:
+        return jnp.zeros((2,)) if x.aval.weak_type else jnp.zeros((5,))  # type: ignore[attr-defined]
+
+    weak = jax.jit(lambda: jnp.broadcast_to(1.0, (4,)))()
+    strong = jnp.ones((4,), jnp.float32)
+    assert weak.aval.weak_type and not strong.aval.weak_type  # type: ignore[attr-defined]
+    for arg in (weak, strong, jax.ShapeDtypeStruct((4,), jnp.float32, weak_type=True)):
+        want = jax.eval_shape(jax.vmap(by_weak_type), arg).shape
+        assert ax.vmap(by_weak_type).predict(arg).shapes == want
+        assert ax.vmap(by_weak_type)(arg).shape == want == jax.vmap(by_weak_type)(arg).shape

@@ -107,17 +107,18 @@ _STRUCTS: BoundedCache[jax.ShapeDtypeStruct] = BoundedCache(256)
 are shared (a tree of 16,000 leaves of a few shapes builds a few)."""
 
 
-def struct(shape: tuple[int, ...], dtype: Any) -> jax.ShapeDtypeStruct:
-    """`jax.ShapeDtypeStruct(shape, dtype)` (typed: jax's own is untyped for mypy)."""
+def struct(shape: tuple[int, ...], dtype: Any, weak_type: bool = False) -> jax.ShapeDtypeStruct:
+    """`jax.ShapeDtypeStruct(shape, dtype, weak_type=...)` (typed: jax's own is untyped
+    for mypy)."""
     if type(shape) not in (tuple, Shape) or any(type(d) is not int for d in shape):
-        return jax.ShapeDtypeStruct(shape, dtype)  # type: ignore[no-untyped-call]  # JAX checks (or converts) the sizes
-    key = (shape, dtype)
+        return jax.ShapeDtypeStruct(shape, dtype, weak_type=weak_type)  # type: ignore[no-untyped-call]  # JAX checks (or converts) the sizes
+    key = (shape, dtype, weak_type)
     try:
         made = _STRUCTS.get(key)
     except TypeError:  # a dtype-like that cannot be hashed
-        return jax.ShapeDtypeStruct(shape, dtype)  # type: ignore[no-untyped-call]
+        return jax.ShapeDtypeStruct(shape, dtype, weak_type=weak_type)  # type: ignore[no-untyped-call]
     if made is None:
-        made = jax.ShapeDtypeStruct(shape, dtype)  # type: ignore[no-untyped-call]
+        made = jax.ShapeDtypeStruct(shape, dtype, weak_type=weak_type)  # type: ignore[no-untyped-call]
         _STRUCTS.put(key, made)
     return made
 
@@ -127,30 +128,34 @@ def resharded(
 ) -> jax.ShapeDtypeStruct:
     """A struct of `shape` for `value` after vmap dropped axis `drop` (or re-inserted the
     axes `insert`, in order): an Explicit sharding in `value`'s type keeps the entries of
-    its other dims, as JAX's vmap keeps them."""
+    its other dims, and its weak type stays, as JAX's vmap keeps them."""
+    weak = bool(getattr(value, "weak_type", False))
     if type(value) is jax.ShapeDtypeStruct and value.sharding is None:
-        return struct(shape, dtype)  # no sharding in its type: no entries to keep (and no aval to build)
+        return struct(shape, dtype, weak)  # no sharding in its type: no entries to keep (and no aval to build)
     sharding = type_sharding(value)
     spec = getattr(sharding, "spec", None)
     entries = list(spec_entries(spec)) if spec is not None else []
     if not any(e is not None for e in entries):
-        return struct(shape, dtype)
+        return struct(shape, dtype, weak)
     entries += [None] * (max(len(shape) + (drop is not None) - len(insert), 0) - len(entries))
     if drop is not None:
         del entries[drop]
     for axis in insert:
         entries.insert(axis, None)
-    return jax.ShapeDtypeStruct(shape, dtype, sharding=NamedSharding(sharding.mesh, PartitionSpec(*entries)))  # type: ignore[no-untyped-call]
+    sharded = NamedSharding(sharding.mesh, PartitionSpec(*entries))  # type: ignore[no-untyped-call]  # untyped in jax 0.10
+    return jax.ShapeDtypeStruct(shape, dtype, sharding=sharded, weak_type=weak)  # type: ignore[no-untyped-call]
 
 
 def abstract(x: Any) -> jax.ShapeDtypeStruct:
-    """A `ShapeDtypeStruct` for an array-like leaf (dtype canonicalised as JAX does)."""
+    """A `ShapeDtypeStruct` for an array-like leaf (dtype canonicalised as JAX does, a
+    weak type kept)."""
     if isinstance(x, jax.ShapeDtypeStruct):
         return x
     dtype = getattr(x, "dtype", None)
     if dtype is None:
         dtype = np.result_type(x)
-    return struct(tuple(np.shape(x)), canonical_dtype(dtype))
+    weak = bool(getattr(x, "weak_type", False))
+    return struct(tuple(np.shape(x)), canonical_dtype(dtype), weak)
 
 
 def _is_shape_tuple(x: object) -> bool:
