@@ -8,7 +8,7 @@ from typing import Any, ParamSpec, TypeVar, overload
 from ._core._errors import SpecError
 from ._engine._predictor import Build, Models, fn_name, inner_model, options_key
 from ._engine._signature import Signature, SignatureLike, parsed_signature
-from ._transform import Transformed, predictor_finder
+from ._transform import Transformed, shared_predictor
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -35,9 +35,9 @@ class Checked(Transformed[P, R]):
             sig = signature
             return lambda f, held: _checked_models(f, held, sig)
 
-        find = predictor_finder(fun, options_key("check", signature), prepare, signature)
-        find().models  # noqa: B018 - a check needs shapes: say so now, not at the first call
-        super().__init__(fun, fun, find, (check, {"signature": signature}))
+        predictor = shared_predictor(fun, options_key("check", signature), prepare)
+        predictor.models  # noqa: B018 - a check needs shapes (and a signature to fit): say so now
+        super().__init__(fun, fun, lambda: predictor, (check, {"signature": signature}))
 
     def _describe(self) -> str:
         return f"check({fn_name(self.__wrapped__)}, signature={self.signature})"

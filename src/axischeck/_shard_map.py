@@ -23,7 +23,7 @@ from ._engine._models import Outcome
 from ._engine._predictor import Build, Models, Predictor, declared_core, fn_name, inner_model, options_key
 from ._engine._shard_model import ShardModel, ShardOptions, is_spec_leaf
 from ._engine._signature import Signature, SignatureLike, parsed_signature
-from ._transform import Transformed, predictor_finder, require_callable
+from ._transform import Transformed, require_callable, shared_predictor
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -256,7 +256,7 @@ def _shard_predictor(
     def prepare() -> Build:
         return lambda fun, held: _shard_models(fun, held, signature, options)
 
-    return predictor_finder(f, key, prepare, signature, ShardPredictor)()
+    return shared_predictor(f, key, prepare, ShardPredictor)
 
 
 def _shard_models(

@@ -10,6 +10,7 @@ object offers (`.lower`, `.trace`, ...) is JAX's own, reached through the shell.
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable
+from functools import partial
 from typing import TYPE_CHECKING, Any, Concatenate, Generic, ParamSpec, Self, TypeVar, overload
 
 import jax
@@ -315,7 +316,15 @@ def predictor_finder(
     build = prepared(key, prepare)
     if signature is not None:
         declared_core(fun, signature, fn_name(fun))
-    return lambda: predictor_for(fun, key, build, kind)
+    return partial(predictor_for, fun, key, build, kind)
+
+
+def shared_predictor(
+    fun: Callable[..., Any], key: Hashable | None, prepare: Callable[[], Build], kind: type[Predictor] | None = None
+) -> Predictor:
+    """The predictor every transform of `fun` with these options shares, found now, for a
+    transform that checked at decoration what it had to (see `predictor_finder`)."""
+    return predictor_for(fun, key, prepared(key, prepare), kind)
 
 
 class Bound(Generic[P, R]):

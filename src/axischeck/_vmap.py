@@ -13,7 +13,15 @@ from ._core._trees import check_nesting, flat_axes
 from ._engine._levels import MapLevel
 from ._engine._predictor import Build, Predictor, declared_core, fn_name, mapped_models, options_key
 from ._engine._signature import Signature, SignatureLike, fresh_symbol, parsed_signature
-from ._transform import Transformed, built_by_jax, custom_axes, described, predictor_finder, require_callable
+from ._transform import (
+    Transformed,
+    built_by_jax,
+    custom_axes,
+    described,
+    predictor_finder,
+    require_callable,
+    shared_predictor,
+)
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -95,11 +103,8 @@ class Vmapped(Transformed[P, R]):
         defers = not plain and custom_axes(in_axes, out_axes)
         straight = plain and unnamed and signature is None and plain_function(fun)
 
-        def finder() -> Callable[[], Predictor]:
-            """Validates the options and a declared signature; says how to find the predictor."""
-            given = (in_axes, out_axes) if unnamed else options.values()
-            key = options_key("vmap", *given, signature)
-            return predictor_finder(fun, key, _defer if defers else prepare, signature)
+        def key() -> Hashable:
+            return options_key("vmap", *((in_axes, out_axes) if unnamed else options.values()), signature)
 
         if plain and unnamed:
             # Flat ints and None, JAX's defaults for the rest: JAX has validated them as
@@ -107,9 +112,9 @@ class Vmapped(Transformed[P, R]):
             # predictor. A declared signature must still fit the function now.
             if signature is not None:
                 declared_core(fun, signature, fn_name(fun))
-            find = lambda: finder()()  # noqa: E731 - found at first use
+            find: Callable[[], Predictor] = lambda: shared_predictor(fun, key(), prepare)  # noqa: E731
         else:
-            find = finder()
+            find = predictor_finder(fun, key(), _defer if defers else prepare, signature)
         self.in_axes = in_axes
         self.out_axes = out_axes
         self.axis_name = axis_name
