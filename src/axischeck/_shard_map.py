@@ -57,7 +57,6 @@ class _Settled:
     options: ShardOptions
     has_static: bool  # some in_specs entry is None: that argument is passed whole
     for_prediction_only: bool  # the mesh was given as {name: size}
-    key: HashedKey | None  # the options key it is stored under: later tables compare it by identity
 
 
 _SETTLED: BoundedCache[_Settled] = BoundedCache(256)
@@ -81,13 +80,7 @@ def _options_key(mesh: Any, in_specs: Any, out_specs: Any, axis_names: Any, chec
 
 
 def _settle(
-    f: Callable[..., Any],
-    mesh: Any,
-    in_specs: Any,
-    out_specs: Any,
-    axis_names: Any,
-    check_vma: Any,
-    key: HashedKey | None,
+    f: Callable[..., Any], mesh: Any, in_specs: Any, out_specs: Any, axis_names: Any, check_vma: Any
 ) -> _Settled:
     shape = mesh_shape(mesh, "shard_map mesh") if mesh is not None else None
     names = _axis_names(axis_names, shape)
@@ -100,7 +93,7 @@ def _settle(
     for_prediction_only = shape is not None and not isinstance(mesh, (Mesh, AbstractMesh))  # a dict
     jax_mesh = mesh if isinstance(mesh, (Mesh, AbstractMesh)) else shape.abstract() if shape is not None else None
     options = ShardOptions(shape, jax_mesh, in_specs, out_specs, names, bool(check_vma), fn_name(f))
-    return _Settled(options, has_static, for_prediction_only, key)
+    return _Settled(options, has_static, for_prediction_only)
 
 
 class ShardMapped(Transformed[P, R]):
@@ -129,10 +122,9 @@ class ShardMapped(Transformed[P, R]):
         name = fn_name(f)
         settled: _Settled | None = lookup(_SETTLED, (key, name)) if key is not None else None
         if settled is None:
-            settled = _settle(f, mesh, in_specs, out_specs, axis_names, check_vma, key)
+            settled = _settle(f, mesh, in_specs, out_specs, axis_names, check_vma)
             if key is not None:
                 store(_SETTLED, (key, name), settled)
-        key = settled.key
         options = settled.options
         self._has_static = settled.has_static
         self._mesh_for_prediction_only = settled.for_prediction_only
