@@ -28,6 +28,7 @@ GROUPS = {
     "import",
     "monte_carlo",
     "jaxtyping",
+    "lint",
 }
 
 
