@@ -55,8 +55,8 @@ def checked_call(shell: Transformed[..., Any], /, *args: Any, **kwargs: Any) -> 
         # The explanation replaces JAX's exception, whose type and message it carries
         # (as a refusal before the run does): no chained JAX traceback above the user's.
         raise ours.with_traceback(None) from None
-    if pred is not None:
-        _verify(shell, out, pred, args, kwargs)
+    if pred is not None and not (type(out) in TRUSTED_ARRAY_TYPES and out.shape == pred.shapes):
+        _verify(shell, out, pred, args, kwargs)  # not one array as predicted (the common eager case)
     return out
 
 
@@ -69,11 +69,11 @@ def _before(shell: Transformed[..., Any], args: tuple[Any, ...], kwargs: dict[st
     signature), None when there is none, `_JAX_ALONE` for what only JAX models; raises
     axischeck's error (with JAX's verdict) for a call it refuses."""
     predictor = shell._predictor
-    symbolic = not shell._defers and predictor.models.symbolic
-    if symbolic:
-        pred = predictor.hit(args, kwargs)  # arrays by position: found without a flatten
+    if not shell._defers:
+        pred = predictor.eager_hit(args, kwargs)  # arrays by position: found without a flatten
         if pred is not None:
             return pred  # only read: the cache's own is fine
+    symbolic = not shell._defers and predictor.models.symbolic
     try:
         flat = flatten_call(args, kwargs)
     except AxisCheckError as err:
@@ -141,8 +141,6 @@ def _verify(
     shell: Transformed[..., Any], out: Any, pred: Prediction, args: tuple[Any, ...], kwargs: dict[str, Any]
 ) -> None:
     """A declared signature that lies is reported: the leaf, declared vs actual."""
-    if type(out) in TRUSTED_ARRAY_TYPES and out.shape == pred.shapes:
-        return  # one array, as predicted: the common eager case
     got_leaves, got_def = jax.tree_util.tree_flatten(out)
     want_leaves, want_def = pred.flat
     if got_def != want_def:

@@ -55,38 +55,51 @@ class Transformed(Generic[P, R]):
         self,
         fun: Callable[P, R],
         jax_fn: Callable[..., Any],
-        find: Callable[[], Predictor],
-        rebuild: tuple[Callable[..., Any], dict[str, Any]],
+        find: Callable[[], Predictor] | None,
+        rebuild: tuple[Callable[..., Any], dict[str, Any]] | None,
         *,
         defers_to_jax: bool = False,
         straight: bool = False,
     ) -> None:
+        """`find` finds the shared predictor at first use; `rebuild` is the public
+        constructor and its keyword options, for copy and pickle. A transform that keeps
+        its options as attributes passes None for both and derives them instead
+        (`_find_predictor`, `_remake`): written inline, it builds neither."""
         self.__wrapped__ = fun
         self._jax_fn = jax_fn
-        self._shared: Predictor | None = None  # found at first use, by `find`
+        self._shared: Predictor | None = None  # found at first use, by `_find_predictor`
         self._find = find
-        self._rebuild = rebuild  # (public constructor, its keyword options): for copy and pickle
+        self._rebuild = rebuild
         self._defers = defers_to_jax  # options axischeck cannot model (custom spec types)
         # Nothing to check before JAX runs a call, if the function's annotations declare no
         # dims (read at the first call): no signature, plain options, nothing JAX may answer
         # silently. A call is then JAX's own, diagnosed only if JAX refuses it.
         self._straight = straight
-        shown = {}
         for name in _SHOWN_FROM_JAX:  # as JAX sets them on the function it returns
             value = getattr(jax_fn, name, None)
             if value is None:
                 value = getattr(fun, name, None)
             if value is not None:
-                shown[name] = value
-        self.__dict__.update(shown)  # instance attributes, as on the function JAX returns
+                # Instance attributes, as on the function JAX returns; set one by one,
+                # which keeps the instance dict compact (an update() would not).
+                setattr(self, name, value)
 
     @property
     def _predictor(self) -> Predictor:
         """The predictor shared by every transform of this function with these options."""
         shared = self._shared
         if shared is None:
-            shared = self._shared = self._find()
+            shared = self._shared = self._find_predictor()
         return shared
+
+    def _find_predictor(self) -> Predictor:
+        assert self._find is not None
+        return self._find()
+
+    def _remake(self) -> tuple[Callable[..., Any], dict[str, Any]]:
+        """The public constructor and its keyword options: this transform, made again."""
+        assert self._rebuild is not None
+        return self._rebuild
 
     # ------------------------------------------------------------ what it knows
 
@@ -122,7 +135,7 @@ class Transformed(Generic[P, R]):
     def __reduce__(self) -> tuple[Any, ...]:
         """Copied and pickled by rebuilding: the function and the options (JAX's own
         transform and the caches are made anew)."""
-        make, options = self._rebuild
+        make, options = self._remake()
         return (_rebuilt, (make, self.__wrapped__, options))
 
     # ------------------------------------------------------------- as a method
@@ -234,7 +247,7 @@ class Transformed(Generic[P, R]):
         layers: list[tuple[Callable[..., Any], dict[str, Any]]] = []  # outermost first
         fun: Any = self
         while isinstance(fun, Transformed):
-            layers.append(fun._rebuild)
+            layers.append(fun._remake())
             fun = fun.__wrapped__
 
         def rebuild(sig: Signature) -> Any:
@@ -313,10 +326,10 @@ def predictor_finder(
     called never needs it. What a user must hear at decoration is checked now: the
     options (once per options) and a declared signature against the function's
     parameters (see `declared_core`)."""
-    build = prepared(key, prepare)
+    prepared(key, prepare)  # validates the options (once per options)
     if signature is not None:
-        declared_core(fun, signature, fn_name(fun))
-    return partial(predictor_for, fun, key, build, kind)
+        declared_core(fun, signature)
+    return partial(predictor_for, fun, key, prepare, kind)
 
 
 def shared_predictor(
@@ -324,7 +337,7 @@ def shared_predictor(
 ) -> Predictor:
     """The predictor every transform of `fun` with these options shares, found now, for a
     transform that checked at decoration what it had to (see `predictor_finder`)."""
-    return predictor_for(fun, key, prepared(key, prepare), kind)
+    return predictor_for(fun, key, prepare, kind)
 
 
 class Bound(Generic[P, R]):

@@ -11,17 +11,18 @@ from ._core._jax_compat import JAX_VMAP
 from ._core._leaves import plain_function
 from ._core._trees import check_nesting, flat_axes
 from ._engine._levels import MapLevel
-from ._engine._predictor import Build, Predictor, declared_core, fn_name, mapped_models, options_key
-from ._engine._signature import Signature, SignatureLike, fresh_symbol, parsed_signature
-from ._transform import (
-    Transformed,
-    built_by_jax,
-    custom_axes,
-    described,
-    predictor_finder,
-    require_callable,
-    shared_predictor,
+from ._engine._predictor import (
+    Build,
+    Predictor,
+    declared_core,
+    flat_options_key,
+    mapped_models,
+    options_key,
+    predictor_for,
+    prepared,
 )
+from ._engine._signature import Signature, SignatureLike, fresh_symbol, parsed_signature
+from ._transform import Transformed, built_by_jax, custom_axes, described, require_callable
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -58,72 +59,99 @@ class Vmapped(Transformed[P, R]):
         if isinstance(signature, Signature) and signature.levels:
             in_axes, out_axes = _axes_from_batched(signature, in_axes, out_axes)
             signature = Signature._make(signature.core)
-        options = {
-            "in_axes": in_axes,
-            "out_axes": out_axes,
-            "axis_name": axis_name,
-            "axis_size": axis_size,
-            "spmd_axis_name": spmd_axis_name,
-            "sum_match": sum_match,
-        }
-
-        def prepare() -> Build:
-            frozen_in = freeze_in_axes(in_axes)
-            frozen_out = freeze_out_axes(out_axes)
-            size = check_axis_size(axis_size)
-            check_axis_name(axis_name)
-            check_hashable(spmd_axis_name, "vmap spmd_axis_name")  # a str or a tuple of them
-            match = check_flag(sum_match, "vmap sum_match")
-            sig = parsed_signature(signature)
-            spmd = frozenset(
-                spmd_axis_name
-                if isinstance(spmd_axis_name, tuple)
-                else ()
-                if spmd_axis_name is None
-                else (spmd_axis_name,)
-            )
-
-            def level(name: str, taken: frozenset[str]) -> MapLevel:
-                symbol = fresh_symbol(taken, axis_name)
-                return MapLevel(frozen_in, frozen_out, size, axis_name, match, name, symbol, spmd=spmd)
-
-            return lambda f, held: mapped_models(f, held, sig, level)
-
         plain = flat_axes(in_axes) and flat_axes(out_axes)  # the common case: nothing to walk
         if not plain:
             _before_jax(in_axes, out_axes, "vmap")
         signature = parsed_signature(signature)  # a pytree of dims is checked before anything flattens it
-        # The common case: the other options are JAX's defaults, which are left out of
-        # JAX's call (its construction is cheaper without them) and of the options key.
-        unnamed = axis_name is None and axis_size is None and spmd_axis_name is None and sum_match is False
-        if unnamed:
-            jax_fn = built_by_jax(lambda: JAX_VMAP(fun, in_axes, out_axes), prepare)
-        else:
-            jax_fn = built_by_jax(lambda: JAX_VMAP(fun, **options), prepare)
-        defers = not plain and custom_axes(in_axes, out_axes)
-        straight = plain and unnamed and signature is None and plain_function(fun)
-
-        def key() -> Hashable:
-            return options_key("vmap", *((in_axes, out_axes) if unnamed else options.values()), signature)
-
-        if plain and unnamed:
-            # Flat ints and None, JAX's defaults for the rest: JAX has validated them as
-            # axischeck would, so they are keyed and validated at first use, like the
-            # predictor. A declared signature must still fit the function now.
-            if signature is not None:
-                declared_core(fun, signature, fn_name(fun))
-            find: Callable[[], Predictor] = lambda: shared_predictor(fun, key(), prepare)  # noqa: E731
-        else:
-            find = predictor_finder(fun, key(), _defer if defers else prepare, signature)
+        # The options are kept as they are; what they mean is derived at first use, so a
+        # transform written inline costs JAX's construction and little more.
         self.in_axes = in_axes
         self.out_axes = out_axes
         self.axis_name = axis_name
         self.axis_size = axis_size
-        rebuild = (vmap, {**options, "signature": signature})
-        super().__init__(fun, jax_fn, find, rebuild, defers_to_jax=defers, straight=straight)
+        self._spmd_axis_name = spmd_axis_name
+        self._sum_match = sum_match
+        self._declared = signature
+        # The common case: the other options are JAX's defaults, which are left out of
+        # JAX's call (its construction is cheaper without them) and of the options key.
+        unnamed = axis_name is None and axis_size is None and spmd_axis_name is None and sum_match is False
+        if unnamed:
+            jax_fn = built_by_jax(lambda: JAX_VMAP(fun, in_axes, out_axes), self._prepare)
+        else:
+            jax_fn = built_by_jax(
+                lambda: JAX_VMAP(fun, in_axes, out_axes, axis_name, axis_size, spmd_axis_name, sum_match),
+                self._prepare,
+            )
+        defers = not plain and custom_axes(in_axes, out_axes)
+        if plain and unnamed:
+            # Flat ints and None, JAX's defaults for the rest: JAX has validated them as
+            # axischeck would, so they are validated at first use, like the predictor.
+            self._key = flat_options_key("vmap", in_axes, out_axes, signature)
+        else:
+            self._key = options_key(
+                "vmap", in_axes, out_axes, axis_name, axis_size, spmd_axis_name, sum_match, signature
+            )
+            prepared(self._key, _defer if defers else self._prepare)  # validates them now (once per options)
+        if signature is not None:  # a declared signature must fit the function: said now
+            declared_core(fun, signature)
+        straight = plain and unnamed and signature is None and plain_function(fun)
+        super().__init__(fun, jax_fn, None, None, defers_to_jax=defers, straight=straight)
+
+    def _prepare(self) -> Build:
+        """What the options mean (validated; see `prepared`): it holds no function."""
+        return _mapped(
+            self.in_axes,
+            self.out_axes,
+            self.axis_name,
+            self.axis_size,
+            self._spmd_axis_name,
+            self._sum_match,
+            self._declared,
+        )
+
+    def _find_predictor(self) -> Predictor:
+        return predictor_for(self.__wrapped__, self._key, _defer if self._defers else self._prepare)
+
+    def _remake(self) -> tuple[Callable[..., Any], dict[str, Any]]:
+        return vmap, {
+            "in_axes": self.in_axes,
+            "out_axes": self.out_axes,
+            "axis_name": self.axis_name,
+            "axis_size": self.axis_size,
+            "spmd_axis_name": self._spmd_axis_name,
+            "sum_match": self._sum_match,
+            "signature": self._declared,
+        }
 
     def _describe(self) -> str:
         return described(self)
+
+
+def _mapped(
+    in_axes: Any,
+    out_axes: Any,
+    axis_name: Hashable | None,
+    axis_size: int | None,
+    spmd_axis_name: Any,
+    sum_match: bool,
+    signature: Signature | None,
+) -> Build:
+    """vmap's options validated, and how they build the models of a function."""
+    frozen_in = freeze_in_axes(in_axes)
+    frozen_out = freeze_out_axes(out_axes)
+    size = check_axis_size(axis_size)
+    check_axis_name(axis_name)
+    check_hashable(spmd_axis_name, "vmap spmd_axis_name")  # a str or a tuple of them
+    match = check_flag(sum_match, "vmap sum_match")
+    spmd = frozenset(
+        spmd_axis_name if isinstance(spmd_axis_name, tuple) else () if spmd_axis_name is None else (spmd_axis_name,)
+    )
+
+    def level(name: str, taken: frozenset[str]) -> MapLevel:
+        symbol = fresh_symbol(taken, axis_name)
+        return MapLevel(frozen_in, frozen_out, size, axis_name, match, name, symbol, spmd=spmd)
+
+    return lambda f, held: mapped_models(f, held, signature, level)
 
 
 def _axes_from_batched(sig: Signature, in_axes: Any, out_axes: Any) -> tuple[Any, Any]:

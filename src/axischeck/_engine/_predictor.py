@@ -127,6 +127,9 @@ class Predictor:
         self._names_bound: BoundedCache[bool] = BoundedCache(16)
         self._last_bound: Any = None  # the trace context `confirm_names` last found clear
         self._cacheable: bool | None = None
+        # `_predictions` once the models are known, if a signature's answers in it are
+        # keyed by the argument shapes alone (see `eager_hit`); None otherwise.
+        self._by_shapes: BoundedCache[Prediction] | None = None
         self._tuple_dtypes: dict[int | str, Any] | None = None
 
     @property
@@ -139,7 +142,10 @@ class Predictor:
         if models is None:
             with self._lock:
                 if self._models is None:
-                    self._models = self._build(self.fun, self._held)
+                    built = self._build(self.fun, self._held)
+                    if built.symbolic and not built.reads_context_mesh and shape_keyed(built.model):
+                        self._by_shapes = self._predictions
+                    self._models = built
                 models = self._models
         return models
 
@@ -203,6 +209,18 @@ class Predictor:
             self._last_bound = context
             return True
         return False
+
+    def eager_hit(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Prediction | None:
+        """`hit` for a checked call of arrays by position, or None: the question a call
+        asks before JAX's eager work, every time. Next to that work each Python frame
+        and object costs several times its cost in a loop, so it is asked in one frame
+        of precomputed facts. An arrays key compares equal to no other key, and hashing
+        it runs no user code."""
+        table = self._by_shapes
+        if table is None:
+            return None
+        key = arrays_key(args, kwargs)
+        return table.get(key) if key is not None else None
 
     def hit(
         self, args: tuple[Any, ...], kwargs: dict[str, Any], flat: tuple[list[Any], Any] | None = None
@@ -437,13 +455,14 @@ def _stand_ins(treedef: Any, key: Any) -> tuple[tuple[Any, ...], dict[str, Any]]
 def predictor_for(
     fun: Callable[..., Any],
     options: Hashable | None,
-    build: Build,
+    prepare: Callable[[], Build],
     kind: type[Predictor] | None = None,
 ) -> Predictor:
     """The shared predictor of `fun` with these options (`options=None`: not shareable),
-    its models made by `build` (see `prepared`)."""
+    its models made by what `prepare` makes of the options (see `prepared`), asked only
+    when no transform of `fun` with these options has made it yet."""
     make = kind or Predictor
-    return PREDICTORS.get_or_make(fun, options, lambda: make(fun, build))
+    return PREDICTORS.get_or_make(fun, options, lambda: make(fun, prepared(options, prepare)))
 
 
 _BUILDS: BoundedCache[Build] = BoundedCache(256)
@@ -516,6 +535,15 @@ def options_key(kind: str, *options: Any) -> Hashable:
     return (kind, tuple(map(type, options)), tuple(values))
 
 
+def flat_options_key(kind: str, *options: Any) -> Hashable:
+    """`options_key` for options that are all flat axes (see `flat_axes`), None or a
+    `Signature`, the common case, taken as they are: values of these types are equal
+    exactly when they mean the same, whatever their types (an int never equals None, and
+    `flat_axes` takes no bool). Such a key never equals an `options_key` key, whose
+    second item is a tuple of types."""
+    return (kind, *options)
+
+
 _PLAIN = frozenset({int, str, bool, type(None), Signature})
 """Option types whose values are equal exactly when they mean the same, given the type."""
 
@@ -578,19 +606,20 @@ the signature checked against a plain function with that code, named after its
 parameters). The entry holds both objects, so their ids cannot be reused while it lives."""
 
 
-def declared_core(fun: Callable[..., Any], signature: Any, name: str) -> SigCore:
+def declared_core(fun: Callable[..., Any], signature: Any, name: str | None = None) -> SigCore:
     """The declared per-example signature of `fun`, checked against its parameters (a
     signature must fit the function it is given to: said at decoration, not at the first
     call) and named after them. Checked once per code object and signature object for
     plain functions (a signature text is parsed into one object), so a transform written
     inline costs a lookup that hashes two ints: hashing a code object walks its
-    constants and names, dear next to JAX's eager work."""
+    constants and names, dear next to JAX's eager work. Messages name the function
+    `name` (by default its own name, read only for a message)."""
     code = fun.__code__ if plain_function(fun) else None
     key = (id(code), id(signature)) if code is not None else None
     known = lookup(_DECLARED, key)
     if known is not None and known[0] is code and known[1] is signature:
         return known[2]  # type: ignore[no-any-return]
-    core = _fitted(fun, signature, name)  # may raise: nothing is stored then
+    core = _fitted(fun, signature, name or fn_name(fun))  # may raise: nothing is stored then
     store(_DECLARED, key, (code, signature, core))
     return core
 
