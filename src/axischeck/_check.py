@@ -6,9 +6,9 @@ from collections.abc import Callable
 from typing import Any, ParamSpec, TypeVar, overload
 
 from ._core._errors import SpecError
-from ._engine._predictor import Build, Models, fn_name, inner_model, options_key
+from ._engine._predictor import Build, Models, fn_name, inner_model, options_key, predictor_for
 from ._engine._signature import Signature, SignatureLike, parsed_signature
-from ._transform import Transformed, shared_predictor
+from ._transform import Transformed
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -35,7 +35,7 @@ class Checked(Transformed[P, R]):
             sig = signature
             return lambda f, held: _checked_models(f, held, sig)
 
-        predictor = shared_predictor(fun, options_key("check", signature), prepare)
+        predictor = predictor_for(fun, options_key("check", signature), prepare)
         predictor.models  # noqa: B018 - a check needs shapes (and a signature to fit): say so now
         super().__init__(fun, fun, lambda: predictor, (check, {"signature": signature}))
 

@@ -20,10 +20,19 @@ from ._core._steps import ShardStep
 from ._core._trees import PrefixMismatch, broadcast_prefix, short_repr
 from ._engine._mesh import MeshShape, mesh_shape
 from ._engine._models import Outcome
-from ._engine._predictor import Build, Models, Predictor, declared_core, fn_name, inner_model, options_key
+from ._engine._predictor import (
+    Build,
+    Models,
+    Predictor,
+    declared_core,
+    fn_name,
+    inner_model,
+    options_key,
+    predictor_for,
+)
 from ._engine._shard_model import ShardModel, ShardOptions, is_spec_leaf
 from ._engine._signature import Signature, SignatureLike, parsed_signature
-from ._transform import Transformed, require_callable, shared_predictor
+from ._transform import Transformed, require_callable
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -248,7 +257,7 @@ def _shard_predictor(
     def prepare() -> Build:
         return lambda fun, held: _shard_models(fun, held, signature, options)
 
-    return shared_predictor(f, key, prepare, ShardPredictor)
+    return predictor_for(f, key, prepare, ShardPredictor)
 
 
 def _shard_models(

@@ -332,14 +332,6 @@ def predictor_finder(
     return partial(predictor_for, fun, key, prepare, kind)
 
 
-def shared_predictor(
-    fun: Callable[..., Any], key: Hashable | None, prepare: Callable[[], Build], kind: type[Predictor] | None = None
-) -> Predictor:
-    """The predictor every transform of `fun` with these options shares, found now, for a
-    transform that checked at decoration what it had to (see `predictor_finder`)."""
-    return predictor_for(fun, key, prepare, kind)
-
-
 class Bound(Generic[P, R]):
     """A transformed method bound to an instance: call, predict and explain prepend it."""
 
