@@ -3,6 +3,8 @@ whichever JAX is installed: axischeck answers as this JAX does."""
 
 from __future__ import annotations
 
+import warnings
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -96,3 +98,30 @@ def test_quiet_tracebacks_turns_jax_s_filtering_off_and_back() -> None:
         with pytest.raises(TypeError):
             jax.eval_shape(lambda x: x + "a", 1.0)
     assert jax.config.jax_traceback_filtering == before
+
+
+def test_abstract_values_are_jax_s_own_made_once_per_distinct_struct() -> None:
+    mesh = _mesh((2,), ("x",))
+    plain = jax.ShapeDtypeStruct((4, 3), jnp.float32)
+    weak = jax.ShapeDtypeStruct((4, 3), jnp.float32, weak_type=True)
+    sharded = jax.ShapeDtypeStruct((4, 3), jnp.float32, sharding=jax.sharding.NamedSharding(mesh, P("x")))
+    wide = jax.ShapeDtypeStruct((4, 3), jnp.float64)  # truncated as JAX truncates it (x64 off)
+    structs = [plain, jax.ShapeDtypeStruct((4, 3), jnp.float32), weak, sharded, wide, 2.0]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # newer JAX warns of the truncation, older truncates silently
+        avals = compat.abstract_values(structs)
+        want = [jax.typeof(s) for s in structs[:-1]]
+    assert avals[:-1] == want and avals[-1] == 2.0
+    assert [a.weak_type for a in avals[:3]] == [False, False, True]
+    assert avals[0] is avals[1]  # equal structs: one abstract value
+
+
+def test_a_trace_over_abstract_values_answers_as_over_the_structs() -> None:
+    def f(x: jax.Array, params: dict[str, jax.Array]) -> dict[str, jax.Array]:
+        return {k: v.sum(0) * x[0] for k, v in params.items()}
+
+    params = {f"w{k}": jax.ShapeDtypeStruct((5, 2 + k % 3), jnp.float32, weak_type=k % 2 == 0) for k in range(50)}
+    x = jax.ShapeDtypeStruct((3,), jnp.int32)
+    leaves, treedef = jax.tree_util.tree_flatten((x, params))
+    rebuilt = jax.tree_util.tree_unflatten(treedef, compat.abstract_values(leaves))
+    assert jax.eval_shape(f, *rebuilt) == jax.eval_shape(f, x, params)

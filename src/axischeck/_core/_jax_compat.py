@@ -26,6 +26,7 @@ import inspect
 import re
 from collections.abc import Callable
 from contextlib import AbstractContextManager
+from operator import attrgetter
 from typing import Any, cast
 
 import jax
@@ -54,6 +55,33 @@ except ImportError:  # pragma: no cover - a future layout: the general path stil
 
 TRUSTED_ARRAY_TYPES: frozenset[type] = frozenset({*_array_impl, jax.ShapeDtypeStruct})
 """Types whose `.shape` JAX guarantees to be a tuple of ints >= 0 with a valid dtype."""
+
+
+_STRUCT_FIELDS = attrgetter(*jax.ShapeDtypeStruct.__slots__)
+"""Every field of a `ShapeDtypeStruct` (its slots, whichever this JAX has): what JAX reads
+to make its abstract value."""
+
+
+def abstract_values(structs: list[Any]) -> list[Any]:
+    """`structs`, each `ShapeDtypeStruct` replaced by JAX's abstract value of it
+    (`jax.typeof`), made once per distinct struct: tracing, JAX makes a new one for every
+    leaf, most of an `eval_shape` over thousands of leaves. Structs equal in every field
+    have one abstract value (the configuration is the same within one call); anything
+    else, and a struct whose fields cannot be hashed, is left for JAX to read."""
+    made: dict[Any, Any] = {}
+    out = []
+    for x in structs:
+        if type(x) is jax.ShapeDtypeStruct:
+            try:
+                fields = _STRUCT_FIELDS(x)
+                aval = made.get(fields)
+                if aval is None:
+                    aval = made[fields] = jax.typeof(x)
+                x = aval
+            except TypeError:
+                pass
+        out.append(x)
+    return out
 
 
 _ARRAY_TYPES: dict[type, bool] = {}

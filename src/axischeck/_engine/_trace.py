@@ -17,6 +17,7 @@ from .._core._jax_compat import (
     JAX_VERSION,
     JAX_VMAP,
     NEGATIVE_COLLECTIVE_AXES_FAIL_LOWERING,
+    abstract_values,
     batched_here,
     equations,
     ppermute_axes_in_mesh_order,
@@ -104,9 +105,10 @@ def _with_env_dims(value: Any, i: int, env: Env) -> Any:
 def _shapes_of(fn: Callable[..., Any], env: Env, structs: Sequence[Any]) -> Any:
     """`jax.eval_shape`, with any device axes of `env` bound as an axis environment."""
     devices = _device_axes(env)
+    avals = abstract_values(list(structs))
     if not devices:
-        return jax.eval_shape(fn, *structs)
-    _, shapes = jax.make_jaxpr(fn, axis_env=devices, return_shape=True)(*structs)
+        return jax.eval_shape(fn, *avals)
+    _, shapes = jax.make_jaxpr(fn, axis_env=devices, return_shape=True)(*avals)
     return shapes
 
 
@@ -154,7 +156,7 @@ def jaxpr_under_levels(fn: Callable[..., Any], treedef: Any, values: Sequence[An
     dyn = [i for i, v in enumerate(values) if _is_abstract(v)]
     flat = substituting(fn, treedef, values, dyn)
     structs = [_with_env_dims(values[i], i, env) for i in dyn]
-    return jax.make_jaxpr(_bind_names(flat, env, dyn))(*structs)
+    return jax.make_jaxpr(_bind_names(flat, env, dyn))(*abstract_values(structs))
 
 
 class SilentCollectiveError(Exception):
