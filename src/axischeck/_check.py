@@ -6,7 +6,7 @@ from collections.abc import Callable
 from typing import Any, ParamSpec, TypeVar, overload
 
 from ._core._errors import SpecError
-from ._engine._predictor import Build, Models, fn_name, inner_model, options_key, predictor_for
+from ._engine._predictor import Build, Models, Predictor, fn_name, inner_model, options_key, predictor_for
 from ._engine._signature import Signature, SignatureLike, parsed_signature
 from ._transform import Transformed
 
@@ -35,9 +35,16 @@ class Checked(Transformed[P, R]):
             sig = signature
             return lambda f, held: _checked_models(f, held, sig)
 
-        predictor = predictor_for(fun, options_key("check", signature), prepare)
-        predictor.models  # noqa: B018 - a check needs shapes (and a signature to fit): say so now
-        super().__init__(fun, fun, lambda: predictor, (check, {"signature": signature}))
+        self._found = predictor_for(fun, options_key("check", signature), prepare)
+        self._found.models  # noqa: B018 - a check needs shapes (and a signature to fit): say so now
+        self._declared = signature
+        super().__init__(fun, fun)
+
+    def _find_predictor(self) -> Predictor:
+        return self._found
+
+    def _remake(self) -> tuple[Callable[..., Any], dict[str, Any]]:
+        return check, {"signature": self._declared}
 
     def _describe(self) -> str:
         return f"check({fn_name(self.__wrapped__)}, signature={self.signature})"

@@ -16,9 +16,9 @@ from ._core._prediction import Prediction
 from ._core._trees import short_repr
 from ._engine._levels import MapLevel
 from ._engine._models import MapModel
-from ._engine._predictor import Build, mapped_models, options_key
+from ._engine._predictor import Build, Predictor, declared_core, mapped_models, options_key, predictor_for, prepared
 from ._engine._signature import SignatureLike, fresh_symbol, parsed_signature
-from ._transform import Transformed, built_by_jax, custom_axes, described, predictor_finder, require_callable
+from ._transform import Transformed, built_by_jax, custom_axes, described, require_callable
 from ._vmap import _before_jax, _defer
 
 P = ParamSpec("P")
@@ -114,12 +114,23 @@ class Pmapped(Transformed[P, R]):
         signature = parsed_signature(signature)  # a pytree of dims is checked before anything flattens it
         jax_fn = built_by_jax(lambda: JAX_PMAP(fun, **options), prepare)
         defers = custom_axes(in_axes, out_axes)
-        key = options_key("pmap", *options.values(), signature)
-        find = predictor_finder(fun, key, _defer if defers else prepare, signature)
+        self._key = options_key("pmap", *options.values(), signature)
+        self._prepare = _defer if defers else prepare  # holds the options, no function
+        prepared(self._key, self._prepare)  # validates the options now (once per options)
+        if signature is not None:  # a declared signature must fit the function: said now
+            declared_core(fun, signature)
+        self._options = options
+        self._declared = signature
         self.axis_name = axis_name
         self.in_axes = in_axes
         self.out_axes = out_axes
-        super().__init__(fun, jax_fn, find, (pmap, {**options, "signature": signature}), defers_to_jax=defers)
+        super().__init__(fun, jax_fn, defers_to_jax=defers)
+
+    def _find_predictor(self) -> Predictor:
+        return predictor_for(self.__wrapped__, self._key, self._prepare)
+
+    def _remake(self) -> tuple[Callable[..., Any], dict[str, Any]]:
+        return pmap, {**self._options, "signature": self._declared}
 
     def _describe(self) -> str:
         return described(self)

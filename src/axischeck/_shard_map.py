@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Set
 from dataclasses import dataclass, replace
-from functools import partial
 from typing import Any, ParamSpec, TypeVar, overload
 
 import jax
@@ -146,17 +145,9 @@ class ShardMapped(Transformed[P, R]):
             check_vma=options.check_vma,
         )
         signature = parsed_signature(signature)  # a pytree of dims is checked before anything flattens it
-        public = {
-            "out_specs": out_specs,
-            "in_specs": in_specs,
-            "mesh": mesh,
-            "axis_names": axis_names,
-            "check_vma": check_vma,
-            "signature": signature,
-        }
-        rebuild = (shard_map, public)
+        self._given = (out_specs, in_specs, mesh, axis_names, check_vma)  # as given: for `_remake`
         shared = ("shard_map", key, signature) if key is not None else options_key("shard_map", options, signature)
-        self._start(f, jax_fn, options, shared, signature, rebuild)
+        self._start(f, jax_fn, options, shared, signature)
 
     def _start(
         self,
@@ -165,15 +156,31 @@ class ShardMapped(Transformed[P, R]):
         options: ShardOptions,
         key: Hashable,
         signature: Signature | None,
-        rebuild: tuple[Callable[..., Any], dict[str, Any]],
     ) -> None:
         """What every shard_map-like transform shares once its options are settled: the
         predictor shared by all transforms of `f` with the same `key` (every option that
-        changes an answer, the signature included, typed as `options_key` types them)."""
+        changes an answer, the signature included, typed as `options_key` types them),
+        found at first use."""
         self.options = options
+        self._key = key
+        self._declared = signature
         if signature is not None:  # a declared signature must fit the function: said now
             declared_core(f, signature, options.name)
-        super().__init__(f, jax_fn, partial(_shard_predictor, f, key, signature, options), rebuild)
+        super().__init__(f, jax_fn)
+
+    def _find_predictor(self) -> Predictor:
+        return _shard_predictor(self.__wrapped__, self._key, self._declared, self.options)
+
+    def _remake(self) -> tuple[Callable[..., Any], dict[str, Any]]:
+        out_specs, in_specs, mesh, axis_names, check_vma = self._given
+        return shard_map, {
+            "out_specs": out_specs,
+            "in_specs": in_specs,
+            "mesh": mesh,
+            "axis_names": axis_names,
+            "check_vma": check_vma,
+            "signature": self._declared,
+        }
 
     def _describe(self) -> str:
         return self.options.describe()

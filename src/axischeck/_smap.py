@@ -161,10 +161,11 @@ class Smapped(ShardMapped[P, R]):
         self._has_static = False  # smap passes None as P(): every argument is split or replicated
         self._mesh_for_prediction_only = False
         signature = parsed_signature(signature)
-        rebuild = (smap, {"in_axes": in_axes, "out_axes": out_axes, "axis_name": axis_name, "signature": signature})
-        self._start(
-            f, jax_fn, options, options_key("smap", in_axes, out_axes, axis_name, signature), signature, rebuild
-        )
+        self._start(f, jax_fn, options, options_key("smap", in_axes, out_axes, axis_name, signature), signature)
+
+    def _remake(self) -> tuple[Callable[..., Any], dict[str, Any]]:
+        options = {"in_axes": self.in_axes, "out_axes": self.out_axes, "axis_name": self.axis_name}
+        return smap, {**options, "signature": self._declared}
 
 
 @overload

@@ -9,8 +9,7 @@ object offers (`.lower`, `.trace`, ...) is JAX's own, reached through the shell.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable
-from functools import partial
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Concatenate, Generic, ParamSpec, Self, TypeVar, overload
 
 import jax
@@ -23,7 +22,7 @@ from ._core._prediction import Prediction
 from ._core._shape import Shape, format_shape
 from ._core._trees import flat_axes
 from ._engine._models import Model
-from ._engine._predictor import Build, Predictor, declared_core, fn_name, predictor_for, prepared
+from ._engine._predictor import Predictor, fn_name
 from ._engine._signature import Signature
 
 P = ParamSpec("P")
@@ -55,21 +54,16 @@ class Transformed(Generic[P, R]):
         self,
         fun: Callable[P, R],
         jax_fn: Callable[..., Any],
-        find: Callable[[], Predictor] | None,
-        rebuild: tuple[Callable[..., Any], dict[str, Any]] | None,
         *,
         defers_to_jax: bool = False,
         straight: bool = False,
     ) -> None:
-        """`find` finds the shared predictor at first use; `rebuild` is the public
-        constructor and its keyword options, for copy and pickle. A transform that keeps
-        its options as attributes passes None for both and derives them instead
-        (`_find_predictor`, `_remake`): written inline, it builds neither."""
+        """A subclass keeps its options and says, from them, how to find its shared
+        predictor (`_find_predictor`, at first use) and how it is made again
+        (`_remake`): written inline, a transform builds neither."""
         self.__wrapped__ = fun
         self._jax_fn = jax_fn
         self._shared: Predictor | None = None  # found at first use, by `_find_predictor`
-        self._find = find
-        self._rebuild = rebuild
         self._defers = defers_to_jax  # options axischeck cannot model (custom spec types)
         # Nothing to check before JAX runs a call, if the function's annotations declare no
         # dims (read at the first call): no signature, plain options, nothing JAX may answer
@@ -93,13 +87,14 @@ class Transformed(Generic[P, R]):
         return shared
 
     def _find_predictor(self) -> Predictor:
-        assert self._find is not None
-        return self._find()
+        """The predictor every transform of this function with these options shares (see
+        `predictor_for`); what a user must hear at decoration was checked then."""
+        raise NotImplementedError
 
     def _remake(self) -> tuple[Callable[..., Any], dict[str, Any]]:
-        """The public constructor and its keyword options: this transform, made again."""
-        assert self._rebuild is not None
-        return self._rebuild
+        """The public constructor and its keyword options: this transform, made again
+        (for copy, pickle and `infer_signature`)."""
+        raise NotImplementedError
 
     # ------------------------------------------------------------ what it knows
 
@@ -312,24 +307,6 @@ def built_by_jax(make: Callable[[], Any], validate: Callable[[], object]) -> Any
         except Exception:  # our explanation failed: JAX's error is the answer
             pass
         raise
-
-
-def predictor_finder(
-    fun: Callable[..., Any],
-    key: Hashable | None,
-    prepare: Callable[[], Build],
-    signature: Signature | None,
-    kind: type[Predictor] | None = None,
-) -> Callable[[], Predictor]:
-    """How to find the predictor every transform of `fun` with these options shares
-    (`key`, see `options_key`), at first use: written inline, a transform that is only
-    called never needs it. What a user must hear at decoration is checked now: the
-    options (once per options) and a declared signature against the function's
-    parameters (see `declared_core`)."""
-    prepared(key, prepare)  # validates the options (once per options)
-    if signature is not None:
-        declared_core(fun, signature)
-    return partial(predictor_for, fun, key, prepare, kind)
 
 
 class Bound(Generic[P, R]):

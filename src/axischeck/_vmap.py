@@ -95,7 +95,7 @@ class Vmapped(Transformed[P, R]):
         if signature is not None:  # a declared signature must fit the function: said now
             declared_core(fun, signature)
         straight = plain and unnamed and signature is None and plain_function(fun)
-        super().__init__(fun, jax_fn, None, None, defers_to_jax=defers, straight=straight)
+        super().__init__(fun, jax_fn, defers_to_jax=defers, straight=straight)
 
     def _prepare(self) -> Build:
         """What the options mean (validated; see `prepared`): it holds no function."""
