@@ -869,15 +869,35 @@ def bench_memory(quick: bool) -> Result:
 
 def bench_jit(quick: bool) -> Result:
     """`jax.jit(ax.vmap(...))` vs `jax.jit(jax.vmap(...))` steady state: target <= 1.02x
-    (the lowered program is the same; this measures dispatch)."""
+    (the lowered program is the same; this measures dispatch), and no axischeck code run
+    at all in the steady state (Python calls into the package counted while JAX runs the
+    compiled call), which is why the ratio is 1.00x give or take this machine's noise."""
     x, y, z = einsum_arrays()
     plain = jax.jit(jax.vmap(complex_operation, in_axes=AXES))
     checked = jax.jit(ax.vmap(complex_operation, in_axes=AXES, signature=EINSUM))
     pair = paired_us(
         lambda: plain(x, y, z).block_until_ready(), lambda: checked(x, y, z).block_until_ready(), 80 if quick else 8000
     )
-    data = {"jit_jax_us": pair.jax, "jit_ax_us": pair.ax, "jit_ratio": pair.ax / pair.jax}
-    return data, [ratio_row("jit(ax.vmap) steady state", pair.jax, pair.ax, 1.02, True)]
+    ours = os.path.dirname(ax.__file__)
+    calls = 0
+
+    def count(frame: Any, event: str, arg: object) -> None:
+        nonlocal calls
+        if event == "call" and frame.f_code.co_filename.startswith(ours):
+            calls += 1
+
+    steps = 100
+    sys.setprofile(count)
+    try:
+        for _ in range(steps):
+            checked(x, y, z).block_until_ready()
+    finally:
+        sys.setprofile(None)
+    data = {"jit_jax_us": pair.jax, "jit_ax_us": pair.ax, "jit_ratio": pair.ax / pair.jax, "jit_ax_calls": calls}
+    return data, [
+        ratio_row("jit(ax.vmap) steady state", pair.jax, pair.ax, 1.02, True),
+        Row(f"  axischeck functions run in {steps} steady-state calls", "-", str(calls), "", "0", calls == 0, True),
+    ]
 
 
 # ------------------------------------------------------------------ import, Monte Carlo, jaxtyping
