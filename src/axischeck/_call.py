@@ -41,9 +41,11 @@ def checked_call(shell: Transformed[..., Any], /, *args: Any, **kwargs: Any) -> 
             except AxisCheckError as err:
                 raise err.with_traceback(None) from None
     else:
-        pred = _before(shell, args, kwargs)
-        if pred is _JAX_ALONE:
-            return shell._jax_fn(*args, **kwargs)
+        pred = shell._predictor.eager_hit(args, kwargs)  # the common eager case: a cached answer, one frame
+        if pred is None:
+            pred = _before(shell, args, kwargs)
+            if pred is _JAX_ALONE:
+                return shell._jax_fn(*args, **kwargs)
     try:
         out = shell._jax_fn(*args, **kwargs)
     except AxisCheckError:
@@ -69,10 +71,6 @@ def _before(shell: Transformed[..., Any], args: tuple[Any, ...], kwargs: dict[st
     signature), None when there is none, `_JAX_ALONE` for what only JAX models; raises
     axischeck's error (with JAX's verdict) for a call it refuses."""
     predictor = shell._predictor
-    if not shell._defers:
-        pred = predictor.eager_hit(args, kwargs)  # arrays by position: found without a flatten
-        if pred is not None:
-            return pred  # only read: the cache's own is fine
     symbolic = not shell._defers and predictor.models.symbolic
     try:
         flat = flatten_call(args, kwargs)

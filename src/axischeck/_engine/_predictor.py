@@ -215,7 +215,8 @@ class Predictor:
         asks before JAX's eager work, every time. Next to that work each Python frame
         and object costs several times its cost in a loop, so it is asked in one frame
         of precomputed facts. An arrays key compares equal to no other key, and hashing
-        it runs no user code."""
+        it runs no user code. Always None for a transform that defers to JAX (its
+        models are not symbolic)."""
         table = self._by_shapes
         if table is None:
             return None
