@@ -878,7 +878,7 @@ def bench_jit(quick: bool) -> Result:
     pair = paired_us(
         lambda: plain(x, y, z).block_until_ready(), lambda: checked(x, y, z).block_until_ready(), 80 if quick else 8000
     )
-    ours = os.path.dirname(ax.__file__)
+    ours = os.path.dirname(ax.__file__) + os.sep
     calls = 0
 
     def count(frame: Any, event: str, arg: object) -> None:

@@ -1592,3 +1592,69 @@ def test_a_call_with_nothing_to_check_is_jaxs_own_and_builds_nothing() -> None:
         assert f.predict(x).shapes == (2, 3) and f._shared is not None
     with pytest.raises(ax.ArgumentError, match="dimension 'n' disagrees"):  # the annotations' own check
         ax.vmap(dims)(x, jnp.ones((2, 4)))
+
+
+def _sds(*shape: int) -> jax.ShapeDtypeStruct:
+    return jax.ShapeDtypeStruct(shape, jnp.float32)
+
+
+def test_options_changed_after_construction_change_no_answer() -> None:
+    """What a transform's options mean is derived (lazily) from the options as given, never
+    from what the shown attributes or a list given as in_axes say later: otherwise one
+    transform's edit would be cached under its options for every function built with them."""
+
+    def total(x: jax.Array) -> jax.Array:
+        return x.sum(0)
+
+    def other(x: jax.Array) -> jax.Array:
+        return x.sum(0)
+
+    x = jnp.ones((2, 5, 7))
+    want = jax.eval_shape(jax.vmap(total), x).shape
+    edited = ax.vmap(lambda v: v.sum(0), in_axes=0, signature="(n,m)->(m)")
+    edited.in_axes, edited.out_axes = 1, 1  # before its first use
+    assert edited.predict(x).shapes == want
+    assert ax.vmap(other, in_axes=0, signature="(n,m)->(m)")(x).shape == want
+    assert ax.vmap(other, in_axes=0).predict(x).shapes == want
+    # A list given as in_axes, changed later, with the options' cache emptied meanwhile.
+    axes: list[Any] = [0, None]
+    listed = ax.vmap(lambda a, b: a.sum(0) + b.sum(), in_axes=axes)
+    axes[0] = 1
+    for k in range(300):  # more option sets than the cache of what options mean holds
+        ax.vmap(lambda v: v, in_axes=[0], axis_name=f"n{k}")
+    pair = (_sds(2, 5, 7), _sds(3))
+    want_pair = jax.eval_shape(jax.vmap(lambda a, b: a.sum(0) + b.sum(), in_axes=(0, None)), *pair).shape
+    assert listed.predict(*pair).shapes == want_pair
+    assert ax.vmap(lambda a, b: a.sum(0) + b.sum(), in_axes=[0, None]).predict(*pair).shapes == want_pair
+    # shard_map: its shown options are not what it predicts from.
+    mesh = {"x": 8}
+    split = ax.shard_map(lambda a: a, mesh=mesh, in_specs=P("x"), out_specs=P("x"))
+    whole = ax.shard_map(lambda a: a, mesh=mesh, in_specs=P(), out_specs=P())
+
+    def block(a: jax.Array) -> jax.Array:
+        return a
+
+    split.options = whole.options
+    assert split.predict((16, 3)).block_shapes == (2, 3)
+    assert ax.shard_map(block, mesh=mesh, in_specs=P("x"), out_specs=P("x")).predict((16, 3)).block_shapes == (2, 3)
+
+
+def test_a_checked_calls_one_frame_lookup_answers_only_where_the_full_one_would() -> None:
+    """`eager_hit` serves a cached signature prediction keyed by argument shapes alone; a
+    transform whose answers depend on more (the context mesh) or that defers to JAX never
+    takes it, and the flat options key shares predictors only between equal options."""
+    x = jnp.ones((4, 3))
+    f = ax.vmap(lambda v: v.sum(0), signature="(n)->()")
+    assert f._predictor.eager_hit((x,), {}) is None  # nothing cached yet
+    f(x)
+    assert f._predictor.eager_hit((x,), {}) is f._predictor.hit((x,), {})
+    assert f._predictor.eager_hit((x,), {"extra": x}) is None  # keywords: the full lookup
+    mesh = jax.make_mesh((8,), ("x",), axis_types=(jax.sharding.AxisType.Auto,))
+    sharded = ax.shard_map(lambda a: a, mesh=mesh, in_specs=P("x"), out_specs=P("x"), signature="(n)->(n)")
+    sharded(jnp.ones(16))
+    assert sharded._predictor._by_shapes is None  # its answers depend on the context mesh
+    # Flat options: equal options share one predictor, different ones never do.
+    fun = lambda v: v  # noqa: E731
+    assert ax.vmap(fun, in_axes=(0,))._predictor is ax.vmap(fun, in_axes=(0,))._predictor
+    found = {id(ax.vmap(fun, in_axes=a)._predictor) for a in (0, (0,), 1, -1, None, [0])}
+    assert len(found) == 6

@@ -16,9 +16,9 @@ from ._core._prediction import Prediction
 from ._core._trees import short_repr
 from ._engine._levels import MapLevel
 from ._engine._models import MapModel
-from ._engine._predictor import Build, Predictor, declared_core, mapped_models, options_key, predictor_for, prepared
+from ._engine._predictor import Build, Predictor, mapped_models, options_key, predictor_for
 from ._engine._signature import SignatureLike, fresh_symbol, parsed_signature
-from ._transform import Transformed, built_by_jax, custom_axes, described, require_callable
+from ._transform import Transformed, built_by_jax, checked_at_decoration, custom_axes, described, require_callable
 from ._vmap import _before_jax, _defer
 
 P = ParamSpec("P")
@@ -115,10 +115,7 @@ class Pmapped(Transformed[P, R]):
         jax_fn = built_by_jax(lambda: JAX_PMAP(fun, **options), prepare)
         defers = custom_axes(in_axes, out_axes)
         self._key = options_key("pmap", *options.values(), signature)
-        self._prepare = _defer if defers else prepare  # holds the options, no function
-        prepared(self._key, self._prepare)  # validates the options now (once per options)
-        if signature is not None:  # a declared signature must fit the function: said now
-            declared_core(fun, signature)
+        self._build = checked_at_decoration(fun, self._key, _defer if defers else prepare, signature)
         self._options = options
         self._declared = signature
         self.axis_name = axis_name
@@ -127,7 +124,8 @@ class Pmapped(Transformed[P, R]):
         super().__init__(fun, jax_fn, defers_to_jax=defers)
 
     def _find_predictor(self) -> Predictor:
-        return predictor_for(self.__wrapped__, self._key, self._prepare)
+        build = self._build
+        return predictor_for(self.__wrapped__, self._key, lambda: build)
 
     def _remake(self) -> tuple[Callable[..., Any], dict[str, Any]]:
         return pmap, {**self._options, "signature": self._declared}

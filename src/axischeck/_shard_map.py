@@ -161,7 +161,8 @@ class ShardMapped(Transformed[P, R]):
         predictor shared by all transforms of `f` with the same `key` (every option that
         changes an answer, the signature included, typed as `options_key` types them),
         found at first use."""
-        self.options = options
+        self.options = options  # shown; what is derived later reads `_settled`
+        self._settled = options
         self._key = key
         self._declared = signature
         if signature is not None:  # a declared signature must fit the function: said now
@@ -169,7 +170,7 @@ class ShardMapped(Transformed[P, R]):
         super().__init__(f, jax_fn)
 
     def _find_predictor(self) -> Predictor:
-        return _shard_predictor(self.__wrapped__, self._key, self._declared, self.options)
+        return _shard_predictor(self.__wrapped__, self._key, self._declared, self._settled)
 
     def _remake(self) -> tuple[Callable[..., Any], dict[str, Any]]:
         out_specs, in_specs, mesh, axis_names, check_vma = self._given

@@ -155,6 +155,7 @@ class Smapped(ShardMapped[P, R]):
             None, None, in_specs, _specs(axis_name, out_axes), names, True, fn_name(f), (in_axes, out_axes)
         )
         _warn_negative(options, in_axes, out_axes)
+        self._smap_options = (in_axes, out_axes, axis_name)  # as given: for `_remake` (the attributes only show them)
         self.in_axes = in_axes
         self.out_axes = out_axes
         self.axis_name = axis_name
@@ -164,8 +165,8 @@ class Smapped(ShardMapped[P, R]):
         self._start(f, jax_fn, options, options_key("smap", in_axes, out_axes, axis_name, signature), signature)
 
     def _remake(self) -> tuple[Callable[..., Any], dict[str, Any]]:
-        options = {"in_axes": self.in_axes, "out_axes": self.out_axes, "axis_name": self.axis_name}
-        return smap, {**options, "signature": self._declared}
+        in_axes, out_axes, axis_name = self._smap_options
+        return smap, {"in_axes": in_axes, "out_axes": out_axes, "axis_name": axis_name, "signature": self._declared}
 
 
 @overload

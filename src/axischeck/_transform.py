@@ -9,7 +9,7 @@ object offers (`.lower`, `.trace`, ...) is JAX's own, reached through the shell.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from typing import TYPE_CHECKING, Any, Concatenate, Generic, ParamSpec, Self, TypeVar, overload
 
 import jax
@@ -22,7 +22,7 @@ from ._core._prediction import Prediction
 from ._core._shape import Shape, format_shape
 from ._core._trees import flat_axes
 from ._engine._models import Model
-from ._engine._predictor import Predictor, fn_name
+from ._engine._predictor import Build, Predictor, declared_core, fn_name, prepared
 from ._engine._signature import Signature
 
 P = ParamSpec("P")
@@ -307,6 +307,19 @@ def built_by_jax(make: Callable[[], Any], validate: Callable[[], object]) -> Any
         except Exception:  # our explanation failed: JAX's error is the answer
             pass
         raise
+
+
+def checked_at_decoration(
+    fun: Callable[..., Any], key: Hashable, prepare: Callable[[], Build], signature: Signature | None
+) -> Build:
+    """What a user must hear when decorating: the options validated (once per options, see
+    `prepared`) and a declared signature checked against the function's parameters (see
+    `declared_core`). Returns what the options mean, for the transform to keep: options
+    given as lists may be changed after this, and JAX keeps copies too."""
+    build = prepared(key, prepare)
+    if signature is not None:
+        declared_core(fun, signature)
+    return build
 
 
 class Bound(Generic[P, R]):

@@ -19,10 +19,9 @@ from ._engine._predictor import (
     mapped_models,
     options_key,
     predictor_for,
-    prepared,
 )
 from ._engine._signature import Signature, SignatureLike, fresh_symbol, parsed_signature
-from ._transform import Transformed, built_by_jax, custom_axes, described, require_callable
+from ._transform import Transformed, built_by_jax, checked_at_decoration, custom_axes, described, require_callable
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -63,15 +62,14 @@ class Vmapped(Transformed[P, R]):
         if not plain:
             _before_jax(in_axes, out_axes, "vmap")
         signature = parsed_signature(signature)  # a pytree of dims is checked before anything flattens it
-        # The options are kept as they are; what they mean is derived at first use, so a
-        # transform written inline costs JAX's construction and little more.
+        # The options as given, for what is derived from them later: the public attributes
+        # below only show them (assigning one changes nothing, as before).
+        self._options = (in_axes, out_axes, axis_name, axis_size, spmd_axis_name, sum_match)
+        self._declared = signature
         self.in_axes = in_axes
         self.out_axes = out_axes
         self.axis_name = axis_name
         self.axis_size = axis_size
-        self._spmd_axis_name = spmd_axis_name
-        self._sum_match = sum_match
-        self._declared = signature
         # The common case: the other options are JAX's defaults, which are left out of
         # JAX's call (its construction is cheaper without them) and of the options key.
         unnamed = axis_name is None and axis_size is None and spmd_axis_name is None and sum_match is False
@@ -83,43 +81,42 @@ class Vmapped(Transformed[P, R]):
                 self._prepare,
             )
         defers = not plain and custom_axes(in_axes, out_axes)
+        self._build: Build | None
         if plain and unnamed:
-            # Flat ints and None, JAX's defaults for the rest: JAX has validated them as
-            # axischeck would, so they are validated at first use, like the predictor.
+            # Flat ints and None (immutable), JAX's defaults for the rest: JAX has validated
+            # them as axischeck would, so what they mean is derived at first use, like the
+            # predictor: a transform written inline costs JAX's construction and little more.
             self._key = flat_options_key("vmap", in_axes, out_axes, signature)
+            self._build = None
+            if signature is not None:
+                declared_core(fun, signature)
         else:
+            # Anything else is validated now, and what it means is kept: a list given as
+            # in_axes may be changed after this (JAX copies it too).
             self._key = options_key(
                 "vmap", in_axes, out_axes, axis_name, axis_size, spmd_axis_name, sum_match, signature
             )
-            prepared(self._key, _defer if defers else self._prepare)  # validates them now (once per options)
-        if signature is not None:  # a declared signature must fit the function: said now
-            declared_core(fun, signature)
+            self._build = checked_at_decoration(fun, self._key, _defer if defers else self._prepare, signature)
         straight = plain and unnamed and signature is None and plain_function(fun)
         super().__init__(fun, jax_fn, defers_to_jax=defers, straight=straight)
 
     def _prepare(self) -> Build:
         """What the options mean (validated; see `prepared`): it holds no function."""
-        return _mapped(
-            self.in_axes,
-            self.out_axes,
-            self.axis_name,
-            self.axis_size,
-            self._spmd_axis_name,
-            self._sum_match,
-            self._declared,
-        )
+        return _mapped(*self._options, self._declared)
 
     def _find_predictor(self) -> Predictor:
-        return predictor_for(self.__wrapped__, self._key, _defer if self._defers else self._prepare)
+        build = self._build
+        return predictor_for(self.__wrapped__, self._key, self._prepare if build is None else lambda: build)
 
     def _remake(self) -> tuple[Callable[..., Any], dict[str, Any]]:
+        in_axes, out_axes, axis_name, axis_size, spmd_axis_name, sum_match = self._options
         return vmap, {
-            "in_axes": self.in_axes,
-            "out_axes": self.out_axes,
-            "axis_name": self.axis_name,
-            "axis_size": self.axis_size,
-            "spmd_axis_name": self._spmd_axis_name,
-            "sum_match": self._sum_match,
+            "in_axes": in_axes,
+            "out_axes": out_axes,
+            "axis_name": axis_name,
+            "axis_size": axis_size,
+            "spmd_axis_name": spmd_axis_name,
+            "sum_match": sum_match,
             "signature": self._declared,
         }
 

@@ -78,7 +78,7 @@ def abstract_values(structs: list[Any]) -> list[Any]:
                 if aval is None:
                     aval = made[fields] = jax.typeof(x)
                 x = aval
-            except TypeError:
+            except (TypeError, AttributeError):  # unhashable, or a slot unset (unpickled from another JAX)
                 pass
         out.append(x)
     return out
