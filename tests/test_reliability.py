@@ -1647,7 +1647,8 @@ def test_a_checked_calls_one_frame_lookup_answers_only_where_the_full_one_would(
     f = ax.vmap(lambda v: v.sum(0), signature="(n)->()")
     assert f._predictor.eager_hit((x,), {}) is None  # nothing cached yet
     f(x)
-    assert f._predictor.eager_hit((x,), {}) is f._predictor.hit((x,), {})
+    hit = f._predictor.eager_hit((x,), {})
+    assert hit is not None and hit is f._predictor.hit((x,), {})
     assert f._predictor.eager_hit((x,), {"extra": x}) is None  # keywords: the full lookup
     mesh = jax.make_mesh((8,), ("x",), axis_types=(jax.sharding.AxisType.Auto,))
     sharded = ax.shard_map(lambda a: a, mesh=mesh, in_specs=P("x"), out_specs=P("x"), signature="(n)->(n)")

@@ -41,7 +41,8 @@ def checked_call(shell: Transformed[..., Any], /, *args: Any, **kwargs: Any) -> 
             except AxisCheckError as err:
                 raise err.with_traceback(None) from None
     else:
-        pred = shell._predictor.eager_hit(args, kwargs)  # the common eager case: a cached answer, one frame
+        predictor = shell._shared or shell._predictor  # found at first use
+        pred = predictor.eager_hit(args, kwargs)  # the common eager case: a cached answer, one frame
         if pred is None:
             pred = _before(shell, args, kwargs)
             if pred is _JAX_ALONE:
