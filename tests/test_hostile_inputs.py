@@ -382,6 +382,23 @@ def test_a_pickled_signature_still_predicts() -> None:
     assert sig.predict((16, 8, 4), (4, 16, 2), (16, 8, 2)).shapes == (16, 8, 2)
 
 
+def test_predictions_pickle_and_copy_with_their_derivation() -> None:
+    """A prediction from the compiled fast path derives its table only when asked, through
+    the predictor (which is not pickled): pickling derives it first."""
+    from jax.sharding import PartitionSpec as P
+
+    f = ax.vmap(lambda a, b: a @ b, in_axes=(0, None), signature="(n,k),(k,m)->(n,m)")
+    s = ax.shard_map(lambda a: a * 2, mesh={"x": 4}, in_specs=P("x"), out_specs=P("x"), signature="(n,k)->(n,k)")
+    g = ax.vmap(lambda a: a.sum(0))
+    for pred in (f.predict((8, 3, 4), (4, 5)), s.predict((16, 3)), g.predict((8, 3, 4))):
+        for back in (pickle.loads(pickle.dumps(pred)), copy.deepcopy(pred), copy.copy(pred)):
+            assert type(back) is type(pred) and back == pred and str(back) == str(pred)
+            assert (back.shapes, back.axis_size, back.traced) == (pred.shapes, pred.axis_size, pred.traced)
+    sharded = s.predict((16, 3))
+    back = pickle.loads(pickle.dumps(sharded))
+    assert (back.block_shapes, back.in_block_shapes) == (sharded.block_shapes, sharded.in_block_shapes)
+
+
 # ------------------------------------------------------------------- annotations
 
 

@@ -87,6 +87,17 @@ class Prediction:
         new._flat = None
         new.traced = self.traced
 
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickled with its derivation, derived now if it was left for later (what derives
+        it holds the predictor, which is not pickled)."""
+        state = {name: getattr(self, name) for cls in type(self).__mro__ for name in getattr(cls, "__slots__", ())}
+        state.update(_steps=self.steps, _replay=None, _flat=None)
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        for name, value in state.items():
+            object.__setattr__(self, name, value)
+
     def __str__(self) -> str:
         return render_steps(self.steps)
 
