@@ -9,6 +9,7 @@ object offers (`.lower`, `.trace`, ...) is JAX's own, reached through the shell.
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Hashable
 from typing import TYPE_CHECKING, Any, Concatenate, Generic, ParamSpec, Self, TypeVar, overload
 
@@ -39,7 +40,7 @@ _SHOWN_FROM_JAX = ("__name__", "__qualname__", "__module__", "__doc__")
 PREDICT_FIX_TRACES = 2
 
 
-class Transformed(Generic[P, R]):
+class Transformed(Generic[P, R], ABC):
     """A function wrapped by an axischeck transform: callable like the original.
 
     - `f(*args, **kwargs)`: checks, runs JAX, verifies; returns what JAX returns.
@@ -86,15 +87,15 @@ class Transformed(Generic[P, R]):
             shared = self._shared = self._find_predictor()
         return shared
 
+    @abstractmethod
     def _find_predictor(self) -> Predictor:
         """The predictor every transform of this function with these options shares (see
         `predictor_for`); what a user must hear at decoration was checked then."""
-        raise NotImplementedError
 
+    @abstractmethod
     def _remake(self) -> tuple[Callable[..., Any], dict[str, Any]]:
         """The public constructor and its keyword options: this transform, made again
         (for copy, pickle and `infer_signature`)."""
-        raise NotImplementedError
 
     # ------------------------------------------------------------ what it knows
 
