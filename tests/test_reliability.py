@@ -1659,3 +1659,64 @@ def test_a_checked_calls_one_frame_lookup_answers_only_where_the_full_one_would(
     assert ax.vmap(fun, in_axes=(0,))._predictor is ax.vmap(fun, in_axes=(0,))._predictor
     found = {id(ax.vmap(fun, in_axes=a)._predictor) for a in (0, (0,), 1, -1, None, [0])}
     assert len(found) == 6
+
+
+def test_a_function_whose_code_is_replaced_is_answered_for_its_new_code() -> None:
+    """IPython's autoreload replaces a function's `__code__` in place: what axischeck
+    keeps per function (its predictor, the signature's check against its parameters)
+    must follow, for new transforms and for ones already made, as `jax.vmap` does."""
+
+    def f(x: jax.Array) -> jax.Array:
+        return x.sum()
+
+    def g(x: jax.Array) -> jax.Array:
+        return x
+
+    kept = ax.vmap(f)
+    assert kept.predict(_sds(4, 3)).shapes == (4,)
+    f.__code__ = g.__code__
+    want = jax.eval_shape(jax.vmap(f), _sds(4, 3)).shape
+    assert want == (4, 3)
+    assert ax.vmap(f).predict(_sds(4, 3)).shapes == want
+    assert kept.predict(_sds(4, 3)).shapes == want
+    assert kept(jnp.ones((4, 3))).shape == want
+
+    # A signature checked against the old parameters is checked again against the new.
+    def h(x: jax.Array, y: jax.Array) -> jax.Array:
+        return x
+
+    def one(x: jax.Array) -> jax.Array:
+        return x
+
+    sig = "(n),(m)->(n)"
+    used = ax.vmap(h, signature=sig)
+    assert used(jnp.ones((2, 3)), jnp.ones((2, 5))).shape == (2, 3)  # its predictor is made
+    unused = ax.vmap(h, signature=sig)
+    h.__code__ = one.__code__
+    with pytest.raises(ax.SpecError, match="declares 2 inputs"):
+        ax.vmap(h, signature=sig)
+    with pytest.raises(ax.SpecError, match="declares 2 inputs"):
+        unused.predict((2, 3), (2, 5))
+    # The kept transform answers for the new code too: JAX's own error, explained.
+    with pytest.raises(TypeError):
+        used(jnp.ones((2, 3)), jnp.ones((2, 5)))
+
+
+def test_a_transform_written_inline_finds_the_predictor_its_function_and_options_share() -> None:
+    """With flat options and a signature, a new transform of a function finds at
+    construction the predictor an earlier transform of them made (which vouches for the
+    signature's check): only then, and only that one."""
+
+    def f(x: jax.Array, y: jax.Array) -> jax.Array:
+        return x + y
+
+    sig = ax.Signature("(n),(n)->(n)")
+    first = ax.vmap(f, in_axes=(0, None), signature=sig)
+    assert first._shared is None  # nothing made yet: found at first use
+    predictor = first._predictor
+    assert ax.vmap(f, in_axes=(0, None), signature=sig)._shared is predictor
+    assert ax.vmap(f, in_axes=(0, None), signature="(n),(n)->(n)")._shared is predictor  # equal signatures
+    assert ax.vmap(f, in_axes=(0, 0), signature=sig)._shared is None
+    assert ax.vmap(f, in_axes=(0, None), signature="(m),(m)->(m)")._shared is None
+    assert ax.vmap(lambda x, y: x + y, in_axes=(0, None), signature=sig)._shared is None
+    assert ax.vmap(f, in_axes=(0, None))._shared is None

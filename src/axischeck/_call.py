@@ -5,6 +5,7 @@ type, and its message as the last line)."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from types import FunctionType
 from typing import TYPE_CHECKING, Any
 
 import jax
@@ -41,7 +42,10 @@ def checked_call(shell: Transformed[..., Any], /, *args: Any, **kwargs: Any) -> 
             except AxisCheckError as err:
                 raise err.with_traceback(None) from None
     else:
-        predictor = shell._shared or shell._predictor  # found at first use
+        predictor = shell._shared
+        fun = shell.__wrapped__
+        if predictor is None or predictor.code is not (fun.__code__ if type(fun) is FunctionType else None):
+            predictor = shell._predictor  # found at first use, or the function's code was replaced
         pred = predictor.eager_hit(args, kwargs)  # the common eager case: a cached answer, one frame
         if pred is None:
             pred = _before(shell, args, kwargs)

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Concatenate, Generic, ParamSpec, Self, Ty
 import jax
 
 from ._call import checked_call, opaque_leaves
+from ._core._cache import code_of
 from ._core._errors import AxisCheckError, FunctionError, SpecError, with_jax_error
 from ._core._jax_compat import custom_axis_spec
 from ._core._leaves import flatten_call, shapes_as_structs
@@ -58,13 +59,14 @@ class Transformed(Generic[P, R], ABC):
         *,
         defers_to_jax: bool = False,
         straight: bool = False,
+        shared: Predictor | None = None,
     ) -> None:
         """A subclass keeps its options and says, from them, how to find its shared
-        predictor (`_find_predictor`, at first use) and how it is made again
-        (`_remake`): written inline, a transform builds neither."""
+        predictor (`_find_predictor`, at first use, unless it is given as `shared`) and
+        how it is made again (`_remake`): written inline, a transform builds neither."""
         self.__wrapped__ = fun
         self._jax_fn = jax_fn
-        self._shared: Predictor | None = None  # found at first use, by `_find_predictor`
+        self._shared = shared  # else found at first use, by `_find_predictor`
         self._defers = defers_to_jax  # options axischeck cannot model (custom spec types)
         # Nothing to check before JAX runs a call, if the function's annotations declare no
         # dims (read at the first call): no signature, plain options, nothing JAX may answer
@@ -81,9 +83,10 @@ class Transformed(Generic[P, R], ABC):
 
     @property
     def _predictor(self) -> Predictor:
-        """The predictor shared by every transform of this function with these options."""
+        """The predictor shared by every transform of this function with these options
+        (and the function's current code)."""
         shared = self._shared
-        if shared is None:
+        if shared is None or shared.code is not code_of(self.__wrapped__):
             shared = self._shared = self._find_predictor()
         return shared
 
@@ -301,13 +304,20 @@ def built_by_jax(make: Callable[[], Any], validate: Callable[[], object]) -> Any
     try:
         return make()
     except Exception as jax_err:
-        try:
-            validate()
-        except AxisCheckError as ours:
-            raise with_jax_error(ours, jax_err).with_traceback(None) from None
-        except Exception:  # our explanation failed: JAX's error is the answer
-            pass
+        explain_refusal(jax_err, validate)
         raise
+
+
+def explain_refusal(jax_err: Exception, validate: Callable[[], object]) -> None:
+    """Raises axischeck's explanation of options JAX refused to build a transform with
+    (JAX's message kept), if `validate` has one; returns for the caller to re-raise
+    JAX's exception unchanged otherwise."""
+    try:
+        validate()
+    except AxisCheckError as ours:
+        raise with_jax_error(ours, jax_err).with_traceback(None) from None
+    except Exception:  # our explanation failed: JAX's error is the answer
+        pass
 
 
 def checked_at_decoration(

@@ -12,6 +12,7 @@ from ._core._leaves import plain_function
 from ._core._trees import check_nesting, flat_axes
 from ._engine._levels import MapLevel
 from ._engine._predictor import (
+    PREDICTORS,
     Build,
     Predictor,
     declared_core,
@@ -21,7 +22,14 @@ from ._engine._predictor import (
     predictor_for,
 )
 from ._engine._signature import Signature, SignatureLike, fresh_symbol, parsed_signature
-from ._transform import Transformed, built_by_jax, checked_at_decoration, custom_axes, described, require_callable
+from ._transform import (
+    Transformed,
+    checked_at_decoration,
+    custom_axes,
+    described,
+    explain_refusal,
+    require_callable,
+)
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -73,23 +81,30 @@ class Vmapped(Transformed[P, R]):
         # The common case: the other options are JAX's defaults, which are left out of
         # JAX's call (its construction is cheaper without them) and of the options key.
         unnamed = axis_name is None and axis_size is None and spmd_axis_name is None and sum_match is False
-        if unnamed:
-            jax_fn = built_by_jax(lambda: JAX_VMAP(fun, in_axes, out_axes), self._prepare)
-        else:
-            jax_fn = built_by_jax(
-                lambda: JAX_VMAP(fun, in_axes, out_axes, axis_name, axis_size, spmd_axis_name, sum_match),
-                self._prepare,
-            )
+        try:  # JAX's own transform, built here (not by a helper): inline, every object counts
+            if unnamed:
+                jax_fn = JAX_VMAP(fun, in_axes, out_axes)
+            else:
+                jax_fn = JAX_VMAP(fun, in_axes, out_axes, axis_name, axis_size, spmd_axis_name, sum_match)
+        except Exception as jax_err:
+            explain_refusal(jax_err, self._prepare)
+            raise
         defers = not plain and custom_axes(in_axes, out_axes)
+        shared: Predictor | None = None
         self._build: Build | None
         if plain and unnamed:
             # Flat ints and None (immutable), JAX's defaults for the rest: JAX has validated
             # them as axischeck would, so what they mean is derived at first use, like the
             # predictor: a transform written inline costs JAX's construction and little more.
-            self._key = flat_options_key("vmap", in_axes, out_axes, signature)
+            self._key = key = flat_options_key("vmap", in_axes, out_axes, signature)
             self._build = None
             if signature is not None:
-                declared_core(fun, signature)
+                # The predictor of this function and options, if a transform of them has
+                # made it, vouches for the signature's check (see `predictor_for`): written
+                # inline, a transform finds it here, once, and checks nothing again.
+                shared = PREDICTORS.get(fun, key)
+                if shared is None:
+                    declared_core(fun, signature)
         else:
             # Anything else is validated now, and what it means is kept: a list given as
             # in_axes may be changed after this (JAX copies it too).
@@ -98,7 +113,7 @@ class Vmapped(Transformed[P, R]):
             )
             self._build = checked_at_decoration(fun, self._key, _defer if defers else self._prepare, signature)
         straight = plain and unnamed and signature is None and plain_function(fun)
-        super().__init__(fun, jax_fn, defers_to_jax=defers, straight=straight)
+        super().__init__(fun, jax_fn, defers_to_jax=defers, straight=straight, shared=shared)
 
     def _prepare(self) -> Build:
         """What the options mean (validated; see `prepared`): it holds no function."""
@@ -106,7 +121,9 @@ class Vmapped(Transformed[P, R]):
 
     def _find_predictor(self) -> Predictor:
         build = self._build
-        return predictor_for(self.__wrapped__, self._key, self._prepare if build is None else lambda: build)
+        if build is None:  # flat options: their predictor vouches for the signature's check
+            return predictor_for(self.__wrapped__, self._key, self._prepare, declared=self._declared)
+        return predictor_for(self.__wrapped__, self._key, lambda: build)
 
     def _remake(self) -> tuple[Callable[..., Any], dict[str, Any]]:
         in_axes, out_axes, axis_name, axis_size, spmd_axis_name, sum_match = self._options

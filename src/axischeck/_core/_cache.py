@@ -5,6 +5,7 @@ from __future__ import annotations
 import threading
 import weakref
 from collections.abc import Callable, Hashable
+from types import FunctionType
 from typing import Any, Generic, TypeVar
 
 V = TypeVar("V")
@@ -40,16 +41,19 @@ class PerFunction(Generic[V]):
     held no longer than the function lives.
 
     Functions are matched by identity (never by a user `__eq__`) and held weakly: an
-    entry goes when its function is collected. Functions that cannot be weakly
-    referenced, and options that cannot be hashed, are not shared (`get_or_make` then
-    makes a fresh value). Each function keeps at most `per_function` option sets.
+    entry goes when its function is collected. A plain function whose code is replaced
+    (as IPython's autoreload does) is a new function: what was kept for its old code is
+    dropped. Functions that cannot be weakly referenced, and options that cannot be
+    hashed, are not shared (`get_or_make` then makes a fresh value). Each function keeps
+    at most `per_function` option sets.
     """
 
     __slots__ = ("_entries", "_gone", "_lock", "per_function")
 
     def __init__(self, per_function: int = 32) -> None:
         self.per_function = per_function
-        self._entries: dict[int, tuple[weakref.ref[Any], dict[Hashable, V]]] = {}
+        # id(function) -> (a weak reference to it, its code when the entry was made, the table)
+        self._entries: dict[int, tuple[weakref.ref[Any], object, dict[Hashable, V]]] = {}
         self._lock = threading.Lock()
         # Functions collected since the last store. A weakref callback can run inside any
         # allocation, even one made while this thread holds `_lock` (the garbage collector
@@ -59,31 +63,43 @@ class PerFunction(Generic[V]):
     def get_or_make(self, fun: object, options: Hashable | None, make: Callable[[], V]) -> V:
         if options is None:
             return make()
-        entry = self._entries.get(id(fun))
-        if entry is not None and entry[0]() is fun:
-            try:
-                hit = entry[1].get(options)
-            except Exception:  # an option whose __eq__ misbehaves: do not share
-                return make()
-            if hit is not None:
-                return hit
+        try:
+            hit = self.get(fun, options)
+        except Exception:  # an option whose __eq__ misbehaves: do not share
+            return make()
+        if hit is not None:
+            return hit
         value = make()  # may raise: nothing is stored then
         try:
             ref = weakref.ref(fun, self._forget(id(fun)))
             hash(options)
         except TypeError:
             return value
+        code = code_of(fun)
         with self._lock:
             self._drop_gone()
             entry = self._entries.get(id(fun))
-            if entry is None or entry[0]() is not fun:
-                entry = (ref, {})
+            if entry is None or entry[0]() is not fun or entry[1] is not code:
+                entry = (ref, code, {})
                 self._entries[id(fun)] = entry
-            table = entry[1]
+            table = entry[2]
             table[options] = value
             while len(table) > self.per_function:
                 del table[next(iter(table))]
         return value
+
+    def get(self, fun: object, options: Hashable) -> V | None:
+        """The value kept for `fun` (with its current code) and these options, or None. Runs
+        the options' `__eq__` where it must compare them (a caller sharing nothing on an
+        exception catches it)."""
+        entry = self._entries.get(id(fun))
+        if (
+            entry is None
+            or entry[0]() is not fun
+            or entry[1] is not (fun.__code__ if type(fun) is FunctionType else None)
+        ):
+            return None  # (`code_of`, inlined: a transform written inline asks this)
+        return entry[2].get(options)
 
     def _forget(self, key: int) -> Callable[[weakref.ref[Any]], None]:
         def forget(ref: weakref.ref[Any]) -> None:
@@ -103,6 +119,12 @@ class PerFunction(Generic[V]):
         with self._lock:
             self._drop_gone()
             return len(self._entries)
+
+
+def code_of(fun: object) -> object:
+    """A plain function's code object (None for other callables), read without running
+    user code: a class's `__getattr__` is never asked."""
+    return fun.__code__ if type(fun) is FunctionType else None
 
 
 class WeakCallable:

@@ -18,7 +18,7 @@ from typing import Any, cast
 import jax
 import numpy as np
 
-from .._core._cache import BoundedCache, PerFunction, held_weakly
+from .._core._cache import BoundedCache, PerFunction, code_of, held_weakly
 from .._core._errors import AxisCheckError, AxisCheckWarning, FunctionError, SpecError, with_jax_error
 from .._core._jax_compat import quiet_tracebacks, spmd_axis_in_shard_map_specs, trace_context
 from .._core._keys import arrays_key, lookup, shape_key, store, trace_key
@@ -117,6 +117,9 @@ class Predictor:
 
     def __init__(self, fun: Callable[..., Any], build: Build) -> None:
         self._held = held_weakly(fun)
+        # The function's code when this was made: a transform whose function's code is
+        # replaced (IPython's autoreload) finds the predictor of the new code instead.
+        self.code = code_of(fun)
         self._build = build
         self._params: Any = _UNSET
         self._models: Models | None = None
@@ -458,12 +461,22 @@ def predictor_for(
     options: Hashable | None,
     prepare: Callable[[], Build],
     kind: type[Predictor] | None = None,
+    declared: Signature | None = None,
 ) -> Predictor:
     """The shared predictor of `fun` with these options (`options=None`: not shareable),
     its models made by what `prepare` makes of the options (see `prepared`), asked only
-    when no transform of `fun` with these options has made it yet."""
+    when no transform of `fun` with these options has made it yet. A `declared`
+    signature is checked against the function as it is when the predictor is made (see
+    `declared_core`), so a shared predictor vouches for that check while the function
+    keeps its code (`PerFunction`)."""
     make = kind or Predictor
-    return PREDICTORS.get_or_make(fun, options, lambda: make(fun, prepared(options, prepare)))
+
+    def made() -> Predictor:
+        if declared is not None:
+            declared_core(fun, declared)
+        return make(fun, prepared(options, prepare))
+
+    return PREDICTORS.get_or_make(fun, options, made)
 
 
 _BUILDS: BoundedCache[Build] = BoundedCache(256)
