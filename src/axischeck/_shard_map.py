@@ -9,7 +9,7 @@ from typing import Any, ParamSpec, TypeVar, overload
 import jax
 from jax.sharding import AbstractMesh, Mesh, PartitionSpec
 
-from ._core._cache import BoundedCache, HashedKey
+from ._core._cache import BoundedCache
 from ._core._errors import AxisCheckError, SpecError
 from ._core._jax_compat import INFER_SPECS, JAX_SHARD_MAP
 from ._core._keys import lookup, store
@@ -72,19 +72,22 @@ _SETTLED: BoundedCache[_Settled] = BoundedCache(256)
 (in a loop, in a jitted step) validates its options once."""
 
 
-def _options_key(mesh: Any, in_specs: Any, out_specs: Any, axis_names: Any, check_vma: Any) -> HashedKey | None:
+def _options_key(mesh: Any, in_specs: Any, out_specs: Any, axis_names: Any, check_vma: Any) -> Hashable | None:
     """The options as a key (None when they cannot be one): a mesh by equality (a dict of
     sizes by its items), specs as given (PartitionSpecs compare by their entries), the
-    types beside the values."""
+    types beside the values. A plain tuple: meshes and specs hash in C (and cache it),
+    cheaper than a key object whose comparison runs Python."""
     if isinstance(mesh, dict):
         mesh = tuple(mesh.items())
     if isinstance(axis_names, set):
         axis_names = frozenset(axis_names)
     values = (mesh, in_specs, out_specs, axis_names, check_vma)
+    key = (tuple(map(type, values)), values)
     try:
-        return HashedKey((tuple(map(type, values)), values))
+        hash(key)
     except Exception:
         return None
+    return key
 
 
 def _settle(
@@ -136,14 +139,17 @@ class ShardMapped(Transformed[P, R]):
         options = settled.options
         self._has_static = settled.has_static
         self._mesh_for_prediction_only = settled.for_prediction_only
-        jax_fn = JAX_SHARD_MAP(
-            f,
-            mesh=options.jax_mesh,
-            in_specs=in_specs,
-            out_specs=out_specs,
-            axis_names=set(options.axis_names),
-            check_vma=options.check_vma,
-        )
+        if options.axis_names or not options.check_vma:
+            jax_fn = JAX_SHARD_MAP(
+                f,
+                mesh=options.jax_mesh,
+                in_specs=in_specs,
+                out_specs=out_specs,
+                axis_names=set(options.axis_names),
+                check_vma=options.check_vma,
+            )
+        else:  # JAX's defaults, left out of its call (which costs less without them)
+            jax_fn = JAX_SHARD_MAP(f, mesh=options.jax_mesh, in_specs=in_specs, out_specs=out_specs)
         signature = parsed_signature(signature)  # a pytree of dims is checked before anything flattens it
         self._given = (out_specs, in_specs, mesh, axis_names, check_vma)  # as given: for `_remake`
         shared = ("shard_map", key, signature) if key is not None else options_key("shard_map", options, signature)

@@ -13,6 +13,7 @@ import threading
 import warnings
 import weakref
 from collections.abc import Callable, Hashable
+from types import FunctionType
 from typing import Any, cast
 
 import jax
@@ -579,6 +580,8 @@ def _typed(value: Any) -> Hashable:
 
 
 def fn_name(fun: Callable[..., Any]) -> str:
+    if type(fun) is FunctionType:
+        return fun.__name__
     func = getattr(fun, "func", None)  # functools.partial: name the function it wraps
     if func is not None and callable(func) and getattr(fun, "args", None) is not None:
         return fn_name(func)
