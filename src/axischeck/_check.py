@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from typing import Any, ParamSpec, TypeVar, overload
 
 from ._core._errors import SpecError
@@ -30,24 +30,29 @@ class Checked(Transformed[P, R]):
             raise SpecError(f"check needs a callable, got {type(fun).__name__}: {fun!r}")
 
         signature = parsed_signature(signature)  # a pytree of dims is checked before anything flattens it
-
-        def prepare() -> Build:
-            sig = signature
-            return lambda f, held: _checked_models(f, held, sig)
-
-        self._found = predictor_for(fun, options_key("check", signature), prepare)
-        self._found.models  # noqa: B018 - a check needs shapes (and a signature to fit): say so now
+        self._key = options_key("check", signature)
         self._declared = signature
-        super().__init__(fun, fun)
+        found = _checked_predictor(fun, self._key, signature)
+        found.models  # noqa: B018 - a check needs shapes (and a signature to fit): say so now
+        super().__init__(fun, fun, shared=found)
 
     def _find_predictor(self) -> Predictor:
-        return self._found
+        return _checked_predictor(self.__wrapped__, self._key, self._declared)
 
     def _remake(self) -> tuple[Callable[..., Any], dict[str, Any]]:
         return check, {"signature": self._declared}
 
     def _describe(self) -> str:
         return f"check({fn_name(self.__wrapped__)}, signature={self.signature})"
+
+
+def _checked_predictor(fun: Callable[..., Any], key: Hashable, signature: Signature | None) -> Predictor:
+    """The predictor shared by the checks of `fun` with this signature."""
+
+    def prepare() -> Build:
+        return lambda f, held: _checked_models(f, held, signature)
+
+    return predictor_for(fun, key, prepare)
 
 
 def _checked_models(fun: Callable[..., Any], held: Callable[..., Any], signature: Signature | None) -> Models:
