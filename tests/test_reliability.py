@@ -1665,6 +1665,7 @@ def test_a_function_whose_code_is_replaced_is_answered_for_its_new_code() -> Non
     """IPython's autoreload replaces a function's `__code__` in place: what axischeck
     keeps per function (its predictor, the signature's check against its parameters)
     must follow, for new transforms and for ones already made, as `jax.vmap` does."""
+    import functools
 
     def f(x: jax.Array) -> jax.Array:
         return x.sum()
@@ -1692,9 +1693,13 @@ def test_a_function_whose_code_is_replaced_is_answered_for_its_new_code() -> Non
     used = ax.vmap(h, signature=sig)
     assert used(jnp.ones((2, 3)), jnp.ones((2, 5))).shape == (2, 3)  # its predictor is made
     unused = ax.vmap(h, signature=sig)
+    bound = functools.partial(h)
+    assert ax.vmap(bound, signature=sig).predict((2, 3), (2, 5)).shapes == (2, 3)
     h.__code__ = one.__code__
     with pytest.raises(ax.SpecError, match="declares 2 inputs"):
         ax.vmap(h, signature=sig)
+    with pytest.raises(ax.SpecError, match="declares 2 inputs"):
+        ax.vmap(bound, signature=sig)
     with pytest.raises(ax.SpecError, match="declares 2 inputs"):
         unused.predict((2, 3), (2, 5))
     # The kept transform answers for the new code too: JAX's own error, explained.
@@ -1702,10 +1707,54 @@ def test_a_function_whose_code_is_replaced_is_answered_for_its_new_code() -> Non
         used(jnp.ones((2, 3)), jnp.ones((2, 5)))
 
 
+@pytest.mark.parametrize("wrapping", ["partial", "bound method", "nested", "nested inline", "wraps"])
+def test_a_wrapped_function_whose_code_is_replaced_is_answered_for_its_new_code(wrapping: str) -> None:
+    """The code that runs is found through `functools.partial`, bound methods, wrappers
+    that set `__wrapped__` and axischeck's own transforms: a kept transform of any of
+    them answers for the new code, as JAX does."""
+    import functools
+
+    def f(x: jax.Array) -> jax.Array:
+        return x.sum()
+
+    def g(x: jax.Array) -> jax.Array:
+        return x
+
+    class Holder:
+        def method(self, x: jax.Array) -> jax.Array:
+            return x.sum()
+
+    @functools.wraps(f)
+    def wrapper(*args: Any) -> jax.Array:
+        return f(*args)
+
+    target: Any
+    shape: tuple[int, ...] = (4, 3)
+    if wrapping == "partial":
+        target, plain = functools.partial(f), lambda: jax.vmap(functools.partial(f))
+    elif wrapping == "bound method":
+        target, plain = Holder().method, lambda: jax.vmap(Holder().method)
+    elif wrapping == "wraps":
+        target, plain = wrapper, lambda: jax.vmap(wrapper)
+    else:
+        target, plain, shape = ax.vmap(f), lambda: jax.vmap(jax.vmap(f)), (2, 4, 3)
+    kept = ax.vmap(ax.vmap(f)) if wrapping == "nested inline" else ax.vmap(target)
+    before = kept.predict(shape).shapes
+    assert before == jax.eval_shape(plain(), _sds(*shape)).shape
+    if wrapping == "bound method":
+        Holder.method.__code__ = (lambda self, x: x).__code__
+    else:
+        f.__code__ = g.__code__
+    want = jax.eval_shape(plain(), _sds(*shape)).shape
+    assert want != before
+    assert kept.predict(shape).shapes == want
+    assert kept(jnp.ones(shape)).shape == want
+
+
 def test_a_transform_written_inline_finds_the_predictor_its_function_and_options_share() -> None:
     """With flat options and a signature, a new transform of a function finds at
-    construction the predictor an earlier transform of them made (which vouches for the
-    signature's check): only then, and only that one."""
+    construction the predictor an earlier transform of them made: only then, and only
+    that one."""
 
     def f(x: jax.Array, y: jax.Array) -> jax.Array:
         return x + y

@@ -99,12 +99,10 @@ class Vmapped(Transformed[P, R]):
             self._key = key = flat_options_key("vmap", in_axes, out_axes, signature)
             self._build = None
             if signature is not None:
-                # The predictor of this function and options, if a transform of them has
-                # made it, vouches for the signature's check (see `predictor_for`): written
-                # inline, a transform finds it here, once, and checks nothing again.
+                declared_core(fun, signature)
+                # Written inline, a transform finds here the predictor its function and
+                # options share, if one of them has made it: its calls find nothing again.
                 shared = PREDICTORS.get(fun, key)
-                if shared is None:
-                    declared_core(fun, signature)
         else:
             # Anything else is validated now, and what it means is kept: a list given as
             # in_axes may be changed after this (JAX copies it too).
@@ -121,9 +119,7 @@ class Vmapped(Transformed[P, R]):
 
     def _find_predictor(self) -> Predictor:
         build = self._build
-        if build is None:  # flat options: their predictor vouches for the signature's check
-            return predictor_for(self.__wrapped__, self._key, self._prepare, declared=self._declared)
-        return predictor_for(self.__wrapped__, self._key, lambda: build)
+        return predictor_for(self.__wrapped__, self._key, self._prepare if build is None else lambda: build)
 
     def _remake(self) -> tuple[Callable[..., Any], dict[str, Any]]:
         in_axes, out_axes, axis_name, axis_size, spmd_axis_name, sum_match = self._options

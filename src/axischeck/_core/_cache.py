@@ -5,7 +5,8 @@ from __future__ import annotations
 import threading
 import weakref
 from collections.abc import Callable, Hashable
-from types import FunctionType
+from functools import partial
+from types import FunctionType, MethodType
 from typing import Any, Generic, TypeVar
 
 V = TypeVar("V")
@@ -41,9 +42,9 @@ class PerFunction(Generic[V]):
     held no longer than the function lives.
 
     Functions are matched by identity (never by a user `__eq__`) and held weakly: an
-    entry goes when its function is collected. A plain function whose code is replaced
-    (as IPython's autoreload does) is a new function: what was kept for its old code is
-    dropped. Functions that cannot be weakly referenced, and options that cannot be
+    entry goes when its function is collected. A function whose code is replaced (as
+    IPython's autoreload does; see `code_of`) is a new function: what was kept for its
+    old code is dropped. Functions that cannot be weakly referenced, and options that cannot be
     hashed, are not shared (`get_or_make` then makes a fresh value). Each function keeps
     at most `per_function` option sets.
     """
@@ -69,13 +70,15 @@ class PerFunction(Generic[V]):
             return make()
         if hit is not None:
             return hit
+        code = code_of(fun)
         value = make()  # may raise: nothing is stored then
+        if code_of(fun) is not code:  # the function's code was replaced meanwhile: share nothing
+            return value
         try:
             ref = weakref.ref(fun, self._forget(id(fun)))
             hash(options)
         except TypeError:
             return value
-        code = code_of(fun)
         with self._lock:
             self._drop_gone()
             entry = self._entries.get(id(fun))
@@ -93,12 +96,12 @@ class PerFunction(Generic[V]):
         the options' `__eq__` where it must compare them (a caller sharing nothing on an
         exception catches it)."""
         entry = self._entries.get(id(fun))
-        if (
-            entry is None
-            or entry[0]() is not fun
-            or entry[1] is not (fun.__code__ if type(fun) is FunctionType else None)
-        ):
-            return None  # (`code_of`, inlined: a transform written inline asks this)
+        if entry is None or entry[0]() is not fun:
+            return None
+        if entry[1] is not (
+            fun.__code__ if type(fun) is FunctionType and "__wrapped__" not in fun.__dict__ else code_of(fun)
+        ):  # (`code_of`, its commonest case inlined: a transform written inline asks this)
+            return None
         return entry[2].get(options)
 
     def _forget(self, key: int) -> Callable[[weakref.ref[Any]], None]:
@@ -122,9 +125,31 @@ class PerFunction(Generic[V]):
 
 
 def code_of(fun: object) -> object:
-    """A plain function's code object (None for other callables), read without running
-    user code: a class's `__getattr__` is never asked."""
-    return fun.__code__ if type(fun) is FunctionType else None
+    """The code object that runs when `fun` is called (None if it cannot be named): a
+    plain function's own, the wrapped function's for `functools.partial`, bound methods
+    and wrappers that set `__wrapped__` (axischeck's transforms among them). Read without
+    running user code; what it names changes when IPython's autoreload replaces code."""
+    for _ in range(_UNWRAP_LIMIT):
+        kind = type(fun)
+        if kind is FunctionType:
+            wrapped = fun.__dict__.get("__wrapped__")
+            if wrapped is None:
+                return fun.__code__  # type: ignore[attr-defined]
+            fun = wrapped
+        elif kind is partial:
+            fun = fun.func  # type: ignore[attr-defined]
+        elif kind is MethodType:
+            fun = fun.__func__  # type: ignore[attr-defined]
+        else:
+            attributes = getattr(fun, "__dict__", None)
+            fun = attributes.get("__wrapped__") if type(attributes) is dict else None
+            if fun is None:
+                return None
+    return None
+
+
+_UNWRAP_LIMIT = 16
+"""How many wrappers `code_of` looks through (a cycle of `__wrapped__` ends there)."""
 
 
 class WeakCallable:

@@ -462,22 +462,12 @@ def predictor_for(
     options: Hashable | None,
     prepare: Callable[[], Build],
     kind: type[Predictor] | None = None,
-    declared: Signature | None = None,
 ) -> Predictor:
     """The shared predictor of `fun` with these options (`options=None`: not shareable),
     its models made by what `prepare` makes of the options (see `prepared`), asked only
-    when no transform of `fun` with these options has made it yet. A `declared`
-    signature is checked against the function as it is when the predictor is made (see
-    `declared_core`), so a shared predictor vouches for that check while the function
-    keeps its code (`PerFunction`)."""
+    when no transform of `fun` with these options has made it yet."""
     make = kind or Predictor
-
-    def made() -> Predictor:
-        if declared is not None:
-            declared_core(fun, declared)
-        return make(fun, prepared(options, prepare))
-
-    return PREDICTORS.get_or_make(fun, options, made)
+    return PREDICTORS.get_or_make(fun, options, lambda: make(fun, prepared(options, prepare)))
 
 
 _BUILDS: BoundedCache[Build] = BoundedCache(256)
@@ -633,9 +623,9 @@ def declared_core(fun: Callable[..., Any], signature: Any, name: str | None = No
     `name` (by default its own name, read only for a message)."""
     code = fun.__code__ if plain_function(fun) else None
     key = (id(code), id(signature)) if code is not None else None
-    known = lookup(_DECLARED, key)
+    known = _DECLARED.get(key)  # a key of two ints (or None): its lookup runs no user code
     if known is not None and known[0] is code and known[1] is signature:
-        return known[2]  # type: ignore[no-any-return]
+        return known[2]
     core = _fitted(fun, signature, name or fn_name(fun))  # may raise: nothing is stored then
     store(_DECLARED, key, (code, signature, core))
     return core
