@@ -1707,7 +1707,7 @@ def test_a_function_whose_code_is_replaced_is_answered_for_its_new_code() -> Non
         used(jnp.ones((2, 3)), jnp.ones((2, 5)))
 
 
-@pytest.mark.parametrize("wrapping", ["partial", "bound method", "nested", "nested inline", "wraps"])
+@pytest.mark.parametrize("wrapping", ["partial", "bound method", "nested", "nested inline", "wraps", "wrapper"])
 def test_a_wrapped_function_whose_code_is_replaced_is_answered_for_its_new_code(wrapping: str) -> None:
     """The code that runs is found through `functools.partial`, bound methods, wrappers
     that set `__wrapped__` and axischeck's own transforms: a kept transform of any of
@@ -1734,7 +1734,7 @@ def test_a_wrapped_function_whose_code_is_replaced_is_answered_for_its_new_code(
         target, plain = functools.partial(f), lambda: jax.vmap(functools.partial(f))
     elif wrapping == "bound method":
         target, plain = Holder().method, lambda: jax.vmap(Holder().method)
-    elif wrapping == "wraps":
+    elif wrapping in ("wraps", "wrapper"):
         target, plain = wrapper, lambda: jax.vmap(wrapper)
     else:
         target, plain, shape = ax.vmap(f), lambda: jax.vmap(jax.vmap(f)), (2, 4, 3)
@@ -1743,6 +1743,8 @@ def test_a_wrapped_function_whose_code_is_replaced_is_answered_for_its_new_code(
     assert before == jax.eval_shape(plain(), _sds(*shape)).shape
     if wrapping == "bound method":
         Holder.method.__code__ = (lambda self, x: x).__code__
+    elif wrapping == "wrapper":  # the wrapper's own code, not the wrapped function's
+        wrapper.__code__ = (lambda *args: jnp.stack([g(*args)] * 2, -1)).__code__
     else:
         f.__code__ = g.__code__
     want = jax.eval_shape(plain(), _sds(*shape)).shape
@@ -1769,3 +1771,101 @@ def test_a_transform_written_inline_finds_the_predictor_its_function_and_options
     assert ax.vmap(f, in_axes=(0, None), signature="(m),(m)->(m)")._shared is None
     assert ax.vmap(lambda x, y: x + y, in_axes=(0, None), signature=sig)._shared is None
     assert ax.vmap(f, in_axes=(0, None))._shared is None
+
+
+def test_looking_for_a_callables_code_runs_none_of_its_code() -> None:
+    """Which code a callable runs is read only from the types that hold it (functions,
+    partials, bound methods, axischeck's transforms): an object's own `__dict__`, which
+    may be a property that raises, is never asked for it, and the transforms of such an
+    object work as JAX's do."""
+
+    class Strange:
+        reads = 0
+
+        @property  # type: ignore[misc]
+        def __dict__(self) -> dict[str, Any]:  # noqa: PLW3201
+            Strange.reads += 1
+            raise RuntimeError("__dict__ read")
+
+        def __call__(self, x: jax.Array) -> jax.Array:
+            return x * 2
+
+    from axischeck._core._cache import code_of
+
+    fun = Strange()
+    want = jax.vmap(fun)(jnp.ones((4, 3))).shape
+    assert ax.vmap(fun)(jnp.ones((4, 3))).shape == want
+    assert ax.vmap(fun).predict((4, 3)).shapes == want
+    assert ax.vmap(fun, signature="(n)->(n)")(jnp.ones((4, 3))).shape == want
+    Strange.reads = 0
+    assert code_of(fun) is None
+    assert Strange.reads == 0
+
+
+def test_shard_map_options_that_compare_equal_but_differ_share_nothing() -> None:
+    """shard_map's options key types what it holds, not only the top level: specs in two
+    namedtuple types, in pytree nodes whose `__eq__` says equal whatever they hold, and
+    mesh sizes given as True or as a tuple of items are told apart."""
+    import collections
+
+    from jax.sharding import PartitionSpec as P
+
+    mesh = jax.make_mesh((8,), ("i",), axis_types=(jax.sharding.AxisType.Auto,))
+
+    @jax.tree_util.register_pytree_node_class
+    class Box:
+        def __init__(self, value: Any) -> None:
+            self.value = value
+
+        def __eq__(self, other: object) -> bool:
+            return isinstance(other, Box)
+
+        def __hash__(self) -> int:
+            return 0
+
+        def tree_flatten(self) -> tuple[tuple[Any], None]:
+            return (self.value,), None
+
+        @classmethod
+        def tree_unflatten(cls, aux: None, children: Any) -> Box:
+            return cls(*children)
+
+    x = jnp.ones((8, 4))
+    split = ax.shard_map(lambda b: b.value * 2, mesh=mesh, in_specs=(Box(P("i")),), out_specs=P("i"))
+    assert split.predict(Box((8, 4))).shapes == (8, 4)
+    whole = ax.shard_map(lambda b: b.value * 2, mesh=mesh, in_specs=(Box(P()),), out_specs=P("i"))
+    want = jax.shard_map(lambda b: b.value * 2, mesh=mesh, in_specs=(Box(P()),), out_specs=P("i"))(Box(x)).shape
+    assert whole.predict(Box((8, 4))).shapes == want == whole(Box(x)).shape == (64, 4)
+
+    first = collections.namedtuple("first", "a")  # noqa: PYI024
+    second = collections.namedtuple("second", "a")  # noqa: PYI024
+
+    def unwrap(pair: Any) -> jax.Array:
+        return pair.a * 2
+
+    assert ax.shard_map(unwrap, mesh=mesh, in_specs=(first(P("i")),), out_specs=P("i"))(first(x)).shape == (8, 4)
+    assert ax.shard_map(unwrap, mesh=mesh, in_specs=(second(P("i")),), out_specs=P("i"))(second(x)).shape == (8, 4)
+
+    block = ax.shard_map(lambda a: a, mesh={"i": 8}, in_specs=P("i"), out_specs=P("i"))
+    assert block.predict((8, 4)).block_shapes == (1, 4)
+    with pytest.raises(ax.SpecError):
+        ax.shard_map(lambda a: a, mesh=(("i", 8),), in_specs=P("i"), out_specs=P("i"))
+    ax.shard_map(lambda a: a, mesh={"i": 1}, in_specs=P("i"), out_specs=P("i")).predict((8, 4))
+    with pytest.raises(ax.SpecError):
+        ax.shard_map(lambda a: a, mesh={"i": True}, in_specs=P("i"), out_specs=P("i"))
+
+
+@pytest.mark.parametrize("check_vma", [True, False, 1, 0, None])
+def test_shard_map_hands_jax_check_vma_as_given(check_vma: Any) -> None:
+    """JAX records check_vma as it was given (its jaxpr shows `check_vma=1`): the drop-in
+    hands it over unchanged, so the lowered program is JAX's own."""
+    from jax.sharding import PartitionSpec as P
+
+    mesh = jax.make_mesh((8,), ("i",), axis_types=(jax.sharding.AxisType.Auto,))
+    x = jnp.ones((8, 4))
+    options: dict[str, Any] = {"mesh": mesh, "in_specs": P("i"), "out_specs": P("i"), "check_vma": check_vma}
+    ours = jax.make_jaxpr(ax.shard_map(lambda a: a * 2, **options))(x)
+    theirs = jax.make_jaxpr(jax.shard_map(lambda a: a * 2, **options))(x)
+    assert str(ours) == str(theirs)
+    with pytest.raises(ax.SpecError, match="check_vma"):
+        ax.shard_map(lambda a: a, mesh=mesh, in_specs=P("i"), out_specs=P("i"), check_vma=np.array([1, 1]))

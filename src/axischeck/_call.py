@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 import jax
 from jax.core import Tracer
 
-from ._core._cache import code_of
+from ._core._cache import code_of, same_code
 from ._core._errors import AxisCheckError, FunctionError, OutputError, with_jax_error
 from ._core._jax_compat import TRUSTED_ARRAY_TYPES, quiet_tracebacks, unbound_axis_name, vmappable_value
 from ._core._keys import arrays_by_position
@@ -45,9 +45,8 @@ def checked_call(shell: Transformed[..., Any], /, *args: Any, **kwargs: Any) -> 
     else:
         predictor = shell._shared
         fun = shell.__wrapped__
-        if predictor is None or predictor.code is not (
-            fun.__code__ if type(fun) is FunctionType and "__wrapped__" not in fun.__dict__ else code_of(fun)
-        ):  # (`code_of`, its commonest case inlined)
+        code = fun.__code__ if type(fun) is FunctionType and "__wrapped__" not in fun.__dict__ else code_of(fun)
+        if predictor is None or (predictor.code is not code and not same_code(predictor.code, code)):
             predictor = shell._predictor  # found at first use, or the function's code was replaced
         pred = predictor.eager_hit(args, kwargs)  # the common eager case: a cached answer, one frame
         if pred is None:

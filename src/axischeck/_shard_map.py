@@ -73,21 +73,37 @@ _SETTLED: BoundedCache[_Settled] = BoundedCache(256)
 
 
 def _options_key(mesh: Any, in_specs: Any, out_specs: Any, axis_names: Any, check_vma: Any) -> Hashable | None:
-    """The options as a key (None when they cannot be one): a mesh by equality (a dict of
-    sizes by its items), specs as given (PartitionSpecs compare by their entries), the
-    types beside the values. A plain tuple: meshes and specs hash in C (and cache it),
-    cheaper than a key object whose comparison runs Python."""
+    """The options as a key (None when they cannot be one): every value with its type, a
+    mesh by equality (a dict of sizes by its items, typed), specs by their structure and
+    their typed leaves (see `_specs_key`). A plain tuple: meshes and specs hash and
+    compare in C, cheaper than a key object whose comparison runs Python."""
+    values = (mesh, in_specs, out_specs, axis_names, check_vma)
+    types = tuple(map(type, values))
     if isinstance(mesh, dict):
-        mesh = tuple(mesh.items())
+        mesh = tuple((name, type(size), size) for name, size in mesh.items())
     if isinstance(axis_names, set):
         axis_names = frozenset(axis_names)
-    values = (mesh, in_specs, out_specs, axis_names, check_vma)
-    key = (tuple(map(type, values)), values)
     try:
+        key = (types, (mesh, _specs_key(in_specs), _specs_key(out_specs), axis_names, check_vma))
         hash(key)
-    except Exception:
+    except Exception:  # unhashable, cyclic, or a node that refuses to flatten: validated unkeyed
         return None
     return key
+
+
+def _specs_key(specs: Any) -> Hashable:
+    """Specs as a key: as they are for the common forms (a `PartitionSpec`, a flat tuple
+    of them and None), else their tree structure and each leaf with its type. Equal
+    specs of different container types (two namedtuples) or of containers whose `__eq__`
+    says equal whatever they hold differ in their structure or leaves."""
+    kind = type(specs)
+    if kind is PartitionSpec or specs is None or (kind is tuple and _FLAT_SPEC_TYPES.issuperset(map(type, specs))):
+        return specs  # type: ignore[no-any-return]
+    leaves, treedef = jax.tree_util.tree_flatten(specs, is_leaf=is_spec_leaf)
+    return (treedef, tuple((type(leaf), leaf) for leaf in leaves))
+
+
+_FLAT_SPEC_TYPES = frozenset({PartitionSpec, type(None)})
 
 
 def _settle(
@@ -103,7 +119,11 @@ def _settle(
     )
     for_prediction_only = shape is not None and not isinstance(mesh, (Mesh, AbstractMesh))  # a dict
     jax_mesh = mesh if isinstance(mesh, (Mesh, AbstractMesh)) else shape.abstract() if shape is not None else None
-    options = ShardOptions(shape, jax_mesh, in_specs, out_specs, names, bool(check_vma), fn_name(f))
+    try:
+        vma = bool(check_vma)  # JAX takes anything with a truth value
+    except Exception as err:
+        raise SpecError(f"shard_map check_vma must be True or False, got {short_repr(check_vma)}") from err
+    options = ShardOptions(shape, jax_mesh, in_specs, out_specs, names, vma, fn_name(f))
     return _Settled(options, has_static, for_prediction_only)
 
 
@@ -139,14 +159,14 @@ class ShardMapped(Transformed[P, R]):
         options = settled.options
         self._has_static = settled.has_static
         self._mesh_for_prediction_only = settled.for_prediction_only
-        if options.axis_names or not options.check_vma:
+        if options.axis_names or check_vma is not True:  # as given: JAX validates and records them
             jax_fn = JAX_SHARD_MAP(
                 f,
                 mesh=options.jax_mesh,
                 in_specs=in_specs,
                 out_specs=out_specs,
                 axis_names=set(options.axis_names),
-                check_vma=options.check_vma,
+                check_vma=check_vma,
             )
         else:  # JAX's defaults, left out of its call (which costs less without them)
             jax_fn = JAX_SHARD_MAP(f, mesh=options.jax_mesh, in_specs=in_specs, out_specs=out_specs)

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Concatenate, Generic, ParamSpec, Self, Ty
 import jax
 
 from ._call import checked_call, opaque_leaves
-from ._core._cache import code_of
+from ._core._cache import Wrapper, code_of, same_code
 from ._core._errors import AxisCheckError, FunctionError, SpecError, with_jax_error
 from ._core._jax_compat import custom_axis_spec
 from ._core._leaves import flatten_call, shapes_as_structs
@@ -41,7 +41,7 @@ _SHOWN_FROM_JAX = ("__name__", "__qualname__", "__module__", "__doc__")
 PREDICT_FIX_TRACES = 2
 
 
-class Transformed(Generic[P, R], ABC):
+class Transformed(Wrapper, Generic[P, R], ABC):
     """A function wrapped by an axischeck transform: callable like the original.
 
     - `f(*args, **kwargs)`: checks, runs JAX, verifies; returns what JAX returns.
@@ -86,7 +86,7 @@ class Transformed(Generic[P, R], ABC):
         """The predictor shared by every transform of this function with these options
         (and the function's current code)."""
         shared = self._shared
-        if shared is None or shared.code is not code_of(self.__wrapped__):
+        if shared is None or not same_code(shared.code, code_of(self.__wrapped__)):
             shared = self._shared = self._find_predictor()
         return shared
 
@@ -333,7 +333,7 @@ def checked_at_decoration(
     return build
 
 
-class Bound(Generic[P, R]):
+class Bound(Wrapper, Generic[P, R]):
     """A transformed method bound to an instance: call, predict and explain prepend it."""
 
     def __init__(self, transform: Transformed[..., R], instance: Any) -> None:

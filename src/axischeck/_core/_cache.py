@@ -72,7 +72,7 @@ class PerFunction(Generic[V]):
             return hit
         code = code_of(fun)
         value = make()  # may raise: nothing is stored then
-        if code_of(fun) is not code:  # the function's code was replaced meanwhile: share nothing
+        if not same_code(code_of(fun), code):  # the function's code was replaced meanwhile: share nothing
             return value
         try:
             ref = weakref.ref(fun, self._forget(id(fun)))
@@ -82,7 +82,7 @@ class PerFunction(Generic[V]):
         with self._lock:
             self._drop_gone()
             entry = self._entries.get(id(fun))
-            if entry is None or entry[0]() is not fun or entry[1] is not code:
+            if entry is None or entry[0]() is not fun or not same_code(entry[1], code):
                 entry = (ref, code, {})
                 self._entries[id(fun)] = entry
             table = entry[2]
@@ -98,9 +98,8 @@ class PerFunction(Generic[V]):
         entry = self._entries.get(id(fun))
         if entry is None or entry[0]() is not fun:
             return None
-        if entry[1] is not (
-            fun.__code__ if type(fun) is FunctionType and "__wrapped__" not in fun.__dict__ else code_of(fun)
-        ):  # (`code_of`, its commonest case inlined: a transform written inline asks this)
+        code = fun.__code__ if type(fun) is FunctionType and "__wrapped__" not in fun.__dict__ else code_of(fun)
+        if entry[1] is not code and not same_code(entry[1], code):  # (`code_of`'s commonest case inlined)
             return None
         return entry[2].get(options)
 
@@ -125,31 +124,48 @@ class PerFunction(Generic[V]):
 
 
 def code_of(fun: object) -> object:
-    """The code object that runs when `fun` is called (None if it cannot be named): a
-    plain function's own, the wrapped function's for `functools.partial`, bound methods
-    and wrappers that set `__wrapped__` (axischeck's transforms among them). Read without
-    running user code; what it names changes when IPython's autoreload replaces code."""
+    """What names the code that runs when `fun` is called, or None if nothing does: a plain
+    function's code object; for wrappers, the codes along the chain of wrapped functions
+    (a tuple: compare with `same_code`). It looks through `functools.partial`, bound
+    methods, functions that set `__wrapped__` (`functools.wraps`) and axischeck's own
+    transforms (`Wrapper`), reading only what those types hold, so no user code runs.
+    What it names changes when IPython's autoreload replaces code in place."""
+    codes: list[object] = []
     for _ in range(_UNWRAP_LIMIT):
         kind = type(fun)
         if kind is FunctionType:
-            wrapped = fun.__dict__.get("__wrapped__")
-            if wrapped is None:
-                return fun.__code__  # type: ignore[attr-defined]
-            fun = wrapped
+            codes.append(fun.__code__)  # type: ignore[attr-defined]
+            fun = fun.__dict__.get("__wrapped__")
+            if fun is None:
+                break
         elif kind is partial:
             fun = fun.func  # type: ignore[attr-defined]
         elif kind is MethodType:
             fun = fun.__func__  # type: ignore[attr-defined]
+        elif issubclass(kind, Wrapper):
+            fun = fun.__dict__.get("__wrapped__")
         else:
-            attributes = getattr(fun, "__dict__", None)
-            fun = attributes.get("__wrapped__") if type(attributes) is dict else None
-            if fun is None:
-                return None
-    return None
+            break
+    if not codes:
+        return None
+    return codes[0] if len(codes) == 1 else tuple(codes)
+
+
+def same_code(code: object, other: object) -> bool:
+    """Whether two `code_of` answers name the same code (by identity first: a wrapper's
+    answer is a new tuple each time)."""
+    return code is other or (type(code) is tuple and code == other)
 
 
 _UNWRAP_LIMIT = 16
 """How many wrappers `code_of` looks through (a cycle of `__wrapped__` ends there)."""
+
+
+class Wrapper:
+    """A callable that runs the function it holds as `__wrapped__` (an instance attribute):
+    `code_of` looks through it."""
+
+    __slots__ = ()
 
 
 class WeakCallable:

@@ -19,7 +19,7 @@ from typing import Any, cast
 import jax
 import numpy as np
 
-from .._core._cache import BoundedCache, PerFunction, code_of, held_weakly
+from .._core._cache import BoundedCache, PerFunction, code_of, held_weakly, same_code
 from .._core._errors import AxisCheckError, AxisCheckWarning, FunctionError, SpecError, with_jax_error
 from .._core._jax_compat import quiet_tracebacks, spmd_axis_in_shard_map_specs, trace_context
 from .._core._keys import arrays_key, lookup, shape_key, store, trace_key
@@ -266,6 +266,8 @@ class Predictor:
                 return pred  # the signature needed the function after all: shapes cannot key it
         else:
             pred = self.full(args, kwargs)
+            if not same_code(code_of(self.fun), self.code):
+                return pred  # the function's code was replaced during the trace: not kept
         store(self._predictions, key, pred.copy())
         return pred
 
