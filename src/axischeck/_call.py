@@ -45,8 +45,10 @@ def checked_call(shell: Transformed[..., Any], /, *args: Any, **kwargs: Any) -> 
     else:
         predictor = shell._shared
         fun = shell.__wrapped__
-        code = fun.__code__ if type(fun) is FunctionType and "__wrapped__" not in fun.__dict__ else code_of(fun)
-        if predictor is None or (predictor.code is not code and not same_code(predictor.code, code)):
+        if predictor is None or not (
+            (type(fun) is FunctionType and predictor.code is fun.__code__)  # a plain function, as it was
+            or same_code(predictor.code, code_of(fun))
+        ):
             predictor = shell._predictor  # found at first use, or the function's code was replaced
         pred = predictor.eager_hit(args, kwargs)  # the common eager case: a cached answer, one frame
         if pred is None:

@@ -98,9 +98,8 @@ class PerFunction(Generic[V]):
         entry = self._entries.get(id(fun))
         if entry is None or entry[0]() is not fun:
             return None
-        code = fun.__code__ if type(fun) is FunctionType and "__wrapped__" not in fun.__dict__ else code_of(fun)
-        if entry[1] is not code and not same_code(entry[1], code):  # (`code_of`'s commonest case inlined)
-            return None
+        if not ((type(fun) is FunctionType and entry[1] is fun.__code__) or same_code(entry[1], code_of(fun))):
+            return None  # its code was replaced (a plain function's, as it was, found first)
         return entry[2].get(options)
 
     def _forget(self, key: int) -> Callable[[weakref.ref[Any]], None]:
