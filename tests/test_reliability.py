@@ -1869,3 +1869,84 @@ def test_shard_map_hands_jax_check_vma_as_given(check_vma: Any) -> None:
     assert str(ours) == str(theirs)
     with pytest.raises(ax.SpecError, match="check_vma"):
         ax.shard_map(lambda a: a, mesh=mesh, in_specs=P("i"), out_specs=P("i"), check_vma=np.array([1, 1]))
+
+
+def test_code_compiled_anew_equal_by_value_is_new_code() -> None:
+    """Autoreload gives every function newly compiled code, which may equal the old by value
+    (only a default changed): a wrapper's codes are compared object by object."""
+    import functools
+
+    def inner(v: jax.Array, k: int = 2) -> jax.Array:
+        return v[:k]
+
+    @functools.wraps(inner)
+    def wrapper(v: jax.Array) -> jax.Array:
+        return inner(v)
+
+    kept = ax.vmap(wrapper)
+    assert kept.predict((3, 4)).shapes == (3, 2)
+    fresh = inner.__code__.replace()
+    assert fresh is not inner.__code__ and fresh == inner.__code__
+    inner.__code__, inner.__defaults__ = fresh, (1,)
+    want = jax.eval_shape(jax.vmap(wrapper), _sds(3, 4)).shape
+    assert want == (3, 1)
+    assert kept.predict((3, 4)).shapes == want
+    assert ax.vmap(wrapper).predict((3, 4)).shapes == want
+
+
+def test_shard_map_check_vma_and_axis_names_are_keyed_by_type() -> None:
+    """A check_vma object whose `__eq__` says equal to any other of its kind, and axis names
+    of another str type, share nothing: each transform answers, and hands JAX, its own."""
+    from jax.sharding import NamedSharding
+    from jax.sharding import PartitionSpec as P
+
+    mesh = jax.make_mesh((4,), ("i",), axis_types=(jax.sharding.AxisType.Auto,))
+
+    class Flag:
+        def __init__(self, value: bool) -> None:
+            self.value = value
+
+        def __bool__(self) -> bool:
+            return self.value
+
+        def __eq__(self, other: object) -> bool:
+            return type(other) is Flag
+
+        def __hash__(self) -> int:
+            return 0
+
+    def total(a: jax.Array) -> jax.Array:
+        return a.sum(0, keepdims=True)  # varies by device: fine only with check_vma off
+
+    x = jax.device_put(jnp.ones((8, 2)), NamedSharding(mesh, P("i")))
+    ax.shard_map(total, mesh=mesh, in_specs=P("i"), out_specs=P(), check_vma=Flag(True))
+    relaxed = ax.shard_map(total, mesh=mesh, in_specs=P("i"), out_specs=P(), check_vma=Flag(False))
+    want = jax.shard_map(total, mesh=mesh, in_specs=P("i"), out_specs=P(), check_vma=Flag(False))(x).shape
+    assert relaxed.predict(x).shapes == want == relaxed(x).shape
+
+    def double(a: jax.Array) -> jax.Array:
+        return a * 2
+
+    for names in ({np.str_("i")}, {"i"}):
+        options: dict[str, Any] = {"mesh": mesh, "in_specs": P("i"), "out_specs": P("i"), "axis_names": names}
+        ours = jax.make_jaxpr(ax.shard_map(double, **options))(x)
+        assert str(ours) == str(jax.make_jaxpr(jax.shard_map(double, **options))(x))
+
+
+def test_cyclic_shard_map_specs_are_refused_before_anything_flattens_them() -> None:
+    """jaxlib's flatten of a cycle raises RecursionError from C++ and can leave the
+    interpreter unable to recurse: specs that contain themselves are a SpecError."""
+    from jax.sharding import PartitionSpec as P
+
+    mesh = jax.make_mesh((4,), ("i",), axis_types=(jax.sharding.AxisType.Auto,))
+    cyclic: list[Any] = [P("i")]
+    cyclic.append(cyclic)
+    with pytest.raises(ax.SpecError, match="contains itself"):
+        ax.shard_map(lambda a: a, mesh=mesh, in_specs=cyclic, out_specs=P("i"))
+    with pytest.raises(ax.SpecError, match="contains itself"):
+        ax.shard_map(lambda a: a, mesh=mesh, in_specs=P("i"), out_specs=cyclic)
+
+    def depth(k: int) -> int:
+        return 0 if k == 0 else 1 + depth(k - 1)
+
+    assert depth(200) == 200  # the interpreter still recurses

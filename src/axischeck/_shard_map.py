@@ -7,6 +7,7 @@ from dataclasses import dataclass, replace
 from typing import Any, ParamSpec, TypeVar, overload
 
 import jax
+import numpy as np
 from jax.sharding import AbstractMesh, Mesh, PartitionSpec
 
 from ._core._cache import BoundedCache
@@ -16,7 +17,7 @@ from ._core._keys import lookup, store
 from ._core._leaves import array_shape, shapes_as_structs
 from ._core._prediction import Prediction, ShardPrediction
 from ._core._steps import ShardStep
-from ._core._trees import PrefixMismatch, broadcast_prefix, short_repr
+from ._core._trees import PrefixMismatch, broadcast_prefix, check_nesting, short_repr
 from ._engine._mesh import MeshShape, mesh_shape
 from ._engine._models import Outcome
 from ._engine._predictor import (
@@ -74,35 +75,49 @@ _SETTLED: BoundedCache[_Settled] = BoundedCache(256)
 
 def _options_key(mesh: Any, in_specs: Any, out_specs: Any, axis_names: Any, check_vma: Any) -> Hashable | None:
     """The options as a key (None when they cannot be one): every value with its type, a
-    mesh by equality (a dict of sizes by its items, typed), specs by their structure and
-    their typed leaves (see `_specs_key`). A plain tuple: meshes and specs hash and
-    compare in C, cheaper than a key object whose comparison runs Python."""
+    mesh by equality (a dict of sizes by its typed items), specs by their structure and
+    typed leaves (see `_specs_key`), axis names typed, check_vma only if a bool or an int
+    (another object's `__eq__` may say equal to anything). A plain tuple: meshes and specs
+    hash and compare in C, cheaper than a key object whose comparison runs Python.
+    Raises `SpecError` for cyclic or absurdly deep specs, before anything flattens them."""
+    in_key = in_specs if type(in_specs) is PartitionSpec else _specs_key(in_specs, "in_specs")
+    out_key = out_specs if type(out_specs) is PartitionSpec else _specs_key(out_specs, "out_specs")
+    if in_key is _NO_KEY or out_key is _NO_KEY or type(check_vma) not in _KEYED_FLAGS:
+        return None
     values = (mesh, in_specs, out_specs, axis_names, check_vma)
     types = tuple(map(type, values))
     if isinstance(mesh, dict):
         mesh = tuple((name, type(size), size) for name, size in mesh.items())
-    if isinstance(axis_names, set):
-        axis_names = frozenset(axis_names)
+    if isinstance(axis_names, (set, frozenset)):
+        axis_names = frozenset((type(name), name) for name in axis_names) if axis_names else _NO_NAMES
     try:
-        key = (types, (mesh, _specs_key(in_specs), _specs_key(out_specs), axis_names, check_vma))
+        key = (types, (mesh, in_key, out_key, axis_names, check_vma))
         hash(key)
-    except Exception:  # unhashable, cyclic, or a node that refuses to flatten: validated unkeyed
+    except Exception:  # unhashable: validated unkeyed
         return None
     return key
 
 
-def _specs_key(specs: Any) -> Hashable:
+def _specs_key(specs: Any, what: str) -> Hashable:
     """Specs as a key: as they are for the common forms (a `PartitionSpec`, a flat tuple
-    of them and None), else their tree structure and each leaf with its type. Equal
-    specs of different container types (two namedtuples) or of containers whose `__eq__`
-    says equal whatever they hold differ in their structure or leaves."""
+    of them and None), else their tree structure and each leaf with its type (equal specs
+    in containers of different types, or in containers whose `__eq__` says equal whatever
+    they hold, differ there); `_NO_KEY` when they cannot be flattened."""
     kind = type(specs)
     if kind is PartitionSpec or specs is None or (kind is tuple and _FLAT_SPEC_TYPES.issuperset(map(type, specs))):
         return specs  # type: ignore[no-any-return]
-    leaves, treedef = jax.tree_util.tree_flatten(specs, is_leaf=is_spec_leaf)
+    check_nesting(specs, f"shard_map {what}")  # jaxlib's flatten must never meet a cycle
+    try:
+        leaves, treedef = jax.tree_util.tree_flatten(specs, is_leaf=is_spec_leaf)
+    except Exception:
+        return _NO_KEY
     return (treedef, tuple((type(leaf), leaf) for leaf in leaves))
 
 
+_NO_KEY: Hashable = object()
+"""`_specs_key` for specs that cannot be flattened: the options are then not keyed."""
+_KEYED_FLAGS = frozenset({bool, int, np.bool_})
+_NO_NAMES: frozenset[Any] = frozenset()
 _FLAT_SPEC_TYPES = frozenset({PartitionSpec, type(None)})
 
 
@@ -165,7 +180,7 @@ class ShardMapped(Transformed[P, R]):
                 mesh=options.jax_mesh,
                 in_specs=in_specs,
                 out_specs=out_specs,
-                axis_names=set(options.axis_names),
+                axis_names=axis_names,
                 check_vma=check_vma,
             )
         else:  # JAX's defaults, left out of its call (which costs less without them)

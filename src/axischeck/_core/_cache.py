@@ -151,9 +151,14 @@ def code_of(fun: object) -> object:
 
 
 def same_code(code: object, other: object) -> bool:
-    """Whether two `code_of` answers name the same code (by identity first: a wrapper's
-    answer is a new tuple each time)."""
-    return code is other or (type(code) is tuple and code == other)
+    """Whether two `code_of` answers name the same code objects: by identity, item by item
+    for a wrapper's (a new tuple each time). Code objects compare equal by value, even
+    compiled anew from another file: autoreload's new code may equal the old."""
+    if code is other:
+        return True
+    if type(code) is not tuple or type(other) is not tuple or len(code) != len(other):
+        return False
+    return all(a is b for a, b in zip(code, other, strict=True))
 
 
 _UNWRAP_LIMIT = 16
