@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 import jax
 from jax.core import Tracer
 
-from ._core._cache import code_of, same_code
+from ._core._cache import runs_code
 from ._core._errors import AxisCheckError, FunctionError, OutputError, with_jax_error
 from ._core._jax_compat import TRUSTED_ARRAY_TYPES, quiet_tracebacks, unbound_axis_name, vmappable_value
 from ._core._keys import arrays_by_position
@@ -46,8 +46,8 @@ def checked_call(shell: Transformed[..., Any], /, *args: Any, **kwargs: Any) -> 
         predictor = shell._shared
         fun = shell.__wrapped__
         if predictor is None or not (
-            (type(fun) is FunctionType and predictor.code is fun.__code__)  # a plain function, as it was
-            or same_code(predictor.code, code_of(fun))
+            (type(fun) is FunctionType and predictor.code is fun.__code__)  # `runs_code`'s first test, inlined
+            or runs_code(fun, predictor.code)
         ):
             predictor = shell._predictor  # found at first use, or the function's code was replaced
         pred = predictor.eager_hit(args, kwargs)  # the common eager case: a cached answer, one frame

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Concatenate, Generic, ParamSpec, Self, Ty
 import jax
 
 from ._call import checked_call, opaque_leaves
-from ._core._cache import Wrapper, code_of, same_code
+from ._core._cache import Wrapper, runs_code
 from ._core._errors import AxisCheckError, FunctionError, SpecError, with_jax_error
 from ._core._jax_compat import custom_axis_spec
 from ._core._leaves import flatten_call, shapes_as_structs
@@ -86,7 +86,7 @@ class Transformed(Wrapper, Generic[P, R], ABC):
         """The predictor shared by every transform of this function with these options
         (and the function's current code)."""
         shared = self._shared
-        if shared is None or not same_code(shared.code, code_of(self.__wrapped__)):
+        if shared is None or not runs_code(self.__wrapped__, shared.code):
             shared = self._shared = self._find_predictor()
         return shared
 

@@ -98,8 +98,8 @@ class PerFunction(Generic[V]):
         entry = self._entries.get(id(fun))
         if entry is None or entry[0]() is not fun:
             return None
-        if not ((type(fun) is FunctionType and entry[1] is fun.__code__) or same_code(entry[1], code_of(fun))):
-            return None  # its code was replaced (a plain function's, as it was, found first)
+        if not runs_code(fun, entry[1]):
+            return None  # its code was replaced
         return entry[2].get(options)
 
     def _forget(self, key: int) -> Callable[[weakref.ref[Any]], None]:
@@ -159,6 +159,12 @@ def same_code(code: object, other: object) -> bool:
     if type(code) is not tuple or type(other) is not tuple or len(code) != len(other):
         return False
     return all(a is b for a, b in zip(code, other, strict=True))
+
+
+def runs_code(fun: object, code: object) -> bool:
+    """Whether `fun` still runs `code` (a `code_of` answer): for a plain function, one
+    identity comparison."""
+    return (type(fun) is FunctionType and code is fun.__code__) or same_code(code, code_of(fun))
 
 
 _UNWRAP_LIMIT = 16
