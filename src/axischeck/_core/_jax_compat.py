@@ -56,6 +56,13 @@ except ImportError:  # pragma: no cover - a future layout: the general path stil
 TRUSTED_ARRAY_TYPES: frozenset[type] = frozenset({*_array_impl, jax.ShapeDtypeStruct})
 """Types whose `.shape` JAX guarantees to be a tuple of ints >= 0 with a valid dtype."""
 
+CONCRETE_ARRAY_TYPES: frozenset[type] = frozenset(_array_impl)
+"""JAX's concrete array class, whose `.shape` property returns its abstract value's shape
+(0.10.2 to 0.12): `concrete_shape` reads that directly, without the property's frame."""
+
+concrete_shape = attrgetter("aval.shape")
+"""The shape of a `CONCRETE_ARRAY_TYPES` array (what `.shape` returns), read in C."""
+
 
 _STRUCT_FIELDS = attrgetter(*jax.ShapeDtypeStruct.__slots__)
 """Every field of a `ShapeDtypeStruct` (its slots, whichever this JAX has): what JAX reads
