@@ -49,3 +49,11 @@ def test_a_symbolic_mismatch_is_refused_as_jax_refuses_it() -> None:
         jax.eval_shape(jax.vmap(jnp.dot), struct(B, 3), struct(2 * B, 3))
     with pytest.raises(ValueError):
         dot.predict(struct(B, 3), struct(2 * B, 3))
+
+
+def test_a_symbolic_leaf_after_static_ones_of_its_rank_is_still_left_to_jax() -> None:
+    # Leaves of one static shape are read once; a symbolic leaf later in the tree is not one of them.
+    f = ax.vmap(lambda tree: tree["z"].sum(axis=-1))
+    tree = {"a": struct(4, 3), "b": struct(4, 3), "z": struct(4, N)}
+    want = jax.eval_shape(jax.vmap(lambda t: t["z"].sum(axis=-1)), tree)
+    assert f.predict(tree).shapes == want.shape == (4,)

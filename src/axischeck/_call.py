@@ -195,11 +195,17 @@ def _jax_verdict(jax_fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict
 def opaque_leaves(leaves: list[Any]) -> bool:
     """Whether some argument leaf is beyond axischeck's model, so JAX alone answers:
     a type registered with `register_vmappable`, or an array with symbolic sizes."""
+    static: set[tuple[int, ...]] = set()  # shapes of ints seen: leaves of one shape are read once
     for x in leaves:
         if vmappable_value(x):
             return True
-        if isinstance(x, (Tracer, jax.ShapeDtypeStruct)) and not all(type(d) is int for d in x.shape):
-            return True
+        if isinstance(x, (Tracer, jax.ShapeDtypeStruct)):
+            shape = x.shape
+            if type(shape) is tuple and shape in static:
+                continue
+            if not all(type(d) is int for d in shape):
+                return True
+            static.add(shape)
     return False
 
 

@@ -23,6 +23,7 @@ from collections.abc import Hashable, Mapping
 from operator import attrgetter
 from typing import Any, cast
 
+import jax
 import numpy as np
 
 from ._jax_compat import CONCRETE_ARRAY_TYPES, TRUSTED_ARRAY_TYPES, concrete_shape, trace_context
@@ -68,8 +69,9 @@ def trace_key(leaves: list[Any], treedef: Any) -> Hashable | None:
     """Everything a trace of the function can see of these arguments, or None when some
     leaf cannot be keyed soundly (then the answer is not cached)."""
     parts: list[Hashable] = []
+    struct = jax.ShapeDtypeStruct
     for x in leaves:
-        part = _leaf_type(x)
+        part = x if type(x) is struct else _leaf_type(x)  # a struct keys itself (see `_leaf_type`)
         if part is None:
             return None
         parts.append(part)

@@ -329,12 +329,14 @@ def _batched_axis(leaf: Leaf, axis: int) -> int | None:
 def read_sizes(level: MapLevel, leaves: list[Leaf], axes: list[int | None]) -> frozenset[int]:
     """The sizes of the mapped axes that can be read (in range), and a vmap's axis_size:
     the batch sizes these in_axes point at, agreeing or not."""
-    sizes = {
-        leaf.shape[c]
+    pmap = level.kind == "pmap"
+    sizes = {  # an axis in range indexes the shape as it is, negative or not
+        shape[a]
         for leaf, a in zip(leaves, axes, strict=True)
-        if a is not None and leaf.shape is not None and not (level.kind == "pmap" and a < 0)  # pmap misreads those
-        for c in [canonical_axis(a, len(leaf.shape))]
-        if c is not None
+        if a is not None
+        and (shape := leaf.shape) is not None
+        and -len(shape) <= a < len(shape)
+        and not (pmap and a < 0)  # pmap misreads those
     }
     if level.kind == "vmap" and level.axis_size is not None:  # pmap's axis_size stands in for nothing
         sizes.add(int(level.axis_size))

@@ -135,7 +135,10 @@ def eval_per_example(fn: Callable[..., Any], treedef: Any, values: Sequence[Any]
     dyn = [i for i, v in enumerate(values) if _is_abstract(v)]
     per_example = substituting(fn, treedef, values, dyn)
     scope = _named_scope(env)
-    structs = [_with_env_dims(values[i], i, scope) for i in dyn]
+    if _vmap_levels(scope):
+        structs = [_with_env_dims(values[i], i, scope) for i in dyn]
+    else:  # no vmap level to put axes back for (the common case): one pass, no call per leaf
+        structs = [values[i] for i in dyn]
     try:
         out = _shapes_of(_bind_names(per_example, scope, dyn), scope, structs)
     except ValueError as err:  # under pmap JAX checks psum_scatter itself: same report
