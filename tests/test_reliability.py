@@ -1639,21 +1639,35 @@ def test_options_changed_after_construction_change_no_answer() -> None:
     assert ax.shard_map(block, mesh=mesh, in_specs=P("x"), out_specs=P("x")).predict((16, 3)).block_shapes == (2, 3)
 
 
-def test_a_checked_calls_one_frame_lookup_answers_only_where_the_full_one_would() -> None:
-    """`eager_hit` serves a cached signature prediction keyed by argument shapes alone; a
-    transform whose answers depend on more (the context mesh) or that defers to JAX never
-    takes it, and the flat options key shares predictors only between equal options."""
+def test_a_checked_calls_inlined_lookup_answers_only_where_the_full_one_would(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A kept eager call with a signature finds its cached prediction by the arrays' shapes
+    alone, in the checked call itself: the key it writes out is `arrays_key`'s, so the
+    checks before JAX (`_before`) never run again for shapes seen; a transform whose
+    answers depend on more (the context mesh) or that defers to JAX never takes it, and
+    the flat options key shares predictors only between equal options."""
+    from axischeck import _call
+
     x = jnp.ones((4, 3))
     f = ax.vmap(lambda v: v.sum(0), signature="(n)->()")
-    assert f._predictor.eager_hit((x,), {}) is None  # nothing cached yet
     f(x)
-    hit = f._predictor.eager_hit((x,), {})
-    assert hit is not None and hit is f._predictor.hit((x,), {})
-    assert f._predictor.eager_hit((x,), {"extra": x}) is None  # keywords: the full lookup
+    table = f._predictor.by_shapes
+    assert table is not None and table.get(arrays_key((x,), {})) is f._predictor.hit((x,), {}) is not None
+    checks: list[object] = []
+    full_checks = _call._before
+
+    def counted(*args: Any) -> Any:
+        checks.append(args)
+        return full_checks(*args)
+
+    monkeypatch.setattr(_call, "_before", counted)
+    assert f(jnp.zeros((4, 3))).shape == (4,) and not checks  # found in the checked call, by shapes
+    assert f(jnp.zeros((5, 3))).shape == (5,) and len(checks) == 1  # new shapes: the checks before JAX
+    assert f(v=x).shape == (4,) and len(checks) == 2  # by keyword: the full lookup
+    monkeypatch.undo()
     mesh = jax.make_mesh((8,), ("x",), axis_types=(jax.sharding.AxisType.Auto,))
     sharded = ax.shard_map(lambda a: a, mesh=mesh, in_specs=P("x"), out_specs=P("x"), signature="(n)->(n)")
     sharded(jnp.ones(16))
-    assert sharded._predictor._by_shapes is None  # its answers depend on the context mesh
+    assert sharded._predictor.by_shapes is None  # its answers depend on the context mesh
     # Flat options: equal options share one predictor, different ones never do.
     fun = lambda v: v  # noqa: E731
     assert ax.vmap(fun, in_axes=(0,))._predictor is ax.vmap(fun, in_axes=(0,))._predictor

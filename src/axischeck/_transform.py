@@ -69,9 +69,10 @@ class Transformed(Wrapper, Generic[P, R], ABC):
         self._shared = shared  # else found at first use, by `_find_predictor`
         self._defers = defers_to_jax  # options axischeck cannot model (custom spec types)
         # Nothing to check before JAX runs a call, if the function's annotations declare no
-        # dims (read at the first call): no signature, plain options, nothing JAX may answer
-        # silently. A call is then JAX's own, diagnosed only if JAX refuses it.
-        self._straight = straight
+        # dims: no signature, plain options, nothing JAX may answer silently. A call is then
+        # JAX's own, diagnosed only if JAX refuses it. None: the annotations are read at the
+        # first call (a string annotation may name what is defined after the decorator).
+        self._straight: bool | None = None if straight else False
         for name in _SHOWN_FROM_JAX:  # as JAX sets them on the function it returns
             value = getattr(jax_fn, name, None)
             if value is None:

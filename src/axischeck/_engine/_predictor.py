@@ -132,8 +132,9 @@ class Predictor:
         self._last_bound: Any = None  # the trace context `confirm_names` last found clear
         self._cacheable: bool | None = None
         # `_predictions` once the models are known, if a signature's answers in it are
-        # keyed by the argument shapes alone (see `eager_hit`); None otherwise.
-        self._by_shapes: BoundedCache[Prediction] | None = None
+        # keyed by the argument shapes alone; None otherwise. A checked call of concrete
+        # arrays by position reads it directly (see `checked_call`), only reading.
+        self.by_shapes: BoundedCache[Prediction] | None = None
         self._tuple_dtypes: dict[int | str, Any] | None = None
 
     @property
@@ -148,7 +149,7 @@ class Predictor:
                 if self._models is None:
                     built = self._build(self.fun, self._held)
                     if built.symbolic and not built.reads_context_mesh and shape_keyed(built.model):
-                        self._by_shapes = self._predictions
+                        self.by_shapes = self._predictions
                     self._models = built
                 models = self._models
         return models
@@ -213,19 +214,6 @@ class Predictor:
             self._last_bound = context
             return True
         return False
-
-    def eager_hit(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Prediction | None:
-        """`hit` for a checked call of arrays by position, or None: the question a call
-        asks before JAX's eager work, every time. Next to that work each Python frame
-        and object costs several times its cost in a loop, so it is asked in one frame
-        of precomputed facts. An arrays key compares equal to no other key, and hashing
-        it runs no user code. Always None for a transform that defers to JAX (its
-        models are not symbolic)."""
-        table = self._by_shapes
-        if table is None:
-            return None
-        key = arrays_key(args, kwargs)
-        return table.get(key) if key is not None else None
 
     def hit(
         self, args: tuple[Any, ...], kwargs: dict[str, Any], flat: tuple[list[Any], Any] | None = None
