@@ -363,9 +363,31 @@ def bench_eager(quick: bool) -> Result:
     rows.append(
         info_row(f"  info: {hot:.1f} us of plain Python (hot), before the same call", NAN, NAN, f"{pair.diff:+.1f} us")
     )
+    # The least a drop-in's check can do, written as one plain function: read the
+    # arguments' shapes, one dict lookup, compare the output's shape. The floor under the
+    # target with a signature (a trivial wrapper class alone costs about as much).
+    out = plain(x, y, z)
+    known = {tuple(a.shape for a in (x, y, z)): out.shape}
+
+    def least_check(*args: jax.Array) -> jax.Array:
+        want = known.get(tuple([a.shape for a in args]))
+        result = plain(*args)
+        if result.shape != want:
+            raise AssertionError("the output's shape is not the one known for these arguments")
+        return result
+
+    pair = paired_us(partial(call, plain), partial(call, least_check), rounds)
+    data["least_check_in_context_us"] = pair.diff
+    rows.append(
+        info_row(
+            "  info: the least check (3 shapes, a lookup, the output's shape), same call",
+            NAN,
+            NAN,
+            f"{pair.diff:+.1f} us",
+        )
+    )
     # axischeck's own time per call: the same transform with JAX's call stubbed out
     # (a private attribute), so JAX's eager batching and its noise are not in it.
-    out = plain(x, y, z)
     for tag, sig in (("sig", EINSUM), ("nosig", None)):
         shell = ax.vmap(complex_operation, in_axes=AXES, signature=sig)
         shell(x, y, z)
