@@ -125,3 +125,23 @@ def test_a_trace_over_abstract_values_answers_as_over_the_structs() -> None:
     leaves, treedef = jax.tree_util.tree_flatten((x, params))
     rebuilt = jax.tree_util.tree_unflatten(treedef, compat.abstract_values(leaves))
     assert jax.eval_shape(f, *rebuilt) == jax.eval_shape(f, x, params)
+
+
+def test_a_concrete_arrays_shape_is_its_abstract_values() -> None:
+    """`concrete_shape` reads what `ArrayImpl.shape` returns, for every kind of concrete
+    array a call may pass: the eager call's cache key depends on it."""
+    mesh = _mesh((8,), ("x",))
+    arrays = [
+        jnp.ones((16, 8, 4)),
+        jnp.float32(2.0),  # 0-d
+        jnp.asarray(3.0, dtype=jnp.bfloat16),
+        jnp.zeros((0, 3)),
+        jax.device_put(jnp.ones((16, 2)), jax.sharding.NamedSharding(mesh, P("x"))),
+        jax.jit(lambda a: a * 2)(jnp.ones((5, 7))),
+        jax.random.normal(jax.random.key(0), (3, 2)),
+    ]
+    assert compat.CONCRETE_ARRAY_TYPES <= compat.TRUSTED_ARRAY_TYPES
+    for x in arrays:
+        assert type(x) in compat.CONCRETE_ARRAY_TYPES
+        assert compat.concrete_shape(x) == x.shape and type(compat.concrete_shape(x)) is tuple
+    assert jax.ShapeDtypeStruct not in compat.CONCRETE_ARRAY_TYPES
