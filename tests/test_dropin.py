@@ -44,6 +44,36 @@ def test_jax_transform_api_is_reached_through_the_shell() -> None:
         assert ours.__wrapped__ is double
 
 
+def test_what_jax_copies_from_the_function_is_on_the_shell_and_the_shells_own_comes_first() -> None:
+    """JAX's transforms carry what `functools.wraps` copied from the function (a snapshot,
+    taken when the transform is made): the shell carries the same, except where it has an
+    attribute of its own, which a lookup finds first."""
+
+    def scaled(x: jax.Array) -> jax.Array:
+        return x * 3
+
+    scaled.units = "m"  # type: ignore[attr-defined]
+    scaled.predict = "the user's"  # type: ignore[attr-defined]
+    mesh = jax.make_mesh((8,), ("x",))
+    spec = jax.sharding.PartitionSpec("x")
+    made = {
+        "vmap": (jax.vmap(scaled), ax.vmap(scaled)),
+        "pmap": (jax.pmap(scaled), ax.pmap(scaled)),
+        "shard_map": (
+            jax.shard_map(scaled, mesh=mesh, in_specs=spec, out_specs=spec),
+            ax.shard_map(scaled, mesh=mesh, in_specs=spec, out_specs=spec),
+        ),
+    }
+    scaled.units = "km"  # after the transforms were made: neither sees it
+    for name, (jax_fn, ours) in made.items():
+        assert ours.units == jax_fn.units == "m", name  # type: ignore[attr-defined]
+        assert jax_fn.predict == "the user's" and callable(ours.predict), name  # type: ignore[attr-defined]
+        assert hasattr(ours, "lower") == hasattr(jax_fn, "lower"), name
+        assert not hasattr(ours, "no_such_attribute") and not hasattr(jax_fn, "no_such_attribute")
+    with pytest.raises(AttributeError, match="no attribute 'no_such_attribute'"):
+        ax.vmap(scaled).no_such_attribute  # noqa: B018
+
+
 def test_a_fresh_pmap_of_the_same_function_does_not_compile_again() -> None:
     """JAX's caches see the user's own function: a new `ax.pmap(f)` hits them."""
     runs: list[int] = []

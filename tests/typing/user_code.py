@@ -537,3 +537,9 @@ def partial_calls() -> None:
     assert_type(p_sharded.predict((1024, 4), (4, 3)), ax.ShardPrediction)
     assert_type(p_scale.explain((8, 4), ()), str)
     del unpacked
+
+
+def pmap_lowering_is_jax_own(x: jax.Array) -> str:
+    """What JAX's transformed function carries is reached through the shell, for type
+    checkers too (`.lower` is JAX's, as on `jax.pmap`'s untyped result)."""
+    return str(ax.pmap(lambda v: v * 2).lower(x).as_text())
