@@ -81,19 +81,6 @@ class Transformed(Wrapper, Generic[P, R], ABC):
                 # Instance attributes, as on the function JAX returns; set one by one,
                 # which keeps the instance dict compact (an update() would not).
                 setattr(self, name, value)
-        self._offer_jax_attributes(jax_fn)
-
-    def _offer_jax_attributes(self, jax_fn: Any) -> None:
-        """What JAX's function carries and the shell does not (pmap's `.lower`, what
-        `functools.wraps` copied from the user's function) is JAX's own, reached through
-        the shell: copied once, as JAX copied it. (A class `__getattr__` would look it up
-        at each access, but it slows every attribute read of the shell, a call's own
-        included: about 2.5 us a kept call next to JAX's eager work, measured.)"""
-        cls = type(self)
-        for name, value in getattr(jax_fn, "__dict__", {}).items():
-            if name.startswith("__") or hasattr(cls, name) or hasattr(self, name):
-                continue  # the shell's own first, as a lookup would find it
-            setattr(self, name, value)
 
     @property
     def _predictor(self) -> Predictor:
@@ -136,6 +123,14 @@ class Transformed(Wrapper, Generic[P, R], ABC):
     def _predicts_only(self) -> bool:
         """Whether calls cannot run (a shard_map planned for a mesh given as sizes)."""
         return False
+
+    def __getattr__(self, name: str) -> Any:
+        """What JAX's transformed function offers and the shell does not: `.lower(...)`,
+        `.trace(...)`, `.eval_shape(...)`, ... are JAX's own."""
+        jax_fn = self.__dict__.get("_jax_fn")
+        if jax_fn is None or name.startswith("__"):
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        return getattr(jax_fn, name)
 
     def __reduce__(self) -> tuple[Any, ...]:
         """Copied and pickled by rebuilding: the function and the options (JAX's own
@@ -273,11 +268,6 @@ class Transformed(Wrapper, Generic[P, R], ABC):
     if TYPE_CHECKING:
 
         def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R: ...
-
-        def __getattr__(self, name: str) -> Any:
-            """What JAX's transformed function carries (`.lower` on pmap's, ...): copied
-            onto the shell at construction (`_offer_jax_attributes`), so type checkers
-            see any other name as JAX's, as on the untyped function JAX returns."""
 
     else:
         __call__ = checked_call  # itself, not a wrapper: one frame between the user and JAX
