@@ -98,7 +98,8 @@ class PerFunction(Generic[V]):
         entry = self._entries.get(id(fun))
         if entry is None or entry[0]() is not fun:
             return None
-        if not runs_code(fun, entry[1]):
+        code = entry[1]
+        if not ((type(fun) is FunctionType and code is fun.__code__) or runs_code(fun, code)):  # its first test inlined
             return None  # its code was replaced
         return entry[2].get(options)
 

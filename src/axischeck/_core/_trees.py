@@ -241,7 +241,8 @@ def flat_axes(axes: Any) -> bool:
     which need no tree walk (checked first on the hot path of every construction)."""
     if axes is None or type(axes) is int:
         return True
-    return type(axes) is tuple and _AXIS_TYPES.issuperset(map(type, axes))
+    return type(axes) is tuple and AXIS_TYPES.issuperset(map(type, axes))
 
 
-_AXIS_TYPES = frozenset({int, type(None)})
+AXIS_TYPES = frozenset({int, type(None)})
+"""The types of flat axes' entries (see `flat_axes`)."""

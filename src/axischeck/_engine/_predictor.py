@@ -530,15 +530,6 @@ def options_key(kind: str, *options: Any) -> Hashable:
     return (kind, tuple(map(type, options)), tuple(values))
 
 
-def flat_options_key(kind: str, *options: Any) -> Hashable:
-    """`options_key` for options that are all flat axes (see `flat_axes`), None or a
-    `Signature`, the common case, taken as they are: values of these types are equal
-    exactly when they mean the same, whatever their types (an int never equals None, and
-    `flat_axes` takes no bool). Such a key never equals an `options_key` key, whose
-    second item is a tuple of types."""
-    return (kind, *options)
-
-
 _PLAIN = frozenset({int, str, bool, type(None), Signature})
 """Option types whose values are equal exactly when they mean the same, given the type."""
 
@@ -611,7 +602,8 @@ def declared_core(fun: Callable[..., Any], signature: Any, name: str | None = No
     inline costs a lookup that hashes two ints: hashing a code object walks its
     constants and names, dear next to JAX's eager work. Messages name the function
     `name` (by default its own name, read only for a message)."""
-    code = fun.__code__ if plain_function(fun) else None
+    plain = type(fun) is FunctionType and "__wrapped__" not in fun.__dict__ and "__signature__" not in fun.__dict__
+    code = fun.__code__ if plain else None  # `plain_function`, written out: this runs at every construction
     key = (id(code), id(signature)) if code is not None else None
     known = _DECLARED.get(key)  # a key of two ints (or None): its lookup runs no user code
     if known is not None and known[0] is code and known[1] is signature:
