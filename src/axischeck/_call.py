@@ -43,7 +43,7 @@ def checked_call(shell: Transformed[..., Any], /, *args: Any, **kwargs: Any) -> 
     it with JAX's exception kept.
 
     One frame between the caller and JAX: next to JAX's eager work each further Python
-    frame costs about 2 us (measured), several times its cost in a loop, so the common
+    frame costs microseconds (measured), many times its cost in a loop, so the common
     cases are written out here, each marked with the function it inlines."""
     pred = None
     straight = shell._straight
