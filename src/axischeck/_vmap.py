@@ -106,6 +106,7 @@ class Vmapped(Transformed[P, R]):
         defers = not plain and custom_axes(in_axes, out_axes)
         shared: Predictor | None = None
         self._build: Build | None
+        self._key: Hashable
         if plain and unnamed:
             # Flat ints and None (immutable), JAX's defaults for the rest: JAX has validated
             # them as axischeck would, so what they mean is derived at first use, like the
