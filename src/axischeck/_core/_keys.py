@@ -26,7 +26,7 @@ from typing import Any, cast
 import jax
 import numpy as np
 
-from ._jax_compat import CONCRETE_ARRAY_TYPES, TRUSTED_ARRAY_TYPES, concrete_shape, trace_context
+from ._jax_compat import TRUSTED_ARRAY_TYPES, trace_context
 from ._leaves import array_shape
 
 _BY_VALUE = (bool, int, float, complex, str, bytes, type(None))
@@ -38,13 +38,9 @@ def arrays_key(args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> Hashable | N
     call, a `predict` of structs): their shapes, read without flattening the arguments.
     Next to JAX's eager work, a flatten and a treedef's hash cost several times what they
     cost in a loop. None for any other call; the tag keeps the two kinds of key apart."""
-    if kwargs:
+    if kwargs or not TRUSTED_ARRAY_TYPES.issuperset(map(type, args)):  # `arrays_by_position`, inlined
         return None
-    if CONCRETE_ARRAY_TYPES.issuperset(map(type, args)):  # an eager call: concrete arrays alone
-        return ("arrays", tuple(map(concrete_shape, args)))
-    if TRUSTED_ARRAY_TYPES.issuperset(map(type, args)):  # `arrays_by_position`, inlined
-        return ("arrays", tuple(map(_SHAPE, args)))
-    return None
+    return ("arrays", tuple(map(_SHAPE, args)))
 
 
 def arrays_by_position(args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> bool:

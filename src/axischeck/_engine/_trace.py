@@ -90,16 +90,23 @@ def _bind_names(fn: Callable[..., Any], env: Env, dyn: Sequence[int]) -> Callabl
     return fn
 
 
-def _with_env_dims(value: Any, i: int, env: Env) -> Any:
-    """The struct the binders expect: the vmap levels' axes put back where they were."""
-    shape = list(value.shape)
-    inserted = []
-    for level in reversed(_vmap_levels(env)):
-        axis, size = level.axes[i], level.size
-        if axis is not None:
-            shape.insert(axis, size)
-            inserted.append(axis)
-    return resharded(value, tuple(shape), value.dtype, insert=inserted) if inserted else value
+def _with_env_dims(structs: list[Any], dyn: Sequence[int], env: Env) -> list[Any]:
+    """The structs the binders expect (`structs[k]` for leaf `dyn[k]`): the vmap levels'
+    axes put back where they were. Without vmap levels, the structs as they are."""
+    levels = _vmap_levels(env)[::-1]
+    if not levels:
+        return structs
+    out = []
+    for value, i in zip(structs, dyn, strict=True):
+        shape = list(value.shape)
+        inserted = []
+        for level in levels:
+            axis, size = level.axes[i], level.size
+            if axis is not None:
+                shape.insert(axis, size)
+                inserted.append(axis)
+        out.append(resharded(value, tuple(shape), value.dtype, insert=inserted) if inserted else value)
+    return out
 
 
 def _shapes_of(fn: Callable[..., Any], env: Env, structs: Sequence[Any]) -> Any:
@@ -135,10 +142,7 @@ def eval_per_example(fn: Callable[..., Any], treedef: Any, values: Sequence[Any]
     dyn = [i for i, v in enumerate(values) if _is_abstract(v)]
     per_example = substituting(fn, treedef, values, dyn)
     scope = _named_scope(env)
-    if _vmap_levels(scope):
-        structs = [_with_env_dims(values[i], i, scope) for i in dyn]
-    else:  # no vmap level to put axes back for (the common case): one pass, no call per leaf
-        structs = [values[i] for i in dyn]
+    structs = _with_env_dims([values[i] for i in dyn], dyn, scope)
     try:
         out = _shapes_of(_bind_names(per_example, scope, dyn), scope, structs)
     except ValueError as err:  # under pmap JAX checks psum_scatter itself: same report
@@ -158,7 +162,7 @@ def jaxpr_under_levels(fn: Callable[..., Any], treedef: Any, values: Sequence[An
     assert only_vmaps(env)
     dyn = [i for i, v in enumerate(values) if _is_abstract(v)]
     flat = substituting(fn, treedef, values, dyn)
-    structs = [_with_env_dims(values[i], i, env) for i in dyn]
+    structs = _with_env_dims([values[i] for i in dyn], dyn, env)
     return jax.make_jaxpr(_bind_names(flat, env, dyn))(*abstract_values(structs))
 
 
@@ -272,7 +276,7 @@ def batched_outputs(
         recording, in_axes=tuple(axes[i] for i in dyn), out_axes=0, axis_size=axis_size, axis_name=axis_name
     )
     scope = _named_scope(env)
-    structs = [_with_env_dims(abstract(values[i]), i, scope) for i in dyn]
+    structs = _with_env_dims([abstract(values[i]) for i in dyn], dyn, scope)
     _shapes_of(_bind_names(mapped, scope, dyn), scope, structs)
     return answers
 
