@@ -171,6 +171,24 @@ def test_unannotated_per_example_failure() -> None:
     assert not isinstance(call_info.value, ax.AxisCheckError)
 
 
+def test_jax_s_message_from_the_per_example_trace_names_the_user_s_function_and_argument() -> None:
+    def branchy(scale: jax.Array, params: dict[str, jax.Array]) -> jax.Array:
+        if params["b"].sum() > 0:  # a Python branch on a traced value
+            return scale * params["a"]
+        return scale
+
+    line = branchy.__code__.co_firstlineno
+    f = ax.vmap(branchy, in_axes=(None, 0))
+    with pytest.raises(ax.FunctionError) as info:
+        f.predict(jnp.ones(()), {"a": jnp.ones((4, 3)), "b": jnp.ones((4, 3))})
+    text = str(info.value)
+    assert isinstance(info.value.__cause__, jax.errors.TracerBoolConversionError)
+    # As JAX's own eval_shape of the function would say it, not of axischeck's wrapper.
+    assert f"tracing the function branchy at {__file__}:{line} for jit" in text
+    assert "depends on the value of the argument params['b']" in text
+    assert "_trace.py" not in text and "traced[" not in text
+
+
 def test_user_exceptions_pass_through_calls() -> None:
     class Boom(Exception):
         pass

@@ -91,6 +91,22 @@ def abstract_values(structs: list[Any]) -> list[Any]:
     return out
 
 
+_NO_PARAMETERS = inspect.Signature()
+
+
+def name_trace(traced: Callable[..., Any], shown: Callable[..., Any], arg_names: list[str], traced_for: str) -> None:
+    """Have JAX name `shown` (the user's function, by its source line) and `arg_names` (one
+    per argument of `traced`, the user's own paths) in what it says while tracing `traced`
+    (`traced_for`: "jit" under `eval_shape`): an axischeck wrapper's line and `traced[0]`
+    would be named otherwise. JAX reads this saved debug info (the hook its own wrappers
+    use, 0.10.2 to 0.12) instead of naming the arguments itself, a walk of every leaf:
+    a quarter of an `eval_shape` over thousands of leaves."""
+    from jax._src import api_util
+
+    info = api_util.debug_info(traced_for, shown, (), {}, signature=_NO_PARAMETERS)
+    api_util.save_wrapped_fun_debug_info(traced, info._replace(arg_names=tuple(arg_names)))
+
+
 _ARRAY_TYPES: dict[type, bool] = {}
 
 

@@ -197,7 +197,9 @@ def trace(fn: Callable[..., Any], name: str, call: Call, env: Env, trail: tuple[
         return out
 
     try:
-        return eval_per_example(recording, treedef, [leaf.value for leaf in leaves], env)
+        return eval_per_example(
+            recording, treedef, [leaf.value for leaf in leaves], env, (fn, [leaf.label for leaf in leaves])
+        )
     except AxisCheckError:
         raise
     except SilentCollectiveError as err:

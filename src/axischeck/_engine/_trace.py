@@ -20,6 +20,7 @@ from .._core._jax_compat import (
     abstract_values,
     batched_here,
     equations,
+    name_trace,
     ppermute_axes_in_mesh_order,
     psum_scatter_size_refused,
     sub_jaxprs,
@@ -109,10 +110,15 @@ def _with_env_dims(structs: list[Any], dyn: Sequence[int], env: Env) -> list[Any
     return out
 
 
-def _shapes_of(fn: Callable[..., Any], env: Env, structs: Sequence[Any]) -> Any:
-    """`jax.eval_shape`, with any device axes of `env` bound as an axis environment."""
+def _shapes_of(
+    fn: Callable[..., Any], env: Env, structs: Sequence[Any], named: tuple[Callable[..., Any], list[str]] | None = None
+) -> Any:
+    """`jax.eval_shape`, with any device axes of `env` bound as an axis environment;
+    `named`: the user's function and the names of `fn`'s arguments, for JAX's messages."""
     devices = _device_axes(env)
     avals = abstract_values(list(structs))
+    if named is not None:
+        name_trace(fn, *named, traced_for="make_jaxpr" if devices else "jit")
     if not devices:
         return jax.eval_shape(fn, *avals)
     _, shapes = jax.make_jaxpr(fn, axis_env=devices, return_shape=True)(*avals)
@@ -133,18 +139,26 @@ def substituting(fn: Callable[..., Any], treedef: Any, values: Sequence[Any], dy
     return call
 
 
-def eval_per_example(fn: Callable[..., Any], treedef: Any, values: Sequence[Any], env: Env) -> Any:
+def eval_per_example(
+    fn: Callable[..., Any],
+    treedef: Any,
+    values: Sequence[Any],
+    env: Env,
+    named: tuple[Callable[..., Any], Sequence[str]] | None = None,
+) -> Any:
     """The output pytree of `fn(*args, **kwargs)` with `Shape` leaves.
 
     `treedef`/`values` are the flattened `(args, kwargs)`; `ShapeDtypeStruct`
-    values are traced, everything else is closed over.
+    values are traced, everything else is closed over. `named`: the user's function
+    and the labels of `values`, which JAX's messages about the trace then name.
     """
     dyn = [i for i, v in enumerate(values) if _is_abstract(v)]
     per_example = substituting(fn, treedef, values, dyn)
     scope = _named_scope(env)
     structs = _with_env_dims([values[i] for i in dyn], dyn, scope)
+    shown = None if named is None else (named[0], [named[1][i] for i in dyn])
     try:
-        out = _shapes_of(_bind_names(per_example, scope, dyn), scope, structs)
+        out = _shapes_of(_bind_names(per_example, scope, dyn), scope, structs, shown)
     except ValueError as err:  # under pmap JAX checks psum_scatter itself: same report
         if psum_scatter_size_refused(err):
             raise SilentCollectiveError(f"psum_scatter: {err}") from err
