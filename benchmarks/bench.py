@@ -8,7 +8,8 @@
 Each group measures one target of the "cost" issue against plain JAX doing the same
 thing in the same process: medians over repeated rounds (warm-up excluded), the two sides
 interleaved round by round (alternating which goes first), overheads as the median of the
-per-round differences. Memory rows run each side in its own subprocess. The table says
+per-round differences. Each group runs in a fresh process of its own (`--one-process`
+runs them all here), and memory rows run each side in its own subprocess. The table says
 for each row what JAX costs, what axischeck costs, the ratio, the target and whether it
 is met.
 """
@@ -24,6 +25,7 @@ import resource
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 import warnings
 from collections.abc import Callable, Iterator
@@ -1096,6 +1098,27 @@ def markdown_table(tables: dict[str, list[Row]]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _run_group(name: str, quick: bool) -> dict[str, Any]:
+    """One group's measurements and rows, as JSON-ready values."""
+    t0 = time.perf_counter()
+    data, rows = GROUPS[name](quick)
+    return {"data": data | {"seconds": time.perf_counter() - t0}, "rows": [asdict(r) for r in rows]}
+
+
+def _group_in_child(name: str, quick: bool) -> dict[str, Any]:
+    """`_run_group` in a fresh process: a group's rows do not depend on what the groups
+    before it left behind. Run after them in one process, the 16k-leaf rows took 1.5x as
+    long on both sides (JAX's `eval_shape` 159 -> 245 ms): a heap of their garbage makes
+    each full collection slower, and their warm caches could flatter a later group."""
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, f"{name}.json")
+        cmd = [sys.executable, os.path.abspath(__file__), "--group-child", name, out] + (["--quick"] if quick else [])
+        subprocess.run(cmd, check=True)
+        with open(out) as fh:
+            result: dict[str, Any] = json.load(fh)
+    return result
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument(
@@ -1104,11 +1127,23 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", metavar="GROUP[,GROUP]", help=f"run only these groups: {', '.join(GROUPS)}")
     parser.add_argument("--json", metavar="FILE", help="also write the results as JSON")
     parser.add_argument("--markdown", metavar="FILE", help="also write the table as Markdown")
+    parser.add_argument(
+        "--one-process",
+        action="store_true",
+        help="run every group in this process (for profiling): each group then inherits the"
+        " heap, caches and collector state the groups before it left",
+    )
     parser.add_argument("--memory-child", nargs=3, metavar=("KIND", "SIDE", "N"), help=argparse.SUPPRESS)
+    parser.add_argument("--group-child", nargs=2, metavar=("GROUP", "FILE"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.memory_child:
         kind, side, n = args.memory_child
         print(json.dumps(memory_child(kind, side, int(n))))
+        return 0
+    if args.group_child:
+        name, path = args.group_child
+        with open(path, "w") as fh:
+            json.dump(_run_group(name, args.quick), fh)
         return 0
     names = list(GROUPS) if args.only is None else [g.strip() for g in args.only.split(",") if g.strip()]
     unknown = [g for g in names if g not in GROUPS]
@@ -1122,10 +1157,9 @@ def main(argv: list[str] | None = None) -> int:
     }
     tables: dict[str, list[Row]] = {}
     for name in names:
-        t0 = time.perf_counter()
-        data, rows = GROUPS[name](args.quick)
-        results[name] = data | {"seconds": time.perf_counter() - t0}
-        tables[name] = rows
+        done = _run_group(name, args.quick) if args.one_process else _group_in_child(name, args.quick)
+        results[name] = done["data"]
+        tables[name] = [Row(**row) for row in done["rows"]]
     results["table"] = [{"group": g, **asdict(r)} for g, rows in tables.items() for r in rows]
     mode = " (quick mode: few rounds, small sizes)" if args.quick else ""
     print(f"axischeck {ax.__version__} vs jax {jax.__version__}, {len(jax.devices())} CPU devices{mode}")
