@@ -128,8 +128,8 @@ def test_a_trace_over_abstract_values_answers_as_over_the_structs() -> None:
 
 
 def test_a_concrete_arrays_shape_is_its_abstract_values() -> None:
-    """`concrete_shape` reads what `ArrayImpl.shape` returns, for every kind of concrete
-    array a call may pass: the eager call's cache key depends on it."""
+    """`.aval.shape`, which the checked call reads, is what `ArrayImpl.shape` returns, for
+    every kind of concrete array a call may pass: the eager call's cache key depends on it."""
     mesh = _mesh((8,), ("x",))
     arrays = [
         jnp.ones((16, 8, 4)),
@@ -143,5 +143,5 @@ def test_a_concrete_arrays_shape_is_its_abstract_values() -> None:
     assert compat.CONCRETE_ARRAY_TYPES <= compat.TRUSTED_ARRAY_TYPES
     for x in arrays:
         assert type(x) in compat.CONCRETE_ARRAY_TYPES
-        assert compat.concrete_shape(x) == x.shape and type(compat.concrete_shape(x)) is tuple
+        assert x.aval.shape == x.shape and type(x.aval.shape) is tuple
     assert jax.ShapeDtypeStruct not in compat.CONCRETE_ARRAY_TYPES

@@ -16,7 +16,6 @@ from ._core._errors import AxisCheckError, FunctionError, OutputError, with_jax_
 from ._core._jax_compat import (
     CONCRETE_ARRAY_TYPES,
     TRUSTED_ARRAY_TYPES,
-    concrete_shape,
     quiet_tracebacks,
     unbound_axis_name,
     vmappable_value,
@@ -64,8 +63,12 @@ def checked_call(shell: Transformed[..., Any], /, *args: Any, **kwargs: Any) -> 
         ):
             predictor = shell._predictor  # found at first use, or the function's code was replaced
         table = predictor.by_shapes  # answers keyed by shapes alone, if a signature gave them
-        if table is not None and not kwargs and CONCRETE_ARRAY_TYPES.issuperset(map(type, args)):
-            pred = table.get(("arrays", tuple(map(concrete_shape, args))))  # `arrays_key` of arrays, inlined
+        if table is not None and not kwargs:  # `arrays_key` of concrete arrays, inlined:
+            # one pass reads the types and shapes; `issuperset` of the types and a map of an
+            # attrgetter took 0.8 us more next to JAX's call (interleaved A/B), 0.2 in a loop
+            shapes = [a.aval.shape for a in args if type(a) in CONCRETE_ARRAY_TYPES]
+            if len(shapes) == len(args):
+                pred = table.get(("arrays", tuple(shapes)))
         if pred is None:
             pred = _before(shell, args, kwargs)
             if pred is _JAX_ALONE:
@@ -82,7 +85,7 @@ def checked_call(shell: Transformed[..., Any], /, *args: Any, **kwargs: Any) -> 
         # (as a refusal before the run does): no chained JAX traceback above the user's.
         raise ours.with_traceback(None) from None
     # One array as predicted (the common eager case), read without the `shape` properties' frames.
-    if pred is not None and not (type(out) in CONCRETE_ARRAY_TYPES and concrete_shape(out) == pred._shapes):
+    if pred is not None and not (type(out) in CONCRETE_ARRAY_TYPES and out.aval.shape == pred._shapes):
         _verify(shell, out, pred, args, kwargs)  # anything else: the whole output, leaf by leaf
     return out
 

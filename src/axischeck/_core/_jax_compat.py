@@ -58,10 +58,7 @@ TRUSTED_ARRAY_TYPES: frozenset[type] = frozenset({*_array_impl, jax.ShapeDtypeSt
 
 CONCRETE_ARRAY_TYPES: frozenset[type] = frozenset(_array_impl)
 """JAX's concrete array class, whose `.shape` property returns its abstract value's shape
-(0.10.2 to 0.12): `concrete_shape` reads that directly, without the property's frame."""
-
-concrete_shape = attrgetter("aval.shape")
-"""The shape of a `CONCRETE_ARRAY_TYPES` array (what `.shape` returns), read in C."""
+(0.10.2 to 0.12): the checked call reads `.aval.shape`, without the property's frame."""
 
 
 _STRUCT_FIELDS = attrgetter(*jax.ShapeDtypeStruct.__slots__)
