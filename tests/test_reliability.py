@@ -1770,7 +1770,8 @@ def test_a_wrapped_function_whose_code_is_replaced_is_answered_for_its_new_code(
 def test_a_transform_written_inline_finds_the_predictor_its_function_and_options_share() -> None:
     """With flat options and a signature, a new transform of a function finds at
     construction the predictor an earlier transform of them made: only then, and only
-    that one."""
+    that one. A signature written as text is keyed by its text (hashed in C): the same
+    text shares, as equal `Signature` objects do, but a text and a `Signature` do not."""
 
     def f(x: jax.Array, y: jax.Array) -> jax.Array:
         return x + y
@@ -1780,7 +1781,13 @@ def test_a_transform_written_inline_finds_the_predictor_its_function_and_options
     assert first._shared is None  # nothing made yet: found at first use
     predictor = first._predictor
     assert ax.vmap(f, in_axes=(0, None), signature=sig)._shared is predictor
-    assert ax.vmap(f, in_axes=(0, None), signature="(n),(n)->(n)")._shared is predictor  # equal signatures
+    assert ax.vmap(f, in_axes=(0, None), signature=ax.Signature("(n),(n)->(n)"))._shared is predictor  # equal
+    as_text = ax.vmap(f, in_axes=(0, None), signature="(n),(n)->(n)")
+    assert as_text._shared is None
+    text_predictor = as_text._predictor
+    assert text_predictor is not predictor and text_predictor.models.signature == predictor.models.signature
+    assert ax.vmap(f, in_axes=(0, None), signature="(n),(n)->(n)")._shared is text_predictor
+    assert ax.vmap(f, in_axes=(0, None), signature="(n), (n) -> (n)")._shared is None  # another text
     assert ax.vmap(f, in_axes=(0, 0), signature=sig)._shared is None
     assert ax.vmap(f, in_axes=(0, None), signature="(m),(m)->(m)")._shared is None
     assert ax.vmap(lambda x, y: x + y, in_axes=(0, None), signature=sig)._shared is None

@@ -82,6 +82,7 @@ class Vmapped(Transformed[P, R]):
         )
         if not plain:
             _before_jax(in_axes, out_axes, "vmap")
+        text = signature if type(signature) is str else None
         if signature is not None:  # a pytree of dims is checked before anything flattens it
             signature = parsed_signature(signature)
         # The options as given, for what is derived from them later: the public attributes
@@ -114,14 +115,18 @@ class Vmapped(Transformed[P, R]):
             # The options as they are are the key: values of these types are equal exactly
             # when they mean the same, whatever their types (an int never equals None, and
             # flat axes take no bool), and such a key never equals an `options_key` key,
-            # whose second item is a tuple of types.
-            self._key = key = ("vmap", in_axes, out_axes, signature)
+            # whose second item is a tuple of types. A signature written as text is keyed
+            # by its text, which means one signature and hashes in C (a `Signature`'s hash
+            # is a Python method's).
+            self._key = key = ("vmap", in_axes, out_axes, signature if text is None else text)
             self._build = None
             if signature is not None:
-                declared_core(fun, signature)
                 # Written inline, a transform finds here the predictor its function and
-                # options share, if one of them has made it: its calls find nothing again.
+                # options share, if one of them has made it: its calls find nothing again,
+                # and the signature was fitted to the function (this code) when it was made.
                 shared = PREDICTORS.get(fun, key)
+                if shared is None:
+                    declared_core(fun, signature)
         else:
             # Anything else is validated now, and what it means is kept: a list given as
             # in_axes may be changed after this (JAX copies it too).
