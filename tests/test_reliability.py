@@ -17,6 +17,7 @@
 from __future__ import annotations
 
 import collections
+import copy
 import gc
 import inspect
 import io
@@ -1305,9 +1306,13 @@ def test_plan_cache_is_bounded_under_many_call_structures() -> None:
 
 
 def test_decorated_functions_do_not_leak() -> None:
-    """No global registry: a transform and the user's function die with their last reference."""
+    """No global registry: a transform and the user's function die with their last reference,
+    and what was kept for the function goes with it."""
     import weakref
 
+    from axischeck._engine._predictor import _DECLARES_NOTHING
+
+    verdicts = len(_DECLARES_NOTHING)
     refs = []
     for i in range(20):
 
@@ -1319,11 +1324,13 @@ def test_decorated_functions_do_not_leak() -> None:
         f.predict((3, i + 1))
         g.predict((3, i + 1))
         f(jnp.ones((2, 3)))
+        g(jnp.ones((2, 3)))  # reads whether its annotations declare dims (they do not)
         refs.append((weakref.ref(user), weakref.ref(f), weakref.ref(g)))
         del user, f, g
     gc.collect()
     alive = [k for k, r in enumerate(refs) if any(w() is not None for w in r)]
     assert not alive, f"still alive: {alive}"
+    assert len(_DECLARES_NOTHING) <= verdicts
 
 
 # ====================================================================== 5. error hygiene
@@ -1786,7 +1793,12 @@ def test_a_transform_written_inline_finds_the_predictor_its_function_and_options
     assert as_text._shared is None
     text_predictor = as_text._predictor
     assert text_predictor is not predictor and text_predictor.models.signature == predictor.models.signature
-    assert ax.vmap(f, in_axes=(0, None), signature="(n),(n)->(n)")._shared is text_predictor
+    found = ax.vmap(f, in_axes=(0, None), signature="(n),(n)->(n)")  # its text is not parsed again
+    assert found._shared is text_predictor
+    assert found.signature == first.signature and found.batched_signature == first.batched_signature
+    assert copy.copy(found).predict((4, 3), (3,)).shapes == (4, 3)
+    with pytest.raises(ax.ArgumentError, match="'n'"):
+        found(jnp.ones((4, 3)), jnp.ones(2))
     assert ax.vmap(f, in_axes=(0, None), signature="(n), (n) -> (n)")._shared is None  # another text
     assert ax.vmap(f, in_axes=(0, 0), signature=sig)._shared is None
     assert ax.vmap(f, in_axes=(0, None), signature="(m),(m)->(m)")._shared is None

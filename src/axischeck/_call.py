@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from types import FunctionType
 from typing import TYPE_CHECKING, Any
+from weakref import ref
 
 import jax
 from jax.core import Tracer
@@ -25,7 +26,7 @@ from ._core._prediction import Prediction
 from ._core._shape import format_shape
 from ._core._steps import BaseStep
 from ._core._trees import leaf_paths
-from ._engine._predictor import declares_nothing
+from ._engine._predictor import declares_nothing, known_to_declare_nothing
 from ._engine._trace import substituting
 
 if TYPE_CHECKING:
@@ -47,7 +48,10 @@ def checked_call(shell: Transformed[..., Any], /, *args: Any, **kwargs: Any) -> 
     pred = None
     straight = shell._straight
     if straight is None:  # settled at the first call, once per transform
-        straight = shell._straight = declares_nothing(shell.__wrapped__)
+        straight = known_to_declare_nothing(ref(shell.__wrapped__))  # `declares_nothing`'s look-up, inlined
+        if straight is None:
+            straight = declares_nothing(shell.__wrapped__)
+        shell._straight = straight
     if straight:  # nothing to check before JAX runs...
         if kwargs or not TRUSTED_ARRAY_TYPES.issuperset(map(type, args)):  # `arrays_by_position`, inlined
             try:  # ...but a cyclic or too deep argument, which JAX's own flatten must not meet

@@ -58,7 +58,7 @@ class Transformed(Wrapper, Generic[P, R], ABC):
         jax_fn: Callable[..., Any],
         *,
         defers_to_jax: bool = False,
-        straight: bool = False,
+        straight: bool | None = False,
         shared: Predictor | None = None,
     ) -> None:
         """A subclass keeps its options and says, from them, how to find its shared
@@ -68,11 +68,11 @@ class Transformed(Wrapper, Generic[P, R], ABC):
         self._jax_fn = jax_fn
         self._shared = shared  # else found at first use, by `_find_predictor`
         self._defers = defers_to_jax  # options axischeck cannot model (custom spec types)
-        # Nothing to check before JAX runs a call, if the function's annotations declare no
-        # dims: no signature, plain options, nothing JAX may answer silently. A call is then
-        # JAX's own, diagnosed only if JAX refuses it. None: the annotations are read at the
-        # first call (a string annotation may name what is defined after the decorator).
-        self._straight: bool | None = None if straight else False
+        # True: nothing to check before JAX runs a call (no signature, plain options, nothing
+        # JAX may answer silently, annotations that declare no dims); a call is then JAX's
+        # own, diagnosed only if JAX refuses it. None: the annotations are read at the first
+        # call (`declares_nothing`; a string annotation may name what is defined later).
+        self._straight = straight
         for name in _SHOWN_FROM_JAX:  # as JAX sets them on the function it returns
             value = getattr(jax_fn, name, None)
             if value is None:

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable
+from types import FunctionType
 from typing import Any, ParamSpec, TypeVar, overload
 
 from ._core._axes import check_axis_name, check_axis_size, check_flag, check_hashable, freeze_in_axes, freeze_out_axes
 from ._core._errors import SpecError
 from ._core._jax_compat import JAX_VMAP
-from ._core._leaves import plain_function
 from ._core._trees import AXIS_TYPES, check_nesting, flat_axes
 from ._engine._levels import MapLevel
 from ._engine._predictor import (
@@ -63,9 +63,9 @@ class Vmapped(Transformed[P, R]):
     ) -> None:
         # Written inline, construction runs next to JAX's eager work, where each call of a
         # helper costs about a microsecond: the common case (flat axes, JAX's defaults)
-        # calls only what a signature needs, and `plain_function` without one. Measured
-        # against this code calling the helpers, in one run: a transform built inline and
-        # called, 15 -> 11 us more than JAX's without a signature, 24 -> 20 us with one.
+        # calls only what a signature needs. Measured against this code calling the
+        # helpers, in one run: a transform built inline and called, 15 -> 11 us more than
+        # JAX's without a signature, 24 -> 20 us with one.
         # Each test written out here names the helper it is.
         if not callable(fun):  # `require_callable`'s test
             require_callable(fun, "vmap")
@@ -82,20 +82,21 @@ class Vmapped(Transformed[P, R]):
         )
         if not plain:
             _before_jax(in_axes, out_axes, "vmap")
-        text = signature if type(signature) is str else None
-        if signature is not None:  # a pytree of dims is checked before anything flattens it
-            signature = parsed_signature(signature)
+        # The common case: the other options are JAX's defaults, which are left out of
+        # JAX's call (its construction is cheaper without them) and of the options key.
+        unnamed = axis_name is None and axis_size is None and spmd_axis_name is None and sum_match is False
+        common = plain and unnamed
+        # A pytree of dims is checked before anything flattens it. Text, in the common case,
+        # is parsed below only if no predictor of the function and options has parsed it.
+        declared = signature if common and type(signature) is str else parsed_signature(signature)
         # The options as given, for what is derived from them later: the public attributes
         # below only show them (assigning one changes nothing, as before).
         self._options = (in_axes, out_axes, axis_name, axis_size, spmd_axis_name, sum_match)
-        self._declared = signature
+        self._declared = declared  # text, if given so in the common case: `_prepare` parses it
         self.in_axes = in_axes
         self.out_axes = out_axes
         self.axis_name = axis_name
         self.axis_size = axis_size
-        # The common case: the other options are JAX's defaults, which are left out of
-        # JAX's call (its construction is cheaper without them) and of the options key.
-        unnamed = axis_name is None and axis_size is None and spmd_axis_name is None and sum_match is False
         try:  # JAX's own transform, built here (not by a helper): inline, every object counts
             if unnamed:
                 jax_fn = JAX_VMAP(fun, in_axes, out_axes)
@@ -108,7 +109,7 @@ class Vmapped(Transformed[P, R]):
         shared: Predictor | None = None
         self._build: Build | None
         self._key: Hashable
-        if plain and unnamed:
+        if common:
             # Flat ints and None (immutable), JAX's defaults for the rest: JAX has validated
             # them as axischeck would, so what they mean is derived at first use, like the
             # predictor: a transform written inline costs JAX's construction and little more.
@@ -118,28 +119,39 @@ class Vmapped(Transformed[P, R]):
             # whose second item is a tuple of types. A signature written as text is keyed
             # by its text, which means one signature and hashes in C (a `Signature`'s hash
             # is a Python method's).
-            self._key = key = ("vmap", in_axes, out_axes, signature if text is None else text)
+            self._key = key = ("vmap", in_axes, out_axes, declared)
             self._build = None
-            if signature is not None:
+            if declared is not None:
                 # Written inline, a transform finds here the predictor its function and
                 # options share, if one of them has made it: its calls find nothing again,
-                # and the signature was fitted to the function (this code) when it was made.
+                # and the signature was parsed and fitted to the function (this code) when
+                # it was made.
                 shared = PREDICTORS.get(fun, key)
                 if shared is None:
-                    declared_core(fun, signature)
+                    declared_core(fun, parsed_signature(declared))
         else:
             # Anything else is validated now, and what it means is kept: a list given as
             # in_axes may be changed after this (JAX copies it too).
             self._key = options_key(
-                "vmap", in_axes, out_axes, axis_name, axis_size, spmd_axis_name, sum_match, signature
+                "vmap", in_axes, out_axes, axis_name, axis_size, spmd_axis_name, sum_match, declared
             )
-            self._build = checked_at_decoration(fun, self._key, _defer if defers else self._prepare, signature)
-        straight = plain and unnamed and signature is None and plain_function(fun)
+            parsed = parsed_signature(declared)  # `declared` itself: only the common case keeps text
+            self._build = checked_at_decoration(fun, self._key, _defer if defers else self._prepare, parsed)
+        # Whether a call has nothing to check before JAX runs: a plain function
+        # (`plain_function`'s tests, written out) without a signature, whose annotations
+        # declare no dims. Without any annotations that is known now; with some, they are
+        # read at the first call (None), as the models read them: a string annotation may
+        # name what is defined after this.
+        straight: bool | None = False
+        if common and declared is None and type(fun) is FunctionType:
+            attributes = fun.__dict__
+            if "__wrapped__" not in attributes and "__signature__" not in attributes:
+                straight = None if fun.__annotations__ else True
         Transformed.__init__(self, fun, jax_fn, defers_to_jax=defers, straight=straight, shared=shared)  # no super()
 
     def _prepare(self) -> Build:
         """What the options mean (validated; see `prepared`): it holds no function."""
-        return _mapped(*self._options, self._declared)
+        return _mapped(*self._options, parsed_signature(self._declared))
 
     def _find_predictor(self) -> Predictor:
         build = self._build

@@ -480,8 +480,14 @@ _PARAMETERS: BoundedCache[tuple[tuple[str, ...], str | None, frozenset[str]]] = 
 """Code object -> the parameter names of a plain function with that code."""
 
 
-_DECLARES_NOTHING: weakref.WeakKeyDictionary[Callable[..., Any], bool] = weakref.WeakKeyDictionary()
-"""Plain function -> whether its annotations declare no dims (held weakly)."""
+_DECLARES_NOTHING: dict[weakref.ref[Callable[..., Any]], bool] = {}
+"""A weak reference to a plain function -> whether its annotations declare no dims. The
+entry goes with the function (the reference's callback). A dict, not a WeakKeyDictionary,
+whose `get` is a Python method: a transform written inline asks at each call, next to
+JAX's eager work, where each Python frame counts."""
+
+known_to_declare_nothing = _DECLARES_NOTHING.get
+"""`declares_nothing`'s verdict for a weak reference to a function, or None if not read yet."""
 
 
 def declares_nothing(fun: Callable[..., Any]) -> bool:
@@ -491,7 +497,7 @@ def declares_nothing(fun: Callable[..., Any]) -> bool:
     (a string annotation may name what is defined after the decorator runs)."""
     if not fun.__annotations__:
         return True
-    known = _DECLARES_NOTHING.get(fun)
+    known = _DECLARES_NOTHING.get(weakref.ref(fun))
     if known is None:
         from .._core._annotations import core_from_annotations
 
@@ -499,8 +505,12 @@ def declares_nothing(fun: Callable[..., Any]) -> bool:
             known = core_from_annotations(fun) is None
         except Exception:  # unreadable dims: the models say so (a warning), not this shortcut
             known = False
-        _DECLARES_NOTHING[fun] = known
+        _DECLARES_NOTHING[weakref.ref(fun, _forget_verdict)] = known
     return known
+
+
+def _forget_verdict(gone: weakref.ref[Callable[..., Any]]) -> None:
+    _DECLARES_NOTHING.pop(gone, None)
 
 
 def parameters_of(fun: Callable[..., Any]) -> tuple[list[str], str | None, set[str]] | None:
