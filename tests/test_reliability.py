@@ -1728,11 +1728,13 @@ def test_a_function_whose_code_is_replaced_is_answered_for_its_new_code() -> Non
         used(jnp.ones((2, 3)), jnp.ones((2, 5)))
 
 
-@pytest.mark.parametrize("wrapping", ["partial", "bound method", "nested", "nested inline", "wraps", "wrapper"])
+@pytest.mark.parametrize(
+    "wrapping", ["partial", "bound method", "callable object", "nested", "nested inline", "wraps", "wrapper"]
+)
 def test_a_wrapped_function_whose_code_is_replaced_is_answered_for_its_new_code(wrapping: str) -> None:
-    """The code that runs is found through `functools.partial`, bound methods, wrappers
-    that set `__wrapped__` and axischeck's own transforms: a kept transform of any of
-    them answers for the new code, as JAX does."""
+    """The code that runs is found through `functools.partial`, bound methods, objects
+    whose class defines `__call__`, wrappers that set `__wrapped__` and axischeck's own
+    transforms: a kept transform of any of them answers for the new code, as JAX does."""
     import functools
 
     def f(x: jax.Array) -> jax.Array:
@@ -1745,6 +1747,9 @@ def test_a_wrapped_function_whose_code_is_replaced_is_answered_for_its_new_code(
         def method(self, x: jax.Array) -> jax.Array:
             return x.sum()
 
+        def __call__(self, x: jax.Array) -> jax.Array:
+            return x.sum()
+
     @functools.wraps(f)
     def wrapper(*args: Any) -> jax.Array:
         return f(*args)
@@ -1755,6 +1760,9 @@ def test_a_wrapped_function_whose_code_is_replaced_is_answered_for_its_new_code(
         target, plain = functools.partial(f), lambda: jax.vmap(functools.partial(f))
     elif wrapping == "bound method":
         target, plain = Holder().method, lambda: jax.vmap(Holder().method)
+    elif wrapping == "callable object":
+        held = Holder()
+        target, plain = held, lambda: jax.vmap(held)
     elif wrapping in ("wraps", "wrapper"):
         target, plain = wrapper, lambda: jax.vmap(wrapper)
     else:
@@ -1764,6 +1772,8 @@ def test_a_wrapped_function_whose_code_is_replaced_is_answered_for_its_new_code(
     assert before == jax.eval_shape(plain(), _sds(*shape)).shape
     if wrapping == "bound method":
         Holder.method.__code__ = (lambda self, x: x).__code__
+    elif wrapping == "callable object":
+        Holder.__call__.__code__ = (lambda self, x: x).__code__
     elif wrapping == "wrapper":  # the wrapper's own code, not the wrapped function's
         wrapper.__code__ = (lambda *args: jnp.stack([g(*args)] * 2, -1)).__code__
     else:
@@ -1808,9 +1818,9 @@ def test_a_transform_written_inline_finds_the_predictor_its_function_and_options
 
 def test_looking_for_a_callables_code_runs_none_of_its_code() -> None:
     """Which code a callable runs is read only from the types that hold it (functions,
-    partials, bound methods, axischeck's transforms): an object's own `__dict__`, which
-    may be a property that raises, is never asked for it, and the transforms of such an
-    object work as JAX's do."""
+    partials, bound methods, axischeck's transforms, an object's class): an object's own
+    `__dict__`, which may be a property that raises, is never asked for it, and the
+    transforms of such an object work as JAX's do."""
 
     class Strange:
         reads = 0
@@ -1831,7 +1841,7 @@ def test_looking_for_a_callables_code_runs_none_of_its_code() -> None:
     assert ax.vmap(fun).predict((4, 3)).shapes == want
     assert ax.vmap(fun, signature="(n)->(n)")(jnp.ones((4, 3))).shape == want
     Strange.reads = 0
-    assert code_of(fun) is None
+    assert code_of(fun) is Strange.__call__.__code__  # its class's
     assert Strange.reads == 0
 
 

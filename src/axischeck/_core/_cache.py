@@ -127,8 +127,9 @@ def code_of(fun: object) -> object:
     """What names the code that runs when `fun` is called, or None if nothing does: a plain
     function's code object; for wrappers, the codes along the chain of wrapped functions
     (a tuple: compare with `same_code`). It looks through `functools.partial`, bound
-    methods, functions that set `__wrapped__` (`functools.wraps`) and axischeck's own
-    transforms (`Wrapper`), reading only what those types hold, so no user code runs.
+    methods, functions that set `__wrapped__` (`functools.wraps`), axischeck's own
+    transforms (`Wrapper`) and objects whose class defines `__call__`, reading only what
+    those types hold, so no user code runs.
     What it names changes when IPython's autoreload replaces code in place."""
     codes: list[object] = []
     for _ in range(_UNWRAP_LIMIT):
@@ -145,10 +146,22 @@ def code_of(fun: object) -> object:
         elif issubclass(kind, Wrapper):
             fun = fun.__dict__.get("__wrapped__")
         else:
-            break
+            fun = _class_call(kind)  # an object whose class defines `__call__` in Python
+            if fun is None:
+                break
     if not codes:
         return None
     return codes[0] if len(codes) == 1 else tuple(codes)
+
+
+def _class_call(kind: type) -> object:
+    """The `__call__` that `kind`'s instances run, if a plain function: read from the
+    classes' own dicts, so no descriptor runs. Autoreload replaces its code in place too."""
+    for klass in kind.__mro__:
+        call = klass.__dict__.get("__call__")
+        if call is not None:
+            return call if type(call) is FunctionType else None
+    return None
 
 
 def same_code(code: object, other: object) -> bool:
