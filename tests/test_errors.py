@@ -189,6 +189,20 @@ def test_jax_s_message_from_the_per_example_trace_names_the_user_s_function_and_
     assert "_trace.py" not in text and "traced[" not in text
 
 
+def test_a_per_example_trace_needs_no_naming_from_jax(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Naming the trace uses JAX's private hook: if a JAX release moves it, traces still
+    answer (JAX names what it traces itself), and no error blames the user's function."""
+    from jax._src import api_util
+
+    def moved(*args: object) -> None:
+        raise AttributeError("save_wrapped_fun_debug_info moved")
+
+    monkeypatch.setattr(api_util, "save_wrapped_fun_debug_info", moved)
+    assert ax.vmap(lambda x, w: x @ w, in_axes=(0, None)).predict((4, 3), (3, 2)).shapes == (4, 2)
+    with pytest.raises(ax.ArgumentError, match="batch size"):
+        ax.vmap(lambda x, y: x + y).predict((4, 3), (5, 3))
+
+
 def test_user_exceptions_pass_through_calls() -> None:
     class Boom(Exception):
         pass

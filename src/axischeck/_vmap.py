@@ -146,7 +146,10 @@ class Vmapped(Transformed[P, R]):
         if common and declared is None and type(fun) is FunctionType:
             attributes = fun.__dict__
             if "__wrapped__" not in attributes and "__signature__" not in attributes:
-                straight = None if fun.__annotations__ else True
+                try:
+                    straight = None if fun.__annotations__ else True
+                except Exception:  # annotations not evaluable yet (Python 3.14 defers them)
+                    straight = None
         Transformed.__init__(self, fun, jax_fn, defers_to_jax=defers, straight=straight, shared=shared)  # no super()
 
     def _prepare(self) -> Build:

@@ -495,8 +495,11 @@ def declares_nothing(fun: Callable[..., Any]) -> bool:
     `jax.Array` only), read once per function: then a transform of it without a signature
     has nothing to check before JAX runs. Read at the first call, as the models read them
     (a string annotation may name what is defined after the decorator runs)."""
-    if not fun.__annotations__:
-        return True
+    try:
+        if not fun.__annotations__:
+            return True
+    except Exception:  # annotations that cannot be evaluated (deferred, Python 3.14): the models say so
+        return False
     known = _DECLARES_NOTHING.get(weakref.ref(fun))
     if known is None:
         from .._core._annotations import core_from_annotations
@@ -509,8 +512,8 @@ def declares_nothing(fun: Callable[..., Any]) -> bool:
     return known
 
 
-def _forget_verdict(gone: weakref.ref[Callable[..., Any]]) -> None:
-    _DECLARES_NOTHING.pop(gone, None)
+def _forget_verdict(gone: weakref.ref[Callable[..., Any]], pop: Any = _DECLARES_NOTHING.pop) -> None:
+    pop(gone, None)  # bound early: at interpreter exit this module's names may be gone first
 
 
 def parameters_of(fun: Callable[..., Any]) -> tuple[list[str], str | None, set[str]] | None:
