@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Set
 from dataclasses import dataclass, replace
+from types import FunctionType
 from typing import Any, ParamSpec, TypeVar, overload
 
 import jax
@@ -84,8 +85,7 @@ def _options_key(mesh: Any, in_specs: Any, out_specs: Any, axis_names: Any, chec
     out_key = out_specs if type(out_specs) is PartitionSpec else _specs_key(out_specs, "out_specs")
     if in_key is _NO_KEY or out_key is _NO_KEY or type(check_vma) not in _KEYED_FLAGS:
         return None
-    values = (mesh, in_specs, out_specs, axis_names, check_vma)
-    types = tuple(map(type, values))
+    types = (type(mesh), type(in_specs), type(out_specs), type(axis_names), type(check_vma))
     if isinstance(mesh, dict):
         mesh = tuple((name, type(size), size) for name, size in mesh.items())
     if isinstance(axis_names, (set, frozenset)):
@@ -163,9 +163,10 @@ class ShardMapped(Transformed[P, R]):
         check_vma: bool,
         signature: SignatureLike | None,
     ) -> None:
-        require_callable(f, "shard_map")
+        if not callable(f):  # `require_callable`'s test: each helper's frame counts here
+            require_callable(f, "shard_map")
         key = _options_key(mesh, in_specs, out_specs, axis_names, check_vma)
-        name = fn_name(f)
+        name = f.__name__ if type(f) is FunctionType else fn_name(f)  # `fn_name`'s first test
         settled: _Settled | None = lookup(_SETTLED, (key, name)) if key is not None else None
         if settled is None:
             settled = _settle(f, mesh, in_specs, out_specs, axis_names, check_vma)
@@ -185,7 +186,8 @@ class ShardMapped(Transformed[P, R]):
             )
         else:  # JAX's defaults, left out of its call (which costs less without them)
             jax_fn = JAX_SHARD_MAP(f, mesh=options.jax_mesh, in_specs=in_specs, out_specs=out_specs)
-        signature = parsed_signature(signature)  # a pytree of dims is checked before anything flattens it
+        if signature is not None:  # a pytree of dims is checked before anything flattens it
+            signature = parsed_signature(signature)
         self._given = (out_specs, in_specs, mesh, axis_names, check_vma)  # as given: for `_remake`
         shared = ("shard_map", key, signature) if key is not None else options_key("shard_map", options, signature)
         self._start(f, jax_fn, options, shared, signature)
@@ -208,7 +210,7 @@ class ShardMapped(Transformed[P, R]):
         self._declared = signature
         if signature is not None:  # a declared signature must fit the function: said now
             declared_core(f, signature, options.name)
-        super().__init__(f, jax_fn)
+        Transformed.__init__(self, f, jax_fn)  # not super(), whose proxy costs more than the call
 
     def _find_predictor(self) -> Predictor:
         return _shard_predictor(self.__wrapped__, self._key, self._declared, self._settled)
