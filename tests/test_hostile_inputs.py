@@ -818,3 +818,99 @@ def test_fuzzed_argv_never_shows_a_traceback(argv: list[str]) -> None:
 
 def _still_works_after_cli() -> None:
     assert ax.Signature("(a)->(a)").vmap().predict((2, 3)).shapes == (2, 3)
+
+
+# ------------------------------------------------------------- ints past str's limit
+
+HUGE_INT = 10**4400  # past Python's 4300-digit str limit, where str() raises ValueError
+
+
+@pytest.mark.parametrize(
+    ("make", "kind"),
+    [
+        (lambda: ax.Signature(((HUGE_INT,),)), ax.SpecError),
+        (lambda: ax.Signature(("n",), output=(HUGE_INT,)), ax.SpecError),
+        (lambda: ax.vmap(lambda x: x, axis_size=-HUGE_INT).predict((2, 3)), ax.AxisCheckError),
+        (lambda: ax.vmap(lambda x: x, out_axes=HUGE_INT).predict((2, 3)), ax.AxisCheckError),
+        (lambda: ax.vmap(lambda x: x, in_axes=HUGE_INT).predict((2, 3)), ax.AxisCheckError),
+    ],
+    ids=["signature-dim", "signature-output", "axis_size", "out_axes", "in_axes"],
+)
+def test_huge_ints_are_reported_not_leaked(make: Any, kind: type[Exception]) -> None:
+    with pytest.raises(kind, match="int of about 4400 digits"):
+        make()
+
+
+def test_explain_of_a_huge_size_is_text() -> None:
+    text = ax.vmap(lambda x: x, signature="(n)->(n)").explain((2, HUGE_INT))
+    assert "int of about 4400 digits" in text
+
+
+@pytest.mark.parametrize("axes", ["0x" + "f" * 5000, "(0, -" + "9" * 30 + ")"])
+def test_cli_axes_past_int64_are_usage_errors(axes: str) -> None:
+    _assert_usage_error(BASES["predict"] + ("--in-axes", axes))
+
+
+def test_unreadable_jaxtyping_dim_text_is_refused_at_decoration() -> None:
+    def f(x: "Float[Array, '\u00b2']") -> Any:  # noqa: F821  (text, never evaluated)
+        return x
+
+    with pytest.raises(ax.SpecError, match="is not a dimension"):
+        ax.vmap(f)
+
+
+def test_jaxtyping_expression_text_is_left_to_the_first_call() -> None:
+    def f(x: "Float[Array, 'n+1']") -> Any:  # noqa: F821  (an expression jaxtyping evaluates)
+        return x
+
+    g = ax.vmap(f)  # not refused: axischeck does not model it, and traces f instead
+    with pytest.warns(ax.AxisCheckWarning, match="traced instead"):
+        assert g(jnp.ones((2, 3))).shape == (2, 3)
+
+
+# ------------------------------------------------------------- user pytree nodes
+
+
+def _node_whose_flatten_raises(kind: type[Exception]) -> Any:
+    cls = type(f"Raises{kind.__name__}", (), {})
+
+    def flatten(_: Any) -> Any:
+        raise kind("cannot flatten this")
+
+    jax.tree_util.register_pytree_node(cls, flatten, lambda aux, children: cls())
+    return cls()
+
+
+@pytest.mark.parametrize("kind", [TypeError, KeyError, RuntimeError])
+def test_a_flatten_error_keeps_the_type_jax_gives_it(kind: type[Exception]) -> None:
+    arg = _node_whose_flatten_raises(kind)
+    with pytest.raises(kind):
+        jax.vmap(lambda t: 0.0)(arg)
+    with pytest.raises(kind) as called:
+        ax.vmap(lambda t: 0.0)(arg)
+    with pytest.raises(kind) as predicted:
+        ax.vmap(lambda t: 0.0).predict(arg)
+    for err in (called.value, predicted.value):
+        assert isinstance(err, ax.ArgumentError) and "cannot flatten this" in str(err)
+
+
+def test_a_flatten_that_answers_differently_each_time_works_as_under_jax() -> None:
+    """JAX flattens an argument once; a node whose flatten alternates its children must
+    work under axischeck too, with JAX's value and shape."""
+    calls = iter(range(1_000_000))
+
+    class Flaky:
+        def __init__(self, *children: Any) -> None:
+            self.children = children
+
+    jax.tree_util.register_pytree_node(
+        Flaky, lambda f: (f.children[: 1 + next(calls) % 2], None), lambda aux, ch: Flaky(*ch)
+    )
+
+    def fn(t: Flaky) -> jax.Array:
+        return t.children[0].sum(axis=-1)
+
+    arg = Flaky(jnp.arange(6.0).reshape(2, 3), jnp.ones((2, 3)))
+    want = jax.vmap(fn)(arg)
+    np.testing.assert_array_equal(ax.vmap(fn)(arg), want)
+    assert ax.vmap(fn).predict(arg).shapes == want.shape

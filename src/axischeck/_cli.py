@@ -30,7 +30,7 @@ from ._core._dims import MAX_SIZE, quote
 from ._core._errors import AxisCheckError
 from ._core._explain import render_steps
 from ._core._prediction import Prediction
-from ._core._trees import short_repr
+from ._core._text import int_text, short_repr
 from ._engine._signature import Signature
 from ._transform import _shapes_text
 
@@ -98,6 +98,15 @@ def parse_axes(text: str, what: str) -> Any:
         value = ast.literal_eval(text)
     except Exception:  # SyntaxError, ValueError (a NUL byte), TypeError ({[1]: 0}), MemoryError, RecursionError
         raise UsageError(f"bad {what} {quote(text)}: write a Python literal like 0, None or (0, 1, None)") from None
+    stack = [value]
+    while stack:  # an axis past int64 is no axis of any array JAX holds
+        item = stack.pop()
+        if isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, (tuple, list)):
+            stack.extend(item)
+        elif isinstance(item, int) and abs(item) > MAX_SIZE:
+            raise UsageError(f"bad {what} {quote(text)}: axes are small integers, and {int_text(item)} is not one")
     return value
 
 

@@ -13,7 +13,7 @@ from ._core._errors import AxisCheckError, SpecError
 from ._core._jax_compat import JAX_PMAP
 from ._core._leaves import shapes_as_structs
 from ._core._prediction import Prediction
-from ._core._trees import short_repr
+from ._core._text import short_repr
 from ._engine._levels import MapLevel
 from ._engine._models import MapModel
 from ._engine._predictor import Build, Predictor, mapped_models, options_key, predictor_for

@@ -18,7 +18,8 @@ from ._core._keys import lookup, store
 from ._core._leaves import array_shape, shapes_as_structs
 from ._core._prediction import Prediction, ShardPrediction
 from ._core._steps import ShardStep
-from ._core._trees import PrefixMismatch, broadcast_prefix, check_nesting, short_repr
+from ._core._text import short_repr
+from ._core._trees import PrefixMismatch, broadcast_prefix, check_nesting
 from ._engine._mesh import MeshShape, mesh_shape
 from ._engine._models import Outcome
 from ._engine._predictor import (

@@ -18,7 +18,7 @@ from jax.sharding import PartitionSpec
 
 from ._core._errors import AxisCheckError, AxisCheckWarning, SpecError
 from ._core._jax_compat import INFER_SPECS, JAX_SMAP
-from ._core._trees import short_repr
+from ._core._text import short_repr
 from ._engine._predictor import fn_name, options_key
 from ._engine._shard_model import ShardOptions
 from ._engine._signature import SignatureLike, parsed_signature

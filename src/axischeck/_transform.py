@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Concatenate, Generic, ParamSpec, Self, Ty
 import jax
 
 from ._call import checked_call, opaque_leaves
+from ._core._annotations import check_text_dims
 from ._core._cache import Wrapper, runs_code
 from ._core._errors import AxisCheckError, FunctionError, SpecError, with_jax_error
 from ._core._jax_compat import custom_axis_spec
@@ -64,6 +65,8 @@ class Transformed(Wrapper, Generic[P, R], ABC):
         """A subclass keeps its options and says, from them, how to find its shared
         predictor (`_find_predictor`, at first use, unless it is given as `shared`) and
         how it is made again (`_remake`): written inline, a transform builds neither."""
+        if straight is not True:  # a plain function without annotations has no dims to refuse
+            check_text_dims(fun)
         self.__wrapped__ = fun
         self._jax_fn = jax_fn
         self._shared = shared  # else found at first use, by `_find_predictor`

@@ -43,6 +43,8 @@ def _dims_of_text(text: str, where: str) -> Any:
         node = ast.parse(text, mode="eval").body
     except (SyntaxError, ValueError, MemoryError, RecursionError):  # ValueError: a NUL byte
         return _NOTHING
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):  # quoted under PEP 563 too
+        return _dims_of_text(node.value, where)
     return _dims_of_node(node, where)
 
 
@@ -169,6 +171,12 @@ def _jaxtyping_dim(token: str, dim_str: str, where: str, in_pytree: bool) -> Dim
     anonymous = "_" in flags or ("?" in flags and in_pytree)
     if is_size(body) and not flags:
         return Fixed(parse_size(body, token, f"{quote(dim_str)} of {where}"))
+    if body and not body.isidentifier() and not is_size(body) and not _python_expression(body):
+        raise _Refused(
+            f"jaxtyping dimension {quote(token)} (in {quote(dim_str)} of {where}) is not a dimension:"
+            " neither a name, a size in ASCII digits, nor an expression jaxtyping could evaluate",
+            fix="write a name (like 'n') or a size in ASCII digits (like '2')",
+        )
     if is_size(body) or (body and not body.isidentifier()):
         raise SpecError(
             f"jaxtyping dimension {quote(token)} (in {quote(dim_str)} of {where}) is not one axischeck reads:"
@@ -187,6 +195,34 @@ def _jaxtyping_dim(token: str, dim_str: str, where: str, in_pytree: bool) -> Dim
     if anonymous or not body:
         return Anonymous()
     return Named(body, broadcast="#" in flags)
+
+
+class _Refused(SpecError):
+    """Dims that no reader accepts, which `check_text_dims` refuses at decoration."""
+
+
+def _python_expression(text: str) -> bool:
+    try:
+        ast.parse(text, mode="eval")
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return False
+    return True
+
+
+def check_text_dims(fn: Callable[..., Any]) -> None:
+    """Refuses, at decoration, dims in annotations written as text that no reader accepts
+    (`Float[Array, '²']`: not a name, not an ASCII size, not an expression), as the same
+    text in `signature=` is refused. Text is parsed, never evaluated; dims axischeck merely
+    does not model (`'n+1'`) are left to the first call, which traces the function."""
+    for name, value in _raw_annotations(fn).items():
+        if isinstance(value, str):
+            where = "the return annotation" if name == "return" else f"parameter {name!r}"
+            try:
+                _dims_of_text(value, where)
+            except _Refused as err:
+                raise SpecError(err.problem, fix=err.fix) from None
+            except SpecError:
+                pass
 
 
 def core_from_annotations(fn: Callable[..., Any]) -> SigCore | None:

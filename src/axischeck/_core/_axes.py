@@ -16,7 +16,8 @@ import jax
 import numpy as np
 
 from ._errors import SpecError
-from ._trees import check_nesting, flatten_axes_spec, short_repr
+from ._text import int_text, short_repr
+from ._trees import check_nesting, flatten_axes_spec
 
 
 def _is_axis(x: object) -> bool:
@@ -36,7 +37,10 @@ class Axes:
         return jax.tree_util.tree_unflatten(self.treedef, self.leaves)
 
     def __str__(self) -> str:
-        return repr(self.value)
+        try:
+            return repr(self.value)
+        except ValueError:  # an int past Python's str limit
+            return short_repr(self.value)
 
 
 def _freeze(value: Any, what: str) -> Axes:
@@ -120,7 +124,7 @@ def check_axis_size(axis_size: Any, transform: str = "vmap") -> int | None:
         )
     size = int(axis_size)
     if size < 0:
-        raise SpecError(f"{transform} axis_size must be >= 0, got {size}")
+        raise SpecError(f"{transform} axis_size must be >= 0, got {int_text(size)}")
     return size
 
 

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ._errors import SpecError
-from ._trees import short_repr
+from ._text import short_repr
 
 MAX_SPEC_CHARS = 100_000
 """The longest signature or dim string accepted (real ones are a few hundred characters)."""

@@ -12,6 +12,7 @@ from typing import Any, TypeVar
 from ._errors import AxisCheckError
 from ._shape import Shape, format_shape
 from ._steps import ArgRows, BaseStep, MapStep, ShardRow, ShardStep, SpecRow, SpecRows, Step
+from ._text import int_text
 
 
 class _Shapes:
@@ -30,7 +31,7 @@ class _Shapes:
 
 
 def _axis(a: int | None) -> str:
-    return "None" if a is None else str(a)
+    return "None" if a is None else int_text(a)
 
 
 Columns = Callable[[Sequence[int]], list[list[str]]]

@@ -14,7 +14,7 @@ from jax.sharding import NamedSharding, PartitionSpec
 from jax.tree_util import keystr
 
 from ._cache import BoundedCache
-from ._errors import ArgumentError, Place, Size
+from ._errors import ArgumentError, Place, Size, with_jax_error
 from ._jax_compat import (
     TRUSTED_ARRAY_TYPES,
     array_type,
@@ -239,8 +239,11 @@ def flatten_call(args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> tuple[list
         raise ArgumentError(
             "the arguments contain themselves (a cyclic container) or are nested too deeply to flatten"
         ) from None
-    except (ValueError, TypeError) as err:
-        raise ArgumentError(f"the arguments cannot be flattened as a pytree: {err}") from None
+    except Exception as err:  # a pytree's own flatten failed: JAX lets its exception through
+        ours = with_jax_error(ArgumentError(f"the arguments cannot be flattened as a pytree: {err}"), err)
+        if not isinstance(ours, type(err)):  # a type that cannot be combined with ours: JAX's as it is
+            raise
+        raise ours from err
 
 
 def check_jax_outputs(out: Any, name: str) -> None:
@@ -269,6 +272,10 @@ def _wrap(tree: Any, name: str) -> Any:
     leaves of one shape share its `Shape` and `origin`."""
     treedef: Any = jax.tree_util.tree_structure(tree)  # JAX's own refusals (cycles, depth) first
     labels, values = labelled_leaves(tree, name)
+    if len(values) != treedef.num_leaves:  # a flatten that answers differently each time: read it once
+        with_paths, treedef = jax.tree_util.tree_flatten_with_path(tree)
+        labels = [name + keystr(path) for path, _ in with_paths]
+        values = [leaf for _, leaf in with_paths]
     seen: dict[tuple[int, ...], tuple[Shape, tuple[int, ...]]] = {}
     wrapped = []
     for label, x in zip(labels, values, strict=True):

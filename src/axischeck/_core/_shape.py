@@ -6,6 +6,8 @@ from typing import Any, SupportsIndex
 
 import numpy as np
 
+from ._text import int_text, short_repr
+
 
 class Shape(tuple[int, ...]):
     """A concrete array shape.
@@ -98,13 +100,11 @@ def _bad_sequence(dims: object) -> Exception:
 
 
 def _short(value: object) -> str:
-    import reprlib
-
-    return reprlib.Repr().repr(value)
+    return short_repr(value)
 
 
 def format_shape(dims: tuple[int, ...]) -> str:
     """`(16, 8, 2)`, `(3,)` or `()`, as Python prints a tuple of ints."""
     if len(dims) == 1:
-        return f"({dims[0]},)"
-    return "(" + ", ".join(str(d) for d in dims) + ")"
+        return f"({int_text(dims[0])},)"
+    return "(" + ", ".join(map(int_text, dims)) + ")"

@@ -15,7 +15,8 @@ import jax
 
 from ._dims import ANY, ArraySpec, parse_array_spec, parse_signature_text
 from ._errors import SpecError
-from ._trees import MAX_DEPTH, short_repr
+from ._text import short_repr
+from ._trees import MAX_DEPTH
 
 
 class Verbatim:

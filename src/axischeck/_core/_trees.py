@@ -223,15 +223,6 @@ def check_nesting(value: Any, what: str) -> None:
         stack.extend((child, depth + 1, inner) for child in children)
 
 
-def short_repr(value: Any) -> str:
-    """A repr bounded in length, for values echoed in messages."""
-    import reprlib
-
-    r = reprlib.Repr()
-    r.maxstring, r.maxother, r.maxlist, r.maxtuple, r.maxdict, r.maxlevel = 60, 60, 8, 8, 8, 4
-    return r.repr(value)
-
-
 def seq_repr(items: Sequence[Any]) -> str:
     return "(" + ", ".join(map(repr, items)) + ("," if len(items) == 1 else "") + ")"
 

@@ -21,6 +21,7 @@ from .._core._explain import Scene, tables_read
 from .._core._leaves import Call, Leaf, abstract, resharded
 from .._core._shape import Shape, format_shape
 from .._core._steps import ArgRows, MapStep, OutRow, Step
+from .._core._text import int_text
 from .._core._trees import PrefixMismatch, broadcast_prefix, leaf_paths
 
 
@@ -141,7 +142,7 @@ def _pmap_size_checks(
         if axis is not None and axis < 0 and leaf.shape is not None:
             raise fail(
                 ArgumentError,
-                f"pmap in_axes entry {axis} for {leaf.label} is negative; JAX 0.10's pmap shards"
+                f"pmap in_axes entry {int_text(axis)} for {leaf.label} is negative; JAX 0.10's pmap shards"
                 " axis 0 but squeezes the negative axis, so it fails or silently gives wrong shapes",
                 fix=f"write the axis counted from the front: {axis + len(leaf.shape)}",
             )
@@ -248,8 +249,8 @@ def _checked(
             need = axis + 1 if axis >= 0 else -axis
             raise fail(
                 ArgumentError,
-                f"in_axes entry {axis} for {leaf.label} asks for axis {axis}, but {leaf.label} has"
-                f" shape {format_shape(leaf.shape)} of rank {len(leaf.shape)} (it needs rank >= {need})",
+                f"in_axes entry {int_text(axis)} for {leaf.label} asks for axis {int_text(axis)}, but {leaf.label} has"
+                f" shape {format_shape(leaf.shape)} of rank {len(leaf.shape)} (it needs rank >= {int_text(need)})",
                 places=(leaf.place(None, leaf.shape),),
                 fix=_range_fix(leaf, axis),
             )
@@ -418,7 +419,7 @@ def map_outputs(
             if level.kind == "pmap" and axis < 0:
                 raise Scene(trail, level.describe()).error(
                     OutputError,
-                    f"pmap out_axes entry {axis} for {label} is negative; JAX 0.10's pmap silently"
+                    f"pmap out_axes entry {int_text(axis)} for {label} is negative; JAX 0.10's pmap silently"
                     " returns wrongly shaped outputs for negative out_axes",
                     places=(Place(label, shape),),
                     fix=f"count the axis from the front: out_axes={c if c is not None else 0}",
@@ -426,7 +427,7 @@ def map_outputs(
             if c is None:
                 raise Scene(trail, level.describe()).error(
                     OutputError,
-                    f"out_axes entry {axis} for {label} is out of range: the per-example output has"
+                    f"out_axes entry {int_text(axis)} for {label} is out of range: the per-example output has"
                     f" shape {format_shape(shape)}, so the batched output has rank {r} and its axes"
                     f" are {-r}..{r - 1}",
                     places=(Place(label, shape),),

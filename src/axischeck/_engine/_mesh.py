@@ -20,7 +20,7 @@ from jax.sharding import AbstractMesh, Mesh, PartitionSpec
 from .._core._errors import SpecError
 from .._core._jax_compat import spec_entries, type_spec
 from .._core._shape import Shape, format_shape
-from .._core._trees import short_repr
+from .._core._text import short_repr
 
 SpecDims = tuple[tuple[str, ...], ...]
 """A PartitionSpec as the mesh axes of each array dim, `()` for an unsharded dim."""

@@ -29,6 +29,7 @@ from .._core._leaves import Call, Leaf, check_jax_outputs
 from .._core._shape import Shape, format_shape
 from .._core._spec import SigCore, SpecTree
 from .._core._steps import BaseStep, MapStep, ShardStep, SpecRow, SpecRows, Step
+from .._core._text import int_text
 from .._core._trees import PrefixMismatch, broadcast_flat, broadcast_prefix, leaf_paths, walk_prefix
 from ._levels import MapLevel, map_inputs, map_outputs
 from ._trace import (
@@ -510,7 +511,7 @@ def _binds(spec: ArraySpec, unifier: Unifier, names: list[str] | None = None) ->
     for sym in _names(spec) if names is None else names:
         if sym in unifier.sizes:
             size = unifier.sizes[sym]
-            parts.append(f"{sym}={format_shape(size) if isinstance(size, tuple) else size}")
+            parts.append(f"{sym}={format_shape(size) if isinstance(size, tuple) else int_text(size)}")
     return "  ".join(parts)
 
 

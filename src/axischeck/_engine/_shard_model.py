@@ -37,7 +37,8 @@ from .._core._jax_compat import (
 from .._core._leaves import Call, Leaf, abstract, check_jax_outputs, struct
 from .._core._shape import Shape
 from .._core._steps import ShardRow, ShardStep, Step
-from .._core._trees import PrefixMismatch, broadcast_prefix, leaf_paths, short_repr
+from .._core._text import short_repr
+from .._core._trees import PrefixMismatch, broadcast_prefix, leaf_paths
 from ._mesh import (
     MeshShape,
     SpecDims,

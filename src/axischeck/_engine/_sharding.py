@@ -12,7 +12,8 @@ from .._core._errors import ArgumentError, SpecError
 from .._core._jax_compat import spec_entries
 from .._core._leaves import shapes_as_structs
 from .._core._shape import Shape
-from .._core._trees import PrefixMismatch, broadcast_prefix, leaf_paths, short_repr
+from .._core._text import short_repr
+from .._core._trees import PrefixMismatch, broadcast_prefix, leaf_paths
 from ._mesh import SpecMistake, block_shape, check_fits, mesh_shape, spec_dims
 
 

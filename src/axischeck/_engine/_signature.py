@@ -17,7 +17,7 @@ from .._core._leaves import flatten_call, label_call, shapes_as_structs
 from .._core._prediction import Prediction
 from .._core._spec import SigCore, SpecTree, Verbatim, core_from_value, spec_tree
 from .._core._steps import MapStep
-from .._core._trees import short_repr
+from .._core._text import short_repr
 from ._levels import MapLevel
 from ._models import MapModel, Model, SignatureModel, run
 from ._unify import Bindings, Conflict
