@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import threading
-from typing import Annotated
+from typing import Annotated, Any
 
 import jax
 import jax.numpy as jnp
@@ -251,3 +251,17 @@ def test_prng_keys_are_mapped_like_arrays(keys: jax.Array) -> None:
     f = ax.vmap(lambda k: jax.random.normal(k, (2,)))
     assert f.predict(keys).shapes == (4, 2)
     np.testing.assert_array_equal(f(keys), jax.vmap(lambda k: jax.random.normal(k, (2,)))(keys))
+
+
+@pytest.mark.parametrize(
+    ("fun", "summary"),
+    [
+        (lambda x: (x, x.sum()), "((7, 3), (7,))"),
+        (lambda x: {"a": x, "b": [x.sum()]}, "{'a': (7, 3), 'b': [(7,)]}"),
+        (lambda x: x, "(7, 3)"),
+    ],
+    ids=["tuple", "dict", "array"],
+)
+def test_explain_summarises_outputs_as_tuples(fun: Any, summary: str) -> None:
+    first = ax.vmap(fun).explain(jnp.ones((7, 3))).splitlines()[0]
+    assert first == f"vmap(<lambda>, in_axes=0, out_axes=0) -> {summary}"

@@ -160,3 +160,31 @@ def test_infer_prints_the_signature_to_paste(tmp_path: Path) -> None:
 def test_explain_proposes_a_checked_fix() -> None:
     r = cli("explain", EINSUM, "--in-axes", "(0,0,0)", "16x8x4", "4x16x2", "16x8x2", "--names", "x,y,z")
     assert r.returncode == 1 and "Fix: in_axes=(0, 1, 0) would map y's axis 1 (size 16)" in r.stdout
+
+
+@pytest.mark.parametrize(
+    ("argv", "line"),
+    [
+        (("predict", "(a,b)->(a,b),(b,a)", "7x3x2"), "predicted: ((7, 3, 2), (7, 2, 3))"),
+        (
+            (
+                "shard",
+                "(n,k),(k,m)->(n,m),(n,m)",
+                "1024x16",
+                "16x8",
+                "--mesh",
+                "data=64",
+                "--in-specs",
+                "[('data',), None]",
+                "--out-specs",
+                "[('data',), ('data',)]",
+            ),
+            "predicted: ((1024, 8), (1024, 8)); per device: ((16, 8), (16, 8))",
+        ),
+    ],
+    ids=["predict", "shard"],
+)
+def test_several_outputs_print_as_tuples(argv: tuple[str, ...], line: str) -> None:
+    result = cli(*argv)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines()[0] == line

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from typing import Annotated
+from typing import Annotated, Any
 
 import jax
 import jax.numpy as jnp
@@ -176,3 +176,17 @@ def test_garbage_never_escapes_as_another_exception(text: str) -> None:
         ax.Signature(text)
     except ax.AxisCheckError:
         pass
+
+
+@pytest.mark.parametrize("name", ["é", "e\u0301", "A\u030a", "\u0e01\u0e31", "\ufb01", "α", "a\u0661", "n", "x\u00b2"])
+def test_a_name_read_from_an_annotation_prints_back_or_is_refused(name: str) -> None:
+    """A name accepted from an annotation (text, never evaluated) prints a signature that
+    parses back to itself; one no reader accepts (`x²`) is refused at decoration."""
+    namespace: dict[str, Any] = {}
+    exec(f"def f(x: \"Float[Array, '{name}']\") -> \"Float[Array, '{name}']\":\n    return x", namespace)
+    try:
+        sig = ax.vmap(namespace["f"]).signature
+    except ax.SpecError:
+        assert not name.isidentifier()
+        return
+    assert sig is not None and str(ax.Signature(str(sig))) == str(sig)

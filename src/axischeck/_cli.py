@@ -31,8 +31,8 @@ from ._core._errors import AxisCheckError
 from ._core._explain import render_steps
 from ._core._prediction import Prediction
 from ._core._text import int_text, short_repr
+from ._core._trees import shapes_text
 from ._engine._signature import Signature
-from ._transform import _shapes_text
 
 P = TypeVar("P", bound=Prediction)
 
@@ -256,7 +256,7 @@ def _run(argv: Sequence[str] | None) -> int:
         return _usage_error(str(err))
     return _report(
         lambda: sig.predict(*shapes),
-        lambda pred: [f"predicted: {_shapes_text(pred.shapes)}", f"batched signature: {sig}", render_steps(pred.steps)],
+        lambda pred: [f"predicted: {shapes_text(pred.shapes)}", f"batched signature: {sig}", render_steps(pred.steps)],
     )
 
 
@@ -401,7 +401,7 @@ def _shard(args: argparse.Namespace, shapes: list[tuple[int, ...]]) -> int:
     return _report(
         lambda: mapped.predict(*shapes),
         lambda pred: [
-            f"predicted: {_shapes_text(pred.shapes)}; per device: {_shapes_text(pred.block_shapes)}",
+            f"predicted: {shapes_text(pred.shapes)}; per device: {shapes_text(pred.block_shapes)}",
             str(pred),
         ],
     )

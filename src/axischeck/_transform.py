@@ -22,8 +22,8 @@ from ._core._errors import AxisCheckError, FunctionError, SpecError, with_jax_er
 from ._core._jax_compat import custom_axis_spec
 from ._core._leaves import flatten_call, shapes_as_structs
 from ._core._prediction import Prediction
-from ._core._shape import Shape, format_shape
-from ._core._trees import flat_axes
+from ._core._shape import Shape
+from ._core._trees import flat_axes, shapes_text
 from ._engine._models import Model
 from ._engine._predictor import Build, Predictor, declared_core, fn_name, prepared
 from ._engine._signature import Signature
@@ -209,7 +209,7 @@ class Transformed(Wrapper, Generic[P, R], ABC):
             pred = self.predict(*args, **kwargs)
         except AxisCheckError as err:
             return f"{type(err).__name__}: {err}"
-        return f"{self._describe()} -> {_shapes_text(pred.shapes)}\n{pred}"
+        return f"{self._describe()} -> {shapes_text(pred.shapes)}\n{pred}"
 
     def infer_signature(self, *args: Any, **kwargs: Any) -> Signature:
         """The per-example signature of the function, from example arguments, checked
@@ -374,11 +374,3 @@ class Bound(Wrapper, Generic[P, R]):
         if name.startswith("__"):
             raise AttributeError(name)
         return getattr(self.__dict__["__func__"], name)
-
-
-def _shapes_text(shapes: Any) -> str:
-    leaves, treedef_ = jax.tree_util.tree_flatten(shapes)
-    treedef: Any = treedef_
-    if treedef.num_nodes == 1 and len(leaves) == 1:
-        return format_shape(leaves[0])
-    return str(jax.tree_util.tree_map(format_shape, shapes))

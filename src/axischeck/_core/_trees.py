@@ -11,7 +11,7 @@ import numpy as np
 from jax.tree_util import keystr
 
 from ._jax_compat import TRUSTED_ARRAY_TYPES
-from ._shape import Shape
+from ._shape import Shape, format_shape
 
 
 @dataclass(frozen=True, slots=True)
@@ -221,6 +221,21 @@ def check_nesting(value: Any, what: str) -> None:
         children = node.values() if isinstance(node, dict) else node
         inner = seen | {id(node)}
         stack.extend((child, depth + 1, inner) for child in children)
+
+
+def shapes_text(shapes: Any) -> str:
+    """A pytree of shapes as Python prints its containers, each shape as a tuple:
+    `(7, 3)`, `((7, 3), (7,))`, `{'a': (7, 3), 'b': [(7,)]}`."""
+    if isinstance(shapes, tuple) and all(type(d) is int for d in shapes):
+        return format_shape(shapes)
+    return str(jax.tree_util.tree_map(lambda s: _Shown(format_shape(s)), shapes))
+
+
+class _Shown(str):
+    """Text that prints as itself inside a container (a str would print quoted)."""
+
+    def __repr__(self) -> str:
+        return str.__str__(self)
 
 
 def seq_repr(items: Sequence[Any]) -> str:
