@@ -53,17 +53,16 @@ def test_transpose_suggestion() -> None:
     with pytest.raises(ax.ArgumentError) as info:
         f.predict((16, 8, 4), (2, 16, 4), (16, 8, 2))
     assert info.value.fix == "passing jnp.transpose(y, (2, 1, 0)) (shape (4, 16, 2)) instead of y would agree"
+    (suggestion,) = info.value.suggestions
+    assert suggestion.as_kwargs() == {} and suggestion.transposes == ((1, (2, 1, 0)),)
 
 
 def _apply(suggestion: Any, in_axes: Any, args: list[Any]) -> tuple[dict[str, Any], list[Any]]:
     options = {"in_axes": in_axes}
     args = list(args)
-    for key, value in suggestion.options:
-        if key == "transpose":
-            i, perm = value
-            args[i] = jax.ShapeDtypeStruct(tuple(args[i].shape[p] for p in perm), args[i].dtype)
-        else:
-            options[key] = value
+    options.update(suggestion.as_kwargs())
+    for i, perm in suggestion.transposes:
+        args[i] = jax.ShapeDtypeStruct(tuple(args[i].shape[p] for p in perm), args[i].dtype)
     return options, args
 
 

@@ -32,12 +32,25 @@ MAX_SHOWN = 3
 
 @dataclass(frozen=True, slots=True)
 class Suggestion:
-    """One option that makes every check pass, as text and as the values to pass."""
+    """One change that makes every check pass, as text and as data: transform options to
+    pass again, or arguments to pass transposed (a change to the call, not the options).
+
+    ```python
+    >>> f = ax.vmap(lambda x, s: x * s)
+    >>> try:
+    ...     f.predict((4, 3), ())
+    ... except ax.AxisCheckError as err:
+    ...     print(err.suggestions[0].as_kwargs())
+    {'in_axes': (0, None)}
+    ```
+    """
 
     text: str
     options: tuple[tuple[str, Any], ...]  # e.g. (("in_axes", (0, 1, 0)),)
+    transposes: tuple[tuple[int, tuple[int, ...]], ...] = ()  # (argument position, axis order)
 
     def as_kwargs(self) -> dict[str, Any]:
+        """The transform options to pass again ({} when the change is to the arguments)."""
         return dict(self.options)
 
 
@@ -256,7 +269,7 @@ def _transpose_options(model: MapModel, call: Call, budget: _Budget) -> list[Sug
                 name = call.arg_labels[i]
                 shape = tuple(leaves[0].shape[p] for p in perm)
                 text = f"passing jnp.transpose({name}, {perm}) (shape {shape}) instead of {name} would agree"
-                found.append((Suggestion(text, (("transpose", (i, perm)),)), outcome))
+                found.append((Suggestion(text, (), transposes=((i, perm),)), outcome))
     return _ranked(model, call, found)
 
 
