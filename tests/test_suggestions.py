@@ -280,3 +280,19 @@ def test_many_equally_plausible_fixes_are_still_not_guessed() -> None:
     assert err.suggestions == () and err.fix is None
     for in_axes in [(1, 0), (2, 0), (None, 0), (0, 1), (0, 2), (0, None)]:  # they do all run
         assert jax.eval_shape(jax.vmap(total, in_axes=in_axes), x, y).shape in ((2,), (5,))
+
+
+def test_a_keyword_only_scalar_is_bound_never_given_an_entry() -> None:
+    def kw(x: jax.Array, *, scale: float = 1.0) -> jax.Array:
+        return x * scale
+
+    with pytest.raises(ValueError) as jax_info:
+        jax.vmap(kw)(jnp.ones((4, 3)), scale=2.0)
+    with pytest.raises(ax.ArgumentError) as info:
+        ax.vmap(kw)(jnp.ones((4, 3)), scale=2.0)
+    err = info.value
+    assert isinstance(err, type(jax_info.value))
+    assert err.problem.startswith("scale is passed by keyword, so vmap maps it over axis 0")
+    assert err.fix == "bind scale before mapping, so it stays unmapped: functools.partial(kw, scale=...)"
+    for suggestion in err.suggestions:  # none may give the keyword an entry
+        jax.vmap(kw, **suggestion.as_kwargs())(jnp.ones((4, 3)), scale=2.0)

@@ -152,7 +152,8 @@ def map_inputs(level: MapLevel, call: Call, trail: tuple[Step, ...]) -> tuple[in
     """Check ranks and batch sizes; strip the mapped axes. Mirrors api.py:vmap_f."""
     leaves, treedef = call.flat()
     axes = resolve_in_axes(level, call, trail)
-    canon, size = _checked(level, leaves, axes, trail)
+    keywords = len(jax.tree_util.tree_leaves(dict(call.kwargs))) if call.kwargs else 0
+    canon, size = _checked(level, leaves, axes, trail, first_keyword=len(leaves) - keywords)
     new_leaves = []
     per_example: list[Shape | None] = []
     stripped: dict[tuple[int, int], Shape] = {}  # leaves of one shape share it: strip it once
@@ -213,10 +214,15 @@ def _batch_sizes(level: MapLevel, leaves: list[Leaf], axes: list[int | None]) ->
 
 
 def _checked(
-    level: MapLevel, leaves: list[Leaf], axes: list[int | None], trail: tuple[Step, ...]
+    level: MapLevel,
+    leaves: list[Leaf],
+    axes: list[int | None],
+    trail: tuple[Step, ...],
+    first_keyword: int | None = None,
 ) -> tuple[list[int | None], int]:
     """Each leaf's canonical mapped axis (None: not mapped) and the batch size, checked
-    in JAX's order (ranks, then sizes)."""
+    in JAX's order (ranks, then sizes). Leaves from `first_keyword` on were passed by
+    keyword: in_axes cannot name them, so no fix gives them an entry."""
     scene = Scene(trail, level.describe())
 
     def fail(cls: type[AxisCheckError], problem: str, **facts: Any) -> AxisCheckError:
@@ -240,19 +246,25 @@ def _checked(
             fix="pass at least one array argument, or give axis_size",
         )
     canon: list[int | None] = []
-    for leaf, axis in zip(leaves, axes, strict=True):
+    for i, (leaf, axis) in enumerate(zip(leaves, axes, strict=True)):
         if axis is None or leaf.shape is None:
             canon.append(None)
             continue
         c = canonical_axis(axis, len(leaf.shape))
         if c is None:
             need = axis + 1 if axis >= 0 else -axis
+            by_keyword = first_keyword is not None and i >= first_keyword
+            asked = (
+                f"{leaf.label} is passed by keyword, so {level.kind} maps it over axis {int_text(axis)}"
+                if by_keyword
+                else f"in_axes entry {int_text(axis)} for {leaf.label} asks for axis {int_text(axis)}"
+            )
             raise fail(
                 ArgumentError,
-                f"in_axes entry {int_text(axis)} for {leaf.label} asks for axis {int_text(axis)}, but {leaf.label} has"
-                f" shape {format_shape(leaf.shape)} of rank {len(leaf.shape)} (it needs rank >= {int_text(need)})",
+                f"{asked}, but {leaf.label} has shape {format_shape(leaf.shape)} of rank {len(leaf.shape)}"
+                f" (it needs rank >= {int_text(need)})",
                 places=(leaf.place(None, leaf.shape),),
-                fix=_range_fix(leaf, axis),
+                fix=_keyword_fix(level, leaf) if by_keyword else _range_fix(leaf, axis),
             )
         canon.append(c)
     # Indices and ints, not a (leaf, axis) pair per mapped leaf: no object per leaf to collect.
@@ -360,6 +372,13 @@ def _reject_mapped_non_arrays(leaves: list[Leaf], axes: list[int | None], fail: 
                 f" (in_axes entry {axis})",
                 fix=f"give {leaf.label} the in_axes entry None to pass it through unmapped",
             )
+
+
+def _keyword_fix(level: MapLevel, leaf: Leaf) -> str:
+    """JAX maps every keyword argument over axis 0 and in_axes counts positions only, so
+    an entry for it is no fix: binding it before mapping is."""
+    name = leaf.label.split("[")[0]
+    return f"bind {name} before mapping, so it stays unmapped: functools.partial({level.fn_name}, {name}=...)"
 
 
 def _range_fix(leaf: Leaf, axis: int) -> str | None:
