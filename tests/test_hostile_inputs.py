@@ -914,3 +914,32 @@ def test_a_flatten_that_answers_differently_each_time_works_as_under_jax() -> No
     want = jax.vmap(fn)(arg)
     np.testing.assert_array_equal(ax.vmap(fn)(arg), want)
     assert ax.vmap(fn).predict(arg).shapes == want.shape
+
+
+# ------------------------------------------------------------- inputs JAX refuses
+
+
+class _HasJaxArray:
+    shape, dtype = (2, 3), np.dtype("float32")
+
+    def __jax_array__(self) -> jax.Array:
+        return jnp.ones((2, 3))
+
+
+@pytest.mark.parametrize(
+    "make", [lambda: np.ma.array(np.ones((2, 3), np.float32)), _HasJaxArray], ids=["masked", "__jax_array__"]
+)
+@pytest.mark.parametrize("signature", [None, "*s -> *s"], ids=["traced", "signature"])
+def test_predict_refuses_what_jax_refuses(make: Any, signature: str | None) -> None:
+    x = make()
+    try:
+        jax.eval_shape(jax.vmap(lambda v: v), x)
+    except ValueError:
+        pass
+    else:  # a JAX that abstracts it: predict answers as JAX does
+        assert ax.vmap(lambda v: v, signature=signature).predict(x).shapes == (2, 3)
+        return
+    with pytest.raises(ax.AxisCheckError):
+        ax.vmap(lambda v: v, signature=signature).predict(x)
+    with pytest.raises(ValueError):
+        ax.vmap(lambda v: v, signature=signature)(x)

@@ -22,6 +22,7 @@ at the end of this module; each names the JAX versions whose wording it was chec
 
 from __future__ import annotations
 
+import functools
 import inspect
 import re
 from collections.abc import Callable
@@ -112,15 +113,39 @@ _ARRAY_TYPES: dict[type, bool] = {}
 
 def array_type(kind: type) -> bool:
     """Whether JAX takes values of this type as arrays: jax and numpy arrays and scalars,
-    tracers, `ShapeDtypeStruct`s (abstract arrays, for prediction), and `__jax_array__`."""
+    tracers, `ShapeDtypeStruct`s (abstract arrays, for prediction), and `__jax_array__`
+    objects where this JAX abstracts them. numpy's masked arrays are refused by JAX
+    ("not supported as direct inputs to JAX functions")."""
     verdict = _ARRAY_TYPES.get(kind)
     if verdict is None:
-        verdict = issubclass(kind, (np.ndarray, np.generic, jax.Array, jax.ShapeDtypeStruct)) or hasattr(
-            kind, "__jax_array__"
-        )
+        if issubclass(kind, np.ma.MaskedArray):
+            verdict = False
+        elif issubclass(kind, (np.ndarray, np.generic, jax.Array, jax.ShapeDtypeStruct)):
+            verdict = True
+        else:
+            verdict = hasattr(kind, "__jax_array__") and abstracts_jax_array()
         if len(_ARRAY_TYPES) < 4096:
             _ARRAY_TYPES[kind] = verdict
     return verdict
+
+
+@functools.cache
+def abstracts_jax_array() -> bool:
+    """Whether this JAX traces an object by its `__jax_array__` (JAX 0.10 refuses it:
+    "Triggering __jax_array__() during abstractification is no longer supported").
+    Asked of JAX itself once, abstractly, the first time such an object is met."""
+
+    class Probe:
+        shape, dtype = (1,), np.dtype("float32")
+
+        def __jax_array__(self) -> Any:
+            return np.zeros((1,), np.float32)
+
+    try:
+        jax.eval_shape(lambda x: x, Probe())
+    except (ValueError, TypeError):  # JAX's refusal (an accident like RecursionError is not cached)
+        return False
+    return True
 
 
 def backend_initialized() -> bool:
