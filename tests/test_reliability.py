@@ -30,6 +30,7 @@ import tokenize
 import traceback
 import tracemalloc
 import warnings
+import weakref
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Annotated, Any, NamedTuple, TypeVar
@@ -1331,6 +1332,29 @@ def test_decorated_functions_do_not_leak() -> None:
     alive = [k for k, r in enumerate(refs) if any(w() is not None for w in r)]
     assert not alive, f"still alive: {alive}"
     assert len(_DECLARES_NOTHING) <= verdicts
+
+
+def test_calls_keep_few_users_pytree_metadata_alive() -> None:
+    """A fresh model each step (static metadata compared by identity) is a new cache key
+    each call: the caches keep only the newest few of them, never every step's."""
+
+    class Meta:  # identity equality and hash, as a plain class has
+        pass
+
+    class Model:
+        def __init__(self, w: jax.Array, meta: Meta) -> None:
+            self.w, self.meta = w, meta
+
+    jax.tree_util.register_pytree_node(Model, lambda m: ((m.w,), m.meta), lambda meta, ch: Model(ch[0], meta))
+    f = ax.vmap(lambda m, x: x * m.w, in_axes=(None, 0), signature={"m": None, "x": "n", "return": "n"})
+    alive = []
+    for _ in range(30):
+        meta = Meta()
+        alive.append(weakref.ref(meta))
+        f(Model(jnp.float32(2.0), meta), jnp.ones((4, 3)))
+        del meta
+    gc.collect()
+    assert sum(ref() is not None for ref in alive) <= 4
 
 
 # ====================================================================== 5. error hygiene

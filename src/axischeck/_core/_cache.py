@@ -11,27 +11,45 @@ from typing import Any, Generic, TypeVar
 
 V = TypeVar("V")
 
+MAX_HOLDING_USER_DATA = 4
+"""How many entries of one cache may hold a user's objects in their keys (see `BoundedCache.put`)."""
+
 
 class BoundedCache(Generic[V]):
-    """A map holding at most `maxsize` entries, evicting the oldest first.
+    """A map holding at most `maxsize` entries, evicting the oldest first, and at most
+    `MAX_HOLDING_USER_DATA` of them whose keys hold a user's objects (see `put`).
 
     Reads take no lock (a single dict lookup is atomic in CPython, with or without
     the GIL), so a hit costs one lookup; writes and evictions are serialised.
     """
 
-    __slots__ = ("_data", "_lock", "get", "maxsize")
+    __slots__ = ("_data", "_holding", "_lock", "get", "maxsize")
 
     def __init__(self, maxsize: int = 256) -> None:
         self.maxsize = maxsize
         self._data: dict[Hashable, V] = {}
+        self._holding: dict[Hashable, None] = {}  # the keys holding user objects, oldest first
         self._lock = threading.Lock()
         self.get: Callable[[Hashable], V | None] = self._data.get  # the dict's own: a hit is one C call
 
-    def put(self, key: Hashable, value: V) -> None:
+    def put(self, key: Hashable, value: V, *, holds_user_data: bool = False) -> None:
+        """Store `value`. A key that holds a user's objects (the aux data of a registered
+        pytree node: a model's static fields, which may be large and compared by identity,
+        so that every step's fresh model is a new key) keeps them alive while it is stored:
+        only the newest few such keys are kept, so caching never holds more of a user's
+        data than a handful of calls passed."""
         with self._lock:
             self._data[key] = value
+            if holds_user_data:
+                self._holding[key] = None
+                while len(self._holding) > MAX_HOLDING_USER_DATA:
+                    oldest = next(iter(self._holding))
+                    del self._holding[oldest]
+                    self._data.pop(oldest, None)
             while len(self._data) > self.maxsize:
-                del self._data[next(iter(self._data))]
+                oldest = next(iter(self._data))
+                del self._data[oldest]
+                self._holding.pop(oldest, None)
 
     def __len__(self) -> int:
         return len(self._data)

@@ -120,7 +120,7 @@ def array_type(kind: type) -> bool:
     if verdict is None:
         if issubclass(kind, np.ma.MaskedArray):
             verdict = False
-        elif issubclass(kind, (np.ndarray, np.generic, jax.Array, jax.ShapeDtypeStruct)):
+        elif issubclass(kind, (np.ndarray, np.generic, jax.Array, jax.ShapeDtypeStruct, jax.core.Tracer)):
             verdict = True
         else:
             verdict = hasattr(kind, "__jax_array__") and abstracts_jax_array()

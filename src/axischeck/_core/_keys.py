@@ -108,10 +108,40 @@ def lookup(cache: Any, key: Hashable | None) -> Any:
 
 
 def store(cache: Any, key: Hashable | None, value: Any) -> None:
-    """`cache.put(key, value)`, skipping keys that cannot be hashed or compared."""
+    """`cache.put(key, value)`, skipping keys that cannot be hashed or compared; a key
+    whose treedef holds a user's objects is stored as one (see `BoundedCache.put`)."""
     if key is None:
         return
     try:
-        cache.put(key, value)
+        cache.put(key, value, holds_user_data=holds_user_data(key))
     except Exception:
         return
+
+
+_TREEDEF = type(jax.tree_util.tree_structure(0))
+_CONTAINERS = (tuple, list, dict, type(None))  # nodes whose aux data JAX makes of the container itself
+
+
+def holds_user_data(key: Any) -> bool:
+    """Whether a key holds a treedef with a node whose aux data is a user's (registered
+    classes, dataclasses' static fields): anything but builtin containers, namedtuples
+    and ordered or default dicts, whose aux data is their keys or type."""
+    todo = [key]
+    while todo:
+        item = todo.pop()
+        if isinstance(item, tuple):
+            todo.extend(x for x in item if isinstance(x, (tuple, _TREEDEF)))
+        elif isinstance(item, _TREEDEF) and _user_nodes(item):
+            return True
+    return False
+
+
+def _user_nodes(treedef: Any) -> bool:
+    todo = [treedef]
+    while todo:
+        node = todo.pop()
+        data = node.node_data()
+        if data is not None and not issubclass(data[0], _CONTAINERS):
+            return True
+        todo.extend(node.children())
+    return False
