@@ -310,3 +310,72 @@ def test_a_signature_does_not_hide_a_spmd_axis_an_inner_shard_map_uses() -> None
         f.predict((3, 4))
     assert isinstance(predicted.value, ax.SpecError)
     assert ax.vmap(inner, signature="(n)->(n)").predict((3, 4)).shapes == (3, 4)
+
+
+@pytest.mark.parametrize(("in_specs", "out_specs"), [("i", "i"), ("j", ("i", "j"))])
+def test_without_a_signature_a_spmd_axis_an_inner_shard_map_uses_is_refused(in_specs: Any, out_specs: Any) -> None:
+    """The per-example trace maps the function under a vmap with the same spmd_axis_name,
+    so JAX's own rule for the shard_map inside refuses it, planned on an abstract mesh."""
+    from jax.sharding import PartitionSpec as P
+
+    mesh = jax.sharding.AbstractMesh((4, 2), ("i", "j"))
+    inner = jax.shard_map(jnp.sin, mesh=mesh, in_specs=P(in_specs), out_specs=P(out_specs), check_vma=False)
+    x = jax.ShapeDtypeStruct((4, 16), jnp.float32)
+    with pytest.raises(ValueError, match="spmd_axis_name cannot appear"):
+        jax.eval_shape(jax.vmap(inner, spmd_axis_name="i"), x)
+    with pytest.raises(ax.SpecError, match="spmd_axis_name is also a mesh axis"):
+        ax.vmap(inner, spmd_axis_name="i").predict(x)
+    assert ax.vmap(inner).predict(x).shapes == jax.eval_shape(jax.vmap(inner), x).shape
+
+
+# ------------------------------------------------- how often the function is traced
+
+
+def _counting(fn: Any) -> tuple[Any, list[int]]:
+    runs = [0]
+
+    def counted(*args: Any) -> Any:
+        runs[0] += 1
+        return fn(*args)
+
+    return counted, runs
+
+
+@pytest.mark.parametrize("transform", ["vmap", "pmap"])
+def test_a_collective_step_runs_the_function_at_most_once_more_than_jax(transform: str) -> None:
+    """Eager calls with a named axis: JAX's vmap traces every call, pmap once per shapes;
+    the checks before the first call ride one per-example trace (it keeps the function's
+    collectives for the checks JAX's vmap skips, and is replayed for the shapes)."""
+    x = jnp.arange(24.0).reshape(8, 3)
+    counts = {}
+    for name, make in (("jax", getattr(jax, transform)), ("ax", getattr(ax, transform))):
+        f, runs = _counting(lambda v: v - jax.lax.pmean(v, "i"))
+        g = make(f, axis_name="i")
+        outs = [g(x) for _ in range(3)]
+        counts[name] = runs[0]
+        np.testing.assert_array_equal(outs[-1], jax.vmap(lambda v: v - jax.lax.pmean(v, "i"), axis_name="i")(x))
+    assert counts["ax"] <= counts["jax"] + 1, counts
+
+
+@pytest.mark.parametrize("transform", ["vmap", "pmap"])
+def test_a_data_parallel_step_with_out_axes_none_traces_twice_at_most(transform: str) -> None:
+    """pmean of a gradient pytree and out_axes=None: which outputs are batched is asked of
+    the recorded per-example trace, not of the function once more per output."""
+    params = {f"w{i:02d}": jnp.ones(3) for i in range(20)}
+
+    def grads(p: dict[str, jax.Array], x: jax.Array) -> Any:
+        loss = lambda p: sum(jnp.dot(w, x) for w in p.values())  # noqa: E731
+        return jax.lax.pmean(jax.grad(loss)(p), "batch")
+
+    f, runs = _counting(grads)
+    out = getattr(ax, transform)(f, in_axes=(None, 0), out_axes=None, axis_name="batch")(params, jnp.ones((8, 3)))
+    assert runs[0] <= 2
+    assert jax.tree_util.tree_map(jnp.shape, out) == {k: (3,) for k in params}
+
+
+def test_a_psum_scatter_of_the_wrong_size_is_still_caught_before_jax_runs() -> None:
+    """The record of the per-example trace keeps the collective whose vmap rule answers
+    silently and wrongly (a psum_scatter whose scattered size is not the axis size)."""
+    f = ax.vmap(lambda v: jax.lax.psum_scatter(v, "i"), axis_name="i")
+    with pytest.raises(ax.CollectiveError, match="psum_scatter"):
+        f(jnp.ones((4, 6)))

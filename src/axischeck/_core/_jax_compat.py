@@ -325,6 +325,17 @@ def varying_cast(value: str, axes: tuple[str, ...]) -> str:
     return f"jax.lax.pvary({value}, {named})"
 
 
+def jaxpr_function(closed: Any) -> Callable[..., list[Any]] | None:
+    """A closed jaxpr as a function of its inputs (its flat outputs): the recorded
+    function asked again, by JAX's own rules for each primitive, without running the
+    user's Python. None where this JAX has moved the helper."""
+    try:
+        from jax._src.core import jaxpr_as_fun
+    except ImportError:  # pragma: no cover - a future layout
+        return None
+    return cast(Callable[..., list[Any]], jaxpr_as_fun(closed))
+
+
 def equations(jaxpr: Any) -> Any:
     """The equations of a jaxpr, closed or not (one class from JAX 0.11)."""
     return jaxpr.eqns

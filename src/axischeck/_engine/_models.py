@@ -22,6 +22,7 @@ from .._core._explain import Scene, tables_read
 from .._core._jax_compat import (
     einsum_size_mismatch,
     mismatched_sizes,
+    spmd_axis_in_shard_map_specs,
     tiled_scatter_indivisible,
     vmap_shmap_error_enabled,
 )
@@ -35,6 +36,8 @@ from ._levels import MapLevel, map_inputs, map_outputs
 from ._trace import (
     Bound,
     Env,
+    PerExample,
+    Replay,
     SilentCollectiveError,
     batched_outputs,
     eval_per_example,
@@ -53,6 +56,7 @@ class Outcome:
     bindings: Bindings
     inputs_only: bool = False  # Signature.unify stops before the outputs
     traced: bool = False  # the user's function was traced: the answer may depend on anything it saw
+    replay: Replay | None = None  # the traced function as JAX recorded it, for the level around it
 
 
 class Model(Protocol):
@@ -91,13 +95,17 @@ class MapModel:
             )
         self._check_spmd(trail)
         size, per_call, step, axes = map_inputs(self.level, call, trail)
-        inner_env = (*env, Bound(self.level.axis_name, size, tuple(axes), self.level.kind))
+        spmd = tuple(sorted(self.level.spmd, key=str))
+        inner_env = (*env, Bound(self.level.axis_name, size, tuple(axes), self.level.kind, spmd))
         inner = self.inner.predict(per_call, inner_env, trail + (step,))
         if inner.inputs_only:  # Signature.unify: no outputs to map
             return Outcome(None, (step,) + inner.steps, inner.bindings, inputs_only=True, traced=inner.traced)
         # Without a function to ask, an output is batched iff some input is mapped here.
         mapped = any(r.axis is not None and r.shape is not None for r in step.args)
-        probe = _Probe(self, call, axes, size, env, inner.shapes) if mapped or self.fn is not None else None
+        # The function this level maps, as the trace below recorded it (when it is the
+        # innermost): which outputs are batched is asked of the record, not of the function.
+        fn = inner.replay if inner.replay is not None and isinstance(self.inner, TraceModel) else self.fn
+        probe = _Probe(self, fn, call, axes, size, env, inner.shapes) if mapped or self.fn is not None else None
 
         def is_batched(j: int) -> bool:
             return probe is not None and probe.batched(j)
@@ -130,6 +138,7 @@ class _Probe:
     trace answers for every output."""
 
     model: MapModel
+    fn: Callable[..., Any] | None  # the mapped function (or its record); None for a signature
     call: Call
     axes: list[int | None]
     size: int
@@ -142,7 +151,7 @@ class _Probe:
         return self._answers is not None
 
     def batched(self, j: int) -> bool:
-        fn = self.model.fn
+        fn = self.fn
         if fn is None:
             return True  # a signature cannot say; outputs depend on mapped inputs
         if self._answers is None:
@@ -174,24 +183,26 @@ class TraceModel:
         return None
 
     def predict(self, call: Call, env: Env, trail: tuple[Step, ...]) -> Outcome:
-        return traced_outcome(trace(self.fn, self.name, call, env, trail))
+        found = trace(self.fn, self.name, call, env, trail)
+        return traced_outcome(found.shapes, found.replay)
 
 
-def traced_outcome(shapes: Any) -> Outcome:
+def traced_outcome(shapes: Any, replay: Replay | None = None) -> Outcome:
     """The outcome of a trace: its output shapes, one row each."""
     outs = tuple(SpecRow(label, shape, "", "") for label, shape in _labelled(shapes))
-    return Outcome(shapes, (BaseStep("traced", (), outs),), Bindings(), traced=True)
+    return Outcome(shapes, (BaseStep("traced", (), outs),), Bindings(), traced=True, replay=replay)
 
 
 def _labelled(shapes: Any) -> list[tuple[str, Shape]]:
     return list(zip(["output" + p for p in leaf_paths(shapes)], jax.tree_util.tree_leaves(shapes), strict=True))
 
 
-def trace(fn: Callable[..., Any], name: str, call: Call, env: Env, trail: tuple[Step, ...]) -> Any:
+def trace(fn: Callable[..., Any], name: str, call: Call, env: Env, trail: tuple[Step, ...]) -> PerExample:
     leaves, treedef = call.flat()
-    returned: list[bool] = []
+    returned: list[bool] = []  # whether the function finished, in the last trace of it
 
     def recording(*args: Any, **kwargs: Any) -> Any:
+        returned.clear()
         out = fn(*args, **kwargs)
         check_jax_outputs(out, name)
         returned.append(True)
@@ -212,6 +223,12 @@ def trace(fn: Callable[..., Any], name: str, call: Call, env: Env, trail: tuple[
                 OutputError,
                 f"{name} returns, but JAX cannot batch its outputs"
                 f" ({unit} {_leaf_shapes(leaves) or 'none'}): {type(err).__name__}: {err}",
+            ) from err
+        if spmd_axis_in_shard_map_specs(err):
+            raise Scene(trail, _innermost_transform(trail)).error(
+                SpecError,
+                f"vmap's spmd_axis_name is also a mesh axis that {name}'s inner shard_map specs use, which JAX refuses",
+                fix="give vmap a spmd_axis_name the inner shard_map does not shard over",
             ) from err
         raise function_error(name, leaves, unit, err, trail) from err
 
@@ -491,7 +508,7 @@ class SignatureModel:
                 + (f": {', '.join(missing)} is not bound by any input" if out is not None else " (no '->' output)"),
                 fix="name output dimensions after input dimensions, or decorate a function so it can be traced",
             )
-        shapes = trace(self.fn, self.name, call, env, trail + (BaseStep("signature", rows, ()),))
+        shapes = trace(self.fn, self.name, call, env, trail + (BaseStep("signature", rows, ()),)).shapes
         if out is not None:
             check_output(self.core, shapes, bindings, self.transform(trail), trail, unit_of(env))
         return shapes, True

@@ -9,6 +9,7 @@ size-only `vmap`s with `in_axes=None`, so collectives follow vmap's own shape ru
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Sequence
+from dataclasses import dataclass
 from typing import Any, Literal, NamedTuple
 
 import jax
@@ -20,9 +21,11 @@ from .._core._jax_compat import (
     abstract_values,
     batched_here,
     equations,
+    jaxpr_function,
     name_trace,
     ppermute_axes_in_mesh_order,
     psum_scatter_size_refused,
+    quiet_tracebacks,
     sub_jaxprs,
     varying_axes,
 )
@@ -47,6 +50,7 @@ class Bound(NamedTuple):
     size: int
     axes: tuple[int | None, ...]
     kind: LevelKind
+    spmd: tuple[Hashable, ...] = ()  # a vmap's spmd_axis_name (the mesh axes it shards over)
 
 
 Env = tuple[Bound, ...]
@@ -67,9 +71,11 @@ def under_pmap(env: Env) -> bool:
 
 
 def _named_scope(env: Env) -> Env:
-    """The levels to bind: from the outermost named one inward (none if no names)."""
+    """The levels to bind: from the outermost named one inward (none if no names). A vmap
+    with a spmd_axis_name counts as named: JAX's rules for what it maps (an inner
+    shard_map's) read it."""
     for k, level in enumerate(env):
-        if level.name is not None:
+        if level.name is not None or level.spmd:
             return env[k:]
     return ()
 
@@ -87,7 +93,13 @@ def _bind_names(fn: Callable[..., Any], env: Env, dyn: Sequence[int]) -> Callabl
     traced leaf where the real level mapped it."""
     for level in reversed(_vmap_levels(env)):
         in_axes = tuple(level.axes[i] for i in dyn)
-        fn = JAX_VMAP(fn, in_axes=in_axes if in_axes else None, axis_size=level.size, axis_name=level.name)
+        fn = JAX_VMAP(
+            fn,
+            in_axes=in_axes if in_axes else None,
+            axis_size=level.size,
+            axis_name=level.name,
+            spmd_axis_name=level.spmd or None,
+        )
     return fn
 
 
@@ -112,17 +124,50 @@ def _with_env_dims(structs: list[Any], dyn: Sequence[int], env: Env) -> list[Any
 
 def _shapes_of(
     fn: Callable[..., Any], env: Env, structs: Sequence[Any], named: tuple[Callable[..., Any], list[str]] | None = None
-) -> Any:
-    """`jax.eval_shape`, with any device axes of `env` bound as an axis environment;
-    `named`: the user's function and the names of `fn`'s arguments, for JAX's messages."""
+) -> tuple[Any, Any]:
+    """What `jax.eval_shape` gives (one trace), with any device axes of `env` bound as an
+    axis environment, and the closed jaxpr JAX recorded; `named`: the user's function and
+    the names of `fn`'s arguments, for JAX's messages."""
     devices = _device_axes(env)
     avals = abstract_values(list(structs))
     if named is not None:
         name_trace(fn, *named, traced_for="make_jaxpr" if devices else "jit")
     if not devices:
-        return jax.eval_shape(fn, *avals)
-    _, shapes = jax.make_jaxpr(fn, axis_env=devices, return_shape=True)(*avals)
-    return shapes
+        traced = jax.jit(fn).trace(*avals)  # what `jax.eval_shape` runs, its jaxpr kept
+        return traced.out_info, traced.jaxpr
+    return jax.make_jaxpr(fn, axis_env=devices, return_shape=True)(*avals)[::-1]
+
+
+@dataclass(frozen=True, slots=True)
+class Replay:
+    """The user's per-example function as one trace recorded it (a closed jaxpr and its
+    output structure), taking the flat argument leaves at `dyn`: asked again under other
+    transforms (which outputs a vmap batches, the shapes under vmap's rules), it answers
+    by JAX's own rule for each primitive and runs none of the user's Python."""
+
+    closed: Any
+    out_tree: Any
+    dyn: tuple[int, ...]
+
+    def traced(self, *leaves: Any) -> Any:
+        """The recorded function of the traced leaves (those at `dyn`)."""
+        run = jaxpr_function(self.closed)
+        if run is None:  # pragma: no cover - a future JAX layout
+            raise RuntimeError("this JAX cannot run a recorded jaxpr")
+        return jax.tree_util.tree_unflatten(self.out_tree, run(*leaves))
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        """The recorded function of a call flattened like the recorded one."""
+        leaves = jax.tree_util.tree_leaves((args, kwargs))
+        return self.traced(*[leaves[i] for i in self.dyn])
+
+
+class PerExample(NamedTuple):
+    """The per-example output (a pytree of `Shape`) and, where one trace of the function
+    recorded it as it is, its `Replay`."""
+
+    shapes: Any
+    replay: Replay | None
 
 
 def substituting(fn: Callable[..., Any], treedef: Any, values: Sequence[Any], dyn: Sequence[int]) -> Callable[..., Any]:
@@ -145,28 +190,69 @@ def eval_per_example(
     values: Sequence[Any],
     env: Env,
     named: tuple[Callable[..., Any], Sequence[str]] | None = None,
-) -> Any:
-    """The output pytree of `fn(*args, **kwargs)` with `Shape` leaves.
+) -> PerExample:
+    """The output pytree of `fn(*args, **kwargs)` with `Shape` leaves, from one trace of
+    `fn` where it can: JAX traces a function once per call, and so does this.
 
     `treedef`/`values` are the flattened `(args, kwargs)`; `ShapeDtypeStruct`
     values are traced, everything else is closed over. `named`: the user's function
     and the labels of `values`, which JAX's messages about the trace then name.
+
+    With vmap axis names in scope, `fn` is traced once with the names bound as devices'
+    (collectives kept in its jaxpr, for the checks JAX's vmap skips), and that record is
+    asked under the real vmap nesting for the shapes. Where the record cannot answer, the
+    function itself is traced under the nesting, then with the names bound, as before.
     """
     dyn = [i for i, v in enumerate(values) if _is_abstract(v)]
     per_example = substituting(fn, treedef, values, dyn)
     scope = _named_scope(env)
     structs = _with_env_dims([values[i] for i in dyn], dyn, scope)
     shown = None if named is None else (named[0], [named[1][i] for i in dyn])
+    skip = len(_vmap_levels(scope))
+    if scope and only_vmaps(scope):
+        replay = _recorded(per_example, scope, [values[i] for i in dyn], dyn, shown)
+        if replay is not None:
+            try:
+                out, _ = _shapes_of(_bind_names(replay.traced, scope, dyn), scope, structs)
+            except Exception:  # the record cannot answer: the function itself, as before
+                pass
+            else:
+                check_ppermutes(replay.closed)
+                return PerExample(jax.tree_util.tree_map(lambda s: Shape(s.shape[skip:]), out), replay)
     try:
-        out = _shapes_of(_bind_names(per_example, scope, dyn), scope, structs, shown)
+        out, closed = _shapes_of(_bind_names(per_example, scope, dyn), scope, structs, shown)
     except ValueError as err:  # under pmap JAX checks psum_scatter itself: same report
         if psum_scatter_size_refused(err):
             raise SilentCollectiveError(f"psum_scatter: {err}") from err
         raise
     if scope:
         _check_silent_collectives(per_example, scope, [values[i] for i in dyn])
-    skip = len(_vmap_levels(scope))
-    return jax.tree_util.tree_map(lambda s: Shape(s.shape[skip:]), out)
+    shapes = jax.tree_util.tree_map(lambda s: Shape(s.shape[skip:]), out)
+    if skip:  # the jaxpr is of the nesting, not of the function alone
+        return PerExample(shapes, None)
+    return PerExample(shapes, Replay(closed, jax.tree_util.tree_structure(out), tuple(dyn)))
+
+
+def _recorded(
+    per_example: Callable[..., Any],
+    env: Env,
+    structs: list[Any],
+    dyn: Sequence[int],
+    shown: tuple[Callable[..., Any], list[str]] | None,
+) -> Replay | None:
+    """One trace of the per-example function with `env`'s axis names bound as devices'
+    (its collectives kept as they are), or None where that trace fails: then the real
+    vmap nesting, traced next, has its say."""
+    names = [(level.name, level.size) for level in env if level.name is not None]
+    avals = abstract_values(structs)
+    if shown is not None:
+        name_trace(per_example, *shown, traced_for="make_jaxpr")
+    try:
+        with quiet_tracebacks():
+            closed, out = jax.make_jaxpr(per_example, axis_env=names, return_shape=True)(*avals)
+    except Exception:
+        return None
+    return Replay(closed, jax.tree_util.tree_structure(out), tuple(dyn))
 
 
 def jaxpr_under_levels(fn: Callable[..., Any], treedef: Any, values: Sequence[Any], env: Env) -> Any:
