@@ -38,6 +38,7 @@ if TYPE_CHECKING:  # what type checkers see; at run time `__getattr__` loads the
     from ._shard_map import shard_map as shard_map
     from ._smap import Smapped as Smapped
     from ._smap import smap as smap
+    from ._switch import checks_disabled as checks_disabled
     from ._vmap import Vmapped as Vmapped
     from ._vmap import vmap as vmap
 
@@ -67,6 +68,7 @@ _WHERE = {
     "Signature": "._engine._signature",
     "Smapped": "._smap",
     "smap": "._smap",
+    "checks_disabled": "._switch",
     "Bindings": "._engine._unify",
     "Conflict": "._engine._unify",
     "Vmapped": "._vmap",
@@ -130,6 +132,7 @@ __all__ = [
     "SpecError",
     "Vmapped",
     "check",
+    "checks_disabled",
     "patch",
     "pmap",
     "shard_map",

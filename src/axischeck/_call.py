@@ -28,6 +28,7 @@ from ._core._steps import BaseStep
 from ._core._trees import leaf_paths
 from ._engine._predictor import declares_nothing, known_to_declare_nothing
 from ._engine._trace import substituting
+from ._switch import CHECKS_OFF
 
 if TYPE_CHECKING:
     from ._transform import Transformed
@@ -45,6 +46,8 @@ def checked_call(shell: Transformed[..., Any], /, *args: Any, **kwargs: Any) -> 
     One frame between the caller and JAX: next to JAX's eager work each further Python
     frame costs microseconds (measured), many times its cost in a loop, so the common
     cases are written out here, each marked with the function it inlines."""
+    if CHECKS_OFF.get():  # inside `checks_disabled()`: JAX's transform, unchecked
+        return shell._jax_fn(*args, **kwargs)
     pred = None
     straight = shell._straight
     if straight is None:  # settled at the first call, once per transform

@@ -18,6 +18,7 @@ from ._engine._levels import MapLevel
 from ._engine._models import MapModel
 from ._engine._predictor import Build, Predictor, mapped_models, options_key, predictor_for
 from ._engine._signature import SignatureLike, fresh_symbol, parsed_signature
+from ._switch import checks_off, unchecked
 from ._transform import Transformed, built_by_jax, checked_at_decoration, custom_axes, described, require_callable
 from ._vmap import _before_jax, _defer
 
@@ -208,6 +209,19 @@ def pmap(
     Shape(64, 3)
     ```
     """
+    if checks_off():
+        return unchecked(  # type: ignore[no-any-return]
+            JAX_PMAP,
+            fun,
+            axis_name=axis_name,
+            in_axes=in_axes,
+            out_axes=out_axes,
+            static_broadcasted_argnums=static_broadcasted_argnums,
+            devices=devices,
+            backend=backend,
+            axis_size=axis_size,
+            donate_argnums=donate_argnums,
+        )
     if fun is None:
 
         def decorate(f: Callable[P, R]) -> Pmapped[P, R]:

@@ -34,6 +34,7 @@ from ._engine._predictor import (
 )
 from ._engine._shard_model import ShardModel, ShardOptions, is_spec_leaf
 from ._engine._signature import Signature, SignatureLike, parsed_signature
+from ._switch import checks_off, unchecked
 from ._transform import Transformed, require_callable
 
 P = ParamSpec("P")
@@ -374,6 +375,11 @@ def shard_map(
     Shape(4, 3)
     ```
     """
+    if checks_off():
+        if isinstance(mesh, dict):  # sizes to plan for: JAX's own spelling of that mesh
+            mesh = AbstractMesh(tuple(mesh.values()), tuple(mesh))
+        options = {"out_specs": out_specs, "in_specs": in_specs, "mesh": mesh}
+        return unchecked(JAX_SHARD_MAP, f, **options, axis_names=axis_names, check_vma=check_vma)  # type: ignore[no-any-return]
     if f is None:
 
         def decorate(g: Callable[P, R]) -> ShardMapped[P, R]:

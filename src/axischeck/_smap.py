@@ -23,6 +23,7 @@ from ._engine._predictor import fn_name, options_key
 from ._engine._shard_model import ShardOptions
 from ._engine._signature import SignatureLike, parsed_signature
 from ._shard_map import ShardMapped
+from ._switch import checks_off, unchecked
 from ._transform import built_by_jax, require_callable
 from ._vmap import _before_jax
 
@@ -225,6 +226,8 @@ def smap(
     ...
     ```
     """
+    if checks_off():
+        return unchecked(JAX_SMAP, f, in_axes=in_axes, out_axes=out_axes, axis_name=axis_name)  # type: ignore[no-any-return]
     if f is None:
 
         def decorate(g: Callable[P, R]) -> Smapped[P, R]:

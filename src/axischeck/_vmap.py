@@ -21,6 +21,7 @@ from ._engine._predictor import (
     predictor_for,
 )
 from ._engine._signature import Signature, SignatureLike, fresh_symbol, parsed_signature
+from ._switch import checks_off, unchecked
 from ._transform import (
     Transformed,
     checked_at_decoration,
@@ -296,6 +297,9 @@ def vmap(
     ...
     ```
     """
+    if checks_off():
+        options = {"in_axes": in_axes, "out_axes": out_axes, "axis_name": axis_name, "axis_size": axis_size}
+        return unchecked(JAX_VMAP, fun, **options, spmd_axis_name=spmd_axis_name, sum_match=sum_match)  # type: ignore[no-any-return]
     if fun is None:
 
         def decorate(f: Callable[P, R]) -> Vmapped[P, R]:

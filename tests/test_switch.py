@@ -1,0 +1,73 @@
+"""The off switch: `AXISCHECK_DISABLE=1` and `ax.checks_disabled()` make every drop-in
+JAX's own transform, with no checks, for runs that want zero cost."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from jax.sharding import PartitionSpec as P
+
+import axischeck as ax
+
+
+def _counting(fn: Any) -> tuple[Any, list[int]]:
+    runs = [0]
+
+    def counted(*args: Any) -> Any:
+        runs[0] += 1
+        return fn(*args)
+
+    return counted, runs
+
+
+def test_transforms_made_inside_the_block_are_jax_own() -> None:
+    mesh = jax.make_mesh((2,), ("x",))
+    with ax.checks_disabled():
+        made = {
+            "vmap": ax.vmap(jnp.sin, in_axes=0, signature="(n)->(n)"),
+            "pmap": ax.pmap(jnp.sin, axis_name="i"),
+            "shard_map": ax.shard_map(jnp.sin, mesh=mesh, in_specs=P("x"), out_specs=P("x")),
+            "smap": ax.smap(jnp.sin, in_axes=0, out_axes=0, axis_name="x"),
+            "check": ax.check(jnp.sin, signature="(n)->(n)"),
+        }
+        decorated = ax.vmap(in_axes=(0, None))(jnp.multiply)
+    assert made["check"] is jnp.sin
+    for name, f in [*made.items(), ("decorator", decorated)]:
+        assert not isinstance(f, (ax.Vmapped, ax.Pmapped, ax.ShardMapped, ax.Smapped, ax.Checked)), name
+    np.testing.assert_array_equal(made["vmap"](jnp.ones((2, 3))), jnp.sin(jnp.ones((2, 3))))
+    np.testing.assert_array_equal(decorated(jnp.ones((2, 3)), 2.0), jnp.full((2, 3), 2.0))
+    assert isinstance(ax.vmap(jnp.sin), ax.Vmapped)  # on again after the block
+
+
+def test_a_transform_made_before_calls_jax_unchecked_inside_the_block() -> None:
+    f, runs = _counting(lambda x: x - jax.lax.pmean(x, "i"))
+    g = ax.vmap(f, axis_name="i")  # checked outside: the first call traces once more than JAX
+    x = jnp.arange(6.0).reshape(2, 3)
+    with ax.checks_disabled():
+        out = g(x)
+    assert runs[0] == 1
+    np.testing.assert_array_equal(out, x - x.mean(axis=0, keepdims=True))
+    bad = ax.vmap(lambda a, b: a + b, signature="(n),(n)->(n)")
+    with ax.checks_disabled(), pytest.raises(TypeError):  # JAX's own error, not axischeck's
+        bad(jnp.ones((2, 3)), jnp.ones((2, 4)))
+    with pytest.raises(ax.ArgumentError):
+        bad(jnp.ones((2, 3)), jnp.ones((2, 4)))
+
+
+def test_the_environment_switch_makes_every_transform_jax_own() -> None:
+    program = (
+        "import jax, jax.numpy as jnp, axischeck as ax\n"
+        "f = ax.vmap(jnp.sin, signature='(n)->(n)')\n"
+        "print(isinstance(f, ax.Vmapped), ax.check(jnp.cos) is jnp.cos, f(jnp.ones((2, 3))).shape)\n"
+    )
+    env = {**os.environ, "AXISCHECK_DISABLE": "1"}
+    out = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, env=env, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["False", "True", "(2,", "3)"]
