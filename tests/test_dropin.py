@@ -1,5 +1,5 @@
 """The drop-in promise: what works with `jax.*` works the same with `ax.*`, and no cache
-ever hands out a stale or shared answer (shared/CACHES.md)."""
+ever hands out a stale or shared answer (the rule is in `axischeck._core._keys`)."""
 
 from __future__ import annotations
 

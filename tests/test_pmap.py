@@ -102,8 +102,9 @@ def test_out_axes_none_on_a_mapped_output_is_device_0s_block_with_a_warning() ->
     with pytest.warns(ax.AxisCheckWarning, match="device 0's block"):
         assert f.predict(sds(1, 3)).shapes == want.shape == (3,)
     x = jnp.arange(3.0).reshape(1, 3)
-    with pytest.warns(ax.AxisCheckWarning):
+    with pytest.warns(ax.AxisCheckWarning, match=r"Fix: reduce it over the devices first \(jax.lax.pmean") as record:
         out = f(x)
+    assert record[0].filename == __file__  # the user's line, not axischeck's or JAX's
     np.testing.assert_array_equal(out, jax.pmap(lambda v: v * 2, out_axes=None)(x))
 
 

@@ -60,7 +60,7 @@ def checked_call(shell: Transformed[..., Any], /, *args: Any, **kwargs: Any) -> 
             try:  # ...but a cyclic or too deep argument, which JAX's own flatten must not meet
                 flatten_call(args, kwargs)
             except AxisCheckError as err:
-                raise err.with_traceback(None) from None
+                raise err from None
     else:
         predictor = shell._shared
         fun = shell.__wrapped__
@@ -94,7 +94,7 @@ def checked_call(shell: Transformed[..., Any], /, *args: Any, **kwargs: Any) -> 
             raise
         # The explanation replaces JAX's exception, whose type and message it carries
         # (as a refusal before the run does): no chained JAX traceback above the user's.
-        raise ours.with_traceback(None) from None
+        raise ours from None
     # One array as predicted (the common eager case), read without the `shape` properties' frames.
     if pred is not None and not (type(out) in CONCRETE_ARRAY_TYPES and out.aval.shape == pred._shapes):
         _verify(shell, out, pred, args, kwargs)  # anything else: the whole output, leaf by leaf
@@ -114,7 +114,7 @@ def _before(shell: Transformed[..., Any], args: tuple[Any, ...], kwargs: dict[st
     try:
         flat = flatten_call(args, kwargs)
     except AxisCheckError as err:
-        raise err.with_traceback(None) from None
+        raise err from None
     if shell._defers:
         return _JAX_ALONE
     pred = predictor.hit(args, kwargs, flat) if symbolic else None
@@ -129,7 +129,7 @@ def _before(shell: Transformed[..., Any], args: tuple[Any, ...], kwargs: dict[st
         except FunctionError:
             pass  # the function's own failure: JAX raises it, untouched
         except AxisCheckError as err:
-            raise _refusal(shell, err, args, kwargs, CALL_FIX_TRACES).with_traceback(None) from err.__cause__
+            raise _refusal(shell, err, args, kwargs, CALL_FIX_TRACES) from err.__cause__
     return pred
 
 

@@ -6,6 +6,7 @@ from collections.abc import Callable, Hashable
 from typing import Any, ParamSpec, TypeVar, overload
 
 from ._core._errors import SpecError
+from ._core._jax_compat import traceback_boundary
 from ._engine._predictor import Build, Models, Predictor, fn_name, inner_model, options_key, predictor_for
 from ._engine._signature import Signature, SignatureLike, parsed_signature
 from ._switch import checks_off, unchecked
@@ -75,6 +76,7 @@ def check(fun: Callable[P, R], *, signature: SignatureLike | None = None) -> Che
 def check(fun: None = None, *, signature: SignatureLike | None = None) -> Callable[[Callable[P, R]], Checked[P, R]]: ...
 
 
+@traceback_boundary
 def check(
     fun: Callable[P, R] | None = None, *, signature: SignatureLike | None = None
 ) -> Checked[P, R] | Callable[[Callable[P, R]], Checked[P, R]]:

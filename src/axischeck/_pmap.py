@@ -10,7 +10,7 @@ import jax
 
 from ._core._axes import check_axis_name, check_axis_size, freeze_out_axes, freeze_pmap_in_axes
 from ._core._errors import AxisCheckError, SpecError
-from ._core._jax_compat import JAX_PMAP
+from ._core._jax_compat import JAX_PMAP, traceback_boundary
 from ._core._leaves import shapes_as_structs
 from ._core._prediction import Prediction
 from ._core._text import short_repr
@@ -134,6 +134,7 @@ class Pmapped(Transformed[P, R]):
     def _describe(self) -> str:
         return described(self)
 
+    @traceback_boundary
     def predict_with_devices(self, devices: int, *args: Any, **kwargs: Any) -> Prediction:
         """`predict` for a machine with `devices` devices (check a 64-device run on a laptop)."""
         if type(devices) is not int or devices < 1:
@@ -145,7 +146,7 @@ class Pmapped(Transformed[P, R]):
         try:
             return self._predictor.full(args, kwargs, model)
         except AxisCheckError as err:
-            raise err.with_traceback(None) from err.__cause__
+            raise err from err.__cause__
 
 
 @overload
@@ -180,6 +181,7 @@ def pmap(
 ) -> Callable[[Callable[P, R]], Pmapped[P, R]]: ...
 
 
+@traceback_boundary
 def pmap(
     fun: Callable[P, R] | None = None,
     axis_name: Hashable | None = None,

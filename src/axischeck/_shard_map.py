@@ -13,7 +13,7 @@ from jax.sharding import AbstractMesh, Mesh, PartitionSpec
 
 from ._core._cache import BoundedCache
 from ._core._errors import AxisCheckError, SpecError
-from ._core._jax_compat import INFER_SPECS, JAX_SHARD_MAP
+from ._core._jax_compat import INFER_SPECS, JAX_SHARD_MAP, traceback_boundary
 from ._core._keys import lookup, store
 from ._core._leaves import array_shape, shapes_as_structs
 from ._core._prediction import Prediction, ShardPrediction
@@ -234,6 +234,7 @@ class ShardMapped(Transformed[P, R]):
     def _predicts_only(self) -> bool:
         return self._mesh_for_prediction_only
 
+    @traceback_boundary
     def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
         if self._mesh_for_prediction_only:
             raise SpecError(
@@ -257,12 +258,14 @@ class ShardMapped(Transformed[P, R]):
             for leaf, spec in zip(leaves, paired, strict=True)
         )
 
+    @traceback_boundary
     def predict(self, *args: Any, **kwargs: Any) -> ShardPrediction:
         """Global output shapes and per-device blocks for these arguments (see `Prediction`)."""
         pred = super().predict(*args, **kwargs)
         assert isinstance(pred, ShardPrediction)
         return pred
 
+    @traceback_boundary
     def predict_with_mesh(
         self, mesh: Mesh | AbstractMesh | dict[str, int], *args: Any, **kwargs: Any
     ) -> ShardPrediction:
@@ -277,7 +280,7 @@ class ShardMapped(Transformed[P, R]):
         try:
             pred = self._predictor.full(args, kwargs, model)
         except AxisCheckError as err:
-            raise err.with_traceback(None) from err.__cause__
+            raise err from err.__cause__
         assert isinstance(pred, ShardPrediction)
         return pred
 
@@ -350,6 +353,7 @@ def shard_map(
 ) -> Callable[[Callable[P, R]], ShardMapped[P, R]]: ...
 
 
+@traceback_boundary
 def shard_map(
     f: Callable[P, R] | None = None,
     /,

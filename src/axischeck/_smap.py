@@ -9,15 +9,14 @@ those same specs, so every check, block and message follows from the shard_map r
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Callable, Hashable
 from typing import Any, ParamSpec, TypeVar, cast, overload
 
 import jax
 from jax.sharding import PartitionSpec
 
-from ._core._errors import AxisCheckError, AxisCheckWarning, SpecError
-from ._core._jax_compat import INFER_SPECS, JAX_SMAP
+from ._core._errors import AxisCheckError, AxisCheckWarning, SpecError, warn_at_user
+from ._core._jax_compat import INFER_SPECS, JAX_SMAP, traceback_boundary
 from ._core._text import short_repr
 from ._engine._predictor import fn_name, options_key
 from ._engine._shard_model import ShardOptions
@@ -109,13 +108,12 @@ def _warn_negative(options: ShardOptions, in_axes: Any, out_axes: Any) -> None:
         if isinstance(leaf, int) and leaf < 0
     ]
     if found:
-        warnings.warn(
+        warn_at_user(
             AxisCheckWarning(
                 f"{options.describe()}: jax.smap splits (or concatenates along) axis 0 for a negative axis"
                 f" ({', '.join(found)}), not the axis counted from the end; axischeck predicts what JAX"
                 " does. Fix: write the axis as a non-negative number (for the last axis of a rank-r array, r - 1)"
-            ),
-            stacklevel=4,
+            )
         )
 
 
@@ -194,6 +192,7 @@ def smap(
 ) -> Callable[[Callable[P, R]], Smapped[P, R]]: ...
 
 
+@traceback_boundary
 def smap(
     f: Callable[P, R] | None = None,
     /,

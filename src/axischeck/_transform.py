@@ -19,7 +19,7 @@ from ._call import checked_call, opaque_leaves
 from ._core._annotations import check_text_dims
 from ._core._cache import Wrapper, runs_code
 from ._core._errors import AxisCheckError, FunctionError, SpecError, with_jax_error
-from ._core._jax_compat import custom_axis_spec
+from ._core._jax_compat import custom_axis_spec, traceback_boundary
 from ._core._leaves import flatten_call, shapes_as_structs
 from ._core._prediction import Prediction
 from ._core._shape import Shape
@@ -157,6 +157,7 @@ class Transformed(Wrapper, Generic[P, R], ABC):
 
     # ---------------------------------------------------------------- predict
 
+    @traceback_boundary
     def predict(self, *args: Any, **kwargs: Any) -> Prediction:
         """Predict the output shapes for these arguments, without running the function.
 
@@ -174,7 +175,7 @@ class Transformed(Wrapper, Generic[P, R], ABC):
                 args, kwargs = shapes_as_structs(args, kwargs, predictor.tuple_dtypes)  # tuples: shapes
                 flat = flatten_call(args, kwargs)
         except AxisCheckError as err:
-            raise err.with_traceback(None) from None
+            raise err from None
         pred = predictor.cached(args, kwargs, flat)
         if pred is None:
             if self._defers or opaque_leaves(flat[0]):
@@ -183,12 +184,12 @@ class Transformed(Wrapper, Generic[P, R], ABC):
                 pred = predictor.predict(args, kwargs, flat)
             except AxisCheckError as err:
                 fixed = predictor.with_fix(err, args, kwargs, PREDICT_FIX_TRACES)
-                raise fixed.with_traceback(None) from err.__cause__
+                raise fixed from err.__cause__
             if not pred.traced:
                 try:
                     predictor.confirm_names(self._jax_fn, args, kwargs)
                 except AxisCheckError as err:
-                    raise err.with_traceback(None) from err.__cause__
+                    raise err from err.__cause__
         return pred
 
     def _predict_by_jax(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Prediction:
@@ -199,7 +200,7 @@ class Transformed(Wrapper, Generic[P, R], ABC):
         except Exception as err:
             raise with_jax_error(
                 FunctionError("JAX cannot map these arguments", transform=self._describe()), err
-            ).with_traceback(None) from err
+            ) from err
         shapes = jax.tree_util.tree_map(lambda s: tuple.__new__(Shape, s.shape), out)
         return Prediction(shapes, None, (), traced=True)
 
@@ -211,6 +212,7 @@ class Transformed(Wrapper, Generic[P, R], ABC):
             return f"{type(err).__name__}: {err}"
         return f"{self._describe()} -> {shapes_text(pred.shapes)}\n{pred}"
 
+    @traceback_boundary
     def infer_signature(self, *args: Any, **kwargs: Any) -> Signature:
         """The per-example signature of the function, from example arguments, checked
         against JAX: paste it as `signature=` (`sig.as_code()` writes it).
@@ -264,7 +266,7 @@ class Transformed(Wrapper, Generic[P, R], ABC):
         try:
             return infer_signature(subject, args, kwargs)
         except AxisCheckError as err:
-            raise err.with_traceback(None) from err.__cause__
+            raise err from err.__cause__
 
     # ------------------------------------------------------------------- call
 
@@ -273,7 +275,8 @@ class Transformed(Wrapper, Generic[P, R], ABC):
         def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R: ...
 
     else:
-        __call__ = checked_call  # itself, not a wrapper: one frame between the user and JAX
+        # JAX's traceback filtering hides axischeck's frames below it, as JAX hides its own.
+        __call__ = traceback_boundary(checked_call)
 
 
 def _rebuilt(make: Callable[..., Any], fun: Callable[..., Any], options: dict[str, Any]) -> Any:
@@ -319,7 +322,7 @@ def explain_refusal(jax_err: Exception, validate: Callable[[], object]) -> None:
     try:
         validate()
     except AxisCheckError as ours:
-        raise with_jax_error(ours, jax_err).with_traceback(None) from None
+        raise with_jax_error(ours, jax_err) from None
     except Exception:  # our explanation failed: JAX's error is the answer
         pass
 
@@ -345,6 +348,7 @@ class Bound(Wrapper, Generic[P, R]):
         self.__func__ = transform
         self.__wrapped__ = transform.__wrapped__
 
+    @traceback_boundary
     def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
         return self.__func__(self.__self__, *args, **kwargs)
 

@@ -8,7 +8,7 @@ from typing import Any, ParamSpec, TypeVar, overload
 
 from ._core._axes import check_axis_name, check_axis_size, check_flag, check_hashable, freeze_in_axes, freeze_out_axes
 from ._core._errors import SpecError
-from ._core._jax_compat import JAX_VMAP
+from ._core._jax_compat import JAX_VMAP, traceback_boundary
 from ._core._trees import AXIS_TYPES, check_nesting, flat_axes
 from ._engine._levels import MapLevel
 from ._engine._predictor import (
@@ -256,6 +256,7 @@ def vmap(
 ) -> Callable[[Callable[P, R]], Vmapped[P, R]]: ...
 
 
+@traceback_boundary
 def vmap(
     fun: Callable[P, R] | None = None,
     in_axes: Any = 0,

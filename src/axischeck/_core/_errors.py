@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import os
+import sys
+import warnings
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from ._shape import Shape, format_shape
@@ -283,3 +287,21 @@ class AxisCheckWarning(UserWarning):
 
 
 AxisCheckWarning.__module__ = "axischeck"
+
+
+_PACKAGE_DIR = str(Path(__file__).resolve().parent.parent)
+
+
+def warn_at_user(warning: Warning) -> None:
+    """Issue `warning` at the user's line: the first calling frame outside axischeck and
+    JAX (how many of their frames lie between differs by transform, nesting and `jit`,
+    so no fixed `stacklevel` points at it)."""
+    import jax  # already imported: warnings are issued while JAX runs
+
+    skipped = tuple(d + os.sep for d in (_PACKAGE_DIR, str(Path(jax.__file__).resolve().parent)))
+    frame = sys._getframe(1)  # the caller: `stacklevel=2`
+    level = 2
+    while frame.f_back is not None and os.path.realpath(frame.f_code.co_filename).startswith(skipped):
+        frame = frame.f_back
+        level += 1
+    warnings.warn(warning, stacklevel=level)

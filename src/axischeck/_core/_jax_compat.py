@@ -28,11 +28,14 @@ import re
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 from operator import attrgetter
-from typing import Any, cast
+from pathlib import Path
+from typing import Any, TypeVar, cast
 
 import jax
 import jax.numpy as jnp
 import numpy as np
+
+C = TypeVar("C", bound=Callable[..., Any])
 
 JAX_VERSION: tuple[int, ...] = tuple(int(part) for part in jax.__version_info__[:3])
 """The installed JAX's (major, minor, patch)."""
@@ -323,6 +326,33 @@ def varying_cast(value: str, axes: tuple[str, ...]) -> str:
     if VARYING_CAST == "jax.lax.pcast":
         return f"jax.lax.pcast({value}, {named}, to='varying')"
     return f"jax.lax.pvary({value}, {named})"
+
+
+def hide_from_tracebacks(path: str) -> None:
+    """Have JAX's traceback filtering hide the frames of files under `path`, as it hides
+    its own (and Equinox registers its files): users see their own frames and JAX's
+    message, and everything with `JAX_TRACEBACK_FILTERING=off`."""
+    try:
+        from jax._src import traceback_util
+
+        traceback_util.register_exclusion(path)
+    except (ImportError, AttributeError):  # pragma: no cover - a future layout: frames shown
+        pass
+
+
+def traceback_boundary(fun: C) -> C:
+    """`fun` as a boundary of JAX's traceback filtering (what JAX puts around the functions
+    its transforms return): an exception leaving it has the hidden files' frames removed,
+    with JAX's note saying so. `fun` itself where this JAX has moved the helper."""
+    try:
+        from jax._src import traceback_util
+    except ImportError:  # pragma: no cover - a future layout
+        return fun
+    boundary = getattr(traceback_util, "api_boundary", None)
+    return fun if boundary is None else cast(C, boundary(fun))
+
+
+hide_from_tracebacks(str(Path(__file__).resolve().parent.parent))  # the whole axischeck package
 
 
 def jaxpr_function(closed: Any) -> Callable[..., list[Any]] | None:

@@ -1,8 +1,14 @@
 """Cache keys for answers about a call: the one place that says what an answer depends on.
 
-The rule (shared/CACHES.md): a cached answer is reused only when everything that can
-change it is in its key, and a value that cannot be keyed makes the answer uncacheable
-(never a crash, never a guess).
+The rule for every cache in axischeck: a cached answer is reused only when everything that
+can change it is in its key, and a value that cannot be keyed makes the answer uncacheable
+(never a crash, never a guess). Everything means: the function (held weakly, its code
+compared) and every transform option; the argument tree structure and, per array leaf,
+what the answer reads of it (shape; dtype, weak type and sharding for a trace); per
+non-array leaf its value, as JAX keys static arguments; and, for an answer from a trace,
+JAX's trace context (configuration, axis environment). Cached values are handed out as
+immutable values or fresh copies, and only verdicts are cached: never an exception that
+could have another cause next time (RecursionError, MemoryError).
 
 - `shape_key`: for answers derived from shapes alone (a signature's symbolic prediction,
   the input checks of a level): the argument tree structure and, per leaf, an array's
@@ -14,7 +20,9 @@ change it is in its key, and a value that cannot be keyed makes the answer uncac
   (immutable builtins only, as JAX keys static arguments by value), and JAX's trace
   context (configuration and axis environment), as JAX keys its own tracing caches.
 
-Keys hold treedefs (as JAX's own caches do) but never arrays or user objects.
+Keys hold treedefs (as JAX's own caches do) but never arrays. A treedef holds its nodes'
+aux data, which may be a user's objects: a cache keeps only a few keys that hold such data
+(`holds_user_data`, `BoundedCache.put`).
 """
 
 from __future__ import annotations

@@ -206,7 +206,7 @@ def infer_signature(subject: Subject, args: tuple[Any, ...], kwargs: dict[str, A
             args, kwargs = shapes_as_structs(args, kwargs, subject.tuple_dtypes)
         leaves, treedef = flatten_call(args, kwargs)
     except AxisCheckError as err:
-        raise err.with_traceback(None) from None
+        raise err from None
     pred = subject.predict(*args, **kwargs)
     return _Inference(subject, args, kwargs, leaves, treedef, known, pred).run()
 
@@ -339,7 +339,7 @@ class _Inference:
         example = self.oracle.run({})
         if not example.accepted:
             err = self._error("JAX refuses the example arguments that axischeck predicts")
-            raise with_jax_error(err, example.error or RuntimeError()).with_traceback(None) from example.error
+            raise with_jax_error(err, example.error or RuntimeError()) from example.error
         if example.outs is None:
             raise self._error("the outputs JAX gives do not map back through the transform's out_axes")
         self.example = example

@@ -8,7 +8,6 @@ failure carries the derivation so far, so messages name the user's arguments and
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from typing import Any, Literal, cast
@@ -16,7 +15,7 @@ from typing import Any, Literal, cast
 import jax
 
 from .._core._axes import Axes, _is_axis, canonical_axis
-from .._core._errors import ArgumentError, AxisCheckError, AxisCheckWarning, OutputError, Place
+from .._core._errors import ArgumentError, AxisCheckError, AxisCheckWarning, OutputError, Place, warn_at_user
 from .._core._explain import Scene, tables_read
 from .._core._leaves import Call, Leaf, abstract, resharded
 from .._core._shape import Shape, format_shape
@@ -412,13 +411,13 @@ def map_outputs(
             if not level.sum_match and is_batched(j):
                 name = "" if level.axis_name is None else f" (axis_name={level.axis_name!r})"
                 if level.kind == "pmap":  # JAX answers with device 0's block: so do we, and say so
-                    warnings.warn(
+                    warn_at_user(
                         AxisCheckWarning(
                             f"{level.describe()}: out_axes is None for {label}, but {label} depends on the"
-                            f" mapped arguments, so JAX's pmap returns device 0's block {format_shape(shape)};"
-                            " give it an integer out_axes entry to get every device's block"
-                        ),
-                        stacklevel=2,
+                            f" mapped arguments, so JAX's pmap returns device 0's block {format_shape(shape)}."
+                            f" Fix: reduce it over the devices first (jax.lax.pmean or psum{name}) if one value"
+                            " was meant, or give it an integer out_axes entry to get every device's block"
+                        )
                     )
                     out.append(shape)
                     rows.append(OutRow(label, shape, axis, shape))

@@ -10,7 +10,6 @@ as new `Prediction` objects; exceptions are never cached.
 from __future__ import annotations
 
 import threading
-import warnings
 import weakref
 from collections.abc import Callable, Hashable
 from types import FunctionType
@@ -20,7 +19,7 @@ import jax
 import numpy as np
 
 from .._core._cache import BoundedCache, PerFunction, code_of, held_weakly, same_code
-from .._core._errors import AxisCheckError, AxisCheckWarning, FunctionError, SpecError, with_jax_error
+from .._core._errors import AxisCheckError, AxisCheckWarning, FunctionError, SpecError, warn_at_user, with_jax_error
 from .._core._jax_compat import quiet_tracebacks, spmd_axis_in_shard_map_specs, trace_context
 from .._core._keys import arrays_key, lookup, shape_key, store, trace_key
 from .._core._leaves import Call, label_call, parameter_names, plain_function, struct
@@ -591,9 +590,8 @@ def inner_model(
     try:
         core_a = core_from_annotations(fun)
     except SpecError as err:  # JAX runs this function: an annotation axischeck cannot read must not stop it
-        warnings.warn(
-            AxisCheckWarning(f"{err.problem}; {name} is traced instead (Fix: {err.fix})" if err.fix else err.problem),
-            stacklevel=4,
+        warn_at_user(
+            AxisCheckWarning(f"{err.problem}; {name} is traced instead (Fix: {err.fix})" if err.fix else err.problem)
         )
         core_a = None
     if core_a is not None:

@@ -247,7 +247,7 @@ class Signature:
         except AxisCheckError as err:
             from ._suggest import suggest, with_suggestions  # the fix search runs the engine
 
-            raise with_suggestions(err, suggest(model, call, err)).with_traceback(None) from err.__cause__
+            raise with_suggestions(err, suggest(model, call, err)) from err.__cause__
         maps = [s for s in outcome.steps if isinstance(s, MapStep)]
         return Prediction(outcome.shapes, maps[0].axis_size if maps else None, outcome.steps)
 
