@@ -7,4 +7,4 @@ def ident(x):
 
 
 def main():
-    return jax.vmap(ident, in_axes=None, out_axes=None, axis_size=1)(jnp.float32(3.14))
+    return jax.vmap(ident, in_axes=None, out_axes=None, axis_size=0)(jnp.float32(3.14))
