@@ -14,6 +14,8 @@ A case is a folder `cases/<NN>_<slug>/` holding `buggy.py`, `fixed.py` (each def
   all match: the argument, the sizes in conflict, the name...
 - `real_fix`: the fix the maintainers or reporter applied, as transform options
   (`in_axes=(0, 0)`), or `""` when it is not an option change (fixed.py shows it).
+- `real_fix_target` (optional): which transform the real fix changes, `name` or `name@k`
+  (the k-th transform of a function of that name); by default every transform in buggy.py.
 - `lint_line`: the line of buggy.py a static linter should point at (0: nowhere).
 - `notes`: free text.
 - `[known_gap]` (optional): `facts = "..."` and/or `fix = "..."`, what axischeck gets wrong
@@ -60,6 +62,7 @@ class Case:
     jax_error: str
     facts: tuple[str, ...]
     real_fix: str
+    real_fix_target: str | None
     lint_line: int
     notes: str
     gap_facts: str = ""
@@ -90,6 +93,7 @@ def load_cases() -> list[Case]:
                 jax_error=data.get("jax_error", ""),
                 facts=tuple(data.get("facts", ())),
                 real_fix=data.get("real_fix", ""),
+                real_fix_target=data.get("real_fix_target"),
                 lint_line=int(data.get("lint_line", 0)),
                 notes=data.get("notes", ""),
                 gap_facts=gap.get("facts", ""),
@@ -290,21 +294,32 @@ def _name_of(fun: Any) -> str | None:
     return getattr(fun, "__name__", None)
 
 
+def _matches(target: str | None, fun: Any, seen: dict[str, int]) -> bool:
+    """Whether a transform of `fun` is the one `target` names: `name` (every transform
+    of a function of that name), `name@k` (the k-th of them), or None (every transform)."""
+    name = _name_of(fun) or ""
+    seen[name] = seen.get(name, 0) + 1
+    if target is None:
+        return True
+    wanted, _, k = target.partition("@")
+    return wanted == name and (not k or int(k) == seen[name])
+
+
 @contextlib.contextmanager
 def _overridden(fix: Fix) -> Iterator[None]:
-    """JAX's transforms, with `fix.options` applied to the transform of `fix.target`
-    (or of every function when the target is unknown)."""
+    """JAX's transforms, with `fix.options` applied to the transforms `fix.target` names."""
     originals = {name: getattr(jax, name) for name in TRANSFORMS if hasattr(jax, name)}
     transpose = fix.options.get("transpose")
     options = {k: v for k, v in fix.options.items() if k != "transpose"}
+    seen: dict[str, int] = {}
 
-    def wrap(name: str, original: Callable[..., Any]) -> Callable[..., Any]:
+    def wrap(original: Callable[..., Any]) -> Callable[..., Any]:
         signature = inspect.signature(original)
 
         def transform(*args: Any, **kwargs: Any) -> Any:
             bound = signature.bind(*args, **kwargs)
             fun = bound.arguments.get("f", bound.arguments.get("fun"))
-            if fix.target is not None and _name_of(fun) != fix.target:
+            if not _matches(fix.target, fun, seen):
                 return original(*args, **kwargs)
             bound.arguments.update(options)
             mapped = original(*bound.args, **bound.kwargs)
@@ -323,7 +338,7 @@ def _overridden(fix: Fix) -> Iterator[None]:
 
     try:
         for name, original in originals.items():
-            setattr(jax, name, wrap(name, original))
+            setattr(jax, name, wrap(original))
         yield
     finally:
         for name, original in originals.items():
@@ -343,6 +358,13 @@ def run_with_fix(path: Path, fix: Fix) -> Outcome:
         return _run(path)
 
 
+def real_fix(case: Case) -> Fix | None:
+    """The case's `real_fix` as a Fix (None when it is not an option change)."""
+    options = _parse_option(case.real_fix) if case.real_fix else None
+    return Fix(case.real_fix, options, case.real_fix_target) if options is not None else None
+
+
 def real_fix_options(case: Case) -> dict[str, Any] | None:
     """The case's `real_fix` read as transform options (None when it is not one)."""
-    return _parse_option(case.real_fix) if case.real_fix else None
+    fix = real_fix(case)
+    return fix.options if fix is not None else None

@@ -22,6 +22,7 @@ from harness import (
     applicable,
     fixes,
     load_cases,
+    real_fix,
     run_checked,
     run_plain,
     run_with_fix,
@@ -60,6 +61,18 @@ def test_case_record(case: Case) -> None:
     assert case.facts, "every case records what a good message says"
     lines = case.buggy.read_text().splitlines()
     assert 0 <= case.lint_line <= len(lines)
+
+
+@pytest.mark.parametrize("case", _ids())
+def test_real_fix_is_fixed_py(case: Case) -> None:
+    """The recorded real fix, applied to buggy.py, computes what fixed.py computes."""
+    fix = real_fix(case)
+    if fix is None:
+        assert not case.real_fix.startswith(("in_axes=", "out_axes=", "axis_name=", "axis_size=")), case.real_fix
+        return
+    outcome = run_with_fix(case.buggy, fix)
+    assert outcome.error is None, outcome.text()
+    assert same_values(outcome.result, run_plain(case.fixed).result)
 
 
 @pytest.mark.parametrize("case", _ids())
