@@ -1,0 +1,13 @@
+import jax
+import jax.numpy as jnp
+from jax.sharding import AxisType
+
+
+def scale(x, n):
+    return x * n
+
+
+def main():
+    mesh = jax.make_mesh((4,), ("x",), axis_types=(AxisType.Auto,))
+    with jax.set_mesh(mesh):
+        return jax.smap(scale, in_axes=(0, None), out_axes=0, axis_name="x")(jnp.arange(8.0), 3)

@@ -1,0 +1,370 @@
+"""Run the real-bug corpus: each case's programs under plain JAX, under `ax.patch()`, and
+with a fix axischeck offers applied.
+
+A case is a folder `cases/<NN>_<slug>/` holding `buggy.py`, `fixed.py` (each defines
+`main()` returning arrays or a pytree of them, and does nothing else at import) and
+`case.toml`:
+
+- `url`, `title`: the public report the case was rebuilt from.
+- `transform`: `vmap`, `pmap`, `shard_map` or `smap`.
+- `symptom`: `"error"` (plain JAX raises on buggy.py) or `"silent"` (it runs, with a result
+  other than fixed.py's).
+- `jax_error`: a regex matched against `"<ExceptionType>: <message>"` of JAX's own error.
+- `facts`: regexes that axischeck's message (exception text, its notes, or a warning) must
+  all match: the argument, the sizes in conflict, the name...
+- `real_fix`: the fix the maintainers or reporter applied, as transform options
+  (`in_axes=(0, 0)`), or `""` when it is not an option change (fixed.py shows it).
+- `real_fix_target` (optional): which transform the real fix changes, `name` or `name@k`
+  (the k-th transform of a function of that name); by default every transform in buggy.py.
+- `lint_line`: the line of buggy.py a static linter should point at (0: nowhere).
+- `notes`: free text.
+- `[known_gap]` (optional): `facts = "..."` and/or `fix = "..."`, what axischeck gets wrong
+  today; the matching test is a strict xfail, so it turns red once axischeck improves.
+
+A fix is read from the exception's structured `suggestions` (`Suggestion.as_kwargs()`),
+else from a `Fix: name=value` line of the message or its notes; it is applied by
+re-running buggy.py under plain JAX with the transform around the named function given
+those options.
+"""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+import functools
+import importlib.util
+import inspect
+import itertools
+import re
+import sys
+import tomllib
+import warnings
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import jax
+import numpy as np
+
+CASES = Path(__file__).parent / "cases"
+TRANSFORMS = ("vmap", "pmap", "shard_map", "smap")
+
+
+@dataclass(frozen=True)
+class Case:
+    name: str
+    folder: Path
+    url: str
+    title: str
+    transform: str
+    symptom: str
+    jax_error: str
+    facts: tuple[str, ...]
+    real_fix: str
+    real_fix_target: str | None
+    lint_line: int
+    notes: str
+    gap_facts: str = ""
+    gap_fix: str = ""
+
+    @property
+    def buggy(self) -> Path:
+        return self.folder / "buggy.py"
+
+    @property
+    def fixed(self) -> Path:
+        return self.folder / "fixed.py"
+
+
+def load_cases() -> list[Case]:
+    cases = []
+    for folder in sorted(p for p in CASES.iterdir() if (p / "case.toml").exists()):
+        data = tomllib.loads((folder / "case.toml").read_text())
+        gap = data.get("known_gap", {})
+        cases.append(
+            Case(
+                name=folder.name,
+                folder=folder,
+                url=data["url"],
+                title=data["title"],
+                transform=data["transform"],
+                symptom=data["symptom"],
+                jax_error=data.get("jax_error", ""),
+                facts=tuple(data.get("facts", ())),
+                real_fix=data.get("real_fix", ""),
+                real_fix_target=data.get("real_fix_target"),
+                lint_line=int(data.get("lint_line", 0)),
+                notes=data.get("notes", ""),
+                gap_facts=gap.get("facts", ""),
+                gap_fix=gap.get("fix", ""),
+            )
+        )
+    return cases
+
+
+# ------------------------------------------------------------------ running programs
+
+
+@dataclass
+class Outcome:
+    """What a run gave: a result, or an exception; and the warnings it raised."""
+
+    result: Any = None
+    error: BaseException | None = None
+    warnings: list[str] = field(default_factory=list)
+
+    def text(self) -> str:
+        """Everything a user reads: the exception, its notes and the warnings."""
+        parts = []
+        if self.error is not None:
+            parts.append(f"{type(self.error).__name__}: {self.error}")
+            parts.extend(getattr(self.error, "__notes__", ()))
+        parts.extend(self.warnings)
+        return "\n".join(parts)
+
+
+_counter = itertools.count()
+
+
+def _import_fresh(path: Path) -> Any:
+    name = f"_realbug_{path.parent.name}_{path.stem}_{next(_counter)}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        sys.modules.pop(name, None)
+    return module
+
+
+def _run(path: Path) -> Outcome:
+    outcome = Outcome()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            result = _import_fresh(path).main()
+            outcome.result = jax.tree.map(np.asarray, result)
+        except Exception as err:
+            outcome.error = err
+    outcome.warnings = [f"{w.category.__name__}: {w.message}" for w in caught if _relevant(w)]
+    return outcome
+
+
+def _relevant(w: warnings.WarningMessage) -> bool:
+    return w.category.__module__.split(".")[0] == "axischeck"
+
+
+def run_plain(path: Path) -> Outcome:
+    """The program under JAX alone."""
+    return _run(path)
+
+
+def run_checked(path: Path) -> Outcome:
+    """The program with `jax.vmap` and friends routed through axischeck."""
+    import axischeck as ax
+
+    with ax.patch():
+        return _run(path)
+
+
+# ------------------------------------------------------------------ comparing results
+
+
+def same_bits(a: Any, b: Any) -> bool:
+    """Equal pytrees of equal arrays: structure, shapes, dtypes and every bit."""
+    la, ta = jax.tree.flatten(a)
+    lb, tb = jax.tree.flatten(b)
+    if ta != tb:
+        return False
+    return all(
+        x.shape == y.shape and x.dtype == y.dtype and x.tobytes() == y.tobytes()
+        for x, y in zip(map(np.asarray, la), map(np.asarray, lb), strict=True)
+    )
+
+
+def same_values(a: Any, b: Any) -> bool:
+    """Equal pytrees with the same shapes and values up to float rounding (a fix may
+    reorder the arithmetic)."""
+    la, ta = jax.tree.flatten(a)
+    lb, tb = jax.tree.flatten(b)
+    if ta != tb:
+        return False
+    return all(
+        x.shape == y.shape and np.allclose(x, y, rtol=1e-5, atol=1e-6)
+        for x, y in zip(map(np.asarray, la), map(np.asarray, lb), strict=True)
+    )
+
+
+# ------------------------------------------------------------------ reading fixes
+
+
+@dataclass(frozen=True)
+class Fix:
+    """One fix axischeck offers: the transform options to change, and for which function."""
+
+    text: str
+    options: dict[str, Any]
+    target: str | None  # the mapped function's name, from the error's transform
+
+
+OPTIONS = ("in_axes", "out_axes", "axis_name", "axis_size", "static_broadcasted_argnums", "in_specs", "out_specs")
+_FIX_LINE = re.compile(r"Fix: (.*)")
+_OPTION = re.compile(r"\b(" + "|".join(OPTIONS) + r")=")
+
+
+def _target(err: BaseException) -> str | None:
+    transform = getattr(err, "transform", None)
+    text = transform if isinstance(transform, str) else "\n".join(getattr(err, "__notes__", ()))
+    match = re.search(r"\b(?:vmap|pmap|shard_map|smap)\(([\w<>.]+)", text)
+    return match.group(1) if match else None
+
+
+def _literal_prefix(text: str) -> str:
+    """The Python value at the start of `text`: a quoted string, a bracketed value up to
+    its closing bracket, or a bare value up to the first space or comma."""
+    if text[:1] in "'\"":
+        end = text.find(text[0], 1)
+        return text[: end + 1] if end > 0 else text
+    if text[:1] not in "([{":
+        return re.split(r"[\s,;]", text, maxsplit=1)[0]
+    depth, quote = 0, ""
+    for i, ch in enumerate(text):
+        if quote:
+            quote = "" if ch == quote else quote
+        elif ch in "'\"":
+            quote = ch
+        elif ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+            if depth == 0:
+                return text[: i + 1]
+    return text
+
+
+def _parse_option(text: str) -> dict[str, Any] | None:
+    """`in_axes=(0, 1) would map ...` -> {"in_axes": (0, 1)}: the first option assignment
+    in the text and the literal that follows it (None when it is no literal, e.g. P())."""
+    match = _OPTION.search(text)
+    if not match:
+        return None
+    try:
+        return {match.group(1): ast.literal_eval(_literal_prefix(text[match.end() :]))}
+    except (ValueError, SyntaxError):
+        return None
+
+
+def fixes(err: BaseException | None) -> list[Fix]:
+    """The fixes an error offers, structured ones first; text-only fixes whose option
+    cannot be read are left out (they are not checkable)."""
+    if err is None:
+        return []
+    target = _target(err)
+    found = [Fix(s.text, s.as_kwargs(), target) for s in getattr(err, "suggestions", ())]
+    if found:
+        return found
+    text = "\n".join([str(err), *getattr(err, "__notes__", ())])
+    for line in _FIX_LINE.findall(text):
+        if re.search(r"by position|positionally", line):  # a change of the call first
+            continue
+        for piece in re.split(r", or |; or ", line):
+            options = _parse_option(piece)
+            if options is not None:
+                found.append(Fix(piece.strip(), options, target))
+    return found
+
+
+def fix_texts(err: BaseException | None) -> list[str]:
+    """Every `Fix:` line the user reads, checkable or not."""
+    if err is None:
+        return []
+    text = "\n".join([str(err), *getattr(err, "__notes__", ())])
+    return _FIX_LINE.findall(text)
+
+
+# ------------------------------------------------------------------ applying a fix
+
+
+def _name_of(fun: Any) -> str | None:
+    while isinstance(fun, functools.partial):
+        fun = fun.func
+    return getattr(fun, "__name__", None)
+
+
+def _matches(target: str | None, fun: Any, seen: dict[str, int]) -> bool:
+    """Whether a transform of `fun` is the one `target` names: `name` (every transform
+    of a function of that name), `name@k` (the k-th of them), or None (every transform)."""
+    name = _name_of(fun) or ""
+    seen[name] = seen.get(name, 0) + 1
+    if target is None:
+        return True
+    wanted, _, k = target.partition("@")
+    return wanted == name and (not k or int(k) == seen[name])
+
+
+@contextlib.contextmanager
+def _overridden(fix: Fix) -> Iterator[None]:
+    """JAX's transforms, with `fix.options` applied to the transforms `fix.target` names."""
+    originals = {name: getattr(jax, name) for name in TRANSFORMS if hasattr(jax, name)}
+    transpose = fix.options.get("transpose")
+    options = {k: v for k, v in fix.options.items() if k != "transpose"}
+    seen: dict[str, int] = {}
+
+    def wrap(original: Callable[..., Any]) -> Callable[..., Any]:
+        signature = inspect.signature(original)
+
+        def transform(*args: Any, **kwargs: Any) -> Any:
+            bound = signature.bind(*args, **kwargs)
+            fun = bound.arguments.get("f", bound.arguments.get("fun"))
+            if not _matches(fix.target, fun, seen):
+                return original(*args, **kwargs)
+            bound.arguments.update(options)
+            mapped = original(*bound.args, **bound.kwargs)
+            if transpose is None:
+                return mapped
+            i, perm = transpose
+
+            def call(*call_args: Any, **call_kwargs: Any) -> Any:
+                call_args = list(call_args)
+                call_args[i] = jax.numpy.transpose(call_args[i], perm)
+                return mapped(*call_args, **call_kwargs)
+
+            return call
+
+        return transform
+
+    try:
+        for name, original in originals.items():
+            setattr(jax, name, wrap(original))
+        yield
+    finally:
+        for name, original in originals.items():
+            setattr(jax, name, original)
+
+
+APPLICABLE = frozenset((*OPTIONS, "transpose"))
+
+
+def applicable(fix: Fix) -> bool:
+    return set(fix.options) <= APPLICABLE
+
+
+def run_with_fix(path: Path, fix: Fix) -> Outcome:
+    """The program under plain JAX with the fix's options given to its transform."""
+    with _overridden(fix):
+        return _run(path)
+
+
+def real_fix(case: Case) -> Fix | None:
+    """The case's `real_fix` as a Fix (None when it is not an option change)."""
+    options = _parse_option(case.real_fix) if case.real_fix else None
+    return Fix(case.real_fix, options, case.real_fix_target) if options is not None else None
+
+
+def real_fix_options(case: Case) -> dict[str, Any] | None:
+    """The case's `real_fix` read as transform options (None when it is not one)."""
+    fix = real_fix(case)
+    return fix.options if fix is not None else None

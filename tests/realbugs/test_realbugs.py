@@ -1,0 +1,122 @@
+"""The real-bug corpus: axis bugs rebuilt from public reports, run under plain JAX and
+under axischeck's patch (see harness.py for the case format).
+
+For every case:
+1. fixed.py gives the same bits under plain JAX and under axischeck;
+2. buggy.py shows the recorded symptom under plain JAX (JAX's error, or a silently
+   different result);
+3. under axischeck, buggy.py's message states every recorded fact;
+4. every fix axischeck offers, applied, computes what fixed.py computes.
+Where axischeck falls short of 3 or 4 today, the case's `[known_gap]` says how, and the
+test is a strict xfail.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+from harness import (
+    Case,
+    applicable,
+    fixes,
+    load_cases,
+    real_fix,
+    run_checked,
+    run_plain,
+    run_with_fix,
+    same_bits,
+    same_values,
+)
+
+import axischeck as ax
+
+CASES = load_cases()
+
+
+def _params(gap: str) -> list[Any]:
+    out = []
+    for case in CASES:
+        marks = [pytest.mark.xfail(strict=True, reason=getattr(case, gap))] if getattr(case, gap) else []
+        out.append(pytest.param(case, id=case.name, marks=marks))
+    return out
+
+
+def _ids() -> list[Any]:
+    return [pytest.param(case, id=case.name) for case in CASES]
+
+
+def test_corpus_size() -> None:
+    assert len(CASES) >= 30
+    assert {case.transform for case in CASES} == {"vmap", "pmap", "shard_map", "smap"}
+    assert {case.symptom for case in CASES} == {"error", "silent"}
+
+
+@pytest.mark.parametrize("case", _ids())
+def test_case_record(case: Case) -> None:
+    assert case.url.startswith("https://")
+    assert case.symptom in ("error", "silent")
+    assert case.symptom == "silent" or case.jax_error
+    assert case.facts, "every case records what a good message says"
+    lines = case.buggy.read_text().splitlines()
+    assert 0 <= case.lint_line <= len(lines)
+
+
+@pytest.mark.parametrize("case", _ids())
+def test_real_fix_is_fixed_py(case: Case) -> None:
+    """The recorded real fix, applied to buggy.py, computes what fixed.py computes."""
+    fix = real_fix(case)
+    if fix is None:
+        assert not case.real_fix.startswith(("in_axes=", "out_axes=", "axis_name=", "axis_size=")), case.real_fix
+        return
+    outcome = run_with_fix(case.buggy, fix)
+    assert outcome.error is None, outcome.text()
+    assert same_values(outcome.result, run_plain(case.fixed).result)
+
+
+@pytest.mark.parametrize("case", _ids())
+def test_fixed_agrees(case: Case) -> None:
+    plain = run_plain(case.fixed)
+    checked = run_checked(case.fixed)
+    assert plain.error is None, plain.text()
+    assert checked.error is None, checked.text()
+    assert same_bits(plain.result, checked.result)
+
+
+@pytest.mark.parametrize("case", _ids())
+def test_buggy_symptom(case: Case) -> None:
+    plain = run_plain(case.buggy)
+    if case.symptom == "error":
+        assert plain.error is not None, "the bug no longer raises in JAX"
+        assert re.search(case.jax_error, plain.text()), plain.text()
+    else:
+        assert plain.error is None, plain.text()
+        fixed = run_plain(case.fixed).result
+        assert not same_values(plain.result, fixed), "the silent bug gives the fixed result"
+
+
+@pytest.mark.parametrize("case", _params("gap_facts"))
+def test_axischeck_states_the_facts(case: Case) -> None:
+    checked = run_checked(case.buggy)
+    if case.symptom == "error":
+        plain = run_plain(case.buggy)
+        assert checked.error is not None
+        assert isinstance(checked.error, (ax.AxisCheckError, type(plain.error))), checked.text()
+    text = checked.text()
+    assert text, "axischeck says nothing"
+    missing = [fact for fact in case.facts if not re.search(fact, text)]
+    assert not missing, f"missing {missing} in:\n{text}"
+
+
+@pytest.mark.parametrize("case", _params("gap_fix"))
+def test_no_wrong_fix(case: Case) -> None:
+    checked = run_checked(case.buggy)
+    offered = [fix for fix in fixes(checked.error) if applicable(fix)]
+    expected = run_plain(case.fixed).result
+    wrong = []
+    for fix in offered:
+        outcome = run_with_fix(case.buggy, fix)
+        if outcome.error is not None or not same_values(outcome.result, expected):
+            wrong.append(fix.text)
+    assert not wrong, f"fixes that do not compute fixed.py's result: {wrong}"
