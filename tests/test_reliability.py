@@ -1670,13 +1670,12 @@ def test_options_changed_after_construction_change_no_answer() -> None:
     assert ax.shard_map(block, mesh=mesh, in_specs=P("x"), out_specs=P("x")).predict((16, 3)).block_shapes == (2, 3)
 
 
-def test_a_checked_calls_inlined_lookup_answers_only_where_the_full_one_would(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_checked_calls_shape_lookup_answers_only_where_the_full_one_would(monkeypatch: pytest.MonkeyPatch) -> None:
     """A kept eager call with a signature finds its cached prediction by the arrays' shapes
-    alone, in the checked call itself: the key it writes out is `arrays_key`'s, so the
-    checks before JAX (`_before`) never run again for shapes seen; a transform whose
+    alone (`arrays_key`), so the engine never runs again for shapes seen; a transform whose
     answers depend on more (the context mesh) or that defers to JAX never takes it, and
     the flat options key shares predictors only between equal options."""
-    from axischeck import _call
+    from axischeck._engine._predictor import Predictor
 
     x = jnp.ones((4, 3))
     f = ax.vmap(lambda v: v.sum(0), signature="(n)->()")
@@ -1684,16 +1683,17 @@ def test_a_checked_calls_inlined_lookup_answers_only_where_the_full_one_would(mo
     table = f._predictor.by_shapes
     assert table is not None and table.get(arrays_key((x,), {})) is f._predictor.hit((x,), {}) is not None
     checks: list[object] = []
-    full_checks = _call._before
+    full_checks = Predictor.answer
 
-    def counted(*args: Any) -> Any:
+    def counted(self: Predictor, *args: Any) -> Any:
         checks.append(args)
-        return full_checks(*args)
+        return full_checks(self, *args)
 
-    monkeypatch.setattr(_call, "_before", counted)
-    assert f(jnp.zeros((4, 3))).shape == (4,) and not checks  # found in the checked call, by shapes
-    assert f(jnp.zeros((5, 3))).shape == (5,) and len(checks) == 1  # new shapes: the checks before JAX
-    assert f(v=x).shape == (4,) and len(checks) == 2  # by keyword: the full lookup
+    monkeypatch.setattr(Predictor, "answer", counted)
+    assert f(jnp.zeros((4, 3))).shape == (4,) and not checks  # found by shapes
+    assert f(jnp.zeros((5, 3))).shape == (5,) and len(checks) == 1  # new shapes: the engine
+    assert f(v=x).shape == (4,) and len(checks) == 2  # by keyword: keyed by its tree, a new key
+    assert f(v=x).shape == (4,) and len(checks) == 2  # and found by it after
     monkeypatch.undo()
     mesh = jax.make_mesh((8,), ("x",), axis_types=(jax.sharding.AxisType.Auto,))
     sharded = ax.shard_map(lambda a: a, mesh=mesh, in_specs=P("x"), out_specs=P("x"), signature="(n)->(n)")

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Set
 from dataclasses import dataclass, replace
-from types import FunctionType
 from typing import Any, ParamSpec, TypeVar, overload
 
 import jax
@@ -165,10 +164,9 @@ class ShardMapped(Transformed[P, R]):
         check_vma: bool,
         signature: SignatureLike | None,
     ) -> None:
-        if not callable(f):  # `require_callable`'s test: each helper's frame counts here
-            require_callable(f, "shard_map")
+        require_callable(f, "shard_map")
         key = _options_key(mesh, in_specs, out_specs, axis_names, check_vma)
-        name = f.__name__ if type(f) is FunctionType else fn_name(f)  # `fn_name`'s first test
+        name = fn_name(f)
         settled: _Settled | None = lookup(_SETTLED, (key, name)) if key is not None else None
         if settled is None:
             settled = _settle(f, mesh, in_specs, out_specs, axis_names, check_vma)
@@ -212,7 +210,7 @@ class ShardMapped(Transformed[P, R]):
         self._declared = signature
         if signature is not None:  # a declared signature must fit the function: said now
             declared_core(f, signature, options.name)
-        Transformed.__init__(self, f, jax_fn)  # not super(), whose proxy costs more than the call
+        super().__init__(f, jax_fn)
 
     def _find_predictor(self) -> Predictor:
         return _shard_predictor(self.__wrapped__, self._key, self._declared, self._settled)

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Hashable
-from typing import TYPE_CHECKING, Any, Concatenate, Generic, ParamSpec, Self, TypeVar, overload
+from typing import Any, Concatenate, Generic, ParamSpec, Self, TypeVar, overload
 
 import jax
 
-from ._call import checked_call, opaque_leaves
+from ._call import JAX_ALONE, checks_before, diagnosis, opaque_leaves, refuse_unflattenable, verify_output
 from ._core._annotations import check_text_dims
 from ._core._cache import Wrapper, runs_code
 from ._core._errors import AxisCheckError, FunctionError, SpecError, with_jax_error
@@ -25,8 +25,9 @@ from ._core._prediction import Prediction
 from ._core._shape import Shape
 from ._core._trees import flat_axes, shapes_text
 from ._engine._models import Model
-from ._engine._predictor import Build, Predictor, declared_core, fn_name, prepared
+from ._engine._predictor import Build, Predictor, declared_core, declares_nothing, fn_name, prepared
 from ._engine._signature import Signature
+from ._switch import CHECKS_OFF
 
 P = ParamSpec("P")
 Q = ParamSpec("Q")
@@ -270,13 +271,44 @@ class Transformed(Wrapper, Generic[P, R], ABC):
 
     # ------------------------------------------------------------------- call
 
-    if TYPE_CHECKING:
+    @traceback_boundary  # JAX's traceback filtering hides axischeck's frames below it
+    def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
+        """The checks before JAX runs (a prediction with a signature, the pre-checks
+        without), JAX's own transform, the output against the prediction; after a
+        failure, axischeck's account of it with JAX's exception kept (see `_call`)."""
+        if CHECKS_OFF.get():  # inside `checks_disabled()`: JAX's transform, unchecked
+            return self._jax_fn(*args, **kwargs)  # type: ignore[no-any-return]
+        if self._declares_nothing():
+            refuse_unflattenable(args, kwargs)
+            pred = None
+        else:
+            pred = checks_before(self._predictor, self._jax_fn, self._defers, args, kwargs)
+            if pred is JAX_ALONE:
+                return self._jax_fn(*args, **kwargs)  # type: ignore[no-any-return]
+        try:
+            out = self._jax_fn(*args, **kwargs)
+        except AxisCheckError:
+            raise  # an inner axischeck transform has explained it
+        except Exception as err:
+            ours = diagnosis(self._predictor, self._describe(), err, args, kwargs)
+            if ours is None:
+                raise
+            # The explanation replaces JAX's exception, whose type and message it carries
+            # (as a refusal before the run does): no chained JAX traceback above the user's.
+            raise ours from None
+        if pred is not None:
+            verify_output(self._predictor, self._describe(), out, pred, args, kwargs)
+        return out  # type: ignore[no-any-return]
 
-        def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R: ...
-
-    else:
-        # JAX's traceback filtering hides axischeck's frames below it, as JAX hides its own.
-        __call__ = traceback_boundary(checked_call)
+    def _declares_nothing(self) -> bool:
+        """Whether a call has nothing to check before JAX runs: a plain function without a
+        signature whose annotations declare no dims (settled once, at the first call if
+        the transform could not tell when it was made: see `declares_nothing`). JAX then
+        checks the call itself, and a refusal is explained after it."""
+        straight = self._straight
+        if straight is None:
+            straight = self._straight = declares_nothing(self.__wrapped__)
+        return straight
 
 
 def _rebuilt(make: Callable[..., Any], fun: Callable[..., Any], options: dict[str, Any]) -> Any:

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable
-from types import FunctionType
 from typing import Any, ParamSpec, TypeVar, overload
 
 from ._core._axes import check_axis_name, check_axis_size, check_flag, check_hashable, freeze_in_axes, freeze_out_axes
 from ._core._errors import SpecError
 from ._core._jax_compat import JAX_VMAP, traceback_boundary
-from ._core._trees import AXIS_TYPES, check_nesting, flat_axes
+from ._core._leaves import plain_function
+from ._core._trees import check_nesting, flat_axes
 from ._engine._levels import MapLevel
 from ._engine._predictor import (
     PREDICTORS,
@@ -62,25 +62,11 @@ class Vmapped(Transformed[P, R]):
         sum_match: bool,
         signature: SignatureLike | None,
     ) -> None:
-        # Written inline, construction runs next to JAX's eager work, where each call of a
-        # helper costs about a microsecond: the common case (flat axes, JAX's defaults)
-        # calls only what a signature needs. Measured against this code calling the
-        # helpers, in one run: a transform built inline and called, 15 -> 11 us more than
-        # JAX's without a signature, 24 -> 20 us with one.
-        # Each test written out here names the helper it is.
-        if not callable(fun):  # `require_callable`'s test
-            require_callable(fun, "vmap")
+        require_callable(fun, "vmap")
         if isinstance(signature, Signature) and signature.levels:
             in_axes, out_axes = _axes_from_batched(signature, in_axes, out_axes)
             signature = Signature._make(signature.core)
-        plain = (  # `flat_axes` of both: ints and None, flat; nothing to walk
-            (
-                in_axes is None
-                or type(in_axes) is int
-                or (type(in_axes) is tuple and AXIS_TYPES.issuperset(map(type, in_axes)))
-            )
-            and (out_axes is None or type(out_axes) is int or flat_axes(out_axes))
-        )
+        plain = flat_axes(in_axes) and flat_axes(out_axes)  # ints and None, flat: nothing to walk
         if not plain:
             _before_jax(in_axes, out_axes, "vmap")
         # The common case: the other options are JAX's defaults, which are left out of
@@ -98,7 +84,7 @@ class Vmapped(Transformed[P, R]):
         self.out_axes = out_axes
         self.axis_name = axis_name
         self.axis_size = axis_size
-        try:  # JAX's own transform, built here (not by a helper): inline, every object counts
+        try:  # JAX's own transform: its construction errors are JAX's, explained where we can
             if unnamed:
                 jax_fn = JAX_VMAP(fun, in_axes, out_axes)
             else:
@@ -138,20 +124,17 @@ class Vmapped(Transformed[P, R]):
             )
             parsed = parsed_signature(declared)  # `declared` itself: only the common case keeps text
             self._build = checked_at_decoration(fun, self._key, _defer if defers else self._prepare, parsed)
-        # Whether a call has nothing to check before JAX runs: a plain function
-        # (`plain_function`'s tests, written out) without a signature, whose annotations
-        # declare no dims. Without any annotations that is known now; with some, they are
-        # read at the first call (None), as the models read them: a string annotation may
-        # name what is defined after this.
+        # Whether a call has nothing to check before JAX runs: a plain function without a
+        # signature, whose annotations declare no dims. Without any annotations that is
+        # known now; with some, they are read at the first call (None), as the models read
+        # them: a string annotation may name what is defined after this.
         straight: bool | None = False
-        if common and declared is None and type(fun) is FunctionType:
-            attributes = fun.__dict__
-            if "__wrapped__" not in attributes and "__signature__" not in attributes:
-                try:
-                    straight = None if fun.__annotations__ else True
-                except Exception:  # annotations not evaluable yet (Python 3.14 defers them)
-                    straight = None
-        Transformed.__init__(self, fun, jax_fn, defers_to_jax=defers, straight=straight, shared=shared)  # no super()
+        if common and declared is None and plain_function(fun):
+            try:
+                straight = None if fun.__annotations__ else True
+            except Exception:  # annotations not evaluable yet (Python 3.14 defers them)
+                straight = None
+        super().__init__(fun, jax_fn, defers_to_jax=defers, straight=straight, shared=shared)
 
     def _prepare(self) -> Build:
         """What the options mean (validated; see `prepared`): it holds no function."""

@@ -117,7 +117,7 @@ class PerFunction(Generic[V]):
         if entry is None or entry[0]() is not fun:
             return None
         code = entry[1]
-        if not ((type(fun) is FunctionType and code is fun.__code__) or runs_code(fun, code)):  # its first test inlined
+        if not runs_code(fun, code):
             return None  # its code was replaced
         return entry[2].get(options)
 

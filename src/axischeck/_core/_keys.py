@@ -46,7 +46,7 @@ def arrays_key(args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> Hashable | N
     call, a `predict` of structs): their shapes, read without flattening the arguments.
     Next to JAX's eager work, a flatten and a treedef's hash cost several times what they
     cost in a loop. None for any other call; the tag keeps the two kinds of key apart."""
-    if kwargs or not TRUSTED_ARRAY_TYPES.issuperset(map(type, args)):  # `arrays_by_position`, inlined
+    if not arrays_by_position(args, kwargs):
         return None
     return ("arrays", tuple(map(_SHAPE, args)))
 
@@ -58,8 +58,7 @@ def arrays_by_position(args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> bool
 
 def shape_key(leaves: list[Any], treedef: Any) -> tuple[Any, tuple[Hashable, ...]]:
     """(treedef, per leaf: shape of an array, `()` for a Python scalar, else its type)."""
-    trusted = TRUSTED_ARRAY_TYPES  # inlined: this runs on every checked call
-    return (treedef, tuple([x.shape if type(x) in trusted else _shape_or_type(x) for x in leaves]))
+    return (treedef, tuple([x.shape if type(x) in TRUSTED_ARRAY_TYPES else _shape_or_type(x) for x in leaves]))
 
 
 def _shape_or_type(x: Any) -> Hashable:

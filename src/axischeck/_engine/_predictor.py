@@ -485,7 +485,6 @@ entry goes with the function (the reference's callback). A dict, not a WeakKeyDi
 whose `get` is a Python method: a transform written inline asks at each call, next to
 JAX's eager work, where each Python frame counts."""
 
-known_to_declare_nothing = _DECLARES_NOTHING.get
 """`declares_nothing`'s verdict for a weak reference to a function, or None if not read yet."""
 
 
@@ -613,8 +612,7 @@ def declared_core(fun: Callable[..., Any], signature: Any, name: str | None = No
     inline costs a lookup that hashes two ints: hashing a code object walks its
     constants and names, dear next to JAX's eager work. Messages name the function
     `name` (by default its own name, read only for a message)."""
-    plain = type(fun) is FunctionType and "__wrapped__" not in fun.__dict__ and "__signature__" not in fun.__dict__
-    code = fun.__code__ if plain else None  # `plain_function`, written out: this runs at every construction
+    code = fun.__code__ if plain_function(fun) else None
     key = (id(code), id(signature)) if code is not None else None
     known = _DECLARED.get(key)  # a key of two ints (or None): its lookup runs no user code
     if known is not None and known[0] is code and known[1] is signature:

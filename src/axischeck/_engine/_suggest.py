@@ -7,6 +7,7 @@ suggested when no option works or too many do to tell which was meant.
 from __future__ import annotations
 
 import itertools
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -22,7 +23,7 @@ from .._core._leaves import Call, Leaf, abstract, struct
 from .._core._shape import Shape
 from .._core._steps import MapStep
 from .._core._trees import PrefixMismatch, broadcast_prefix, seq_repr
-from ._levels import read_sizes, resolve_in_axes, takes
+from ._levels import MapLevel, read_sizes, resolve_in_axes, takes
 from ._models import MapModel, Model, Outcome, SignatureModel, chain, is_symbolic, run
 from ._shard_model import ShardModel
 
@@ -178,30 +179,65 @@ def _in_axes_options(model: MapModel, call: Call, budget: _Budget) -> list[Sugge
             continue
         rank = len(leaves[0].shape)
         choices.append([a for a in [*range(rank), None] if a != entries[i]])
+    # Every nearby candidate the level's own checks accept (no trace), the most plausible
+    # first: the trace budget goes to the readings the arguments support, not to the
+    # first that happens to run.
     found: list[tuple[Suggestion, Outcome]] = []
-    tries = 0
-    tried = {tuple(entries)}  # the failing in_axes itself, then each candidate once
-    for edits in (1, 2):
-        for idx in itertools.combinations(range(n), edits):
-            for values in itertools.product(*(choices[i] for i in idx)):
-                cand = list(entries)
-                for i, v in zip(idx, values, strict=True):
-                    cand[i] = v
-                axes = tuple(cand)
-                if axes in tried:
-                    continue
-                tried.add(axes)
-                tries += 1
-                if tries > MAX_TRIES:
-                    return _ranked(model, call, found)
-                level = replace(model.level, in_axes=freeze_in_axes(axes))
-                outcome = _works(MapModel(level, model.inner, model.fn), call, budget)
-                if outcome is not None:
-                    why = " and ".join(_describe_arg(call, i, v) for i, v in zip(idx, values, strict=True))
-                    found.append((Suggestion(f"in_axes={seq_repr(axes)} would {why}", (("in_axes", axes),)), outcome))
+    for edits in (1, 2):  # the smallest edit that works
+        candidates: list[tuple[tuple[int, int, int], int, tuple[Any, ...], tuple[int, ...]]] = []
+        for axes, idx in itertools.islice(_edited(entries, choices, edits), MAX_TRIES):
+            level = replace(model.level, in_axes=freeze_in_axes(axes))
+            try:
+                with tables_unread():
+                    if not takes(level, call):
+                        continue
+            except Exception:
+                continue
+            candidates.append((_intent(entries, axes, level, call), len(candidates), axes, idx))
+        for _, _, axes, idx in sorted(candidates):
+            level = replace(model.level, in_axes=freeze_in_axes(axes))
+            outcome = _works(MapModel(level, model.inner, model.fn), call, budget)
+            if outcome is not None:
+                why = " and ".join(_describe_arg(call, i, axes[i]) for i in idx)
+                found.append((Suggestion(f"in_axes={seq_repr(axes)} would {why}", (("in_axes", axes),)), outcome))
         if found:
             break
     return _ranked(model, call, found)
+
+
+def _edited(
+    entries: list[Any], choices: list[list[int | None]], edits: int
+) -> Iterator[tuple[tuple[Any, ...], tuple[int, ...]]]:
+    """Every in_axes that changes `edits` of `entries` to one of their `choices`, and the
+    positions it changes."""
+    for idx in itertools.combinations(range(len(entries)), edits):
+        for values in itertools.product(*(choices[i] for i in idx)):
+            cand = list(entries)
+            for i, v in zip(idx, values, strict=True):
+                cand[i] = v
+            yield tuple(cand), idx
+
+
+def _intent(original: list[Any], axes: tuple[Any, ...], level: MapLevel, call: Call) -> tuple[int, int, int]:
+    """How far candidate in_axes stray from what the call's arguments say was meant,
+    lower first (the rule every axes fix is ranked by):
+
+    1. how many arguments the user mapped it leaves unmapped (each was mapped for a reason);
+    2. how few of those arguments have an axis of its batch size at all (the size most of
+       them share is the batch: `(0, 1)` on (10, 4) and (10, 2) meant 10, not 2);
+    3. how many entries it changes (the smallest edit).
+    """
+    unmapped = sum(1 for o, a in zip(original, axes, strict=True) if o is not None and a is None)
+    leaves, _ = call.flat()
+    sizes = read_sizes(level, leaves, resolve_in_axes(level, call, ()))
+    size = next(iter(sizes)) if len(sizes) == 1 else None
+    support = 0
+    for i, entry in enumerate(original):
+        if entry is not None and size is not None:
+            shapes = [leaf.shape for leaf in jax.tree_util.tree_leaves(call.args[i]) if leaf.shape is not None]
+            support += any(size in shape for shape in shapes)
+    changed = sum(1 for o, a in zip(original, axes, strict=True) if o != a)
+    return unmapped, -support, changed
 
 
 def _axis_size_options(model: MapModel, call: Call, budget: _Budget) -> list[Suggestion]:
@@ -332,7 +368,7 @@ def _structure_options(model: MapModel, call: Call, budget: _Budget) -> list[Sug
 
 
 def _axis_name_options(model: MapModel, call: Call, err: AxisCheckError, budget: _Budget) -> list[Suggestion]:
-    """A collective over a name no transform binds: naming this vmap's axis so."""
+    """A collective over a name no transform binds: naming this level's axis so."""
     name = unbound_axis_name(err.__cause__ or err)
     if name is None or model.level.axis_name == name:
         return []
@@ -342,7 +378,8 @@ def _axis_name_options(model: MapModel, call: Call, err: AxisCheckError, budget:
     bound = "no axis name" if model.level.axis_name is None else f"axis_name={model.level.axis_name!r}"
     return [
         Suggestion(
-            f"axis_name={name!r} (this vmap has {bound}) binds the name the collective uses", (("axis_name", name),)
+            f"axis_name={name!r} (this {model.level.kind} has {bound}) binds the name the collective uses",
+            (("axis_name", name),),
         )
     ]
 
