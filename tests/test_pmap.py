@@ -187,3 +187,34 @@ def test_pmap_hostile_input_only_raises_axischeck_errors(option: str, value: obj
         f.explain(*args)
     except ax.AxisCheckError:
         pass
+
+
+def _double_n_times(a: jax.Array, n: int) -> jax.Array:
+    for _ in range(n):  # needs n as a Python int
+        a = a + a
+    return a
+
+
+def test_an_unmapped_python_scalar_is_traced_as_pmap_traces_it() -> None:
+    """pmap is a jit: what it does not map reaches the function as a tracer, a Python int
+    too, so `range(n)` fails in JAX and in predict alike (jax#1991)."""
+    x = jnp.ones((1, 5))
+    f = ax.pmap(_double_n_times, in_axes=(0, None))
+    with pytest.raises(jax.errors.TracerIntegerConversionError):
+        jax.pmap(_double_n_times, in_axes=(0, None))(x, 3)
+    with pytest.raises(ax.FunctionError, match="TracerIntegerConversionError"):
+        f.predict(x, 3)
+    scaled = ax.pmap(lambda a, s: a * s, in_axes=(0, None))  # a traced scalar is fine elsewhere
+    assert scaled.predict(x, 3).shapes == (1, 5)
+
+
+@pytest.mark.parametrize("path", ["call", "predict"])
+def test_a_python_int_a_pmap_needs_concrete_is_made_static_by_the_fix(path: str) -> None:
+    x = jnp.ones((1, 5))
+    f = ax.pmap(_double_n_times)
+    with pytest.raises(ax.ArgumentError) as info:
+        f(x, 3) if path == "call" else f.predict(x, 3)
+    assert [s.as_kwargs() for s in info.value.suggestions] == [{"static_broadcasted_argnums": (1,)}]
+    assert info.value.fix is not None and info.value.fix.startswith("static_broadcasted_argnums=(1,) would pass n")
+    fixed = jax.pmap(_double_n_times, **info.value.suggestions[0].as_kwargs())
+    np.testing.assert_array_equal(fixed(x, 3), x * 8)

@@ -158,6 +158,12 @@ def abstract(x: Any) -> jax.ShapeDtypeStruct:
     return struct(tuple(np.shape(x)), canonical_dtype(dtype), weak)
 
 
+def scalar_struct(x: bool | int | float | complex) -> jax.ShapeDtypeStruct:
+    """The abstract value JAX traces a Python scalar as (weakly typed, but for bool)."""
+    aval = jax.typeof(x)
+    return struct((), aval.dtype, bool(aval.weak_type))
+
+
 def _is_shape_tuple(x: object) -> bool:
     return type(x) is tuple and all(type(d) is int and d >= 0 for d in x)
 

@@ -9,7 +9,7 @@ failure carries the derivation so far, so messages name the user's arguments and
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal, cast
 
 import jax
@@ -17,7 +17,7 @@ import jax
 from .._core._axes import Axes, _is_axis, canonical_axis
 from .._core._errors import ArgumentError, AxisCheckError, AxisCheckWarning, OutputError, Place, warn_at_user
 from .._core._explain import Scene, tables_read
-from .._core._leaves import Call, Leaf, abstract, resharded
+from .._core._leaves import Call, Leaf, abstract, resharded, scalar_struct
 from .._core._shape import Shape, format_shape
 from .._core._steps import ArgRows, MapStep, OutRow, Step
 from .._core._text import int_text
@@ -156,7 +156,12 @@ def map_inputs(level: MapLevel, call: Call, trail: tuple[Step, ...]) -> tuple[in
     new_leaves = []
     per_example: list[Shape | None] = []
     stripped: dict[tuple[int, int], Shape] = {}  # leaves of one shape share it: strip it once
-    for leaf, c in zip(leaves, canon, strict=True):
+    traced_scalars = _traced_scalars(level, call, leaves)
+    for k, (leaf, c) in enumerate(zip(leaves, canon, strict=True)):
+        if k in traced_scalars:  # pmap traces what it does not map: a Python scalar too
+            new_leaves.append(replace(leaf, value=scalar_struct(leaf.value)))
+            per_example.append(leaf.shape)
+            continue
         if c is None or leaf.shape is None:
             new_leaves.append(leaf)
             per_example.append(leaf.shape)  # None for a mapped non-array: refused above
@@ -177,6 +182,25 @@ def map_inputs(level: MapLevel, call: Call, trail: tuple[Step, ...]) -> tuple[in
     rows = ArgRows(_labels(leaves), _shapes(leaves), tuple(axes), tuple(per_example))
     step = MapStep(level.describe(), level.symbol, size, rows)
     return size, call.rebuilt(treedef, new_leaves), step, canon
+
+
+def _traced_scalars(level: MapLevel, call: Call, leaves: list[Leaf]) -> set[int]:
+    """The flat positions of the Python scalars a pmap passes to the function as tracers:
+    every one not in a static argument (pmap is a jit: only static_broadcasted_argnums
+    reach the function as Python values, so `range(n)` of another fails in JAX). vmap
+    passes an unmapped Python scalar through as it is."""
+    if level.kind != "pmap":
+        return set()
+    static: set[int] = set()
+    start = 0
+    for i, arg in enumerate(call.args):
+        count = len(jax.tree_util.tree_leaves(arg))
+        if i in level.static:
+            static.update(range(start, start + count))
+        start += count
+    return {
+        k for k, leaf in enumerate(leaves) if k not in static and isinstance(leaf.value, (bool, int, float, complex))
+    }
 
 
 def _labels(leaves: list[Leaf]) -> tuple[str, ...]:

@@ -218,6 +218,33 @@ def _edited(
             yield tuple(cand), idx
 
 
+def _static_options(model: MapModel, call: Call, budget: _Budget) -> list[Suggestion]:
+    """pmap traces every argument it does not map, Python scalars too: one the function
+    needs as a Python value (`range(n)`) must be static. Tried first for the positional
+    Python scalars of a pmap, together: in_axes None would trace them."""
+    level = model.level
+    if level.kind != "pmap":
+        return []
+    scalars = [
+        i
+        for i, arg in enumerate(call.args)
+        if i not in level.static and isinstance(arg, Leaf) and isinstance(arg.value, (bool, int, float, complex))
+    ]
+    if not scalars:
+        return []
+    static = tuple(sorted({*level.static, *scalars}))
+    if not _works(MapModel(replace(level, static=static), model.inner, model.fn), call, budget):
+        return []
+    names = ", ".join(call.arg_labels[i] for i in scalars)
+    return [
+        Suggestion(
+            f"static_broadcasted_argnums={seq_repr(static)} would pass {names} to every device as a Python value"
+            " (pmap traces an argument it does not map)",
+            (("static_broadcasted_argnums", static),),
+        )
+    ]
+
+
 def _intent(original: list[Any], axes: tuple[Any, ...], level: MapLevel, call: Call) -> tuple[int, int, int]:
     """How far candidate in_axes stray from what the call's arguments say was meant,
     lower first (the rule every axes fix is ranked by):
@@ -568,7 +595,8 @@ def suggest(
         options = _out_axes_options(model, call, budget)
     else:
         options = (
-            _axis_size_options(model, call, budget)
+            _static_options(model, call, budget)
+            or _axis_size_options(model, call, budget)
             or _structure_options(model, call, budget)
             or _in_axes_options(model, call, budget)
         )
