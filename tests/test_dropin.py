@@ -379,3 +379,46 @@ def test_a_psum_scatter_of_the_wrong_size_is_still_caught_before_jax_runs() -> N
     f = ax.vmap(lambda v: jax.lax.psum_scatter(v, "i"), axis_name="i")
     with pytest.raises(ax.CollectiveError, match="psum_scatter"):
         f(jnp.ones((4, 6)))
+
+
+def test_a_signature_predict_tells_a_missing_python_name_from_an_unbound_axis_name() -> None:
+    f = ax.vmap(lambda x: x * undefined_scale, signature="(n)->(n)")  # type: ignore[name-defined]  # noqa: F821
+    with pytest.raises(NameError) as info:
+        f.predict((3, 2))
+    assert isinstance(info.value, ax.FunctionError)
+    assert "undefined_scale" in str(info.value) and "collective" not in str(info.value)
+    assert "axis_name" not in (info.value.fix or "")
+
+
+def test_attributes_reach_through_nested_transforms_as_through_jaxs() -> None:
+    """functools.wraps copies a callable object's attributes onto JAX's function, and each
+    nesting level copies them again: `jax.vmap(jax.vmap(obj)).index` is obj's."""
+
+    class Model:
+        index = 7
+
+        def __call__(self, x: jax.Array) -> jax.Array:
+            return x
+
+    model = Model()
+    model.scale = 2  # type: ignore[attr-defined]
+    want = jax.vmap(jax.vmap(model))
+    got = ax.vmap(ax.vmap(model))
+    assert got.scale == want.scale == 2  # type: ignore[attr-defined]
+    with pytest.raises(AttributeError):
+        _ = got.missing  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("axis_name", [None, "i"])
+def test_a_pmap_without_out_axes_none_traces_as_often_as_jaxs(axis_name: str | None) -> None:
+    """Nothing a pmap answers silently needs a trace of axischeck's unless an out_axes
+    entry is None: a call (and a later eval_shape) traces the function as JAX does."""
+    counts = {}
+    for name, make in (("jax", jax.pmap), ("ax", ax.pmap)):
+        f, runs = _counting(lambda v: v * 2)
+        g = make(f, axis_name=axis_name)
+        g(jnp.ones((1, 3)))
+        jax.eval_shape(g, jax.ShapeDtypeStruct((1, 3), jnp.float32))
+        g(jnp.ones((1, 3)))
+        counts[name] = runs[0]
+    assert counts["ax"] == counts["jax"], counts

@@ -85,6 +85,13 @@ class Transformed(Wrapper, Generic[P, R], ABC):
                 # Instance attributes, as on the function JAX returns; set one by one,
                 # which keeps the instance dict compact (an update() would not).
                 setattr(self, name, value)
+        # What functools.wraps copied onto JAX's function from the one it maps (a callable
+        # object's fields): on the shell too, so a transform wrapping this one copies them
+        # again, as `jax.vmap(jax.vmap(obj))` does. The shell's own attributes come first.
+        shell = type(self)
+        for name, value in getattr(jax_fn, "__dict__", {}).items():
+            if name != "__wrapped__" and name not in self.__dict__ and not hasattr(shell, name):
+                self.__dict__[name] = value
 
     @property
     def _predictor(self) -> Predictor:

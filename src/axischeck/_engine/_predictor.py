@@ -20,7 +20,7 @@ import numpy as np
 
 from .._core._cache import BoundedCache, PerFunction, code_of, held_weakly, same_code
 from .._core._errors import AxisCheckError, AxisCheckWarning, FunctionError, SpecError, warn_at_user, with_jax_error
-from .._core._jax_compat import quiet_tracebacks, spmd_axis_in_shard_map_specs, trace_context
+from .._core._jax_compat import quiet_tracebacks, spmd_axis_in_shard_map_specs, trace_context, unbound_axis_name
 from .._core._keys import arrays_key, lookup, shape_key, store, trace_key
 from .._core._leaves import Call, label_call, parameter_names, plain_function, struct
 from .._core._prediction import Prediction
@@ -85,12 +85,10 @@ class Models:
         self.symbolic = is_symbolic(innermost)
         # Where JAX may answer silently and wrongly, a call is checked by a trace first: a
         # collective over a vmap axis (docs/jax-semantics.md#where-jax-answers-silently),
-        # pmap's outputs. shard_map rejects its own mistakes (at trace or lowering, where
-        # a failed call is diagnosed), so it costs no trace of ours: JAX's trace counts
-        # stay JAX's.
-        self.trace_checks = any(
-            isinstance(m, MapModel) and (m.level.kind == "pmap" or m.level.axis_name is not None) for m in outer
-        )
+        # a pmap's out_axes=None (device 0's block). pmap checks its collectives itself,
+        # and shard_map rejects its own mistakes (at trace or lowering, where a failed call
+        # is diagnosed), so they cost no trace of ours: JAX's trace counts stay JAX's.
+        self.trace_checks = any(isinstance(m, MapModel) and _answers_silently(m.level) for m in outer)
         self.reads_context_mesh = any(isinstance(m, ShardModel) and m.options.jax_mesh is not None for m in outer)
         self._input_model: Model | None = None
 
@@ -100,6 +98,15 @@ class Models:
         if self._input_model is None and self.declares_inputs:
             self._input_model = inputs_only(self.model)
         return self._input_model
+
+
+def _answers_silently(level: MapLevel) -> bool:
+    """Whether JAX may answer a call of this level silently and wrongly, where only a
+    trace of the function tells: a vmap binding an axis name (collectives whose vmap rule
+    does not check), a pmap with out_axes None (which output varies over the devices)."""
+    if level.kind == "pmap":
+        return None in level.out_axes.leaves
+    return level.axis_name is not None
 
 
 Build = Callable[[Callable[..., Any], Callable[..., Any]], Models]
@@ -276,6 +283,10 @@ class Predictor:
         try:
             jax.eval_shape(jax_fn, *args, **kwargs)
         except NameError as err:
+            if unbound_axis_name(err) is None:  # the function's own NameError (a name it never defined)
+                raise with_jax_error(
+                    FunctionError(f"{fn_name(self.fun)} fails whatever the shapes: {type(err).__name__}: {err}"), err
+                ) from err
             name = fn_name(self.fun)
             raise with_jax_error(
                 FunctionError(
