@@ -599,3 +599,22 @@ def test_a_jax_without_smap_imports_and_refuses_clearly(monkeypatch: pytest.Monk
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, check=True)
     assert done.stdout.startswith("AxisCheckError axischeck.smap runs jax.smap, which JAX "), done.stdout
     assert "does not have" in done.stdout and "ax.shard_map" in done.stdout
+
+
+@pytest.mark.parametrize("kind", ["smap", "shard_map"])
+def test_planning_on_an_abstract_mesh_leaves_later_real_calls_alone(kind: str) -> None:
+    """JAX keys a context-mesh transform's traces by the function alone: axischeck's own
+    questions to JAX (under `use_abstract_mesh`, while planning) go to a fresh transform,
+    so the kept one answers later calls under the real mesh as JAX's own would."""
+    from jax.sharding import AbstractMesh, AxisType
+    from jax.sharding import PartitionSpec as P
+
+    if kind == "smap":
+        f = ax.smap(lambda a: a * 2, in_axes=0, out_axes=0, axis_name="x", signature="(n)->(n)")
+    else:
+        f = ax.shard_map(lambda a: a * 2, in_specs=P("x"), out_specs=P("x"), signature="(n)->(n)")
+    with jax.sharding.use_abstract_mesh(AbstractMesh((8,), ("x",), axis_types=(AxisType.Auto,))):
+        assert f.predict(jax.ShapeDtypeStruct((16,), jnp.float32)).shapes == (16,)
+        f.infer_signature((16,))
+    with jax.set_mesh(jax.make_mesh((8,), ("x",), axis_types=(AxisType.Auto,))):
+        np.testing.assert_array_equal(f(jnp.arange(16.0)), jnp.arange(16.0) * 2)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Set
 from dataclasses import dataclass, replace
-from typing import Any, ParamSpec, TypeVar, overload
+from typing import Any, ParamSpec, TypeVar, cast, overload
 
 import jax
 import numpy as np
@@ -33,7 +33,7 @@ from ._engine._predictor import (
 )
 from ._engine._shard_model import ShardModel, ShardOptions, is_spec_leaf
 from ._engine._signature import Signature, SignatureLike, parsed_signature
-from ._switch import checks_off, unchecked
+from ._switch import checks_disabled, checks_off, unchecked
 from ._transform import Transformed, require_callable
 
 P = ParamSpec("P")
@@ -231,6 +231,13 @@ class ShardMapped(Transformed[P, R]):
 
     def _predicts_only(self) -> bool:
         return self._mesh_for_prediction_only
+
+    def _jax_to_ask(self) -> Callable[..., Any]:
+        if self._settled.jax_mesh is not None:
+            return self._jax_fn
+        make, options = self._remake()  # the mesh comes from the context: a fresh transform
+        with checks_disabled():
+            return cast(Callable[..., Any], make(self.__wrapped__, **{**options, "signature": None}))
 
     @traceback_boundary
     def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:

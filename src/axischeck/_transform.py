@@ -131,6 +131,14 @@ class Transformed(Wrapper, Generic[P, R], ABC):
     def _describe(self) -> str:
         return fn_name(self.__wrapped__)
 
+    def _jax_to_ask(self) -> Callable[..., Any]:
+        """JAX's transform, for axischeck's own abstract questions to JAX (an unbound axis
+        name, JAX's answer where axischeck does not model the call). A subclass whose JAX
+        transform reads the context mesh asks a fresh one: JAX keys that transform's traces
+        by the function alone, so a question asked under `use_abstract_mesh` would be
+        answered again to the user's later calls under the real mesh (and refused there)."""
+        return self._jax_fn
+
     def _predicts_only(self) -> bool:
         """Whether calls cannot run (a shard_map planned for a mesh given as sizes)."""
         return False
@@ -195,7 +203,7 @@ class Transformed(Wrapper, Generic[P, R], ABC):
                 raise fixed from err.__cause__
             if not pred.traced:
                 try:
-                    predictor.confirm_names(self._jax_fn, args, kwargs)
+                    predictor.confirm_names(self._jax_to_ask(), args, kwargs)
                 except AxisCheckError as err:
                     raise err from err.__cause__
         return pred
@@ -204,7 +212,7 @@ class Transformed(Wrapper, Generic[P, R], ABC):
         """For what axischeck does not model (registered vmappable types, symbolic sizes):
         JAX's own abstract evaluation, its shapes as they are."""
         try:
-            out = jax.eval_shape(self._jax_fn, *args, **kwargs)
+            out = jax.eval_shape(self._jax_to_ask(), *args, **kwargs)
         except Exception as err:
             raise with_jax_error(
                 FunctionError("JAX cannot map these arguments", transform=self._describe()), err
@@ -270,7 +278,9 @@ class Transformed(Wrapper, Generic[P, R], ABC):
                 made = make(made, **({**options, "signature": sig} if k == 0 else options))
             return made
 
-        subject = Subject(self._describe(), fun, self.predict, self._jax_fn, rebuild, self._predictor.tuple_dtypes)
+        subject = Subject(
+            self._describe(), fun, self.predict, self._jax_to_ask(), rebuild, self._predictor.tuple_dtypes
+        )
         try:
             return infer_signature(subject, args, kwargs)
         except AxisCheckError as err:
