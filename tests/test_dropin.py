@@ -422,3 +422,20 @@ def test_a_pmap_without_out_axes_none_traces_as_often_as_jaxs(axis_name: str | N
         g(jnp.ones((1, 3)))
         counts[name] = runs[0]
     assert counts["ax"] == counts["jax"], counts
+
+
+def test_nested_transforms_binding_one_axis_name_warn_at_the_users_line() -> None:
+    """JAX accepts it, silently: the inner binding hides the outer, so the pmean inside
+    averages each row alone (equinox#49). axischeck answers as JAX does, and says so."""
+
+    def center(x: jax.Array) -> jax.Array:
+        return x - jax.lax.pmean(x, "batch")
+
+    x = jnp.arange(12.0).reshape(3, 4)
+    with pytest.warns(ax.AxisCheckWarning, match="binds axis_name='batch', which a transform around it binds") as rec:
+        out = ax.vmap(ax.vmap(center, axis_name="batch"), axis_name="batch")(x)
+    assert rec[0].filename == __file__
+    np.testing.assert_array_equal(out, jax.vmap(jax.vmap(center, axis_name="batch"), axis_name="batch")(x))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # distinct names: nothing to say
+        ax.vmap(ax.vmap(center, axis_name="batch"), axis_name="rows")(x)

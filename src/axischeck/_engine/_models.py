@@ -17,7 +17,17 @@ from typing import Any, Protocol
 import jax
 
 from .._core._dims import ANY, ArraySpec, Named, Variadic
-from .._core._errors import ArgumentError, AxisCheckError, CollectiveError, FunctionError, OutputError, Place, SpecError
+from .._core._errors import (
+    ArgumentError,
+    AxisCheckError,
+    AxisCheckWarning,
+    CollectiveError,
+    FunctionError,
+    OutputError,
+    Place,
+    SpecError,
+    warn_at_user,
+)
 from .._core._explain import Scene, tables_read
 from .._core._jax_compat import (
     einsum_size_mismatch,
@@ -94,6 +104,7 @@ class MapModel:
                 fix="use one pmap over a flattened device axis, or jax.shard_map over a 2-D mesh",
             )
         self._check_spmd(trail)
+        self._warn_shadowed(env)
         size, per_call, step, axes = map_inputs(self.level, call, trail)
         spmd = tuple(sorted(self.level.spmd, key=str))
         inner_env = (*env, Bound(self.level.axis_name, size, tuple(axes), self.level.kind, spmd))
@@ -113,6 +124,22 @@ class MapModel:
         shapes, outs = map_outputs(self.level, size, inner.shapes, is_batched, trail + (step,) + inner.steps)
         traced = inner.traced or (probe is not None and probe.asked)
         return Outcome(shapes, (replace(step, outs=outs),) + inner.steps, inner.bindings, traced=traced)
+
+    def _warn_shadowed(self, env: Env) -> None:
+        """JAX lets a nested transform bind an axis name an outer one binds: the inner
+        binding hides the outer, so a collective inside reduces over the inner axis alone,
+        silently (equinox#49). Said where the nest is seen (lint's AX006, statically)."""
+        name = self.level.axis_name
+        if name is None or not any(bound.name == name for bound in env):
+            return
+        warn_at_user(
+            AxisCheckWarning(
+                f"{self.level.describe()} binds axis_name={name!r}, which a transform around it binds too:"
+                f" a collective over {name!r} inside reduces over this inner {self.level.kind}'s axis only,"
+                " not over both. Fix: give each level its own name, and name both where a collective"
+                f" must reduce over both (e.g. jax.lax.pmean(x, ({name!r}, 'outer')))"
+            )
+        )
 
     def _check_spmd(self, trail: tuple[Step, ...]) -> None:
         """JAX refuses a vmap whose spmd_axis_name a shard_map inside it also names."""
