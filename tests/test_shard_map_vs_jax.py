@@ -884,7 +884,8 @@ def test_an_axis_the_mesh_does_not_divide_gets_a_checked_padding() -> None:
     f = ax.shard_map(lambda a: a * 2, mesh=MESH, in_specs=P("x"), out_specs=P("x"))
     with pytest.raises(ax.ArgumentError, match="4 does not divide 6") as info:
         f.predict((6, 3))
-    assert [s.as_kwargs() for s in info.value.suggestions] == [{"pad": (0, 0, 8)}]
+    (padding,) = info.value.suggestions
+    assert padding.as_kwargs() == {} and padding.pads == ((0, 0, 8),)  # a change to the argument
     assert info.value.fix == "pad axis 0 of a from 6 to 8 (a multiple of 4, e.g. jnp.pad)"
     assert f.predict((8, 3)).shapes == (8, 3)
     # Another mesh axis that divides the axis is offered when the whole call then works.
@@ -892,8 +893,8 @@ def test_an_axis_the_mesh_does_not_divide_gets_a_checked_padding() -> None:
     g = ax.shard_map(total, mesh=MESH, in_specs=P("x"), out_specs=P(), check_vma=False)
     with pytest.raises(ax.ArgumentError) as other:
         g.predict((6, 3))
-    fixes = [s.as_kwargs() for s in other.value.suggestions]
-    assert fixes == [{"in_specs": P("y")}, {"pad": (0, 0, 8)}]
+    fixes = [(s.as_kwargs(), s.pads) for s in other.value.suggestions]
+    assert fixes == [({"in_specs": P("y")}, ()), ({}, ((0, 0, 8),))]
     assert ax.shard_map(total, mesh=MESH, in_specs=P("y"), out_specs=P(), check_vma=False).predict((6, 3)).shapes == (
         3,
     )

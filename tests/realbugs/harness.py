@@ -263,7 +263,11 @@ def fixes(err: BaseException | None) -> list[Fix]:
     if err is None:
         return []
     target = _target(err)
-    found = [Fix(s.text, s.as_kwargs(), target) for s in getattr(err, "suggestions", ())]
+    found = [
+        Fix(s.text, {**s.as_kwargs(), **({"transpose": s.transposes[0]} if s.transposes else {})}, target)
+        for s in getattr(err, "suggestions", ())
+        if not getattr(s, "pads", ())  # a padded argument: a change this harness does not apply
+    ]
     if found:
         return found
     text = "\n".join([str(err), *getattr(err, "__notes__", ())])

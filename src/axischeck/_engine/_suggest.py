@@ -34,7 +34,8 @@ MAX_SHOWN = 3
 @dataclass(frozen=True, slots=True)
 class Suggestion:
     """One change that makes every check pass, as text and as data: transform options to
-    pass again, or arguments to pass transposed (a change to the call, not the options).
+    pass again, or a change to the call (an argument passed transposed, or padded along
+    one axis), which `as_kwargs()` leaves out.
 
     ```python
     >>> f = ax.vmap(lambda x, s: x * s)
@@ -49,6 +50,7 @@ class Suggestion:
     text: str
     options: tuple[tuple[str, Any], ...]  # e.g. (("in_axes", (0, 1, 0)),)
     transposes: tuple[tuple[int, tuple[int, ...]], ...] = ()  # (argument position, axis order)
+    pads: tuple[tuple[int, int, int], ...] = ()  # (argument position, axis, padded size)
 
     def as_kwargs(self) -> dict[str, Any]:
         """The transform options to pass again ({} when the change is to the arguments)."""
@@ -462,7 +464,8 @@ def _shard_in_options(model: ShardModel, call: Call, budget: _Budget) -> list[Su
                 found.append(
                     Suggestion(
                         f"pad axis {d} of {arg.label} from {size} to {padded} (a multiple of {split}, e.g. jnp.pad)",
-                        (("pad", (i, d, padded)),),
+                        (),
+                        pads=((i, d, padded),),
                     )
                 )
             return found  # the first dim that does not divide: the one the error names
