@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from ._cache import BoundedCache
 from ._dims import Anonymous, ArraySpec, Dim, Fixed, Named, Variadic, is_size, parse_size, quote
 from ._errors import AxisCheckError, SpecError
 from ._leaves import plain_function
@@ -215,14 +216,36 @@ def check_text_dims(fn: Callable[..., Any]) -> None:
     text in `signature=` is refused. Text is parsed, never evaluated; dims axischeck merely
     does not model (`'n+1'`) are left to the first call, which traces the function."""
     for name, value in _raw_annotations(fn).items():
-        if isinstance(value, str):
+        if isinstance(value, str) and "[" in value:  # dims are written in a subscript: `Float[Array, "n"]`
             where = "the return annotation" if name == "return" else f"parameter {name!r}"
-            try:
-                _dims_of_text(value, where)
-            except _Refused as err:
-                raise SpecError(err.problem, fix=err.fix) from None
-            except SpecError:
-                pass
+            refusal = _refusal_of_text(value, where)
+            if refusal is not None:
+                raise SpecError(*refusal[:1], fix=refusal[1])
+
+
+def _refusal_of_text(text: str, where: str) -> tuple[str, str | None] | None:
+    """The problem and fix `check_text_dims` raises for one annotation's text, or None:
+    read once per text (construction runs this for every transform of an annotated
+    function). Only short texts are kept: a long one could meet the recursion limit,
+    an accident, not a verdict."""
+    key = (text, where)
+    known = _TEXT_VERDICTS.get(key)
+    if known is not None:
+        return known[0]
+    try:
+        _dims_of_text(text, where)
+        verdict: tuple[str, str | None] | None = None
+    except _Refused as err:
+        verdict = (err.problem, err.fix)
+    except SpecError:
+        verdict = None
+    if len(text) < 1000:
+        _TEXT_VERDICTS.put(key, (verdict,))
+    return verdict
+
+
+_TEXT_VERDICTS: BoundedCache[tuple[tuple[str, str | None] | None]] = BoundedCache(1024)
+"""(annotation text, where it is) -> what `check_text_dims` says of it."""
 
 
 def core_from_annotations(fn: Callable[..., Any]) -> SigCore | None:

@@ -54,6 +54,15 @@ class Prediction:
         """The outermost mapped size (None for `check`, which maps nothing)."""
         return self._axis_size
 
+    def matches(self, out: Any) -> bool:
+        """Whether a call's output has the predicted structure and shapes (the common
+        case, checked on every eager call; `verify_output` says where it does not)."""
+        import jax
+
+        got, treedef = jax.tree_util.tree_flatten(out)
+        want, want_def = self.flat
+        return treedef == want_def and all(getattr(g, "shape", None) == w for g, w in zip(got, want, strict=True))
+
     @property
     def flat(self) -> tuple[list[Any], Any]:
         """`jax.tree_util.tree_flatten(self.shapes)`, computed once (checked calls use it)."""
