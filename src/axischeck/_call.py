@@ -44,11 +44,10 @@ def checks_before(
     """The checks before JAX runs: the prediction to verify the output against (with a
     signature), None when there is none, `JAX_ALONE` for what only JAX models; raises
     axischeck's error (with JAX's verdict) for a call it refuses."""
+    pred = predictor.by_arrays(args, kwargs)  # arrays by position, seen before: no flatten
+    if pred is not None:
+        return pred
     symbolic = not defers and predictor.models.symbolic
-    if symbolic:
-        pred = predictor.hit(args, kwargs)  # arrays by position, seen before: no flatten
-        if pred is not None:
-            return pred
     flat = flatten_call(args, kwargs)
     if defers:
         return JAX_ALONE

@@ -221,6 +221,13 @@ class Predictor:
             return True
         return False
 
+    def by_arrays(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Prediction | None:
+        """The cached answer for a call of arrays by position whose answers the shapes
+        alone decide (a signature's, see `by_shapes`), shared with the cache: the checked
+        call's first look, which needs no flatten."""
+        table = self.by_shapes
+        return None if table is None else lookup(table, arrays_key(args, kwargs))
+
     def hit(
         self, args: tuple[Any, ...], kwargs: dict[str, Any], flat: tuple[list[Any], Any] | None = None
     ) -> Prediction | None:
