@@ -1043,6 +1043,12 @@ def nested_cases(draw: Any, strict: bool) -> NestedCase:
     return NestedCase(g, levels, shapes, brk)
 
 
+# Drawn nests may bind one axis name at two levels, which JAX accepts (and axischeck warns
+# about): these tests compare the answers, not the warning (tests/test_dropin.py has that).
+SHADOWED_NAME_WARNING = "ignore:.*which a transform around it binds too:axischeck.AxisCheckWarning"
+
+
+@pytest.mark.filterwarnings(SHADOWED_NAME_WARNING)
 @given(case=nested_cases(strict=True), data=st.data())
 def test_nested_vmap_predict_matches_jax(case: NestedCase, data: Any) -> None:
     fn = case.g.fn()
@@ -1064,6 +1070,7 @@ def test_nested_vmap_predict_matches_jax(case: NestedCase, data: Any) -> None:
     assert_predict_agrees(lifted.predict, expected, args, context=f"{case!r}\nSignature(...).vmap(...)...: {lifted}")
 
 
+@pytest.mark.filterwarnings(SHADOWED_NAME_WARNING)
 @given(case=nested_cases(strict=False), data=st.data())
 def test_nested_vmap_inferred_predict_matches_jax(case: NestedCase, data: Any) -> None:
     fn = case.g.fn()
@@ -1076,6 +1083,7 @@ def test_nested_vmap_inferred_predict_matches_jax(case: NestedCase, data: Any) -
     assert_predict_agrees(afn.predict, expected, draw_arg_forms(data, case, allow_arrays=False)[0], context=repr(case))
 
 
+@pytest.mark.filterwarnings(SHADOWED_NAME_WARNING)
 @settings(max_examples=_FEW)
 @given(case=nested_cases(strict=True), use_signature=st.booleans())
 def test_nested_vmap_checked_call_matches_jax(case: NestedCase, use_signature: bool) -> None:
@@ -1317,6 +1325,7 @@ def _coll_fns(case: CollCase, wrap: Any = lambda f: f) -> tuple[Any, Any]:
     return jax_construct(lambda: build(jax.vmap)), lambda: build(ax.vmap)
 
 
+@pytest.mark.filterwarnings(SHADOWED_NAME_WARNING)
 @given(case=coll_cases())
 def test_collectives_over_vmap_axes_match_jax(case: CollCase) -> None:
     jfn, make_ax = _coll_fns(case)
@@ -1328,6 +1337,7 @@ def test_collectives_over_vmap_axes_match_jax(case: CollCase) -> None:
     assert_predict_agrees(afn.predict, expected, (sds(case.x_shape),), context=repr(case))
 
 
+@pytest.mark.filterwarnings(SHADOWED_NAME_WARNING)
 @settings(max_examples=_FEW)
 @given(case=coll_cases())
 def test_collectives_checked_call_matches_jax(case: CollCase) -> None:
