@@ -107,6 +107,10 @@ class AxisCheckError(ValueError):
         self.notes = notes
         self.fix = fix
         self.suggestions: tuple[Any, ...] = ()  # structured fixes (see axischeck._suggest)
+        # The arguments and labelled call the engine found this in, carried to the fix
+        # search (labelling 16,000 leaves again costs 20-45 ms), which takes it; never
+        # pickled or copied into another error.
+        self._found_in: Any = None
         super().__init__(self.render())
 
     def render(self) -> str:
@@ -133,10 +137,11 @@ class AxisCheckError(ValueError):
         return f"{_quote(self.symbol)} is {first.describe()}" + "".join(f" but {p.describe()}" for p in rest) + "."
 
     def __reduce__(self) -> tuple[object, ...]:
+        state = {**self.__dict__, "_found_in": None}
         jax_type = getattr(type(self), "_jax_type", None)
         if jax_type is not None:  # a class made by `with_jax_error`: rebuilt from its parts
-            return (_rebuild_with_jax_type, (type(self).__mro__[1], jax_type, self.__dict__))
-        return (_rebuild, (type(self), self.__dict__))
+            return (_rebuild_with_jax_type, (type(self).__mro__[1], jax_type, state))
+        return (_rebuild, (type(self), state))
 
 
 def _rebuild(cls: type[AxisCheckError], state: dict[str, object]) -> AxisCheckError:

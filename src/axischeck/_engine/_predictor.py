@@ -345,16 +345,14 @@ class Predictor:
         try:
             return run(model, call)
         except AxisCheckError as err:
-            with _FOUND_LOCK:
-                _FOUND_IN[err] = (args, kwargs, call)
+            err._found_in = (args, kwargs, call)  # carried to `with_fix` (see AxisCheckError)
             raise
 
     def _labelled(self, err: AxisCheckError, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Call:
         """The call `err` was found in, if it was these very arguments, else these labelled anew."""
-        with _FOUND_LOCK:
-            kept = _FOUND_IN.pop(err, None)
+        kept, err._found_in = getattr(err, "_found_in", None), None
         if kept is not None and kept[0] is args and kept[1] is kwargs:
-            return kept[2]
+            return cast(Call, kept[2])
         return self.label(args, kwargs)
 
     def prediction_of(self, outcome: Outcome, args: tuple[Any, ...]) -> Prediction:
@@ -440,15 +438,6 @@ class Predictor:
             return None
         moved = tuple(following)
         return self.label((*args, *(kwargs[name] for name in moved)), {}), moved
-
-
-_FOUND_IN: weakref.WeakKeyDictionary[AxisCheckError, tuple[tuple[Any, ...], dict[str, Any], Call]] = (
-    weakref.WeakKeyDictionary()
-)
-"""An engine error -> the arguments and labelled call it was found in (see `Predictor._run`).
-An entry lives as long as its error (usually until `with_fix` takes it); kept off the
-error itself, which is pickled and copied with its attributes."""
-_FOUND_LOCK = threading.Lock()
 
 
 class _Opaque:
