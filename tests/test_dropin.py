@@ -448,3 +448,23 @@ def test_nested_transforms_binding_one_axis_name_warn_at_the_users_line() -> Non
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # distinct names: nothing to say
         ax.vmap(ax.vmap(center, axis_name="batch"), axis_name="rows")(x)
+
+
+def test_axischeck_leaves_jaxs_trace_context_as_it_found_it() -> None:
+    """A first checked call imports nothing that joins JAX's trace context (the public
+    jax.extend.core pulls Pallas in, whose settings do on JAX 0.12): every cache key taken
+    before it stays valid, so the second call traces nothing again."""
+    program = (
+        "import jax, jax.numpy as jnp, axischeck as ax\n"
+        "from axischeck._core._jax_compat import trace_context\n"
+        "x = jnp.ones((8, 3))\n"
+        "before = len(trace_context())\n"
+        "ax.vmap(lambda v: v - jax.lax.pmean(v, 'i'), axis_name='i')(x)\n"
+        "print(before == len(trace_context()))\n"
+    )
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["True"]

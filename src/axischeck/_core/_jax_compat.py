@@ -185,9 +185,12 @@ def valid_dtype(dtype: Any) -> bool:
         if jnp.issubdtype(dtype, jax.dtypes.extended):  # PRNG keys and friends
             verdict = True
         else:
-            import jax.extend.core as jex_core  # imported on first use: it costs ~30 ms
+            # JAX's own test, from its core: the public `jax.extend.core` imports Pallas,
+            # whose configuration joins JAX's trace context (JAX 0.12), so importing it at
+            # first use would change every cache key taken before it.
+            from jax._src.core import valid_jaxtype
 
-            verdict = bool(jex_core.valid_jaxtype(np.zeros((), dtype)))
+            verdict = bool(valid_jaxtype(np.zeros((), dtype)))
     except (TypeError, ValueError):
         verdict = False
     try:
