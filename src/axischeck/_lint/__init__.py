@@ -87,9 +87,11 @@ def lint(
             raise LintUsageError("no PATH given and no paths in [tool.axischeck.lint] of a pyproject.toml")
         given = [str(config.root / p) for p in config.paths]
     off = config.disable | parse_codes(disable, "--disable")
-    files = list(python_files(given, (*config.exclude, *exclude), config.root, markdown))
+    skipped: list[str] = []
+    files = list(python_files(given, (*config.exclude, *exclude), config.root, markdown, skipped))
     display = {f: _display(f) for f in files}
     findings, stats = lint_files(files, display)
+    stats.skipped.extend(skipped)
     return [f for f in findings if f.code not in off], stats
 
 
@@ -123,6 +125,8 @@ def run(
     if fmt not in FORMATS:
         raise LintUsageError(f"unknown --format {fmt!r} (choose from {', '.join(FORMATS)})")
     findings, stats = lint(paths, disable=disable, exclude=exclude, use_config=use_config, markdown=markdown)
+    for problem in stats.skipped:
+        print(f"axischeck: warning: not checked, {problem}", file=err)
     for problem in stats.unparsable:
         print(f"axischeck: warning: not checked, cannot parse {problem}", file=err)
     text = render(findings, fmt, version)

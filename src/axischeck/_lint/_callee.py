@@ -18,14 +18,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
-from .._core._annotations import _NOTHING, _dims_of_node
-from .._core._errors import AxisCheckError
-from .._core._spec import spec_tree
 from ._literals import UNKNOWN, literal
 from ._module import ASSIGN, CLASS, DEF, IMPORT, Binding, FunctionInfo, ModuleInfo, Scope, unique
 from ._names import PARTIAL, STATICMETHOD, TRANSFORMS, TRANSPARENT, WRAPPERS, TransformKind, qualname
-
-Ranks = tuple[int | None, ...]  # the ranks of a value's array leaves (None: not fixed)
+from ._parsers import Ranks, annotation_ranks
 
 
 @dataclass(eq=False, slots=True)
@@ -365,14 +361,7 @@ def _ranks(annotation: ast.expr | None, where: str) -> tuple[Ranks | None, bool]
     """Leaf ranks an annotation declares (`Annotated[Array, "a b"]`, `Float[Array, "n"]`)."""
     if annotation is None or not _array_annotation(annotation):
         return None, False
-    try:
-        dims = _dims_of_node(annotation, where)
-        if dims is _NOTHING:
-            return None, False
-        tree = spec_tree(dims, where)
-    except (AxisCheckError, RecursionError, ValueError, TypeError):
-        return None, False
-    return tuple(s.min_rank if s.variadic_index is None else None for s in tree.leaves), isinstance(dims, tuple)
+    return annotation_ranks(annotation, where)
 
 
 _ARRAY_TYPES = frozenset({"Array", "ArrayLike", "ndarray", "Tensor", "ShapeDtypeStruct", "Float", "Shaped"})

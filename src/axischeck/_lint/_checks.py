@@ -9,15 +9,17 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .._core._errors import AxisCheckError
-from .._core._spec import SigCore, core_from_value
-from ._callee import Callee, Ranks, Resolver, Site, is_default
+from ._callee import Callee, Resolver, Site, is_default
 from ._flow import Use, expects_failure, uses_of_def, uses_of_value
 from ._literals import UNKNOWN, axes_text, axis_leaves, bad_axis, literal
 from ._module import ModuleInfo
 from ._names import PARTITION_SPEC, qualname
+from ._parsers import Ranks, SignatureError, parse_signature
+
+if TYPE_CHECKING:
+    from .._core._spec import SigCore
 
 Report = Callable[[ModuleInfo, ast.AST, str, str, "str | None"], None]
 
@@ -320,16 +322,16 @@ class SiteChecker:
         if value is None or _has_unknown(value):
             return None
         try:
-            core = core_from_value(value)
-        except AxisCheckError as err:
+            core = parse_signature(value)
+        except SignatureError as err:
             self.emit(
                 node,
                 "AX012",
                 f"signature= {_short(node)} cannot be read, so axischeck raises SpecError when the transform is"
-                f" built: {str(err).splitlines()[0]}",
+                f" built: {err}",
             )
             return None
-        except Exception:  # a literal the parser was never meant to see: leave it to the runtime
+        if core is None:
             return None
         if c is None or c.sites:
             return core

@@ -31,6 +31,7 @@ class Stats:
     sites: int = 0  # transform applications found
     understood: int = 0  # ... whose mapped function was resolved
     unparsable: list[str] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)  # names that are not regular files, with the reason
 
 
 class Project:
@@ -54,7 +55,8 @@ class Project:
     def source(self, path: Path) -> str | None:
         if path not in self._sources:
             try:
-                self._sources[path] = path.read_bytes().decode("utf-8", errors="replace")
+                # utf-8-sig: a byte order mark is not source text (Python's own reader drops it too).
+                self._sources[path] = path.read_bytes().decode("utf-8-sig", errors="replace")
             except OSError:
                 return None
         return self._sources[path]
