@@ -26,7 +26,7 @@ from difflib import get_close_matches
 from ._callee import Resolver, Site, is_default
 from ._checks import Report, describe
 from ._flow import Use, uses_of_def, uses_of_value
-from ._literals import UNKNOWN, literal
+from ._literals import UNKNOWN
 from ._module import FunctionInfo, ModuleInfo, enclosing_function
 from ._names import COLLECTIVES, qualname
 
@@ -180,7 +180,7 @@ class AxisNames:
             if name not in COLLECTIVES:
                 continue
             node = _axis_arg(call, COLLECTIVES[name])
-            value = literal(node) if node is not None else UNKNOWN
+            value = module.value(node) if node is not None else UNKNOWN
             names = [value] if isinstance(value, str) else list(value) if isinstance(value, tuple) else []
             if not names or not all(isinstance(n, str) for n in names):
                 continue

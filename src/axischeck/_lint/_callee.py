@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
-from ._literals import UNKNOWN, literal
+from ._literals import UNKNOWN
 from ._module import ASSIGN, CLASS, DEF, IMPORT, Binding, FunctionInfo, ModuleInfo, Scope, unique
 from ._names import PARTIAL, STATICMETHOD, TRANSFORMS, TRANSPARENT, WRAPPERS, TransformKind, qualname
 from ._parsers import Ranks, annotation_ranks
@@ -41,7 +41,7 @@ class Site:
     def option(self, name: str) -> Any:
         """The literal value of an option; UNKNOWN when not a literal or not readable."""
         if name in self.options:
-            return literal(self.options[name])
+            return self.module.value(self.options[name])
         return UNKNOWN if not self.readable else _DEFAULT
 
     def has(self, name: str) -> bool:

@@ -10,12 +10,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ._axisnames import AxisNames
+from ._batch import check_calls
 from ._callee import Resolver
 from ._checks import SiteChecker
 from ._config import suppressed
 from ._markdown import python_of_markdown
 from ._module import ModuleInfo, build_module
 from ._rules import Finding
+from ._values import Values, as_option
 
 # Only a file that names a transform can hold a finding (cross-file uses are not followed
 # for axis names, and every other check starts at a transform): others are parsed only
@@ -47,6 +49,7 @@ class Project:
                 self._by_parts.setdefault(parts[i:], []).append(f)
         self.resolver = Resolver(self.find_module)
         self.axis_names = AxisNames(self.resolver)
+        self.values = Values(self.resolver)
         self.stats = Stats()
         self.findings: list[Finding] = []
 
@@ -82,8 +85,12 @@ class Project:
                 parts = _parts(path)
                 info = build_module(self.name(path), source, tree, parts, path.name == "__init__.py")
                 info.column_shift = shift
+                info.reader = self.read_option
         self._modules[path] = info
         return info
+
+    def read_option(self, node: ast.expr, module: ModuleInfo) -> object:
+        return as_option(self.values.of(node, module))
 
     def name(self, path: Path) -> str:
         return self.display.get(path, str(path))
@@ -129,7 +136,9 @@ class Project:
         for site in sites:
             callee = self.resolver.site_callee(site)
             self.stats.understood += callee is not None
-            SiteChecker(self.resolver, site, callee, self.add).run()
+            checker = SiteChecker(self.resolver, site, callee, self.add)
+            checker.run()
+            check_calls(checker, self.values)
         self.axis_names.check_collectives(module, self.add)
         self.axis_names.check_shadowing(sites, self.add)
 
