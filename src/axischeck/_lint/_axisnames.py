@@ -176,7 +176,10 @@ class AxisNames:
     def check_collectives(self, module: ModuleInfo, report: Report) -> None:
         """AX005 for every collective with a literal axis name in `module`."""
         for call in module.calls:
-            name = qualname(call.func, module, module.scope_of[call])
+            func = call.func
+            if isinstance(func, ast.Attribute) and func.attr not in _COLLECTIVE_NAMES:
+                continue  # `jnp.sum`, `x.reshape`: not a collective under any import
+            name = qualname(func, module, module.scope_of[call])
             if name not in COLLECTIVES:
                 continue
             node = _axis_arg(call, COLLECTIVES[name])
@@ -252,6 +255,7 @@ class AxisNames:
                     break
 
 
+_COLLECTIVE_NAMES = frozenset(name.rpartition(".")[2] for name in COLLECTIVES)
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef, ast.Module)
 _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 

@@ -29,7 +29,7 @@ from typing import Any
 from ._checks import SiteChecker
 from ._flow import CALL_METHODS, Use, expects_failure, uses_of_def
 from ._literals import UNKNOWN, axes_text, axis_leaves
-from ._module import enclosing_function
+from ._module import ModuleInfo, enclosing_function
 from ._shapes import Array
 from ._values import Values
 
@@ -68,7 +68,7 @@ def check_calls(checker: SiteChecker, values: Values) -> None:
             return  # AX002 already: pmap refuses a top-level list
         in_axes = tuple(in_axes)  # vmap reads a top-level list as a tuple
     for use in checker.result_uses():
-        if _plain_call(use) and not _written_to_fail(checker, use):
+        if _plain_call(use):
             assert isinstance(use.node, ast.Call)
             _check_call(checker, values, use, use.node, in_axes)
 
@@ -102,12 +102,17 @@ def _check_call(checker: SiteChecker, values: Values, use: Use, call: ast.Call, 
     site = checker.site
     kind = site.transform.kind
     args, keywords = use.arguments()
+
+    def report(module: ModuleInfo, node: ast.AST, code: str, message: str, fix: str | None = None) -> None:
+        if not _written_to_fail(checker, use):  # asked only for a finding: it follows the function's uses
+            checker.report_at(module, node, code, message, fix)
+
     if isinstance(in_axes, tuple) and len(in_axes) != len(args):
         return  # AX001's finding
     names = checker.callee.positional if checker.callee is not None else ()
     axis_size = site.option("axis_size") if kind == "vmap" else UNKNOWN
     if args and not keywords and not site.has("axis_size") and all(leaf is None for leaf in axis_leaves(in_axes)):
-        checker.report_at(
+        report(
             use.module,
             call,
             "AX015",
@@ -131,7 +136,7 @@ def _check_call(checker: SiteChecker, values: Values, use: Use, call: ast.Call, 
         return
     for leaf in leaves:
         if isinstance(leaf.value, _SCALARS):
-            checker.report_at(
+            report(
                 use.module,
                 leaf.node,
                 "AX016",
@@ -144,7 +149,7 @@ def _check_call(checker: SiteChecker, values: Values, use: Use, call: ast.Call, 
         assert isinstance(leaf.value, Array)
         r = leaf.value.rank
         if not -r <= leaf.axis < r:
-            checker.report_at(
+            report(
                 use.module,
                 leaf.node,
                 "AX014",
@@ -158,7 +163,7 @@ def _check_call(checker: SiteChecker, values: Values, use: Use, call: ast.Call, 
     known = [(leaf, size) for leaf, size in sized if size is not None]
     if type(axis_size) is int and known and any(size != axis_size for _, size in known):
         leaf, size = next((leaf, size) for leaf, size in known if size != axis_size)
-        checker.report_at(
+        report(
             use.module,
             call,
             "AX013",
@@ -169,7 +174,7 @@ def _check_call(checker: SiteChecker, values: Values, use: Use, call: ast.Call, 
     for leaf, size in known[1:]:
         first, first_size = known[0]
         if size != first_size:
-            checker.report_at(
+            report(
                 use.module,
                 call,
                 "AX013",

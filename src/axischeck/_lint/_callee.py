@@ -98,17 +98,28 @@ class Resolver:
         self.find_module = find_module
         self._def_cache: dict[tuple[FunctionInfo, int], Callee | None] = {}
         self._active: set[tuple[FunctionInfo, int]] = set()
+        self._matches: dict[tuple[int, int], Match | None] = {}  # syntax trees live as long as the run
 
     # ------------------------------------------------------------------ sites
 
     def match(self, expr: ast.expr, module: ModuleInfo, scope: Scope) -> Match | None:
         """`expr` as a transform application (direct, factory or bare), or None."""
+        key = (id(expr), id(scope))
+        if key not in self._matches:
+            self._matches[key] = self._match(expr, module, scope)
+        return self._matches[key]
+
+    def _match(self, expr: ast.expr, module: ModuleInfo, scope: Scope) -> Match | None:
+        if isinstance(expr, ast.Attribute) and expr.attr not in _LAST_PARTS:
+            return None  # `jnp.ones`, `x.sum`: no dotted name of a transform ends so
         if isinstance(expr, (ast.Name, ast.Attribute)):
             t = TRANSFORMS.get(qualname(expr, module, scope) or "")
             return Match(t, {}, None, True) if t is not None else None
         if not isinstance(expr, ast.Call):
             return None
         func = expr.func
+        if isinstance(func, ast.Attribute) and func.attr not in _LAST_PARTS:
+            return None
         readable = not any(isinstance(a, ast.Starred) for a in expr.args) and all(
             k.arg is not None for k in expr.keywords
         )
@@ -314,6 +325,10 @@ class Resolver:
                 continue
             return None  # an unknown decorator: who knows what it returns
         return c
+
+
+# The last part of every dotted name `match` recognises (`jax.vmap`, `functools.partial`).
+_LAST_PARTS = frozenset(name.rpartition(".")[2] for name in (*TRANSFORMS, *PARTIAL))
 
 
 def _is(expr: ast.expr, module: ModuleInfo, scope: Scope, names: frozenset[str]) -> bool:

@@ -133,6 +133,7 @@ class ModuleInfo:
     attr_loads: dict[str, list[ast.Attribute]]  # every `x.name` read, by name
     column_shift: dict[int, int] = field(default_factory=dict)  # Markdown: characters cut per line
     resolve_cache: dict[tuple[int, str], Scope | None] = field(default_factory=dict)
+    qualnames: dict[tuple[int, str], str | None] = field(default_factory=dict)  # (scope, name) -> dotted name
     # Reads an option's value (names and constants followed); the project's interpreter
     # sets it. Without one, only literals are read.
     reader: Callable[[ast.expr, ModuleInfo], Any] | None = None

@@ -50,6 +50,7 @@ class Project:
         self.resolver = Resolver(self.find_module)
         self.axis_names = AxisNames(self.resolver)
         self.values = Values(self.resolver)
+        self._options: dict[int, object] = {}
         self.stats = Stats()
         self.findings: list[Finding] = []
 
@@ -90,7 +91,10 @@ class Project:
         return info
 
     def read_option(self, node: ast.expr, module: ModuleInfo) -> object:
-        return as_option(self.values.of(node, module))
+        key = id(node)  # the syntax trees live as long as the project
+        if key not in self._options:
+            self._options[key] = as_option(self.values.of(node, module))
+        return self._options[key]
 
     def name(self, path: Path) -> str:
         return self.display.get(path, str(path))
