@@ -35,6 +35,18 @@ Codes (stable; each finding names the transform, the argument and what JAX would
 - AX010 shard_map's in_specs has another number of entries than the positional arguments.
 - AX011 a `PartitionSpec` has more entries than the declared rank of its argument/output.
 - AX012 `signature=` is not a signature axischeck's parser can read.
+- AX013 at a call of a vmap / pmap, the mapped axes of the arguments (and `axis_size`)
+  have different sizes, from shapes the file states (`jnp.ones((10, 4))`, ...).
+- AX014 at a call, in_axes asks for an axis outside [-r, r) of an argument whose stated
+  shape has rank r.
+- AX015 at a call, every in_axes entry is None, the call passes no keyword argument and
+  there is no `axis_size`: nothing is mapped, and JAX raises.
+- AX016 at a call, in_axes maps a Python scalar (`pmap(f)(x, 10)`): it has no axis.
+
+Values are read one step away from the transform (`_values`): names bound once,
+parameters every visible call gives one value, `functools.partial`, and the shapes of
+arrays built with a literal or constant shape (`_shapes`). An unknown value never
+produces a finding.
 
 Markdown files (docs, MyST notebooks) are linted too when named, or with `--markdown` for
 folders: their Python code cells, with the file's line numbers.
