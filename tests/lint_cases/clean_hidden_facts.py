@@ -46,5 +46,15 @@ def main():
     jax.vmap(lambda x: lax.psum(x, "i") if x.ndim > 5 else x)(jnp.ones(3))
 
 
+def test_the_unbound_name_raises():
+    import pytest
+
+    def summed(x):
+        return lax.psum(x, "batch")  # a test of JAX's error: the pmap runs in pytest.raises
+
+    with pytest.raises(NameError, match="unbound axis name"):
+        jax.pmap(summed)(jnp.ones((2, 3)))
+
+
 if __name__ == "__main__":
     main()

@@ -25,7 +25,7 @@ from difflib import get_close_matches
 
 from ._callee import Resolver, Site, is_default
 from ._checks import Report, describe
-from ._flow import Use, uses_of_def, uses_of_value
+from ._flow import Use, expects_failure, uses_of_def, uses_of_value
 from ._literals import UNKNOWN
 from ._module import FunctionInfo, ModuleInfo, enclosing_function
 from ._names import COLLECTIVES, qualname
@@ -120,7 +120,9 @@ class AxisNames:
             if len(paths) > MAX_PATHS or depth > 12:
                 paths.append(_LOST)
                 break
-            if use.kind in ("call", "immediate"):
+            if use.kind != "unknown" and expects_failure(use.module, use.node):
+                paths.append(_LOST)  # a test of the error (`with pytest.raises(NameError): ...`)
+            elif use.kind in ("call", "immediate"):
                 maybe = use.kind == "call" and self.conditional(use.module, use.node)
                 # A condition outside every transform of the path (`if __name__ == "__main__":`)
                 # decides whether the path runs, not what happens inside it.
