@@ -93,7 +93,7 @@ RUNTIME = {
     "bad_axis_beyond_rank.py": r"rank should be at least",
     "bad_nothing_mapped.py": r"non-None value|at least one argument with a mapped axis|every in_axes entry is None",
     "bad_python_scalar.py": r"rank should be at least 1|pjit arguments",
-    "bad_hidden_facts.py": r"in_axes|pytree structure|unbound axis name",
+    "bad_hidden_facts.py": r"in_axes|pytree structure|unbound axis name|positional argument",
 }
 
 

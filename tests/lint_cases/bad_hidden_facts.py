@@ -37,6 +37,15 @@ def case_default_parameter():
     return mse(pair_loss, (jnp.ones((4, 3)), jnp.ones((4, 3))))
 
 
+def apply_pairwise(model, x, y, axes=(0, 0)):
+    # model is pair_loss at the only call: it takes one (tuple) argument, not two.
+    return jax.vmap(model, in_axes=axes)(x, y)  # expect: AX001
+
+
+def case_parameter_holds_one_function():
+    return apply_pairwise(pair_loss, jnp.ones((4, 3)), jnp.ones((4, 3)))
+
+
 def case_collective_without_a_name():
     return jax.pmap(lambda x: lax.psum(x, "batch"))(jnp.ones((2, 3)))  # expect: AX005
 
@@ -45,4 +54,5 @@ if __name__ == "__main__":
     case_pmap_list_in_a_constant()
     case_partial_binds_by_keyword()
     case_default_parameter()
+    case_parameter_holds_one_function()
     case_collective_without_a_name()

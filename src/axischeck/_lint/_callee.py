@@ -99,6 +99,8 @@ class Resolver:
         self._def_cache: dict[tuple[FunctionInfo, int], Callee | None] = {}
         self._active: set[tuple[FunctionInfo, int]] = set()
         self._matches: dict[tuple[int, int], Match | None] = {}  # syntax trees live as long as the run
+        # What each visible call passes for a parameter (set by the project's interpreter).
+        self.parameters: Callable[[FunctionInfo, str], list[tuple[ast.expr, ModuleInfo]] | None] | None = None
 
     # ------------------------------------------------------------------ sites
 
@@ -202,7 +204,25 @@ class Resolver:
             return self.callee(b.value, module, b.scope, depth + 1)
         if all(x.kind == IMPORT for x in bindings) and len({x.value for x in bindings}) == 1:
             return self._imported_callee(str(b.value), module, depth)
+        if len(bindings) == 1 and isinstance(b.node, ast.arg) and b.scope is not None and b.scope.function:
+            return self._parameter_callee(b.scope.function, b.node.arg, depth)
         return None
+
+    def _parameter_callee(self, fn: FunctionInfo, name: str, depth: int) -> Callee | None:
+        """A function parameter that every visible call of `fn` binds to one function
+        (`def mse(model, data): jax.vmap(model)(data)` with `mse(pair_loss, ...)` only)."""
+        sources = self.parameters(fn, name) if self.parameters is not None else None
+        if not sources:
+            return None
+        found: Callee | None = None
+        for expr, module in sources:
+            if not isinstance(expr, ast.Name) or expr not in module.scope_of:
+                return None
+            c = self.callee(expr, module, module.scope_of[expr], depth + 1)
+            if c is None or c.func is None or c.sites or (found is not None and c.func is not found.func):
+                return None
+            found = c
+        return found
 
     def _imported_callee(self, name: str, module: ModuleInfo, depth: int) -> Callee | None:
         """A function defined in another linted file (`from .models import loss`)."""

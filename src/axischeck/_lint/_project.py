@@ -50,6 +50,7 @@ class Project:
         self.resolver = Resolver(self.find_module)
         self.axis_names = AxisNames(self.resolver)
         self.values = Values(self.resolver)
+        self.resolver.parameters = self.values.parameter_sources
         self._options: dict[int, object] = {}
         self.stats = Stats()
         self.findings: list[Finding] = []

@@ -45,6 +45,7 @@ class Values:
         self.resolver = resolver
         self._names: dict[tuple[int, str], Any] = {}
         self._active: set[tuple[int, str]] = set()
+        self._sources: dict[tuple[int, str], list[tuple[ast.expr, ModuleInfo]] | None] = {}
 
     def of(self, node: ast.expr | None, module: ModuleInfo, depth: int = 0) -> Any:
         """The value of `node` (read in `module`), UNKNOWN where it is not certain."""
@@ -188,6 +189,27 @@ class Values:
         """A parameter's value when every visible call of `fn` gives it the same one (its
         default where a call leaves it out). What other files pass is not seen, but a
         finding made with this value holds for each call seen here."""
+        sources = self.parameter_sources(fn, name)
+        if not sources:
+            return UNKNOWN
+        seen: Any = UNKNOWN
+        for i, (expr, module) in enumerate(sources):
+            value = self.of(expr, module, depth + 1)
+            if value is UNKNOWN or (i and repr(value) != repr(seen)):  # 1 and True differ as axes
+                return UNKNOWN
+            seen = value
+        return seen
+
+    def parameter_sources(self, fn: FunctionInfo, name: str) -> list[tuple[ast.expr, ModuleInfo]] | None:
+        """What each visible call of `fn` gives parameter `name`: the argument, or the default
+        where the call leaves it out. None when a call cannot be read (`*args`, a partial, a
+        method) or `fn` is not called in its file."""
+        key = (id(fn), name)
+        if key not in self._sources:
+            self._sources[key] = self._parameter_sources(fn, name)
+        return self._sources[key]
+
+    def _parameter_sources(self, fn: FunctionInfo, name: str) -> list[tuple[ast.expr, ModuleInfo]] | None:
         node = fn.node
         a = node.args
         positional = [*a.posonlyargs, *a.args]
@@ -202,31 +224,29 @@ class Values:
             if p.arg == name:
                 default = d
         if isinstance(node, ast.Lambda) or fn.cls is not None or (index < 0 and default is None):
-            return UNKNOWN
+            return None
         uses = uses_of_def(self.resolver, fn)
         if not uses:
-            return UNKNOWN  # called from elsewhere, if at all
-        seen: list[Any] = []
+            return None  # called from elsewhere, if at all
+        sources: list[tuple[ast.expr, ModuleInfo]] = []
         for use in uses:
             call = use.node
             if use.kind != "call" or not isinstance(call, ast.Call) or use.implicit or use.bound:
-                return UNKNOWN
+                return None
             if any(isinstance(x, ast.Starred) for x in call.args) or any(k.arg is None for k in call.keywords):
-                return UNKNOWN
+                return None
             given = [k.value for k in call.keywords if k.arg == name]
             if 0 <= index < len(call.args):
                 given.append(call.args[index])
             if len(given) > 1:
-                return UNKNOWN  # passed twice: a TypeError
+                return None  # passed twice: a TypeError
             if given:
-                seen.append(self.of(given[0], use.module, depth + 1))
+                sources.append((given[0], use.module))
             elif default is not None:
-                seen.append(self.of(default, fn.module, depth + 1))
+                sources.append((default, fn.module))
             else:
-                return UNKNOWN  # a required parameter left out: a TypeError
-            if seen[-1] is UNKNOWN or repr(seen[-1]) != repr(seen[0]):  # 1 and True differ as axes
-                return UNKNOWN
-        return seen[0]
+                return None  # a required parameter left out: a TypeError
+        return sources
 
     # ------------------------------------------------------------------ calls
 
