@@ -91,6 +91,7 @@ def test_array_constructors_give_the_shape_numpy_gives(tmp_path: Path, expr: str
         "np.random.normal(0.0, 1.0)",  # no size: a scalar
         "rng.normal()",
         "jnp.ones((2, 3)).sum(0)",
+        "jnp.linspace(jnp.zeros(3), 1.0, 5)",  # (5, 3): array endpoints add axes
         "jnp.stack([jnp.ones(3), jnp.ones(4)])",  # JAX raises
         "jnp.array([[1, 2], [3]])",  # ragged
         "some_function((2, 3))",

@@ -181,11 +181,13 @@ def _numpy_function(fn: str, args: Sequence[Any], kwargs: dict[str, Any]) -> Any
     if fn == "arange":
         return _arange(args, kwargs)
     if fn == "linspace":
+        # Array endpoints add their own axes (`linspace(zeros(3), 1, 5)` is (5, 3)): numbers only.
+        ends = [_argument(args, kwargs, i, k) for i, k in ((0, "start"), (1, "stop"))]
         num = _argument(args, kwargs, 2, "num")
         num = 50 if num is _MISSING else num  # NumPy's and JAX's default
-        return (
-            _array(shape_of(num)) if type(num) is int and not kwargs.keys() - {"num", "endpoint", "dtype"} else UNKNOWN
-        )
+        if not all(type(e) in (int, float) for e in ends) or kwargs.keys() - {"num", "endpoint", "dtype"}:
+            return UNKNOWN
+        return _array(shape_of(num)) if type(num) is int else UNKNOWN
     if fn in ("eye",):
         n = _argument(args, kwargs, 0, "N")
         m = _argument(args, kwargs, 1, "M")
