@@ -42,6 +42,7 @@ def main():
     mse(pair_loss, (jnp.ones((4, 3)), jnp.ones((4, 3))))
     jax.pmap(lambda x: lax.psum(x, "batch"), axis_name="batch")(jnp.ones((2, 3)))
     jax.vmap(maybe_synced)(jnp.ones(3))
+    jax.vmap(maybe_synced, axis_name="batch")(jnp.ones(3))  # binds "batch", never "i": sync is off
     jax.vmap(early_exit)(jnp.ones(3))
     jax.vmap(lambda x: lax.psum(x, "i") if x.ndim > 5 else x)(jnp.ones(3))
 
