@@ -154,9 +154,7 @@ def _check_call(checker: SiteChecker, values: Values, use: Use, call: ast.Call, 
                 leaf.node,
                 "AX014",
                 f"in_axes asks for axis {leaf.axis} of {leaf.label}, but {leaf.label} has shape {leaf.value.text()}"
-                f" (rank {r}, so the axis must be in [{-r}, {r - 1}]); JAX raises ValueError '{kind} was requested to"
-                f" map its argument along axis {leaf.axis}, which implies that its rank should be at least"
-                f" {leaf.axis + 1 if leaf.axis >= 0 else -leaf.axis}, but is only {r}'",
+                f" (rank {r}, so the axis must be in [{-r}, {r - 1}]); JAX raises {_rank_error(kind, leaf.axis, r)}",
             )
             return
     sized = [(leaf, leaf.value.shape[leaf.axis]) for leaf in leaves if isinstance(leaf.value, Array)]
@@ -242,7 +240,13 @@ def _none_error(kind: str) -> str:
 def _scalar_error(kind: str, leaf: Leaf) -> str:
     if kind == "pmap":
         return "ValueError (pmap can only split arrays with a leading axis over the devices)"
+    return _rank_error(kind, leaf.axis, 0)
+
+
+def _rank_error(kind: str, axis: int, rank: int) -> str:
+    if kind == "pmap":
+        return f"an error (pmap splits axis {axis} over the devices, and there is no such axis)"
     return (
-        f"ValueError 'vmap was requested to map its argument along axis {leaf.axis}, which implies that its rank"
-        f" should be at least {leaf.axis + 1 if leaf.axis >= 0 else -leaf.axis}, but is only 0'"
+        f"ValueError 'vmap was requested to map its argument along axis {axis}, which implies that its rank"
+        f" should be at least {axis + 1 if axis >= 0 else -axis}, but is only {rank}'"
     )
