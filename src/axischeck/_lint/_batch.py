@@ -116,7 +116,8 @@ def _check_call(checker: SiteChecker, values: Values, use: Use, call: ast.Call, 
             use.module,
             call,
             "AX015",
-            f"every in_axes entry is None ({axes_text(in_axes)}), the call passes no keyword argument and there is"
+            f"{'in_axes is None' if in_axes is None else f'every in_axes entry is None, {axes_text(in_axes)}'},"
+            " the call passes no keyword argument and there is"
             f" no axis_size, so nothing is mapped and {kind} cannot know the size of the mapped axis; JAX raises"
             f" ValueError {_none_error(kind)}",
             "map at least one argument (an int entry in in_axes), or pass axis_size" if kind == "vmap" else None,
