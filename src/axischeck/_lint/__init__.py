@@ -148,7 +148,7 @@ def run(
         print(
             f"axischeck lint: {stats.files} files, {stats.lines} lines, {stats.analysed} naming a transform,"
             f" {stats.sites} transform sites ({stats.understood} with the mapped function resolved),"
-            f" {len(findings)} findings",
+            f" {stats.calls_read} calls with every argument read, {len(findings)} findings",
             file=err,
         )
     return 1 if findings else 0

@@ -50,27 +50,30 @@ class Unread(Exception):
     """The arguments' structure against in_axes is not certain: no rule applies."""
 
 
-def check_calls(checker: SiteChecker, values: Values) -> None:
-    """AX013-AX016 at every call of the site's result that the file shows."""
+def check_calls(checker: SiteChecker, values: Values) -> int:
+    """AX013-AX016 at every call of the site's result that the file shows; returns how
+    many calls had every argument read."""
     site = checker.site
     kind = site.transform.kind
     if kind not in ("vmap", "pmap") or not site.readable:
-        return
+        return 0
     if kind == "pmap" and site.has("static_broadcasted_argnums"):
-        return  # static arguments are dropped before in_axes is read
+        return 0  # static arguments are dropped before in_axes is read
     if checker.codes & _AXES_CODES:
-        return  # one mistake, one finding: in_axes is already reported at the transform
+        return 0  # one mistake, one finding: in_axes is already reported at the transform
     in_axes = checker.in_axes()
     if in_axes is UNKNOWN or isinstance(in_axes, dict):
-        return
+        return 0
     if isinstance(in_axes, list):
         if kind == "pmap":
-            return  # AX002 already: pmap refuses a top-level list
+            return 0  # AX002 already: pmap refuses a top-level list
         in_axes = tuple(in_axes)  # vmap reads a top-level list as a tuple
+    read = 0
     for use in checker.result_uses():
         if _plain_call(use):
             assert isinstance(use.node, ast.Call)
-            _check_call(checker, values, use, use.node, in_axes)
+            read += _check_call(checker, values, use, use.node, in_axes)
+    return read
 
 
 _AXES_CODES = frozenset({"AX001", "AX002", "AX003", "AX009"})
@@ -98,7 +101,8 @@ def _written_to_fail(checker: SiteChecker, use: Use) -> bool:
     return bool(calls) and all(u.kind == "call" and expects_failure(u.module, u.node) for u in calls)
 
 
-def _check_call(checker: SiteChecker, values: Values, use: Use, call: ast.Call, in_axes: Any) -> None:
+def _check_call(checker: SiteChecker, values: Values, use: Use, call: ast.Call, in_axes: Any) -> bool:
+    """The checks at one call; True when every argument was read."""
     site = checker.site
     kind = site.transform.kind
     args, keywords = use.arguments()
@@ -108,7 +112,7 @@ def _check_call(checker: SiteChecker, values: Values, use: Use, call: ast.Call, 
             checker.report_at(module, node, code, message, fix)
 
     if isinstance(in_axes, tuple) and len(in_axes) != len(args):
-        return  # AX001's finding
+        return False  # AX001's finding
     names = checker.callee.positional if checker.callee is not None else ()
     axis_size = site.option("axis_size") if kind == "vmap" else UNKNOWN
     if args and not keywords and not site.has("axis_size") and all(leaf is None for leaf in axis_leaves(in_axes)):
@@ -122,7 +126,7 @@ def _check_call(checker: SiteChecker, values: Values, use: Use, call: ast.Call, 
             f" ValueError {_none_error(kind)}",
             "map at least one argument (an int entry in in_axes), or pass axis_size" if kind == "vmap" else None,
         )
-        return
+        return True
     leaves: list[Leaf] = []
     try:
         for i, node in enumerate(args):
@@ -134,7 +138,7 @@ def _check_call(checker: SiteChecker, values: Values, use: Use, call: ast.Call, 
                 assert k.arg is not None
                 _collect(values.of(k.value, use.module), 0, k.arg, k.value, leaves)
     except Unread:
-        return
+        return False
     for leaf in leaves:
         if isinstance(leaf.value, _SCALARS):
             report(
@@ -145,7 +149,7 @@ def _check_call(checker: SiteChecker, values: Values, use: Use, call: ast.Call, 
                 f" axis {leaf.axis}; JAX raises {_scalar_error(kind, leaf)}",
                 f"in_axes None for {leaf.label} (a scalar is passed whole to every call)",
             )
-            return
+            return True
     for leaf in leaves:
         assert isinstance(leaf.value, Array)
         r = leaf.value.rank
@@ -157,7 +161,7 @@ def _check_call(checker: SiteChecker, values: Values, use: Use, call: ast.Call, 
                 f"in_axes asks for axis {leaf.axis} of {leaf.label}, but {leaf.label} has shape {leaf.value.text()}"
                 f" (rank {r}, so the axis must be in [{-r}, {r - 1}]); JAX raises {_rank_error(kind, leaf.axis, r)}",
             )
-            return
+            return True
     sized = [(leaf, leaf.value.shape[leaf.axis]) for leaf in leaves if isinstance(leaf.value, Array)]
     known = [(leaf, size) for leaf, size in sized if size is not None]
     if type(axis_size) is int and known and any(size != axis_size for _, size in known):
@@ -169,7 +173,7 @@ def _check_call(checker: SiteChecker, values: Values, use: Use, call: ast.Call, 
             f"axis_size={axis_size}, but {_where(leaf)} has size {size}; JAX raises ValueError 'vmap got inconsistent"
             " sizes for array axes to be mapped'",
         )
-        return
+        return True
     for leaf, size in known[1:]:
         first, first_size = known[0]
         if size != first_size:
@@ -180,7 +184,8 @@ def _check_call(checker: SiteChecker, values: Values, use: Use, call: ast.Call, 
                 f"the mapped axes disagree on the batch size: {_where(first)} has size {first_size}, but"
                 f" {_where(leaf)} has size {size}; JAX raises ValueError {_size_error(kind)}",
             )
-            return
+            return True
+    return True
 
 
 def _collect(value: Any, axes: Any, label: str, node: ast.expr, out: list[Leaf]) -> None:

@@ -32,6 +32,7 @@ class Stats:
     analysed: int = 0  # files that name a transform
     sites: int = 0  # transform applications found
     understood: int = 0  # ... whose mapped function was resolved
+    calls_read: int = 0  # calls of a transformed function with every argument read (AX013-AX016)
     unparsable: list[str] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)  # names that are not regular files, with the reason
 
@@ -143,7 +144,7 @@ class Project:
             self.stats.understood += callee is not None
             checker = SiteChecker(self.resolver, site, callee, self.add)
             checker.run()
-            check_calls(checker, self.values)
+            self.stats.calls_read += check_calls(checker, self.values)
         self.axis_names.check_collectives(module, self.add)
         self.axis_names.check_shadowing(sites, self.add)
 
