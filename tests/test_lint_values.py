@@ -145,6 +145,11 @@ def test_a_constant_of_another_linted_file(tmp_path: Path) -> None:
     assert module is not None
     assert project.values.of(module.loads["AXES"][0], module) == (None, 0)
     assert project.values.of(module.loads["MUTABLE"][0], module) is UNKNOWN  # the other file may change it
+    main.write_text("import config\nfrom config import AXES\nconfig.AXES = (0, 0)\nprint(AXES)\n")
+    project = Project([main, tmp_path / "config.py"])
+    module = project.module(main)
+    assert module is not None
+    assert project.values.of(module.loads["AXES"][0], module) is UNKNOWN
 
 
 # ------------------------------------------------------------------ findings vs JAX

@@ -132,6 +132,8 @@ class Values:
         other = self.resolver.find_module(dots + head, module)
         if other is None or other is module or attr not in other.scope.bindings:
             return UNKNOWN
+        if attr in module.stored_attrs or attr in other.stored_attrs:
+            return UNKNOWN  # `config.AXES = ...` somewhere: the module attribute is set from outside
         bindings = other.scope.bindings[attr]
         if len(bindings) != 1 or bindings[0].kind != ASSIGN or not isinstance(bindings[0].value, ast.expr):
             return UNKNOWN
