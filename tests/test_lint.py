@@ -89,6 +89,11 @@ RUNTIME = {
     "bad_signature.py": r"signature|dimension",
     "bad_axis_range.py": r"axis|rank",
     "bad_shard_map.py": r"in_specs|too long|pytree structure",
+    "bad_batch_size.py": r"inconsistent sizes|disagree on the batch size|squeeze",
+    "bad_axis_beyond_rank.py": r"rank should be at least",
+    "bad_nothing_mapped.py": r"non-None value|at least one argument with a mapped axis|every in_axes entry is None",
+    "bad_python_scalar.py": r"rank should be at least 1|pjit arguments",
+    "bad_hidden_facts.py": r"in_axes|pytree structure|unbound axis name|positional argument",
 }
 
 
@@ -481,7 +486,7 @@ def test_markdown_cells_are_linted_with_the_files_line_numbers(tmp_path: Path) -
     doc = tmp_path / "notebook.md"
     doc.write_text(_DOC)
     findings, stats = lint([str(doc)], use_config=False)
-    assert [(f.line, f.code) for f in findings] == [(18, "AX001"), (28, "AX005"), (32, "AX002")]
+    assert [(f.line, f.code) for f in findings] == [(18, "AX001"), (28, "AX005"), (28, "AX016"), (32, "AX002")]
     assert findings[1].column == 34  # counted in the file, not in the dedented cell
     # A folder's .md files only with markdown=True (the command's --markdown).
     assert lint([str(tmp_path)], use_config=False)[1].files == 0

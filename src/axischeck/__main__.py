@@ -1,10 +1,18 @@
 """`python -m axischeck`: the same as the `axischeck` command."""
 
-from __future__ import annotations
-
 import sys
 
-from ._cli import main, run
+# `python -m` puts the working directory first on sys.path, so a `tomllib.py` or `ast.py`
+# in the linted project would be imported (and run) in place of the standard library's.
+# `lint` reads that folder's files as text only: it drops the entry, as pylint does. Other
+# commands (`run`, `infer`) import the user's modules from there on purpose.
+if __name__ == "__main__" and sys.argv[1:2] == ["lint"]:
+    import os
+
+    _cwd = os.getcwd()
+    sys.path[:] = [p for p in sys.path if p not in ("", ".", _cwd)]
+
+from ._cli import main, run  # noqa: E402
 
 __all__ = ["main", "run"]
 

@@ -24,17 +24,16 @@ import os
 import re
 import sys
 from collections.abc import Callable, Sequence
-from typing import Any, NoReturn, TypeVar, cast
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar, cast
 
-from ._core._dims import MAX_SIZE, quote
-from ._core._errors import AxisCheckError
-from ._core._explain import render_steps
-from ._core._prediction import Prediction
-from ._core._text import int_text, short_repr
-from ._core._trees import shapes_text
-from ._engine._signature import Signature
+from ._core._text import int_text, short_repr  # JAX-free
 
-P = TypeVar("P", bound=Prediction)
+# The engine's modules import JAX; each command imports them where it needs them, so that
+# `axischeck lint` (which reads source text only) starts without JAX.
+if TYPE_CHECKING:
+    from ._core._prediction import Prediction
+
+P = TypeVar("P", bound="Prediction")
 
 
 class UsageError(Exception):
@@ -65,6 +64,8 @@ _SHAPE = re.compile(r"[0-9]+(?:(?:\s*[x,]\s*|\s+)[0-9]+)*\s*,?\Z")
 
 def parse_size(text: str, what: str) -> int:
     """A size >= 0 in ASCII digits (`str.isdigit` also takes `²` and `٣`), at most int64."""
+    from ._core._dims import MAX_SIZE, quote
+
     body = text.strip()
     if not _SIZE.match(body) or len(body.lstrip("0")) > len(str(MAX_SIZE)) or int(body) > MAX_SIZE:
         raise UsageError(f"bad {what} {quote(text)}: write a whole number of ASCII digits, at most {MAX_SIZE}")
@@ -80,6 +81,8 @@ def _axis_size(text: str) -> int:
 
 def parse_shape(text: str) -> tuple[int, ...]:
     """`16x8x4`, `16,8,4`, `(16, 8, 4)` or `[16, 8, 4]`, and `()` / `scalar` for rank 0."""
+    from ._core._dims import quote
+
     body = text.strip()
     if body == "scalar":
         return ()
@@ -94,6 +97,8 @@ def parse_shape(text: str) -> tuple[int, ...]:
 
 def parse_axes(text: str, what: str) -> Any:
     """An in_axes / out_axes value: a Python literal of ints, None, tuples, lists, dicts."""
+    from ._core._dims import MAX_SIZE, quote
+
     try:
         value = ast.literal_eval(text)
     except Exception:  # SyntaxError, ValueError (a NUL byte), TypeError ({[1]: 0}), MemoryError, RecursionError
@@ -234,6 +239,12 @@ def _run(argv: Sequence[str] | None) -> int:
             return _lint(args)
         if args.command == "run":  # only behind something argparse took as a global option
             raise UsageError("run must come first: axischeck run SCRIPT [ARG ...] or axischeck run -m MODULE [ARG ...]")
+        from ._core._dims import quote
+        from ._core._errors import AxisCheckError
+        from ._core._explain import render_steps
+        from ._core._trees import shapes_text
+        from ._engine._signature import Signature
+
         shapes = [parse_shape(s) for s in args.shapes]
         if args.command == "shard":
             return _shard(args, shapes)
@@ -265,6 +276,8 @@ def load_function(target: str) -> Any:
     it) or the installed packages; never evaluated as code."""
     import importlib
 
+    from ._core._dims import quote
+
     module_name, sep, attrs = target.partition(":")
     if not sep or not module_name or not all(p.isidentifier() for p in [*module_name.split("."), *attrs.split(".")]):
         raise UsageError(f"bad function {quote(target)}: write MODULE:FUNCTION, like mymodel:loss")
@@ -285,6 +298,7 @@ def load_function(target: str) -> Any:
 
 def _infer(args: argparse.Namespace, shapes: list[tuple[int, ...]]) -> int:
     """`axischeck infer`: the signature to paste, on stdout; what it could not settle, on stderr."""
+    from ._core._errors import AxisCheckError
     from ._pmap import pmap
     from ._transform import Transformed
     from ._vmap import vmap
@@ -311,6 +325,8 @@ def _infer(args: argparse.Namespace, shapes: list[tuple[int, ...]]) -> int:
 
 def _report(predict: Callable[[], P], lines: Callable[[P], list[str]]) -> int:
     """Print the prediction (exit 0), or the explanation of why there is none (exit 1)."""
+    from ._core._errors import AxisCheckError
+
     try:
         pred = predict()
     except AxisCheckError as err:
@@ -322,6 +338,8 @@ def _report(predict: Callable[[], P], lines: Callable[[P], list[str]]) -> int:
 
 def parse_mesh(text: str) -> dict[str, int]:
     """`data=64,model=8` -> {"data": 64, "model": 8}."""
+    from ._core._dims import quote
+
     mesh: dict[str, int] = {}
     for part in (p.strip() for p in text.split(",") if p.strip()):
         name, _, size = part.partition("=")
@@ -364,6 +382,10 @@ def parse_specs(text: str, what: str) -> Any:
 
 def _shard(args: argparse.Namespace, shapes: list[tuple[int, ...]]) -> int:
     """`axischeck shard`: shard_map shapes from a per-device signature; no function runs."""
+    from ._core._dims import quote
+    from ._core._errors import AxisCheckError
+    from ._core._trees import shapes_text
+    from ._engine._signature import Signature
     from ._shard_map import shard_map
 
     mesh = parse_mesh(args.mesh)

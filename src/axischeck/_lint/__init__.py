@@ -35,6 +35,18 @@ Codes (stable; each finding names the transform, the argument and what JAX would
 - AX010 shard_map's in_specs has another number of entries than the positional arguments.
 - AX011 a `PartitionSpec` has more entries than the declared rank of its argument/output.
 - AX012 `signature=` is not a signature axischeck's parser can read.
+- AX013 at a call of a vmap / pmap, the mapped axes of the arguments (and `axis_size`)
+  have different sizes, from shapes the file states (`jnp.ones((10, 4))`, ...).
+- AX014 at a call, in_axes asks for an axis outside [-r, r) of an argument whose stated
+  shape has rank r.
+- AX015 at a call, every in_axes entry is None, the call passes no keyword argument and
+  there is no `axis_size`: nothing is mapped, and JAX raises.
+- AX016 at a call, in_axes maps a Python scalar (`pmap(f)(x, 10)`): it has no axis.
+
+Values are read one step away from the transform (`_values`): names bound once,
+parameters every visible call gives one value, `functools.partial`, and the shapes of
+arrays built with a literal or constant shape (`_shapes`). An unknown value never
+produces a finding.
 
 Markdown files (docs, MyST notebooks) are linted too when named, or with `--markdown` for
 folders: their Python code cells, with the file's line numbers.
@@ -87,9 +99,11 @@ def lint(
             raise LintUsageError("no PATH given and no paths in [tool.axischeck.lint] of a pyproject.toml")
         given = [str(config.root / p) for p in config.paths]
     off = config.disable | parse_codes(disable, "--disable")
-    files = list(python_files(given, (*config.exclude, *exclude), config.root, markdown))
+    skipped: list[str] = []
+    files = list(python_files(given, (*config.exclude, *exclude), config.root, markdown, skipped))
     display = {f: _display(f) for f in files}
     findings, stats = lint_files(files, display)
+    stats.skipped.extend(skipped)
     return [f for f in findings if f.code not in off], stats
 
 
@@ -123,6 +137,8 @@ def run(
     if fmt not in FORMATS:
         raise LintUsageError(f"unknown --format {fmt!r} (choose from {', '.join(FORMATS)})")
     findings, stats = lint(paths, disable=disable, exclude=exclude, use_config=use_config, markdown=markdown)
+    for problem in stats.skipped:
+        print(f"axischeck: warning: not checked, {problem}", file=err)
     for problem in stats.unparsable:
         print(f"axischeck: warning: not checked, cannot parse {problem}", file=err)
     text = render(findings, fmt, version)
@@ -132,7 +148,7 @@ def run(
         print(
             f"axischeck lint: {stats.files} files, {stats.lines} lines, {stats.analysed} naming a transform,"
             f" {stats.sites} transform sites ({stats.understood} with the mapped function resolved),"
-            f" {len(findings)} findings",
+            f" {stats.calls_read} calls with every argument read, {len(findings)} findings",
             file=err,
         )
     return 1 if findings else 0

@@ -9,7 +9,11 @@ the linter does not know, or used in another file) is not. A shard_map, or an ax
 that is not a string literal, binds names the linter cannot read (a *wildcard*).
 
 AX005 is reported only on a complete path without wildcards that has at least one
-transform and still does not bind the name: running that path raises JAX's
+transform (one that binds no name counts: JAX raises for a collective under
+`jax.vmap(f)` as well) and still does not bind the name, and only when the collective is
+reached on every run of that path: no `if`, loop, `and`/`or`, `try` handler or earlier
+`return` between the transform and the collective (a Python flag that is off on the vmap
+path is a condition the linter cannot decide). Running such a path raises JAX's
 "unbound axis name" NameError.
 """
 
@@ -21,8 +25,8 @@ from difflib import get_close_matches
 
 from ._callee import Resolver, Site, is_default
 from ._checks import Report, describe
-from ._flow import Use, uses_of_def, uses_of_value
-from ._literals import UNKNOWN, literal
+from ._flow import Use, expects_failure, uses_of_def, uses_of_value
+from ._literals import UNKNOWN
 from ._module import FunctionInfo, ModuleInfo, enclosing_function
 from ._names import COLLECTIVES, qualname
 
@@ -31,14 +35,16 @@ MAX_PATHS = 32
 
 @dataclass(frozen=True, slots=True)
 class Binder:
-    name: str | None  # None: a wildcard (names the linter cannot read)
+    name: str | None  # None: a wildcard (names the linter cannot read), or no name when not `binds`
     site: Site
+    binds: bool = True  # False: a transform that binds no axis name (`jax.vmap(f)`)
 
 
 @dataclass(frozen=True, slots=True)
 class Path:
     binders: tuple[Binder, ...]  # innermost first
     complete: bool
+    conditional: bool = False  # a step inside a transform is reached only under a condition
 
     @property
     def names(self) -> set[str]:
@@ -46,7 +52,7 @@ class Path:
 
     @property
     def wildcard(self) -> bool:
-        return any(b.name is None for b in self.binders)
+        return any(b.name is None and b.binds for b in self.binders)
 
 
 _LOST = Path((), False)
@@ -63,7 +69,7 @@ def binders_of(site: Site) -> tuple[Binder, ...]:
         return (Binder(None, site),)  # every mesh axis: not known from the source
     value = site.option("axis_name")
     if is_default(value) or value is None:
-        return () if kind != "smap" else (Binder(None, site),)
+        return (Binder(None, site, binds=False),) if kind != "smap" else (Binder(None, site),)
     if isinstance(value, str):
         return (Binder(value, site),)
     return (Binder(None, site),)
@@ -75,6 +81,7 @@ class AxisNames:
     def __init__(self, resolver: Resolver) -> None:
         self.resolver = resolver
         self._paths: dict[FunctionInfo, list[Path]] = {}
+        self._exits: dict[ast.AST, list[tuple[int, int]]] = {}
         self._active: set[FunctionInfo] = set()
 
     def function_paths(self, fn: FunctionInfo) -> list[Path]:
@@ -105,7 +112,7 @@ class AxisNames:
         )
         if _entry_point(fn) and not uses:
             return [Path(own, True)]  # nothing here calls it: a runner does, from the top level
-        return [Path(own + p.binders, p.complete) for p in self.from_uses(uses)]
+        return [Path(own + p.binders, p.complete, p.conditional) for p in self.from_uses(uses)]
 
     def from_uses(self, uses: list[Use], depth: int = 0) -> list[Path]:
         paths: list[Path] = []
@@ -113,15 +120,53 @@ class AxisNames:
             if len(paths) > MAX_PATHS or depth > 12:
                 paths.append(_LOST)
                 break
-            if use.kind in ("call", "immediate"):
-                paths.extend(self.at(use.node, use.module))
+            if use.kind != "unknown" and expects_failure(use.module, use.node):
+                paths.append(_LOST)  # a test of the error (`with pytest.raises(NameError): ...`)
+            elif use.kind in ("call", "immediate"):
+                maybe = use.kind == "call" and self.conditional(use.module, use.node)
+                # A condition outside every transform of the path (`if __name__ == "__main__":`)
+                # decides whether the path runs, not what happens inside it.
+                paths.extend(
+                    Path(p.binders, p.complete, p.conditional or (maybe and bool(p.binders)))
+                    for p in self.at(use.node, use.module)
+                )
             elif use.kind == "transform" and use.site is not None:
                 inner = binders_of(use.site)
                 later = self.from_uses(uses_of_value(self.resolver, use.module, use.site.node), depth + 1)
-                paths.extend(Path(inner + p.binders, p.complete) for p in later)
+                paths.extend(Path(inner + p.binders, p.complete, p.conditional) for p in later)
             else:
                 paths.append(_LOST)
         return paths
+
+    def conditional(self, module: ModuleInfo, node: ast.AST) -> bool:
+        """`node` may be skipped when its function runs: it sits under an `if`, a loop, a
+        conditional expression, the right of `and`/`or`, a comprehension, an `except` or
+        `else` block or a `match` case, or after a `return` / `raise` of its function."""
+        child = node
+        parent = module.parents.get(node)
+        while parent is not None and not isinstance(parent, _SCOPES):
+            if _guarded(parent, child):
+                return True
+            child, parent = parent, module.parents.get(parent)
+        if parent is None or isinstance(parent, (ast.Module, ast.ClassDef, ast.Lambda)):
+            return False
+        here = (getattr(node, "lineno", 0), getattr(node, "col_offset", 0))
+        return any(end <= here for end in self._exits_of(parent))
+
+    def _exits_of(self, fn: ast.AST) -> list[tuple[int, int]]:
+        """Where `fn`'s own `return` and `raise` statements end (not those of inner functions)."""
+        if fn not in self._exits:
+            found: list[tuple[int, int]] = []
+            stack = list(ast.iter_child_nodes(fn))
+            while stack:
+                n = stack.pop()
+                if isinstance(n, _SCOPES):
+                    continue
+                if isinstance(n, (ast.Return, ast.Raise)):
+                    found.append((n.end_lineno or n.lineno, n.end_col_offset or 0))
+                stack.extend(ast.iter_child_nodes(n))
+            self._exits[fn] = found
+        return self._exits[fn]
 
     def at(self, node: ast.AST, module: ModuleInfo) -> list[Path]:
         """The paths of code at `node`."""
@@ -133,18 +178,22 @@ class AxisNames:
     def check_collectives(self, module: ModuleInfo, report: Report) -> None:
         """AX005 for every collective with a literal axis name in `module`."""
         for call in module.calls:
-            name = qualname(call.func, module, module.scope_of[call])
+            func = call.func
+            if isinstance(func, ast.Attribute) and func.attr not in _COLLECTIVE_NAMES:
+                continue  # `jnp.sum`, `x.reshape`: not a collective under any import
+            name = qualname(func, module, module.scope_of[call])
             if name not in COLLECTIVES:
                 continue
             node = _axis_arg(call, COLLECTIVES[name])
-            value = literal(node) if node is not None else UNKNOWN
+            value = module.value(node) if node is not None else UNKNOWN
             names = [value] if isinstance(value, str) else list(value) if isinstance(value, tuple) else []
             if not names or not all(isinstance(n, str) for n in names):
                 continue
             fn = enclosing_function(module, call)
-            paths = [_TOP] if fn is None else self.function_paths(fn)
-            for path in paths:
-                if not path.complete or path.wildcard or not path.binders:
+            if fn is None or self.conditional(module, call):
+                continue  # at the top level no transform encloses it; under a condition it may not run
+            for path in self.function_paths(fn):
+                if not path.complete or path.wildcard or not path.binders or path.conditional:
                     continue
                 missing = [n for n in names if n not in path.names]
                 if missing:
@@ -156,12 +205,13 @@ class AxisNames:
         self, module: ModuleInfo, node: ast.AST, call: ast.Call, name: str, axis: str, path: Path, report: Report
     ) -> None:
         short = name.rsplit(".", 1)[-1]
-        chain = ", inside ".join(
-            f"{describe(b.site, None)} (line {b.site.node.lineno})"
-            for b in _unique_sites(path.binders)  # innermost first
-        )
+        sites = _unique_sites(path.binders)  # innermost first
+        chain = ", inside ".join(f"{describe(b.site, None)} (line {b.site.node.lineno})" for b in sites)
         bound = sorted(path.names)
-        bound_text = ", ".join(repr(n) for n in bound) if bound else "no axis name"
+        if not bound:
+            message = f"which bind{'s' if len(sites) == 1 else ''} no axis name"
+        else:
+            message = f"which bind{'s' if len(bound) == 1 else ''} {', '.join(repr(n) for n in bound)} and no {axis!r}"
         close = get_close_matches(axis, bound, n=1, cutoff=0.6)
         # A fix only when one name is bound and it is a near spelling; otherwise a hint.
         fix = f"use the axis name {close[0]!r}" if close and len(bound) == 1 else None
@@ -170,8 +220,8 @@ class AxisNames:
             module,
             node,
             "AX005",
-            f"{short} over axis {axis!r}, but this code runs under {chain}, which bind{'s' if len(bound) == 1 else ''}"
-            f" {bound_text} and no {axis!r}{hint}; JAX raises NameError 'unbound axis name: {axis}'",
+            f"{short} over axis {axis!r}, but this code runs under {chain}, {message}{hint};"
+            f" JAX raises NameError 'unbound axis name: {axis}'",
             fix,
         )
 
@@ -205,6 +255,30 @@ class AxisNames:
                         None,
                     )
                     break
+
+
+_COLLECTIVE_NAMES = frozenset(name.rpartition(".")[2] for name in COLLECTIVES)
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef, ast.Module)
+_COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+
+
+def _guarded(parent: ast.AST, child: ast.AST) -> bool:
+    """Python evaluates `child` of `parent` only under a condition."""
+    if isinstance(parent, (ast.If, ast.IfExp, ast.While)):
+        return child is not parent.test
+    if isinstance(parent, (ast.For, ast.AsyncFor)):
+        return child is not parent.iter
+    if isinstance(parent, ast.BoolOp):
+        return child is not parent.values[0]
+    if isinstance(parent, _COMPREHENSIONS):
+        return child is not parent.generators[0]
+    if isinstance(parent, ast.comprehension):
+        return child is not parent.iter
+    if isinstance(parent, (ast.Try, ast.TryStar)):
+        return child in parent.handlers or child in parent.orelse
+    if isinstance(parent, ast.Assert):
+        return child is parent.msg
+    return isinstance(parent, (ast.match_case, ast.ExceptHandler))
 
 
 def _unique_sites(binders: tuple[Binder, ...]) -> list[Binder]:

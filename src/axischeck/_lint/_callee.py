@@ -18,14 +18,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
-from .._core._annotations import _NOTHING, _dims_of_node
-from .._core._errors import AxisCheckError
-from .._core._spec import spec_tree
-from ._literals import UNKNOWN, literal
+from ._literals import UNKNOWN
 from ._module import ASSIGN, CLASS, DEF, IMPORT, Binding, FunctionInfo, ModuleInfo, Scope, unique
 from ._names import PARTIAL, STATICMETHOD, TRANSFORMS, TRANSPARENT, WRAPPERS, TransformKind, qualname
-
-Ranks = tuple[int | None, ...]  # the ranks of a value's array leaves (None: not fixed)
+from ._parsers import Ranks, annotation_ranks
 
 
 @dataclass(eq=False, slots=True)
@@ -45,7 +41,7 @@ class Site:
     def option(self, name: str) -> Any:
         """The literal value of an option; UNKNOWN when not a literal or not readable."""
         if name in self.options:
-            return literal(self.options[name])
+            return self.module.value(self.options[name])
         return UNKNOWN if not self.readable else _DEFAULT
 
     def has(self, name: str) -> bool:
@@ -102,17 +98,30 @@ class Resolver:
         self.find_module = find_module
         self._def_cache: dict[tuple[FunctionInfo, int], Callee | None] = {}
         self._active: set[tuple[FunctionInfo, int]] = set()
+        self._matches: dict[tuple[int, int], Match | None] = {}  # syntax trees live as long as the run
+        # What each visible call passes for a parameter (set by the project's interpreter).
+        self.parameters: Callable[[FunctionInfo, str], list[tuple[ast.expr, ModuleInfo]] | None] | None = None
 
     # ------------------------------------------------------------------ sites
 
     def match(self, expr: ast.expr, module: ModuleInfo, scope: Scope) -> Match | None:
         """`expr` as a transform application (direct, factory or bare), or None."""
+        key = (id(expr), id(scope))
+        if key not in self._matches:
+            self._matches[key] = self._match(expr, module, scope)
+        return self._matches[key]
+
+    def _match(self, expr: ast.expr, module: ModuleInfo, scope: Scope) -> Match | None:
+        if isinstance(expr, ast.Attribute) and expr.attr not in _LAST_PARTS:
+            return None  # `jnp.ones`, `x.sum`: no dotted name of a transform ends so
         if isinstance(expr, (ast.Name, ast.Attribute)):
             t = TRANSFORMS.get(qualname(expr, module, scope) or "")
             return Match(t, {}, None, True) if t is not None else None
         if not isinstance(expr, ast.Call):
             return None
         func = expr.func
+        if isinstance(func, ast.Attribute) and func.attr not in _LAST_PARTS:
+            return None
         readable = not any(isinstance(a, ast.Starred) for a in expr.args) and all(
             k.arg is not None for k in expr.keywords
         )
@@ -195,7 +204,25 @@ class Resolver:
             return self.callee(b.value, module, b.scope, depth + 1)
         if all(x.kind == IMPORT for x in bindings) and len({x.value for x in bindings}) == 1:
             return self._imported_callee(str(b.value), module, depth)
+        if len(bindings) == 1 and isinstance(b.node, ast.arg) and b.scope is not None and b.scope.function:
+            return self._parameter_callee(b.scope.function, b.node.arg, depth)
         return None
+
+    def _parameter_callee(self, fn: FunctionInfo, name: str, depth: int) -> Callee | None:
+        """A function parameter that every visible call of `fn` binds to one function
+        (`def mse(model, data): jax.vmap(model)(data)` with `mse(pair_loss, ...)` only)."""
+        sources = self.parameters(fn, name) if self.parameters is not None else None
+        if not sources:
+            return None
+        found: Callee | None = None
+        for expr, module in sources:
+            if not isinstance(expr, ast.Name) or expr not in module.scope_of:
+                return None
+            c = self.callee(expr, module, module.scope_of[expr], depth + 1)
+            if c is None or c.func is None or c.sites or (found is not None and c.func is not found.func):
+                return None
+            found = c
+        return found
 
     def _imported_callee(self, name: str, module: ModuleInfo, depth: int) -> Callee | None:
         """A function defined in another linted file (`from .models import loss`)."""
@@ -320,6 +347,10 @@ class Resolver:
         return c
 
 
+# The last part of every dotted name `match` recognises (`jax.vmap`, `functools.partial`).
+_LAST_PARTS = frozenset(name.rpartition(".")[2] for name in (*TRANSFORMS, *PARTIAL))
+
+
 def _is(expr: ast.expr, module: ModuleInfo, scope: Scope, names: frozenset[str]) -> bool:
     return isinstance(expr, ast.Name) and qualname(expr, module, scope) in names
 
@@ -365,14 +396,7 @@ def _ranks(annotation: ast.expr | None, where: str) -> tuple[Ranks | None, bool]
     """Leaf ranks an annotation declares (`Annotated[Array, "a b"]`, `Float[Array, "n"]`)."""
     if annotation is None or not _array_annotation(annotation):
         return None, False
-    try:
-        dims = _dims_of_node(annotation, where)
-        if dims is _NOTHING:
-            return None, False
-        tree = spec_tree(dims, where)
-    except (AxisCheckError, RecursionError, ValueError, TypeError):
-        return None, False
-    return tuple(s.min_rank if s.variadic_index is None else None for s in tree.leaves), isinstance(dims, tuple)
+    return annotation_ranks(annotation, where)
 
 
 _ARRAY_TYPES = frozenset({"Array", "ArrayLike", "ndarray", "Tensor", "ShapeDtypeStruct", "Float", "Shaped"})

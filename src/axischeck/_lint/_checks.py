@@ -9,15 +9,17 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .._core._errors import AxisCheckError
-from .._core._spec import SigCore, core_from_value
-from ._callee import Callee, Ranks, Resolver, Site, is_default
+from ._callee import Callee, Resolver, Site, is_default
 from ._flow import Use, expects_failure, uses_of_def, uses_of_value
-from ._literals import UNKNOWN, axes_text, axis_leaves, bad_axis, literal
+from ._literals import UNKNOWN, axes_text, axis_leaves, bad_axis
 from ._module import ModuleInfo
 from ._names import PARTITION_SPEC, qualname
+from ._parsers import Ranks, SignatureError, parse_signature
+
+if TYPE_CHECKING:
+    from .._core._spec import SigCore
 
 Report = Callable[[ModuleInfo, ast.AST, str, str, "str | None"], None]
 
@@ -80,11 +82,18 @@ class SiteChecker:
         self.report = report
         self.what = describe(site, callee)
         self._expected: bool | None = None
+        self.codes: set[str] = set()  # the codes reported at the site itself
         self._uses: list[Use] | None = None
 
     def emit(self, node: ast.AST, code: str, message: str, fix: str | None = None) -> None:
+        self.codes.add(code)
         if not self._expected_failure():
             self.report(self.site.module, node, code, f"{self.what}: {message}", fix)
+
+    def report_at(self, module: ModuleInfo, node: ast.AST, code: str, message: str, fix: str | None = None) -> None:
+        """A finding at a use of the site (a call of its result), named after the transform."""
+        if not self._expected_failure():
+            self.report(module, node, code, f"{self.what}: {message}", fix)
 
     def _expected_failure(self) -> bool:
         """The site, or every use of what it returns, is in a `pytest.raises` block (a test of the error)."""
@@ -93,7 +102,7 @@ class SiteChecker:
             if expects_failure(site.module, site.node):
                 self._expected = True
             else:
-                uses = self._result_uses()
+                uses = self.result_uses()
                 self._expected = bool(uses) and all(
                     u.kind != "unknown" and expects_failure(u.module, u.node) for u in uses
                 )
@@ -113,7 +122,8 @@ class SiteChecker:
 
     # ------------------------------------------------------------- in_axes
 
-    def _in_axes(self) -> Any:
+    def in_axes(self) -> Any:
+        """The in_axes value (JAX's default 0 when not given; UNKNOWN when not read)."""
         value = self.site.option("in_axes")
         if is_default(value):
             return 0 if self.site.transform.kind != "smap" else UNKNOWN
@@ -123,7 +133,7 @@ class SiteChecker:
         """AX001/AX002/AX003 at the transform. True when a length finding was reported."""
         site, callee = self.site, self.callee
         kind = site.transform.kind
-        value = self._in_axes()
+        value = self.in_axes()
         node = _node_of(site, "in_axes")
         if value is UNKNOWN:
             return False
@@ -316,20 +326,20 @@ class SiteChecker:
         if site.transform.lib != "axischeck" or "signature" not in site.options:
             return None
         node = site.options["signature"]
-        value = literal(node)
+        value = site.module.value(node)
         if value is None or _has_unknown(value):
             return None
         try:
-            core = core_from_value(value)
-        except AxisCheckError as err:
+            core = parse_signature(value)
+        except SignatureError as err:
             self.emit(
                 node,
                 "AX012",
                 f"signature= {_short(node)} cannot be read, so axischeck raises SpecError when the transform is"
-                f" built: {str(err).splitlines()[0]}",
+                f" built: {err}",
             )
             return None
-        except Exception:  # a literal the parser was never meant to see: leave it to the runtime
+        if core is None:
             return None
         if c is None or c.sites:
             return core
@@ -407,7 +417,7 @@ class SiteChecker:
             out_ranks, out_tuple = c.out_ranks, c.out_tuple
             if c.sites:
                 origin = "its annotation and the inner transforms"
-        value = self._in_axes()
+        value = self.in_axes()
         if value is not UNKNOWN and not isinstance(value, dict):
             for i, (name, ranks) in enumerate(in_ranks):
                 axis = value[i] if isinstance(value, (tuple, list)) and i < len(value) else value
@@ -451,7 +461,8 @@ class SiteChecker:
 
     # -------------------------------------------------------------- call sites
 
-    def _result_uses(self) -> list[Use]:
+    def result_uses(self) -> list[Use]:
+        """Where the transformed function goes (its calls, other transforms, or unknown)."""
         if self._uses is None:
             site = self.site
             if site.decorated is not None:
@@ -470,14 +481,14 @@ class SiteChecker:
     def _may_pass_by_keyword(self) -> bool:
         """Not every call is visible, or one passes keyword arguments: the parameters without an
         in_axes entry may be keywords (JAX maps those over axis 0)."""
-        uses = self._result_uses()
+        uses = self.result_uses()
         return not uses or any(
-            u.kind != "call" or not isinstance(u.node, ast.Call) or bool(u.node.keywords) for u in uses
+            u.kind != "call" or not isinstance(u.node, ast.Call) or bool(u.arguments()[1]) for u in uses
         )
 
     def check_calls(self) -> None:
         """AX001 / AX003 at the calls of the transformed function that the file shows."""
-        entries = self._in_axes()
+        entries = self.in_axes()
         c = self.callee
         if not isinstance(entries, (tuple, list)) or not self.site.readable:
             return
@@ -486,18 +497,19 @@ class SiteChecker:
         ):
             return
         n = len(entries)
-        for use in self._result_uses():
+        for use in self.result_uses():
             call = use.node
             if use.kind != "call" or not use.keeps_signature or not isinstance(call, ast.Call):
                 continue
-            if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+            args, keywords = use.arguments()
+            if any(isinstance(a, ast.Starred) for a in args) or any(k.arg is None for k in keywords):
                 continue
-            got = len(call.args) + use.implicit
+            got = len(args) + use.implicit
             if expects_failure(use.module, call):
                 continue
             keyed = [
                 (k.arg, c.positional.index(k.arg))
-                for k in call.keywords
+                for k in keywords
                 if c is not None and k.arg in c.positional and c.positional.index(k.arg) < n
             ]
             if keyed and got < n:
@@ -511,7 +523,9 @@ class SiteChecker:
                     f" ({axes_text(entries[i])}); in_axes covers only positional arguments (JAX maps keyword"
                     f" arguments over axis 0), so JAX sees {_plural(got, 'positional argument')} for {n} in_axes"
                     f" entries and raises {self._len_error(n, got)}",
-                    f"pass {name} by position (argument {i_written + 1})" if i == got and len(keyed) == 1 else None,
+                    f"pass {name} by position (argument {i_written + 1})"
+                    if i == got and len(keyed) == 1 and not use.bound
+                    else None,
                 )
             elif got != n:
                 self.report(

@@ -10,9 +10,11 @@ disable = ["AX006"]               # codes never reported
 
 from __future__ import annotations
 
+import errno
 import fnmatch
 import os
 import re
+import stat
 import tomllib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -94,25 +96,54 @@ _SKIP_DIRS = frozenset({"__pycache__", "node_modules", "site-packages", "venv", 
 
 
 def python_files(
-    paths: Iterable[str], exclude: Iterable[str], root: Path | None, markdown: bool = False
+    paths: Iterable[str],
+    exclude: Iterable[str],
+    root: Path | None,
+    markdown: bool = False,
+    skipped: list[str] | None = None,
 ) -> Iterator[Path]:
     """The files to lint, each once, in a stable order (a folder's .py and .pyi files, and its
-    .md files with `markdown`; a file named explicitly is always linted, .md as Markdown)."""
+    .md files with `markdown`; a file named explicitly is always linted, .md as Markdown).
+
+    A name that is not a regular file (a symlink loop, a named pipe, a socket) is skipped,
+    with the reason appended to `skipped`: reading a pipe would wait forever, and one bad
+    entry must not cost the findings of the others.
+    """
     patterns = tuple(p.rstrip("/") for p in exclude)
     seen: set[Path] = set()
     for given in paths:
         path = Path(given)
-        if not path.exists():
+        if not os.path.lexists(path):
             raise LintUsageError(f"no such file or directory: {given}")
-        if path.is_file():
-            candidates: Iterable[Path] = [path]
+        if path.is_dir():
+            candidates: Iterable[Path] = _walk(
+                path, patterns, root, (".py", ".pyi", ".md") if markdown else (".py", ".pyi")
+            )
         else:
-            candidates = _walk(path, patterns, root, (".py", ".pyi", ".md") if markdown else (".py", ".pyi"))
+            candidates = [path]
         for file in candidates:
+            problem = _not_regular(file)
+            if problem is not None:
+                if skipped is not None:
+                    skipped.append(f"{file}: {problem}")
+                continue
             key = file.resolve()
             if key not in seen and not (path.is_dir() and _excluded(file, patterns, root)):
                 seen.add(key)
                 yield file
+
+
+def _not_regular(path: Path) -> str | None:
+    """Why `path` cannot be read as a source file, or None when it can."""
+    try:
+        mode = os.stat(path).st_mode  # follows symlinks: a loop raises ELOOP
+    except OSError as err:
+        if err.errno == errno.ELOOP:
+            return "a symlink loop"
+        return f"cannot be read ({err.strerror or type(err).__name__})"
+    if not stat.S_ISREG(mode):
+        return "not a regular file (a named pipe, socket or device)"
+    return None
 
 
 def _walk(top: Path, patterns: tuple[str, ...], root: Path | None, suffixes: tuple[str, ...]) -> Iterator[Path]:

@@ -10,7 +10,7 @@ uses treat a single unknown use as "cannot tell".
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from ._callee import Resolver, Site
@@ -62,6 +62,19 @@ class Use:
     site: Site | None = None
     keeps_signature: bool = True  # False after grad / value_and_grad: other outputs
     implicit: int = 0  # positional arguments the call passes without writing them (a bound self)
+    bound: tuple[ast.Call, ...] = ()  # functools.partial calls on the way to the call, innermost first
+
+    def arguments(self) -> tuple[list[ast.expr], list[ast.keyword]]:
+        """What the function receives at a call: the partials' arguments, then the call's
+        (a keyword given again at the call replaces the partial's, as functools does)."""
+        assert isinstance(self.node, ast.Call)
+        args: list[ast.expr] = []
+        keywords: dict[str | None, ast.keyword] = {}
+        for call in (*self.bound, self.node):
+            args.extend(call.args[1:] if call is not self.node else call.args)
+            for k in call.keywords:
+                keywords[k.arg if k.arg is not None else f"**{len(keywords)}"] = k
+        return args, list(keywords.values())
 
 
 def name_loads(module: ModuleInfo, name: str, owner: Scope) -> list[ast.Name]:
@@ -196,7 +209,12 @@ def uses_of_value(
             if name in WRAPPERS:
                 return uses_of_value(resolver, module, parent, depth + 1, False)
             if name in PARTIAL:
-                return uses_of_value(resolver, module, parent, depth + 1, False)
+                if any(isinstance(a, ast.Starred) for a in parent.args) or any(k.arg is None for k in parent.keywords):
+                    return uses_of_value(resolver, module, parent, depth + 1, False)
+                return [
+                    replace(u, bound=(parent, *u.bound)) if u.kind == "call" else u
+                    for u in uses_of_value(resolver, module, parent, depth + 1, keeps)
+                ]
             if isinstance(parent.func, ast.Call) and _is_partial_of(parent.func, module, scope, TRANSPARENT):
                 return uses_of_value(resolver, module, parent, depth + 1, keeps)
         name = qualname(parent.func, module, scope)

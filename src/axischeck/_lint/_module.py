@@ -9,8 +9,11 @@ so every later check that depends on it stays silent.
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
+
+from ._literals import literal
 
 FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda
 ScopeKind = Literal["module", "function", "class"]
@@ -130,6 +133,16 @@ class ModuleInfo:
     attr_loads: dict[str, list[ast.Attribute]]  # every `x.name` read, by name
     column_shift: dict[int, int] = field(default_factory=dict)  # Markdown: characters cut per line
     resolve_cache: dict[tuple[int, str], Scope | None] = field(default_factory=dict)
+    qualnames: dict[tuple[int, str], str | None] = field(default_factory=dict)  # (scope, name) -> dotted name
+    # Reads an option's value (names and constants followed); the project's interpreter
+    # sets it. Without one, only literals are read.
+    reader: Callable[[ast.expr, ModuleInfo], Any] | None = None
+
+    def value(self, node: ast.expr | None) -> Any:
+        """The value of an option expression: literals, and what the interpreter knows."""
+        if node is None or self.reader is None:
+            return literal(node)
+        return self.reader(node, self)
 
     def lookup(self, name: str, scope: Scope) -> list[Binding] | None:
         """The bindings `name` refers to when read in `scope`, or None (builtin, star import)."""

@@ -123,9 +123,19 @@ def qualname(expr: ast.expr, module: ModuleInfo, scope: Scope, depth: int = 0) -
         return None if base is None else f"{base}.{expr.attr}"
     if not isinstance(expr, ast.Name):
         return None
-    if expr.id in ("staticmethod", "classmethod"):
-        return expr.id if module.lookup(expr.id, scope) is None else None
-    bindings = module.lookup(expr.id, scope)
+    if depth:
+        return _name(expr.id, module, scope, depth)
+    key = (id(scope), expr.id)  # a name read in a scope always means the same: bindings are fixed
+    cache = module.qualnames
+    if key not in cache:
+        cache[key] = _name(expr.id, module, scope, 0)
+    return cache[key]
+
+
+def _name(name: str, module: ModuleInfo, scope: Scope, depth: int) -> str | None:
+    if name in ("staticmethod", "classmethod"):
+        return name if module.lookup(name, scope) is None else None
+    bindings = module.lookup(name, scope)
     if not bindings:
         return None
     if all(b.kind == IMPORT for b in bindings):

@@ -10,12 +10,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ._axisnames import AxisNames
+from ._batch import check_calls
 from ._callee import Resolver
 from ._checks import SiteChecker
 from ._config import suppressed
 from ._markdown import python_of_markdown
 from ._module import ModuleInfo, build_module
 from ._rules import Finding
+from ._values import Values, as_option
 
 # Only a file that names a transform can hold a finding (cross-file uses are not followed
 # for axis names, and every other check starts at a transform): others are parsed only
@@ -30,7 +32,9 @@ class Stats:
     analysed: int = 0  # files that name a transform
     sites: int = 0  # transform applications found
     understood: int = 0  # ... whose mapped function was resolved
+    calls_read: int = 0  # calls of a transformed function with every argument read (AX013-AX016)
     unparsable: list[str] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)  # names that are not regular files, with the reason
 
 
 class Project:
@@ -46,6 +50,9 @@ class Project:
                 self._by_parts.setdefault(parts[i:], []).append(f)
         self.resolver = Resolver(self.find_module)
         self.axis_names = AxisNames(self.resolver)
+        self.values = Values(self.resolver)
+        self.resolver.parameters = self.values.parameter_sources
+        self._options: dict[int, object] = {}
         self.stats = Stats()
         self.findings: list[Finding] = []
 
@@ -54,7 +61,8 @@ class Project:
     def source(self, path: Path) -> str | None:
         if path not in self._sources:
             try:
-                self._sources[path] = path.read_bytes().decode("utf-8", errors="replace")
+                # utf-8-sig: a byte order mark is not source text (Python's own reader drops it too).
+                self._sources[path] = path.read_bytes().decode("utf-8-sig", errors="replace")
             except OSError:
                 return None
         return self._sources[path]
@@ -80,8 +88,15 @@ class Project:
                 parts = _parts(path)
                 info = build_module(self.name(path), source, tree, parts, path.name == "__init__.py")
                 info.column_shift = shift
+                info.reader = self.read_option
         self._modules[path] = info
         return info
+
+    def read_option(self, node: ast.expr, module: ModuleInfo) -> object:
+        key = id(node)  # the syntax trees live as long as the project
+        if key not in self._options:
+            self._options[key] = as_option(self.values.of(node, module))
+        return self._options[key]
 
     def name(self, path: Path) -> str:
         return self.display.get(path, str(path))
@@ -127,7 +142,9 @@ class Project:
         for site in sites:
             callee = self.resolver.site_callee(site)
             self.stats.understood += callee is not None
-            SiteChecker(self.resolver, site, callee, self.add).run()
+            checker = SiteChecker(self.resolver, site, callee, self.add)
+            checker.run()
+            self.stats.calls_read += check_calls(checker, self.values)
         self.axis_names.check_collectives(module, self.add)
         self.axis_names.check_shadowing(sites, self.add)
 

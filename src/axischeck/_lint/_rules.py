@@ -33,6 +33,10 @@ RULES: dict[str, Rule] = {
         Rule("AX010", "in-specs-length", "shard_map in_specs has a different number of entries than the arguments"),
         Rule("AX011", "spec-too-long", "a PartitionSpec has more entries than the declared rank"),
         Rule("AX012", "bad-signature", "signature= is not a signature axischeck can read"),
+        Rule("AX013", "batch-size-mismatch", "the mapped axes of the arguments have different sizes"),
+        Rule("AX014", "axis-beyond-rank", "in_axes asks for an axis the argument's shape does not have"),
+        Rule("AX015", "nothing-mapped", "every in_axes entry is None, with no axis_size and no keyword argument"),
+        Rule("AX016", "mapped-python-scalar", "in_axes maps a Python scalar, which has no axis"),
     )
 }
 

@@ -1,0 +1,258 @@
+"""The arguments a transformed function is called with, against its axes (AX013-AX016).
+
+At each visible call of a `vmap` / `pmap` result whose arguments the interpreter can read
+(`_values`), the mapped axes are resolved the way JAX resolves them: `in_axes` is a tree
+prefix of the positional arguments (an int or None applies to a whole subtree), keyword
+arguments are mapped over axis 0 (vmap), None leaves are not mapped. Then JAX's rules,
+in the order JAX applies them:
+
+- a mapped leaf must have the axis: a Python scalar has none (AX016), an array of rank r
+  needs an axis in [-r, r) (AX014: "vmap was requested to map its argument along axis
+  2, which implies that its rank should be at least 3, but is only 2");
+- every mapped axis (and `axis_size`) must have one size (AX013: "vmap got inconsistent
+  sizes for array axes to be mapped");
+- something must be mapped: every in_axes leaf None, no keyword argument and no
+  `axis_size` (AX015: "vmap must have at least one non-None value in in_axes or
+  axis_size must be specified"; pmap: "pmap requires at least one argument with a mapped
+  axis").
+
+A leaf the interpreter cannot read is left out of every rule, so an unknown value never
+produces a finding; a call in a `pytest.raises` block is a test of the error, not a bug.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from typing import Any
+
+from ._checks import SiteChecker
+from ._flow import CALL_METHODS, Use, expects_failure, uses_of_def
+from ._literals import UNKNOWN, axes_text, axis_leaves
+from ._module import ModuleInfo, enclosing_function
+from ._shapes import Array
+from ._values import Values
+
+_SCALARS = (int, float, complex, bool)
+
+
+@dataclass(frozen=True, slots=True)
+class Leaf:
+    """One mapped leaf of the arguments."""
+
+    label: str  # `x`, `x['w']`, `argument 2`, `keyword y`
+    node: ast.expr  # the argument expression it comes from
+    value: Any  # an Array or a Python scalar
+    axis: int
+
+
+class Unread(Exception):
+    """The arguments' structure against in_axes is not certain: no rule applies."""
+
+
+def check_calls(checker: SiteChecker, values: Values) -> int:
+    """AX013-AX016 at every call of the site's result that the file shows; returns how
+    many calls had every argument read."""
+    site = checker.site
+    kind = site.transform.kind
+    if kind not in ("vmap", "pmap") or not site.readable:
+        return 0
+    if kind == "pmap" and site.has("static_broadcasted_argnums"):
+        return 0  # static arguments are dropped before in_axes is read
+    if checker.codes & _AXES_CODES:
+        return 0  # one mistake, one finding: in_axes is already reported at the transform
+    in_axes = checker.in_axes()
+    if in_axes is UNKNOWN or isinstance(in_axes, dict):
+        return 0
+    if isinstance(in_axes, list):
+        if kind == "pmap":
+            return 0  # AX002 already: pmap refuses a top-level list
+        in_axes = tuple(in_axes)  # vmap reads a top-level list as a tuple
+    read = 0
+    for use in checker.result_uses():
+        if _plain_call(use):
+            assert isinstance(use.node, ast.Call)
+            read += _check_call(checker, values, use, use.node, in_axes)
+    return read
+
+
+_AXES_CODES = frozenset({"AX001", "AX002", "AX003", "AX009"})
+
+
+def _plain_call(use: Use) -> bool:
+    call = use.node
+    if use.kind != "call" or not use.keeps_signature or use.implicit or not isinstance(call, ast.Call):
+        return False
+    if isinstance(call.func, ast.Attribute) and call.func.attr in CALL_METHODS:
+        return False  # predict / explain take shapes for arrays; lower / trace take specs
+    args, keywords = use.arguments()
+    return not any(isinstance(a, ast.Starred) for a in args) and all(k.arg is not None for k in keywords)
+
+
+def _written_to_fail(checker: SiteChecker, use: Use) -> bool:
+    """The call is in a `pytest.raises` block, or in a function that is only called there
+    (a test's `def bad(): return jax.vmap(jnp.add)(jnp.ones(3), jnp.ones(4))`)."""
+    if expects_failure(use.module, use.node):
+        return True
+    fn = enclosing_function(use.module, use.node)
+    if fn is None:
+        return False
+    calls = uses_of_def(checker.resolver, fn) if not isinstance(fn.node, ast.Lambda) else []
+    return bool(calls) and all(u.kind == "call" and expects_failure(u.module, u.node) for u in calls)
+
+
+def _check_call(checker: SiteChecker, values: Values, use: Use, call: ast.Call, in_axes: Any) -> bool:
+    """The checks at one call; True when every argument was read."""
+    site = checker.site
+    kind = site.transform.kind
+    args, keywords = use.arguments()
+
+    def report(module: ModuleInfo, node: ast.AST, code: str, message: str, fix: str | None = None) -> None:
+        if not _written_to_fail(checker, use):  # asked only for a finding: it follows the function's uses
+            checker.report_at(module, node, code, message, fix)
+
+    if isinstance(in_axes, tuple) and len(in_axes) != len(args):
+        return False  # AX001's finding
+    names = checker.callee.positional if checker.callee is not None else ()
+    axis_size = site.option("axis_size") if kind == "vmap" else UNKNOWN
+    if args and not keywords and not site.has("axis_size") and all(leaf is None for leaf in axis_leaves(in_axes)):
+        report(
+            use.module,
+            call,
+            "AX015",
+            f"{'in_axes is None' if in_axes is None else f'every in_axes entry is None, {axes_text(in_axes)}'},"
+            " the call passes no keyword argument and there is"
+            f" no axis_size, so nothing is mapped and {kind} cannot know the size of the mapped axis; JAX raises"
+            f" ValueError {_none_error(kind)}",
+            "map at least one argument (an int entry in in_axes), or pass axis_size" if kind == "vmap" else None,
+        )
+        return True
+    leaves: list[Leaf] = []
+    try:
+        for i, node in enumerate(args):
+            label = names[i] if i < len(names) else f"argument {i}"
+            axes = in_axes[i] if isinstance(in_axes, tuple) else in_axes
+            _collect(values.of(node, use.module), axes, label, node, leaves)
+        if kind == "vmap":  # JAX maps every keyword argument over axis 0
+            for k in keywords:
+                assert k.arg is not None
+                _collect(values.of(k.value, use.module), 0, k.arg, k.value, leaves)
+    except Unread:
+        return False
+    for leaf in leaves:
+        if isinstance(leaf.value, _SCALARS):
+            report(
+                use.module,
+                leaf.node,
+                "AX016",
+                f"{leaf.label} is the Python scalar {leaf.value!r}, which has no axis to map, but in_axes maps it over"
+                f" axis {leaf.axis}; JAX raises {_scalar_error(kind, leaf)}",
+                f"in_axes None for {leaf.label} (a scalar is passed whole to every call)",
+            )
+            return True
+    for leaf in leaves:
+        assert isinstance(leaf.value, Array)
+        r = leaf.value.rank
+        if not -r <= leaf.axis < r:
+            report(
+                use.module,
+                leaf.node,
+                "AX014",
+                f"in_axes asks for axis {leaf.axis} of {leaf.label}, but {leaf.label} has shape {leaf.value.text()}"
+                f" (rank {r}, so the axis must be in [{-r}, {r - 1}]); JAX raises {_rank_error(kind, leaf.axis, r)}",
+            )
+            return True
+    sized = [(leaf, leaf.value.shape[leaf.axis]) for leaf in leaves if isinstance(leaf.value, Array)]
+    known = [(leaf, size) for leaf, size in sized if size is not None]
+    if type(axis_size) is int and known and any(size != axis_size for _, size in known):
+        leaf, size = next((leaf, size) for leaf, size in known if size != axis_size)
+        report(
+            use.module,
+            call,
+            "AX013",
+            f"axis_size={axis_size}, but {_where(leaf)} has size {size}; JAX raises ValueError 'vmap got inconsistent"
+            " sizes for array axes to be mapped'",
+        )
+        return True
+    for leaf, size in known[1:]:
+        first, first_size = known[0]
+        if size != first_size:
+            report(
+                use.module,
+                call,
+                "AX013",
+                f"the mapped axes disagree on the batch size: {_where(first)} has size {first_size}, but"
+                f" {_where(leaf)} has size {size}; JAX raises ValueError {_size_error(kind)}",
+            )
+            return True
+    return True
+
+
+def _collect(value: Any, axes: Any, label: str, node: ast.expr, out: list[Leaf]) -> None:
+    """The mapped leaves of `value` under the in_axes prefix `axes` (JAX's tree-prefix rule)."""
+    if axes is None:
+        return
+    if value is UNKNOWN:
+        raise Unread
+    if type(axes) is int:
+        _broadcast(value, axes, label, node, out)
+        return
+    if isinstance(axes, (tuple, list)) and type(value) is type(axes) and len(value) == len(axes):
+        for i, (v, a) in enumerate(zip(value, axes, strict=True)):
+            _collect(v, a, f"{label}[{i}]", node, out)
+        return
+    if isinstance(axes, dict) and isinstance(value, dict) and set(value) == set(axes):
+        for k in sorted(value, key=repr):
+            _collect(value[k], axes[k], f"{label}[{k!r}]", node, out)
+        return
+    raise Unread  # another structure: JAX raises about the pytree, which is not this check's to say
+
+
+def _broadcast(value: Any, axis: int, label: str, node: ast.expr, out: list[Leaf]) -> None:
+    """An int axis applies to every leaf below it."""
+    if value is None:
+        return  # an empty subtree
+    if isinstance(value, Array) or type(value) in _SCALARS:
+        out.append(Leaf(label, node, value, axis))
+        return
+    if isinstance(value, (tuple, list)):
+        for i, v in enumerate(value):
+            _broadcast(v, axis, f"{label}[{i}]", node, out)
+        return
+    if isinstance(value, dict):
+        for k in sorted(value, key=repr):
+            _broadcast(value[k], axis, f"{label}[{k!r}]", node, out)
+        return
+    raise Unread
+
+
+def _where(leaf: Leaf) -> str:
+    assert isinstance(leaf.value, Array)
+    return f"axis {leaf.axis} of {leaf.label} (shape {leaf.value.text()})"
+
+
+def _size_error(kind: str) -> str:
+    if kind == "pmap":
+        return "(pmap splits every mapped argument over the same devices, so their sizes must agree)"
+    return "'vmap got inconsistent sizes for array axes to be mapped'"
+
+
+def _none_error(kind: str) -> str:
+    if kind == "pmap":
+        return "'pmap requires at least one argument with a mapped axis.'"
+    return "'vmap must have at least one non-None value in in_axes or axis_size must be specified'"
+
+
+def _scalar_error(kind: str, leaf: Leaf) -> str:
+    if kind == "pmap":
+        return "ValueError (pmap can only split arrays with a leading axis over the devices)"
+    return _rank_error(kind, leaf.axis, 0)
+
+
+def _rank_error(kind: str, axis: int, rank: int) -> str:
+    if kind == "pmap":
+        return f"an error (pmap splits axis {axis} over the devices, and there is no such axis)"
+    return (
+        f"ValueError 'vmap was requested to map its argument along axis {axis}, which implies that its rank"
+        f" should be at least {axis + 1 if axis >= 0 else -axis}, but is only {rank}'"
+    )

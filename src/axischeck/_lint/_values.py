@@ -1,0 +1,311 @@
+"""What an expression holds, read from the source without running it: a small interpreter.
+
+Real code keeps the facts lint needs one step away from the transform: `in_axes` in a
+module constant or a default parameter, arrays built a few lines up, a `partial` that
+binds arguments. `Values.of(expr, module)` follows those steps and returns
+
+- Python constants (int, float, str, None, ...), and tuples, lists and dicts of values;
+- `Array(shape)` for arrays the file builds with a shape it states (see `_shapes`);
+- `DEVICES` for `jax.device_count()` (an int >= 1 the file cannot know);
+- `UNKNOWN` for anything else, in whole or in part.
+
+A name is followed only when its value is certain at every read: it is bound exactly once
+in its scope (two assignments, an augmented assignment, a loop variable, `global` /
+`nonlocal`, `del` all make it unknown), and a list, dict or NumPy array it holds is never
+handed anywhere that could change it (`IN.append(1)`, `IN[0] = 1`, `f(IN)`). A parameter
+is its default value when every call of its function is visible and leaves it out. Nothing
+is evaluated: the interpreter only reads literals and the constructors it knows.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Any
+
+from ._callee import Resolver
+from ._flow import uses_of_def
+from ._literals import UNKNOWN
+from ._module import ASSIGN, IMPORT, Binding, FunctionInfo, ModuleInfo, Scope
+from ._names import qualname
+from ._shapes import DEVICES, GENERATOR, Array, attribute, construct, method
+
+MAX_DEPTH = 24
+
+# Calls that read their arguments without changing them: a list or dict passed to them
+# stays as it was (JAX and axischeck never mutate a Python container they are given).
+_READER_LIBS = ("jax.", "axischeck.")
+_READERS = frozenset({"functools.partial"})
+_BUILTIN_READERS = frozenset({"len", "print", "tuple", "list", "dict", "repr", "str", "sorted", "isinstance"})
+
+
+class Values:
+    """The interpreter for one project (files under the linted paths)."""
+
+    def __init__(self, resolver: Resolver) -> None:
+        self.resolver = resolver
+        self._names: dict[tuple[int, str], Any] = {}
+        self._active: set[tuple[int, str]] = set()
+        self._sources: dict[tuple[int, str], list[tuple[ast.expr, ModuleInfo]] | None] = {}
+
+    def of(self, node: ast.expr | None, module: ModuleInfo, depth: int = 0) -> Any:
+        """The value of `node` (read in `module`), UNKNOWN where it is not certain."""
+        if node is None or depth > MAX_DEPTH:
+            return UNKNOWN
+        if isinstance(node, ast.Constant):
+            return node.value
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+            inner = self.of(node.operand, module, depth + 1)
+            if type(inner) in (int, float, complex):
+                return -inner if isinstance(node.op, ast.USub) else +inner
+            return UNKNOWN
+        if isinstance(node, (ast.Tuple, ast.List)):
+            if any(isinstance(e, ast.Starred) for e in node.elts):
+                return UNKNOWN
+            items = [self.of(e, module, depth + 1) for e in node.elts]
+            return tuple(items) if isinstance(node, ast.Tuple) else items
+        if isinstance(node, ast.Dict):
+            return self._dict(node, module, depth)
+        if isinstance(node, ast.Name):
+            return self.name(node, module, depth)
+        if isinstance(node, ast.Call):
+            return self._call(node, module, depth)
+        if isinstance(node, ast.Attribute):
+            return attribute(self.of(node.value, module, depth + 1), node.attr)
+        return UNKNOWN
+
+    def _dict(self, node: ast.Dict, module: ModuleInfo, depth: int) -> Any:
+        if any(k is None for k in node.keys):  # {**other}
+            return UNKNOWN
+        keys = [self.of(k, module, depth + 1) for k in node.keys]
+        if not all(isinstance(k, (str, int)) and type(k) is not bool for k in keys) or len(set(keys)) != len(keys):
+            return UNKNOWN
+        return {k: self.of(v, module, depth + 1) for k, v in zip(keys, node.values, strict=True)}
+
+    # ------------------------------------------------------------------ names
+
+    def name(self, node: ast.Name, module: ModuleInfo, depth: int = 0) -> Any:
+        scope = module.scope_of.get(node)
+        if scope is None:
+            return UNKNOWN
+        owner = module.owner(node.id, scope)
+        if owner is None:
+            return UNKNOWN  # a builtin or a star import
+        key = (id(owner), node.id)
+        if key in self._names:
+            return self._names[key]
+        if key in self._active:
+            return UNKNOWN  # `x = f(x)` and other cycles
+        self._active.add(key)
+        try:
+            value = self._binding(owner.bindings[node.id], node.id, owner, module, depth)
+        finally:
+            self._active.discard(key)
+        self._names[key] = value
+        return value
+
+    def _binding(self, bindings: list[Binding], name: str, owner: Scope, module: ModuleInfo, depth: int) -> Any:
+        if owner.kind == "class":
+            return UNKNOWN  # read as self.name, which an instance may override
+        if all(b.kind == IMPORT for b in bindings) and len({b.value for b in bindings}) == 1:
+            return self._imported(str(bindings[0].value), module, depth)
+        if len(bindings) != 1:
+            return UNKNOWN
+        b = bindings[0]
+        if b.kind == ASSIGN and isinstance(b.value, ast.expr):
+            value = self.of(b.value, module, depth + 1)
+            if _containers(value) and not self._only_read(module, name, owner):
+                return UNKNOWN
+            if _arrays(value) and not self._shape_kept(module, name, owner):
+                return UNKNOWN
+            return value
+        if isinstance(b.node, ast.arg) and owner.function is not None:
+            return self._parameter(owner.function, name, depth)
+        return UNKNOWN
+
+    def _imported(self, dotted: str, module: ModuleInfo, depth: int) -> Any:
+        """A constant of another linted file (`from .config import AXES`)."""
+        rest = dotted.lstrip(".")
+        dots = dotted[: len(dotted) - len(rest)]
+        head, _, attr = rest.rpartition(".")
+        if not attr or not (dots or head):
+            return UNKNOWN
+        other = self.resolver.find_module(dots + head, module)
+        if other is None or other is module or attr not in other.scope.bindings:
+            return UNKNOWN
+        if attr in module.stored_attrs or attr in other.stored_attrs:
+            return UNKNOWN  # `config.AXES = ...` somewhere: the module attribute is set from outside
+        bindings = other.scope.bindings[attr]
+        if len(bindings) != 1 or bindings[0].kind != ASSIGN or not isinstance(bindings[0].value, ast.expr):
+            return UNKNOWN
+        value = self.of(bindings[0].value, other, depth + 1)
+        if _containers(value) or _arrays(value):
+            return UNKNOWN  # another module may change it: its reads are not all here
+        return value
+
+    def _only_read(self, module: ModuleInfo, name: str, owner: Scope) -> bool:
+        """Every read of `name` leaves the object as it is: it is passed to a known reader
+        (a transform, a constructor, `len`) or indexed, never a method's receiver or a
+        target, never handed to code that could change it."""
+        for load in module.loads.get(name, ()):
+            if module.owner(name, module.scope_of[load]) is not owner:
+                continue
+            parent = module.parents.get(load)
+            if isinstance(parent, ast.keyword):
+                parent = module.parents.get(parent)
+            if isinstance(parent, ast.Subscript) and parent.value is load and isinstance(parent.ctx, ast.Load):
+                grand = module.parents.get(parent)
+                if not isinstance(grand, (ast.Attribute, ast.Subscript)):
+                    continue
+                return False
+            if isinstance(parent, ast.Call) and parent.func is not load:
+                scope = module.scope_of[parent]
+                called = qualname(parent.func, module, scope)
+                if called is not None and (called.startswith(_READER_LIBS) or called in _READERS):
+                    continue
+                if (
+                    isinstance(parent.func, ast.Name)
+                    and parent.func.id in _BUILTIN_READERS
+                    and module.lookup(parent.func.id, scope) is None
+                ):
+                    continue
+                if isinstance(parent.func, ast.Call) and self.resolver.match(
+                    parent.func, module, module.scope_of[parent]
+                ):
+                    continue  # jax.vmap(f, ...)(IN): an argument of a transformed call
+            return False
+        return True
+
+    def _shape_kept(self, module: ModuleInfo, name: str, owner: Scope) -> bool:
+        """No read of `name` resizes the array in place (`a.resize(...)`, `a.shape = ...`:
+        NumPy's arrays allow both; every other operation leaves the shape as it was)."""
+        if "shape" in module.stored_attrs:
+            return False
+        for load in module.loads.get(name, ()):
+            parent = module.parents.get(load)
+            if isinstance(parent, ast.Attribute) and parent.attr == "resize":
+                if module.owner(name, module.scope_of[load]) is owner:
+                    return False
+        return True
+
+    def _parameter(self, fn: FunctionInfo, name: str, depth: int) -> Any:
+        """A parameter's value when every visible call of `fn` gives it the same one (its
+        default where a call leaves it out). What other files pass is not seen, but a
+        finding made with this value holds for each call seen here."""
+        sources = self.parameter_sources(fn, name)
+        if not sources:
+            return UNKNOWN
+        seen: Any = UNKNOWN
+        for i, (expr, module) in enumerate(sources):
+            value = self.of(expr, module, depth + 1)
+            if value is UNKNOWN or (i and repr(value) != repr(seen)):  # 1 and True differ as axes
+                return UNKNOWN
+            seen = value
+        return seen
+
+    def parameter_sources(self, fn: FunctionInfo, name: str) -> list[tuple[ast.expr, ModuleInfo]] | None:
+        """What each visible call of `fn` gives parameter `name`: the argument, or the default
+        where the call leaves it out. None when a call cannot be read (`*args`, a partial, a
+        method) or `fn` is not called in its file."""
+        key = (id(fn), name)
+        if key not in self._sources:
+            self._sources[key] = self._parameter_sources(fn, name)
+        return self._sources[key]
+
+    def _parameter_sources(self, fn: FunctionInfo, name: str) -> list[tuple[ast.expr, ModuleInfo]] | None:
+        node = fn.node
+        a = node.args
+        positional = [*a.posonlyargs, *a.args]
+        default: ast.expr | None = None
+        index = -1
+        for i, p in enumerate(positional):
+            if p.arg == name:
+                index = i
+                first_default = len(positional) - len(a.defaults)
+                default = a.defaults[i - first_default] if i >= first_default else None
+        for p, d in zip(a.kwonlyargs, a.kw_defaults, strict=True):
+            if p.arg == name:
+                default = d
+        if isinstance(node, ast.Lambda) or fn.cls is not None or (index < 0 and default is None):
+            return None
+        uses = uses_of_def(self.resolver, fn)
+        if not uses:
+            return None  # called from elsewhere, if at all
+        sources: list[tuple[ast.expr, ModuleInfo]] = []
+        for use in uses:
+            call = use.node
+            if use.kind != "call" or not isinstance(call, ast.Call) or use.implicit or use.bound:
+                return None
+            if any(isinstance(x, ast.Starred) for x in call.args) or any(k.arg is None for k in call.keywords):
+                return None
+            given = [k.value for k in call.keywords if k.arg == name]
+            if 0 <= index < len(call.args):
+                given.append(call.args[index])
+            if len(given) > 1:
+                return None  # passed twice: a TypeError
+            if given:
+                sources.append((given[0], use.module))
+            elif default is not None:
+                sources.append((default, fn.module))
+            else:
+                return None  # a required parameter left out: a TypeError
+        return sources
+
+    # ------------------------------------------------------------------ calls
+
+    def _call(self, node: ast.Call, module: ModuleInfo, depth: int) -> Any:
+        if any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
+            return UNKNOWN
+        func = node.func
+        scope = module.scope_of.get(node)
+        name = qualname(func, module, scope) if scope is not None else None
+        if name is None and isinstance(func, ast.Attribute):
+            base = self.of(func.value, module, depth + 1)
+            if isinstance(base, Array) or base is GENERATOR:
+                args, kwargs = self._arguments(node, module, depth)
+                return method(base, func.attr, args, kwargs)
+            return UNKNOWN
+        if name is None:
+            return UNKNOWN
+        if name.startswith(("jax.", "numpy.")):
+            args, kwargs = self._arguments(node, module, depth)
+            return construct(name, args, kwargs)
+        return UNKNOWN
+
+    def _arguments(self, node: ast.Call, module: ModuleInfo, depth: int) -> tuple[list[Any], dict[str, Any]]:
+        args = [self.of(a, module, depth + 1) for a in node.args]
+        kwargs = {k.arg: self.of(k.value, module, depth + 1) for k in node.keywords if k.arg is not None}
+        return args, kwargs
+
+
+def _containers(value: Any) -> bool:
+    """The value holds a list or a dict, which code could change in place."""
+    if isinstance(value, (list, dict)):
+        return True
+    if isinstance(value, tuple):
+        return any(_containers(v) for v in value)
+    return False
+
+
+def _arrays(value: Any) -> bool:
+    """The value holds an array (a NumPy array's shape can be changed in place)."""
+    if isinstance(value, Array):
+        return True
+    if isinstance(value, (tuple, list)):
+        return any(_arrays(v) for v in value)
+    if isinstance(value, dict):
+        return any(_arrays(v) for v in value.values())
+    return False
+
+
+def as_option(value: Any) -> Any:
+    """A value as a transform option (`in_axes`, `axis_name`): arrays and symbols are not
+    options the checks can read, so they become UNKNOWN."""
+    if isinstance(value, tuple):
+        return tuple(as_option(v) for v in value)
+    if isinstance(value, list):
+        return [as_option(v) for v in value]
+    if isinstance(value, dict):
+        return {k: as_option(v) for k, v in value.items()}
+    if isinstance(value, Array) or value is DEVICES or value is GENERATOR:
+        return UNKNOWN
+    return value

@@ -1,0 +1,52 @@
+# ruff: noqa
+"""AX014: in_axes asks for an axis that the argument's stated shape does not have.
+
+A batched argument of rank r can be mapped over an axis in [-r, r); the shape comes from
+the constructor that built it, not from an annotation (that is AX009).
+"""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+AXES = (None, 1)
+
+
+def scale(w, x):
+    return w * x
+
+
+def total(x):
+    return x.sum()
+
+
+def case_axis_two_of_a_matrix():
+    return jax.vmap(scale, in_axes=(None, 2))(1.0, jnp.ones((10, 4)))  # expect: AX014
+
+
+def case_module_constant():
+    return jax.vmap(scale, in_axes=AXES)(2.0, jnp.linspace(0.0, 1.0, 5))  # expect: AX014
+
+
+def case_negative_axis():
+    return jax.vmap(total, in_axes=-3)(np.random.randn(4, 5))  # expect: AX014
+
+
+def run(x, axis=1):
+    return jax.vmap(total, in_axes=axis)(x)  # expect: AX014
+
+
+def case_default_parameter():
+    return run(jnp.zeros(6))
+
+
+def case_transposed():
+    return jax.vmap(total, in_axes=2)(jnp.eye(3).T)  # expect: AX014
+
+
+if __name__ == "__main__":
+    case_axis_two_of_a_matrix()
+    case_module_constant()
+    case_negative_axis()
+    case_default_parameter()
+    case_transposed()

@@ -1,0 +1,37 @@
+# ruff: noqa
+"""AX016: in_axes maps a Python scalar, which has no axis.
+
+`pmap(f)(x, 10)` maps 10 over axis 0 (in_axes=0 is the default for every argument);
+vmap refuses it as an argument of rank 0.
+"""
+
+import jax
+import jax.numpy as jnp
+
+LEARNING_RATE = 0.1
+
+
+def step(x, lr):
+    return x * lr
+
+
+def update(params, hyper):
+    return params * hyper["lr"]
+
+
+def case_pmap_int():
+    return jax.pmap(step)(jnp.ones((2, 3)), 10)  # expect: AX016
+
+
+def case_vmap_constant():
+    return jax.vmap(step)(jnp.ones((4, 3)), LEARNING_RATE)  # expect: AX016
+
+
+def case_inside_a_dict():
+    return jax.vmap(update)(jnp.ones((4, 3)), {"lr": 0.5})  # expect: AX016
+
+
+if __name__ == "__main__":
+    case_pmap_int()
+    case_vmap_constant()
+    case_inside_a_dict()

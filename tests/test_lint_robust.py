@@ -1,0 +1,79 @@
+"""`axischeck lint` on hostile folders and files: it reports what it can and never hangs,
+imports the linted code, or loses findings to one bad entry."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from axischeck._lint import lint, run
+
+SRC = Path(__file__).parent.parent / "src"
+BAD = "import jax\njax.vmap(lambda x: x, in_axes=(0, 0))\n"
+
+
+def _command(cwd: Path, *args: str, importtime: bool = False) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(SRC)}
+    flags = ["-X", "importtime"] if importtime else []
+    return subprocess.run(
+        [sys.executable, *flags, "-m", "axischeck", "lint", "--no-config", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
+    )
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="symlinks need privileges on Windows")
+def test_a_symlink_loop_is_skipped_with_a_warning(tmp_path: Path) -> None:
+    (tmp_path / "loop.py").symlink_to(tmp_path / "loop.py")
+    (tmp_path / "bad.py").write_text(BAD)
+    findings, stats = lint([str(tmp_path)], use_config=False)
+    assert [f.code for f in findings] == ["AX001"]
+    assert any("loop.py: a symlink loop" in s for s in stats.skipped)
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="named pipes are POSIX")
+def test_a_named_pipe_is_skipped_not_read(tmp_path: Path) -> None:
+    os.mkfifo(tmp_path / "pipe.py")
+    (tmp_path / "bad.py").write_text(BAD)
+    done = _command(tmp_path, ".")  # reading the pipe would block: the timeout fails the test
+    assert done.returncode == 1 and "AX001" in done.stdout
+    assert "pipe.py: not a regular file" in done.stderr
+
+
+def test_a_byte_order_mark_is_read_as_utf8(tmp_path: Path) -> None:
+    (tmp_path / "bom.py").write_bytes(b"\xef\xbb\xbf" + BAD.encode())
+    findings, stats = lint([str(tmp_path / "bom.py")], use_config=False)
+    assert [(f.line, f.code) for f in findings] == [(2, "AX001")] and stats.unparsable == []
+
+
+def test_modules_in_the_working_directory_are_never_imported(tmp_path: Path) -> None:
+    for name in ("tomllib", "ast", "argparse", "typing_extensions"):
+        (tmp_path / f"{name}.py").write_text("raise SystemExit('the linted folder was imported')\n")
+    (tmp_path / "bad.py").write_text(BAD)
+    done = _command(tmp_path, "bad.py")
+    assert done.returncode == 1 and "AX001" in done.stdout, done.stderr
+    assert "imported" not in done.stderr
+
+
+def test_lint_imports_no_jax(tmp_path: Path) -> None:
+    (tmp_path / "empty.py").write_text("")
+    done = _command(tmp_path, "empty.py", importtime=True)
+    assert done.returncode == 0, done.stderr
+    loaded = {line.split("|")[-1].strip() for line in done.stderr.splitlines() if line.startswith("import time:")}
+    assert "axischeck._lint" in loaded
+    assert not {m for m in loaded if m == "jax" or m.startswith(("jax.", "jaxlib"))}
+
+
+def test_run_prints_skipped_files_as_warnings(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    if not hasattr(os, "mkfifo"):
+        pytest.skip("named pipes are POSIX")
+    os.mkfifo(tmp_path / "pipe.py")
+    assert run([str(tmp_path)], use_config=False) == 0
+    assert "axischeck: warning: not checked," in capsys.readouterr().err
