@@ -468,3 +468,36 @@ def test_axischeck_leaves_jaxs_trace_context_as_it_found_it() -> None:
     out = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["True"]
+
+
+def _static_method_traces(transform: Any) -> int:
+    import functools
+
+    class Model:
+        w = 2.0
+
+        @functools.partial(transform, in_axes=(None, 0))
+        def apply(self, x: jax.Array) -> jax.Array:
+            return x * self.w
+
+    model = Model()
+    assert model.apply.__name__ == "apply"
+    assert model.apply == model.apply and hash(model.apply) == hash(model.apply)
+    assert model.apply != Model().apply
+    runs = [0]
+
+    @functools.partial(jax.jit, static_argnums=0)
+    def step(fn: Any, x: jax.Array) -> jax.Array:
+        runs[0] += 1
+        return fn(x)
+
+    for _ in range(3):
+        np.testing.assert_array_equal(step(model.apply, jnp.ones((4, 3))), jnp.full((4, 3), 2.0))
+    return runs[0]
+
+
+def test_a_transformed_method_bound_to_an_instance_is_a_stable_static_argument() -> None:
+    """A method decorated with `partial(ax.vmap, in_axes=(None, 0))` binds like a method:
+    named as the function, and equal (and equally hashed) each time it is looked up, so
+    `jax.jit` keying a static argument by it traces once, as with `jax.vmap`."""
+    assert _static_method_traces(ax.vmap) == _static_method_traces(jax.vmap) == 1

@@ -396,6 +396,18 @@ class Bound(Wrapper, Generic[P, R]):
         self.__self__ = instance
         self.__func__ = transform
         self.__wrapped__ = transform.__wrapped__
+        for name in _SHOWN_FROM_JAX:  # as a bound method shows its function's
+            value = transform.__dict__.get(name)
+            if value is not None:
+                setattr(self, name, value)
+
+    def __eq__(self, other: object) -> bool:
+        """Equal to another binding of the same transform to the same instance, as bound
+        methods are: `jax.jit` keys a static argument by it (and retraces on inequality)."""
+        return type(other) is Bound and other.__self__ is self.__self__ and other.__func__ is self.__func__
+
+    def __hash__(self) -> int:
+        return hash((id(self.__self__), id(self.__func__)))
 
     @traceback_boundary
     def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
