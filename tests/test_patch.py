@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import subprocess
 import sys
 import threading
 import types
@@ -241,3 +242,27 @@ def test_patch_from_several_threads() -> None:
     assert errors == []
     unpatch()
     assert jax.vmap is JAX["vmap"] and _patch.replacements() == []
+
+
+def test_patch_at_jax_import_patches_at_once_when_jax_is_imported() -> None:
+    with _patch.patch_at_jax_import():
+        assert jax.vmap is axischeck.vmap
+    assert jax.vmap is JAX["vmap"]
+
+
+@pytest.mark.slow
+def test_patch_at_jax_import_waits_for_jax_and_unpatch_cancels_it() -> None:
+    """Before jax is imported: nothing imports it; the first `import jax` comes back patched,
+    unless `unpatch()` ran first."""
+    code = (
+        "import sys\n"
+        "from axischeck import _patch\n"
+        "_patch.patch_at_jax_import()\n"
+        "assert 'jax' not in sys.modules\n"
+        "{body}\n"
+    )
+    patched = "import jax, axischeck\nassert jax.vmap is axischeck.vmap, jax.vmap\nassert 'exec_module' not in vars(jax.__loader__)"
+    cancelled = "_patch.unpatch()\nimport jax\nassert not jax.vmap.__module__.startswith('axischeck')"
+    for body in (patched, cancelled):
+        r = subprocess.run([sys.executable, "-c", code.format(body=body)], capture_output=True, text=True, timeout=120)
+        assert r.returncode == 0, r.stderr
