@@ -497,3 +497,45 @@ def test_the_command_line_refuses_a_function_jax_already_mapped(
     assert capsys.readouterr().out == '"(a,b),(b,c)->(a,c)"\n'
     assert _infer.jax_transform_of(jax.pmap(abs)) == "jax.pmap"
     assert _infer.jax_transform_of(jax.jit(abs)) is None and _infer.jax_transform_of(jnp.sum) is None
+
+
+class _NoRepr:
+    def __repr__(self) -> str:
+        raise RuntimeError("this object has no repr")
+
+
+@jax.tree_util.register_pytree_node_class
+class _Box:
+    """A user's pytree node whose repr (and its aux data's) raises."""
+
+    def __init__(self, v: Any, meta: Any = None) -> None:
+        self.v, self.meta = v, _NoRepr() if meta is None else meta
+
+    def tree_flatten(self) -> tuple[tuple[Any], Any]:
+        return (self.v,), self.meta
+
+    @classmethod
+    def tree_unflatten(cls, meta: Any, children: Any) -> _Box:
+        return cls(children[0], meta)
+
+    def __repr__(self) -> str:
+        raise RuntimeError("this box has no repr")
+
+
+def test_a_signature_over_a_pytree_whose_repr_fails_is_written_by_axischeck() -> None:
+    f = ax.vmap(lambda b: b.v.sum(axis=-1))
+    sig = f.infer_signature(_Box(sds((3, 4, 5))))
+    for text in (repr(sig), str(sig), sig.as_code(), sig.as_code("annotated")):
+        assert "_Box(" in text and "(a, b)" in text
+    assert str(sig) == "_Box([<flat index 0>]: (a, b)) -> (a)"
+
+
+def test_the_signature_code_is_source_to_paste_and_the_value_is_passed_as_it_is() -> None:
+    """`as_code()` is Python source, like the def-line styles: pasted into a file, it is the
+    `signature=` argument; in code, the inferred value itself is passed."""
+    f = ax.vmap(einsum_example, in_axes=(0, 1, 0))
+    sig = f.infer_signature((16, 8, 4), (4, 16, 2), (16, 8, 2))
+    pasted = eval(sig.as_code(), {"ax": ax})  # our own output, as the user's file would read it
+    for declared in (pasted, sig):
+        g = ax.vmap(einsum_example, in_axes=(0, 1, 0), signature=declared)
+        assert predicted(g, (5, 3, 7), (7, 5, 6), (5, 3, 6)) == [(5, 3, 6)]
