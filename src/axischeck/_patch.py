@@ -159,13 +159,15 @@ def patch() -> PatchContext:
     global _active, _generation
     import axischeck
 
+    # Imported before taking the lock (this imports jax): a thread inside jax's first import
+    # holds jax's import lock and takes this lock in `_jax_imported`.
+    jax_transforms = originals()
+    routes = {
+        id(original): (name, replacement)
+        for name, original in jax_transforms.items()
+        if original is not None and (replacement := getattr(axischeck, name, None)) is not None
+    }
     with _LOCK:
-        jax_transforms = originals()
-        routes = {
-            id(original): (name, replacement)
-            for name, original in jax_transforms.items()
-            if original is not None and (replacement := getattr(axischeck, name, None)) is not None
-        }
         owner = not _active
         if owner:
             _generation += 1
@@ -210,16 +212,19 @@ def patch_at_jax_import() -> PatchContext:
     the finder out if jax was never imported.
     """
     global _active, _generation
+    if sys.modules.get("jax") is not None:
+        return patch()
     with _LOCK:
-        if sys.modules.get("jax") is not None:
-            return patch()
         owner = not _active
         if owner:
             _generation += 1
         _active = True
         if not any(isinstance(finder, _PatchOnJaxImport) for finder in sys.meta_path):
             sys.meta_path.insert(0, _PatchOnJaxImport())
-        return PatchContext(owner, _generation)
+        context = PatchContext(owner, _generation)
+    if sys.modules.get("jax") is not None:  # imported by another thread meanwhile, past the finder
+        patch()  # (`patch()` waits for that import to finish; patching twice is harmless)
+    return context
 
 
 def _remove_import_hook() -> None:
@@ -230,8 +235,9 @@ def _jax_imported() -> None:
     """Called right after jax's module code ran: swap its transforms if patch mode is still on."""
     with _LOCK:
         _remove_import_hook()
-        if _active:
-            patch()
+        active = _active
+    if active:
+        patch()
 
 
 class _PatchOnJaxImport(importlib.abc.MetaPathFinder):
@@ -276,7 +282,7 @@ class _PatchOnJaxImport(importlib.abc.MetaPathFinder):
 
 
 def is_patched() -> bool:
-    """Whether `patch()` is in effect."""
+    """Whether patch mode is on (`patch()`, or `patch_at_jax_import()` waiting for jax)."""
     return _active
 
 
