@@ -46,9 +46,9 @@ def questions(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     asked = [0]
     run = _infer._Oracle.run
 
-    def counted(self: Any, moves: Any) -> Any:
+    def counted(self: Any, moves: Any, batch: Any = None) -> Any:
         asked[0] += 1
-        return run(self, moves)
+        return run(self, moves, batch)
 
     monkeypatch.setattr(_infer._Oracle, "run", counted)
     return asked
@@ -416,3 +416,126 @@ def test_inferred_signatures_agree_with_jax(case: Any, data: st.DataObject) -> N
         shapes = data.draw(axst.shapes_for(sig, in_axes=in_axes, min_side=2, max_side=6))
         want = jax_shapes(jax.vmap(fun, in_axes=in_axes), *[sds(s) for s in shapes])
         assert predicted(declared, *shapes) == want, (spec, shapes, str(sig))
+
+
+# ------------------------------------------------- sizes that change together
+
+
+def test_an_output_dim_that_follows_the_batch_size_gets_the_axis_name() -> None:
+    """`all_gather` over the vmap axis gives each example the whole batch: the batch size is
+    varied too, so the output is `(i, a)` and the pasted signature takes any batch."""
+    f = ax.vmap(lambda x: jax.lax.all_gather(x, "i"), axis_name="i")
+    sig = f.infer_signature((16, 3))
+    assert sig == ax.Signature("(a)->(i,a)")
+    g = ax.vmap(f.__wrapped__, axis_name="i", signature=sig)
+    for batch in (8, 16, 5):
+        x = sds((batch, 3))
+        assert predicted(g, x) == jax_shapes(jax.vmap(f.__wrapped__, axis_name="i"), x) == [(batch, batch, 3)]
+
+
+def test_equal_sizes_that_change_in_pairs_get_a_name_per_pair() -> None:
+    f = ax.vmap(lambda x, y, z, w: (x * y).sum() + (z * w).sum())
+    sig = f.infer_signature((2, 4), (2, 4), (2, 4), (2, 4))
+    assert sig == ax.Signature("(a),(a),(b),(b)->()")
+    assert any(re.search(r"JAX accepts them changed in 2 groups .*: 'a' and 'b'", n) for n in sig.notes)
+    g = ax.vmap(f.__wrapped__, signature=sig)
+    args = (sds((2, 4)), sds((2, 4)), sds((2, 5)), sds((2, 5)))
+    assert predicted(g, *args) == jax_shapes(jax.vmap(f.__wrapped__), *args) == [(2,)]
+    # the pairs found by asking JAX, not by position
+    h = ax.vmap(lambda x, y, z, w: (x * z).sum() + (y * w).sum())
+    assert h.infer_signature((2, 4), (2, 4), (2, 4), (2, 4)) == ax.Signature("(a),(b),(a),(b)->()")
+
+
+def test_sizes_tied_at_an_offset_are_written_so_other_lengths_pass() -> None:
+    """A trajectory of n steps and its n + 1 values: the signature cannot write n + 1, so
+    the longer dim is `_` and a note names the tie; the pasted signature takes other lengths."""
+    f = ax.vmap(lambda t, v: t + v[1:])
+    sig = f.infer_signature((2, 100), (2, 101))
+    assert sig == ax.Signature("(a),(_)->(a)")
+    assert any(
+        re.search(r"axis 0 of v \(size 101\) changes with axis 0 of t \(size 100\) as 'a' \+ 1", n) for n in sig.notes
+    )
+    assert not any("fixed at" in n for n in sig.notes)
+    g = ax.vmap(f.__wrapped__, signature=sig)
+    assert predicted(g, (3, 50), (3, 51)) == jax_shapes(jax.vmap(f.__wrapped__), sds((3, 50)), sds((3, 51)))
+
+
+MAPPED_MODULE = """\
+import jax
+import axischeck as ax
+
+
+def f(x, y):
+    return x @ y
+
+
+by_jax = jax.vmap(f)
+jitted_by_jax = jax.jit(jax.vmap(f))
+jitted_ours = jax.jit(ax.vmap(f))
+"""
+
+
+def test_the_command_line_refuses_a_function_jax_already_mapped(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Mapping a `jax.vmap` result again would print the batched function's signature as
+    the per-example one: the command says what to point it at instead."""
+    from axischeck._cli import run
+
+    (tmp_path / "mapped_module.py").write_text(MAPPED_MODULE)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    shapes = ["8x3x4", "8x4x5"]
+    for name, inside in (("by_jax", ""), ("jitted_by_jax", " inside jax.jit")):
+        assert run(["infer", f"mapped_module:{name}", *shapes]) == 2
+        err = capsys.readouterr().err
+        assert f"mapped_module:{name} is already mapped by jax.vmap{inside}" in err
+        assert "point it at mapped_module:f" in err
+    # jit around an axischeck transform: the transform inside answers
+    assert run(["infer", "mapped_module:jitted_ours", *shapes]) == 0
+    assert capsys.readouterr().out == '"(a,b),(b,c)->(a,c)"\n'
+    assert run(["infer", "mapped_module:f", *shapes]) == 0
+    assert capsys.readouterr().out == '"(a,b),(b,c)->(a,c)"\n'
+    assert _infer.jax_transform_of(jax.pmap(abs)) == "jax.pmap"
+    assert _infer.jax_transform_of(jax.jit(abs)) is None and _infer.jax_transform_of(jnp.sum) is None
+
+
+class _NoRepr:
+    def __repr__(self) -> str:
+        raise RuntimeError("this object has no repr")
+
+
+@jax.tree_util.register_pytree_node_class
+class _Box:
+    """A user's pytree node whose repr (and its aux data's) raises."""
+
+    def __init__(self, v: Any, meta: Any = None) -> None:
+        self.v, self.meta = v, _NoRepr() if meta is None else meta
+
+    def tree_flatten(self) -> tuple[tuple[Any], Any]:
+        return (self.v,), self.meta
+
+    @classmethod
+    def tree_unflatten(cls, meta: Any, children: Any) -> _Box:
+        return cls(children[0], meta)
+
+    def __repr__(self) -> str:
+        raise RuntimeError("this box has no repr")
+
+
+def test_a_signature_over_a_pytree_whose_repr_fails_is_written_by_axischeck() -> None:
+    f = ax.vmap(lambda b: b.v.sum(axis=-1))
+    sig = f.infer_signature(_Box(sds((3, 4, 5))))
+    for text in (repr(sig), str(sig), sig.as_code(), sig.as_code("annotated")):
+        assert "_Box(" in text and "(a, b)" in text
+    assert str(sig) == "_Box([<flat index 0>]: (a, b)) -> (a)"
+
+
+def test_the_signature_code_is_source_to_paste_and_the_value_is_passed_as_it_is() -> None:
+    """`as_code()` is Python source, like the def-line styles: pasted into a file, it is the
+    `signature=` argument; in code, the inferred value itself is passed."""
+    f = ax.vmap(einsum_example, in_axes=(0, 1, 0))
+    sig = f.infer_signature((16, 8, 4), (4, 16, 2), (16, 8, 2))
+    pasted = eval(sig.as_code(), {"ax": ax})  # our own output, as the user's file would read it
+    for declared in (pasted, sig):
+        g = ax.vmap(einsum_example, in_axes=(0, 1, 0), signature=declared)
+        assert predicted(g, (5, 3, 7), (7, 5, 6), (5, 3, 6)) == [(5, 3, 6)]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import subprocess
 import sys
 import threading
 import types
@@ -241,3 +242,55 @@ def test_patch_from_several_threads() -> None:
     assert errors == []
     unpatch()
     assert jax.vmap is JAX["vmap"] and _patch.replacements() == []
+
+
+def test_patch_at_jax_import_patches_at_once_when_jax_is_imported() -> None:
+    with _patch.patch_at_jax_import():
+        assert jax.vmap is axischeck.vmap
+    assert jax.vmap is JAX["vmap"]
+
+
+@pytest.mark.slow
+def test_patch_at_jax_import_waits_for_jax_and_unpatch_cancels_it() -> None:
+    """Before jax is imported: nothing imports it; the first `import jax` comes back patched,
+    unless `unpatch()` ran first."""
+    code = (
+        "import sys\n"
+        "from axischeck import _patch\n"
+        "_patch.patch_at_jax_import()\n"
+        "assert 'jax' not in sys.modules\n"
+        "{body}\n"
+    )
+    patched = (
+        "import jax, axischeck\n"
+        "assert jax.vmap is axischeck.vmap, jax.vmap\n"
+        "assert 'exec_module' not in vars(jax.__loader__)"  # the loader left as found
+    )
+    cancelled = "_patch.unpatch()\nimport jax\nassert not jax.vmap.__module__.startswith('axischeck')"
+    for body in (patched, cancelled):
+        r = subprocess.run([sys.executable, "-c", code.format(body=body)], capture_output=True, text=True, timeout=120)
+        assert r.returncode == 0, r.stderr
+
+
+def test_unpatch_restores_what_patch_replaced_and_not_what_code_bound_while_patched() -> None:
+    """As docs/patch-mode.md says: module globals bound before the patch are swapped and put
+    back; a default argument made before the patch keeps JAX's while patched; names and
+    defaults bound while patched keep axischeck's after `unpatch()`."""
+    source = "import jax\nfrom jax import vmap\ndef step(f, vmap_fn=jax.vmap):\n    return vmap_fn(f)\n"
+    before = types.ModuleType("axischeck_test_before_patch")
+    exec(source, vars(before))
+    sys.modules[before.__name__] = before
+    try:
+        with patch():
+            assert before.vmap is axischeck.vmap  # a module global: swapped
+            assert before.step.__defaults__ == (JAX["vmap"],)  # a default argument: not reached
+            during = types.ModuleType("axischeck_test_during_patch")
+            exec(source, vars(during))
+            sys.modules[during.__name__] = during
+        assert jax.vmap is JAX["vmap"] and before.vmap is JAX["vmap"]  # put back
+        assert during.vmap is axischeck.vmap  # bound while patched: kept
+        assert during.step.__defaults__ == (axischeck.vmap,)
+        assert isinstance(during.step(jnp.sum), axischeck.Vmapped)
+    finally:
+        sys.modules.pop(before.__name__, None)
+        sys.modules.pop("axischeck_test_during_patch", None)

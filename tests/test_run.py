@@ -55,8 +55,8 @@ jax.vmap(complex_operation, in_axes=(0, 1, 0))(x, bad_y, z)
 """
 
 
-def python(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    env = {"JAX_PLATFORMS": "cpu", **os.environ}
+def python(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    env = {"JAX_PLATFORMS": "cpu", **(os.environ if env is None else env)}
     return subprocess.run([sys.executable, *args], capture_output=True, text=True, timeout=TIMEOUT, cwd=cwd, env=env)
 
 
@@ -91,11 +91,104 @@ def test_an_axis_mistake_exits_1_with_the_explanation_and_jaxs_text(tmp_path: Pa
     assert r.stdout == "(16, 8, 2)\n"  # the good call ran, and printed, first
     # Python's own traceback layout, starting at the program (not at runpy or the runner).
     lines = r.stderr.splitlines()
-    assert lines[:2] == ["Traceback (most recent call last):", '  File "einsum.py", line 12, in <module>']
+    # The absolute path, as `python einsum.py` prints it (Python makes `__file__` absolute).
+    script = tmp_path / "einsum.py"
+    assert lines[:2] == ["Traceback (most recent call last):", f'  File "{script}", line 12, in <module>']
     assert "runpy" not in r.stderr and "_run.py" not in r.stderr
     assert "axischeck.ArgumentError: vmap(complex_operation, in_axes=(0, 1, 0), out_axes=0): " in r.stderr
     assert "batch size B is axis 0 of x (size 16) but axis 1 of y (size 5)" in r.stderr
     assert "JAX: ValueError: vmap got inconsistent sizes for array axes to be mapped" in r.stderr
+
+
+# A program that configures JAX through the environment before its own `import jax`: JAX reads
+# these settings when it is imported.
+SETS_JAX_ENVIRONMENT = """\
+import os
+
+os.environ["JAX_ENABLE_X64"] = "1"
+
+import jax
+import jax.numpy as jnp
+from jax import vmap
+
+print(jnp.ones(1).dtype, jax.config.jax_enable_x64)
+print("patched:", jax.vmap.__module__.startswith("axischeck"), vmap.__module__.startswith("axischeck"), file=sys.stderr)
+""".replace("import os", "import os\nimport sys")
+
+# `axischeck run` through its runner alone: the `axischeck` command's other subcommands may
+# import jax when their module loads; the runner must not.
+RUNNER = (
+    "import sys\n"
+    "from axischeck._run import parse_program, run_program\n"
+    "sys.exit(run_program(parse_program(sys.argv[1:])))"
+)
+
+
+@pytest.mark.slow
+def test_settings_a_program_makes_before_importing_jax_hold(tmp_path: Path) -> None:
+    write(tmp_path / "x64.py", SETS_JAX_ENVIRONMENT)
+    env = {k: v for k, v in os.environ.items() if k != "JAX_ENABLE_X64"}
+    plain = python("x64.py", cwd=tmp_path, env=env)
+    patched = python("-c", RUNNER, "x64.py", cwd=tmp_path, env=env)
+    assert plain.stdout == "float64 True\n", plain.stderr
+    assert patched.returncode == 0, patched.stderr
+    assert patched.stdout == plain.stdout
+    assert "patched: True True" in patched.stderr
+
+
+@pytest.mark.slow
+def test_pytest_axischeck_keeps_settings_a_test_module_makes_before_importing_jax(tmp_path: Path) -> None:
+    write(
+        tmp_path / "test_x64.py",
+        """\
+        import os
+
+        os.environ["JAX_ENABLE_X64"] = "1"
+
+        import jax
+        import jax.numpy as jnp
+
+        import axischeck
+
+
+        def test_x64_and_patched():
+            assert jnp.ones(1).dtype == jnp.float64
+            assert jax.vmap is axischeck.vmap
+        """,
+    )
+    env = {k: v for k, v in os.environ.items() if k != "JAX_ENABLE_X64"}
+    r = python("-m", "pytest", "-p", "no:cacheprovider", "--axischeck", "test_x64.py", cwd=tmp_path, env=env)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "axischeck: patch mode on: jax.vmap, jax.pmap, jax.shard_map" in r.stdout
+
+
+# Prints what Python gives a script's module, and reads a file next to it after a chdir.
+MODULE_ATTRIBUTES = """\
+import os
+import sys
+
+print("file:", __file__)
+print("loader:", type(__loader__).__name__, __loader__.name, __loader__.path)
+print("spec:", __spec__, "cached:", __cached__, "package:", __package__)
+print("argv:", sys.argv, "path0:", sys.path[0], "main:", sys.modules["__main__"].__dict__ is globals())
+print("code:", sys._getframe().f_code.co_filename)
+os.chdir("/")
+with open(os.path.join(os.path.dirname(__file__), "data.txt")) as f:
+    print("data:", f.read())
+"""
+
+
+@pytest.mark.slow
+def test_a_script_in_a_folder_gets_what_python_gives_it(tmp_path: Path) -> None:
+    write(tmp_path / "proj" / "prog.py", MODULE_ATTRIBUTES)
+    write(tmp_path / "proj" / "data.txt", "next to the script")
+    plain = python("proj/prog.py", "a", cwd=tmp_path)
+    patched = python("-m", "axischeck", "run", "proj/prog.py", "a", cwd=tmp_path)
+    assert plain.returncode == 0, plain.stderr
+    assert patched.returncode == 0, patched.stderr
+    assert patched.stdout == plain.stdout
+    assert f"file: {tmp_path / 'proj' / 'prog.py'}" in patched.stdout
+    assert "loader: SourceFileLoader __main__ " in patched.stdout
 
 
 @pytest.mark.slow

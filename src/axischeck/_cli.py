@@ -303,7 +303,7 @@ def _infer(args: argparse.Namespace, shapes: list[tuple[int, ...]]) -> int:
     from ._transform import Transformed
     from ._vmap import vmap
 
-    fun = load_function(args.function)
+    fun = _unmapped(load_function(args.function), args.function)
     in_axes = parse_axes(args.in_axes, "--in-axes")
     try:
         mapped: Transformed[..., Any]
@@ -321,6 +321,37 @@ def _infer(args: argparse.Namespace, shapes: list[tuple[int, ...]]) -> int:
     for note in sig.notes:
         print(f"note: {note}", file=sys.stderr)
     return 0
+
+
+def _unmapped(fun: Any, target: str) -> Any:
+    """`fun`, or the axischeck transform inside its `jax.jit` (`__wrapped__`, as
+    `functools.wraps` records it); a function JAX already mapped is refused (UsageError):
+    mapping it again would describe the batched function as one example's."""
+    from ._engine._infer import jax_transform_of
+    from ._transform import Transformed
+
+    layer, outer = fun, ""
+    for _ in range(8):  # jit(jit(...)) nests a few deep at most
+        if isinstance(layer, Transformed):
+            return layer  # inside jit: jit does not change shapes, the transform answers
+        transform = jax_transform_of(layer)
+        if transform is not None:
+            inner = getattr(layer, "__wrapped__", None)
+            module = sys.modules.get(target.partition(":")[0])
+            names = [k for k, v in vars(module).items() if v is inner] if module is not None and inner else []
+            point = f"{target.partition(':')[0]}:{names[0]}" if names else "the function it maps"
+            raise UsageError(
+                f"{target} is already mapped by {transform}{outer}: infer maps the function it is given, so"
+                f" point it at {point}, with the shapes and --in-axes of that {transform} call"
+                " (or wrap it in an axischeck transform instead of JAX's)"
+            )
+        wrapped = getattr(layer, "__wrapped__", None)
+        if wrapped is None:
+            return fun
+        if not outer:
+            outer = " inside jax.jit" if type(layer).__name__ == "PjitFunction" else " inside a wrapper"
+        layer = wrapped
+    return fun
 
 
 def _report(predict: Callable[[], P], lines: Callable[[P], list[str]]) -> int:

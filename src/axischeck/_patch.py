@@ -13,24 +13,19 @@ axischeck's: its decorators call JAX's real transforms, captured before any patc
 from __future__ import annotations
 
 import dataclasses
+import importlib.abc
+import importlib.machinery
 import sys
 import threading
 import types
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
-import jax
-
-from ._core._jax_compat import JAX_PMAP, JAX_SHARD_MAP, JAX_SMAP, JAX_VMAP
-
-__all__ = ["PatchContext", "patch", "unpatch"]
+__all__ = ["PatchContext", "patch", "patch_at_jax_import", "unpatch"]
 
 TRANSFORMS = ("vmap", "pmap", "shard_map", "smap")
 """The `jax.*` names that `patch()` routes through axischeck (where axischeck has one)."""
 
-# JAX's own transforms, captured when axischeck was imported (before any patch); axischeck's
-# decorators call these same objects, so they never see a patched `jax.vmap`.
-_ORIGINALS: dict[str, Any] = {"vmap": JAX_VMAP, "pmap": JAX_PMAP, "shard_map": JAX_SHARD_MAP, "smap": JAX_SMAP}
 
 # Modules whose globals are left alone: JAX and axischeck themselves, and libraries that
 # build their own transforms on JAX's (their internals should keep calling JAX's).
@@ -44,8 +39,16 @@ _SKIPPED_PACKAGES = frozenset(
 
 
 def originals() -> dict[str, Any]:
-    """JAX's own transform for each name in `TRANSFORMS` (None where this JAX has none)."""
-    return dict(_ORIGINALS)
+    """JAX's own transform for each name in `TRANSFORMS` (None where this JAX has none).
+
+    These are the objects `_jax_compat` captured when it was first imported, before any
+    patch; axischeck's decorators call the same ones, so they never see a patched `jax.vmap`.
+    Importing them imports jax, so this module reads them only when asked: `axischeck run`
+    and `pytest --axischeck` import this module before the program imports jax.
+    """
+    from ._core._jax_compat import JAX_PMAP, JAX_SHARD_MAP, JAX_SMAP, JAX_VMAP
+
+    return {"vmap": JAX_VMAP, "pmap": JAX_PMAP, "shard_map": JAX_SHARD_MAP, "smap": JAX_SMAP}
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -96,7 +99,7 @@ def _plan(routes: Mapping[int, tuple[str, Any]]) -> list[_Swap]:
             plan.append(_Swap(namespace, key, namespace[key], new, where))
             done.add((id(namespace), key))
 
-    jax_globals: dict[str, Any] = jax.__dict__  # the module namespace itself
+    jax_globals: dict[str, Any] = vars(sys.modules["jax"])  # the module namespace itself
     for original, (name, replacement) in routes.items():
         if jax_globals.get(name) is not None and id(jax_globals[name]) == original:
             add(jax_globals, name, replacement, f"jax.{name}")
@@ -156,13 +159,15 @@ def patch() -> PatchContext:
     global _active, _generation
     import axischeck
 
+    # Imported before taking the lock (this imports jax): a thread inside jax's first import
+    # holds jax's import lock and takes this lock in `_jax_imported`.
+    jax_transforms = originals()
+    routes = {
+        id(original): (name, replacement)
+        for name, original in jax_transforms.items()
+        if original is not None and (replacement := getattr(axischeck, name, None)) is not None
+    }
     with _LOCK:
-        jax_transforms = originals()
-        routes = {
-            id(original): (name, replacement)
-            for name, original in jax_transforms.items()
-            if original is not None and (replacement := getattr(axischeck, name, None)) is not None
-        }
         owner = not _active
         if owner:
             _generation += 1
@@ -187,13 +192,97 @@ def unpatch() -> None:
     """
     global _active
     with _LOCK:
+        _remove_import_hook()
         while _swaps:
             _swaps.pop().undo()
         _active = False
 
 
+def patch_at_jax_import() -> PatchContext:
+    """Patch mode for a program that has not imported jax yet: `patch()` runs right after
+    jax's own `__init__` finishes, inside the program's first `import jax`.
+
+    JAX reads its environment (`JAX_ENABLE_X64`, `JAX_PLATFORMS`, `XLA_FLAGS`, ...) when it
+    is imported, so importing it before the program does would ignore the settings the
+    program makes first; `python prog.py` honours them, and so must `axischeck run prog.py`.
+    A `sys.meta_path` finder finds `jax`'s spec through the finders after it and has its
+    loader call `patch()` once the module code has run, before `import jax` returns to the
+    program, so `from jax import vmap` already binds axischeck's. When jax is already
+    imported, this is `patch()`. `unpatch()` (or leaving the returned context) also takes
+    the finder out if jax was never imported.
+    """
+    global _active, _generation
+    if sys.modules.get("jax") is not None:
+        return patch()
+    with _LOCK:
+        owner = not _active
+        if owner:
+            _generation += 1
+        _active = True
+        if not any(isinstance(finder, _PatchOnJaxImport) for finder in sys.meta_path):
+            sys.meta_path.insert(0, _PatchOnJaxImport())
+        context = PatchContext(owner, _generation)
+    if sys.modules.get("jax") is not None:  # imported by another thread meanwhile, past the finder
+        patch()  # (`patch()` waits for that import to finish; patching twice is harmless)
+    return context
+
+
+def _remove_import_hook() -> None:
+    sys.meta_path[:] = [finder for finder in sys.meta_path if not isinstance(finder, _PatchOnJaxImport)]
+
+
+def _jax_imported() -> None:
+    """Called right after jax's module code ran: swap its transforms if patch mode is still on."""
+    with _LOCK:
+        _remove_import_hook()
+        active = _active
+    if active:
+        patch()
+
+
+class _PatchOnJaxImport(importlib.abc.MetaPathFinder):
+    """Finds nothing itself: for `jax`, it takes the spec the finders after it give and
+    makes its loader call `_jax_imported()` after executing the module (the hook point
+    Python's import system offers; `importlib.util.LazyLoader` wraps a loader the same way)."""
+
+    def find_spec(
+        self, fullname: str, path: Sequence[str] | None, target: types.ModuleType | None = None
+    ) -> importlib.machinery.ModuleSpec | None:
+        if fullname != "jax":
+            return None
+        finders = list(sys.meta_path)
+        if self not in finders:
+            return None
+        for finder in finders[finders.index(self) + 1 :]:
+            find_spec = getattr(finder, "find_spec", None)
+            spec = find_spec(fullname, path, target) if find_spec is not None else None
+            if isinstance(spec, importlib.machinery.ModuleSpec):
+                break
+        else:
+            return None  # Python's own ModuleNotFoundError follows
+        loader = spec.loader
+        exec_module: Callable[[types.ModuleType], None] | None = getattr(loader, "exec_module", None)
+        if loader is None or exec_module is None:
+            return spec  # a loader without exec_module: jax is patched by the next patch() call
+
+        def exec_then_patch(module: types.ModuleType) -> None:
+            try:
+                exec_module(module)
+            finally:
+                vars(loader).pop("exec_module", None)  # the loader is jax's alone: leave it as found
+            _jax_imported()
+
+        try:
+            # On the instance only: the finder made this loader for jax's spec, and
+            # `jax.__loader__` stays the real loader (importlib.resources asks it).
+            loader.exec_module = exec_then_patch  # type: ignore[method-assign]
+        except AttributeError:  # pragma: no cover - a loader with __slots__
+            return spec
+        return spec
+
+
 def is_patched() -> bool:
-    """Whether `patch()` is in effect."""
+    """Whether patch mode is on (`patch()`, or `patch_at_jax_import()` waiting for jax)."""
     return _active
 
 

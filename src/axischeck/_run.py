@@ -3,9 +3,12 @@
     axischeck run train.py --steps 10        # like `python train.py --steps 10`
     axischeck run -m mypackage.cli --help    # like `python -m mypackage.cli --help`
 
-The program runs in this process, as Python would run it (`runpy`, `__name__ == "__main__"`,
-the same `sys.argv` and `sys.path[0]`), with `axischeck.patch()` on from before its first
-import until its main code returns. Its output and exit status are its own; an exception it
+The program runs in this process, as Python would run it (`__name__ == "__main__"`, an
+absolute `__file__`, a real `__loader__`, the same `sys.argv` and `sys.path[0]`), with
+`axischeck.patch()` on from the moment it first imports jax until its main code returns.
+Nothing here imports jax before the program does: JAX reads settings such as
+`JAX_ENABLE_X64` and `JAX_PLATFORMS` from the environment when it is imported, and a program
+may set them first. Its output and exit status are its own; an exception it
 does not catch prints the traceback Python prints (an `AxisCheckError` carries the
 explanation and JAX's text in its message) and exits 1. Only our own usage errors (no
 program, a missing file or module) exit 2 with one line.
@@ -13,16 +16,18 @@ program, a missing file or module) exit 2 with one line.
 
 from __future__ import annotations
 
+import builtins
 import dataclasses
+import importlib.machinery
 import importlib.util
+import marshal
 import os
 import runpy
 import sys
 import types
+import zipfile
 from collections.abc import Sequence
 from typing import Literal
-
-from ._core._dims import quote
 
 __all__ = ["USAGE", "Program", "RunUsageError", "parse_program", "run_program"]
 
@@ -38,6 +43,14 @@ name starts with '-'. The exit status is the program's (1 for an uncaught except
 
 class RunUsageError(Exception):
     """Malformed `axischeck run` input: the command line reports it in one line (exit 2)."""
+
+
+def _quote(text: str) -> str:
+    """axischeck's quoting for messages, imported when a message is written: its module
+    imports jax, which must wait for the program."""
+    from ._core._dims import quote as quote_text
+
+    return quote_text(text)
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -71,7 +84,7 @@ def parse_program(argv: Sequence[str]) -> Program | None:
         else:
             name = first[2:]
         if not all(part.isidentifier() for part in name.split(".")):
-            raise RunUsageError(f"run -m: {quote(name)} is not a module name (write dotted.module.name)")
+            raise RunUsageError(f"run -m: {_quote(name)} is not a module name (write dotted.module.name)")
         return Program("module", name, tuple(rest))
     if first == "--":
         if not rest:
@@ -79,7 +92,7 @@ def parse_program(argv: Sequence[str]) -> Program | None:
         first, rest = rest[0], rest[1:]
     elif first.startswith("-"):
         raise RunUsageError(
-            f"run does not take the option {quote(first)}: give SCRIPT or -m MODULE first"
+            f"run does not take the option {_quote(first)}: give SCRIPT or -m MODULE first"
             " (write `axischeck run -- SCRIPT` for a script whose name starts with '-')"
         )
     _check_path(first)
@@ -91,11 +104,11 @@ def _check_path(path: str) -> None:
     if not path:
         raise RunUsageError("run needs a script path, got ''")
     if not os.path.exists(path):  # False also for a path Python cannot pass to the OS (a NUL byte)
-        raise RunUsageError(f"can't open file {quote(path)}: no such file or directory")
+        raise RunUsageError(f"can't open file {_quote(path)}: no such file or directory")
     if os.path.isdir(path) and not any(
         os.path.isfile(os.path.join(path, main)) for main in ("__main__.py", "__main__.pyc")
     ):
-        raise RunUsageError(f"can't find a '__main__' module in {quote(path)}")
+        raise RunUsageError(f"can't find a '__main__' module in {_quote(path)}")
 
 
 def _check_module(name: str) -> None:
@@ -107,14 +120,14 @@ def _check_module(name: str) -> None:
             # A package runs its `__main__` submodule, as with `python -m package`.
             main = f"{name}.__main__"
             if importlib.util.find_spec(main) is None:
-                raise RunUsageError(f"run -m: {quote(name)} is a package with no __main__ module")
+                raise RunUsageError(f"run -m: {_quote(name)} is a package with no __main__ module")
     except ModuleNotFoundError as err:
         missing = err.name or ""
         if not (name == missing or name.startswith(f"{missing}.")):
             raise  # an import inside one of its packages failed: the program's error
         spec = None
     if spec is None:
-        raise RunUsageError(f"run -m: no module named {quote(name)}")
+        raise RunUsageError(f"run -m: no module named {_quote(name)}")
 
 
 def run_program(program: Program) -> int:
@@ -125,7 +138,7 @@ def run_program(program: Program) -> int:
     directory), and both are put back afterwards, as is everything `patch()` replaced.
     Raises `RunUsageError` (nothing run) when the module is not there.
     """
-    from ._patch import patch
+    from ._patch import patch_at_jax_import
 
     saved_argv, saved_path = sys.argv, list(sys.path)
     if program.kind == "module":
@@ -138,12 +151,14 @@ def run_program(program: Program) -> int:
         path0 = [] if os.path.isdir(program.target) else [os.path.dirname(os.path.realpath(program.target))]
     sys.path[:1] = path0  # in place of ours: the console script's folder, or the cwd for -m
     try:
-        with patch():
+        with patch_at_jax_import():
             try:
                 if program.kind == "module":
                     _check_module(program.target)
                     runpy.run_module(program.target, run_name="__main__", alter_sys=True)
-                else:
+                elif _is_script_file(program.target):
+                    _run_script(program.target)
+                else:  # a directory or zip file: runpy finds its __main__ as Python does
                     runpy.run_path(program.target, run_name="__main__")
             except RunUsageError:
                 raise
@@ -156,6 +171,41 @@ def run_program(program: Program) -> int:
     finally:
         sys.argv = saved_argv
         sys.path[:] = saved_path
+
+
+def _is_script_file(path: str) -> bool:
+    return os.path.isfile(path) and not zipfile.is_zipfile(path)
+
+
+def _run_script(path: str) -> None:
+    """Run a script file as `python path` does (CPython's `_PyRun_SimpleFileObject`).
+
+    Its module is a fresh `__main__` (in `sys.modules` while it runs, so pickle and
+    `multiprocessing` find the program's own classes) whose `__file__` is the absolute path
+    (Python makes it absolute since 3.9), with `__cached__` None, `__spec__` None (no import
+    found it) and a `SourceFileLoader` (`SourcelessFileLoader` for a .pyc) named `__main__`
+    as `__loader__`; its code's file name is that absolute path, as in Python's tracebacks.
+    """
+    filename = os.path.abspath(path)
+    with open(filename, "rb") as file:
+        data = file.read()
+    loader: importlib.machinery.SourceFileLoader | importlib.machinery.SourcelessFileLoader
+    if data[:4] == importlib.util.MAGIC_NUMBER:
+        # A compiled file: its 16-byte header (magic, flags, source stamp), then the code.
+        loader = importlib.machinery.SourcelessFileLoader("__main__", filename)
+        code = marshal.loads(data[16:])
+    else:
+        loader = importlib.machinery.SourceFileLoader("__main__", filename)
+        code = compile(data, filename, "exec", dont_inherit=True)
+    main = types.ModuleType("__main__")
+    vars(main).update(__file__=filename, __cached__=None, __loader__=loader, __builtins__=builtins)
+    saved_main = sys.modules.get("__main__")
+    sys.modules["__main__"] = main
+    try:
+        exec(code, vars(main))
+    finally:
+        if saved_main is not None:
+            sys.modules["__main__"] = saved_main
 
 
 def _exit_status(done: SystemExit) -> int:

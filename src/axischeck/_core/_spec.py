@@ -50,7 +50,26 @@ class SpecTree:
         if self.is_leaf:
             return str(self.leaves[0])
         texts = [Verbatim(str(leaf)) for leaf in self.leaves]
-        return repr(jax.tree_util.tree_unflatten(self.treedef, texts))
+        value = jax.tree_util.tree_unflatten(self.treedef, texts)
+        try:
+            return repr(value)
+        except Exception:  # a node type whose own repr fails (a user's class): axischeck's rendering
+            return _tree_text(self.treedef, value, texts)
+
+
+def _tree_text(treedef: Any, value: Any, texts: list[Verbatim]) -> str:
+    """`Type(path: dims, ...)`: the root's type name and each leaf by its pytree path, for a
+    tree whose own repr cannot be used; it never calls a repr of the user's."""
+    try:
+        kind = treedef.node_data()[0].__name__
+    except Exception:  # no node data (a leaf), or a type without a plain name
+        kind = "pytree"
+    try:
+        paths = [jax.tree_util.keystr(path) for path, _ in jax.tree_util.tree_flatten_with_path(value)[0]]
+        body = ", ".join(f"{path}: {text}" for path, text in zip(paths, texts, strict=True))
+    except Exception:  # the node's key rule fails: the leaves in order
+        body = ", ".join(map(str, texts))
+    return f"{kind}({body})"
 
 
 def _is_spec_leaf(x: object) -> bool:

@@ -5,14 +5,19 @@ Sizes alone cannot name dimensions: two axes of size 4 may be one symbol or two.
 naming is a question put to JAX: `jax.eval_shape` of JAX's own transform (the one a call
 runs) on arguments whose per-example dims are re-sized, with the mapped axes (or the
 device split) put back as the example had them. A dim that can change alone gets its own
-name; dims that change only together share one; a dim that never changes is a number.
-Output dims are named by following the input names over fresh draws of all of them, and
-the signature is declared on a rebuilt transform and compared with JAX before it is
-returned.
+name; dims that change only together share one (equal-sized dims are asked in pairs, so
+`(x * y).sum() + (z * w).sum()` gives two names); a dim that never changes is a number,
+unless it changes with another at a fixed offset (`n` and `n + 1`), which a signature
+cannot write: it is then `_`, with a note. Output dims are named by following the input
+names, and the batch size of a vmap with an axis name (a collective can put it into an
+example's shape), over fresh draws of all of them; the signature is declared on a rebuilt
+transform and compared with JAX before it is returned.
 """
 
 from __future__ import annotations
 
+import os
+import types
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -36,6 +41,8 @@ DimId = tuple[int, int]
 
 DRAWS = 3  # fresh draws of every name: two name the outputs, all three check the result
 ROUNDS = 3  # draws restarted after JAX refuses one and names are fixed
+MAX_PAIRED = 12  # equal-sized dims tied together: pairs asked of JAX up to this many dims
+MAX_TIED = 8  # fixed sizes: pairs asked of JAX for an offset tie (n, n + 1) up to this many
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,6 +68,7 @@ class _Insert:
 
     axis: int
     size: int
+    level: int = -1  # which vmap/pmap level (outermost 0): draws may re-size its batch
 
     def up(self, shape: tuple[int, ...]) -> tuple[int, ...]:
         p = self.axis if self.axis >= 0 else self.axis + len(shape) + 1
@@ -108,11 +116,23 @@ class _Note:
 
 @dataclass(frozen=True, slots=True)
 class _Class:
-    """Input dims that share one size: a name (free) or a number (fixed)."""
+    """Input dims that share one size: a name (free), a number (fixed), or `_` when they
+    follow another class's size at an offset (`follows` is that class's first dim): the
+    signature language has no `n + 1`."""
 
     dims: tuple[DimId, ...]
     size: int
     fixed: bool = False
+    follows: DimId | None = None
+    offset: int = 0
+
+    @property
+    def drawn(self) -> bool:
+        """Whether the draws give it sizes of its own (a name)."""
+        return not self.fixed and self.follows is None
+
+    def token(self, name: str | None) -> str:
+        return str(self.size) if self.fixed else "_" if self.follows is not None else str(name)
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,14 +167,18 @@ class _Oracle:
         self.ops_out = ops_out  # per output leaf, outermost level first
         self.calls = 0
 
-    def run(self, moves: Mapping[DimId, int]) -> _Verdict:
+    def run(self, moves: Mapping[DimId, int], batch: Mapping[int, int] | None = None) -> _Verdict:
+        """JAX's answer with the per-example dims in `moves` re-sized, and the batch size of
+        each level in `batch` (level -> size) too."""
+        batch = batch or {}
         values = list(self.leaves)
         for i, shape in enumerate(self.per):
-            if shape is None or not any((i, a) in moves for a in range(len(shape))):
+            resized = any(isinstance(op, _Insert) and op.level in batch for op in self.ops_in[i])
+            if shape is None or not (resized or any((i, a) in moves for a in range(len(shape)))):
                 continue  # unchanged: the argument as given
             new = tuple(moves.get((i, a), d) for a, d in enumerate(shape))
             for op in self.ops_in[i]:
-                new = op.up(new)
+                new = _batched(op, batch).up(new)
             leaf = self.leaves[i]
             values[i] = resharded(leaf, new, leaf.dtype)
         args, kwargs = jax.tree_util.tree_unflatten(self.treedef, values)
@@ -176,12 +200,59 @@ class _Oracle:
             for leaf_out, ops in zip(got, self.ops_out, strict=True):
                 shape = tuple(leaf_out.shape)
                 for op in ops:
-                    shape = op.down(shape)
+                    shape = _batched(op, batch).down(shape)
                 lowered.append(shape)
             outs = tuple(lowered)
         except _Unreadable:
             outs = None
         return _Verdict(True, call, out_def, tuple(got), outs)
+
+
+# JAX's mapping transforms, by the file (under jax/_src) and function name of the code that
+# a transformed function runs or wraps: `jax.vmap(f)` is `api_boundary` around `vmap_f`
+# (jax/_src/api.py), `jax.pmap(f)` a function of jax/_src/pmap.py; None: any function there.
+_JAX_MAPPED_CODE = {
+    ("api.py", "vmap_f"): "jax.vmap",
+    ("pmap.py", None): "jax.pmap",
+    ("shard_map.py", None): "jax.shard_map",
+}
+_JAX_SRC = os.path.join("jax", "_src", "")
+
+
+def jax_transform_of(fun: Any) -> str | None:
+    """Which of JAX's mapping transforms made `fun` ("jax.vmap", "jax.pmap",
+    "jax.shard_map"), or None for a function JAX has not mapped.
+
+    Read from the code it runs and the functions its closure holds (two levels: JAX's
+    traceback-filtering wrapper around the transform's own function), never by calling it:
+    inferring a signature for an already mapped function would map it again and describe
+    the batched function as if it were per example.
+    """
+    pending: list[tuple[Any, int]] = [(fun, 0)]
+    while pending:
+        obj, depth = pending.pop()
+        code = getattr(obj, "__code__", None)
+        if not isinstance(code, types.CodeType):
+            continue
+        path = code.co_filename
+        if _JAX_SRC in path:
+            base = os.path.basename(path)
+            for (file, name), transform in _JAX_MAPPED_CODE.items():
+                if base == file and name in (None, code.co_name):
+                    return transform
+        if depth < 2:
+            for cell in getattr(obj, "__closure__", None) or ():
+                try:
+                    pending.append((cell.cell_contents, depth + 1))
+                except ValueError:  # an empty cell
+                    continue
+    return None
+
+
+def _batched(op: Op, batch: Mapping[int, int]) -> Op:
+    if isinstance(op, _Insert) and op.level in batch:
+        return _Insert(op.axis, batch[op.level], op.level)
+    return op
 
 
 def _traced(value: Any) -> bool:
@@ -236,6 +307,7 @@ class _Inference:
             )
         self.labels = [leaf.label for leaf in label_call(args, kwargs, parameter_names(subject.fun)).flat()[0]]
         levels = [s for s in pred.steps if isinstance(s, (MapStep, ShardStep))]
+        self.levels = levels
         per, ops_in, reserved = self._inputs(levels, leaves)
         out_leaves = jax.tree_util.tree_leaves(pred.shapes)
         ops_out = self._outputs(levels, len(out_leaves))
@@ -256,7 +328,7 @@ class _Inference:
         shapes: list[tuple[int, ...] | None] = [None if (s := shape_of(x)) is None else tuple(s) for x in leaves]
         ops: list[list[Op]] = [[] for _ in leaves]
         reserved: set[str] = set()
-        for level in levels:
+        for k, level in enumerate(levels):
             if isinstance(level, MapStep):
                 reserved.add(level.symbol)
             else:
@@ -267,7 +339,7 @@ class _Inference:
             for i, row in enumerate(rows):
                 if row.shape is not None and shapes[i] is not None and tuple(row.shape) != shapes[i]:
                     raise self._error(f"{row.label} is {format_shape(row.shape)} at {level.transform}, not as passed")
-                op, inner = self._arg_op(row)
+                op, inner = self._arg_op(row, k)
                 if op is not None:
                     ops[i].insert(0, op)  # innermost first
                 if shapes[i] is not None:
@@ -283,7 +355,7 @@ class _Inference:
                 raise self._error(f"{self.labels[i]}'s per-example shape does not map back to the argument")
         return shapes, ops, reserved
 
-    def _arg_op(self, row: ArgRow | ShardRow) -> tuple[Op | None, tuple[int, ...] | None]:
+    def _arg_op(self, row: ArgRow | ShardRow, level: int) -> tuple[Op | None, tuple[int, ...] | None]:
         if isinstance(row, ArgRow):
             inner = None if row.per_example is None else tuple(row.per_example)
             if row.shape is None or row.axis is None:
@@ -292,7 +364,7 @@ class _Inference:
                 raise self._error(f"the in_axes entry of {row.label} is not an int")
             shape = tuple(row.shape)
             p = row.axis if row.axis >= 0 else row.axis + len(shape)
-            return _Insert(row.axis, shape[p]), inner
+            return _Insert(row.axis, shape[p], level), inner
         block = None if row.block is None else tuple(row.block)
         if row.shape is None or block is None:
             return None, block
@@ -312,23 +384,23 @@ class _Inference:
 
     def _outputs(self, levels: list[MapStep | ShardStep], n: int) -> list[list[Op]]:
         ops: list[list[Op]] = [[] for _ in range(n)]
-        for level in levels:
+        for k, level in enumerate(levels):
             if len(level.outs) != n:
                 raise self._error(f"{level.transform} has {len(level.outs)} output rows for {n} outputs")
             outs: Sequence[OutRow | ShardRow] = level.outs
             for j, row in enumerate(outs):
-                op = self._out_op(row)
+                op = self._out_op(row, k)
                 if op is not None:
                     ops[j].append(op)  # outermost first
         return ops
 
-    def _out_op(self, row: OutRow | ShardRow) -> Op | None:
+    def _out_op(self, row: OutRow | ShardRow, level: int) -> Op | None:
         if isinstance(row, OutRow):
             if row.axis is None:
                 return None
             shape = tuple(row.shape)
             p = row.axis if row.axis >= 0 else row.axis + len(shape)
-            return _Insert(row.axis, shape[p])
+            return _Insert(row.axis, shape[p], level)
         if row.shape is None or row.block is None:
             return None
         return self._split(row.label, tuple(row.shape), tuple(row.block))
@@ -350,6 +422,8 @@ class _Inference:
         for size, group in self._groups().items():
             classes += self._classify(size, group)
         classes.sort(key=lambda c: min(c.dims))
+        classes = self._ties(classes)
+        self.batches = self._batch_sizes()
         classes, draws = self._draw(classes)
         names = self._names(classes)
         out_specs = self._output_dims(classes, names, draws)
@@ -362,8 +436,79 @@ class _Inference:
             problem = self._disagreement(sig, samples)
         if problem is not None:
             raise self._error(problem)
-        named = {d: str(c.size) if c.fixed else names[k] for k, c in enumerate(classes) for d in c.dims}
+        named = {d: c.token(names.get(k)) for k, c in enumerate(classes) for d in c.dims}
         return Signature._make(sig.core, (), self._inference(sig, tuple(note.render(named) for note in self.notes)))
+
+    def _ties(self, classes: list[_Class]) -> list[_Class]:
+        """Fixed sizes that change together at an offset (a trajectory of n steps and its
+        n + 1 values): the smallest gets a name and the others, which a signature cannot
+        write as `n + 1`, are written `_` (any size), with a note naming the tie, so the
+        pasted signature takes other lengths and JAX still checks the tie when it runs.
+        At most one evaluation per pair of fixed classes, for up to `MAX_TIED` of them."""
+        fixed = sorted((k for k, c in enumerate(classes) if c.fixed), key=lambda k: classes[k].size)
+        if not 2 <= len(fixed) <= MAX_TIED:
+            return classes
+        out = list(classes)
+        for n, i in enumerate(fixed):
+            base = classes[i]
+            if not out[i].fixed:
+                continue  # already tied to a smaller one
+            partners: list[int] = []
+            for j in fixed[n + 1 :]:
+                if not out[j].fixed or classes[j].size == base.size:
+                    continue
+                new = self._fresh(base.size)
+                moves = dict.fromkeys(base.dims, new)
+                for k in [*partners, j]:
+                    moves.update(dict.fromkeys(classes[k].dims, new + classes[k].size - base.size))
+                if self._ok(moves):
+                    partners.append(j)
+            if not partners:
+                continue
+            out[i] = _Class(base.dims, base.size)
+            tied = set(base.dims)
+            for j in partners:
+                c = classes[j]
+                out[j] = _Class(c.dims, c.size, follows=base.dims[0], offset=c.size - base.size)
+                tied.update(c.dims)
+                one = len(c.dims) == 1
+                self.notes.append(
+                    _Note(
+                        f"{self._where(c.dims)} (size {c.size}) {'changes' if one else 'change'} with"
+                        f" {self._where(base.dims)} (size {base.size}) as {{names}} + {c.size - base.size}:"
+                        f" a signature cannot write that, so {'it is' if one else 'they are'} written '_'"
+                        " (any size; JAX checks the tie when the function runs)",
+                        base.dims[:1],
+                    )
+                )
+            self.notes[:] = [note for note in self.notes if not tied & set(note.dims) or "{names}" in note.text]
+        return out
+
+    def _batch_sizes(self) -> dict[int, int]:
+        """The vmap levels whose batch size the draws change too (level -> the example's
+        size): with an axis name, a collective puts the batch size into per-example shapes
+        (`all_gather(x, "i")` is `(i, ...)`), and a signature names it by the axis name
+        (the level's symbol). One evaluation per vmap level with an axis name; pmap's batch
+        is the device count, which stays."""
+        sizes: dict[int, int] = {}
+        for k, level in enumerate(self.levels):
+            if not (isinstance(level, MapStep) and level.transform.startswith("vmap(") and level.axis_size):
+                continue
+            if f"axis_name={level.symbol!r}" not in level.transform:
+                continue  # no axis name: no collective can see the batch size
+            if not any(isinstance(op, _Insert) and op.level == k for ops in self.oracle.ops_in for op in ops):
+                continue  # no argument is mapped at this level: its size comes from axis_size
+            new = self._fresh(level.axis_size)
+            if self.oracle.run({}, {k: new}).accepted:
+                sizes[k] = level.axis_size
+            else:
+                self.notes.append(
+                    _Note(
+                        f"the batch size of {level.transform} is {level.axis_size} in the example and JAX refused"
+                        f" {new}: a signature does not record that (JAX refuses other batch sizes when it runs)"
+                    )
+                )
+        return sizes
 
     def _groups(self) -> dict[int, list[DimId]]:
         """Dims of equal size: each group is one name candidate."""
@@ -412,7 +557,7 @@ class _Inference:
                 if len(group) <= 2:
                     return [_Class(tuple(group), size)]
                 alone = [d for d in group if self._ok({d: self._fresh(size)})]
-                rest = tuple(d for d in group if d not in alone)
+                rest = [d for d in group if d not in alone]
                 if alone:
                     one = len(alone) == 1
                     self.notes.append(
@@ -422,39 +567,88 @@ class _Inference:
                             tuple(alone),
                         )
                     )
-                if len(rest) >= 4:
+                blocks = self._blocks(size, rest) if len(rest) > 2 else [rest] if rest else []
+                if len(blocks) > 1:
                     self.notes.append(
                         _Note(
-                            f"{self._where(rest)} (size {size}) share the name {{names}}: none changes alone and"
-                            " all change together; JAX may accept some of them apart (not tried)",
-                            rest[:1],
+                            f"{self._where(rest)} have size {size} in the example, but JAX accepts them changed"
+                            f" in {len(blocks)} groups that each change together: {{names}}",
+                            tuple(sorted(min(b) for b in blocks)),
                         )
                     )
-                return [_Class((d,), size) for d in alone] + ([_Class(rest, size)] if rest else [])
+                return [_Class((d,), size) for d in alone] + [_Class(tuple(b), size) for b in blocks]
         alone = [d for d in group if len(group) > 1 and self._ok({d: self._fresh(size)})]
         fixed = tuple(d for d in group if d not in alone)
         self.notes.append(
             _Note(
                 f"{self._where(fixed)} {'is' if len(fixed) == 1 else 'are'} fixed at {size}: JAX refused"
-                f" {' and '.join(map(str, tried))} (no other sizes were tried)"
+                f" {' and '.join(map(str, tried))} (no other sizes were tried)",
+                fixed,  # (no names in it: the dims let _ties take the note back)
             )
         )
         return [_Class((d,), size) for d in alone] + [_Class(fixed, size, fixed=True)]
+
+    def _blocks(self, size: int, dims: list[DimId]) -> list[list[DimId]]:
+        """Split equal-sized dims, none of which changes alone, into the pairs that must
+        stay equal (`(x * y).sum() + (z * w).sum()`: x with y, z with w); the dims in no
+        such pair stay one group.
+
+        A pair is asked of JAX with the pair at one fresh size and the other dims at
+        another: JAX accepts it when the pair is tied to nothing else. One evaluation per
+        pair of dims not yet placed, so only for up to `MAX_PAIRED` dims; past that they
+        stay one group (a note says so).
+        """
+        if len(dims) > MAX_PAIRED:
+            self.notes.append(
+                _Note(
+                    f"{self._where(dims)} (size {size}) share the name {{names}}: none changes alone and"
+                    f" all change together; with more than {MAX_PAIRED} of them, pairs that JAX may accept"
+                    " apart were not tried",
+                    tuple(dims[:1]),
+                )
+            )
+            return [dims]
+        blocks: list[list[DimId]] = []
+        unpaired: list[DimId] = []
+        left = list(dims)
+        while left:
+            d = left.pop(0)
+            for e in left:
+                new = self._fresh(size)
+                others = dict.fromkeys((x for x in dims if x not in (d, e)), self._fresh(size))
+                if self._ok({**others, d: new, e: new}):
+                    blocks.append([d, e])
+                    left.remove(e)
+                    break
+            else:
+                unpaired.append(d)
+        return blocks + [unpaired] if unpaired else blocks
 
     def _draw(self, classes: list[_Class]) -> tuple[list[_Class], list[tuple[dict[int, int], _Verdict]]]:
         """Fresh sizes for every name at once. Where JAX refuses a draw although each name
         changes alone, the names that cannot join the others are kept fixed (one
         evaluation per name) and the draws start again."""
         for _ in range(ROUNDS):
-            free = [k for k, c in enumerate(classes) if not c.fixed]
+            free = [k for k, c in enumerate(classes) if c.drawn]
             draws: list[tuple[dict[int, int], _Verdict]] = []
-            for _ in range(DRAWS if free else 0):
+            for _ in range(DRAWS if free or self.batches else 0):
                 sizes = {k: self._fresh(classes[k].size) for k in free}
-                verdict = self.oracle.run(self._moves(classes, sizes))
+                batch = {k: self._fresh(size) for k, size in self.batches.items()}
+                verdict = self.oracle.run(self._moves(classes, sizes), batch)
                 if not verdict.accepted:
-                    classes = self._fix_clashing(classes, sizes)
+                    if batch and self._ok(self._moves(classes, sizes)):
+                        self.notes.append(
+                            _Note(
+                                "JAX refuses the batch size changed together with the dimensions, so the"
+                                " outputs are not followed over the batch size"
+                            )
+                        )
+                        self.batches = {}
+                    else:
+                        classes = self._fix_clashing(classes, sizes)
                     break
-                draws.append((sizes, verdict))
+                # A level's batch sizes are kept under key -1 - level, beside the names'.
+                draws.append(({**sizes, **{-1 - k: b for k, b in batch.items()}}, verdict))
             else:
                 return classes, draws
         raise self._error(
@@ -463,7 +657,11 @@ class _Inference:
         )
 
     def _moves(self, classes: list[_Class], sizes: Mapping[int, int]) -> dict[DimId, int]:
-        return {d: new for k, new in sizes.items() for d in classes[k].dims}
+        moves = {d: new for k, new in sizes.items() if k >= 0 for d in classes[k].dims}
+        for c in classes:  # n + 1 moves with n
+            if c.follows in moves:
+                moves.update(dict.fromkeys(c.dims, moves[c.follows] + c.offset))
+        return moves
 
     def _fix_clashing(self, classes: list[_Class], sizes: Mapping[int, int]) -> list[_Class]:
         kept: dict[int, int] = {}
@@ -489,7 +687,7 @@ class _Inference:
         pool = (f"{c}{n}" if n else c for n in count() for c in ascii_lowercase)
         names: dict[int, str] = {}
         for k, c in enumerate(classes):
-            if not c.fixed:
+            if c.drawn:
                 names[k] = next(x for x in pool if x not in self.reserved)
         return names
 
@@ -507,6 +705,10 @@ class _Inference:
         follows: dict[tuple[int, ...], str] = {
             (classes[k].size, *(sizes[k] for sizes, _ in draws)): name for k, name in names.items()
         }
+        for k, size in self.batches.items():  # a dim that follows the batch size: the level's symbol
+            level = self.levels[k]
+            assert isinstance(level, MapStep)
+            follows.setdefault((size, *(sizes[-1 - k] for sizes, _ in draws)), level.symbol)
         specs: list[str | None] = []
         for j, shape in enumerate(example):
             label = "output" + _out_path(self.example.out_def, j)
@@ -547,7 +749,7 @@ class _Inference:
         token: dict[DimId, str] = {}
         for k, c in enumerate(classes):
             for d in c.dims:
-                token[d] = str(c.size) if c.fixed else names[k]
+                token[d] = c.token(names.get(k))
         texts: list[str | None] = []
         for i, shape in enumerate(self.per):
             texts.append(None if shape is None else " ".join(token[(i, a)] for a in range(len(shape))))
