@@ -66,8 +66,20 @@ def test_the_environment_switch_makes_every_transform_jax_own() -> None:
         "import jax, jax.numpy as jnp, axischeck as ax\n"
         "f = ax.vmap(jnp.sin, signature='(n)->(n)')\n"
         "print(isinstance(f, ax.Vmapped), ax.check(jnp.cos) is jnp.cos, f(jnp.ones((2, 3))).shape)\n"
+        "original = jax.vmap\n"
+        "with ax.patch():\n"
+        "    print(jax.vmap is original)\n"
     )
     env = {**os.environ, "AXISCHECK_DISABLE": "1"}
     out = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, env=env, timeout=120)
     assert out.returncode == 0, out.stderr
-    assert out.stdout.split() == ["False", "True", "(2,", "3)"]
+    assert out.stdout.split() == ["False", "True", "(2,", "3)", "True"]
+
+
+def test_patch_swaps_nothing_with_the_checks_off() -> None:
+    original = jax.vmap
+    with ax.checks_disabled(), ax.patch():
+        assert jax.vmap is original
+    with ax.patch():
+        assert jax.vmap is ax.vmap
+    assert jax.vmap is original

@@ -21,6 +21,8 @@ import types
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
+from ._switch import checks_off
+
 __all__ = ["PatchContext", "patch", "patch_at_jax_import", "unpatch"]
 
 TRANSFORMS = ("vmap", "pmap", "shard_map", "smap")
@@ -154,9 +156,12 @@ def patch() -> PatchContext:
     False
     ```
 
-    Not thread-local: the patch applies to every thread of the process.
+    Not thread-local: the patch applies to every thread of the process. With the checks
+    off (`AXISCHECK_DISABLE=1`, or inside `checks_disabled()`), it swaps nothing.
     """
     global _active, _generation
+    if checks_off():  # AXISCHECK_DISABLE=1 (or inside `checks_disabled()`): JAX's own, nothing swapped
+        return PatchContext(False, _generation)
     import axischeck
 
     # Imported before taking the lock (this imports jax): a thread inside jax's first import
@@ -212,7 +217,7 @@ def patch_at_jax_import() -> PatchContext:
     the finder out if jax was never imported.
     """
     global _active, _generation
-    if sys.modules.get("jax") is not None:
+    if checks_off() or sys.modules.get("jax") is not None:
         return patch()
     with _LOCK:
         owner = not _active
