@@ -539,3 +539,11 @@ def test_the_signature_code_is_source_to_paste_and_the_value_is_passed_as_it_is(
     for declared in (pasted, sig):
         g = ax.vmap(einsum_example, in_axes=(0, 1, 0), signature=declared)
         assert predicted(g, (5, 3, 7), (7, 5, 6), (5, 3, 6)) == [(5, 3, 6)]
+
+
+def test_a_function_jax_already_mapped_is_refused_not_mapped_twice() -> None:
+    """`ax.vmap(jax.vmap(f))`: inferring would describe the batched function as one
+    example's; axischeck's own nest is followed to its innermost function instead."""
+    with pytest.raises(ax.SpecError, match="already mapped by jax.vmap"):
+        ax.vmap(jax.vmap(lambda x: x.sum())).infer_signature((4, 3, 2))
+    assert str(ax.vmap(ax.vmap(lambda x: x.sum())).infer_signature((4, 3, 2))) == "(a) -> ()"

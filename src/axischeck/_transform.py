@@ -263,13 +263,20 @@ class Transformed(Wrapper, Generic[P, R], ABC):
         ()
         ```
         """
-        from ._engine._infer import Subject, infer_signature
+        from ._engine._infer import Subject, infer_signature, jax_transform_of
 
         layers: list[tuple[Callable[..., Any], dict[str, Any]]] = []  # outermost first
         fun: Any = self
         while isinstance(fun, Transformed):
             layers.append(fun._remake())
             fun = fun.__wrapped__
+        mapped_by = jax_transform_of(fun)
+        if mapped_by is not None:  # its per-example signature is not the function's own
+            raise SpecError(
+                f"{fn_name(fun)} is already mapped by {mapped_by}: the signature inferred here would"
+                " describe the batched function as one example's",
+                fix=f"infer the signature of the function {mapped_by} maps, or map it with axischeck's transform",
+            )
 
         def rebuild(sig: Signature) -> Any:
             """This transform again, its innermost function declaring `sig`."""
