@@ -67,6 +67,7 @@ class Outcome:
     inputs_only: bool = False  # Signature.unify stops before the outputs
     traced: bool = False  # the user's function was traced: the answer may depend on anything it saw
     replay: Replay | None = None  # the traced function as JAX recorded it, for the level around it
+    batched: list[bool] | None = None  # which flat outputs the innermost level batches, if a trace said
 
 
 class Model(Protocol):
@@ -115,8 +116,11 @@ class MapModel:
         mapped = any(r.axis is not None and r.shape is not None for r in step.args)
         # The function this level maps, as the trace below recorded it (when it is the
         # innermost): which outputs are batched is asked of the record, not of the function.
-        fn = inner.replay if inner.replay is not None and isinstance(self.inner, TraceModel) else self.fn
+        innermost = isinstance(self.inner, TraceModel)
+        fn = inner.replay if inner.replay is not None and innermost else self.fn
         probe = _Probe(self, fn, call, axes, size, env, inner.shapes) if mapped or self.fn is not None else None
+        if probe is not None and innermost and inner.batched is not None:
+            probe.answered(inner.batched)  # the trace below replayed it under this very level
 
         def is_batched(j: int) -> bool:
             return probe is not None and probe.batched(j)
@@ -177,6 +181,10 @@ class _Probe:
     def asked(self) -> bool:
         return self._answers is not None
 
+    def answered(self, batched: list[bool]) -> None:
+        """What the trace below found, under this level's own vmap: nothing to ask again."""
+        self._answers = list(batched)
+
     def batched(self, j: int) -> bool:
         fn = self.fn
         if fn is None:
@@ -211,13 +219,13 @@ class TraceModel:
 
     def predict(self, call: Call, env: Env, trail: tuple[Step, ...]) -> Outcome:
         found = trace(self.fn, self.name, call, env, trail)
-        return traced_outcome(found.shapes, found.replay)
+        return traced_outcome(found.shapes, found.replay, found.batched)
 
 
-def traced_outcome(shapes: Any, replay: Replay | None = None) -> Outcome:
+def traced_outcome(shapes: Any, replay: Replay | None = None, batched: list[bool] | None = None) -> Outcome:
     """The outcome of a trace: its output shapes, one row each."""
     outs = tuple(SpecRow(label, shape, "", "") for label, shape in _labelled(shapes))
-    return Outcome(shapes, (BaseStep("traced", (), outs),), Bindings(), traced=True, replay=replay)
+    return Outcome(shapes, (BaseStep("traced", (), outs),), Bindings(), traced=True, replay=replay, batched=batched)
 
 
 def _labelled(shapes: Any) -> list[tuple[str, Shape]]:

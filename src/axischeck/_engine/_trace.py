@@ -164,10 +164,13 @@ class Replay:
 
 class PerExample(NamedTuple):
     """The per-example output (a pytree of `Shape`) and, where one trace of the function
-    recorded it as it is, its `Replay`."""
+    recorded it as it is, its `Replay`; `batched`: which flat outputs carry the innermost
+    level's batch dim, where the replay under the real vmap nesting has said (the level
+    around the function then need not ask again)."""
 
     shapes: Any
     replay: Replay | None
+    batched: list[bool] | None = None
 
 
 def substituting(fn: Callable[..., Any], treedef: Any, values: Sequence[Any], dyn: Sequence[int]) -> Callable[..., Any]:
@@ -212,13 +215,21 @@ def eval_per_example(
     if scope and only_vmaps(scope):
         replay = _recorded(per_example, scope, [values[i] for i in dyn], dyn, shown)
         if replay is not None:
+            batched: list[bool] = []
+
+            def replayed(*leaves: Any) -> Any:  # innermost under the nesting: it sees that level's tracers
+                out = replay.traced(*leaves)
+                batched[:] = [batched_here(leaf) for leaf in jax.tree_util.tree_leaves(out)]
+                return out
+
             try:
-                out, _ = _shapes_of(_bind_names(replay.traced, scope, dyn), scope, structs)
+                out, _ = _shapes_of(_bind_names(replayed, scope, dyn), scope, structs)
             except Exception:  # the record cannot answer: the function itself, as before
                 pass
             else:
                 check_ppermutes(replay.closed)
-                return PerExample(jax.tree_util.tree_map(lambda s: Shape(s.shape[skip:]), out), replay)
+                shapes = jax.tree_util.tree_map(lambda s: Shape(s.shape[skip:]), out)
+                return PerExample(shapes, replay, batched)
     try:
         out, closed = _shapes_of(_bind_names(per_example, scope, dyn), scope, structs, shown)
     except ValueError as err:  # under pmap JAX checks psum_scatter itself: same report
