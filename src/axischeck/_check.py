@@ -87,10 +87,11 @@ def check(
 
     ```python
     >>> forward = ax.check(lambda X, W: X @ W, signature="n f, f o -> n")
-    >>> forward(jnp.ones((32, 20)), jnp.ones((20, 1)))   # doctest: +ELLIPSIS
-    Traceback (most recent call last):
-    axischeck.OutputError: check(<lambda>, ...): the function's output contradicts its signature: ...
-    ...
+    >>> try:
+    ...     forward(jnp.ones((32, 20)), jnp.ones((20, 1)))
+    ... except ax.OutputError as err:   # doctest: +ELLIPSIS
+    ...     print(str(err).splitlines()[0])
+    check(<lambda>, ...): the function's output contradicts its signature: ...
     ```
     """
     if checks_off():

@@ -62,9 +62,11 @@ class Pmapped(Transformed[P, R]):
     >>> f = ax.pmap(lambda x: jax.lax.all_gather(x, "i"), axis_name="i")
     >>> f.predict_with_devices(8, (8, 3)).shapes       # each device gathers all 8 rows
     Shape(8, 8, 3)
-    >>> f.predict_with_devices(4, (8, 3))   # doctest: +ELLIPSIS
-    Traceback (most recent call last):
-    axischeck.ArgumentError: ...
+    >>> try:
+    ...     f.predict_with_devices(4, (8, 3))
+    ... except ax.ArgumentError as err:
+    ...     print(err.problem)
+    pmap maps an axis of size 8 over devices, but 4 device(s) are available: the size must be between 1 and the device count
     ```
     """
 

@@ -217,12 +217,12 @@ def smap(
     >>> with jax.sharding.use_abstract_mesh(mesh):
     ...     f.predict((256, 3)).shapes
     Shape(4, 3)
-    >>> with jax.sharding.use_abstract_mesh(mesh):
-    ...     f.predict((100, 3))  # doctest: +ELLIPSIS
-    Traceback (most recent call last):
-    axischeck.ArgumentError: smap(<lambda>, in_axes=0, out_axes=None, axis_name='x'): the in_axes entry of a is 0,
-    which splits axis 0 of a (size 100, shape (100, 3)) over mesh axis 'x' (size 64), but 64 does not divide 100
-    ...
+    >>> try:
+    ...     with jax.sharding.use_abstract_mesh(mesh):
+    ...         f.predict((100, 3))
+    ... except ax.ArgumentError as err:
+    ...     print(err.problem)
+    the in_axes entry of a is 0, which splits axis 0 of a (size 100, shape (100, 3)) over mesh axis 'x' (size 64), but 64 does not divide 100
     ```
     """
     if checks_off():
