@@ -66,7 +66,8 @@ class Pmapped(Transformed[P, R]):
     ...     f.predict_with_devices(4, (8, 3))
     ... except ax.ArgumentError as err:
     ...     print(err.problem)
-    pmap maps an axis of size 8 over devices, but 4 device(s) are available: the size must be between 1 and the device count
+    pmap maps an axis of size 8 over devices, but 4 device(s) are available:
+    the size must be between 1 and the device count
     ```
     """
 

@@ -222,7 +222,8 @@ def smap(
     ...         f.predict((100, 3))
     ... except ax.ArgumentError as err:
     ...     print(err.problem)
-    the in_axes entry of a is 0, which splits axis 0 of a (size 100, shape (100, 3)) over mesh axis 'x' (size 64), but 64 does not divide 100
+    the in_axes entry of a is 0, which splits axis 0 of a (size 100, shape (100, 3)) over mesh axis 'x'
+    (size 64), but 64 does not divide 100
     ```
     """
     if checks_off():
