@@ -91,7 +91,7 @@ class Transformed(Wrapper, Generic[P, R], ABC):
         shell = type(self)
         for name, value in getattr(jax_fn, "__dict__", {}).items():
             if name != "__wrapped__" and name not in self.__dict__ and not hasattr(shell, name):
-                self.__dict__[name] = value
+                setattr(self, name, value)
 
     @property
     def _predictor(self) -> Predictor:

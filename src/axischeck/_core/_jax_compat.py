@@ -34,6 +34,7 @@ from typing import Any, TypeVar, cast
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax.core import Tracer
 
 C = TypeVar("C", bound=Callable[..., Any])
 
@@ -123,7 +124,7 @@ def array_type(kind: type) -> bool:
     if verdict is None:
         if issubclass(kind, np.ma.MaskedArray):
             verdict = False
-        elif issubclass(kind, (np.ndarray, np.generic, jax.Array, jax.ShapeDtypeStruct, jax.core.Tracer)):
+        elif issubclass(kind, (np.ndarray, np.generic, jax.Array, jax.ShapeDtypeStruct, Tracer)):
             verdict = True
         else:
             verdict = hasattr(kind, "__jax_array__") and abstracts_jax_array()

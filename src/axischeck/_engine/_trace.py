@@ -135,7 +135,8 @@ def _shapes_of(
     if not devices:
         traced = jax.jit(fn).trace(*avals)  # what `jax.eval_shape` runs, its jaxpr kept
         return traced.out_info, traced.jaxpr
-    return jax.make_jaxpr(fn, axis_env=devices, return_shape=True)(*avals)[::-1]
+    closed, shapes = jax.make_jaxpr(fn, axis_env=devices, return_shape=True)(*avals)
+    return shapes, closed
 
 
 @dataclass(frozen=True, slots=True)
