@@ -34,6 +34,18 @@ def concrete(shape: tuple[int, ...], seed: int = 0) -> jax.Array:
     return jax.numpy.asarray(values.reshape(shape))
 
 
+def counting(fn: Any) -> tuple[Any, list[int]]:
+    """`fn` and a one-item list counting its runs: how often a transform traces it, to
+    compare with JAX's own count."""
+    runs = [0]
+
+    def counted(*args: Any) -> Any:
+        runs[0] += 1
+        return fn(*args)
+
+    return counted, runs
+
+
 def is_shape_leaf(x: Any) -> bool:
     return isinstance(x, ShapeLeaf)
 

@@ -38,7 +38,10 @@ LAYERS: list[tuple[str, set[str]]] = [
         },
     ),
     ("the predictor: caches and the engine for one function", {"_predictor"}),
-    ("transforms: the drop-ins", {"_switch", "_transform", "_call", "_vmap", "_check", "_pmap", "_shard_map", "_smap"}),
+    (
+        "transforms: the drop-ins",
+        {"_switch", "_in_trace", "_transform", "_call", "_vmap", "_check", "_pmap", "_shard_map", "_smap"},
+    ),
     (
         "public surface and tools",
         {

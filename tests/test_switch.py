@@ -6,7 +6,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -15,16 +14,7 @@ import pytest
 from jax.sharding import PartitionSpec as P
 
 import axischeck as ax
-
-
-def _counting(fn: Any) -> tuple[Any, list[int]]:
-    runs = [0]
-
-    def counted(*args: Any) -> Any:
-        runs[0] += 1
-        return fn(*args)
-
-    return counted, runs
+from jax_oracle import counting
 
 
 def test_transforms_made_inside_the_block_are_jax_own() -> None:
@@ -47,7 +37,7 @@ def test_transforms_made_inside_the_block_are_jax_own() -> None:
 
 
 def test_a_transform_made_before_calls_jax_unchecked_inside_the_block() -> None:
-    f, runs = _counting(lambda x: x - jax.lax.pmean(x, "i"))
+    f, runs = counting(lambda x: x - jax.lax.pmean(x, "i"))
     g = ax.vmap(f, axis_name="i")  # checked outside: the first call traces once more than JAX
     x = jnp.arange(6.0).reshape(2, 3)
     with ax.checks_disabled():

@@ -22,6 +22,7 @@ from ._core._steps import BaseStep
 from ._core._trees import leaf_paths
 from ._engine._predictor import Predictor
 from ._engine._trace import substituting
+from ._in_trace import Recorder, Watch
 
 CALL_FIX_TRACES = 1
 """How many candidate fixes a failed call may trace the user's function for."""
@@ -39,11 +40,17 @@ def refuse_unflattenable(args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
 
 
 def checks_before(
-    predictor: Predictor, jax_fn: Callable[..., Any], defers: bool, args: tuple[Any, ...], kwargs: dict[str, Any]
-) -> Prediction | None:
+    predictor: Predictor,
+    jax_fn: Callable[..., Any],
+    defers: bool,
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+    recorder: Recorder | None = None,
+) -> Prediction | Watch | None:
     """The checks before JAX runs: the prediction to verify the output against (with a
-    signature), None when there is none, `JAX_ALONE` for what only JAX models; raises
-    axischeck's error (with JAX's verdict) for a call it refuses."""
+    signature), None when there is none, `JAX_ALONE` for what only JAX models, a `Watch`
+    where the check rides JAX's trace (`recorder`: the function JAX's transform holds);
+    raises axischeck's error (with JAX's verdict) for a call it refuses."""
     pred = predictor.by_arrays(args, kwargs)  # arrays by position, seen before: no flatten
     if pred is not None:
         return pred
@@ -55,6 +62,8 @@ def checks_before(
     if pred is None and (symbolic or (predictor.prechecks and not predictor.prechecked(args, kwargs, flat))):
         if opaque_leaves(flat[0]):  # beyond axischeck's model (never cached)
             return JAX_ALONE
+        if recorder is not None and not symbolic and not predictor.models.declares_inputs:
+            return Watch(recorder, predictor, args, kwargs, flat)  # the function is traced by JAX alone
         try:
             if symbolic:
                 pred = predictor.answer(args, kwargs, flat)
@@ -81,6 +90,15 @@ def refusal(
     err = predictor.with_fix(err, args, kwargs, traces)
     jax_err = _jax_verdict(jax_fn, args, kwargs)
     return err if jax_err is None else with_jax_error(err, jax_err)
+
+
+def checks_after(watch: Watch, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+    """The check of a call JAX has run (see `checks_before`): axischeck's error, with the
+    fixes the engine verified, for a call it refuses (JAX accepted it)."""
+    try:
+        watch.check()
+    except AxisCheckError as err:
+        raise watch.predictor.with_fix(err, args, kwargs, CALL_FIX_TRACES) from err.__cause__
 
 
 def diagnosis(

@@ -18,6 +18,7 @@ from ._engine._levels import MapLevel
 from ._engine._models import MapModel
 from ._engine._predictor import Build, Predictor, mapped_models, options_key, predictor_for
 from ._engine._signature import SignatureLike, fresh_symbol, parsed_signature
+from ._in_trace import Recorder
 from ._switch import checks_off, unchecked
 from ._transform import Transformed, built_by_jax, checked_at_decoration, custom_axes, described, require_callable
 from ._vmap import _before_jax, _defer
@@ -52,6 +53,12 @@ def _device_count(devices: Sequence[Any] | None, backend: str | None) -> int:
         return len(jax.devices(backend))
     except RuntimeError as err:
         raise SpecError(f"pmap backend {backend!r} is not available: {err}") from None
+
+
+def _unmaps_an_output(out_axes: Any) -> bool:
+    """Whether some output of a pmap with these out_axes is taken unmapped (None)."""
+    leaves = jax.tree_util.tree_leaves(out_axes, is_leaf=lambda x: x is None)
+    return any(leaf is None for leaf in leaves)
 
 
 class Pmapped(Transformed[P, R]):
@@ -116,7 +123,10 @@ class Pmapped(Transformed[P, R]):
 
         _before_jax(in_axes, out_axes, "pmap")
         signature = parsed_signature(signature)  # a pytree of dims is checked before anything flattens it
-        jax_fn = built_by_jax(lambda: JAX_PMAP(fun, **options), prepare)
+        # A None in out_axes takes device 0's block of that output: whether it varies over
+        # the devices is read from JAX's own trace of the call (see `_in_trace`).
+        recorder = Recorder(fun, "pmap") if _unmaps_an_output(out_axes) and not isinstance(fun, Transformed) else None
+        jax_fn = built_by_jax(lambda: JAX_PMAP(recorder or fun, **options), prepare)
         defers = custom_axes(in_axes, out_axes)
         self._key = options_key("pmap", *options.values(), signature)
         self._build = checked_at_decoration(fun, self._key, _defer if defers else prepare, signature)
@@ -125,7 +135,7 @@ class Pmapped(Transformed[P, R]):
         self.axis_name = axis_name
         self.in_axes = in_axes
         self.out_axes = out_axes
-        super().__init__(fun, jax_fn, defers_to_jax=defers)
+        super().__init__(fun, jax_fn, defers_to_jax=defers, recorder=recorder)
 
     def _find_predictor(self) -> Predictor:
         build = self._build

@@ -15,7 +15,7 @@ from typing import Any, Concatenate, Generic, ParamSpec, Self, TypeVar, overload
 
 import jax
 
-from ._call import JAX_ALONE, checks_before, diagnosis, opaque_leaves, refuse_unflattenable, verify_output
+from ._call import JAX_ALONE, checks_after, checks_before, diagnosis, opaque_leaves, refuse_unflattenable, verify_output
 from ._core._annotations import check_text_dims
 from ._core._cache import Wrapper, runs_code
 from ._core._errors import AxisCheckError, FunctionError, SpecError, with_jax_error
@@ -27,6 +27,7 @@ from ._core._trees import flat_axes, shapes_text
 from ._engine._models import Model
 from ._engine._predictor import Build, Predictor, declared_core, declares_nothing, fn_name, prepared
 from ._engine._signature import Signature
+from ._in_trace import Recorder, Watch
 from ._switch import CHECKS_OFF
 
 P = ParamSpec("P")
@@ -62,6 +63,7 @@ class Transformed(Wrapper, Generic[P, R], ABC):
         defers_to_jax: bool = False,
         straight: bool | None = False,
         shared: Predictor | None = None,
+        recorder: Recorder | None = None,
     ) -> None:
         """A subclass keeps its options and says, from them, how to find its shared
         predictor (`_find_predictor`, at first use, unless it is given as `shared`) and
@@ -71,6 +73,9 @@ class Transformed(Wrapper, Generic[P, R], ABC):
         self.__wrapped__ = fun
         self._jax_fn = jax_fn
         self._shared = shared  # else found at first use, by `_find_predictor`
+        # The function as JAX's transform holds it, where a call's check rides JAX's trace
+        # (see `_in_trace`); None: JAX holds `fun` itself.
+        self._recorder = recorder
         self._defers = defers_to_jax  # options axischeck cannot model (custom spec types)
         # True: nothing to check before JAX runs a call (no signature, plain options, nothing
         # JAX may answer silently, annotations that declare no dims); a call is then JAX's
@@ -302,15 +307,18 @@ class Transformed(Wrapper, Generic[P, R], ABC):
         failure, axischeck's account of it with JAX's exception kept (see `_call`)."""
         if CHECKS_OFF.get():  # inside `checks_disabled()`: JAX's transform, unchecked
             return self._jax_fn(*args, **kwargs)  # type: ignore[no-any-return]
+        watch = None
         if self._declares_nothing():
             refuse_unflattenable(args, kwargs)
             pred = None
         else:
-            pred = checks_before(self._predictor, self._jax_fn, self._defers, args, kwargs)
+            pred = checks_before(self._predictor, self._jax_fn, self._defers, args, kwargs, self._recorder)
             if pred is JAX_ALONE:
                 return self._jax_fn(*args, **kwargs)  # type: ignore[no-any-return]
+            if isinstance(pred, Watch):  # the check rides JAX's trace of the call
+                watch, pred = pred, None
         try:
-            out = self._jax_fn(*args, **kwargs)
+            out = self._jax_fn(*args, **kwargs) if watch is None else watch.run(self._jax_fn, args, kwargs)
         except AxisCheckError:
             raise  # an inner axischeck transform has explained it
         except Exception as err:
@@ -320,6 +328,8 @@ class Transformed(Wrapper, Generic[P, R], ABC):
             # The explanation replaces JAX's exception, whose type and message it carries
             # (as a refusal before the run does): no chained JAX traceback above the user's.
             raise ours from None
+        if watch is not None:
+            checks_after(watch, args, kwargs)
         if pred is not None and not pred.matches(out):
             verify_output(self._predictor, self._describe(), out, pred, args, kwargs)
         return out  # type: ignore[no-any-return]

@@ -52,6 +52,7 @@ from ._trace import (
     batched_outputs,
     eval_per_example,
     only_vmaps,
+    recorded_first,
     under_pmap,
 )
 from ._unify import Bindings, Conflict, Unifier, resolve, unbound_symbols
@@ -117,7 +118,7 @@ class MapModel:
         # The function this level maps, as the trace below recorded it (when it is the
         # innermost): which outputs are batched is asked of the record, not of the function.
         innermost = isinstance(self.inner, TraceModel)
-        fn = inner.replay if inner.replay is not None and innermost else self.fn
+        fn = inner.replay if inner.replay is not None and innermost else recorded_first(self.fn) if self.fn else None
         probe = _Probe(self, fn, call, axes, size, env, inner.shapes) if mapped or self.fn is not None else None
         if probe is not None and innermost and inner.batched is not None:
             probe.answered(inner.batched)  # the trace below replayed it under this very level
@@ -235,10 +236,11 @@ def _labelled(shapes: Any) -> list[tuple[str, Shape]]:
 def trace(fn: Callable[..., Any], name: str, call: Call, env: Env, trail: tuple[Step, ...]) -> PerExample:
     leaves, treedef = call.flat()
     returned: list[bool] = []  # whether the function finished, in the last trace of it
+    traced = recorded_first(fn)  # JAX's own traces of it, where a check rides them
 
     def recording(*args: Any, **kwargs: Any) -> Any:
         returned.clear()
-        out = fn(*args, **kwargs)
+        out = traced(*args, **kwargs)
         check_jax_outputs(out, name)
         returned.append(True)
         return out

@@ -44,6 +44,7 @@ from ._models import (
 from ._shard_model import ShardModel
 from ._signature import Signature
 from ._suggest import suggest, with_suggestions
+from ._trace import Records
 
 _NO_PLAN = Plan((), (), (), None)  # marks a structure the fast path cannot serve
 _UNSET: Any = object()
@@ -135,6 +136,8 @@ class Predictor:
         self._passed: BoundedCache[bool] = BoundedCache(256)
         self._plans: BoundedCache[Plan | ShardPlan] = BoundedCache(64)
         self._names_bound: BoundedCache[bool] = BoundedCache(16)
+        # JAX's own traces of the function, where a check rode them (see `Records`).
+        self.records = Records()
         self._last_bound: Any = None  # the trace context `confirm_names` last found clear
         self._cacheable: bool | None = None
         # `_predictions` once the models are known, if a signature's answers in it are

@@ -9,11 +9,14 @@ size-only `vmap`s with `in_axes=None`, so collectives follow vmap's own shape ru
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, Literal, NamedTuple
 
 import jax
+from jax.core import Tracer
 
+from .._core._cache import BoundedCache
 from .._core._jax_compat import (
     JAX_VERSION,
     JAX_VMAP,
@@ -29,6 +32,7 @@ from .._core._jax_compat import (
     sub_jaxprs,
     varying_axes,
 )
+from .._core._keys import lookup, store
 from .._core._leaves import abstract, resharded
 from .._core._shape import Shape
 
@@ -163,6 +167,73 @@ class Replay:
         return self.traced(*[leaves[i] for i in self.dyn])
 
 
+def replay_of(closed: Any, out: Any, dyn: Sequence[int]) -> Replay | None:
+    """The record of one trace (`closed`, taking the leaves at `dyn`; `out`, its output),
+    or None where the jaxpr takes more: an argument that is a tracer of a trace around
+    this one (under `jit` or `eval_shape`) is closed over, and JAX made it an input."""
+    if len(closed.in_avals) != len(dyn):
+        return None
+    return Replay(closed, jax.tree_util.tree_structure(out), tuple(dyn))
+
+
+class Records:
+    """The user's function as JAX's own traces of it recorded it (see
+    `axischeck._in_trace`), by what those traces saw: per argument leaf, a tracer's
+    shape, dtype and weak type, or the value of anything else (as JAX keys its static
+    arguments), and the x64 setting. A concrete array keys as a tracer of its type: the
+    transforms that keep records (pmap) trace every array argument. A check asks them in place of the function (JAX
+    answered a call like it from its cache without tracing), so it runs none of the
+    user's Python; a key that cannot be made finds nothing."""
+
+    __slots__ = ("_replays",)
+
+    def __init__(self) -> None:
+        self._replays: BoundedCache[Replay] = BoundedCache(8)
+
+    def keep(self, args: tuple[Any, ...], kwargs: dict[str, Any], replay: Replay) -> None:
+        store(self._replays, _record_key(args, kwargs), replay)
+
+    def find(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Replay | None:
+        return lookup(self._replays, _record_key(args, kwargs))  # type: ignore[no-any-return]
+
+
+def _record_key(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Hashable | None:
+    try:
+        leaves, treedef = jax.tree_util.tree_flatten((args, kwargs))
+    except Exception:
+        return None
+    parts: list[Hashable] = []
+    for x in leaves:
+        if isinstance(x, Tracer | jax.Array):  # an array is never static: JAX traces it
+            aval = x.aval
+            parts.append(("traced", aval.shape, aval.dtype, getattr(aval, "weak_type", False)))
+        elif type(x) in _BY_VALUE:
+            parts.append((type(x), x))
+        else:
+            return None
+    return (treedef, tuple(parts), bool(jax.config.jax_enable_x64))
+
+
+_BY_VALUE = (bool, int, float, complex, str, bytes, type(None))
+
+
+def recorded_first(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """`fn`, answered from JAX's records of it where a check rides them (`RECORDED`)."""
+    records = RECORDED.get()
+    if records is None:
+        return fn
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        return (records.find(args, kwargs) or fn)(*args, **kwargs)
+
+    return call
+
+
+RECORDED: ContextVar[Records | None] = ContextVar("axischeck_recorded", default=None)
+"""JAX's own traces of the function whose call is being checked, while a check that rides
+them runs (see `axischeck._in_trace`): the trace model asks them first."""
+
+
 class PerExample(NamedTuple):
     """The per-example output (a pytree of `Shape`) and, where one trace of the function
     recorded it as it is, its `Replay`; `batched`: which flat outputs carry the innermost
@@ -242,7 +313,7 @@ def eval_per_example(
     shapes = jax.tree_util.tree_map(lambda s: Shape(s.shape[skip:]), out)
     if skip:  # the jaxpr is of the nesting, not of the function alone
         return PerExample(shapes, None)
-    return PerExample(shapes, Replay(closed, jax.tree_util.tree_structure(out), tuple(dyn)))
+    return PerExample(shapes, replay_of(closed, out, dyn))
 
 
 def _recorded(
@@ -264,7 +335,7 @@ def _recorded(
             closed, out = jax.make_jaxpr(per_example, axis_env=names, return_shape=True)(*avals)
     except Exception:
         return None
-    return Replay(closed, jax.tree_util.tree_structure(out), tuple(dyn))
+    return replay_of(closed, out, dyn)
 
 
 def jaxpr_under_levels(fn: Callable[..., Any], treedef: Any, values: Sequence[Any], env: Env) -> Any:

@@ -1,0 +1,131 @@
+"""Checks that ride JAX's own trace of the user's function.
+
+Where JAX may answer a call silently and wrongly (see `Predictor.prechecks`), only a trace
+of the function tells whether it does: which outputs a pmap's `out_axes=None` would take
+from device 0 alone. Tracing the function for that before JAX traces it again would run
+the user's Python twice where JAX runs it once (Equinox's `filter_pmap` tests count).
+
+So the function JAX's transform is given is a `Recorder` of the user's function. While a
+checked call is being watched (`Watch.run`), the recorder, called by JAX inside its trace,
+records the function once (a closed jaxpr, at the very values JAX traces it with, kept in
+the predictor's `Records`) and hands JAX the record's outputs; once JAX has answered, the
+engine answers the call from the records (`RECORDED`: the trace model replays a record
+instead of running the function). Where JAX answers from its cache, an earlier record of
+the same abstract values answers the check. Otherwise, and whenever no check is due, the
+recorder is the user's function, called straight.
+
+Only pmap rides so far: it traces every array argument, so a record keyed by the
+arguments' abstract values is the function's at every call with those values.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import Any
+
+import jax
+from jax.core import Tracer
+
+from ._core._errors import FunctionError
+from ._core._jax_compat import name_trace
+from ._engine._predictor import Predictor
+from ._engine._trace import RECORDED, Replay, substituting
+
+
+class Recorder:
+    """The user's function as JAX's transform holds it: called straight, except inside a
+    watched call's trace (see the module's docstring). Two recorders of one function are
+    equal, so JAX's caches keyed on the function still hit when a transform of it is made
+    again (`ax.pmap(f)(x)` inline in a loop traces once, as `jax.pmap(f)(x)` does)."""
+
+    def __init__(self, fun: Callable[..., Any], kind: str) -> None:
+        self.fun = fun
+        self.kind = kind  # the transform's name, as JAX's messages about its trace say it
+        functools.update_wrapper(self, fun)  # JAX names, and reads the parameters of, the user's function
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is Recorder and other.fun is self.fun
+
+    def __hash__(self) -> int:
+        return hash((Recorder, id(self.fun)))
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        watch = WATCHING.get()
+        if watch is None or watch.recorder is not self or watch.recorded:
+            return self.fun(*args, **kwargs)
+        return watch.record(args, kwargs)
+
+
+class Watch:
+    """One checked call whose check rides JAX's trace of it: the predictor, the call as
+    the user made it, and whether JAX traced (and the recorder recorded) the function."""
+
+    def __init__(
+        self,
+        recorder: Recorder,
+        predictor: Predictor,
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+        flat: tuple[list[Any], Any],
+    ) -> None:
+        self.recorder = recorder
+        self.predictor = predictor
+        self.call = (args, kwargs, flat)
+        self.recorded = False
+
+    def run(self, jax_fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """JAX's transform called with the watch on: JAX's answer, the function recorded
+        if JAX traced it; `check` next."""
+        with _watching(self):
+            return jax_fn(*args, **kwargs)
+
+    def record(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """Inside JAX's trace: the function recorded once at JAX's tracers (kept in the
+        predictor's `records`), its outputs handed to JAX. The function's own failure is
+        JAX's to report, from this trace."""
+        self.recorded = True
+        leaves, treedef = jax.tree_util.tree_flatten((args, kwargs))
+        dyn = tuple(i for i, leaf in enumerate(leaves) if isinstance(leaf, Tracer))
+        traced = [leaves[i] for i in dyn]
+        fun = self.recorder.fun
+        recorded = substituting(fun, treedef, leaves, dyn)
+        labels = [leaf.label for leaf in self.predictor.label(args, kwargs).flat()[0]]
+        if len(labels) == len(leaves):
+            name_trace(recorded, fun, [labels[i] for i in dyn], traced_for=self.recorder.kind)
+        closed, out = jax.make_jaxpr(recorded, return_shape=True)(*traced)
+        replay = Replay(closed, jax.tree_util.tree_structure(out), dyn)
+        self.predictor.records.keep(args, kwargs, replay)
+        return replay.traced(*traced)
+
+    def check(self) -> None:
+        """The engine's answer for the call (among it, JAX's answer to the silent question),
+        from JAX's records of the function (this call's trace, or an earlier one JAX's
+        cache answered from). The function's own failure is JAX's to raise; where the
+        records cannot answer, the function itself is traced, as without a watch. Raises
+        axischeck's error for a call it refuses."""
+        args, kwargs, flat = self.call
+        for records in (self.predictor.records, None):
+            token = RECORDED.set(records)
+            try:
+                self.predictor.answer(args, kwargs, flat)
+            except FunctionError:
+                continue
+            finally:
+                RECORDED.reset(token)
+            return
+
+
+WATCHING: ContextVar[Watch | None] = ContextVar("axischeck_watching", default=None)
+"""The checked call whose check rides the trace JAX is making, if any."""
+
+
+@contextmanager
+def _watching(watch: Watch) -> Iterator[None]:
+    token = WATCHING.set(watch)
+    try:
+        yield
+    finally:
+        WATCHING.reset(token)
