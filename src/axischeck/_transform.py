@@ -307,16 +307,18 @@ class Transformed(Wrapper, Generic[P, R], ABC):
         failure, axischeck's account of it with JAX's exception kept (see `_call`)."""
         if CHECKS_OFF.get():  # inside `checks_disabled()`: JAX's transform, unchecked
             return self._jax_fn(*args, **kwargs)  # type: ignore[no-any-return]
-        watch = None
+        pred: Prediction | None = None
+        watch: Watch | None = None  # where the check rides JAX's trace of the call
         if self._declares_nothing():
             refuse_unflattenable(args, kwargs)
-            pred = None
         else:
-            pred = checks_before(self._predictor, self._jax_fn, self._defers, args, kwargs, self._recorder)
-            if pred is JAX_ALONE:
+            before = checks_before(self._predictor, self._jax_fn, self._defers, args, kwargs, self._recorder)
+            if before is JAX_ALONE:
                 return self._jax_fn(*args, **kwargs)  # type: ignore[no-any-return]
-            if isinstance(pred, Watch):  # the check rides JAX's trace of the call
-                watch, pred = pred, None
+            if isinstance(before, Watch):
+                watch = before
+            else:
+                pred = before
         try:
             out = self._jax_fn(*args, **kwargs) if watch is None else watch.run(self._jax_fn, args, kwargs)
         except AxisCheckError:

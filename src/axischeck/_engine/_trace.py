@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, NamedTuple
 
 import jax
+import numpy as np
 from jax.core import Tracer
 
 from .._core._cache import BoundedCache
@@ -23,6 +24,7 @@ from .._core._jax_compat import (
     NEGATIVE_COLLECTIVE_AXES_FAIL_LOWERING,
     abstract_values,
     batched_here,
+    canonical_dtype,
     equations,
     jaxpr_function,
     name_trace,
@@ -205,13 +207,12 @@ def _record_key(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Hashable | Non
     parts: list[Hashable] = []
     for x in leaves:
         if isinstance(x, Tracer | jax.Array):  # an array is never static: JAX traces it
-            aval = x.aval
-            parts.append(("traced", aval.shape, aval.dtype, getattr(aval, "weak_type", False)))
+            parts.append(("traced", x.shape, x.dtype, getattr(x.aval, "weak_type", False)))
         elif type(x) in _BY_VALUE:
             parts.append((type(x), x))
         else:
             return None
-    return (treedef, tuple(parts), bool(jax.config.jax_enable_x64))
+    return (treedef, tuple(parts), canonical_dtype(np.float64) == np.float64)  # x64 on
 
 
 _BY_VALUE = (bool, int, float, complex, str, bytes, type(None))
