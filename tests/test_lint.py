@@ -83,7 +83,7 @@ def test_every_finding_names_the_transform_and_what_jax_does() -> None:
 # Cases the runtime can run on CPU: each `case_*` function of these files must raise, with
 # an error whose text matches (axischeck's own AxisCheckError or JAX's error).
 RUNTIME = {
-    "bad_in_axes_length.py": r"in_axes|len\(args\)|positional argument|pytree structure",
+    "bad_in_axes_length.py": r"in_axes|len\(args\)|positional argument|pytree structure|tuple index out of range",
     "bad_out_axes.py": r"out_axes|out_specs|tree prefix|pytree structure",
     "bad_axis_name.py": r"unbound axis name",
     "bad_signature.py": r"signature|dimension",
@@ -92,7 +92,8 @@ RUNTIME = {
     "bad_batch_size.py": r"inconsistent sizes|disagree on the batch size|squeeze",
     "bad_axis_beyond_rank.py": r"rank should be at least",
     "bad_nothing_mapped.py": r"non-None value|at least one argument with a mapped axis|every in_axes entry is None",
-    "bad_python_scalar.py": r"rank should be at least 1|pjit arguments",
+    "bad_python_scalar.py": r"rank should be at least 1|pjit arguments|too long",
+    "bad_tree_prefix.py": r"tree prefix",
     "bad_hidden_facts.py": r"in_axes|pytree structure|unbound axis name|positional argument",
 }
 
@@ -114,7 +115,7 @@ def test_runtime_raises_for_each_seeded_case(name: str) -> None:
     for case in cases:
         fn = getattr(module, case)
         args: tuple[Any, ...] = (mesh,) if fn.__code__.co_argcount else ()
-        with pytest.raises((ax.AxisCheckError, ValueError, TypeError, NameError)) as info:
+        with pytest.raises((ax.AxisCheckError, ValueError, TypeError, NameError, IndexError)) as info:
             fn(*args)
         assert re.search(RUNTIME[name], str(info.value)), f"{case}: {info.value}"
 
@@ -301,10 +302,10 @@ def test_usage_errors_exit_2_with_one_line(argv: list[str], capsys: pytest.Captu
 def test_json_format(capsys: pytest.CaptureFixture[str]) -> None:
     status, out, _ = _run(["--no-config", "--format", "json", str(CASES / "bad_in_axes_keyword.py")], capsys)
     data = json.loads(out)
-    assert status == 1 and len(data) == 4
+    assert status == 1 and len(data) == 5
     assert set(data[0]) == {"path", "line", "column", "code", "message", "fix"}
     assert all(set(d) - {"fix"} == {"path", "line", "column", "code", "message"} for d in data)
-    assert [d["line"] for d in data] == [31, 35, 40, 44]
+    assert [d["line"] for d in data] == [31, 35, 40, 44, 49]
     status, out, _ = _run(["--no-config", "--format", "json", str(CASES / "clean_shard_map.py")], capsys)
     assert (status, json.loads(out)) == (0, [])
 
@@ -434,7 +435,7 @@ def test_python_dash_m_runs_the_command() -> None:
         text=True,
         timeout=120,
     )
-    assert done.returncode == 1 and done.stdout.count("AX005") == 5
+    assert done.returncode == 1 and done.stdout.count("AX005") == 6
 
 
 def test_findings_are_values() -> None:

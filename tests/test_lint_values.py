@@ -71,6 +71,12 @@ KEY = jax.random.PRNGKey(0)
         ("jax.random.uniform(KEY)", ()),
         ("jax.random.normal(KEY, (jax.device_count(), 3))", (None, 3)),
         ("jnp.ones((2, 3)).astype(jnp.int32).ravel()", (6,)),
+        ("jnp.arange(6.0).reshape(3, 2) / 10.0", (3, 2)),
+        ("2.0 * jnp.ones(3) - 1", (3,)),
+        ("np.ones((3, 1)) * np.zeros(4)", (3, 4)),
+        ("np.ones((2, 1, 5)) + np.ones((4, 1)) * 2", (2, 4, 5)),
+        ("jnp.float32(5.0)", ()),
+        ("np.int32(3)", ()),
     ],
 )
 def test_array_constructors_give_the_shape_numpy_gives(tmp_path: Path, expr: str, shape: tuple[Any, ...]) -> None:
@@ -95,6 +101,10 @@ def test_array_constructors_give_the_shape_numpy_gives(tmp_path: Path, expr: str
         "jnp.stack([jnp.ones(3), jnp.ones(4)])",  # JAX raises
         "jnp.array([[1, 2], [3]])",  # ragged
         "some_function((2, 3))",
+        "jnp.ones(3) + jnp.ones(4)",  # JAX raises at the addition
+        "jnp.ones((2, 3)) @ jnp.ones((3, 4))",  # not elementwise
+        "jnp.ones(3) + N",  # N may be an array
+        "jnp.float32(N)",
     ],
 )
 def test_what_it_cannot_know_is_unknown(tmp_path: Path, expr: str) -> None:

@@ -31,7 +31,13 @@ def case_inside_a_dict():
     return jax.vmap(update)(jnp.ones((4, 3)), {"lr": 0.5})  # expect: AX016
 
 
+def case_smap_int(mesh):
+    with jax.set_mesh(mesh):
+        return jax.smap(step, in_axes=(0, 0), out_axes=0, axis_name="x")(jnp.ones((4, 3)), 3)  # expect: AX016
+
+
 if __name__ == "__main__":
     case_pmap_int()
     case_vmap_constant()
     case_inside_a_dict()
+    case_smap_int(jax.make_mesh((2,), ("x",), axis_types=(jax.sharding.AxisType.Auto,)))

@@ -42,6 +42,9 @@ Codes (stable; each finding names the transform, the argument and what JAX would
 - AX015 at a call, every in_axes entry is None, the call passes no keyword argument and
   there is no `axis_size`: nothing is mapped, and JAX raises.
 - AX016 at a call, in_axes maps a Python scalar (`pmap(f)(x, 10)`): it has no axis.
+- AX017 at a call, in_axes is not a tree prefix of the arguments: a tuple of axes for an
+  argument that is one array (`in_axes=((0, 1), (0, 1))`: one vmap maps one axis), a
+  tuple for a dict, or a tuple of another length.
 
 Values are read one step away from the transform (`_values`): names bound once,
 parameters every visible call gives one value, `functools.partial`, and the shapes of

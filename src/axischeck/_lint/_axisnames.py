@@ -212,6 +212,19 @@ class AxisNames:
             message = f"which bind{'s' if len(sites) == 1 else ''} no axis name"
         else:
             message = f"which bind{'s' if len(bound) == 1 else ''} {', '.join(repr(n) for n in bound)} and no {axis!r}"
+        if not bound and len(sites) == 1 and sites[0].site.transform.kind in ("vmap", "pmap"):
+            # The one transform binds no name at all: the fix is an axis_name there, so that
+            # is where the finding goes (the collective's line is named in the message).
+            site = sites[0].site
+            report(
+                site.module,
+                site.node,
+                "AX005",
+                f"{describe(site, None)} binds no axis name, but the function it maps calls {short} over axis"
+                f" {axis!r} ({module.path}:{call.lineno}); JAX raises NameError 'unbound axis name: {axis}'",
+                f"axis_name={axis!r}",
+            )
+            return
         close = get_close_matches(axis, bound, n=1, cutoff=0.6)
         # A fix only when one name is bound and it is a near spelling; otherwise a hint.
         fix = f"use the axis name {close[0]!r}" if close and len(bound) == 1 else None

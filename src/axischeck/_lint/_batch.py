@@ -50,13 +50,24 @@ class Unread(Exception):
     """The arguments' structure against in_axes is not certain: no rule applies."""
 
 
+class NotPrefix(Exception):
+    """in_axes is not a tree prefix of an argument: a container of axes where the argument
+    has a leaf (an array, a number) or another container (JAX raises before any other rule)."""
+
+    def __init__(self, label: str, node: ast.expr, axes: Any, value: Any) -> None:
+        super().__init__(label)
+        self.label, self.node, self.axes, self.value = label, node, axes, value
+
+
 def check_calls(checker: SiteChecker, values: Values) -> int:
-    """AX013-AX016 at every call of the site's result that the file shows; returns how
+    """AX013-AX017 at every call of the site's result that the file shows; returns how
     many calls had every argument read."""
     site = checker.site
     kind = site.transform.kind
-    if kind not in ("vmap", "pmap") or not site.readable:
+    if kind not in ("vmap", "pmap", "smap") or not site.readable:
         return 0
+    if kind == "smap" and not site.has("in_axes"):
+        return 0  # smap infers in_axes from the arguments
     if kind == "pmap" and site.has("static_broadcasted_argnums"):
         return 0  # static arguments are dropped before in_axes is read
     if checker.codes & _AXES_CODES:
@@ -127,17 +138,28 @@ def _check_call(checker: SiteChecker, values: Values, use: Use, call: ast.Call, 
             "map at least one argument (an int entry in in_axes), or pass axis_size" if kind == "vmap" else None,
         )
         return True
+    if kind == "smap" and keywords:
+        return False  # smap's keyword arguments: not read here
     leaves: list[Leaf] = []
-    try:
-        for i, node in enumerate(args):
-            label = names[i] if i < len(names) else f"argument {i}"
-            axes = in_axes[i] if isinstance(in_axes, tuple) else in_axes
-            _collect(values.of(node, use.module), axes, label, node, leaves)
-        if kind == "vmap":  # JAX maps every keyword argument over axis 0
-            for k in keywords:
-                assert k.arg is not None
-                _collect(values.of(k.value, use.module), 0, k.arg, k.value, leaves)
-    except Unread:
+    unread = False
+    for i, node in enumerate(args):
+        label = names[i] if i < len(names) else f"argument {i}"
+        axes = in_axes[i] if isinstance(in_axes, tuple) else in_axes
+        try:
+            _collect(values.of(node, use.module), axes, label, node, leaves, kind != "smap")
+        except Unread:
+            unread = True
+        except NotPrefix as bad:
+            report(use.module, bad.node, "AX017", _not_prefix(kind, bad))
+            return True
+    if kind == "vmap":  # JAX maps every keyword argument over axis 0
+        for k in keywords:
+            assert k.arg is not None
+            try:
+                _collect(values.of(k.value, use.module), 0, k.arg, k.value, leaves, True)
+            except Unread:
+                unread = True
+    if unread:
         return False
     for leaf in leaves:
         if isinstance(leaf.value, _SCALARS):
@@ -154,14 +176,18 @@ def _check_call(checker: SiteChecker, values: Values, use: Use, call: ast.Call, 
         assert isinstance(leaf.value, Array)
         r = leaf.value.rank
         if not -r <= leaf.axis < r:
+            within = f"so the axis must be in [{-r}, {r - 1}]" if r else "an array with no axis to map"
             report(
                 use.module,
                 leaf.node,
                 "AX014",
                 f"in_axes asks for axis {leaf.axis} of {leaf.label}, but {leaf.label} has shape {leaf.value.text()}"
-                f" (rank {r}, so the axis must be in [{-r}, {r - 1}]); JAX raises {_rank_error(kind, leaf.axis, r)}",
+                f" (rank {r}, {within}); JAX raises {_rank_error(kind, leaf.axis, r)}",
+                f"in_axes None for {leaf.label} (it has no axis: it is passed whole to every call)" if not r else None,
             )
             return True
+    if kind == "smap":
+        return True  # smap splits the mapped axes over a mesh axis: sizes are not compared here
     sized = [(leaf, leaf.value.shape[leaf.axis]) for leaf in leaves if isinstance(leaf.value, Array)]
     known = [(leaf, size) for leaf, size in sized if size is not None]
     if type(axis_size) is int and known and any(size != axis_size for _, size in known):
@@ -188,8 +214,9 @@ def _check_call(checker: SiteChecker, values: Values, use: Use, call: ast.Call, 
     return True
 
 
-def _collect(value: Any, axes: Any, label: str, node: ast.expr, out: list[Leaf]) -> None:
-    """The mapped leaves of `value` under the in_axes prefix `axes` (JAX's tree-prefix rule)."""
+def _collect(value: Any, axes: Any, label: str, node: ast.expr, out: list[Leaf], prefix: bool) -> None:
+    """The mapped leaves of `value` under the in_axes prefix `axes` (JAX's tree-prefix rule).
+    With `prefix`, a container of axes against a leaf or another container raises NotPrefix."""
     if axes is None:
         return
     if value is UNKNOWN:
@@ -199,13 +226,44 @@ def _collect(value: Any, axes: Any, label: str, node: ast.expr, out: list[Leaf])
         return
     if isinstance(axes, (tuple, list)) and type(value) is type(axes) and len(value) == len(axes):
         for i, (v, a) in enumerate(zip(value, axes, strict=True)):
-            _collect(v, a, f"{label}[{i}]", node, out)
+            _collect(v, a, f"{label}[{i}]", node, out, prefix)
         return
     if isinstance(axes, dict) and isinstance(value, dict) and set(value) == set(axes):
         for k in sorted(value, key=repr):
-            _collect(value[k], axes[k], f"{label}[{k!r}]", node, out)
+            _collect(value[k], axes[k], f"{label}[{k!r}]", node, out, prefix)
         return
-    raise Unread  # another structure: JAX raises about the pytree, which is not this check's to say
+    if prefix and isinstance(axes, (tuple, list, dict)) and _plain_tree(value):
+        # JAX flattens in_axes up to the arguments' structure: a tuple of axes where the
+        # argument is an array or a number (or a dict, a list of another length) is refused.
+        raise NotPrefix(label, node, axes, value)
+    raise Unread
+
+
+def _plain_tree(value: Any) -> bool:
+    """An array, a number, or a tuple/list/dict the interpreter read (not a custom pytree)."""
+    return isinstance(value, (Array, tuple, list, dict)) or type(value) in _SCALARS
+
+
+def _not_prefix(kind: str, bad: NotPrefix) -> str:
+    value = bad.value
+    if isinstance(value, Array):
+        has = f"an array of shape {value.text()} (a single leaf)"
+    elif type(value) in _SCALARS:
+        has = f"the Python scalar {value!r} (a single leaf)"
+    elif isinstance(value, dict):
+        has = f"a dict with keys {', '.join(map(repr, value))}"
+    else:
+        has = f"a {type(value).__name__} of {len(value)}"
+    extra = (
+        " (one vmap maps one axis of each argument: nest two vmaps to map two axes)"
+        if isinstance(value, Array) and isinstance(bad.axes, tuple) and all(type(a) is int for a in bad.axes)
+        else ""
+    )
+    return (
+        f"in_axes gives {bad.label} the {type(bad.axes).__name__} of axes {axes_text(bad.axes)}, but {bad.label} is"
+        f" {has}; in_axes must be a tree prefix of the arguments{extra}, and JAX raises ValueError"
+        f" '{kind} in_axes specification must be a tree prefix of the corresponding value'"
+    )
 
 
 def _broadcast(value: Any, axis: int, label: str, node: ast.expr, out: list[Leaf]) -> None:
@@ -244,12 +302,19 @@ def _none_error(kind: str) -> str:
 
 
 def _scalar_error(kind: str, leaf: Leaf) -> str:
+    if kind == "smap":
+        return (
+            "ValueError 'shard_map applied to the function ... was given an in_specs entry which is too long to be"
+            " compatible with the corresponding input value' (smap maps the argument over a mesh axis)"
+        )
     if kind == "pmap":
         return "ValueError (pmap can only split arrays with a leading axis over the devices)"
     return _rank_error(kind, leaf.axis, 0)
 
 
 def _rank_error(kind: str, axis: int, rank: int) -> str:
+    if kind == "smap":
+        return "ValueError (smap's in_axes names an axis the argument does not have)"
     if kind == "pmap":
         return f"an error (pmap splits axis {axis} over the devices, and there is no such axis)"
     return (

@@ -178,8 +178,45 @@ class SiteChecker:
         if entries is None or callee is None or not site.readable:
             return False
         if kind == "pmap" and site.has("static_broadcasted_argnums"):
-            return False  # pmap drops static arguments before it reads in_axes
+            return self._static_in_axes(entries, node)
         return self._in_axes_length(entries, node)
+
+    def static_argnums(self) -> tuple[int, ...] | None:
+        """pmap's static_broadcasted_argnums as non-negative positions, or None when not read."""
+        value = self.site.option("static_broadcasted_argnums")
+        if type(value) is int:
+            value = (value,)
+        if not isinstance(value, tuple) or not value or not all(type(v) is int and v >= 0 for v in value):
+            return None
+        return value
+
+    def _static_in_axes(self, entries: list[Any], node: ast.AST) -> bool:
+        """AX001 for pmap with static arguments: JAX picks the in_axes entries of the dynamic
+        positions by index (`in_axes[i] for i in dyn_argnums`), so in_axes needs an entry
+        (None) for each static position before the last dynamic one."""
+        c, static = self.callee, self.static_argnums()
+        if c is None or static is None or c.varargs or c.self_param or self._may_pass_by_keyword():
+            return False
+        n = len(entries)
+        beyond = [i for i in range(c.required) if i not in static and i >= n]
+        if not beyond:
+            return False
+        dynamic = [i for i in range(len(c.positional)) if i not in static]
+        fix = None
+        if len(dynamic) == n:
+            given = iter(entries)
+            fix = f"in_axes={axes_text(tuple(None if i in static else next(given) for i in range(len(c.positional))))}"
+        self.emit(
+            node,
+            "AX001",
+            f"in_axes has {_plural(n, 'entry')}, but with static_broadcasted_argnums={axes_text(static)} pmap reads"
+            f" the entry of each dynamic argument by its position among all {len(c.positional)} positional"
+            f" arguments ({c.param_list()}): {c.positional[beyond[0]]} is argument {beyond[0]} and in_axes has no"
+            " such entry, so JAX raises IndexError 'tuple index out of range' (in_axes needs a None for each static"
+            " argument)",
+            fix,
+        )
+        return True
 
     def _param(self, i: int) -> str:
         c = self.callee
@@ -490,11 +527,12 @@ class SiteChecker:
         """AX001 / AX003 at the calls of the transformed function that the file shows."""
         entries = self.in_axes()
         c = self.callee
+        if self.site.transform.kind == "pmap" and self.site.has("static_broadcasted_argnums"):
+            self._static_calls()
+            return
         if not isinstance(entries, (tuple, list)) or not self.site.readable:
             return
-        if self.site.transform.kind == "pmap" and (
-            isinstance(entries, list) or self.site.has("static_broadcasted_argnums")
-        ):
+        if self.site.transform.kind == "pmap" and isinstance(entries, list):
             return
         n = len(entries)
         for use in self.result_uses():
@@ -537,6 +575,40 @@ class SiteChecker:
                     f" argument, and JAX raises {self._len_error(n, got)}",
                     None,
                 )
+
+    def _static_calls(self) -> None:
+        """A call of a pmap with static arguments that passes fewer positional arguments than
+        the last static position: JAX raises before anything else ("pmapped function has
+        static_broadcasted_argnums=(1,) but was called with only 1 positional argument")."""
+        static, c = self.static_argnums(), self.callee
+        if static is None or not self.site.readable:
+            return
+        last = max(static)
+        for use in self.result_uses():
+            call = use.node
+            if use.kind != "call" or not use.keeps_signature or not isinstance(call, ast.Call):
+                continue
+            args, keywords = use.arguments()
+            if any(isinstance(a, ast.Starred) for a in args) or any(k.arg is None for k in keywords):
+                continue
+            got = len(args) + use.implicit
+            if got > last or expects_failure(use.module, call):
+                continue
+            wanted = c.positional[last] if c is not None and last < len(c.positional) else None
+            by_keyword = wanted is not None and any(k.arg == wanted for k in keywords)
+            self.report(
+                use.module,
+                call,
+                "AX003" if by_keyword else "AX001",
+                f"{self.what}: static_broadcasted_argnums={axes_text(static)} counts positional arguments, but the"
+                f" call passes {_plural(got, 'positional argument')}"
+                + (f" ({wanted} by keyword, which pmap maps over the devices instead)" if by_keyword else "")
+                + f"; JAX raises ValueError 'pmapped function has static_broadcasted_argnums={axes_text(static)} but"
+                f" was called with only {got} positional argument{'s' if got != 1 else ''}'",
+                f"pass {wanted} by position (argument {last + 1})"
+                if by_keyword and got == last and not use.bound
+                else None,
+            )
 
     # --------------------------------------------------------------- shard_map
 

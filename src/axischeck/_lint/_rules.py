@@ -37,6 +37,7 @@ RULES: dict[str, Rule] = {
         Rule("AX014", "axis-beyond-rank", "in_axes asks for an axis the argument's shape does not have"),
         Rule("AX015", "nothing-mapped", "every in_axes entry is None, with no axis_size and no keyword argument"),
         Rule("AX016", "mapped-python-scalar", "in_axes maps a Python scalar, which has no axis"),
+        Rule("AX017", "in-axes-not-prefix", "in_axes is not a tree prefix of the arguments (a tuple for an array)"),
     )
 }
 

@@ -27,9 +27,12 @@ from ._flow import uses_of_def
 from ._literals import UNKNOWN
 from ._module import ASSIGN, IMPORT, Binding, FunctionInfo, ModuleInfo, Scope
 from ._names import qualname
-from ._shapes import DEVICES, GENERATOR, Array, attribute, construct, method
+from ._shapes import DEVICES, GENERATOR, Array, arithmetic, attribute, construct, method
 
 MAX_DEPTH = 24
+
+# Operators that act elementwise on arrays (with NumPy broadcasting); `@` is not one.
+_ELEMENTWISE = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Mod, ast.Pow)
 
 # Calls that read their arguments without changing them: a list or dict passed to them
 # stays as it was (JAX and axischeck never mutate a Python container they are given).
@@ -65,6 +68,8 @@ class Values:
             return tuple(items) if isinstance(node, ast.Tuple) else items
         if isinstance(node, ast.Dict):
             return self._dict(node, module, depth)
+        if isinstance(node, ast.BinOp) and isinstance(node.op, _ELEMENTWISE):
+            return arithmetic(self.of(node.left, module, depth + 1), self.of(node.right, module, depth + 1))
         if isinstance(node, ast.Name):
             return self.name(node, module, depth)
         if isinstance(node, ast.Call):
