@@ -64,6 +64,8 @@ def check_calls(checker: SiteChecker, values: Values) -> int:
     many calls had every argument read."""
     site = checker.site
     kind = site.transform.kind
+    if kind == "shard_map":
+        return _shard_map_calls(checker, values)
     if kind not in ("vmap", "pmap", "smap") or not site.readable:
         return 0
     if kind == "smap" and not site.has("in_axes"):
@@ -85,6 +87,60 @@ def check_calls(checker: SiteChecker, values: Values) -> int:
             assert isinstance(use.node, ast.Call)
             read += _check_call(checker, values, use, use.node, in_axes)
     return read
+
+
+def _shard_map_calls(checker: SiteChecker, values: Values) -> int:
+    """AX010 / AX011 at the calls of a shard_map: in_specs (a tuple written out) against the
+    positional arguments, and each PartitionSpec against the rank of its argument."""
+    site = checker.site
+    in_specs = site.options.get("in_specs")
+    if not site.readable or checker.codes or not isinstance(in_specs, ast.Tuple):
+        return 0
+    specs = in_specs.elts
+    if any(isinstance(e, ast.Starred) for e in specs):
+        return 0
+    read = 0
+    for use in checker.result_uses():
+        if not _plain_call(use) or _written_to_fail(checker, use):
+            continue
+        assert isinstance(use.node, ast.Call)
+        args, keywords = use.arguments()
+        if keywords:
+            continue
+        if len(args) != len(specs):
+            checker.report_at(
+                use.module,
+                use.node,
+                "AX010",
+                f"the call passes {_count(len(args), 'positional argument')}, but in_specs has"
+                f" {_count(len(specs), 'entry')}; shard_map matches in_specs to the positional arguments as a tree"
+                " prefix, and JAX raises ValueError 'pytree structure error: different lengths of tuple at key path"
+                " shard_map in_specs'",
+            )
+            continue
+        read += 1
+        for i, (spec, node) in enumerate(zip(specs, args, strict=True)):
+            value = values.of(node, use.module)
+            rank = value.rank if isinstance(value, Array) else 0 if type(value) in _SCALARS else None
+            label = checker.callee.positional[i] if checker.callee and i < len(checker.callee.positional) else None
+            name = label or f"argument {i}"
+            if rank is not None and checker.spec_too_long(
+                spec,
+                (rank,),
+                f"in_specs entry {i} for {name}",
+                f"{name} ({_short_value(value)})",
+                f"the call on line {use.node.lineno}",
+            ):
+                break
+    return read
+
+
+def _count(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word[:-1]}ies" if word.endswith("y") else f"{n} {word}s"
+
+
+def _short_value(value: Any) -> str:
+    return f"shape {value.text()}" if isinstance(value, Array) else f"the Python scalar {value!r}"
 
 
 _AXES_CODES = frozenset({"AX001", "AX002", "AX003", "AX009"})

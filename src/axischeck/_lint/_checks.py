@@ -664,6 +664,10 @@ class SiteChecker:
         return len(node.args)
 
     def _spec_too_long(self, spec: ast.expr, ranks: Ranks | None, what: str, name: str) -> bool:
+        return self.spec_too_long(spec, ranks, what, name, "its annotation")
+
+    def spec_too_long(self, spec: ast.expr, ranks: Ranks | None, what: str, name: str, origin: str) -> bool:
+        """AX011 when `spec` partitions more dimensions than the rank (from `origin`)."""
         n = self._spec_entries(spec)
         r = _leaf_rank(ranks)
         if n is None or r is None or n <= r:
@@ -678,8 +682,8 @@ class SiteChecker:
         self.emit(
             spec,
             "AX011",
-            f"{what} is {_short(spec)}, which partitions {n} dimensions, but {name} has rank {r} (from its"
-            f" annotation); a PartitionSpec may be at most as long as the rank, and {jax_says}",
+            f"{what} is {_short(spec)}, which partitions {_plural(n, 'dimension')}, but {name} has rank {r} (from"
+            f" {origin}); a PartitionSpec may be at most as long as the rank, and {jax_says}",
         )
         return True
 
