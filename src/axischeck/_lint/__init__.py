@@ -45,6 +45,11 @@ Codes (stable; each finding names the transform, the argument and what JAX would
 - AX017 at a call, in_axes is not a tree prefix of the arguments: a tuple of axes for an
   argument that is one array (`in_axes=((0, 1), (0, 1))`: one vmap maps one axis), a
   tuple for a dict, or a tuple of another length.
+- AX018 out_axes is None for an output the mapped function computes from a mapped
+  argument (`x * 2.0`, `jax.random.normal(key, ...)` of a mapped key): vmap and smap
+  raise, pmap silently returns device 0's value.
+- AX019 a psum of a value already summed over the same axis (`psum(psum(x, "i"), "i")`):
+  JAX multiplies it by the axis size without a word (a warning).
 
 Values are read one step away from the transform (`_values`): names bound once,
 parameters every visible call gives one value, `functools.partial`, and the shapes of

@@ -27,7 +27,7 @@ from ._callee import Resolver, Site, is_default
 from ._checks import Report, describe
 from ._flow import Use, expects_failure, uses_of_def, uses_of_value
 from ._literals import UNKNOWN
-from ._module import FunctionInfo, ModuleInfo, enclosing_function
+from ._module import ASSIGN, FunctionInfo, ModuleInfo, enclosing_function, unique
 from ._names import COLLECTIVES, qualname
 
 MAX_PATHS = 32
@@ -189,6 +189,8 @@ class AxisNames:
             names = [value] if isinstance(value, str) else list(value) if isinstance(value, tuple) else []
             if not names or not all(isinstance(n, str) for n in names):
                 continue
+            if name == "jax.lax.psum":
+                self._check_psum_of_psum(module, call, names, report)
             fn = enclosing_function(module, call)
             if fn is None or self.conditional(module, call):
                 continue  # at the top level no transform encloses it; under a condition it may not run
@@ -200,6 +202,33 @@ class AxisNames:
                     assert node is not None
                     self._report_unbound(module, node, call, name, missing[0], path, report)
                     break
+
+    def _check_psum_of_psum(self, module: ModuleInfo, call: ast.Call, names: list[str], report: Report) -> None:
+        """AX019: `psum(psum(x, "i"), "i")`. The inner sum is the same on every member of the
+        axis, and a psum of such a value multiplies it by the axis size (JAX accepts it)."""
+        operand = call.args[0] if call.args and not isinstance(call.args[0], ast.Starred) else None
+        if isinstance(operand, ast.Name):
+            b = unique(module.lookup(operand.id, module.scope_of[operand]), ASSIGN)
+            operand = b.value if b is not None and isinstance(b.value, ast.expr) else None
+        if not isinstance(operand, ast.Call) or operand not in module.scope_of:
+            return
+        if qualname(operand.func, module, module.scope_of[operand]) != "jax.lax.psum":
+            return
+        inner = _axis_arg(operand, 1)
+        value = module.value(inner) if inner is not None else UNKNOWN
+        inner_names = [value] if isinstance(value, str) else list(value) if isinstance(value, tuple) else []
+        twice = [n for n in names if n in inner_names]
+        if not twice:
+            return
+        report(
+            module,
+            call,
+            "AX019",
+            f"psum over axis {twice[0]!r} of a value already summed over {twice[0]!r} (the psum on line"
+            f" {operand.lineno}): that value is the same on every member of the axis, so the outer psum multiplies"
+            f" it by the size of {twice[0]!r}; JAX does not raise and the result is that many times too large",
+            "drop the outer psum",
+        )
 
     def _report_unbound(
         self, module: ModuleInfo, node: ast.AST, call: ast.Call, name: str, axis: str, path: Path, report: Report

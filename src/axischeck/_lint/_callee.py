@@ -441,45 +441,15 @@ def bind_positional(c: Callee, n: int) -> Callee | None:
 
 def returns_arity(fn: FunctionInfo) -> int | None:
     """k when every return is a k-tuple literal and the function cannot fall off its end."""
-    node = fn.node
-    if isinstance(node, ast.Lambda):
-        body = node.body
-        if isinstance(body, ast.Tuple) and not any(isinstance(e, ast.Starred) for e in body.elts):
-            return len(body.elts)
+    returns = fn.returns
+    if not returns:
         return None
-    returns: list[ast.Return] = []
-    stack: list[ast.AST] = list(node.body)
-    while stack:
-        n = stack.pop()
-        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
-            continue
-        if isinstance(n, (ast.Yield, ast.YieldFrom, ast.Await)):
-            return None
-        if isinstance(n, ast.Return):
-            returns.append(n)
-        stack.extend(ast.iter_child_nodes(n))
     lengths = set()
-    for r in returns:
-        v = r.value
+    for v in returns:
         if not isinstance(v, ast.Tuple) or any(isinstance(e, ast.Starred) for e in v.elts):
             return None
         lengths.add(len(v.elts))
-    if len(lengths) != 1 or not _always_returns(node.body):
-        return None
-    return lengths.pop()
-
-
-def _always_returns(body: list[ast.stmt]) -> bool:
-    if not body:
-        return False
-    last = body[-1]
-    if isinstance(last, (ast.Return, ast.Raise)):
-        return True
-    if isinstance(last, ast.If):
-        return _always_returns(last.body) and _always_returns(last.orelse)
-    if isinstance(last, (ast.With, ast.AsyncWith)):
-        return _always_returns(last.body)
-    return False
+    return lengths.pop() if len(lengths) == 1 else None
 
 
 def lift(c: Callee, site: Site) -> Callee:

@@ -88,12 +88,22 @@ class FunctionInfo:
     scope: Scope  # its own body
     cls: ClassInfo | None = None  # defined directly in this class's body
     _params: Params | None = None
+    _returns: tuple[ast.expr, ...] | None | bool = False  # False: not read yet
 
     @property
     def params(self) -> Params:
         if self._params is None:
             self._params = Params.of(self.node)
         return self._params
+
+    @property
+    def returns(self) -> tuple[ast.expr, ...] | None:
+        """Every expression the function returns, when each run ends at one of them (it
+        cannot fall off its end, and it is no generator or coroutine); None otherwise."""
+        if self._returns is False:
+            self._returns = _returned(self.node)
+        assert self._returns is not True
+        return self._returns
 
     @property
     def decorators(self) -> list[ast.expr]:
@@ -342,6 +352,40 @@ class _Builder:
                 scope.bind(t.id, ASSIGN, node, node.value)
             else:
                 self.visit(t, node, scope)
+
+
+def _returned(node: FunctionNode) -> tuple[ast.expr, ...] | None:
+    if isinstance(node, ast.Lambda):
+        return (node.body,)
+    if not _always_returns(node.body):
+        return None  # checked first: it reads only the last statements
+    found: list[ast.expr] = []
+    stack: list[ast.AST] = list(node.body)
+    while stack:
+        n = stack.pop()
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            continue
+        if isinstance(n, (ast.Yield, ast.YieldFrom, ast.Await)):
+            return None
+        if isinstance(n, ast.Return):
+            if n.value is None:
+                return None
+            found.append(n.value)
+        stack.extend(ast.iter_child_nodes(n))
+    return tuple(found)
+
+
+def _always_returns(body: list[ast.stmt]) -> bool:
+    if not body:
+        return False
+    last = body[-1]
+    if isinstance(last, (ast.Return, ast.Raise)):
+        return True
+    if isinstance(last, ast.If):
+        return _always_returns(last.body) and _always_returns(last.orelse)
+    if isinstance(last, (ast.With, ast.AsyncWith)):
+        return _always_returns(last.body)
+    return False
 
 
 def build_module(path: str, source: str, tree: ast.Module, parts: tuple[str, ...], is_package: bool) -> ModuleInfo:

@@ -38,6 +38,13 @@ RULES: dict[str, Rule] = {
         Rule("AX015", "nothing-mapped", "every in_axes entry is None, with no axis_size and no keyword argument"),
         Rule("AX016", "mapped-python-scalar", "in_axes maps a Python scalar, which has no axis"),
         Rule("AX017", "in-axes-not-prefix", "in_axes is not a tree prefix of the arguments (a tuple for an array)"),
+        Rule("AX018", "mapped-output-unmapped", "out_axes is None for an output that varies along the mapped axis"),
+        Rule(
+            "AX019",
+            "psum-of-psum",
+            "a psum of a value already summed over the same axis (multiplied by the axis size)",
+            "warning",
+        ),
     )
 }
 
