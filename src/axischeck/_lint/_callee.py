@@ -441,6 +441,9 @@ def bind_positional(c: Callee, n: int) -> Callee | None:
 
 def returns_arity(fn: FunctionInfo) -> int | None:
     """k when every return is a k-tuple literal and the function cannot fall off its end."""
+    body = fn.node.body
+    if isinstance(body, list) and isinstance(body[-1], ast.Return) and not isinstance(body[-1].value, ast.Tuple):
+        return None  # the last statement returns something else: no need to read the others
     returns = fn.returns
     if not returns:
         return None

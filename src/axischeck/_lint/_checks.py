@@ -80,10 +80,14 @@ class SiteChecker:
         self.site = site
         self.callee = callee
         self.report = report
-        self.what = describe(site, callee)
         self._expected: bool | None = None
         self.codes: set[str] = set()  # the codes reported at the site itself
         self._uses: list[Use] | None = None
+
+    @property
+    def what(self) -> str:
+        """The transform as messages name it (built only for a finding: it prints the options)."""
+        return describe(self.site, self.callee)
 
     def emit(self, node: ast.AST, code: str, message: str, fix: str | None = None) -> None:
         self.codes.add(code)
