@@ -177,7 +177,7 @@ class AxisNames:
 
     def check_collectives(self, module: ModuleInfo, report: Report) -> None:
         """AX005 for every collective with a literal axis name in `module`."""
-        for call in module.calls:
+        for call in module.calls_of(_COLLECTIVE_NAMES):
             func = call.func
             if isinstance(func, ast.Attribute) and func.attr not in _COLLECTIVE_NAMES:
                 continue  # `jnp.sum`, `x.reshape`: not a collective under any import

@@ -157,7 +157,7 @@ class Resolver:
     def sites(self, module: ModuleInfo) -> list[Site]:
         """Every transform application in `module`, in source order."""
         found: list[Site] = []
-        for call in module.calls:
+        for call in module.calls_of(_LAST_PARTS, chained=True):
             scope = module.scope_of[call]
             m = self.match(call, module, scope)
             if m is not None and m.fun is not None:
