@@ -66,6 +66,8 @@ def check_calls(checker: SiteChecker, values: Values) -> int:
     kind = site.transform.kind
     if kind == "shard_map":
         return _shard_map_calls(checker, values)
+    if not site.transform.native:
+        return 0  # Equinox and NNX resolve the axes of each leaf their own way
     if kind not in ("vmap", "pmap", "smap") or not site.readable:
         return 0
     if kind == "smap" and not site.has("in_axes"):

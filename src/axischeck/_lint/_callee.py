@@ -463,9 +463,9 @@ def lift(c: Callee, site: Site) -> Callee:
     in_axes = site.option("in_axes")
     out_axes = site.option("out_axes")
     if is_default(in_axes):
-        in_axes = 0
+        in_axes = 0 if site.transform.lib != "equinox" else UNKNOWN  # Equinox: if_array(0)
     if is_default(out_axes):
-        out_axes = 0
+        out_axes = 0 if site.transform.lib != "equinox" else UNKNOWN
     if kind == "smap" and not site.has("in_axes"):
         in_axes = UNKNOWN  # smap infers in_axes from the arguments
     return replace(

@@ -47,7 +47,7 @@ def describe(site: Site, callee: Callee | None) -> str:
     else:
         name = "<function>"
     shown = [f"{k}={_short(site.options[k])}" for k in _SHOWN[site.transform.kind] if k in site.options]
-    return f"{site.transform.kind}({', '.join([name, *shown])})"
+    return f"{site.transform.spelled or site.transform.kind}({', '.join([name, *shown])})"
 
 
 _SHOWN = {
@@ -117,6 +117,9 @@ class SiteChecker:
         if kind == "shard_map":
             self.check_specs()
             return
+        if not self.site.transform.native:
+            self.check_library_in_axes()
+            return
         length_reported = self.check_in_axes()
         self.check_out_axes()
         sig = self.check_signature()
@@ -130,8 +133,67 @@ class SiteChecker:
         """The in_axes value (JAX's default 0 when not given; UNKNOWN when not read)."""
         value = self.site.option("in_axes")
         if is_default(value):
-            return 0 if self.site.transform.kind != "smap" else UNKNOWN
+            t = self.site.transform
+            return 0 if t.kind != "smap" and t.lib != "equinox" else UNKNOWN  # Equinox: if_array(0)
         return value
+
+    def check_library_in_axes(self) -> None:
+        """Equinox's filter_vmap / filter_pmap and Flax NNX's vmap / pmap: the in_axes checks
+        their semantics share with JAX's. A tuple in_axes is matched to the positional
+        arguments as a tree prefix (Equinox: `jtu.tree_map(_resolve_axis, in_axes, args)`;
+        NNX hands it to jax.vmap), so its length is checked (AX001) and its leaves must be
+        ints or None (callables such as `eqx.if_array(0)` and `nnx.StateAxes` are read as
+        unknown). Equinox refuses keyword arguments at a call (AX003); a dict in_axes names
+        parameters there, so it is not AX003's."""
+        site = self.site
+        value = self.in_axes()
+        if value is UNKNOWN or isinstance(value, dict) or not isinstance(value, tuple):
+            self._library_calls()
+            return
+        node = _node_of(site, "in_axes")
+        for i, entry in enumerate(value):
+            bad = [leaf for leaf in axis_leaves(entry) if bad_axis(leaf) and not callable(leaf)]
+            if bad and site.transform.lib == "flax" and isinstance(bad[0], str):
+                bad = []  # NNX reads some strings (filters) inside StateAxes; not ours to judge
+            if bad:
+                self.emit(
+                    node,
+                    "AX002",
+                    f"in_axes entry {i}{self._param(i)} holds {bad[0]!r} (of type {type(bad[0]).__name__}), but"
+                    f" axes must be ints or None{_bool_note(bad[0])}; "
+                    + (
+                        "Equinox raises ValueError '`in_axes` and `out_axes` must consist of None, ints, and"
+                        " callables only.'"
+                        if site.transform.lib == "equinox"
+                        else "JAX raises TypeError"
+                    ),
+                    _leaf_fix(bad[0]),
+                )
+                return
+        if self.callee is not None and site.readable and self._in_axes_length(list(value), node):
+            return
+        self._library_calls()
+
+    def _library_calls(self) -> None:
+        """AX003 at a call of an Equinox-mapped function that passes keyword arguments."""
+        if self.site.transform.lib != "equinox" or not self.site.readable:
+            return
+        for use in self.result_uses():
+            call = use.node
+            if use.kind != "call" or not use.keeps_signature or not isinstance(call, ast.Call):
+                continue
+            _, keywords = use.arguments()
+            if keywords and not expects_failure(use.module, call):
+                self.report(
+                    use.module,
+                    call,
+                    "AX003",
+                    f"{self.what}: the call passes {', '.join(repr(k.arg or '**') for k in keywords)} by keyword,"
+                    f" but a function wrapped with {self.site.transform.spelled} takes positional arguments only;"
+                    " Equinox raises RuntimeError 'keyword arguments cannot be used with functions wrapped with"
+                    f" `{self.site.transform.spelled}`'",
+                    "pass them by position" if all(k.arg is not None for k in keywords) else None,
+                )
 
     def check_in_axes(self) -> bool:
         """AX001/AX002/AX003 at the transform. True when a length finding was reported."""
@@ -283,6 +345,8 @@ class SiteChecker:
         return False
 
     def _len_error(self, n_axes: int, n_args: int) -> str:
+        if self.site.transform.lib == "equinox":
+            return "a pytree structure error (Equinox maps in_axes over the arguments with jax.tree.map)"
         return _len_error(n_axes, n_args, self.site.transform.kind)
 
     def _bound_self(self) -> bool:

@@ -44,7 +44,7 @@ def check_outputs(checker: SiteChecker) -> None:
     """AX018 at a vmap / pmap / smap whose out_axes is None where the output varies."""
     site = checker.site
     kind = site.transform.kind
-    if kind not in ("vmap", "pmap", "smap") or not site.readable or checker.codes:
+    if kind not in ("vmap", "pmap", "smap") or not site.readable or checker.codes or not site.transform.native:
         return
     out_axes = site.option("out_axes")
     if is_default(out_axes) or out_axes is UNKNOWN:
