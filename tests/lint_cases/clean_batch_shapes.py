@@ -120,6 +120,12 @@ jax.vmap(loss)(jnp.ones((3, 1)) + jnp.ones(4), jnp.ones((3, 4)) / 2)
 jax.vmap(loss, in_axes=(0, None))(jnp.ones((2, 3)), jnp.float32(0.5))
 
 
+def replicated(mesh):
+    # smap with in_axes None maps nothing and runs: every shard gets the whole argument.
+    with jax.set_mesh(mesh):
+        return jax.smap(lambda x: x * 2, in_axes=None, out_axes=None, axis_name="x")(jnp.arange(8))
+
+
 if __name__ == "__main__":
     correct()
     unknowable("--flag" in sys.argv, 4, jnp.ones(4))

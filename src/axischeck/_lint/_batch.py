@@ -184,7 +184,9 @@ def _check_call(checker: SiteChecker, values: Values, use: Use, call: ast.Call, 
         return False  # AX001's finding
     names = checker.callee.positional if checker.callee is not None else ()
     axis_size = site.option("axis_size") if kind == "vmap" else UNKNOWN
-    if args and not keywords and not site.has("axis_size") and all(leaf is None for leaf in axis_leaves(in_axes)):
+    unmapped = all(leaf is None for leaf in axis_leaves(in_axes))
+    # smap with every in_axes None runs: each shard gets the whole (replicated) argument.
+    if args and not keywords and not site.has("axis_size") and unmapped and kind != "smap":
         report(
             use.module,
             call,
