@@ -81,7 +81,6 @@ class AxisNames:
     def __init__(self, resolver: Resolver) -> None:
         self.resolver = resolver
         self._paths: dict[FunctionInfo, list[Path]] = {}
-        self._exits: dict[ast.AST, list[tuple[int, int]]] = {}
         self._active: set[FunctionInfo] = set()
 
     def function_paths(self, fn: FunctionInfo) -> list[Path]:
@@ -150,23 +149,7 @@ class AxisNames:
             child, parent = parent, module.parents.get(parent)
         if parent is None or isinstance(parent, (ast.Module, ast.ClassDef, ast.Lambda)):
             return False
-        here = (getattr(node, "lineno", 0), getattr(node, "col_offset", 0))
-        return any(end <= here for end in self._exits_of(parent))
-
-    def _exits_of(self, fn: ast.AST) -> list[tuple[int, int]]:
-        """Where `fn`'s own `return` and `raise` statements end (not those of inner functions)."""
-        if fn not in self._exits:
-            found: list[tuple[int, int]] = []
-            stack = list(ast.iter_child_nodes(fn))
-            while stack:
-                n = stack.pop()
-                if isinstance(n, _SCOPES):
-                    continue
-                if isinstance(n, (ast.Return, ast.Raise)):
-                    found.append((n.end_lineno or n.lineno, n.end_col_offset or 0))
-                stack.extend(ast.iter_child_nodes(n))
-            self._exits[fn] = found
-        return self._exits[fn]
+        return _exits_before(parent, (getattr(node, "lineno", 0), getattr(node, "col_offset", 0)))
 
     def at(self, node: ast.AST, module: ModuleInfo) -> list[Path]:
         """The paths of code at `node`."""
@@ -302,6 +285,24 @@ class AxisNames:
 _COLLECTIVE_NAMES = frozenset(name.rpartition(".")[2] for name in COLLECTIVES)
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef, ast.Module)
 _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+
+
+def _exits_before(fn: ast.AST, here: tuple[int, int]) -> bool:
+    """`fn` has a `return` or `raise` of its own that ends before position `here`. Only the
+    code that starts before `here` is read (a subtree that starts after it cannot end
+    before it)."""
+    stack = list(ast.iter_child_nodes(fn))
+    while stack:
+        n = stack.pop()
+        start = getattr(n, "lineno", None)
+        if start is not None and (start, getattr(n, "col_offset", 0)) >= here:
+            continue
+        if isinstance(n, _SCOPES):
+            continue
+        if isinstance(n, (ast.Return, ast.Raise)) and (n.end_lineno or n.lineno, n.end_col_offset or 0) <= here:
+            return True
+        stack.extend(ast.iter_child_nodes(n))
+    return False
 
 
 def _guarded(parent: ast.AST, child: ast.AST) -> bool:
