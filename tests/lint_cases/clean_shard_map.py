@@ -33,3 +33,14 @@ def pmapped(x):
 
 def pmap_with_axis_size(x):
     return jax.pmap(lambda a: a, axis_name="i", in_axes=0, out_axes=None)
+
+
+def even_shards():
+    # Divisible sizes, a dimension of unknown size, and a spec over a name the mesh lacks
+    # (JAX's error there is another one): nothing to report about divisibility.
+    mesh = jax.make_mesh((2, 2), ("x", "y"))
+    f = jax.shard_map(lambda a, b: a + b, mesh=mesh, in_specs=(P(("x", "y")), P("x", "y")), out_specs=P())
+    f(jnp.ones((8, 3)), jnp.ones((4, 6)))
+    g = jax.shard_map(lambda a: a, mesh=mesh, in_specs=P("x"), out_specs=P("x"))
+    g(jnp.ones((jax.device_count() * 2, 3)))
+    return f, g

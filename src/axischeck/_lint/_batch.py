@@ -23,6 +23,7 @@ produces a finding; a call in a `pytest.raises` block is a test of the error, no
 from __future__ import annotations
 
 import ast
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -30,7 +31,7 @@ from ._checks import SiteChecker
 from ._flow import CALL_METHODS, Use, expects_failure, uses_of_def
 from ._literals import UNKNOWN, axes_text, axis_leaves
 from ._module import ModuleInfo, enclosing_function
-from ._shapes import Array
+from ._shapes import Array, Mesh, Spec
 from ._values import Values
 
 _SCALARS = (int, float, complex, bool)
@@ -92,15 +93,17 @@ def check_calls(checker: SiteChecker, values: Values) -> int:
 
 
 def _shard_map_calls(checker: SiteChecker, values: Values) -> int:
-    """AX010 / AX011 at the calls of a shard_map: in_specs (a tuple written out) against the
-    positional arguments, and each PartitionSpec against the rank of its argument."""
+    """AX010 / AX011 / AX020 at the calls of a shard_map: in_specs (a tuple written out)
+    against the positional arguments, each PartitionSpec against the rank of its argument,
+    and each split dimension against the sizes of the mesh axes it is split over."""
     site = checker.site
     in_specs = site.options.get("in_specs")
-    if not site.readable or checker.codes or not isinstance(in_specs, ast.Tuple):
+    if not site.readable or checker.codes or in_specs is None:
         return 0
-    specs = in_specs.elts
-    if any(isinstance(e, ast.Starred) for e in specs):
+    specs = in_specs.elts if isinstance(in_specs, ast.Tuple) else None
+    if specs is not None and any(isinstance(e, ast.Starred) for e in specs):
         return 0
+    mesh = values.of(site.options.get("mesh"), site.module) if "mesh" in site.options else UNKNOWN
     read = 0
     for use in checker.result_uses():
         if not _plain_call(use) or _written_to_fail(checker, use):
@@ -109,7 +112,7 @@ def _shard_map_calls(checker: SiteChecker, values: Values) -> int:
         args, keywords = use.arguments()
         if keywords:
             continue
-        if len(args) != len(specs):
+        if specs is not None and len(args) != len(specs):
             checker.report_at(
                 use.module,
                 use.node,
@@ -121,20 +124,60 @@ def _shard_map_calls(checker: SiteChecker, values: Values) -> int:
             )
             continue
         read += 1
-        for i, (spec, node) in enumerate(zip(specs, args, strict=True)):
-            value = values.of(node, use.module)
-            rank = value.rank if isinstance(value, Array) else 0 if type(value) in _SCALARS else None
-            label = checker.callee.positional[i] if checker.callee and i < len(checker.callee.positional) else None
-            name = label or f"argument {i}"
-            if rank is not None and checker.spec_too_long(
-                spec,
-                (rank,),
-                f"in_specs entry {i} for {name}",
-                f"{name} ({_short_value(value)})",
-                f"the call on line {use.node.lineno}",
-            ):
-                break
+        arguments = [values.of(node, use.module) for node in args]
+        if specs is not None and _specs_too_long(checker, use, specs, arguments):
+            continue
+        if isinstance(mesh, Mesh):
+            _uneven(checker, use, mesh, values.of(in_specs, site.module), arguments)
     return read
+
+
+def _label(checker: SiteChecker, i: int) -> str:
+    c = checker.callee
+    return c.positional[i] if c is not None and i < len(c.positional) else f"argument {i}"
+
+
+def _specs_too_long(checker: SiteChecker, use: Use, specs: list[ast.expr], arguments: list[Any]) -> bool:
+    assert isinstance(use.node, ast.Call)
+    for i, (spec, value) in enumerate(zip(specs, arguments, strict=True)):
+        rank = value.rank if isinstance(value, Array) else 0 if type(value) in _SCALARS else None
+        name = _label(checker, i)
+        if rank is not None and checker.spec_too_long(
+            spec, (rank,), f"in_specs entry {i} for {name}", f"{name} ({_short_value(value)})",
+            f"the call on line {use.node.lineno}",
+        ):  # fmt: skip
+            return True
+    return False
+
+
+def _uneven(checker: SiteChecker, use: Use, mesh: Mesh, specs: Any, arguments: list[Any]) -> None:
+    """AX020: a dimension split over mesh axes whose sizes do not divide it (JAX: 'argument
+    arrays with axis sizes that are not evenly divisible by the corresponding mesh axis sizes')."""
+    if isinstance(specs, Spec):
+        specs = (specs,) * len(arguments)  # one spec is a prefix of every argument
+    if not isinstance(specs, tuple) or len(specs) != len(arguments):
+        return
+    for i, (spec, value) in enumerate(zip(specs, arguments, strict=True)):
+        if not isinstance(spec, Spec) or not isinstance(value, Array) or len(spec.entries) > value.rank:
+            continue
+        for dim, names in enumerate(spec.entries):
+            sizes = [mesh.size(n) for n in names]
+            size = value.shape[dim]
+            if not names or size is None or any(n is None for n in sizes):
+                continue
+            parts = math.prod(n for n in sizes if n is not None)
+            if size % parts:
+                over = " x ".join(f"{n!r} ({k})" for n, k in zip(names, sizes, strict=True))
+                checker.report_at(
+                    use.module,
+                    use.node,
+                    "AX020",
+                    f"{_label(checker, i)} has shape {value.text()}, and in_specs {spec.text()} splits its dimension"
+                    f" {dim} ({size}) over {over} of the mesh, {parts} parts: {size} is not a multiple of {parts};"
+                    " JAX raises ValueError 'shard_map applied to the function ... was given argument arrays with"
+                    " axis sizes that are not evenly divisible by the corresponding mesh axis sizes'",
+                )
+                return
 
 
 def _count(n: int, word: str) -> str:

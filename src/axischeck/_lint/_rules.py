@@ -45,6 +45,11 @@ RULES: dict[str, Rule] = {
             "a psum of a value already summed over the same axis (multiplied by the axis size)",
             "warning",
         ),
+        Rule(
+            "AX020",
+            "uneven-shards",
+            "a shard_map argument's dimension is not a multiple of the mesh axes it is split over",
+        ),
     )
 }
 

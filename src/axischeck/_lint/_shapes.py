@@ -35,6 +35,57 @@ class Array:
         return f"({inner},)" if len(self.shape) == 1 else f"({inner})"
 
 
+@dataclass(frozen=True, slots=True)
+class Mesh:
+    """A device mesh the file builds with `jax.make_mesh(shape, names)`: its axes' sizes."""
+
+    sizes: tuple[tuple[str, int], ...]  # (axis name, size), in the mesh's order
+
+    def size(self, name: str) -> int | None:
+        return next((n for axis, n in self.sizes if axis == name), None)
+
+
+@dataclass(frozen=True, slots=True)
+class Spec:
+    """A `PartitionSpec` with literal entries: per dimension, the mesh axes it is split over."""
+
+    entries: tuple[tuple[str, ...], ...]  # () for None (not split)
+
+    def text(self) -> str:
+        parts = ["None" if not e else repr(e[0]) if len(e) == 1 else repr(e) for e in self.entries]
+        return f"P({', '.join(parts)})"
+
+
+def make_mesh(args: Sequence[Any], kwargs: dict[str, Any]) -> Any:
+    """`jax.make_mesh(axis_shapes, axis_names, ...)` with literal shapes and names."""
+    shape = _argument(args, kwargs, 0, "axis_shapes")
+    names = _argument(args, kwargs, 1, "axis_names")
+    if not isinstance(shape, tuple) or not isinstance(names, tuple) or len(shape) != len(names):
+        return UNKNOWN
+    if not all(type(n) is int and n > 0 for n in shape) or not all(isinstance(n, str) for n in names):
+        return UNKNOWN
+    if len(set(names)) != len(names):
+        return UNKNOWN
+    return Mesh(tuple(zip(names, shape, strict=True)))
+
+
+def partition_spec(args: Sequence[Any], kwargs: dict[str, Any]) -> Any:
+    """`P('x', None, ('a', 'b'))` with literal entries (`P(...)`'s `...` and keywords: unknown)."""
+    if kwargs:
+        return UNKNOWN
+    entries: list[tuple[str, ...]] = []
+    for a in args:
+        if a is None:
+            entries.append(())
+        elif isinstance(a, str):
+            entries.append((a,))
+        elif isinstance(a, tuple) and a and all(isinstance(n, str) for n in a):
+            entries.append(a)
+        else:
+            return UNKNOWN
+    return Spec(tuple(entries))
+
+
 class _Symbol:
     """An int the file cannot know but that is surely an int of at least 1."""
 

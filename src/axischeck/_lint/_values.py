@@ -26,8 +26,20 @@ from ._callee import Resolver
 from ._flow import uses_of_def
 from ._literals import UNKNOWN
 from ._module import ASSIGN, IMPORT, Binding, FunctionInfo, ModuleInfo, Scope
-from ._names import qualname
-from ._shapes import DEVICES, GENERATOR, Array, arithmetic, attribute, construct, method
+from ._names import PARTITION_SPEC, qualname
+from ._shapes import (
+    DEVICES,
+    GENERATOR,
+    Array,
+    Mesh,
+    Spec,
+    arithmetic,
+    attribute,
+    construct,
+    make_mesh,
+    method,
+    partition_spec,
+)
 
 MAX_DEPTH = 24
 
@@ -271,6 +283,12 @@ class Values:
             return UNKNOWN
         if name is None:
             return UNKNOWN
+        if name in PARTITION_SPEC:
+            args, kwargs = self._arguments(node, module, depth)
+            return partition_spec(args, kwargs)
+        if name == "jax.make_mesh":
+            args, kwargs = self._arguments(node, module, depth)
+            return make_mesh(args, kwargs)
         if name.startswith(("jax.", "numpy.")):
             args, kwargs = self._arguments(node, module, depth)
             return construct(name, args, kwargs)
@@ -311,6 +329,6 @@ def as_option(value: Any) -> Any:
         return [as_option(v) for v in value]
     if isinstance(value, dict):
         return {k: as_option(v) for k, v in value.items()}
-    if isinstance(value, Array) or value is DEVICES or value is GENERATOR:
+    if isinstance(value, (Array, Mesh, Spec)) or value is DEVICES or value is GENERATOR:
         return UNKNOWN
     return value
