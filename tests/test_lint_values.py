@@ -129,6 +129,12 @@ def test_what_it_cannot_know_is_unknown(tmp_path: Path, expr: str) -> None:
         ("N = jax.device_count()\nIN = N\nprint(IN)\n", DEVICES),
         ("X = np.zeros((4, 3))\nX.resize((5, 3))\nIN = X\nprint(IN)\n", UNKNOWN),
         ("X = np.zeros((4, 3))\nIN = X\nprint(IN)\n", Array((4, 3))),
+        ("A = [0, 1]\nIN = [A, A + [2]]\nprint(IN)\n", [[0, 1], [0, 1, 2]]),
+        ("A = [0, 1]\nIN = [A]\nIN[0].append(2)\nprint(IN)\n", UNKNOWN),  # A changed through IN
+        ("A = [0, 1]\nB = [A]\nB[0].append(2)\nIN = A\nprint(IN)\n", UNKNOWN),
+        ("A = [0]\nIN = (A, 1) + (2,)\nprint(IN)\n", ([0], 1, 2)),
+        ("IN = [jnp.ones(n) for n in range(1, 4)]\nprint(IN)\n", [UNKNOWN] * 3),
+        ("IN = [n for n in range(3) if n]\nprint(IN)\n", UNKNOWN),
     ],
 )
 def test_names_are_followed_only_when_certain(tmp_path: Path, source: str, expected: Any) -> None:

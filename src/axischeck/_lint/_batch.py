@@ -264,6 +264,8 @@ def _check_call(checker: SiteChecker, values: Values, use: Use, call: ast.Call, 
                 unread = True
     if unread:
         return False
+    partly = any(leaf.value is UNKNOWN for leaf in leaves)
+    leaves = [leaf for leaf in leaves if leaf.value is not UNKNOWN]
     for leaf in leaves:
         if isinstance(leaf.value, _SCALARS):
             report(
@@ -272,7 +274,9 @@ def _check_call(checker: SiteChecker, values: Values, use: Use, call: ast.Call, 
                 "AX016",
                 f"{leaf.label} is the Python scalar {leaf.value!r}, which has no axis to map, but in_axes maps it over"
                 f" axis {leaf.axis}; JAX raises {_scalar_error(kind, leaf)}",
-                f"in_axes None for {leaf.label} (a scalar is passed whole to every call)",
+                f"in_axes None for {leaf.label} (a scalar is passed whole to every call)"
+                if "[" not in leaf.label
+                else None,
             )
             return True
     for leaf in leaves:
@@ -290,7 +294,7 @@ def _check_call(checker: SiteChecker, values: Values, use: Use, call: ast.Call, 
             )
             return True
     if kind == "smap":
-        return True  # smap splits the mapped axes over a mesh axis: sizes are not compared here
+        return not partly  # smap splits the mapped axes over a mesh axis: sizes are not compared here
     sized = [(leaf, leaf.value.shape[leaf.axis]) for leaf in leaves if isinstance(leaf.value, Array)]
     known = [(leaf, size) for leaf, size in sized if size is not None]
     if type(axis_size) is int and known and any(size != axis_size for _, size in known):
@@ -314,7 +318,7 @@ def _check_call(checker: SiteChecker, values: Values, use: Use, call: ast.Call, 
                 f" {_where(leaf)} has size {size}; JAX raises ValueError {_size_error(kind)}",
             )
             return True
-    return True
+    return not partly
 
 
 def _collect(value: Any, axes: Any, label: str, node: ast.expr, out: list[Leaf], prefix: bool) -> None:
@@ -378,13 +382,22 @@ def _broadcast(value: Any, axis: int, label: str, node: ast.expr, out: list[Leaf
         return
     if isinstance(value, (tuple, list)):
         for i, v in enumerate(value):
-            _broadcast(v, axis, f"{label}[{i}]", node, out)
+            _broadcast_item(v, axis, f"{label}[{i}]", node, out)
         return
     if isinstance(value, dict):
         for k in sorted(value, key=repr):
-            _broadcast(value[k], axis, f"{label}[{k!r}]", node, out)
+            _broadcast_item(value[k], axis, f"{label}[{k!r}]", node, out)
         return
     raise Unread
+
+
+def _broadcast_item(value: Any, axis: int, label: str, node: ast.expr, out: list[Leaf]) -> None:
+    """An item of a tuple, list or dict the file writes out: one the interpreter cannot read
+    is kept as an unread leaf (the rules skip it; the other leaves are still certain)."""
+    if value is UNKNOWN:
+        out.append(Leaf(label, node, UNKNOWN, axis))
+        return
+    _broadcast(value, axis, label, node, out)
 
 
 def _where(leaf: Leaf) -> str:
