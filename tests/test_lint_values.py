@@ -183,7 +183,11 @@ _SHAPES = st.lists(st.integers(1, 4), min_size=0, max_size=3).map(tuple)
 @settings(max_examples=60, deadline=None)
 @given(
     shapes=st.lists(_SHAPES, min_size=1, max_size=3),
-    axes=st.lists(st.one_of(st.none(), st.integers(-3, 3)), min_size=1, max_size=3),
+    axes=st.lists(
+        st.one_of(st.none(), st.integers(-3, 3), st.tuples(st.integers(0, 1), st.integers(0, 1))),
+        min_size=1,
+        max_size=3,
+    ),
     scalar=st.one_of(st.none(), st.sampled_from(["3", "0.5", "True"])),
     kind=st.sampled_from(["vmap", "pmap"]),
     axis_size=st.one_of(st.none(), st.integers(1, 4)),
@@ -191,12 +195,12 @@ _SHAPES = st.lists(st.integers(1, 4), min_size=0, max_size=3).map(tuple)
 def test_findings_at_calls_are_real_jax_errors(
     tmp_path_factory: pytest.TempPathFactory,
     shapes: list[tuple[int, ...]],
-    axes: list[int | None],
+    axes: list[int | None | tuple[int, int]],
     scalar: str | None,
     kind: str,
     axis_size: int | None,
 ) -> None:
-    """Whenever AX013-AX016 is reported for a generated call, running it raises; and a
+    """Whenever AX013-AX017 is reported for a generated call, running it raises; and a
     generated call that raises one of the errors these codes describe is reported."""
     args = [f"jnp.ones({s!r})" for s in shapes] + ([scalar] if scalar is not None else [])
     axes = (axes * len(args))[: len(args)]
@@ -208,7 +212,7 @@ def test_findings_at_calls_are_real_jax_errors(
         "def run():\n"
         f"    return jax.{kind}(f, in_axes={tuple(axes)!r}{size})({', '.join(args)})\n"
     )
-    codes = _findings(tmp_path_factory.mktemp("gen"), source) & {"AX013", "AX014", "AX015", "AX016"}
+    codes = _findings(tmp_path_factory.mktemp("gen"), source) & {"AX013", "AX014", "AX015", "AX016", "AX017"}
     namespace: dict[str, Any] = {}
     exec(compile(source, "case.py", "exec"), namespace)
     try:
@@ -221,8 +225,13 @@ def test_findings_at_calls_are_real_jax_errors(
         assert raised is not None, source
     elif raised is not None and kind == "vmap":
         text = str(raised)
-        # The errors the four codes stand for are all found when every shape is stated.
+        # The errors these codes stand for are all found when every shape is stated.
         assert not any(
             s in text
-            for s in ("inconsistent sizes", "rank should be at least", "at least one non-None value in in_axes")
+            for s in (
+                "inconsistent sizes",
+                "rank should be at least",
+                "at least one non-None value in in_axes",
+                "tree prefix",
+            )
         ), (source, text)
