@@ -111,6 +111,18 @@ def _load(path: Path) -> ModuleType:
     return module
 
 
+def test_library_cases_raise_and_the_clean_ones_run() -> None:
+    """Equinox's and Flax NNX's transforms: every case of bad_library_transforms.py raises,
+    and clean_library_transforms.py runs (skipped where the libraries are not installed)."""
+    pytest.importorskip("equinox")
+    pytest.importorskip("flax.nnx")
+    module = _load(CASES / "bad_library_transforms.py")
+    for case in [n for n in dir(module) if n.startswith("case_")]:
+        with pytest.raises((ValueError, RuntimeError, NameError)):
+            getattr(module, case)()
+    _load(CASES / "clean_library_transforms.py")
+
+
 @pytest.mark.parametrize("name", sorted(RUNTIME))
 def test_runtime_raises_for_each_seeded_case(name: str) -> None:
     module = _load(CASES / name)

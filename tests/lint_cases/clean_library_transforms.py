@@ -31,5 +31,6 @@ eqx.filter_vmap(scale, in_axes=dict(x=0, w=None))(jnp.ones((3, 2)), jnp.ones(2),
 eqx.filter_vmap(lambda x, n: n * 2, out_axes=None)(jnp.ones((3, 2)), 2.0)
 eqx.filter_pmap(lambda x: jax.lax.psum(x, "d"), axis_name="d")(jnp.ones((2, 3)))
 nnx.vmap(scale, in_axes=(0, None, None))(jnp.ones((3, 2)), 2.0, 1.0)
-nnx.vmap(scale, in_axes=(nnx.StateAxes({...: 0}), None, None))(jnp.ones((3, 2)), 2.0, 1.0)
+model = nnx.Linear(2, 3, rngs=nnx.Rngs(0))
+nnx.vmap(lambda m, x: m(x), in_axes=(nnx.StateAxes({...: None}), 0))(model, jnp.ones((4, 2)))
 nnx.vmap(lambda x: jax.lax.psum(x, "i"), axis_name="i")(jnp.ones((3, 2)))

@@ -345,8 +345,8 @@ class SiteChecker:
         return False
 
     def _len_error(self, n_axes: int, n_args: int) -> str:
-        if self.site.transform.lib == "equinox":
-            return "a pytree structure error (Equinox maps in_axes over the arguments with jax.tree.map)"
+        if not self.site.transform.native:  # Equinox and NNX match in_axes to the arguments with jax.tree.map
+            return "ValueError 'pytree structure error: different lengths of tuple' (in_axes against the arguments)"
         return _len_error(n_axes, n_args, self.site.transform.kind)
 
     def _bound_self(self) -> bool:
