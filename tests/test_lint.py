@@ -97,6 +97,7 @@ RUNTIME = {
     "bad_nothing_mapped.py": r"non-None value|at least one argument with a mapped axis|every in_axes entry is None",
     "bad_python_scalar.py": r"rank should be at least 1|pjit arguments|too long",
     "bad_tree_prefix.py": r"tree prefix",
+    "bad_scan_carry.py": r"carry input and carry output",
     "bad_uneven_shards.py": r"evenly divisible",
     "bad_unmapped_output.py": r"out_axes|batched|replicat|out_specs",
     "bad_hidden_facts.py": r"in_axes|pytree structure|unbound axis name|positional argument",

@@ -50,6 +50,10 @@ Codes (stable; each finding names the transform, the argument and what JAX would
   raise, pmap silently returns device 0's value.
 - AX019 a psum of a value already summed over the same axis (`psum(psum(x, "i"), "i")`):
   JAX multiplies it by the axis size without a word (a warning).
+- AX020 at a call of a shard_map, an argument's dimension is not a multiple of the sizes
+  of the mesh axes its PartitionSpec splits it over (`jax.make_mesh` with literal sizes).
+- AX021 inside jax.shard_map, a `lax.scan` carry that starts as an array built from
+  constants (the same on every device) and comes back varying along a mesh axis.
 
 Values are read one step away from the transform (`_values`): names bound once,
 parameters every visible call gives one value, `functools.partial`, and the shapes of

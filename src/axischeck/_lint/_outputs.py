@@ -21,7 +21,9 @@ from ._callee import Site, is_default
 from ._checks import SiteChecker
 from ._literals import UNKNOWN, axes_text
 from ._module import ASSIGN, DEF, FunctionInfo, ModuleInfo, unique
-from ._names import qualname
+from ._names import TRANSFORMS, qualname
+from ._shapes import Array, Spec
+from ._values import Values
 
 # Functions of an array that keep the mapped axis of their first argument (under vmap a
 # batched operand gives a batched result; none of them can drop a dimension it does not see).
@@ -207,4 +209,106 @@ class _Varies:
             or (lib == "jax.nn" and last in _NN)
             or (lib == "jax.random" and last in _RANDOM)
         )
-        return self._read(expr.args[0], False) if known else None
+        if not known:
+            return None
+        # Any array argument carries its variation into the result (`jnp.maximum(a, x)`);
+        # the other arguments (axes, shapes, keys' shapes) are static and never vary.
+        return next((why for a in expr.args if (why := self._read(a, False)) is not None), None)
+
+
+# ------------------------------------------------------------------ scan carries (AX021)
+
+# Array builders whose result is the same on every device when their arguments are constants.
+_CONSTANT_BUILDERS = frozenset({"jax.numpy.zeros", "jax.numpy.ones", "jax.numpy.full", "jax.numpy.empty"})
+
+
+def check_scan_carries(checker: SiteChecker, values: Values) -> None:
+    """AX021: inside `jax.shard_map` (check_vma on, as by default), a `lax.scan` whose carry
+    starts as an array built from constants (`jnp.zeros(3)`: the same on every device) and
+    comes back varying along a mesh axis (`acc + row` with rows of a sharded argument).
+    JAX raises TypeError 'scan body function carry input and carry output must have equal
+    types'; `jax.lax.pcast(init, axis, to="varying")` is the fix folx applied."""
+    site = checker.site
+    t = site.transform
+    if t is not TRANSFORMS["jax.shard_map"] or not site.readable:
+        return  # jax.shard_map, whose check_vma is on by default
+    if "check_vma" in site.options or "check_rep" in site.options:
+        return  # set by hand: not read
+    fn = _mapped_def(site)
+    if fn is None or fn.cls is not None or "in_specs" not in site.options:
+        return
+    varying = _sharded_params(fn, values.of(site.options["in_specs"], site.module))
+    if not varying:
+        return
+    module = fn.module
+    outer = _Varies(fn, varying)
+    for call in module.calls_of(frozenset({"scan"})):
+        if module.scope_of.get(call) is not fn.scope or len(call.args) < 3 or call.keywords:
+            continue
+        if qualname(call.func, module, fn.scope) != "jax.lax.scan":
+            continue
+        step_node, init, xs = call.args[:3]
+        if not _built_from_constants(init, module, fn, values) or outer.why(xs) is None and not _bare(xs, varying):
+            continue
+        step = _local_def(step_node, module, fn)
+        if step is None or step.returns is None or len(step.params.positional) != 2 or step.params.required != 2:
+            continue
+        carry_out = [r.elts[0] for r in step.returns if isinstance(r, ast.Tuple) and len(r.elts) == 2]
+        if len(carry_out) != len(step.returns):
+            continue
+        inner = _Varies(step, frozenset(step.params.positional[1:]))
+        if any(inner.why(c) is None for c in carry_out):
+            continue
+        checker.report_at(
+            module,
+            call,
+            "AX021",
+            f"lax.scan starts its carry from {ast.unparse(init)}, which is the same on every device, but"
+            f" {step.qualname} returns the carry {ast.unparse(carry_out[0])} (line {carry_out[0].lineno}), which"
+            f" varies along the mesh axes {ast.unparse(xs)} is split over; shard_map checks that a carry keeps its"
+            " type, and JAX raises TypeError 'scan body function carry input and carry output must have equal"
+            " types'",
+            "start the carry from jax.lax.pcast(init, axis_name, to='varying')",
+        )
+
+
+def _sharded_params(fn: FunctionInfo, specs: Any) -> frozenset[str]:
+    """Required positional parameters whose PartitionSpec splits a dimension over a mesh axis
+    (each device gets a different block: the value varies along that axis)."""
+    p = fn.params
+    if p.varargs is not None:
+        return frozenset()
+    names = p.positional[: p.required]
+    if isinstance(specs, Spec):
+        specs = (specs,) * len(names)
+    if not isinstance(specs, tuple) or len(specs) != len(p.positional):
+        return frozenset()
+    return frozenset(n for n, s in zip(names, specs, strict=False) if isinstance(s, Spec) and any(s.entries))
+
+
+def _bare(expr: ast.expr, varying: frozenset[str]) -> bool:
+    return isinstance(expr, ast.Name) and expr.id in varying
+
+
+def _built_from_constants(expr: ast.expr, module: ModuleInfo, fn: FunctionInfo, values: Values) -> bool:
+    """`jnp.zeros(3)`, `jnp.full((2, 3), 0.5)`: an array every device builds alike."""
+    if not isinstance(expr, ast.Call) or expr.keywords and any(k.arg != "dtype" for k in expr.keywords):
+        return False
+    if qualname(expr.func, module, fn.scope) not in _CONSTANT_BUILDERS:
+        return False
+    return all(_constant(values.of(a, module)) for a in expr.args) and isinstance(values.of(expr, module), Array)
+
+
+def _constant(value: Any) -> bool:
+    if isinstance(value, tuple):
+        return all(_constant(v) for v in value)
+    return type(value) in (int, float, bool)
+
+
+def _local_def(expr: ast.expr, module: ModuleInfo, fn: FunctionInfo) -> FunctionInfo | None:
+    if not isinstance(expr, ast.Name):
+        return None
+    b = unique(module.lookup(expr.id, fn.scope), DEF)
+    if b is None or not isinstance(b.value, FunctionInfo) or b.value.decorators:
+        return None
+    return b.value

@@ -50,6 +50,7 @@ RULES: dict[str, Rule] = {
             "uneven-shards",
             "a shard_map argument's dimension is not a multiple of the mesh axes it is split over",
         ),
+        Rule("AX021", "scan-carry-varies", "a scan carry inside shard_map starts the same on every device and varies"),
     )
 }
 
