@@ -27,7 +27,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from ._checks import SiteChecker
+from ._checks import SiteChecker, _plural
 from ._flow import CALL_METHODS, Use, expects_failure, uses_of_def
 from ._literals import UNKNOWN, axes_text, axis_leaves
 from ._module import ModuleInfo, enclosing_function
@@ -117,8 +117,8 @@ def _shard_map_calls(checker: SiteChecker, values: Values) -> int:
                 use.module,
                 use.node,
                 "AX010",
-                f"the call passes {_count(len(args), 'positional argument')}, but in_specs has"
-                f" {_count(len(specs), 'entry')}; shard_map matches in_specs to the positional arguments as a tree"
+                f"the call passes {_plural(len(args), 'positional argument')}, but in_specs has"
+                f" {_plural(len(specs), 'entry')}; shard_map matches in_specs to the positional arguments as a tree"
                 " prefix, and JAX raises ValueError 'pytree structure error: different lengths of tuple at key path"
                 " shard_map in_specs'",
             )
@@ -178,10 +178,6 @@ def _uneven(checker: SiteChecker, use: Use, mesh: Mesh, specs: Any, arguments: l
                     " axis sizes that are not evenly divisible by the corresponding mesh axis sizes'",
                 )
                 return
-
-
-def _count(n: int, word: str) -> str:
-    return f"{n} {word}" if n == 1 else f"{n} {word[:-1]}ies" if word.endswith("y") else f"{n} {word}s"
 
 
 def _short_value(value: Any) -> str:
