@@ -71,6 +71,12 @@ KEY = jax.random.PRNGKey(0)
         ("jax.random.uniform(KEY)", ()),
         ("jax.random.normal(KEY, (jax.device_count(), 3))", (None, 3)),
         ("jnp.ones((2, 3)).astype(jnp.int32).ravel()", (6,)),
+        ("jnp.arange(6.0).reshape(3, 2) / 10.0", (3, 2)),
+        ("2.0 * jnp.ones(3) - 1", (3,)),
+        ("np.ones((3, 1)) * np.zeros(4)", (3, 4)),
+        ("np.ones((2, 1, 5)) + np.ones((4, 1)) * 2", (2, 4, 5)),
+        ("jnp.float32(5.0)", ()),
+        ("np.int32(3)", ()),
     ],
 )
 def test_array_constructors_give_the_shape_numpy_gives(tmp_path: Path, expr: str, shape: tuple[Any, ...]) -> None:
@@ -95,6 +101,10 @@ def test_array_constructors_give_the_shape_numpy_gives(tmp_path: Path, expr: str
         "jnp.stack([jnp.ones(3), jnp.ones(4)])",  # JAX raises
         "jnp.array([[1, 2], [3]])",  # ragged
         "some_function((2, 3))",
+        "jnp.ones(3) + jnp.ones(4)",  # JAX raises at the addition
+        "jnp.ones((2, 3)) @ jnp.ones((3, 4))",  # not elementwise
+        "jnp.ones(3) + N",  # N may be an array
+        "jnp.float32(N)",
     ],
 )
 def test_what_it_cannot_know_is_unknown(tmp_path: Path, expr: str) -> None:
@@ -119,6 +129,12 @@ def test_what_it_cannot_know_is_unknown(tmp_path: Path, expr: str) -> None:
         ("N = jax.device_count()\nIN = N\nprint(IN)\n", DEVICES),
         ("X = np.zeros((4, 3))\nX.resize((5, 3))\nIN = X\nprint(IN)\n", UNKNOWN),
         ("X = np.zeros((4, 3))\nIN = X\nprint(IN)\n", Array((4, 3))),
+        ("A = [0, 1]\nIN = [A, A + [2]]\nprint(IN)\n", [[0, 1], [0, 1, 2]]),
+        ("A = [0, 1]\nIN = [A]\nIN[0].append(2)\nprint(IN)\n", UNKNOWN),  # A changed through IN
+        ("A = [0, 1]\nB = [A]\nB[0].append(2)\nIN = A\nprint(IN)\n", UNKNOWN),
+        ("A = [0]\nIN = (A, 1) + (2,)\nprint(IN)\n", ([0], 1, 2)),
+        ("IN = [jnp.ones(n) for n in range(1, 4)]\nprint(IN)\n", [UNKNOWN] * 3),
+        ("IN = [n for n in range(3) if n]\nprint(IN)\n", UNKNOWN),
     ],
 )
 def test_names_are_followed_only_when_certain(tmp_path: Path, source: str, expected: Any) -> None:
@@ -167,7 +183,11 @@ _SHAPES = st.lists(st.integers(1, 4), min_size=0, max_size=3).map(tuple)
 @settings(max_examples=60, deadline=None)
 @given(
     shapes=st.lists(_SHAPES, min_size=1, max_size=3),
-    axes=st.lists(st.one_of(st.none(), st.integers(-3, 3)), min_size=1, max_size=3),
+    axes=st.lists(
+        st.one_of(st.none(), st.integers(-3, 3), st.tuples(st.integers(0, 1), st.integers(0, 1))),
+        min_size=1,
+        max_size=3,
+    ),
     scalar=st.one_of(st.none(), st.sampled_from(["3", "0.5", "True"])),
     kind=st.sampled_from(["vmap", "pmap"]),
     axis_size=st.one_of(st.none(), st.integers(1, 4)),
@@ -175,12 +195,12 @@ _SHAPES = st.lists(st.integers(1, 4), min_size=0, max_size=3).map(tuple)
 def test_findings_at_calls_are_real_jax_errors(
     tmp_path_factory: pytest.TempPathFactory,
     shapes: list[tuple[int, ...]],
-    axes: list[int | None],
+    axes: list[int | None | tuple[int, int]],
     scalar: str | None,
     kind: str,
     axis_size: int | None,
 ) -> None:
-    """Whenever AX013-AX016 is reported for a generated call, running it raises; and a
+    """Whenever AX013-AX017 is reported for a generated call, running it raises; and a
     generated call that raises one of the errors these codes describe is reported."""
     args = [f"jnp.ones({s!r})" for s in shapes] + ([scalar] if scalar is not None else [])
     axes = (axes * len(args))[: len(args)]
@@ -192,7 +212,7 @@ def test_findings_at_calls_are_real_jax_errors(
         "def run():\n"
         f"    return jax.{kind}(f, in_axes={tuple(axes)!r}{size})({', '.join(args)})\n"
     )
-    codes = _findings(tmp_path_factory.mktemp("gen"), source) & {"AX013", "AX014", "AX015", "AX016"}
+    codes = _findings(tmp_path_factory.mktemp("gen"), source) & {"AX013", "AX014", "AX015", "AX016", "AX017"}
     namespace: dict[str, Any] = {}
     exec(compile(source, "case.py", "exec"), namespace)
     try:
@@ -205,8 +225,13 @@ def test_findings_at_calls_are_real_jax_errors(
         assert raised is not None, source
     elif raised is not None and kind == "vmap":
         text = str(raised)
-        # The errors the four codes stand for are all found when every shape is stated.
+        # The errors these codes stand for are all found when every shape is stated.
         assert not any(
             s in text
-            for s in ("inconsistent sizes", "rank should be at least", "at least one non-None value in in_axes")
+            for s in (
+                "inconsistent sizes",
+                "rank should be at least",
+                "at least one non-None value in in_axes",
+                "tree prefix",
+            )
         ), (source, text)

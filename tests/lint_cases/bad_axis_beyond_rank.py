@@ -44,7 +44,17 @@ def case_transposed():
     return jax.vmap(total, in_axes=2)(jnp.eye(3).T)  # expect: AX014
 
 
+def shift(params, c):
+    return params["a"] + params["b"] + c
+
+
+def case_scalar_leaf_of_a_dict():
+    params = {"a": jnp.float32(5.0), "b": jnp.arange(5.0) / 2.0}
+    return jax.vmap(shift, in_axes=(0, None))(params, 1.0)  # expect: AX014
+
+
 if __name__ == "__main__":
+    case_scalar_leaf_of_a_dict()
     case_axis_two_of_a_matrix()
     case_module_constant()
     case_negative_axis()

@@ -45,7 +45,16 @@ def case_all_gather():
     return jax.pmap(lambda x: lax.all_gather(x, axis_name="model"), axis_name="data")(jnp.ones((2, 3)))  # expect: AX005
 
 
+def total(x):
+    return jax.lax.psum(x, axis_name="batch")
+
+
+def case_transform_binds_no_name():
+    return jax.pmap(total)(jnp.ones((2, 3)))  # expect: AX005
+
+
 if __name__ == "__main__":
+    case_transform_binds_no_name()
     case_decorated()
     case_called_from_mapped_function()
     case_nested_lambda()

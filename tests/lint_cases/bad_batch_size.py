@@ -60,7 +60,14 @@ def case_pmap():
     return jax.pmap(loss)(jnp.ones((2, 3)), jnp.ones((4, 3)))  # expect: AX013
 
 
+def case_scaled_arrays_and_a_gradient():
+    w = jnp.arange(6.0).reshape(3, 2) / 10.0
+    xs = jnp.arange(24.0).reshape(8, 3) * 0.5 + 1.0
+    return jax.vmap(jax.grad(loss))(w, xs)  # expect: AX013
+
+
 if __name__ == "__main__":
+    case_scaled_arrays_and_a_gradient()
     case_constants()
     case_dict_pytree()
     case_in_axes_picks_the_other_axis()

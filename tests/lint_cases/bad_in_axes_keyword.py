@@ -44,7 +44,13 @@ def case_dict_of_names():
     return ax.vmap(scale, in_axes={"x": 0, "w": None})  # expect: AX003
 
 
+def case_pmap_static_argument_by_keyword():
+    g = jax.pmap(scale, static_broadcasted_argnums=(1,))
+    return g(jnp.ones((2, 1)), w=1)  # expect: AX003
+
+
 if __name__ == "__main__":
+    case_pmap_static_argument_by_keyword()
     case_keyword_call()
     case_decorated_keyword_call()
     case_keyword_only()

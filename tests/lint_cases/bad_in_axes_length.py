@@ -108,6 +108,15 @@ def case_ax_pmap():
     return ax.pmap(scale, axis_name="i", in_axes=(0,))(jnp.ones((2, 4)), jnp.ones((2, 4)))  # expect: AX001
 
 
+def combine(a, b, c, d):
+    return a * b * c + d
+
+
+def case_pmap_static_argument_without_an_entry():
+    f = jax.pmap(combine, static_broadcasted_argnums=(2,), in_axes=(0, None, 0))  # expect: AX001
+    return f(jnp.ones((2, 3)), jnp.arange(3.0), 2.0, jnp.ones((2, 3)))
+
+
 if __name__ == "__main__":
     case_jax_call()
     case_alias()
@@ -121,3 +130,4 @@ if __name__ == "__main__":
     case_method_call_site()
     case_pmap()
     case_ax_pmap()
+    case_pmap_static_argument_without_an_entry()

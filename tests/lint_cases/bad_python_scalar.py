@@ -31,7 +31,24 @@ def case_inside_a_dict():
     return jax.vmap(update)(jnp.ones((4, 3)), {"lr": 0.5})  # expect: AX016
 
 
+def ident(x):
+    return x
+
+
+def case_stray_leaf_in_a_list():
+    z = [jnp.ones((2, n)) for n in range(1, 4)]
+    x = [z, z + [0], z]
+    return jax.pmap(ident)(x)  # expect: AX016
+
+
+def case_smap_int(mesh):
+    with jax.set_mesh(mesh):
+        return jax.smap(step, in_axes=(0, 0), out_axes=0, axis_name="x")(jnp.ones((4, 3)), 3)  # expect: AX016
+
+
 if __name__ == "__main__":
     case_pmap_int()
     case_vmap_constant()
     case_inside_a_dict()
+    case_stray_leaf_in_a_list()
+    case_smap_int(jax.make_mesh((2,), ("x",), axis_types=(jax.sharding.AxisType.Auto,)))

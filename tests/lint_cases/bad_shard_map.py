@@ -48,9 +48,30 @@ def case_ax_shard_map(mesh):
     return f(jnp.ones(4), jnp.ones(4))
 
 
+def plain_add(x, y):
+    return x + y
+
+
+def add_all(*xs):
+    return xs[0] + xs[1]
+
+
+def case_call_misses_an_argument(mesh):
+    f = jax.shard_map(plain_add, mesh=mesh, in_specs=(P("x"), P("x")), out_specs=P("x"))
+    x = jnp.arange(8.0)
+    return f(x)  # expect: AX010
+
+
+def case_spec_longer_than_a_scalar(mesh):
+    f = jax.shard_map(add_all, mesh=mesh, in_specs=(P(), P(None)), out_specs=P())  # expect: AX011
+    return f(jnp.float32(1.0), jnp.float32(2.0))
+
+
 if __name__ == "__main__":
     case_too_many_specs(MESH)
     case_too_few_specs(MESH)
     case_spec_longer_than_rank(MESH)
     case_ax_shard_map(MESH)
     case_decorated()
+    case_call_misses_an_argument(MESH)
+    case_spec_longer_than_a_scalar(MESH)

@@ -69,7 +69,26 @@ def different_names(x):
     return jax.vmap(jax.vmap(lambda v: lax.psum(v, "i"), axis_name="i"), axis_name="j")(x)
 
 
+def sums_over_two_axes(x):
+    # Summing over another axis, or a psum of a psum's *input*, is not a sum counted twice.
+    inner = jax.vmap(lambda v: lax.psum(lax.psum(v, "i"), "j") + lax.psum(v * 2, "i"), axis_name="i")
+    return jax.vmap(inner, axis_name="j")(x)
+
+
+def shared_outputs(x):
+    # out_axes=None where the output is the same for every example: a psum, a constant,
+    # an unmapped argument, or a value the linter cannot read.
+    a = jax.vmap(lambda v: lax.psum(v, "i"), axis_name="i", out_axes=None)(x)
+    b = jax.vmap(lambda v, w: w * 2.0, in_axes=(0, None), out_axes=None)(x, 3.0)
+    c = jax.vmap(lambda v: jnp.zeros(3), out_axes=None)(x)
+    d = jax.vmap(lambda v: jnp.zeros_like(v), out_axes=None)(x)
+    e = jax.vmap(lambda v, s=1.0: s * 2, out_axes=None)(x)
+    return a, b, c, d, e
+
+
 if __name__ == "__main__":
+    sums_over_two_axes(jnp.ones((2, 3, 4)))
+    shared_outputs(jnp.ones((2, 3)))
     normalize(jnp.ones((2, 3)))
     train_step(jnp.ones((2, 3)))
     nested(jnp.ones((2, 3, 4)))

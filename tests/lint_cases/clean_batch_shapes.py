@@ -102,6 +102,30 @@ SHARED = (None, 0)
 jax.vmap(loss, in_axes=SHARED)(jnp.ones(3), jnp.ones(3))
 
 
+def first(pair):
+    return pair[0]
+
+
+def make_pair():
+    return (jnp.ones((3, 2)), jnp.ones((2, 3)))
+
+
+# Tree prefixes that match: a tuple of axes for a tuple argument, a dict for a dict, two
+# nested vmaps for two axes; an argument the file does not state is never judged.
+jax.vmap(first, in_axes=((0, None),))((jnp.ones((3, 2)), 1.0))
+jax.vmap(first, in_axes=({"a": 0, "b": None},))({"a": jnp.ones(3), "b": jnp.float32(2.0)})
+jax.vmap(jax.vmap(loss))(jnp.ones((3, 3)), jnp.ones((3, 3)) * 2.0)
+jax.vmap(first, in_axes=((0, 1),))(make_pair())
+jax.vmap(loss)(jnp.ones((3, 1)) + jnp.ones(4), jnp.ones((3, 4)) / 2)
+jax.vmap(loss, in_axes=(0, None))(jnp.ones((2, 3)), jnp.float32(0.5))
+
+
+def replicated(mesh):
+    # smap with in_axes None maps nothing and runs: every shard gets the whole argument.
+    with jax.set_mesh(mesh):
+        return jax.smap(lambda x: x * 2, in_axes=None, out_axes=None, axis_name="x")(jnp.arange(8))
+
+
 if __name__ == "__main__":
     correct()
     unknowable("--flag" in sys.argv, 4, jnp.ones(4))

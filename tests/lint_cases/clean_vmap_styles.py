@@ -112,7 +112,7 @@ def outputs():
 
     a = jax.vmap(two, out_axes=(0, 1))(jnp.ones((3, 4)))
     b = jax.vmap(two, out_axes=0)(jnp.ones((3, 4)))
-    c = jax.vmap(two, out_axes=(0, None))  # None for an output that does not depend on the batch
+    c = jax.vmap(lambda x: (x, 2.0), out_axes=(0, None))  # None for an output that does not depend on the batch
     return a, b, c
 
 

@@ -42,6 +42,18 @@ Codes (stable; each finding names the transform, the argument and what JAX would
 - AX015 at a call, every in_axes entry is None, the call passes no keyword argument and
   there is no `axis_size`: nothing is mapped, and JAX raises.
 - AX016 at a call, in_axes maps a Python scalar (`pmap(f)(x, 10)`): it has no axis.
+- AX017 at a call, in_axes is not a tree prefix of the arguments: a tuple of axes for an
+  argument that is one array (`in_axes=((0, 1), (0, 1))`: one vmap maps one axis), a
+  tuple for a dict, or a tuple of another length.
+- AX018 out_axes is None for an output the mapped function computes from a mapped
+  argument (`x * 2.0`, `jax.random.normal(key, ...)` of a mapped key): vmap and smap
+  raise, pmap silently returns device 0's value.
+- AX019 a psum of a value already summed over the same axis (`psum(psum(x, "i"), "i")`):
+  JAX multiplies it by the axis size without a word (a warning).
+- AX020 at a call of a shard_map, an argument's dimension is not a multiple of the sizes
+  of the mesh axes its PartitionSpec splits it over (`jax.make_mesh` with literal sizes).
+- AX021 inside jax.shard_map, a `lax.scan` carry that starts as an array built from
+  constants (the same on every device) and comes back varying along a mesh axis.
 
 Values are read one step away from the transform (`_values`): names bound once,
 parameters every visible call gives one value, `functools.partial`, and the shapes of

@@ -27,7 +27,7 @@ from ._callee import Resolver, Site, is_default
 from ._checks import Report, describe
 from ._flow import Use, expects_failure, uses_of_def, uses_of_value
 from ._literals import UNKNOWN
-from ._module import FunctionInfo, ModuleInfo, enclosing_function
+from ._module import ASSIGN, FunctionInfo, ModuleInfo, enclosing_function, unique
 from ._names import COLLECTIVES, qualname
 
 MAX_PATHS = 32
@@ -81,7 +81,6 @@ class AxisNames:
     def __init__(self, resolver: Resolver) -> None:
         self.resolver = resolver
         self._paths: dict[FunctionInfo, list[Path]] = {}
-        self._exits: dict[ast.AST, list[tuple[int, int]]] = {}
         self._active: set[FunctionInfo] = set()
 
     def function_paths(self, fn: FunctionInfo) -> list[Path]:
@@ -150,23 +149,7 @@ class AxisNames:
             child, parent = parent, module.parents.get(parent)
         if parent is None or isinstance(parent, (ast.Module, ast.ClassDef, ast.Lambda)):
             return False
-        here = (getattr(node, "lineno", 0), getattr(node, "col_offset", 0))
-        return any(end <= here for end in self._exits_of(parent))
-
-    def _exits_of(self, fn: ast.AST) -> list[tuple[int, int]]:
-        """Where `fn`'s own `return` and `raise` statements end (not those of inner functions)."""
-        if fn not in self._exits:
-            found: list[tuple[int, int]] = []
-            stack = list(ast.iter_child_nodes(fn))
-            while stack:
-                n = stack.pop()
-                if isinstance(n, _SCOPES):
-                    continue
-                if isinstance(n, (ast.Return, ast.Raise)):
-                    found.append((n.end_lineno or n.lineno, n.end_col_offset or 0))
-                stack.extend(ast.iter_child_nodes(n))
-            self._exits[fn] = found
-        return self._exits[fn]
+        return _exits_before(parent, (getattr(node, "lineno", 0), getattr(node, "col_offset", 0)))
 
     def at(self, node: ast.AST, module: ModuleInfo) -> list[Path]:
         """The paths of code at `node`."""
@@ -177,7 +160,7 @@ class AxisNames:
 
     def check_collectives(self, module: ModuleInfo, report: Report) -> None:
         """AX005 for every collective with a literal axis name in `module`."""
-        for call in module.calls:
+        for call in module.calls_of(_COLLECTIVE_NAMES):
             func = call.func
             if isinstance(func, ast.Attribute) and func.attr not in _COLLECTIVE_NAMES:
                 continue  # `jnp.sum`, `x.reshape`: not a collective under any import
@@ -189,6 +172,8 @@ class AxisNames:
             names = [value] if isinstance(value, str) else list(value) if isinstance(value, tuple) else []
             if not names or not all(isinstance(n, str) for n in names):
                 continue
+            if name == "jax.lax.psum":
+                self._check_psum_of_psum(module, call, names, report)
             fn = enclosing_function(module, call)
             if fn is None or self.conditional(module, call):
                 continue  # at the top level no transform encloses it; under a condition it may not run
@@ -201,6 +186,33 @@ class AxisNames:
                     self._report_unbound(module, node, call, name, missing[0], path, report)
                     break
 
+    def _check_psum_of_psum(self, module: ModuleInfo, call: ast.Call, names: list[str], report: Report) -> None:
+        """AX019: `psum(psum(x, "i"), "i")`. The inner sum is the same on every member of the
+        axis, and a psum of such a value multiplies it by the axis size (JAX accepts it)."""
+        operand = call.args[0] if call.args and not isinstance(call.args[0], ast.Starred) else None
+        if isinstance(operand, ast.Name):
+            b = unique(module.lookup(operand.id, module.scope_of[operand]), ASSIGN)
+            operand = b.value if b is not None and isinstance(b.value, ast.expr) else None
+        if not isinstance(operand, ast.Call) or operand not in module.scope_of:
+            return
+        if qualname(operand.func, module, module.scope_of[operand]) != "jax.lax.psum":
+            return
+        inner = _axis_arg(operand, 1)
+        value = module.value(inner) if inner is not None else UNKNOWN
+        inner_names = [value] if isinstance(value, str) else list(value) if isinstance(value, tuple) else []
+        twice = [n for n in names if n in inner_names]
+        if not twice:
+            return
+        report(
+            module,
+            call,
+            "AX019",
+            f"psum over axis {twice[0]!r} of a value already summed over {twice[0]!r} (the psum on line"
+            f" {operand.lineno}): that value is the same on every member of the axis, so the outer psum multiplies"
+            f" it by the size of {twice[0]!r}; JAX does not raise and the result is that many times too large",
+            "drop the outer psum",
+        )
+
     def _report_unbound(
         self, module: ModuleInfo, node: ast.AST, call: ast.Call, name: str, axis: str, path: Path, report: Report
     ) -> None:
@@ -212,6 +224,19 @@ class AxisNames:
             message = f"which bind{'s' if len(sites) == 1 else ''} no axis name"
         else:
             message = f"which bind{'s' if len(bound) == 1 else ''} {', '.join(repr(n) for n in bound)} and no {axis!r}"
+        if not bound and len(sites) == 1 and sites[0].site.transform.kind in ("vmap", "pmap"):
+            # The one transform binds no name at all: the fix is an axis_name there, so that
+            # is where the finding goes (the collective's line is named in the message).
+            site = sites[0].site
+            report(
+                site.module,
+                site.node,
+                "AX005",
+                f"{describe(site, None)} binds no axis name, but the function it maps calls {short} over axis"
+                f" {axis!r} ({module.path}:{call.lineno}); JAX raises NameError 'unbound axis name: {axis}'",
+                f"axis_name={axis!r}",
+            )
+            return
         close = get_close_matches(axis, bound, n=1, cutoff=0.6)
         # A fix only when one name is bound and it is a near spelling; otherwise a hint.
         fix = f"use the axis name {close[0]!r}" if close and len(bound) == 1 else None
@@ -260,6 +285,24 @@ class AxisNames:
 _COLLECTIVE_NAMES = frozenset(name.rpartition(".")[2] for name in COLLECTIVES)
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef, ast.Module)
 _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+
+
+def _exits_before(fn: ast.AST, here: tuple[int, int]) -> bool:
+    """`fn` has a `return` or `raise` of its own that ends before position `here`. Only the
+    code that starts before `here` is read (a subtree that starts after it cannot end
+    before it)."""
+    stack = list(ast.iter_child_nodes(fn))
+    while stack:
+        n = stack.pop()
+        start = getattr(n, "lineno", None)
+        if start is not None and (start, getattr(n, "col_offset", 0)) >= here:
+            continue
+        if isinstance(n, _SCOPES):
+            continue
+        if isinstance(n, (ast.Return, ast.Raise)) and (n.end_lineno or n.lineno, n.end_col_offset or 0) <= here:
+            return True
+        stack.extend(ast.iter_child_nodes(n))
+    return False
 
 
 def _guarded(parent: ast.AST, child: ast.AST) -> bool:

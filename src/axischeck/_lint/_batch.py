@@ -23,14 +23,15 @@ produces a finding; a call in a `pytest.raises` block is a test of the error, no
 from __future__ import annotations
 
 import ast
+import math
 from dataclasses import dataclass
 from typing import Any
 
-from ._checks import SiteChecker
+from ._checks import SiteChecker, _plural
 from ._flow import CALL_METHODS, Use, expects_failure, uses_of_def
 from ._literals import UNKNOWN, axes_text, axis_leaves
 from ._module import ModuleInfo, enclosing_function
-from ._shapes import Array
+from ._shapes import Array, Mesh, Spec
 from ._values import Values
 
 _SCALARS = (int, float, complex, bool)
@@ -50,13 +51,28 @@ class Unread(Exception):
     """The arguments' structure against in_axes is not certain: no rule applies."""
 
 
+class NotPrefix(Exception):
+    """in_axes is not a tree prefix of an argument: a container of axes where the argument
+    has a leaf (an array, a number) or another container (JAX raises before any other rule)."""
+
+    def __init__(self, label: str, node: ast.expr, axes: Any, value: Any) -> None:
+        super().__init__(label)
+        self.label, self.node, self.axes, self.value = label, node, axes, value
+
+
 def check_calls(checker: SiteChecker, values: Values) -> int:
-    """AX013-AX016 at every call of the site's result that the file shows; returns how
+    """AX013-AX017 at every call of the site's result that the file shows; returns how
     many calls had every argument read."""
     site = checker.site
     kind = site.transform.kind
-    if kind not in ("vmap", "pmap") or not site.readable:
+    if kind == "shard_map":
+        return _shard_map_calls(checker, values)
+    if not site.transform.native:
+        return 0  # Equinox and NNX resolve the axes of each leaf their own way
+    if kind not in ("vmap", "pmap", "smap") or not site.readable:
         return 0
+    if kind == "smap" and not site.has("in_axes"):
+        return 0  # smap infers in_axes from the arguments
     if kind == "pmap" and site.has("static_broadcasted_argnums"):
         return 0  # static arguments are dropped before in_axes is read
     if checker.codes & _AXES_CODES:
@@ -74,6 +90,98 @@ def check_calls(checker: SiteChecker, values: Values) -> int:
             assert isinstance(use.node, ast.Call)
             read += _check_call(checker, values, use, use.node, in_axes)
     return read
+
+
+def _shard_map_calls(checker: SiteChecker, values: Values) -> int:
+    """AX010 / AX011 / AX020 at the calls of a shard_map: in_specs (a tuple written out)
+    against the positional arguments, each PartitionSpec against the rank of its argument,
+    and each split dimension against the sizes of the mesh axes it is split over."""
+    site = checker.site
+    in_specs = site.options.get("in_specs")
+    if not site.readable or checker.codes or in_specs is None:
+        return 0
+    specs = in_specs.elts if isinstance(in_specs, ast.Tuple) else None
+    if specs is not None and any(isinstance(e, ast.Starred) for e in specs):
+        return 0
+    mesh = values.of(site.options.get("mesh"), site.module) if "mesh" in site.options else UNKNOWN
+    read = 0
+    for use in checker.result_uses():
+        if not _plain_call(use) or _written_to_fail(checker, use):
+            continue
+        assert isinstance(use.node, ast.Call)
+        args, keywords = use.arguments()
+        if keywords:
+            continue
+        if specs is not None and len(args) != len(specs):
+            checker.report_at(
+                use.module,
+                use.node,
+                "AX010",
+                f"the call passes {_plural(len(args), 'positional argument')}, but in_specs has"
+                f" {_plural(len(specs), 'entry')}; shard_map matches in_specs to the positional arguments as a tree"
+                " prefix, and JAX raises ValueError 'pytree structure error: different lengths of tuple at key path"
+                " shard_map in_specs'",
+            )
+            continue
+        read += 1
+        arguments = [values.of(node, use.module) for node in args]
+        if specs is not None and _specs_too_long(checker, use, specs, arguments):
+            continue
+        if isinstance(mesh, Mesh):
+            _uneven(checker, use, mesh, values.of(in_specs, site.module), arguments)
+    return read
+
+
+def _label(checker: SiteChecker, i: int) -> str:
+    c = checker.callee
+    return c.positional[i] if c is not None and i < len(c.positional) else f"argument {i}"
+
+
+def _specs_too_long(checker: SiteChecker, use: Use, specs: list[ast.expr], arguments: list[Any]) -> bool:
+    assert isinstance(use.node, ast.Call)
+    for i, (spec, value) in enumerate(zip(specs, arguments, strict=True)):
+        rank = value.rank if isinstance(value, Array) else 0 if type(value) in _SCALARS else None
+        name = _label(checker, i)
+        if rank is not None and checker.spec_too_long(
+            spec, (rank,), f"in_specs entry {i} for {name}", f"{name} ({_short_value(value)})",
+            f"the call on line {use.node.lineno}",
+        ):  # fmt: skip
+            return True
+    return False
+
+
+def _uneven(checker: SiteChecker, use: Use, mesh: Mesh, specs: Any, arguments: list[Any]) -> None:
+    """AX020: a dimension split over mesh axes whose sizes do not divide it (JAX: 'argument
+    arrays with axis sizes that are not evenly divisible by the corresponding mesh axis sizes')."""
+    if isinstance(specs, Spec):
+        specs = (specs,) * len(arguments)  # one spec is a prefix of every argument
+    if not isinstance(specs, tuple) or len(specs) != len(arguments):
+        return
+    for i, (spec, value) in enumerate(zip(specs, arguments, strict=True)):
+        if not isinstance(spec, Spec) or not isinstance(value, Array) or len(spec.entries) > value.rank:
+            continue
+        for dim, names in enumerate(spec.entries):
+            sizes = [mesh.size(n) for n in names]
+            size = value.shape[dim]
+            if not names or size is None or any(n is None for n in sizes):
+                continue
+            parts = math.prod(n for n in sizes if n is not None)
+            if size % parts:
+                over = " x ".join(f"{n!r} ({k})" for n, k in zip(names, sizes, strict=True))
+                checker.report_at(
+                    use.module,
+                    use.node,
+                    "AX020",
+                    f"{_label(checker, i)} has shape {value.text()}, and in_specs {spec.text()} splits its dimension"
+                    f" {dim} ({size}) over {over} of the mesh, {parts} parts: {size} is not a multiple of {parts};"
+                    " JAX raises ValueError 'shard_map applied to the function ... was given argument arrays with"
+                    " axis sizes that are not evenly divisible by the corresponding mesh axis sizes'",
+                )
+                return
+
+
+def _short_value(value: Any) -> str:
+    return f"shape {value.text()}" if isinstance(value, Array) else f"the Python scalar {value!r}"
 
 
 _AXES_CODES = frozenset({"AX001", "AX002", "AX003", "AX009"})
@@ -115,7 +223,9 @@ def _check_call(checker: SiteChecker, values: Values, use: Use, call: ast.Call, 
         return False  # AX001's finding
     names = checker.callee.positional if checker.callee is not None else ()
     axis_size = site.option("axis_size") if kind == "vmap" else UNKNOWN
-    if args and not keywords and not site.has("axis_size") and all(leaf is None for leaf in axis_leaves(in_axes)):
+    unmapped = all(leaf is None for leaf in axis_leaves(in_axes))
+    # smap with every in_axes None runs: each shard gets the whole (replicated) argument.
+    if args and not keywords and not site.has("axis_size") and unmapped and kind != "smap":
         report(
             use.module,
             call,
@@ -127,18 +237,31 @@ def _check_call(checker: SiteChecker, values: Values, use: Use, call: ast.Call, 
             "map at least one argument (an int entry in in_axes), or pass axis_size" if kind == "vmap" else None,
         )
         return True
+    if kind == "smap" and keywords:
+        return False  # smap's keyword arguments: not read here
     leaves: list[Leaf] = []
-    try:
-        for i, node in enumerate(args):
-            label = names[i] if i < len(names) else f"argument {i}"
-            axes = in_axes[i] if isinstance(in_axes, tuple) else in_axes
-            _collect(values.of(node, use.module), axes, label, node, leaves)
-        if kind == "vmap":  # JAX maps every keyword argument over axis 0
-            for k in keywords:
-                assert k.arg is not None
-                _collect(values.of(k.value, use.module), 0, k.arg, k.value, leaves)
-    except Unread:
+    unread = False
+    for i, node in enumerate(args):
+        label = names[i] if i < len(names) else f"argument {i}"
+        axes = in_axes[i] if isinstance(in_axes, tuple) else in_axes
+        try:
+            _collect(values.of(node, use.module), axes, label, node, leaves, kind != "smap")
+        except Unread:
+            unread = True
+        except NotPrefix as bad:
+            report(use.module, bad.node, "AX017", _not_prefix(kind, bad))
+            return True
+    if kind == "vmap":  # JAX maps every keyword argument over axis 0
+        for k in keywords:
+            assert k.arg is not None
+            try:
+                _collect(values.of(k.value, use.module), 0, k.arg, k.value, leaves, True)
+            except Unread:
+                unread = True
+    if unread:
         return False
+    partly = any(leaf.value is UNKNOWN for leaf in leaves)
+    leaves = [leaf for leaf in leaves if leaf.value is not UNKNOWN]
     for leaf in leaves:
         if isinstance(leaf.value, _SCALARS):
             report(
@@ -147,21 +270,27 @@ def _check_call(checker: SiteChecker, values: Values, use: Use, call: ast.Call, 
                 "AX016",
                 f"{leaf.label} is the Python scalar {leaf.value!r}, which has no axis to map, but in_axes maps it over"
                 f" axis {leaf.axis}; JAX raises {_scalar_error(kind, leaf)}",
-                f"in_axes None for {leaf.label} (a scalar is passed whole to every call)",
+                f"in_axes None for {leaf.label} (a scalar is passed whole to every call)"
+                if "[" not in leaf.label
+                else None,
             )
             return True
     for leaf in leaves:
         assert isinstance(leaf.value, Array)
         r = leaf.value.rank
         if not -r <= leaf.axis < r:
+            within = f"so the axis must be in [{-r}, {r - 1}]" if r else "an array with no axis to map"
             report(
                 use.module,
                 leaf.node,
                 "AX014",
                 f"in_axes asks for axis {leaf.axis} of {leaf.label}, but {leaf.label} has shape {leaf.value.text()}"
-                f" (rank {r}, so the axis must be in [{-r}, {r - 1}]); JAX raises {_rank_error(kind, leaf.axis, r)}",
+                f" (rank {r}, {within}); JAX raises {_rank_error(kind, leaf.axis, r)}",
+                f"in_axes None for {leaf.label} (it has no axis: it is passed whole to every call)" if not r else None,
             )
             return True
+    if kind == "smap":
+        return not partly  # smap splits the mapped axes over a mesh axis: sizes are not compared here
     sized = [(leaf, leaf.value.shape[leaf.axis]) for leaf in leaves if isinstance(leaf.value, Array)]
     known = [(leaf, size) for leaf, size in sized if size is not None]
     if type(axis_size) is int and known and any(size != axis_size for _, size in known):
@@ -185,11 +314,12 @@ def _check_call(checker: SiteChecker, values: Values, use: Use, call: ast.Call, 
                 f" {_where(leaf)} has size {size}; JAX raises ValueError {_size_error(kind)}",
             )
             return True
-    return True
+    return not partly
 
 
-def _collect(value: Any, axes: Any, label: str, node: ast.expr, out: list[Leaf]) -> None:
-    """The mapped leaves of `value` under the in_axes prefix `axes` (JAX's tree-prefix rule)."""
+def _collect(value: Any, axes: Any, label: str, node: ast.expr, out: list[Leaf], prefix: bool) -> None:
+    """The mapped leaves of `value` under the in_axes prefix `axes` (JAX's tree-prefix rule).
+    With `prefix`, a container of axes against a leaf or another container raises NotPrefix."""
     if axes is None:
         return
     if value is UNKNOWN:
@@ -199,13 +329,44 @@ def _collect(value: Any, axes: Any, label: str, node: ast.expr, out: list[Leaf])
         return
     if isinstance(axes, (tuple, list)) and type(value) is type(axes) and len(value) == len(axes):
         for i, (v, a) in enumerate(zip(value, axes, strict=True)):
-            _collect(v, a, f"{label}[{i}]", node, out)
+            _collect(v, a, f"{label}[{i}]", node, out, prefix)
         return
     if isinstance(axes, dict) and isinstance(value, dict) and set(value) == set(axes):
         for k in sorted(value, key=repr):
-            _collect(value[k], axes[k], f"{label}[{k!r}]", node, out)
+            _collect(value[k], axes[k], f"{label}[{k!r}]", node, out, prefix)
         return
-    raise Unread  # another structure: JAX raises about the pytree, which is not this check's to say
+    if prefix and isinstance(axes, (tuple, list, dict)) and _plain_tree(value):
+        # JAX flattens in_axes up to the arguments' structure: a tuple of axes where the
+        # argument is an array or a number (or a dict, a list of another length) is refused.
+        raise NotPrefix(label, node, axes, value)
+    raise Unread
+
+
+def _plain_tree(value: Any) -> bool:
+    """An array, a number, or a tuple/list/dict the interpreter read (not a custom pytree)."""
+    return isinstance(value, (Array, tuple, list, dict)) or type(value) in _SCALARS
+
+
+def _not_prefix(kind: str, bad: NotPrefix) -> str:
+    value = bad.value
+    if isinstance(value, Array):
+        has = f"an array of shape {value.text()} (a single leaf)"
+    elif type(value) in _SCALARS:
+        has = f"the Python scalar {value!r} (a single leaf)"
+    elif isinstance(value, dict):
+        has = f"a dict with keys {', '.join(map(repr, value))}"
+    else:
+        has = f"a {type(value).__name__} of {len(value)}"
+    extra = (
+        " (one vmap maps one axis of each argument: nest two vmaps to map two axes)"
+        if isinstance(value, Array) and isinstance(bad.axes, tuple) and all(type(a) is int for a in bad.axes)
+        else ""
+    )
+    return (
+        f"in_axes gives {bad.label} the {type(bad.axes).__name__} of axes {axes_text(bad.axes)}, but {bad.label} is"
+        f" {has}; in_axes must be a tree prefix of the arguments{extra}, and JAX raises ValueError"
+        f" '{kind} in_axes specification must be a tree prefix of the corresponding value'"
+    )
 
 
 def _broadcast(value: Any, axis: int, label: str, node: ast.expr, out: list[Leaf]) -> None:
@@ -217,13 +378,22 @@ def _broadcast(value: Any, axis: int, label: str, node: ast.expr, out: list[Leaf
         return
     if isinstance(value, (tuple, list)):
         for i, v in enumerate(value):
-            _broadcast(v, axis, f"{label}[{i}]", node, out)
+            _broadcast_item(v, axis, f"{label}[{i}]", node, out)
         return
     if isinstance(value, dict):
         for k in sorted(value, key=repr):
-            _broadcast(value[k], axis, f"{label}[{k!r}]", node, out)
+            _broadcast_item(value[k], axis, f"{label}[{k!r}]", node, out)
         return
     raise Unread
+
+
+def _broadcast_item(value: Any, axis: int, label: str, node: ast.expr, out: list[Leaf]) -> None:
+    """An item of a tuple, list or dict the file writes out: one the interpreter cannot read
+    is kept as an unread leaf (the rules skip it; the other leaves are still certain)."""
+    if value is UNKNOWN:
+        out.append(Leaf(label, node, UNKNOWN, axis))
+        return
+    _broadcast(value, axis, label, node, out)
 
 
 def _where(leaf: Leaf) -> str:
@@ -244,12 +414,19 @@ def _none_error(kind: str) -> str:
 
 
 def _scalar_error(kind: str, leaf: Leaf) -> str:
+    if kind == "smap":
+        return (
+            "ValueError 'shard_map applied to the function ... was given an in_specs entry which is too long to be"
+            " compatible with the corresponding input value' (smap maps the argument over a mesh axis)"
+        )
     if kind == "pmap":
         return "ValueError (pmap can only split arrays with a leading axis over the devices)"
     return _rank_error(kind, leaf.axis, 0)
 
 
 def _rank_error(kind: str, axis: int, rank: int) -> str:
+    if kind == "smap":
+        return "ValueError (smap's in_axes names an axis the argument does not have)"
     if kind == "pmap":
         return f"an error (pmap splits axis {axis} over the devices, and there is no such axis)"
     return (

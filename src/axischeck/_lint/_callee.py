@@ -157,7 +157,7 @@ class Resolver:
     def sites(self, module: ModuleInfo) -> list[Site]:
         """Every transform application in `module`, in source order."""
         found: list[Site] = []
-        for call in module.calls:
+        for call in module.calls_of(_LAST_PARTS, chained=True):
             scope = module.scope_of[call]
             m = self.match(call, module, scope)
             if m is not None and m.fun is not None:
@@ -441,45 +441,18 @@ def bind_positional(c: Callee, n: int) -> Callee | None:
 
 def returns_arity(fn: FunctionInfo) -> int | None:
     """k when every return is a k-tuple literal and the function cannot fall off its end."""
-    node = fn.node
-    if isinstance(node, ast.Lambda):
-        body = node.body
-        if isinstance(body, ast.Tuple) and not any(isinstance(e, ast.Starred) for e in body.elts):
-            return len(body.elts)
+    body = fn.node.body
+    if isinstance(body, list) and isinstance(body[-1], ast.Return) and not isinstance(body[-1].value, ast.Tuple):
+        return None  # the last statement returns something else: no need to read the others
+    returns = fn.returns
+    if not returns:
         return None
-    returns: list[ast.Return] = []
-    stack: list[ast.AST] = list(node.body)
-    while stack:
-        n = stack.pop()
-        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
-            continue
-        if isinstance(n, (ast.Yield, ast.YieldFrom, ast.Await)):
-            return None
-        if isinstance(n, ast.Return):
-            returns.append(n)
-        stack.extend(ast.iter_child_nodes(n))
     lengths = set()
-    for r in returns:
-        v = r.value
+    for v in returns:
         if not isinstance(v, ast.Tuple) or any(isinstance(e, ast.Starred) for e in v.elts):
             return None
         lengths.add(len(v.elts))
-    if len(lengths) != 1 or not _always_returns(node.body):
-        return None
-    return lengths.pop()
-
-
-def _always_returns(body: list[ast.stmt]) -> bool:
-    if not body:
-        return False
-    last = body[-1]
-    if isinstance(last, (ast.Return, ast.Raise)):
-        return True
-    if isinstance(last, ast.If):
-        return _always_returns(last.body) and _always_returns(last.orelse)
-    if isinstance(last, (ast.With, ast.AsyncWith)):
-        return _always_returns(last.body)
-    return False
+    return lengths.pop() if len(lengths) == 1 else None
 
 
 def lift(c: Callee, site: Site) -> Callee:
@@ -490,9 +463,9 @@ def lift(c: Callee, site: Site) -> Callee:
     in_axes = site.option("in_axes")
     out_axes = site.option("out_axes")
     if is_default(in_axes):
-        in_axes = 0
+        in_axes = 0 if site.transform.lib != "equinox" else UNKNOWN  # Equinox: if_array(0)
     if is_default(out_axes):
-        out_axes = 0
+        out_axes = 0 if site.transform.lib != "equinox" else UNKNOWN
     if kind == "smap" and not site.has("in_axes"):
         in_axes = UNKNOWN  # smap infers in_axes from the arguments
     return replace(

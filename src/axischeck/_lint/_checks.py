@@ -47,7 +47,7 @@ def describe(site: Site, callee: Callee | None) -> str:
     else:
         name = "<function>"
     shown = [f"{k}={_short(site.options[k])}" for k in _SHOWN[site.transform.kind] if k in site.options]
-    return f"{site.transform.kind}({', '.join([name, *shown])})"
+    return f"{site.transform.spelled or site.transform.kind}({', '.join([name, *shown])})"
 
 
 _SHOWN = {
@@ -80,10 +80,14 @@ class SiteChecker:
         self.site = site
         self.callee = callee
         self.report = report
-        self.what = describe(site, callee)
         self._expected: bool | None = None
         self.codes: set[str] = set()  # the codes reported at the site itself
         self._uses: list[Use] | None = None
+
+    @property
+    def what(self) -> str:
+        """The transform as messages name it (built only for a finding: it prints the options)."""
+        return describe(self.site, self.callee)
 
     def emit(self, node: ast.AST, code: str, message: str, fix: str | None = None) -> None:
         self.codes.add(code)
@@ -113,6 +117,9 @@ class SiteChecker:
         if kind == "shard_map":
             self.check_specs()
             return
+        if not self.site.transform.native:
+            self.check_library_in_axes()
+            return
         length_reported = self.check_in_axes()
         self.check_out_axes()
         sig = self.check_signature()
@@ -126,8 +133,67 @@ class SiteChecker:
         """The in_axes value (JAX's default 0 when not given; UNKNOWN when not read)."""
         value = self.site.option("in_axes")
         if is_default(value):
-            return 0 if self.site.transform.kind != "smap" else UNKNOWN
+            t = self.site.transform
+            return 0 if t.kind != "smap" and t.lib != "equinox" else UNKNOWN  # Equinox: if_array(0)
         return value
+
+    def check_library_in_axes(self) -> None:
+        """Equinox's filter_vmap / filter_pmap and Flax NNX's vmap / pmap: the in_axes checks
+        their semantics share with JAX's. A tuple in_axes is matched to the positional
+        arguments as a tree prefix (Equinox: `jtu.tree_map(_resolve_axis, in_axes, args)`;
+        NNX hands it to jax.vmap), so its length is checked (AX001) and its leaves must be
+        ints or None (callables such as `eqx.if_array(0)` and `nnx.StateAxes` are read as
+        unknown). Equinox refuses keyword arguments at a call (AX003); a dict in_axes names
+        parameters there, so it is not AX003's."""
+        site = self.site
+        value = self.in_axes()
+        if value is UNKNOWN or isinstance(value, dict) or not isinstance(value, tuple):
+            self._library_calls()
+            return
+        node = _node_of(site, "in_axes")
+        for i, entry in enumerate(value):
+            bad = [leaf for leaf in axis_leaves(entry) if bad_axis(leaf) and not callable(leaf)]
+            if bad and site.transform.lib == "flax" and isinstance(bad[0], str):
+                bad = []  # NNX reads some strings (filters) inside StateAxes; not ours to judge
+            if bad:
+                self.emit(
+                    node,
+                    "AX002",
+                    f"in_axes entry {i}{self._param(i)} holds {bad[0]!r} (of type {type(bad[0]).__name__}), but"
+                    f" axes must be ints or None{_bool_note(bad[0])}; "
+                    + (
+                        "Equinox raises ValueError '`in_axes` and `out_axes` must consist of None, ints, and"
+                        " callables only.'"
+                        if site.transform.lib == "equinox"
+                        else "JAX raises TypeError"
+                    ),
+                    _leaf_fix(bad[0]),
+                )
+                return
+        if self.callee is not None and site.readable and self._in_axes_length(list(value), node):
+            return
+        self._library_calls()
+
+    def _library_calls(self) -> None:
+        """AX003 at a call of an Equinox-mapped function that passes keyword arguments."""
+        if self.site.transform.lib != "equinox" or not self.site.readable:
+            return
+        for use in self.result_uses():
+            call = use.node
+            if use.kind != "call" or not use.keeps_signature or not isinstance(call, ast.Call):
+                continue
+            _, keywords = use.arguments()
+            if keywords and not expects_failure(use.module, call):
+                self.report(
+                    use.module,
+                    call,
+                    "AX003",
+                    f"{self.what}: the call passes {', '.join(repr(k.arg or '**') for k in keywords)} by keyword,"
+                    f" but a function wrapped with {self.site.transform.spelled} takes positional arguments only;"
+                    " Equinox raises RuntimeError 'keyword arguments cannot be used with functions wrapped with"
+                    f" `{self.site.transform.spelled}`'",
+                    "pass them by position" if all(k.arg is not None for k in keywords) else None,
+                )
 
     def check_in_axes(self) -> bool:
         """AX001/AX002/AX003 at the transform. True when a length finding was reported."""
@@ -178,8 +244,45 @@ class SiteChecker:
         if entries is None or callee is None or not site.readable:
             return False
         if kind == "pmap" and site.has("static_broadcasted_argnums"):
-            return False  # pmap drops static arguments before it reads in_axes
+            return self._static_in_axes(entries, node)
         return self._in_axes_length(entries, node)
+
+    def static_argnums(self) -> tuple[int, ...] | None:
+        """pmap's static_broadcasted_argnums as non-negative positions, or None when not read."""
+        value = self.site.option("static_broadcasted_argnums")
+        if type(value) is int:
+            value = (value,)
+        if not isinstance(value, tuple) or not value or not all(type(v) is int and v >= 0 for v in value):
+            return None
+        return value
+
+    def _static_in_axes(self, entries: list[Any], node: ast.AST) -> bool:
+        """AX001 for pmap with static arguments: JAX picks the in_axes entries of the dynamic
+        positions by index (`in_axes[i] for i in dyn_argnums`), so in_axes needs an entry
+        (None) for each static position before the last dynamic one."""
+        c, static = self.callee, self.static_argnums()
+        if c is None or static is None or c.varargs or c.self_param or self._may_pass_by_keyword():
+            return False
+        n = len(entries)
+        beyond = [i for i in range(c.required) if i not in static and i >= n]
+        if not beyond:
+            return False
+        dynamic = [i for i in range(len(c.positional)) if i not in static]
+        fix = None
+        if len(dynamic) == n:
+            given = iter(entries)
+            fix = f"in_axes={axes_text(tuple(None if i in static else next(given) for i in range(len(c.positional))))}"
+        self.emit(
+            node,
+            "AX001",
+            f"in_axes has {_plural(n, 'entry')}, but with static_broadcasted_argnums={axes_text(static)} pmap reads"
+            f" the entry of each dynamic argument by its position among all {len(c.positional)} positional"
+            f" arguments ({c.param_list()}): {c.positional[beyond[0]]} is argument {beyond[0]} and in_axes has no"
+            " such entry, so JAX raises IndexError 'tuple index out of range' (in_axes needs a None for each static"
+            " argument)",
+            fix,
+        )
+        return True
 
     def _param(self, i: int) -> str:
         c = self.callee
@@ -242,6 +345,8 @@ class SiteChecker:
         return False
 
     def _len_error(self, n_axes: int, n_args: int) -> str:
+        if not self.site.transform.native:  # Equinox and NNX match in_axes to the arguments with jax.tree.map
+            return "ValueError 'pytree structure error: different lengths of tuple' (in_axes against the arguments)"
         return _len_error(n_axes, n_args, self.site.transform.kind)
 
     def _bound_self(self) -> bool:
@@ -490,11 +595,12 @@ class SiteChecker:
         """AX001 / AX003 at the calls of the transformed function that the file shows."""
         entries = self.in_axes()
         c = self.callee
+        if self.site.transform.kind == "pmap" and self.site.has("static_broadcasted_argnums"):
+            self._static_calls()
+            return
         if not isinstance(entries, (tuple, list)) or not self.site.readable:
             return
-        if self.site.transform.kind == "pmap" and (
-            isinstance(entries, list) or self.site.has("static_broadcasted_argnums")
-        ):
+        if self.site.transform.kind == "pmap" and isinstance(entries, list):
             return
         n = len(entries)
         for use in self.result_uses():
@@ -537,6 +643,40 @@ class SiteChecker:
                     f" argument, and JAX raises {self._len_error(n, got)}",
                     None,
                 )
+
+    def _static_calls(self) -> None:
+        """A call of a pmap with static arguments that passes fewer positional arguments than
+        the last static position: JAX raises before anything else ("pmapped function has
+        static_broadcasted_argnums=(1,) but was called with only 1 positional argument")."""
+        static, c = self.static_argnums(), self.callee
+        if static is None or not self.site.readable:
+            return
+        last = max(static)
+        for use in self.result_uses():
+            call = use.node
+            if use.kind != "call" or not use.keeps_signature or not isinstance(call, ast.Call):
+                continue
+            args, keywords = use.arguments()
+            if any(isinstance(a, ast.Starred) for a in args) or any(k.arg is None for k in keywords):
+                continue
+            got = len(args) + use.implicit
+            if got > last or expects_failure(use.module, call):
+                continue
+            wanted = c.positional[last] if c is not None and last < len(c.positional) else None
+            by_keyword = wanted is not None and any(k.arg == wanted for k in keywords)
+            self.report(
+                use.module,
+                call,
+                "AX003" if by_keyword else "AX001",
+                f"{self.what}: static_broadcasted_argnums={axes_text(static)} counts positional arguments, but the"
+                f" call passes {_plural(got, 'positional argument')}"
+                + (f" ({wanted} by keyword, which pmap maps over the devices instead)" if by_keyword else "")
+                + f"; JAX raises ValueError 'pmapped function has static_broadcasted_argnums={axes_text(static)} but"
+                f" was called with only {got} positional argument{'s' if got != 1 else ''}'",
+                f"pass {wanted} by position (argument {last + 1})"
+                if by_keyword and got == last and not use.bound
+                else None,
+            )
 
     # --------------------------------------------------------------- shard_map
 
@@ -592,6 +732,10 @@ class SiteChecker:
         return len(node.args)
 
     def _spec_too_long(self, spec: ast.expr, ranks: Ranks | None, what: str, name: str) -> bool:
+        return self.spec_too_long(spec, ranks, what, name, "its annotation")
+
+    def spec_too_long(self, spec: ast.expr, ranks: Ranks | None, what: str, name: str, origin: str) -> bool:
+        """AX011 when `spec` partitions more dimensions than the rank (from `origin`)."""
         n = self._spec_entries(spec)
         r = _leaf_rank(ranks)
         if n is None or r is None or n <= r:
@@ -606,8 +750,8 @@ class SiteChecker:
         self.emit(
             spec,
             "AX011",
-            f"{what} is {_short(spec)}, which partitions {n} dimensions, but {name} has rank {r} (from its"
-            f" annotation); a PartitionSpec may be at most as long as the rank, and {jax_says}",
+            f"{what} is {_short(spec)}, which partitions {_plural(n, 'dimension')}, but {name} has rank {r} (from"
+            f" {origin}); a PartitionSpec may be at most as long as the rank, and {jax_says}",
         )
         return True
 

@@ -88,12 +88,22 @@ class FunctionInfo:
     scope: Scope  # its own body
     cls: ClassInfo | None = None  # defined directly in this class's body
     _params: Params | None = None
+    _returns: tuple[ast.expr, ...] | None | bool = False  # False: not read yet
 
     @property
     def params(self) -> Params:
         if self._params is None:
             self._params = Params.of(self.node)
         return self._params
+
+    @property
+    def returns(self) -> tuple[ast.expr, ...] | None:
+        """Every expression the function returns, when each run ends at one of them (it
+        cannot fall off its end, and it is no generator or coroutine); None otherwise."""
+        if self._returns is False:
+            self._returns = _returned(self.node)
+        assert self._returns is not True
+        return self._returns
 
     @property
     def decorators(self) -> list[ast.expr]:
@@ -126,17 +136,30 @@ class ModuleInfo:
     scope_of: dict[ast.AST, Scope]  # each Call, Name, Lambda and def -> the scope it is evaluated in
     functions: list[FunctionInfo]
     function_of: dict[ast.AST, FunctionInfo]  # def / Lambda node -> its FunctionInfo
-    calls: list[ast.Call]
+    calls: dict[str, list[ast.Call]]  # every call, by the name it calls (`f`, `x.f`; "" for others)
     loads: dict[str, list[ast.Name]]  # every Name read, by identifier
     imports_modules: set[str]  # dotted names imported anywhere (for cross-file uses)
     stored_attrs: set[str]  # attribute names assigned anywhere (`self.f = ...`)
     attr_loads: dict[str, list[ast.Attribute]]  # every `x.name` read, by name
     column_shift: dict[int, int] = field(default_factory=dict)  # Markdown: characters cut per line
+    aliases: set[str] = field(default_factory=set)  # names bound by an import or an assignment somewhere
     resolve_cache: dict[tuple[int, str], Scope | None] = field(default_factory=dict)
     qualnames: dict[tuple[int, str], str | None] = field(default_factory=dict)  # (scope, name) -> dotted name
     # Reads an option's value (names and constants followed); the project's interpreter
     # sets it. Without one, only literals are read.
     reader: Callable[[ast.expr, ModuleInfo], Any] | None = None
+
+    def calls_of(self, names: frozenset[str], chained: bool = False) -> list[ast.Call]:
+        """The calls that may call one of `names`, in source order: `x.name(...)`, and every
+        call of a bare name that an import or assignment may make one of them (`vm(...)`
+        after `from jax import vmap as vm`); with `chained`, calls of a call's result too
+        (`partial(jax.vmap, ...)(f)`)."""
+        found: list[ast.Call] = []
+        for called, calls in self.calls.items():
+            if called in names or called in self.aliases or (chained and not called):
+                found.extend(calls)
+        found.sort(key=lambda c: (c.lineno, c.col_offset))
+        return found
 
     def value(self, node: ast.expr | None) -> Any:
         """The value of an option expression: literals, and what the interpreter knows."""
@@ -167,28 +190,18 @@ class ModuleInfo:
         return found
 
 
-# Node types the builder looks at; every other node is only walked through.
-_SPECIAL = frozenset(
-    {
-        ast.Name,
-        ast.Call,
-        ast.Attribute,
-        ast.FunctionDef,
-        ast.AsyncFunctionDef,
-        ast.Lambda,
-        ast.ClassDef,
-        ast.Import,
-        ast.ImportFrom,
-        ast.Assign,
-        ast.AnnAssign,
-        ast.Global,
-        ast.Nonlocal,
-        ast.ExceptHandler,
-        ast.MatchAs,
-        ast.MatchStar,
-        ast.MatchMapping,
-    }
-)
+# Fields that never hold a node the builder needs: the load/store context, and operators
+# (`ast.Add()` and friends are shared singletons with nothing below them).
+_SKIPPED_FIELDS = frozenset({"ctx", "op", "ops"})
+_CHILD_FIELDS: dict[type, tuple[str, ...]] = {}  # node class -> its fields that may hold nodes
+
+
+def _child_fields(kind: type) -> tuple[str, ...]:
+    fields = _CHILD_FIELDS.get(kind)
+    if fields is None:
+        fields = tuple(f for f in kind._fields if f not in _SKIPPED_FIELDS)  # type: ignore[attr-defined]
+        _CHILD_FIELDS[kind] = fields  # a pure function of the class: the same under any thread
+    return fields
 
 
 class _Builder:
@@ -196,16 +209,36 @@ class _Builder:
 
     def __init__(self, info: ModuleInfo) -> None:
         self.info = info
+        # What the builder does per node class; every other node is only walked through.
+        self.handlers: dict[type, Callable[[Any, ast.AST, Scope], None]] = {
+            ast.Name: self.visit_name,
+            ast.Call: self.visit_call,
+            ast.Attribute: self.visit_attribute,
+            ast.FunctionDef: self.visit_function,
+            ast.AsyncFunctionDef: self.visit_function,
+            ast.Lambda: self.visit_function,
+            ast.ClassDef: self.visit_class,
+            ast.Import: self.visit_import,
+            ast.ImportFrom: self.visit_import,
+            ast.Assign: self.visit_assign,
+            ast.AnnAssign: self.visit_assign,
+            ast.Global: self.visit_global,
+            ast.Nonlocal: self.visit_global,
+            ast.ExceptHandler: self.visit_named,
+            ast.MatchAs: self.visit_named,
+            ast.MatchStar: self.visit_named,
+            ast.MatchMapping: self.visit_match_mapping,
+            ast.Constant: _leaf,
+        }
 
     def run(self) -> None:
         self.visit_body(self.info.tree, self.info.scope)
 
     def visit_body(self, node: ast.AST, scope: Scope) -> None:
-        # ast.iter_child_nodes, inlined: this loop runs once per node of every file.
+        # ast.iter_child_nodes, without the fields that hold no node: this loop runs once
+        # per node of every file.
         visit = self.visit
-        for name in node._fields:
-            if name == "ctx":
-                continue
+        for name in _child_fields(node.__class__):
             value = getattr(node, name, None)
             if isinstance(value, list):
                 for item in value:
@@ -215,56 +248,51 @@ class _Builder:
                 visit(value, node, scope)
 
     def visit(self, node: ast.AST, parent: ast.AST, scope: Scope) -> None:
-        info = self.info
-        info.parents[node] = parent
-        kind = node.__class__
-        if kind is ast.Constant:
-            return
-        if kind not in _SPECIAL:
+        self.info.parents[node] = parent
+        handler = self.handlers.get(node.__class__)
+        if handler is None:
             self.visit_body(node, scope)
-            return
-        if isinstance(node, ast.Name):
-            if isinstance(node.ctx, ast.Load):
-                info.loads.setdefault(node.id, []).append(node)
-                info.scope_of[node] = scope
-            else:
-                scope.bind(node.id, OTHER, node)  # refined for plain assignments below
-            return
-        if isinstance(node, ast.Call):
-            info.calls.append(node)
+        else:
+            handler(node, parent, scope)
+
+    def visit_name(self, node: ast.Name, parent: ast.AST, scope: Scope) -> None:
+        info = self.info
+        if isinstance(node.ctx, ast.Load):
+            info.loads.setdefault(node.id, []).append(node)
             info.scope_of[node] = scope
-        elif isinstance(node, ast.Attribute):
-            if isinstance(node.ctx, ast.Load):
-                info.attr_loads.setdefault(node.attr, []).append(node)
-            else:
-                info.stored_attrs.add(node.attr)
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            self.visit_function(node, parent, scope)
-            return
-        elif isinstance(node, ast.Lambda):
-            self.visit_function(node, parent, scope)
-            return
-        elif isinstance(node, ast.ClassDef):
-            self.visit_class(node, scope)
-            return
-        elif isinstance(node, (ast.Import, ast.ImportFrom)):
-            self.visit_import(node, scope)
-            return
-        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
-            self.visit_assign(node, scope)
-            return
-        elif isinstance(node, (ast.Global, ast.Nonlocal)):
-            for name in node.names:  # assigned from elsewhere: never sure what it holds
-                scope.bind(name, OTHER, node)
-                target = info.scope if isinstance(node, ast.Global) else scope.parent
-                if target is not None:
-                    target.bind(name, OTHER, node)
-            return
-        elif isinstance(node, ast.ExceptHandler) and node.name:
+        else:
+            scope.bind(node.id, OTHER, node)  # refined for plain assignments below
+
+    def visit_call(self, node: ast.Call, parent: ast.AST, scope: Scope) -> None:
+        info = self.info
+        func = node.func
+        called = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+        info.calls.setdefault(called, []).append(node)
+        info.scope_of[node] = scope
+        self.visit_body(node, scope)
+
+    def visit_attribute(self, node: ast.Attribute, parent: ast.AST, scope: Scope) -> None:
+        info = self.info
+        if isinstance(node.ctx, ast.Load):
+            info.attr_loads.setdefault(node.attr, []).append(node)
+        else:
+            info.stored_attrs.add(node.attr)
+        self.visit_body(node, scope)
+
+    def visit_global(self, node: ast.Global | ast.Nonlocal, parent: ast.AST, scope: Scope) -> None:
+        for name in node.names:  # assigned from elsewhere: never sure what it holds
+            scope.bind(name, OTHER, node)
+            target = self.info.scope if isinstance(node, ast.Global) else scope.parent
+            if target is not None:
+                target.bind(name, OTHER, node)
+
+    def visit_named(self, node: ast.ExceptHandler | ast.MatchAs | ast.MatchStar, parent: ast.AST, scope: Scope) -> None:
+        if node.name:
             scope.bind(node.name, OTHER, node)
-        elif isinstance(node, (ast.MatchAs, ast.MatchStar)) and node.name:
-            scope.bind(node.name, OTHER, node)
-        elif isinstance(node, ast.MatchMapping) and node.rest:
+        self.visit_body(node, scope)
+
+    def visit_match_mapping(self, node: ast.MatchMapping, parent: ast.AST, scope: Scope) -> None:
+        if node.rest:
             scope.bind(node.rest, OTHER, node)
         self.visit_body(node, scope)
 
@@ -298,7 +326,7 @@ class _Builder:
         for stmt in node.body:
             self.visit(stmt, node, own)
 
-    def visit_class(self, node: ast.ClassDef, scope: Scope) -> None:
+    def visit_class(self, node: ast.ClassDef, parent: ast.AST, scope: Scope) -> None:
         info = self.info
         info.scope_of[node] = scope
         for e in (*node.decorator_list, *node.bases, *(k.value for k in node.keywords)):
@@ -309,16 +337,18 @@ class _Builder:
         for stmt in node.body:
             self.visit(stmt, node, own)
 
-    def visit_import(self, node: ast.Import | ast.ImportFrom, scope: Scope) -> None:
+    def visit_import(self, node: ast.Import | ast.ImportFrom, parent: ast.AST, scope: Scope) -> None:
         info = self.info
         if isinstance(node, ast.Import):
             for alias in node.names:
                 info.imports_modules.add(alias.name)
                 if alias.asname:
                     scope.bind(alias.asname, IMPORT, node, alias.name)
+                    info.aliases.add(alias.asname)
                 else:
                     head = alias.name.split(".")[0]
                     scope.bind(head, IMPORT, node, head)
+                    info.aliases.add(head)
             return
         base = "." * node.level + (node.module or "")
         info.imports_modules.add(base)
@@ -328,8 +358,9 @@ class _Builder:
             full = f"{base}.{alias.name}" if not base.endswith(".") else f"{base}{alias.name}"
             info.imports_modules.add(full)
             scope.bind(alias.asname or alias.name, IMPORT, node, full)
+            info.aliases.add(alias.asname or alias.name)
 
-    def visit_assign(self, node: ast.Assign | ast.AnnAssign, scope: Scope) -> None:
+    def visit_assign(self, node: ast.Assign | ast.AnnAssign, parent: ast.AST, scope: Scope) -> None:
         info = self.info
         targets = node.targets if isinstance(node, ast.Assign) else [node.target]
         if node.value is not None:
@@ -340,8 +371,47 @@ class _Builder:
             if isinstance(t, ast.Name) and node.value is not None:
                 info.parents[t] = node
                 scope.bind(t.id, ASSIGN, node, node.value)
+                info.aliases.add(t.id)
             else:
                 self.visit(t, node, scope)
+
+
+def _returned(node: FunctionNode) -> tuple[ast.expr, ...] | None:
+    if isinstance(node, ast.Lambda):
+        return (node.body,)
+    if not _always_returns(node.body):
+        return None  # checked first: it reads only the last statements
+    found: list[ast.expr] = []
+    stack: list[ast.AST] = list(node.body)
+    while stack:
+        n = stack.pop()
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            continue
+        if isinstance(n, (ast.Yield, ast.YieldFrom, ast.Await)):
+            return None
+        if isinstance(n, ast.Return):
+            if n.value is None:
+                return None
+            found.append(n.value)
+        stack.extend(ast.iter_child_nodes(n))
+    return tuple(found)
+
+
+def _always_returns(body: list[ast.stmt]) -> bool:
+    if not body:
+        return False
+    last = body[-1]
+    if isinstance(last, (ast.Return, ast.Raise)):
+        return True
+    if isinstance(last, ast.If):
+        return _always_returns(last.body) and _always_returns(last.orelse)
+    if isinstance(last, (ast.With, ast.AsyncWith)):
+        return _always_returns(last.body)
+    return False
+
+
+def _leaf(node: ast.AST, parent: ast.AST, scope: Scope) -> None:
+    """A constant: nothing below it."""
 
 
 def build_module(path: str, source: str, tree: ast.Module, parts: tuple[str, ...], is_package: bool) -> ModuleInfo:
@@ -357,7 +427,7 @@ def build_module(path: str, source: str, tree: ast.Module, parts: tuple[str, ...
         scope_of={},
         functions=[],
         function_of={},
-        calls=[],
+        calls={},
         loads={},
         imports_modules=set(),
         stored_attrs=set(),

@@ -18,9 +18,16 @@ class TransformKind:
     """A mapping transform and how its call spells its options."""
 
     kind: str  # "vmap", "pmap", "shard_map", "smap"
-    lib: str  # "jax" or "axischeck"
+    lib: str  # "jax", "axischeck", or a library built on JAX's transforms: "equinox", "flax"
     positional: tuple[str, ...]  # option names that may be passed by position after the function
     factory: bool  # usable as `T(options...)(f)` / `@T(options...)`
+    spelled: str = ""  # how messages name it when not by its kind (`filter_vmap`, `nnx.vmap`)
+
+    @property
+    def native(self) -> bool:
+        """JAX's or axischeck's own transform, whose rules every check mirrors; the others
+        (Equinox's filter_vmap, Flax NNX's vmap) get the checks their semantics share."""
+        return self.lib in ("jax", "axischeck")
 
     @property
     def title(self) -> str:
@@ -45,6 +52,13 @@ TRANSFORMS: dict[str, TransformKind] = {
     "jax.smap": TransformKind("smap", "jax", (), True),
     "jax._src.shard_map.smap": TransformKind("smap", "jax", (), True),
     "axischeck.smap": TransformKind("smap", "axischeck", (), True),
+    # Equinox: in_axes / out_axes default to `if_array(0)` (non-arrays unmapped), a dict in_axes
+    # names parameters, and a call may not pass keyword arguments.
+    "equinox.filter_vmap": TransformKind("vmap", "equinox", (), True, "filter_vmap"),
+    "equinox.filter_pmap": TransformKind("pmap", "equinox", (), True, "filter_pmap"),
+    # Flax NNX: jax.vmap's options (keyword-only), with StateAxes leaves for graph nodes.
+    "flax.nnx.vmap": TransformKind("vmap", "flax", (), True, "nnx.vmap"),
+    "flax.nnx.pmap": TransformKind("pmap", "flax", (), True, "nnx.pmap"),
 }
 
 PARTIAL = frozenset({"functools.partial"})
@@ -154,5 +168,7 @@ def _canonical(name: str) -> str:
     """Spellings of one function: jax.experimental's shard_map is told apart (other signature)."""
     if name in TRANSFORMS:
         t = TRANSFORMS[name]
-        return f"{t.lib}.{t.kind}" if name != "jax.experimental.shard_map.shard_map" else name
+        if not t.native or name == "jax.experimental.shard_map.shard_map":
+            return name
+        return f"{t.lib}.{t.kind}"
     return name

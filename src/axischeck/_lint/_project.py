@@ -16,6 +16,7 @@ from ._checks import SiteChecker
 from ._config import suppressed
 from ._markdown import python_of_markdown
 from ._module import ModuleInfo, build_module
+from ._outputs import check_outputs, check_scan_carries
 from ._rules import Finding
 from ._values import Values, as_option
 
@@ -144,6 +145,8 @@ class Project:
             self.stats.understood += callee is not None
             checker = SiteChecker(self.resolver, site, callee, self.add)
             checker.run()
+            check_outputs(checker)
+            check_scan_carries(checker, self.values)
             self.stats.calls_read += check_calls(checker, self.values)
         self.axis_names.check_collectives(module, self.add)
         self.axis_names.check_shadowing(sites, self.add)

@@ -37,6 +37,20 @@ RULES: dict[str, Rule] = {
         Rule("AX014", "axis-beyond-rank", "in_axes asks for an axis the argument's shape does not have"),
         Rule("AX015", "nothing-mapped", "every in_axes entry is None, with no axis_size and no keyword argument"),
         Rule("AX016", "mapped-python-scalar", "in_axes maps a Python scalar, which has no axis"),
+        Rule("AX017", "in-axes-not-prefix", "in_axes is not a tree prefix of the arguments (a tuple for an array)"),
+        Rule("AX018", "mapped-output-unmapped", "out_axes is None for an output that varies along the mapped axis"),
+        Rule(
+            "AX019",
+            "psum-of-psum",
+            "a psum of a value already summed over the same axis (multiplied by the axis size)",
+            "warning",
+        ),
+        Rule(
+            "AX020",
+            "uneven-shards",
+            "a shard_map argument's dimension is not a multiple of the mesh axes it is split over",
+        ),
+        Rule("AX021", "scan-carry-varies", "a scan carry inside shard_map starts the same on every device and varies"),
     )
 }
 

@@ -35,6 +35,57 @@ class Array:
         return f"({inner},)" if len(self.shape) == 1 else f"({inner})"
 
 
+@dataclass(frozen=True, slots=True)
+class Mesh:
+    """A device mesh the file builds with `jax.make_mesh(shape, names)`: its axes' sizes."""
+
+    sizes: tuple[tuple[str, int], ...]  # (axis name, size), in the mesh's order
+
+    def size(self, name: str) -> int | None:
+        return next((n for axis, n in self.sizes if axis == name), None)
+
+
+@dataclass(frozen=True, slots=True)
+class Spec:
+    """A `PartitionSpec` with literal entries: per dimension, the mesh axes it is split over."""
+
+    entries: tuple[tuple[str, ...], ...]  # () for None (not split)
+
+    def text(self) -> str:
+        parts = ["None" if not e else repr(e[0]) if len(e) == 1 else repr(e) for e in self.entries]
+        return f"P({', '.join(parts)})"
+
+
+def make_mesh(args: Sequence[Any], kwargs: dict[str, Any]) -> Any:
+    """`jax.make_mesh(axis_shapes, axis_names, ...)` with literal shapes and names."""
+    shape = _argument(args, kwargs, 0, "axis_shapes")
+    names = _argument(args, kwargs, 1, "axis_names")
+    if not isinstance(shape, tuple) or not isinstance(names, tuple) or len(shape) != len(names):
+        return UNKNOWN
+    if not all(type(n) is int and n > 0 for n in shape) or not all(isinstance(n, str) for n in names):
+        return UNKNOWN
+    if len(set(names)) != len(names):
+        return UNKNOWN
+    return Mesh(tuple(zip(names, shape, strict=True)))
+
+
+def partition_spec(args: Sequence[Any], kwargs: dict[str, Any]) -> Any:
+    """`P('x', None, ('a', 'b'))` with literal entries (`P(...)`'s `...` and keywords: unknown)."""
+    if kwargs:
+        return UNKNOWN
+    entries: list[tuple[str, ...]] = []
+    for a in args:
+        if a is None:
+            entries.append(())
+        elif isinstance(a, str):
+            entries.append((a,))
+        elif isinstance(a, tuple) and a and all(isinstance(n, str) for n in a):
+            entries.append(a)
+        else:
+            return UNKNOWN
+    return Spec(tuple(entries))
+
+
 class _Symbol:
     """An int the file cannot know but that is surely an int of at least 1."""
 
@@ -169,7 +220,34 @@ def construct(name: str, args: Sequence[Any], kwargs: dict[str, Any]) -> Any:
     return UNKNOWN
 
 
+# NumPy's and JAX's scalar types: `jnp.float32(5.0)` is an array of rank 0 (JAX maps it
+# like any array, so "rank should be at least 1" when an in_axes leaf maps it).
+_SCALAR_TYPES = frozenset(
+    {
+        "float16",
+        "float32",
+        "float64",
+        "bfloat16",
+        "int8",
+        "int16",
+        "int32",
+        "int64",
+        "uint8",
+        "uint16",
+        "uint32",
+        "uint64",
+        "complex64",
+        "complex128",
+        "bool_",
+    }
+)
+
+
 def _numpy_function(fn: str, args: Sequence[Any], kwargs: dict[str, Any]) -> Any:
+    if fn in _SCALAR_TYPES:
+        if len(args) == 1 and not kwargs and type(args[0]) in (int, float, bool):
+            return Array(())
+        return UNKNOWN
     if fn in _BUILDERS:
         return _shaped(args, kwargs, _BUILDERS[fn])
     if fn in ("ones_like", "zeros_like", "empty_like", "full_like"):
@@ -225,6 +303,38 @@ def _arange(args: Sequence[Any], kwargs: dict[str, Any]) -> Any:
     if step == 0 or not all(float(n).is_integer() for n in (start, stop, step)):
         return UNKNOWN  # fractional steps: the count depends on float rounding
     return Array((max(0, math.ceil((stop - start) / step)),))
+
+
+def arithmetic(left: Any, right: Any) -> Any:
+    """`left op right` for an elementwise operator (`+`, `*`, `/`, ...): NumPy broadcasting
+    of arrays and numbers; UNKNOWN when a side is neither, or two stated sizes clash."""
+    numbers = (int, float, bool)
+    if not isinstance(left, Array) and not isinstance(right, Array):
+        return UNKNOWN
+    if not isinstance(left, Array):
+        return right if type(left) in numbers else UNKNOWN
+    if not isinstance(right, Array):
+        return left if type(right) in numbers else UNKNOWN
+    return broadcast(left.shape, right.shape)
+
+
+def broadcast(a: Shape, b: Shape) -> Any:
+    """The broadcast shape of `a` and `b`: sizes aligned on the right, 1 stretches. A size the
+    file does not fix (None) next to n is n when the operation runs (it must be 1 or n)."""
+    rank = max(len(a), len(b))
+    a = (1,) * (rank - len(a)) + a
+    b = (1,) * (rank - len(b)) + b
+    out: list[Size] = []
+    for x, y in zip(a, b, strict=True):
+        if x == y or y == 1:
+            out.append(x)
+        elif x == 1:
+            out.append(y)
+        elif x is None or y is None:
+            out.append(y if x is None else x)
+        else:
+            return UNKNOWN  # JAX raises at the operation itself
+    return Array(tuple(out))
 
 
 def nested_shape(value: Any) -> Shape | Any:

@@ -26,10 +26,25 @@ from ._callee import Resolver
 from ._flow import uses_of_def
 from ._literals import UNKNOWN
 from ._module import ASSIGN, IMPORT, Binding, FunctionInfo, ModuleInfo, Scope
-from ._names import qualname
-from ._shapes import DEVICES, GENERATOR, Array, attribute, construct, method
+from ._names import PARTITION_SPEC, qualname
+from ._shapes import (
+    DEVICES,
+    GENERATOR,
+    Array,
+    Mesh,
+    Spec,
+    arithmetic,
+    attribute,
+    construct,
+    make_mesh,
+    method,
+    partition_spec,
+)
 
 MAX_DEPTH = 24
+
+# Operators that act elementwise on arrays (with NumPy broadcasting); `@` is not one.
+_ELEMENTWISE = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Mod, ast.Pow)
 
 # Calls that read their arguments without changing them: a list or dict passed to them
 # stays as it was (JAX and axischeck never mutate a Python container they are given).
@@ -45,6 +60,7 @@ class Values:
         self.resolver = resolver
         self._names: dict[tuple[int, str], Any] = {}
         self._active: set[tuple[int, str]] = set()
+        self._holders: set[tuple[int, str]] = set()  # containers being checked for what holds them
         self._sources: dict[tuple[int, str], list[tuple[ast.expr, ModuleInfo]] | None] = {}
 
     def of(self, node: ast.expr | None, module: ModuleInfo, depth: int = 0) -> Any:
@@ -65,6 +81,13 @@ class Values:
             return tuple(items) if isinstance(node, ast.Tuple) else items
         if isinstance(node, ast.Dict):
             return self._dict(node, module, depth)
+        if isinstance(node, ast.BinOp) and isinstance(node.op, _ELEMENTWISE):
+            left, right = self.of(node.left, module, depth + 1), self.of(node.right, module, depth + 1)
+            if isinstance(node.op, ast.Add) and type(left) is type(right) and isinstance(left, (tuple, list)):
+                return left + right  # a new tuple or list: the items, one after the other
+            return arithmetic(left, right)
+        if isinstance(node, ast.ListComp):
+            return self._comprehension(node, module, depth)
         if isinstance(node, ast.Name):
             return self.name(node, module, depth)
         if isinstance(node, ast.Call):
@@ -72,6 +95,23 @@ class Values:
         if isinstance(node, ast.Attribute):
             return attribute(self.of(node.value, module, depth + 1), node.attr)
         return UNKNOWN
+
+    def _comprehension(self, node: ast.ListComp, module: ModuleInfo, depth: int) -> Any:
+        """`[expr for n in range(a, b)]`: a list of len(range(a, b)) items. The items
+        themselves are not read (they depend on `n`): each is UNKNOWN."""
+        if len(node.generators) != 1:
+            return UNKNOWN
+        gen = node.generators[0]
+        it = gen.iter
+        if gen.ifs or gen.is_async or not isinstance(it, ast.Call) or not isinstance(it.func, ast.Name):
+            return UNKNOWN
+        scope = module.scope_of.get(it)
+        if it.func.id != "range" or scope is None or module.lookup("range", scope) is not None or it.keywords:
+            return UNKNOWN  # `range` rebound: not the builtin
+        bounds = [self.of(a, module, depth + 1) for a in it.args]
+        if not 1 <= len(bounds) <= 3 or not all(type(b) is int for b in bounds) or (len(bounds) == 3 and not bounds[2]):
+            return UNKNOWN
+        return [UNKNOWN] * len(range(*bounds))
 
     def _dict(self, node: ast.Dict, module: ModuleInfo, depth: int) -> Any:
         if any(k is None for k in node.keys):  # {**other}
@@ -150,6 +190,12 @@ class Values:
             if module.owner(name, module.scope_of[load]) is not owner:
                 continue
             parent = module.parents.get(load)
+            if isinstance(parent, (ast.List, ast.Tuple, ast.BinOp)):
+                target = _stored_in_a_name(module, load)
+                holder = module.owner(target.id, module.scope_of.get(target) or owner) if target else None
+                if target is not None and holder is not None and self._only_read_once(module, target.id, holder):
+                    continue  # `X = [Y, Y + [0]]`: Y is reachable only through X, which is only read
+                return False
             if isinstance(parent, ast.keyword):
                 parent = module.parents.get(parent)
             if isinstance(parent, ast.Subscript) and parent.value is load and isinstance(parent.ctx, ast.Load):
@@ -174,6 +220,17 @@ class Values:
                     continue  # jax.vmap(f, ...)(IN): an argument of a transformed call
             return False
         return True
+
+    def _only_read_once(self, module: ModuleInfo, name: str, owner: Scope) -> bool:
+        """`name` is bound once (by the assignment that holds the container) and only read."""
+        key = (id(owner), name)
+        if key in self._holders or len(owner.bindings.get(name, ())) != 1:
+            return False
+        self._holders.add(key)
+        try:
+            return self._only_read(module, name, owner)
+        finally:
+            self._holders.discard(key)
 
     def _shape_kept(self, module: ModuleInfo, name: str, owner: Scope) -> bool:
         """No read of `name` resizes the array in place (`a.resize(...)`, `a.shape = ...`:
@@ -266,6 +323,12 @@ class Values:
             return UNKNOWN
         if name is None:
             return UNKNOWN
+        if name in PARTITION_SPEC:
+            args, kwargs = self._arguments(node, module, depth)
+            return partition_spec(args, kwargs)
+        if name == "jax.make_mesh":
+            args, kwargs = self._arguments(node, module, depth)
+            return make_mesh(args, kwargs)
         if name.startswith(("jax.", "numpy.")):
             args, kwargs = self._arguments(node, module, depth)
             return construct(name, args, kwargs)
@@ -275,6 +338,23 @@ class Values:
         args = [self.of(a, module, depth + 1) for a in node.args]
         kwargs = {k.arg: self.of(k.value, module, depth + 1) for k in node.keywords if k.arg is not None}
         return args, kwargs
+
+
+def _stored_in_a_name(module: ModuleInfo, load: ast.Name) -> ast.Name | None:
+    """The name `load` is stored in when it is an item of a list or tuple literal, or an
+    operand of `+`, all the way up to an assignment to one name (`X = [Y, Y + [0]]`)."""
+    child: ast.AST = load
+    parent = module.parents.get(load)
+    while isinstance(parent, (ast.List, ast.Tuple, ast.BinOp)):
+        if isinstance(parent, ast.BinOp) and not isinstance(parent.op, ast.Add):
+            return None
+        if isinstance(parent, (ast.List, ast.Tuple)) and not isinstance(parent.ctx, ast.Load):
+            return None
+        child, parent = parent, module.parents.get(parent)
+    if isinstance(parent, ast.Assign) and parent.value is child and len(parent.targets) == 1:
+        target = parent.targets[0]
+        return target if isinstance(target, ast.Name) else None
+    return None
 
 
 def _containers(value: Any) -> bool:
@@ -306,6 +386,6 @@ def as_option(value: Any) -> Any:
         return [as_option(v) for v in value]
     if isinstance(value, dict):
         return {k: as_option(v) for k, v in value.items()}
-    if isinstance(value, Array) or value is DEVICES or value is GENERATOR:
+    if isinstance(value, (Array, Mesh, Spec)) or value is DEVICES or value is GENERATOR:
         return UNKNOWN
     return value
