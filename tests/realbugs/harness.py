@@ -264,7 +264,15 @@ def fixes(err: BaseException | None) -> list[Fix]:
         return []
     target = _target(err)
     found = [
-        Fix(s.text, {**s.as_kwargs(), **({"transpose": s.transposes[0]} if s.transposes else {})}, target)
+        Fix(
+            s.text,
+            {
+                **s.as_kwargs(),
+                **({"transpose": s.transposes[0]} if s.transposes else {}),
+                **({"by_position": s.by_position} if getattr(s, "by_position", ()) else {}),
+            },
+            target,
+        )
         for s in getattr(err, "suggestions", ())
         if not getattr(s, "pads", ())  # a padded argument: a change this harness does not apply
     ]
@@ -314,7 +322,8 @@ def _overridden(fix: Fix) -> Iterator[None]:
     """JAX's transforms, with `fix.options` applied to the transforms `fix.target` names."""
     originals = {name: getattr(jax, name) for name in TRANSFORMS if hasattr(jax, name)}
     transpose = fix.options.get("transpose")
-    options = {k: v for k, v in fix.options.items() if k != "transpose"}
+    by_position = fix.options.get("by_position", ())
+    options = {k: v for k, v in fix.options.items() if k not in ("transpose", "by_position")}
     seen: dict[str, int] = {}
 
     def wrap(original: Callable[..., Any]) -> Callable[..., Any]:
@@ -327,13 +336,15 @@ def _overridden(fix: Fix) -> Iterator[None]:
                 return original(*args, **kwargs)
             bound.arguments.update(options)
             mapped = original(*bound.args, **bound.kwargs)
-            if transpose is None:
+            if transpose is None and not by_position:
                 return mapped
-            i, perm = transpose
 
             def call(*call_args: Any, **call_kwargs: Any) -> Any:
                 call_args = list(call_args)
-                call_args[i] = jax.numpy.transpose(call_args[i], perm)
+                if transpose is not None:
+                    i, perm = transpose
+                    call_args[i] = jax.numpy.transpose(call_args[i], perm)
+                call_args += [call_kwargs.pop(name) for name in by_position]
                 return mapped(*call_args, **call_kwargs)
 
             return call
@@ -349,7 +360,7 @@ def _overridden(fix: Fix) -> Iterator[None]:
             setattr(jax, name, original)
 
 
-APPLICABLE = frozenset((*OPTIONS, "transpose"))
+APPLICABLE = frozenset((*OPTIONS, "transpose", "by_position"))
 
 
 def applicable(fix: Fix) -> bool:

@@ -34,8 +34,9 @@ MAX_SHOWN = 3
 @dataclass(frozen=True, slots=True)
 class Suggestion:
     """One change that makes every check pass, as text and as data: transform options to
-    pass again, or a change to the call (an argument passed transposed, or padded along
-    one axis), which `as_kwargs()` leaves out.
+    pass again, and changes to the call (an argument passed transposed, padded along one
+    axis, or keyword arguments passed by position instead), which `as_kwargs()` leaves
+    out: the options alone are the fix only where the call needs no change.
 
     ```python
     >>> f = ax.vmap(lambda x, s: x * s)
@@ -51,6 +52,7 @@ class Suggestion:
     options: tuple[tuple[str, Any], ...]  # e.g. (("in_axes", (0, 1, 0)),)
     transposes: tuple[tuple[int, tuple[int, ...]], ...] = ()  # (argument position, axis order)
     pads: tuple[tuple[int, int, int], ...] = ()  # (argument position, axis, padded size)
+    by_position: tuple[str, ...] = ()  # keyword arguments to pass next by position, in this order
 
     def as_kwargs(self) -> dict[str, Any]:
         """The transform options to pass again ({} when the change is to the arguments)."""
@@ -351,6 +353,7 @@ def _keyword_options(model: MapModel, positional: Call, moved: tuple[str, ...], 
             f"pass {names} by position (JAX maps keyword arguments over axis 0 and gives them no"
             f" in_axes entry); then in_axes={seq_repr(axes)} applies",
             (("in_axes", axes),),
+            by_position=moved,
         )
     ]
 
