@@ -188,7 +188,7 @@ def _in_axes_options(model: MapModel, call: Call, budget: _Budget) -> list[Sugge
     # first that happens to run.
     found: list[tuple[Suggestion, Outcome]] = []
     for edits in (1, 2):  # the smallest edit that works
-        candidates: list[tuple[tuple[int, int, int], int, tuple[Any, ...], tuple[int, ...]]] = []
+        candidates: list[tuple[tuple[int, int, int, int], int, tuple[Any, ...], tuple[int, ...]]] = []
         for axes, idx in itertools.islice(_edited(entries, choices, edits), MAX_TRIES):
             level = replace(model.level, in_axes=freeze_in_axes(axes))
             try:
@@ -249,14 +249,18 @@ def _static_options(model: MapModel, call: Call, budget: _Budget) -> list[Sugges
     ]
 
 
-def _intent(original: list[Any], axes: tuple[Any, ...], level: MapLevel, call: Call) -> tuple[int, int, int]:
+def _intent(original: list[Any], axes: tuple[Any, ...], level: MapLevel, call: Call) -> tuple[int, int, int, int]:
     """How far candidate in_axes stray from what the call's arguments say was meant,
     lower first (the rule every axes fix is ranked by):
 
     1. how many arguments the user mapped it leaves unmapped (each was mapped for a reason);
     2. how few of those arguments have an axis of its batch size at all (the size most of
        them share is the batch: `(0, 1)` on (10, 4) and (10, 2) meant 10, not 2);
-    3. how many entries it changes (the smallest edit).
+    3. how many entries it changes (the smallest edit);
+    4. among equals, an edit of a later argument first: the leading argument is usually
+       the data whose layout the program sets, and the arguments after it are fitted to
+       it (JAX's SPMD MNIST example: labels laid out (per device, devices) next to images
+       laid out (devices, per device, ...) want `(0, 1)`, not `(1, 0)`).
     """
     unmapped = sum(1 for o, a in zip(original, axes, strict=True) if o is not None and a is None)
     leaves, _ = call.flat()
@@ -267,8 +271,8 @@ def _intent(original: list[Any], axes: tuple[Any, ...], level: MapLevel, call: C
         if entry is not None and size is not None:
             shapes = [leaf.shape for leaf in jax.tree_util.tree_leaves(call.args[i]) if leaf.shape is not None]
             support += any(size in shape for shape in shapes)
-    changed = sum(1 for o, a in zip(original, axes, strict=True) if o != a)
-    return unmapped, -support, changed
+    edited = [i for i, (o, a) in enumerate(zip(original, axes, strict=True)) if o != a]
+    return unmapped, -support, len(edited), -min(edited, default=0)
 
 
 def _axis_size_options(model: MapModel, call: Call, budget: _Budget) -> list[Suggestion]:
