@@ -296,3 +296,24 @@ def test_a_keyword_only_scalar_is_bound_never_given_an_entry() -> None:
     assert err.fix == "bind scale before mapping, so it stays unmapped: functools.partial(kw, scale=...)"
     for suggestion in err.suggestions:  # none may give the keyword an entry
         jax.vmap(kw, **suggestion.as_kwargs())(jnp.ones((4, 3)), scale=2.0)
+
+
+def test_a_scalar_inside_a_mapped_dict_gets_its_own_none_entry() -> None:
+    """jax#3161: a dict of a scalar parameter and a vector mapped whole; the checked fix
+    writes the entry out over the dict, and it computes what the per-leaf in_axes do."""
+
+    def shift(params: dict[str, jax.Array], c: float) -> jax.Array:
+        return params["a"] + params["b"] + c
+
+    params = {"a": jnp.float32(5.0), "b": jnp.arange(5.0)}
+    err = _refused(lambda: ax.vmap(shift, in_axes=(0, None))(params, 1.0))
+    assert [s.as_kwargs() for s in err.suggestions] == [{"in_axes": ({"a": None, "b": 0}, None)}]
+    fixed = jax.vmap(shift, **err.suggestions[0].as_kwargs())(params, 1.0)
+    assert jnp.array_equal(fixed, jnp.arange(5.0) + 6.0)
+
+
+def test_a_stray_python_number_among_arrays_is_not_carried_along_unmapped() -> None:
+    """jax#4563: `z + [0]` in a list of arrays is a mistake to drop; no fix keeps it."""
+    z = [jnp.ones((4, n)) for n in range(1, 3)]
+    err = _refused(lambda: ax.vmap(lambda x: x)([z, z + [0]]))
+    assert not any("scalars inside" in s.text for s in err.suggestions)

@@ -209,6 +209,34 @@ def _in_axes_options(model: MapModel, call: Call, budget: _Budget) -> list[Sugge
     return _ranked(model, call, found)
 
 
+def _scalar_leaf_options(model: MapModel, call: Call, budget: _Budget) -> list[Suggestion]:
+    """A container argument mapped whole (one int entry) that holds scalars, which have no
+    axis to map: the entry written out over the container, None at its scalar leaves
+    (jax#3161: `{'a': None, 'b': 0}` for a dict of a scalar and a vector). Array scalars
+    only: a Python number among arrays is more often a stray (jax#4563's `z + [0]`),
+    whose fix is to drop it, not to carry it along unmapped."""
+    current = model.level.in_axes.value
+    n = len(call.args)
+    entries = list(current) if isinstance(current, tuple) else [current] * n
+    if len(entries) != n:
+        return []
+    axes = list(entries)
+    for i, arg in enumerate(call.args):
+        leaves = jax.tree_util.tree_leaves(arg)
+        if any(isinstance(leaf.value, (bool, int, float, complex)) for leaf in leaves):
+            continue
+        scalars = [leaf for leaf in leaves if leaf.shape == ()]
+        if type(entries[i]) is int and isinstance(arg, (dict, tuple, list)) and scalars and len(scalars) < len(leaves):
+            axes[i] = jax.tree_util.tree_map(lambda leaf, e=entries[i]: None if leaf.shape == () else e, arg)
+    if axes == entries:
+        return []
+    fixed = tuple(axes)
+    level = replace(model.level, in_axes=freeze_in_axes(fixed))
+    if not _works(MapModel(level, model.inner, model.fn), call, budget):
+        return []
+    return [Suggestion(f"in_axes={seq_repr(fixed)} would leave the scalars inside unmapped", (("in_axes", fixed),))]
+
+
 def _edited(
     entries: list[Any], choices: list[list[int | None]], edits: int
 ) -> Iterator[tuple[tuple[Any, ...], tuple[int, ...]]]:
@@ -608,6 +636,7 @@ def suggest(
             _static_options(model, call, budget)
             or _axis_size_options(model, call, budget)
             or _structure_options(model, call, budget)
+            or _scalar_leaf_options(model, call, budget)
             or _in_axes_options(model, call, budget)
         )
         per_example = isinstance(err, FunctionError) or (
