@@ -618,3 +618,19 @@ def test_planning_on_an_abstract_mesh_leaves_later_real_calls_alone(kind: str) -
         f.infer_signature((16,))
     with jax.set_mesh(jax.make_mesh((8,), ("x",), axis_types=(AxisType.Auto,))):
         np.testing.assert_array_equal(f(jnp.arange(16.0)), jnp.arange(16.0) * 2)
+
+
+def test_a_python_scalar_given_an_axis_gets_the_in_axes_entry_none_as_a_checked_fix() -> None:
+    """A Python number mapped by smap has no axis to split: the fix is data (in_axes with
+    None for it), and JAX runs the call with it to the same values as the scalar inline."""
+
+    def scale(x: jax.Array, n: int) -> jax.Array:
+        return x * n
+
+    with jax.set_mesh(mesh8()):
+        with pytest.raises(ax.AxisCheckError) as info:
+            ax.smap(scale, in_axes=(0, 0), out_axes=0, axis_name="x")(jnp.arange(8.0), 3)
+        (fix,) = info.value.suggestions
+        assert fix.as_kwargs() == {"in_axes": (0, None)}
+        out = jax.smap(scale, out_axes=0, axis_name="x", **fix.as_kwargs())(jnp.arange(8.0), 3)
+    np.testing.assert_array_equal(out, jnp.arange(8.0) * 3)

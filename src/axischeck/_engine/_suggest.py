@@ -463,7 +463,9 @@ def _shard_in_options(model: ShardModel, call: Call, budget: _Budget) -> list[Su
     o = model.options
     mesh = o.mesh
     n = len(call.args)
-    if mesh is None or o.smap_axes is not None or n == 0:
+    if o.smap_axes is not None:
+        return _smap_scalar_options(model, call, budget)
+    if mesh is None or n == 0:
         return []
     specs = o.in_specs if isinstance(o.in_specs, tuple) else (o.in_specs,) * n
     if len(specs) != n:
@@ -505,6 +507,43 @@ def _shard_in_options(model: ShardModel, call: Call, budget: _Budget) -> list[Su
                 )
             return found  # the first dim that does not divide: the one the error names
     return found
+
+
+def _smap_scalar_options(model: ShardModel, call: Call, budget: _Budget) -> list[Suggestion]:
+    """smap's scalars given an axis to split: the in_axes entry None for each (a scalar,
+    a Python number above all, has no axis; smap passes it whole to every shard)."""
+    o = model.options
+    assert o.smap_axes is not None
+    in_axes, out_axes = o.smap_axes
+    n = len(call.args)
+    entries = list(in_axes) if isinstance(in_axes, tuple) else [in_axes] * n
+    if len(entries) != n:
+        return []
+    scalars = [
+        i for i, arg in enumerate(call.args) if isinstance(arg, Leaf) and arg.shape == () and entries[i] is not None
+    ]
+    if not scalars:
+        return []
+    for i in scalars:
+        entries[i] = None
+    new_in_axes = tuple(entries)
+    new_specs = tuple(PartitionSpec() if e is None else spec for e, spec in zip(entries, _in_specs(o, n), strict=True))
+    candidate = replace(model, options=replace(o, in_specs=new_specs, smap_axes=(new_in_axes, out_axes)))
+    if not _works(candidate, call, budget):
+        return []
+    names = ", ".join(call.arg_labels[i] for i in scalars)
+    return [
+        Suggestion(
+            f"in_axes={seq_repr(new_in_axes)}: {names} {'is a scalar' if len(scalars) == 1 else 'are scalars'}"
+            " with no axis to split, so every shard gets it whole",
+            (("in_axes", new_in_axes),),
+        )
+    ]
+
+
+def _in_specs(o: Any, n: int) -> tuple[Any, ...]:
+    """The per-argument in_specs of a shard_map's options (one spec may stand for all)."""
+    return o.in_specs if isinstance(o.in_specs, tuple) else (o.in_specs,) * n
 
 
 def _shard_out_options(model: ShardModel, call: Call, budget: _Budget) -> list[Suggestion]:
