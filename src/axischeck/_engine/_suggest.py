@@ -527,7 +527,7 @@ def _smap_scalar_options(model: ShardModel, call: Call, budget: _Budget) -> list
     for i in scalars:
         entries[i] = None
     new_in_axes = tuple(entries)
-    new_specs = tuple(PartitionSpec() if e is None else spec for e, spec in zip(entries, _in_specs(o, n), strict=True))
+    new_specs = tuple(_spec_of([]) if e is None else spec for e, spec in zip(entries, _in_specs(o, n), strict=True))
     candidate = replace(model, options=replace(o, in_specs=new_specs, smap_axes=(new_in_axes, out_axes)))
     if not _works(candidate, call, budget):
         return []
