@@ -24,6 +24,8 @@ __all__ = ["filter_pmap", "filter_vmap"]
 
 # Imported by name: Equinox is an optional dependency, and typed as Any here either way.
 _eqx: Any = importlib.import_module("equinox")
+# Equinox's own transforms, taken before `axischeck.patch()` can route the names to these wrappers.
+_LIBRARY = {"vmap": _eqx.filter_vmap, "pmap": _eqx.filter_pmap}
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -88,7 +90,7 @@ class _Filtered(Generic[P, R]):
         self.in_axes = in_axes
         self.out_axes = out_axes
         self._options = options
-        make = _eqx.filter_vmap if transform == "vmap" else _eqx.filter_pmap
+        make = _LIBRARY[transform]
         self._library = make(fun, in_axes=in_axes, out_axes=out_axes, **options, **lib_kwargs)
         functools.update_wrapper(self, fun)
 
