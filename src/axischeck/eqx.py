@@ -117,7 +117,10 @@ class _Filtered(Generic[P, R]):
         when the call would fail. Non-array outputs show as None."""
         if kwargs:
             raise TypeError(f"keyword arguments cannot be used with functions wrapped with `filter_{self._transform}`")
-        resolved = self._resolved(args)
+        try:
+            resolved = self._resolved(args)
+        except NotArray as mistake:
+            raise mistake.error(self.__wrapped__, self._title()) from None
         try:
             return self._checker(resolved).predict(*resolved.dynamic)  # type: ignore[no-any-return]
         except AxisCheckError as err:
@@ -142,7 +145,7 @@ class _Filtered(Generic[P, R]):
                 raise retitled(err, self._title()) from None
         try:
             out: R = self._library(*args, **kwargs)
-        except (ValueError, TypeError, IndexError) as lib_err:
+        except (ValueError, TypeError, IndexError, NameError) as lib_err:
             if resolved is None or isinstance(lib_err, AxisCheckError):
                 raise
             try:

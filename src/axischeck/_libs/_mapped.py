@@ -31,7 +31,7 @@ class Resolved:
     """The arrays of a call's arguments, their axes, and how to rebuild the arguments."""
 
     def __init__(self, args: tuple[Any, ...], spec: Any, resolve: Callable[[Any, Any], Any]) -> None:
-        leaves, self.treedef = jax.tree_util.tree_flatten(args)
+        paths_leaves, self.treedef = jax.tree_util.tree_flatten_with_path(args)
         spec_def: Any
         spec_leaves, spec_def = jax.tree_util.tree_flatten(spec, is_leaf=lambda a: a is None)
         axis_leaves: list[Any] = []
@@ -41,14 +41,14 @@ class Resolved:
         self.statics: list[Any] = []
         dyn: list[Any] = []
         dyn_axes: list[Any] = []
-        for leaf, axis in zip(leaves, axis_leaves, strict=True):
+        for (path, leaf), axis in zip(paths_leaves, axis_leaves, strict=True):
             if _is_array(leaf):
                 dyn.append(leaf)
                 dyn_axes.append(axis)
                 self.statics.append(_HOLE)
             else:
                 if axis is not None:
-                    raise NotArray(leaf)
+                    raise NotArray(path, leaf, axis)
                 dyn.append(None)
                 dyn_axes.append(None)
                 self.statics.append(leaf)
@@ -74,7 +74,34 @@ class Resolved:
 
 
 class NotArray(Exception):
-    """A non-array leaf was given a mapped axis: left to the library to report."""
+    """A non-array leaf was given a mapped axis: left to the library to report in calls."""
+
+    def __init__(self, path: tuple[Any, ...], leaf: Any, axis: Any) -> None:
+        super().__init__(path, leaf, axis)
+        self.path, self.leaf, self.axis = path, leaf, axis
+
+    def error(self, fun: Callable[..., Any], title: str) -> AxisCheckError:
+        """The mistake as axischeck reports it: the leaf by parameter name and pytree path."""
+        where = arg_path(fun, self.path)
+        kind = type(self.leaf).__name__
+        return AxisCheckError(
+            f"in_axes maps {where} at axis {self.axis}, but {where} is not an array (a {kind})",
+            transform=title,
+            fix=f"give {where} the axis None (eqx.if_array(k) maps arrays only)",
+        )
+
+
+def arg_path(fun: Callable[..., Any], path: tuple[Any, ...]) -> str:
+    """`model.layers[0].weight` for the path `[0].layers[0].weight` of `fun`'s arguments."""
+    if not path or not isinstance(path[0], jax.tree_util.SequenceKey):
+        return "args" + jax.tree_util.keystr(path)
+    try:
+        names = list(inspect.signature(fun).parameters)
+    except (TypeError, ValueError):
+        names = []
+    index = path[0].idx
+    head = names[index] if index < len(names) else f"args[{index}]"
+    return head + jax.tree_util.keystr(tuple(path[1:]))
 
 
 _HOLE = object()
