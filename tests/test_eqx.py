@@ -225,3 +225,17 @@ def test_equinox_imported_while_patched_is_routed() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["True", "True", "False"]
+
+
+@pytest.mark.parametrize("name", axeqx.__all__)
+def test_docstring_examples(name: str) -> None:
+    """The public functions' examples run (as tests/test_docstrings.py runs axischeck's)."""
+    import doctest
+    import re
+
+    doc = re.sub(r"^[ \t]*```.*$", "", getattr(axeqx, name).__doc__ or "", flags=re.MULTILINE)
+    test = doctest.DocTestParser().get_doctest(doc, {"ax": ax, "jax": jax, "jnp": jnp}, name, None, 0)
+    assert test.examples, f"{name} has no example"
+    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    runner.run(test)
+    assert runner.failures == 0

@@ -205,8 +205,10 @@ def filter_vmap(
     >>> try:
     ...     apply(model, jnp.ones((5, 4)))
     ... except ax.AxisCheckError as err:
-    ...     print(str(err).splitlines()[0][:60])
-    eqx.filter_vmap(<lambda>, in_axes=(None, 0), out_axes=eqx.if_a
+    ...     print(err.transform)
+    ...     print(err.disagreement())
+    eqx.filter_vmap(<lambda>, in_axes=(None, 0), out_axes=eqx.if_array(0))
+    the contracted dimension is axis 1 of m.weight (size 3) but axis 1 of x (size 4) [per-example axis 0 of (4,)].
     ```
     """
     if fun is None:
