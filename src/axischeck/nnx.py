@@ -20,6 +20,7 @@ import jax
 
 from ._core._errors import AxisCheckError
 from ._core._prediction import Prediction
+from ._core._trees import seq_repr
 from ._libs._mapped import retitled
 from ._pmap import pmap as ax_pmap
 from ._vmap import vmap as ax_vmap
@@ -181,9 +182,13 @@ class _Mapped(Generic[P, R]):
         modules' state paths when the call would fail."""
         try:
             resolved = _Resolved(args, self.in_axes)
-            return self._checker(resolved).predict(*resolved.dynamic)  # type: ignore[no-any-return]
+            checker = self._checker(resolved)
+        except _Unsupported:
+            raise NotImplementedError(f"{self._title()}: axischeck does not model this call") from None
+        try:
+            return checker.predict(*resolved.dynamic)  # type: ignore[no-any-return]
         except AxisCheckError as err:
-            raise retitled(err, self._title()) from None
+            raise self._user_terms(retitled(err, self._title()), resolved) from None
         except _Unsupported:
             raise NotImplementedError(f"{self._title()}: axischeck does not model this call") from None
 
@@ -194,13 +199,40 @@ class _Mapped(Generic[P, R]):
         except AxisCheckError as err:
             return str(err)
 
+    def _user_terms(self, err: AxisCheckError, resolved: _Resolved) -> AxisCheckError:
+        """The fix with each module's axes written as the user wrote them where they are
+        unchanged (`StateAxes(...)`), or as one int/None where the fix gives all its state one."""
+        if not err.fix:
+            return err
+        fix = err.fix
+        specs = self.in_axes if isinstance(self.in_axes, tuple | list) else (self.in_axes,) * len(resolved.axes)
+        for suggestion in getattr(err, "suggestions", ()):
+            axes = dict(getattr(suggestion, "options", ())).get("in_axes")
+            if not isinstance(axes, tuple) or len(axes) != len(resolved.axes):
+                continue
+            shown = []
+            for entry, before, spec in zip(axes, resolved.axes, specs, strict=True):
+                leaves = set(jax.tree_util.tree_leaves(entry, is_leaf=lambda a: a is None))
+                if entry == before:
+                    shown.append(_show(spec))
+                elif not isinstance(entry, dict) or len(leaves) != 1:
+                    shown.append(repr(entry) if not isinstance(entry, dict) else seq_repr((entry,))[1:-2])
+                else:
+                    shown.append(repr(next(iter(leaves))))
+            fix = fix.replace(
+                f"in_axes={seq_repr(axes)}", f"in_axes=({', '.join(shown)}{',' if len(shown) == 1 else ''})"
+            )
+        err.fix = fix
+        ValueError.__init__(err, err.render())
+        return err
+
     def _explained(self, resolved: _Resolved | None, lib_err: BaseException | None) -> AxisCheckError | None:
         if resolved is None:
             return None
         try:
             self._checker(resolved).predict(*resolved.dynamic)
         except AxisCheckError as err:
-            return retitled(err, self._title(), lib_err)
+            return self._user_terms(retitled(err, self._title(), lib_err), resolved)
         except Exception:  # noqa: BLE001 - anything else: Flax's own report stands
             return None
         return None
