@@ -13,8 +13,8 @@ from __future__ import annotations
 import functools
 import importlib
 import inspect
-from collections.abc import Callable
-from typing import Any, Generic, ParamSpec, TypeVar
+from collections.abc import Callable, Hashable
+from typing import Any, Generic, ParamSpec, TypeVar, overload
 
 import jax
 
@@ -265,7 +265,35 @@ class _Mapped(Generic[P, R]):
         return f"<axischeck {self._title()}>"
 
 
-def vmap(f: Any = None, **options: Any) -> Any:
+@overload
+def vmap(
+    f: None = None,
+    *,
+    in_axes: Any = 0,
+    out_axes: Any = 0,
+    axis_name: Hashable | None = None,
+    axis_size: int | None = None,
+    **options: Any,
+) -> Callable[[Callable[P, R]], _Mapped[P, R]]: ...
+@overload
+def vmap(
+    f: Callable[P, R],
+    *,
+    in_axes: Any = 0,
+    out_axes: Any = 0,
+    axis_name: Hashable | None = None,
+    axis_size: int | None = None,
+    **options: Any,
+) -> _Mapped[P, R]: ...
+def vmap(
+    f: Any = None,
+    *,
+    in_axes: Any = 0,
+    out_axes: Any = 0,
+    axis_name: Hashable | None = None,
+    axis_size: int | None = None,
+    **options: Any,
+) -> Any:
     """`flax.nnx.vmap`, with its parameters, checked and explained.
 
     ```python
@@ -282,10 +310,39 @@ def vmap(f: Any = None, **options: Any) -> Any:
     the contracted dimension is axis 1 of x (size 4) [per-example axis 0 of (4,)] but axis 0 of m['kernel'] (size 3).
     ```
     """
-    return _make("vmap", f, options)
+    given = {"in_axes": in_axes, "out_axes": out_axes, "axis_name": axis_name, "axis_size": axis_size}
+    return _make("vmap", f, {**given, **options})
 
 
-def pmap(f: Any = None, **options: Any) -> Any:
+@overload
+def pmap(
+    f: None = None,
+    *,
+    axis_name: Hashable | None = None,
+    in_axes: Any = 0,
+    out_axes: Any = 0,
+    axis_size: int | None = None,
+    **options: Any,
+) -> Callable[[Callable[P, R]], _Mapped[P, R]]: ...
+@overload
+def pmap(
+    f: Callable[P, R],
+    *,
+    axis_name: Hashable | None = None,
+    in_axes: Any = 0,
+    out_axes: Any = 0,
+    axis_size: int | None = None,
+    **options: Any,
+) -> _Mapped[P, R]: ...
+def pmap(
+    f: Any = None,
+    *,
+    axis_name: Hashable | None = None,
+    in_axes: Any = 0,
+    out_axes: Any = 0,
+    axis_size: int | None = None,
+    **options: Any,
+) -> Any:
     """`flax.nnx.pmap`, with its parameters, checked and explained.
 
     ```python
@@ -296,7 +353,8 @@ def pmap(f: Any = None, **options: Any) -> Any:
     True
     ```
     """
-    return _make("pmap", f, options)
+    given = {"in_axes": in_axes, "out_axes": out_axes, "axis_name": axis_name, "axis_size": axis_size}
+    return _make("pmap", f, {**given, **options})
 
 
 def _make(transform: str, f: Any, options: dict[str, Any]) -> Any:
@@ -306,6 +364,7 @@ def _make(transform: str, f: Any, options: dict[str, Any]) -> Any:
         raise TypeError(f"{transform}() got an unexpected keyword argument {sorted(unknown)[0]!r}")
     if f is None or f is getattr(defaults.get("f"), "default", None):
         return functools.partial(_make, transform, options=options)
+    options = dict(options)
     in_axes = options.pop("in_axes", defaults["in_axes"].default)
     out_axes = options.pop("out_axes", defaults["out_axes"].default)
     return _Mapped(f, transform, in_axes, out_axes, options)
