@@ -192,6 +192,7 @@ def test_filter_pmap_matches_equinox_and_names_the_axis() -> None:
     # Equinox #111: a collective over an axis name the transform was not given.
     unbound = _outcome(lambda: axeqx.filter_pmap(lambda x: jax.lax.pmean(x, "i"))(x))
     _same(unbound, _outcome(lambda: eqx.filter_pmap(lambda x: jax.lax.pmean(x, "i"))(x)))
+    assert isinstance(unbound[1], ax.AxisCheckError) and "Fix: axis_name='i'" in str(unbound[1])
     # Too many rows for the devices: named by the argument.
     with pytest.raises(ValueError) as info:
         ours(jnp.ones((n + 1, 3)))
@@ -205,6 +206,31 @@ def test_patch_routes_equinox_and_unpatch_restores() -> None:
         with pytest.raises(ax.AxisCheckError, match=r"m\.weight"):
             eqx.filter_vmap(lambda m, x: m(x), in_axes=(None, 0))(eqx.nn.Linear(3, 2, key=KEY), jnp.ones((5, 4)))
     assert eqx.filter_vmap is original
+
+
+@given(
+    rows=st.integers(1, 9),
+    cols=st.integers(1, 3),
+    other=st.integers(1, 9),
+    in_axes=st.sampled_from([0, (0, None), (0, 0)]),
+)
+def test_filter_pmap_matches_equinox(rows: int, cols: int, other: int, in_axes: Any) -> None:
+    """Same values or exception type as `equinox.filter_pmap` on drawn row counts (some
+    above the device count) and axes; `predict` agrees."""
+    x = jnp.arange(rows * cols, dtype=jnp.float32).reshape(rows, cols)
+    y = jnp.ones((other, cols))
+
+    def f(x: jax.Array, y: jax.Array) -> jax.Array:
+        return jax.lax.psum(x, "i") + y.sum()
+
+    theirs = _outcome(lambda: eqx.filter_pmap(f, in_axes=in_axes, axis_name="i")(x, y))
+    wrapped = axeqx.filter_pmap(f, in_axes=in_axes, axis_name="i")
+    _same(_outcome(lambda: wrapped(x, y)), theirs)
+    prediction = _outcome(lambda: wrapped.predict(x, y))
+    if theirs[0] == "ok":
+        assert prediction[0] == "ok" and prediction[1].shapes == theirs[1].shape, prediction
+    else:
+        assert prediction[0] == "err" and isinstance(prediction[1], ax.AxisCheckError), prediction
 
 
 @pytest.mark.slow
