@@ -265,3 +265,18 @@ def test_docstring_examples(name: str) -> None:
     runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
     runner.run(test)
     assert runner.failures == 0
+
+
+@pytest.mark.slow
+def test_axischeck_run_routes_equinox(tmp_path: Any) -> None:
+    """`axischeck run prog.py`: the program's `eqx.filter_vmap` mistake is axischeck's report."""
+    (tmp_path / "prog.py").write_text(
+        "import jax, jax.numpy as jnp, equinox as eqx\n"
+        "m = eqx.nn.Linear(3, 2, key=jax.random.key(0))\n"
+        "eqx.filter_vmap(lambda m, x: m(x), in_axes=(None, 0))(m, jnp.ones((5, 4)))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-m", "axischeck", "run", "prog.py"], capture_output=True, text=True, cwd=tmp_path, timeout=300
+    )
+    assert out.returncode != 0
+    assert "eqx.filter_vmap(<lambda>, in_axes=(None, 0)" in out.stderr and "m.weight" in out.stderr, out.stderr
