@@ -134,15 +134,19 @@ class _Filtered(Generic[P, R]):
             return str(err)
 
     def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
-        try:
-            resolved = self._resolved(tuple(args))
-        except (ValueError, TypeError, NotArray):
-            resolved = None  # a malformed in_axes: Equinox reports it in its own words
+        resolved: Resolved | None = None
+        if not kwargs:  # Equinox refuses keyword arguments: its own error, unchanged
+            try:
+                resolved = self._resolved(tuple(args))
+            except (ValueError, TypeError, NotArray):
+                resolved = None  # a malformed in_axes: Equinox reports it in its own words
         if resolved is not None and not resolved.sizes_agree(self._options.get("axis_size")):
             try:
                 self._checker(resolved).predict(*resolved.dynamic)
             except AxisCheckError as err:
                 raise retitled(err, self._title()) from None
+            except Exception:  # noqa: BLE001, S110 - not modelled: Equinox's own report follows
+                pass
         try:
             out: R = self._library(*args, **kwargs)
         except (ValueError, TypeError, IndexError, NameError) as lib_err:
