@@ -158,3 +158,34 @@ def test_docstring_examples(name: str) -> None:
     runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
     runner.run(test)
     assert runner.failures == 0
+
+
+def test_trace_counts_and_state_updates_match_flax() -> None:
+    counts = {"ours": 0, "theirs": 0}
+
+    def make(which: str) -> Any:
+        def f(m: Any, x: jax.Array) -> jax.Array:
+            counts[which] += 1
+            return m(x)  # type: ignore[no-any-return]
+
+        return f
+
+    model, x = nnx.Linear(3, 2, rngs=nnx.Rngs(0)), jnp.ones((5, 3))
+    ours = nnx.jit(axnnx.vmap(make("ours"), in_axes=(None, 0)))
+    theirs = nnx.jit(nnx.vmap(make("theirs"), in_axes=(None, 0)))
+    for _ in range(3):
+        np.testing.assert_array_equal(ours(model, x), theirs(model, x))
+    assert counts["ours"] == counts["theirs"]
+
+    class Counter(nnx.Module):  # type: ignore[misc]
+        def __init__(self) -> None:
+            self.n = nnx.BatchStat(jnp.zeros(()))
+
+        def __call__(self, x: jax.Array) -> jax.Array:
+            self.n[...] += 1
+            return x
+
+    a, b = Counter(), Counter()
+    axnnx.vmap(lambda c, x: c(x), in_axes=(None, 0))(a, x)
+    nnx.vmap(lambda c, x: c(x), in_axes=(None, 0))(b, x)
+    assert a.n[...] == b.n[...] == 1
