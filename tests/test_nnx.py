@@ -189,3 +189,19 @@ def test_trace_counts_and_state_updates_match_flax() -> None:
     axnnx.vmap(lambda c, x: c(x), in_axes=(None, 0))(a, x)
     nnx.vmap(lambda c, x: c(x), in_axes=(None, 0))(b, x)
     assert a.n[...] == b.n[...] == 1
+
+
+@pytest.mark.slow
+def test_flax_imported_while_patched_is_routed() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import jax, axischeck as ax; ax.patch()\n"
+        "from flax import nnx\n"
+        "import axischeck.nnx as axnnx\n"
+        "print(nnx.vmap is axnnx.vmap, nnx.pmap is axnnx.pmap)\n"
+        "ax.unpatch(); print(nnx.vmap is axnnx.vmap)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=300)
+    assert out.stdout.split() == ["True", "True", "False"]
