@@ -205,3 +205,16 @@ def test_flax_imported_while_patched_is_routed() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=300)
     assert out.stdout.split() == ["True", "True", "False"]
+
+
+def test_in_axes_that_do_not_fit_the_arguments_fail_as_in_flax() -> None:
+    """In the spirit of Flax #4355 (a docs example failing deep inside nnx.vmap): in_axes of
+    the wrong length fail as Flax fails; a rank mistake is named by the argument."""
+    model = nnx.Linear(2, 3, rngs=nnx.Rngs(0))
+    for args in [(model, jnp.ones((5, 2)), jnp.ones(5)), (jnp.ones((5, 2)),)]:
+        _same(
+            _outcome(lambda args=args: axnnx.vmap(lambda *a: a[0], in_axes=(None, 0))(*args)),
+            _outcome(lambda args=args: nnx.vmap(lambda *a: a[0], in_axes=(None, 0))(*args)),
+        )
+    with pytest.raises(ValueError, match=r"x has shape \(\) of rank 0"):
+        axnnx.vmap(apply, in_axes=(None, 0))(model, jnp.ones(()))
