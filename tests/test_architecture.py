@@ -56,6 +56,9 @@ LAYERS: list[tuple[str, set[str]]] = [
             "_cli",
             "_lint",
             "mypy_plugin",
+            "eqx",  # axischeck.eqx / axischeck.nnx: the libraries' transforms, checked
+            "nnx",
+            "_libs",
         },
     ),
 ]

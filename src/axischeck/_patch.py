@@ -13,6 +13,7 @@ axischeck's: its decorators call JAX's real transforms, captured before any patc
 from __future__ import annotations
 
 import dataclasses
+import importlib
 import importlib.abc
 import importlib.machinery
 import sys
@@ -76,6 +77,36 @@ _active = False
 _generation = 0  # bumped by every patch that starts from unpatched
 
 
+# Libraries' own transforms that axischeck wraps, routed while patched when the library is
+# imported: (library module, its name, axischeck module, axischeck's name).
+LIBRARY_TRANSFORMS = (
+    ("equinox", "filter_vmap", "axischeck.eqx", "filter_vmap"),
+    ("equinox", "filter_pmap", "axischeck.eqx", "filter_pmap"),
+    ("flax.nnx", "vmap", "axischeck.nnx", "vmap"),
+    ("flax.nnx", "pmap", "axischeck.nnx", "pmap"),
+)
+
+
+def _library_routes() -> list[tuple[dict[str, Any], str, Any, Any, str]]:
+    """For each wrapped library transform whose library is imported: (the library module's
+    namespace, name, the library's function, axischeck's, where). Importing axischeck's
+    wrapper module happens only here, so `import axischeck` never imports the libraries."""
+    found: list[tuple[dict[str, Any], str, Any, Any, str]] = []
+    for library, name, ours, our_name in LIBRARY_TRANSFORMS:
+        module = sys.modules.get(library)
+        if module is None:
+            continue
+        original = vars(module).get(name)
+        try:
+            replacement = getattr(importlib.import_module(ours), our_name)
+        except (ImportError, AttributeError):
+            continue
+        if original is None or original is replacement:
+            continue
+        found.append((vars(module), name, original, replacement, f"{library}.{name}"))
+    return found
+
+
 def _skipped(module_name: str) -> bool:
     return module_name.partition(".")[0] in _SKIPPED_PACKAGES
 
@@ -91,7 +122,9 @@ def _module_globals() -> Iterator[tuple[str, dict[str, Any]]]:
         yield name, namespace
 
 
-def _plan(routes: Mapping[int, tuple[str, Any]]) -> list[_Swap]:
+def _plan(
+    routes: Mapping[int, tuple[str, Any]], libraries: Sequence[tuple[dict[str, Any], str, Any, Any, str]] = ()
+) -> list[_Swap]:
     """The swaps to make now: `jax.<name>` and every user-module global bound to JAX's."""
     done = {(id(s.namespace), s.key) for s in _swaps}
     plan: list[_Swap] = []
@@ -105,6 +138,8 @@ def _plan(routes: Mapping[int, tuple[str, Any]]) -> list[_Swap]:
     for original, (name, replacement) in routes.items():
         if jax_globals.get(name) is not None and id(jax_globals[name]) == original:
             add(jax_globals, name, replacement, f"jax.{name}")
+    for namespace, name, _original, replacement, where in libraries:
+        add(namespace, name, replacement, where)
     for module_name, namespace in _module_globals():
         for key, value in list(namespace.items()):
             route = routes.get(id(value))
@@ -172,11 +207,15 @@ def patch() -> PatchContext:
         for name, original in jax_transforms.items()
         if original is not None and (replacement := getattr(axischeck, name, None)) is not None
     }
+    libraries = _library_routes()
+    routes.update({id(original): (name, new) for _ns, name, original, new, _where in libraries})
     with _LOCK:
         owner = not _active
         if owner:
             _generation += 1
-        plan = _plan(routes)
+        if not any(type(finder) is _PatchOnLibraryImport for finder in sys.meta_path):
+            sys.meta_path.insert(0, _PatchOnLibraryImport())
+        plan = _plan(routes, libraries)
         for swap in plan:
             swap.namespace[swap.key] = swap.new
         _swaps.extend(plan)
@@ -224,7 +263,7 @@ def patch_at_jax_import() -> PatchContext:
         if owner:
             _generation += 1
         _active = True
-        if not any(isinstance(finder, _PatchOnJaxImport) for finder in sys.meta_path):
+        if not any(type(finder) is _PatchOnJaxImport for finder in sys.meta_path):
             sys.meta_path.insert(0, _PatchOnJaxImport())
         context = PatchContext(owner, _generation)
     if sys.modules.get("jax") is not None:  # imported by another thread meanwhile, past the finder
@@ -232,16 +271,26 @@ def patch_at_jax_import() -> PatchContext:
     return context
 
 
-def _remove_import_hook() -> None:
-    sys.meta_path[:] = [finder for finder in sys.meta_path if not isinstance(finder, _PatchOnJaxImport)]
+def _remove_import_hook(hook: type[_PatchOnJaxImport] | None = None) -> None:
+    kinds = (hook,) if hook is not None else (_PatchOnJaxImport, _PatchOnLibraryImport)
+    sys.meta_path[:] = [finder for finder in sys.meta_path if type(finder) not in kinds]
 
 
 def _jax_imported() -> None:
     """Called right after jax's module code ran: swap its transforms if patch mode is still on."""
     with _LOCK:
-        _remove_import_hook()
+        _remove_import_hook(_PatchOnJaxImport)
         active = _active
     if active:
+        patch()
+
+
+def _library_imported() -> None:
+    """Called right after a wrapped library (equinox, flax.nnx) was imported: route its
+    transforms if patch mode is on and jax is imported."""
+    with _LOCK:
+        active = _active
+    if active and sys.modules.get("jax") is not None:
         patch()
 
 
@@ -250,10 +299,15 @@ class _PatchOnJaxImport(importlib.abc.MetaPathFinder):
     makes its loader call `_jax_imported()` after executing the module (the hook point
     Python's import system offers; `importlib.util.LazyLoader` wraps a loader the same way)."""
 
+    names: frozenset[str] = frozenset({"jax"})
+
+    def imported(self) -> None:
+        _jax_imported()
+
     def find_spec(
         self, fullname: str, path: Sequence[str] | None, target: types.ModuleType | None = None
     ) -> importlib.machinery.ModuleSpec | None:
-        if fullname != "jax":
+        if fullname not in self.names:
             return None
         finders = list(sys.meta_path)
         if self not in finders:
@@ -275,7 +329,7 @@ class _PatchOnJaxImport(importlib.abc.MetaPathFinder):
                 exec_module(module)
             finally:
                 vars(loader).pop("exec_module", None)  # the loader is jax's alone: leave it as found
-            _jax_imported()
+            self.imported()
 
         try:
             # On the instance only: the finder made this loader for jax's spec, and
@@ -284,6 +338,16 @@ class _PatchOnJaxImport(importlib.abc.MetaPathFinder):
         except AttributeError:  # pragma: no cover - a loader with __slots__
             return spec
         return spec
+
+
+class _PatchOnLibraryImport(_PatchOnJaxImport):
+    """The same hook for the libraries whose transforms axischeck wraps: imported while
+    patched, their transforms are routed before the import returns."""
+
+    names = frozenset(library for library, *_ in LIBRARY_TRANSFORMS)
+
+    def imported(self) -> None:
+        _library_imported()
 
 
 def is_patched() -> bool:

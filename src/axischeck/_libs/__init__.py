@@ -1,0 +1,1 @@
+"""Helpers for axischeck's wrappers of libraries' own transforms (`axischeck.eqx`, ...)."""

@@ -1,0 +1,275 @@
+"""`axischeck.eqx`: Equinox's `filter_vmap` and `filter_pmap`, checked and explained.
+
+Same parameters, defaults, results and exceptions as `equinox.filter_vmap` and
+`equinox.filter_pmap` (which still do the work); each call first resolves `in_axes`
+(ints, None, `eqx.if_array(k)`, callables, dicts of parameter names) against the actual
+arguments and checks the mapped sizes, so a mistake is reported with the function's own
+parameter names and pytree paths (`model.weight`, `x`) and a checked fix. Each result has
+`predict` and `explain` like `axischeck.vmap`'s. Equinox is imported only when this module is.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import inspect
+from collections.abc import Callable, Hashable
+from typing import Any, Generic, ParamSpec, TypeVar, overload
+
+from ._core._errors import AxisCheckError
+from ._core._prediction import Prediction
+from ._libs._mapped import NotArray, Resolved, checker, retitled
+
+__all__ = ["filter_pmap", "filter_vmap"]
+
+# Imported by name: Equinox is an optional dependency, and typed as Any here either way.
+_eqx: Any = importlib.import_module("equinox")
+# Equinox's own transforms, taken before `axischeck.patch()` can route the names to these wrappers.
+_LIBRARY = {"vmap": _eqx.filter_vmap, "pmap": _eqx.filter_pmap}
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+_DEFAULT = _eqx.if_array(0)
+
+
+def _resolve_leaf(spec: Any, leaf: Any) -> int | None:
+    if spec is None or isinstance(spec, int):
+        return spec
+    if callable(spec):
+        return spec(leaf)  # type: ignore[no-any-return]
+    raise ValueError("`in_axes` and `out_axes` must consist of None, ints, and callables only.")
+
+
+def _named(fun: Callable[..., Any], in_axes: Any, nargs: int) -> Any:
+    """A dict of in_axes by parameter name, as Equinox reads it: a tuple over the arguments."""
+    if not isinstance(in_axes, dict):
+        return in_axes
+    remaining = dict(in_axes)
+    params = list(inspect.signature(fun).parameters)[:nargs]
+    out = tuple(remaining.pop(name, _DEFAULT) for name in params)
+    if remaining:
+        raise ValueError(f"The following `in_axes` did not correspond to any argument: {tuple(remaining)}")
+    return out
+
+
+def _show(axes: Any) -> str:
+    if isinstance(axes, _eqx.if_array):
+        return f"eqx.if_array({axes.axis})"
+    if isinstance(axes, tuple):
+        inner = ", ".join(_show(a) for a in axes)
+        return f"({inner},)" if len(axes) == 1 else f"({inner})"
+    if isinstance(axes, list):
+        return "[" + ", ".join(_show(a) for a in axes) + "]"
+    if isinstance(axes, dict):
+        return "{" + ", ".join(f"{k!r}: {_show(v)}" for k, v in axes.items()) + "}"
+    return repr(axes)
+
+
+def _simple_out_axes(out_axes: Any) -> Any:
+    """`out_axes` for axischeck's check of the array outputs (if_array(k) read as k)."""
+    return __import__("jax").tree_util.tree_map(
+        lambda a: a.axis if isinstance(a, _eqx.if_array) else a, out_axes, is_leaf=lambda a: a is None
+    )
+
+
+class _Filtered(Generic[P, R]):
+    """A function wrapped by `axischeck.eqx.filter_vmap` / `filter_pmap`."""
+
+    def __init__(
+        self,
+        fun: Callable[P, R],
+        transform: str,
+        in_axes: Any,
+        out_axes: Any,
+        options: dict[str, Any],
+        lib_kwargs: dict[str, Any],
+    ) -> None:
+        self.__wrapped__ = fun
+        self._transform = transform
+        self.in_axes = in_axes
+        self.out_axes = out_axes
+        self._options = options
+        make = _LIBRARY[transform]
+        self._library = make(fun, in_axes=in_axes, out_axes=out_axes, **options, **lib_kwargs)
+        functools.update_wrapper(self, fun)
+
+    def _title(self) -> str:
+        name = getattr(self.__wrapped__, "__name__", type(self.__wrapped__).__name__)
+        parts = [f"in_axes={_show(self.in_axes)}", f"out_axes={_show(self.out_axes)}"]
+        parts += [f"{k}={v!r}" for k, v in self._options.items() if v is not None]
+        return f"eqx.filter_{self._transform}({name}, {', '.join(parts)})"
+
+    def _resolved(self, args: tuple[Any, ...]) -> Resolved:
+        spec = _named(self.__wrapped__, self.in_axes, len(args))
+        if not isinstance(spec, tuple):
+            spec = (spec,) * len(args) if not isinstance(spec, (list, dict)) else spec
+        return Resolved(args, spec, _resolve_leaf)
+
+    def _checker(self, resolved: Resolved) -> Any:
+        options = {k: v for k, v in self._options.items() if v is not None}
+        return checker(self.__wrapped__, resolved, self._transform, _simple_out_axes(self.out_axes), options)
+
+    def predict(self, *args: Any, **kwargs: Any) -> Prediction:
+        """The shapes of the call's array outputs, from the arguments' shapes (runs no FLOPs).
+
+        Raises `axischeck.AxisCheckError` naming the function's parameters and pytree paths
+        when the call would fail. Non-array outputs show as None."""
+        if kwargs:
+            raise TypeError(f"keyword arguments cannot be used with functions wrapped with `filter_{self._transform}`")
+        try:
+            resolved = self._resolved(args)
+        except NotArray as mistake:
+            raise mistake.error(self.__wrapped__, self._title()) from None
+        try:
+            return self._checker(resolved).predict(*resolved.dynamic)  # type: ignore[no-any-return]
+        except AxisCheckError as err:
+            raise retitled(err, self._title()) from None
+
+    def explain(self, *args: Any, **kwargs: Any) -> str:
+        """The derivation table for the call (also for a passing call)."""
+        try:
+            return str(self.predict(*args, **kwargs))
+        except AxisCheckError as err:
+            return str(err)
+
+    def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
+        resolved: Resolved | None = None
+        if not kwargs:  # Equinox refuses keyword arguments: its own error, unchanged
+            try:
+                resolved = self._resolved(tuple(args))
+            except (ValueError, TypeError, NotArray):
+                resolved = None  # a malformed in_axes: Equinox reports it in its own words
+        if resolved is not None and not resolved.sizes_agree(self._options.get("axis_size")):
+            try:
+                self._checker(resolved).predict(*resolved.dynamic)
+            except AxisCheckError as err:
+                raise retitled(err, self._title()) from None
+            except Exception:  # noqa: BLE001, S110 - not modelled: Equinox's own report follows
+                pass
+        try:
+            out: R = self._library(*args, **kwargs)
+        except (ValueError, TypeError, IndexError, NameError) as lib_err:
+            if resolved is None or isinstance(lib_err, AxisCheckError):
+                raise
+            try:
+                self._checker(resolved).predict(*resolved.dynamic)
+            except AxisCheckError as err:
+                raise retitled(err, self._title(), lib_err) from lib_err
+            except Exception:
+                pass
+            raise
+        return out
+
+    def __get__(self, instance: Any, owner: type | None = None) -> Any:
+        if instance is None:
+            return self
+        return _eqx.Partial(self, instance)
+
+    def __repr__(self) -> str:
+        return f"<axischeck {self._title()}>"
+
+
+@overload
+def filter_vmap(
+    *,
+    in_axes: Any = _DEFAULT,
+    out_axes: Any = _DEFAULT,
+    axis_name: Hashable = None,
+    axis_size: int | None = None,
+) -> Callable[[Callable[P, R]], _Filtered[P, R]]: ...
+@overload
+def filter_vmap(
+    fun: Callable[P, R],
+    *,
+    in_axes: Any = _DEFAULT,
+    out_axes: Any = _DEFAULT,
+    axis_name: Hashable = None,
+    axis_size: int | None = None,
+) -> _Filtered[P, R]: ...
+def filter_vmap(
+    fun: Any = None,
+    *,
+    in_axes: Any = _DEFAULT,
+    out_axes: Any = _DEFAULT,
+    axis_name: Hashable = None,
+    axis_size: int | None = None,
+    **vmapkwargs: Any,
+) -> Any:
+    """`equinox.filter_vmap`, with its parameters, checked and explained.
+
+    ```python
+    >>> import axischeck.eqx as axeqx, equinox as eqx
+    >>> model = eqx.nn.Linear(3, 2, key=jax.random.key(0))
+    >>> apply = axeqx.filter_vmap(lambda m, x: m(x), in_axes=(None, 0))
+    >>> apply(model, jnp.ones((5, 3))).shape
+    (5, 2)
+    >>> apply.predict(model, jnp.ones((5, 3))).shapes
+    Shape(5, 2)
+    >>> try:
+    ...     apply(model, jnp.ones((5, 4)))
+    ... except ax.AxisCheckError as err:
+    ...     print(err.transform)
+    ...     print(err.disagreement())
+    eqx.filter_vmap(<lambda>, in_axes=(None, 0), out_axes=eqx.if_array(0))
+    the contracted dimension is axis 1 of m.weight (size 3) but axis 1 of x (size 4) [per-example axis 0 of (4,)].
+    ```
+    """
+    if fun is None:
+        return functools.partial(
+            filter_vmap, in_axes=in_axes, out_axes=out_axes, axis_name=axis_name, axis_size=axis_size, **vmapkwargs
+        )
+    return _Filtered(fun, "vmap", in_axes, out_axes, {"axis_name": axis_name, "axis_size": axis_size}, vmapkwargs)
+
+
+@overload
+def filter_pmap(
+    *,
+    in_axes: Any = _DEFAULT,
+    out_axes: Any = _DEFAULT,
+    axis_name: Hashable = None,
+    axis_size: int | None = None,
+    donate: str = "none",
+) -> Callable[[Callable[P, R]], _Filtered[P, R]]: ...
+@overload
+def filter_pmap(
+    fun: Callable[P, R],
+    *,
+    in_axes: Any = _DEFAULT,
+    out_axes: Any = _DEFAULT,
+    axis_name: Hashable = None,
+    axis_size: int | None = None,
+    donate: str = "none",
+) -> _Filtered[P, R]: ...
+def filter_pmap(
+    fun: Any = None,
+    *,
+    in_axes: Any = _DEFAULT,
+    out_axes: Any = _DEFAULT,
+    axis_name: Hashable = None,
+    axis_size: int | None = None,
+    donate: str = "none",
+    **pmapkwargs: Any,
+) -> Any:
+    """`equinox.filter_pmap`, with its parameters, checked and explained.
+
+    ```python
+    >>> import axischeck.eqx as axeqx
+    >>> n = jax.local_device_count()
+    >>> total = axeqx.filter_pmap(lambda x: jax.lax.psum(x, "i"), axis_name="i")
+    >>> total.predict(jnp.ones((n, 3))).shapes == (n, 3)
+    True
+    ```
+    """
+    if fun is None:
+        return functools.partial(
+            filter_pmap,
+            in_axes=in_axes,
+            out_axes=out_axes,
+            axis_name=axis_name,
+            axis_size=axis_size,
+            donate=donate,
+            **pmapkwargs,
+        )
+    lib_kwargs = {"donate": donate, **pmapkwargs}
+    return _Filtered(fun, "pmap", in_axes, out_axes, {"axis_name": axis_name, "axis_size": axis_size}, lib_kwargs)

@@ -1,0 +1,282 @@
+"""`axischeck.eqx`: Equinox's filter_vmap / filter_pmap, checked, against Equinox's own."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+eqx = pytest.importorskip("equinox", reason="Equinox is not installed (the `equinox` extra)")
+
+import axischeck as ax  # noqa: E402
+import axischeck.eqx as axeqx  # noqa: E402
+
+KEY = jax.random.key(0)
+
+
+def apply(model: Any, x: jax.Array) -> jax.Array:
+    return model(x)  # type: ignore[no-any-return]
+
+
+def _outcome(call: Any) -> tuple[str, Any]:
+    try:
+        return "ok", call()
+    except Exception as err:  # noqa: BLE001 - any failure is compared by type
+        return "err", err
+
+
+def _same(ours: tuple[str, Any], theirs: tuple[str, Any]) -> None:
+    assert ours[0] == theirs[0], (ours, theirs)
+    if ours[0] == "ok":
+        jax.tree.map(np.testing.assert_array_equal, ours[1], theirs[1])
+    else:
+        assert isinstance(ours[1], type(theirs[1])), (ours[1], theirs[1])
+
+
+IN_AXES: list[Any] = [None, (None, 0), (None, 1), (eqx.if_array(0), None), eqx.if_array(0), (0, 0), {"x": 0}]
+
+
+@given(
+    width=st.integers(1, 4),
+    out=st.integers(1, 3),
+    feature=st.integers(1, 4),
+    batch=st.integers(1, 4),
+    members=st.integers(1, 4),
+    in_axes=st.sampled_from(IN_AXES),
+    out_axes=st.sampled_from([0, 1, -1, eqx.if_array(0)]),
+    x_batch_axis=st.integers(0, 1),
+    ensemble=st.booleans(),
+)
+def test_filter_vmap_matches_equinox(
+    width: int,
+    out: int,
+    feature: int,
+    batch: int,
+    members: int,
+    in_axes: Any,
+    out_axes: Any,
+    x_batch_axis: int,
+    ensemble: bool,
+) -> None:
+    """Same values, or the same exception type, as `equinox.filter_vmap` on drawn models,
+    arguments and axes; a successful call's shape is what `predict` said."""
+    if ensemble:
+        model = eqx.filter_vmap(lambda k: eqx.nn.MLP(width, out, 3, 1, key=k))(jax.random.split(KEY, members))
+    else:
+        model = eqx.nn.MLP(width, out, 3, 1, key=KEY)
+    shape = (batch, feature) if x_batch_axis == 0 else (feature, batch)
+    x = jax.random.normal(KEY, shape)
+    kwargs = {"out_axes": out_axes} if in_axes is None else {"in_axes": in_axes, "out_axes": out_axes}
+    theirs = _outcome(lambda: eqx.filter_vmap(apply, **kwargs)(model, x))
+    wrapped = axeqx.filter_vmap(apply, **kwargs)
+    ours = _outcome(lambda: wrapped(model, x))
+    _same(ours, theirs)
+    prediction = _outcome(lambda: wrapped.predict(model, x))
+    if theirs[0] == "ok":
+        assert prediction[0] == "ok", prediction
+        assert prediction[1].shapes == theirs[1].shape
+    else:
+        assert prediction[0] == "err" and isinstance(prediction[1], ax.AxisCheckError), prediction
+
+
+def test_mistake_is_named_in_the_users_terms() -> None:
+    """Issue #32: a per-example mistake names the parameters and pytree paths, not `_dynamic_args`."""
+    model = eqx.nn.MLP(3, 2, 8, 2, key=KEY)
+    f = axeqx.filter_vmap(apply, in_axes=(None, 0))
+    with pytest.raises(ax.AxisCheckError) as info:
+        f(model, jnp.ones((5, 4)))
+    message = str(info.value)
+    assert message.startswith("eqx.filter_vmap(apply, in_axes=(None, 0)")
+    assert "model.layers[0].weight (size 3)" in message and "x (size 4)" in message
+    assert "_dynamic_args" not in message and "_fun_wrapper" not in message
+    assert isinstance(info.value, TypeError)  # JAX's own error type is kept
+
+
+def test_batch_size_mistake_has_a_checked_fix() -> None:
+    ensemble = eqx.filter_vmap(lambda k: eqx.nn.Linear(3, 2, key=k))(jax.random.split(KEY, 4))
+    f = axeqx.filter_vmap(apply)
+    with pytest.raises(ValueError, match="disagree on the batch size") as info:
+        f(ensemble, jnp.ones((5, 3)))
+    assert "Fix: in_axes=(0, None)" in str(info.value) or "in_axes=(None, 0)" in str(info.value)
+    assert "model.weight" in str(info.value)
+    fixed = axeqx.filter_vmap(apply, in_axes=(eqx.if_array(0), None))
+    assert fixed(ensemble, jnp.ones(3)).shape == (4, 2)
+
+
+def test_equinox_900_out_axes_arrangement() -> None:
+    """Equinox #900: out_axes=-1 arranged (4, 3, 2) where jax.vmap gives (3, 4, 2) (fixed in 0.11.9)."""
+    x = jnp.arange(24.0).reshape((2, 3, 4))
+    f = axeqx.filter_vmap(lambda x: x * 2.0, out_axes=-1)
+    assert f(x).shape == jax.vmap(lambda x: x * 2.0, out_axes=-1)(x).shape == (3, 4, 2)
+    assert f.predict(x).shapes == (3, 4, 2)
+
+
+def test_equinox_952_in_axes_tree_is_a_prefix_of_the_args_tuple() -> None:
+    """Equinox #952: for a single argument, in_axes is a prefix of the tuple of arguments."""
+
+    class Series(eqx.Module):  # type: ignore[misc]
+        value: jax.Array
+        time: jax.Array
+        name: str
+
+    s = Series(jnp.ones((10, 20)), jnp.arange(20.0), "ts")
+    axes = eqx.tree_at(lambda t: t.value, eqx.filter(s, False), 0, is_leaf=lambda v: v is None)
+    f = axeqx.filter_vmap(lambda t: jnp.mean(t.value), in_axes=(axes,))
+    assert f(s).shape == (10,)
+    assert f.predict(s).shapes == (10,)
+    # Without the tuple the structure does not match: Equinox's own error, unchanged.
+    _same(
+        _outcome(lambda: axeqx.filter_vmap(lambda t: jnp.mean(t.value), in_axes=axes)(s)),
+        _outcome(lambda: eqx.filter_vmap(lambda t: jnp.mean(t.value), in_axes=axes)(s)),
+    )
+
+
+def test_decorator_forms_methods_and_keywords() -> None:
+    @axeqx.filter_vmap
+    def add(x: jax.Array, y: Any) -> jax.Array:
+        return x + y
+
+    @axeqx.filter_vmap(in_axes=(None, 1))
+    def add2(x: jax.Array, y: jax.Array) -> jax.Array:
+        return x + y
+
+    np.testing.assert_array_equal(add(jnp.array([1, 2]), 3), jnp.array([4, 5]))
+    assert add2(jnp.array(1), jnp.array([[2, 3]])).shape == (2, 1)
+    with pytest.raises(RuntimeError, match="keyword arguments"):
+        add(jnp.ones(2), y=jnp.ones(2))
+
+    class Model(eqx.Module):  # type: ignore[misc]
+        w: jax.Array
+
+        @axeqx.filter_vmap(in_axes=(None, 0))
+        def __call__(self, x: jax.Array) -> jax.Array:
+            return self.w @ x
+
+    assert Model(jnp.ones((2, 3)))(jnp.ones((5, 3))).shape == (5, 2)
+
+
+def test_trace_counts_match_equinox() -> None:
+    counts = {"ours": 0, "theirs": 0}
+
+    def make(which: str) -> Any:
+        def f(x: jax.Array) -> jax.Array:
+            counts[which] += 1
+            return x * 2
+
+        return f
+
+    x = jnp.ones((4, 3))
+    ours, theirs = axeqx.filter_vmap(make("ours")), eqx.filter_vmap(make("theirs"))
+    for _ in range(2):
+        ours(x)
+        theirs(x)
+    eqx.filter_jit(ours)(x)
+    eqx.filter_jit(theirs)(x)
+    assert counts["ours"] == counts["theirs"]
+
+
+def test_filter_pmap_matches_equinox_and_names_the_axis() -> None:
+    n = jax.local_device_count()
+    x = jnp.arange(n * 3.0).reshape(n, 3)
+    ours = axeqx.filter_pmap(lambda x: jax.lax.psum(x, "i"), axis_name="i")
+    theirs = eqx.filter_pmap(lambda x: jax.lax.psum(x, "i"), axis_name="i")
+    np.testing.assert_array_equal(ours(x), theirs(x))
+    assert ours.predict(x).shapes == (n, 3)
+    # Equinox #111: a collective over an axis name the transform was not given.
+    unbound = _outcome(lambda: axeqx.filter_pmap(lambda x: jax.lax.pmean(x, "i"))(x))
+    _same(unbound, _outcome(lambda: eqx.filter_pmap(lambda x: jax.lax.pmean(x, "i"))(x)))
+    assert isinstance(unbound[1], ax.AxisCheckError) and "Fix: axis_name='i'" in str(unbound[1])
+    # Too many rows for the devices: named by the argument.
+    with pytest.raises(ValueError) as info:
+        ours(jnp.ones((n + 1, 3)))
+    assert "filter_pmap" in str(info.value)
+
+
+def test_patch_routes_equinox_and_unpatch_restores() -> None:
+    original = eqx.filter_vmap
+    with ax.patch():
+        assert eqx.filter_vmap is axeqx.filter_vmap and eqx.filter_pmap is axeqx.filter_pmap
+        with pytest.raises(ax.AxisCheckError, match=r"m\.weight"):
+            eqx.filter_vmap(lambda m, x: m(x), in_axes=(None, 0))(eqx.nn.Linear(3, 2, key=KEY), jnp.ones((5, 4)))
+    assert eqx.filter_vmap is original
+
+
+@given(
+    rows=st.integers(1, 9),
+    cols=st.integers(1, 3),
+    other=st.integers(1, 9),
+    in_axes=st.sampled_from([0, (0, None), (0, 0)]),
+)
+def test_filter_pmap_matches_equinox(rows: int, cols: int, other: int, in_axes: Any) -> None:
+    """Same values or exception type as `equinox.filter_pmap` on drawn row counts (some
+    above the device count) and axes; `predict` agrees."""
+    x = jnp.arange(rows * cols, dtype=jnp.float32).reshape(rows, cols)
+    y = jnp.ones((other, cols))
+
+    def f(x: jax.Array, y: jax.Array) -> jax.Array:
+        return jax.lax.psum(x, "i") + y.sum()
+
+    theirs = _outcome(lambda: eqx.filter_pmap(f, in_axes=in_axes, axis_name="i")(x, y))
+    wrapped = axeqx.filter_pmap(f, in_axes=in_axes, axis_name="i")
+    _same(_outcome(lambda: wrapped(x, y)), theirs)
+    prediction = _outcome(lambda: wrapped.predict(x, y))
+    if theirs[0] == "ok":
+        assert prediction[0] == "ok" and prediction[1].shapes == theirs[1].shape, prediction
+    else:
+        assert prediction[0] == "err" and isinstance(prediction[1], ax.AxisCheckError), prediction
+
+
+@pytest.mark.slow
+def test_import_axischeck_does_not_import_equinox() -> None:
+    code = "import sys, axischeck; axischeck.vmap; print('equinox' in sys.modules, 'flax' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["False", "False"]
+
+
+@pytest.mark.slow
+def test_equinox_imported_while_patched_is_routed() -> None:
+    code = (
+        "import jax, axischeck as ax; ax.patch()\n"
+        "import equinox as eqx, axischeck.eqx as axeqx\n"
+        "from equinox import filter_vmap\n"
+        "print(eqx.filter_vmap is axeqx.filter_vmap, filter_vmap is axeqx.filter_vmap)\n"
+        "ax.unpatch(); print(eqx.filter_vmap is axeqx.filter_vmap)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["True", "True", "False"]
+
+
+@pytest.mark.parametrize("name", axeqx.__all__)
+def test_docstring_examples(name: str) -> None:
+    """The public functions' examples run (as tests/test_docstrings.py runs axischeck's)."""
+    import doctest
+    import re
+
+    doc = re.sub(r"^[ \t]*```.*$", "", getattr(axeqx, name).__doc__ or "", flags=re.MULTILINE)
+    test = doctest.DocTestParser().get_doctest(doc, {"ax": ax, "jax": jax, "jnp": jnp}, name, None, 0)
+    assert test.examples, f"{name} has no example"
+    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    runner.run(test)
+    assert runner.failures == 0
+
+
+@pytest.mark.slow
+def test_axischeck_run_routes_equinox(tmp_path: Any) -> None:
+    """`axischeck run prog.py`: the program's `eqx.filter_vmap` mistake is axischeck's report."""
+    (tmp_path / "prog.py").write_text(
+        "import jax, jax.numpy as jnp, equinox as eqx\n"
+        "m = eqx.nn.Linear(3, 2, key=jax.random.key(0))\n"
+        "eqx.filter_vmap(lambda m, x: m(x), in_axes=(None, 0))(m, jnp.ones((5, 4)))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-m", "axischeck", "run", "prog.py"], capture_output=True, text=True, cwd=tmp_path, timeout=300
+    )
+    assert out.returncode != 0
+    assert "eqx.filter_vmap(<lambda>, in_axes=(None, 0)" in out.stderr and "m.weight" in out.stderr, out.stderr
