@@ -306,7 +306,7 @@ def test_a_scalar_inside_a_mapped_dict_gets_its_own_none_entry() -> None:
         return params["a"] + params["b"] + c
 
     params = {"a": jnp.float32(5.0), "b": jnp.arange(5.0)}
-    err = _refused(lambda: ax.vmap(shift, in_axes=(0, None))(params, 1.0))
+    err = _refused(lambda: ax.vmap(shift, in_axes=(0, None))(params, 1.0))  # axischeck: ignore[AX014]
     assert [s.as_kwargs() for s in err.suggestions] == [{"in_axes": ({"a": None, "b": 0}, None)}]
     fixed = jax.vmap(shift, **err.suggestions[0].as_kwargs())(params, 1.0)
     assert jnp.array_equal(fixed, jnp.arange(5.0) + 6.0)
