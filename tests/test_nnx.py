@@ -218,3 +218,12 @@ def test_in_axes_that_do_not_fit_the_arguments_fail_as_in_flax() -> None:
         )
     with pytest.raises(ValueError, match=r"x has shape \(\) of rank 0"):
         axnnx.vmap(apply, in_axes=(None, 0))(model, jnp.ones(()))
+
+
+def test_predict_of_a_call_flax_runs_unchecked_says_so_as_an_axischeck_error() -> None:
+    """A function returning a module is passed to Flax unchecked; its `predict` is a
+    clear `SpecError`, not an internal exception."""
+    model = nnx.Linear(3, 2, rngs=nnx.Rngs(0))
+    wrapped = axnnx.vmap(lambda m, x: m, in_axes=(None, 0), out_axes=None)
+    with pytest.raises(ax.SpecError, match="does not model this call"):
+        wrapped.predict(model, jnp.ones((4, 3)))

@@ -18,7 +18,7 @@ from typing import Any, Generic, ParamSpec, TypeVar, overload
 
 import jax
 
-from ._core._errors import AxisCheckError
+from ._core._errors import AxisCheckError, SpecError
 from ._core._prediction import Prediction
 from ._core._trees import seq_repr
 from ._libs._mapped import retitled
@@ -184,13 +184,21 @@ class _Mapped(Generic[P, R]):
             resolved = _Resolved(args, self.in_axes)
             checker = self._checker(resolved)
         except _Unsupported:
-            raise NotImplementedError(f"{self._title()}: axischeck does not model this call") from None
+            raise self._not_modelled() from None
         try:
             return checker.predict(*resolved.dynamic)  # type: ignore[no-any-return]
         except AxisCheckError as err:
+            if isinstance(err.__cause__, _Unsupported):  # met inside the traced function
+                raise self._not_modelled() from None
             raise self._user_terms(retitled(err, self._title()), resolved) from None
-        except _Unsupported:
-            raise NotImplementedError(f"{self._title()}: axischeck does not model this call") from None
+
+    def _not_modelled(self) -> SpecError:
+        """`predict` of a call Flax runs unchecked (see `_Unsupported`)."""
+        return SpecError(
+            "axischeck does not model this call (keyword arguments, StateAxes in out_axes, or"
+            " modules among the outputs): Flax runs it unchecked, and it cannot be predicted",
+            transform=self._title(),
+        )
 
     def explain(self, *args: Any) -> str:
         """The derivation table for the call (also for a passing call)."""

@@ -118,7 +118,10 @@ class MapModel:
         # The function this level maps, as the trace below recorded it (when it is the
         # innermost): which outputs are batched is asked of the record, not of the function.
         innermost = isinstance(self.inner, TraceModel)
-        fn = inner.replay if inner.replay is not None and innermost else recorded_first(self.fn) if self.fn else None
+        if inner.replay is not None and innermost:
+            fn: Callable[..., Any] | None = inner.replay
+        else:
+            fn = recorded_first(self.fn) if self.fn is not None else None
         probe = _Probe(self, fn, call, axes, size, env, inner.shapes) if mapped or self.fn is not None else None
         if probe is not None and innermost and inner.batched is not None:
             probe.answered(inner.batched)  # the trace below replayed it under this very level

@@ -165,10 +165,8 @@ def _describe_arg(call: Call, i: int, axis: int | None) -> str:
 def _in_axes_options(model: MapModel, call: Call, budget: _Budget) -> list[Suggestion]:
     current = model.level.in_axes.value
     n = len(call.args)
-    if n == 0:
-        return []
-    entries = list(current) if isinstance(current, tuple) else [current] * n
-    if len(entries) != n:
+    entries = _per_argument(current, n)
+    if not entries:
         return []
     choices: list[list[int | None]] = []
     for i, arg in enumerate(call.args):
@@ -215,10 +213,8 @@ def _scalar_leaf_options(model: MapModel, call: Call, budget: _Budget) -> list[S
     (jax#3161: `{'a': None, 'b': 0}` for a dict of a scalar and a vector). Array scalars
     only: a Python number among arrays is more often a stray (jax#4563's `z + [0]`),
     whose fix is to drop it, not to carry it along unmapped."""
-    current = model.level.in_axes.value
-    n = len(call.args)
-    entries = list(current) if isinstance(current, tuple) else [current] * n
-    if len(entries) != n:
+    entries = _per_argument(model.level.in_axes.value, len(call.args))
+    if entries is None:
         return []
     axes = list(entries)
     for i, arg in enumerate(call.args):
@@ -235,6 +231,13 @@ def _scalar_leaf_options(model: MapModel, call: Call, budget: _Budget) -> list[S
     if not _works(MapModel(level, model.inner, model.fn), call, budget):
         return []
     return [Suggestion(f"in_axes={seq_repr(fixed)} would leave the scalars inside unmapped", (("in_axes", fixed),))]
+
+
+def _per_argument(in_axes: Any, n: int) -> list[Any] | None:
+    """in_axes as one entry per positional argument (a single entry stands for all), or
+    None where a tuple's length is not the arguments'."""
+    entries = list(in_axes) if isinstance(in_axes, tuple) else [in_axes] * n
+    return entries if len(entries) == n else None
 
 
 def _edited(
@@ -516,8 +519,8 @@ def _smap_scalar_options(model: ShardModel, call: Call, budget: _Budget) -> list
     assert o.smap_axes is not None
     in_axes, out_axes = o.smap_axes
     n = len(call.args)
-    entries = list(in_axes) if isinstance(in_axes, tuple) else [in_axes] * n
-    if len(entries) != n:
+    entries = _per_argument(in_axes, n)
+    if entries is None:
         return []
     scalars = [
         i for i, arg in enumerate(call.args) if isinstance(arg, Leaf) and arg.shape == () and entries[i] is not None
