@@ -46,6 +46,23 @@ def counting(fn: Any) -> tuple[Any, list[int]]:
     return counted, runs
 
 
+def outcome(call: Callable[[], Any]) -> tuple[str, Any]:
+    """("ok", the result) or ("err", the exception) of `call()`, to compare two runs."""
+    try:
+        return "ok", call()
+    except Exception as err:  # any failure is compared by type
+        return "err", err
+
+
+def same_outcome(ours: tuple[str, Any], theirs: tuple[str, Any]) -> None:
+    """Both ran to equal values, or both raised, axischeck's a subclass of JAX's type."""
+    assert ours[0] == theirs[0], (ours, theirs)
+    if ours[0] == "ok":
+        jax.tree.map(np.testing.assert_array_equal, ours[1], theirs[1])
+    else:
+        assert isinstance(ours[1], type(theirs[1])), (ours[1], theirs[1])
+
+
 def is_shape_leaf(x: Any) -> bool:
     return isinstance(x, ShapeLeaf)
 

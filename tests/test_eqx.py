@@ -17,27 +17,13 @@ eqx = pytest.importorskip("equinox", reason="Equinox is not installed (the `equi
 
 import axischeck as ax  # noqa: E402
 import axischeck.eqx as axeqx  # noqa: E402
+from jax_oracle import outcome, same_outcome  # noqa: E402
 
 KEY = jax.random.key(0)
 
 
 def apply(model: Any, x: jax.Array) -> jax.Array:
     return model(x)  # type: ignore[no-any-return]
-
-
-def _outcome(call: Any) -> tuple[str, Any]:
-    try:
-        return "ok", call()
-    except Exception as err:  # noqa: BLE001 - any failure is compared by type
-        return "err", err
-
-
-def _same(ours: tuple[str, Any], theirs: tuple[str, Any]) -> None:
-    assert ours[0] == theirs[0], (ours, theirs)
-    if ours[0] == "ok":
-        jax.tree.map(np.testing.assert_array_equal, ours[1], theirs[1])
-    else:
-        assert isinstance(ours[1], type(theirs[1])), (ours[1], theirs[1])
 
 
 IN_AXES: list[Any] = [None, (None, 0), (None, 1), (eqx.if_array(0), None), eqx.if_array(0), (0, 0), {"x": 0}]
@@ -74,11 +60,11 @@ def test_filter_vmap_matches_equinox(
     shape = (batch, feature) if x_batch_axis == 0 else (feature, batch)
     x = jax.random.normal(KEY, shape)
     kwargs = {"out_axes": out_axes} if in_axes is None else {"in_axes": in_axes, "out_axes": out_axes}
-    theirs = _outcome(lambda: eqx.filter_vmap(apply, **kwargs)(model, x))
+    theirs = outcome(lambda: eqx.filter_vmap(apply, **kwargs)(model, x))
     wrapped = axeqx.filter_vmap(apply, **kwargs)
-    ours = _outcome(lambda: wrapped(model, x))
-    _same(ours, theirs)
-    prediction = _outcome(lambda: wrapped.predict(model, x))
+    ours = outcome(lambda: wrapped(model, x))
+    same_outcome(ours, theirs)
+    prediction = outcome(lambda: wrapped.predict(model, x))
     if theirs[0] == "ok":
         assert prediction[0] == "ok", prediction
         assert prediction[1].shapes == theirs[1].shape
@@ -132,9 +118,9 @@ def test_equinox_952_in_axes_tree_is_a_prefix_of_the_args_tuple() -> None:
     assert f(s).shape == (10,)
     assert f.predict(s).shapes == (10,)
     # Without the tuple the structure does not match: Equinox's own error, unchanged.
-    _same(
-        _outcome(lambda: axeqx.filter_vmap(lambda t: jnp.mean(t.value), in_axes=axes)(s)),
-        _outcome(lambda: eqx.filter_vmap(lambda t: jnp.mean(t.value), in_axes=axes)(s)),
+    same_outcome(
+        outcome(lambda: axeqx.filter_vmap(lambda t: jnp.mean(t.value), in_axes=axes)(s)),
+        outcome(lambda: eqx.filter_vmap(lambda t: jnp.mean(t.value), in_axes=axes)(s)),
     )
 
 
@@ -190,8 +176,8 @@ def test_filter_pmap_matches_equinox_and_names_the_axis() -> None:
     np.testing.assert_array_equal(ours(x), theirs(x))
     assert ours.predict(x).shapes == (n, 3)
     # Equinox #111: a collective over an axis name the transform was not given.
-    unbound = _outcome(lambda: axeqx.filter_pmap(lambda x: jax.lax.pmean(x, "i"))(x))
-    _same(unbound, _outcome(lambda: eqx.filter_pmap(lambda x: jax.lax.pmean(x, "i"))(x)))
+    unbound = outcome(lambda: axeqx.filter_pmap(lambda x: jax.lax.pmean(x, "i"))(x))
+    same_outcome(unbound, outcome(lambda: eqx.filter_pmap(lambda x: jax.lax.pmean(x, "i"))(x)))
     assert isinstance(unbound[1], ax.AxisCheckError) and "Fix: axis_name='i'" in str(unbound[1])
     # Too many rows for the devices: named by the argument.
     with pytest.raises(ValueError) as info:
@@ -223,10 +209,10 @@ def test_filter_pmap_matches_equinox(rows: int, cols: int, other: int, in_axes: 
     def f(x: jax.Array, y: jax.Array) -> jax.Array:
         return jax.lax.psum(x, "i") + y.sum()
 
-    theirs = _outcome(lambda: eqx.filter_pmap(f, in_axes=in_axes, axis_name="i")(x, y))
+    theirs = outcome(lambda: eqx.filter_pmap(f, in_axes=in_axes, axis_name="i")(x, y))
     wrapped = axeqx.filter_pmap(f, in_axes=in_axes, axis_name="i")
-    _same(_outcome(lambda: wrapped(x, y)), theirs)
-    prediction = _outcome(lambda: wrapped.predict(x, y))
+    same_outcome(outcome(lambda: wrapped(x, y)), theirs)
+    prediction = outcome(lambda: wrapped.predict(x, y))
     if theirs[0] == "ok":
         assert prediction[0] == "ok" and prediction[1].shapes == theirs[1].shape, prediction
     else:

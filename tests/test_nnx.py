@@ -17,25 +17,11 @@ nnx = pytest.importorskip("flax.nnx", reason="Flax is not installed (the `flax` 
 
 import axischeck as ax  # noqa: E402
 import axischeck.nnx as axnnx  # noqa: E402
+from jax_oracle import outcome, same_outcome  # noqa: E402
 
 
 def apply(model: Any, x: jax.Array) -> jax.Array:
     return model(x)  # type: ignore[no-any-return]
-
-
-def _outcome(call: Any) -> tuple[str, Any]:
-    try:
-        return "ok", call()
-    except Exception as err:  # noqa: BLE001 - any failure is compared by type
-        return "err", err
-
-
-def _same(ours: tuple[str, Any], theirs: tuple[str, Any]) -> None:
-    assert ours[0] == theirs[0], (ours, theirs)
-    if ours[0] == "ok":
-        jax.tree.map(np.testing.assert_array_equal, ours[1], theirs[1])
-    else:
-        assert isinstance(ours[1], type(theirs[1])), (ours[1], theirs[1])
 
 
 def _ensemble(members: int, width: int, out: int) -> Any:
@@ -76,11 +62,11 @@ def test_vmap_matches_flax(
     and shapes; a successful call's shape is what `predict` said."""
     model = _ensemble(members, width, out) if ensemble else nnx.Linear(width, out, rngs=nnx.Rngs(0))
     x = jax.random.normal(jax.random.key(1), (batch, feature) if x_batch_axis == 0 else (feature, batch))
-    theirs = _outcome(lambda: nnx.vmap(apply, in_axes=in_axes, out_axes=out_axes)(model, x))
+    theirs = outcome(lambda: nnx.vmap(apply, in_axes=in_axes, out_axes=out_axes)(model, x))
     wrapped = axnnx.vmap(apply, in_axes=in_axes, out_axes=out_axes)
-    ours = _outcome(lambda: wrapped(model, x))
-    _same(ours, theirs)
-    prediction = _outcome(lambda: wrapped.predict(model, x))
+    ours = outcome(lambda: wrapped(model, x))
+    same_outcome(ours, theirs)
+    prediction = outcome(lambda: wrapped.predict(model, x))
     if theirs[0] == "ok":
         assert prediction[0] == "ok", prediction
         assert prediction[1].shapes == theirs[1].shape
@@ -212,9 +198,9 @@ def test_in_axes_that_do_not_fit_the_arguments_fail_as_in_flax() -> None:
     the wrong length fail as Flax fails; a rank mistake is named by the argument."""
     model = nnx.Linear(2, 3, rngs=nnx.Rngs(0))
     for args in [(model, jnp.ones((5, 2)), jnp.ones(5)), (jnp.ones((5, 2)),)]:
-        _same(
-            _outcome(lambda args=args: axnnx.vmap(lambda *a: a[0], in_axes=(None, 0))(*args)),
-            _outcome(lambda args=args: nnx.vmap(lambda *a: a[0], in_axes=(None, 0))(*args)),
+        same_outcome(
+            outcome(lambda args=args: axnnx.vmap(lambda *a: a[0], in_axes=(None, 0))(*args)),
+            outcome(lambda args=args: nnx.vmap(lambda *a: a[0], in_axes=(None, 0))(*args)),
         )
     with pytest.raises(ValueError, match=r"x has shape \(\) of rank 0"):
         axnnx.vmap(apply, in_axes=(None, 0))(model, jnp.ones(()))
