@@ -11,6 +11,8 @@ import numpy as np
 import pytest
 
 import axischeck as ax
+from axischeck._debug import predictor_of
+from axischeck._engine._predictor import Predictor
 
 EINSUM = "(a,b),(b,c),(a,c)->(a,c)"
 
@@ -75,7 +77,7 @@ def test_composes_with_jax_transforms(batched: ax.Vmapped[..., jax.Array]) -> No
     np.testing.assert_allclose(total, 2 * plain(x, y, z).sum(), rtol=1e-5)
 
 
-def test_checks_run_once_per_trace_under_jit() -> None:
+def test_checks_run_once_per_trace_under_jit(monkeypatch: pytest.MonkeyPatch) -> None:
     traces = []
 
     def f(x: jax.Array) -> jax.Array:
@@ -84,13 +86,13 @@ def test_checks_run_once_per_trace_under_jit() -> None:
 
     checked = ax.vmap(f, signature="(n)->(n)")
     predictions = []
-    original = checked._predictor.answer
+    original = Predictor.checked_answer
 
-    def counting(*a: object, **k: object) -> ax.Prediction:
+    def counting(*a: Any, **k: Any) -> ax.Prediction:
         predictions.append(1)
-        return original(*a, **k)  # type: ignore[arg-type]
+        return original(*a, **k)
 
-    checked._predictor.answer = counting  # type: ignore[method-assign]
+    monkeypatch.setattr(Predictor, "checked_answer", counting)
     jitted = jax.jit(checked)
     for _ in range(5):
         jitted(jnp.ones((4, 3)))
@@ -173,7 +175,8 @@ def test_prediction_cache_is_bounded_and_thread_safe() -> None:
     assert not errors
     for i in range(2000):
         f.predict((1, i + 1), (1, i + 1))
-    assert len(f._predictor._predictions) == f._predictor._predictions.maxsize
+    stored = predictor_of(f).stored()
+    assert stored.predictions == stored.capacity
 
 
 def test_fast_path_and_full_engine_agree() -> None:
@@ -184,7 +187,7 @@ def test_fast_path_and_full_engine_agree() -> None:
         jax.ShapeDtypeStruct((16, 8, 2), jnp.float32),
     )
     fast = f.predict(*args)
-    full = f._predictor.full(args, {})
+    full = predictor_of(f).derive(args, {})
     assert fast == full and fast.shapes == (16, 7, 8, 2)
     assert str(fast) == str(full)
 

@@ -18,6 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import axischeck as ax
+from axischeck._debug import predictor_of
 from axischeck._engine._predictor import PREDICTORS
 from jax_oracle import counting
 
@@ -177,9 +178,9 @@ def test_predictors_are_shared_by_function_and_options_and_die_with_the_function
 
     g = make()
     first = ax.vmap(g, in_axes=0)
-    assert ax.vmap(g, in_axes=0)._predictor is first._predictor
-    assert ax.vmap(g, in_axes=1)._predictor is not first._predictor
-    assert ax.vmap(make(), in_axes=0)._predictor is not first._predictor
+    assert predictor_of(ax.vmap(g, in_axes=0)) is predictor_of(first)
+    assert predictor_of(ax.vmap(g, in_axes=1)) is not predictor_of(first)
+    assert predictor_of(ax.vmap(make(), in_axes=0)) is not predictor_of(first)
     before = len(PREDICTORS)
     del g, first
     gc.collect()

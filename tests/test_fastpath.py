@@ -14,6 +14,7 @@ from jax.sharding import AbstractMesh, AxisType
 from jax.sharding import PartitionSpec as P
 
 import axischeck as ax
+from axischeck._debug import predictor_of
 from axischeck._engine._fastpath import Plan, ShardPlan
 
 AUTO = AxisType.Auto
@@ -22,7 +23,7 @@ AUTO = AxisType.Auto
 def _engine(f: Any, *shapes: tuple[int, ...]) -> Any:
     """The full engine's answer for these shapes, or the exception it raises."""
     try:
-        return f._predictor.full(_structs(shapes), {})
+        return predictor_of(f).derive(_structs(shapes), {})
     except ax.AxisCheckError as err:
         return err
 
@@ -94,7 +95,7 @@ def test_the_fast_path_serves_shard_map() -> None:
         signature="(n,k),(k,m)->(n,m)",
     )
     pred = f.predict((128, 16), (16, 8))
-    (plan,) = f._predictor._plans._data.values()
+    (plan,) = predictor_of(f).stored().plans
     assert isinstance(plan, ShardPlan) and isinstance(plan.inner, Plan)
     assert (pred.shapes, pred.block_shapes, pred.in_block_shapes) == ((128, 8), (2, 8), ((2, 16), (16, 8)))
     assert pred._steps is None  # nothing derived until someone reads the table

@@ -20,6 +20,7 @@ import pytest
 from jaxtyping import Array, ArrayLike, Float, Float64, Int, Key, PyTree, Shaped, UInt8
 
 import axischeck as ax
+from axischeck._debug import predictor_of
 from axischeck.testing import assert_predicts_jax, check_against_jax
 
 # ------------------------------------------------------------ annotated functions
@@ -321,13 +322,13 @@ def test_plain_tuples_take_the_dtype_the_annotations_name() -> None:
     assert f(keys, jnp.ones(3)).shape == (4, 3)
     with pytest.raises(TypeError):  # what a float32 stand-in would meet
         jax.eval_shape(jax.vmap(noisy, in_axes=(0, None)), jax.ShapeDtypeStruct((4,), jnp.float32), jnp.ones(3))
-    dtypes = ax.vmap(histogram)._predictor.tuple_dtypes
+    dtypes = predictor_of(ax.vmap(histogram)).tuple_dtypes
     assert dtypes[0] == dtypes["counts"] == np.uint8
     assert dtypes[1] == np.float64  # what the annotation says; JAX computes in float32 without x64
-    assert ax.vmap(matmul, in_axes=(0, None))._predictor.tuple_dtypes == {
+    assert predictor_of(ax.vmap(matmul, in_axes=(0, None))).tuple_dtypes == {
         0: np.float32,
         1: np.float32,
         "x": np.float32,
         "w": np.float32,
     }
-    assert ax.vmap(last_sum)._predictor.tuple_dtypes == {}  # Shaped: any dtype, so float32
+    assert predictor_of(ax.vmap(last_sum)).tuple_dtypes == {}  # Shaped: any dtype, so float32

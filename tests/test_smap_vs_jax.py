@@ -37,6 +37,7 @@ from jax.sharding import PartitionSpec as P
 import axischeck as ax
 import axischeck.strategies as axst
 from axischeck._core._jax_compat import JAX_SMAP
+from axischeck._debug import predictor_of
 from test_shard_map_vs_jax import Body, bodies, verdicts_agree
 
 pytestmark = pytest.mark.skipif(JAX_SMAP is None, reason="this JAX has no jax.smap")
@@ -402,12 +403,12 @@ def test_predictors_are_shared_per_function_and_every_option() -> None:
         return a
 
     base = {"in_axes": 0, "out_axes": 0, "axis_name": "x"}
-    assert ax.smap(fn, **base)._predictor is ax.smap(fn, **base)._predictor
+    assert predictor_of(ax.smap(fn, **base)) is predictor_of(ax.smap(fn, **base))
     for change in [{"in_axes": 1}, {"out_axes": 1}, {"axis_name": "y"}, {"in_axes": (0,)}, {"in_axes": True}]:
-        assert ax.smap(fn, **{**base, **change})._predictor is not ax.smap(fn, **base)._predictor, change
+        assert predictor_of(ax.smap(fn, **{**base, **change})) is not predictor_of(ax.smap(fn, **base)), change
     signed = ax.smap(fn, **base, signature="(n)->(n)")
-    assert signed._predictor is not ax.smap(fn, **base)._predictor
-    assert ax.smap(fn, **base)._predictor is not ax.shard_map(fn, in_specs=P("x"), out_specs=P("x"))._predictor
+    assert predictor_of(signed) is not predictor_of(ax.smap(fn, **base))
+    assert predictor_of(ax.smap(fn, **base)) is not predictor_of(ax.shard_map(fn, in_specs=P("x"), out_specs=P("x")))
 
 
 @pytest.mark.parametrize("signature", [None, "(n,k)->(n,k)"])

@@ -32,13 +32,17 @@ if TYPE_CHECKING:  # what type checkers see; at run time `__getattr__` loads the
     from ._engine._unify import Conflict as Conflict
     from ._patch import patch as patch
     from ._patch import unpatch as unpatch
+    from ._pmap import PmapOptions as PmapOptions
     from ._pmap import Pmapped as Pmapped
     from ._pmap import pmap as pmap
+    from ._shard_map import ShardMapOptions as ShardMapOptions
     from ._shard_map import ShardMapped as ShardMapped
     from ._shard_map import shard_map as shard_map
+    from ._smap import SmapOptions as SmapOptions
     from ._smap import Smapped as Smapped
     from ._smap import smap as smap
     from ._switch import checks_disabled as checks_disabled
+    from ._vmap import VmapOptions as VmapOptions
     from ._vmap import Vmapped as Vmapped
     from ._vmap import vmap as vmap
 
@@ -58,20 +62,24 @@ _WHERE = {
     "patch": "._patch",
     "unpatch": "._patch",
     "Pmapped": "._pmap",
+    "PmapOptions": "._pmap",
     "pmap": "._pmap",
     "Prediction": "._core._prediction",
     "ShardPrediction": "._core._prediction",
     "Shape": "._core._shape",
     "ShardMapped": "._shard_map",
+    "ShardMapOptions": "._shard_map",
     "shard_map": "._shard_map",
     "shard_shape": "._engine._sharding",
     "Signature": "._engine._signature",
     "Smapped": "._smap",
+    "SmapOptions": "._smap",
     "smap": "._smap",
     "checks_disabled": "._switch",
     "Bindings": "._engine._unify",
     "Conflict": "._engine._unify",
     "Vmapped": "._vmap",
+    "VmapOptions": "._vmap",
     "vmap": "._vmap",
 }
 """Each public name and the module that defines it."""

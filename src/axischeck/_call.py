@@ -1,34 +1,25 @@
-"""A checked call's pieces, which `Transformed.__call__` puts together: the checks before
-JAX runs, JAX's verdict on a refused call, the account of a failure (JAX's exception
+"""A checked call's pieces after JAX has answered, which `Transformed.__call__` puts
+together: the check that rode JAX's trace, the account of a failure (JAX's exception
 kept: its type, and its message as the last line), and the output against the
-prediction. Each takes what it needs (the predictor, JAX's transform, the transform's
-name) as arguments."""
+prediction. Each takes what it needs (the predictor, the transform's name) as arguments.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import jax
-from jax.core import Tracer
 
 from ._core._errors import AxisCheckError, FunctionError, OutputError, with_jax_error
-from ._core._jax_compat import quiet_tracebacks, unbound_axis_name, vmappable_value
+from ._core._jax_compat import unbound_axis_name
 from ._core._keys import arrays_by_position
 from ._core._leaves import flatten_call, shape_of
 from ._core._prediction import Prediction
 from ._core._shape import format_shape
 from ._core._steps import BaseStep
 from ._core._trees import leaf_paths
-from ._engine._predictor import Predictor
-from ._engine._trace import substituting
-from ._in_trace import Recorder, Watch
-
-CALL_FIX_TRACES = 1
-"""How many candidate fixes a failed call may trace the user's function for."""
-
-JAX_ALONE = Prediction(None, None, ())
-"""`checks_before`'s answer for a call beyond axischeck's model: JAX alone runs it."""
+from ._engine._in_trace import Watch
+from ._engine._predictor import CALL_FIX_TRACES, Predictor
 
 
 def refuse_unflattenable(args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
@@ -39,62 +30,9 @@ def refuse_unflattenable(args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
         flatten_call(args, kwargs)
 
 
-def checks_before(
-    predictor: Predictor,
-    jax_fn: Callable[..., Any],
-    defers: bool,
-    args: tuple[Any, ...],
-    kwargs: dict[str, Any],
-    recorder: Recorder | None = None,
-) -> Prediction | Watch | None:
-    """The checks before JAX runs: the prediction to verify the output against (with a
-    signature), None when there is none, `JAX_ALONE` for what only JAX models, a `Watch`
-    where the check rides JAX's trace (`recorder`: the function JAX's transform holds);
-    raises axischeck's error (with JAX's verdict) for a call it refuses."""
-    pred = predictor.by_arrays(args, kwargs)  # arrays by position, seen before: no flatten
-    if pred is not None:
-        return pred
-    symbolic = not defers and predictor.models.symbolic
-    flat = flatten_call(args, kwargs)
-    if defers:
-        return JAX_ALONE
-    pred = predictor.hit(args, kwargs, flat) if symbolic else None
-    if pred is None and (symbolic or (predictor.prechecks and not predictor.prechecked(args, kwargs, flat))):
-        if opaque_leaves(flat[0]):  # beyond axischeck's model (never cached)
-            return JAX_ALONE
-        if recorder is not None and not symbolic and not predictor.models.declares_inputs:
-            return Watch(recorder, predictor, args, kwargs, flat)  # the function is traced by JAX alone
-        try:
-            if symbolic:
-                pred = predictor.answer(args, kwargs, flat)
-            else:
-                predictor.precheck(args, kwargs, flat)
-        except FunctionError:
-            pass  # the function's own failure: JAX raises it, untouched
-        except AxisCheckError as err:
-            raise refusal(predictor, jax_fn, err, args, kwargs, CALL_FIX_TRACES) from err.__cause__
-    return pred
-
-
-def refusal(
-    predictor: Predictor,
-    jax_fn: Callable[..., Any],
-    err: AxisCheckError,
-    args: tuple[Any, ...],
-    kwargs: dict[str, Any],
-    traces: int,
-) -> AxisCheckError:
-    """`err`, before JAX ran the call, with the fixes the engine verified and JAX's own
-    verdict (its exception type and message) where JAX refuses the call too, so code
-    written against JAX's errors keeps working."""
-    err = predictor.with_fix(err, args, kwargs, traces)
-    jax_err = _jax_verdict(jax_fn, args, kwargs)
-    return err if jax_err is None else with_jax_error(err, jax_err)
-
-
 def checks_after(watch: Watch, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
-    """The check of a call JAX has run (see `checks_before`): axischeck's error, with the
-    fixes the engine verified, for a call it refuses (JAX accepted it)."""
+    """The check of a call JAX has run (see `Predictor.check_call`): axischeck's error,
+    with the fixes the engine verified, for a call it refuses (JAX accepted it)."""
     try:
         watch.check()
     except AxisCheckError as err:
@@ -144,7 +82,7 @@ def verify_output(
         )
     if all(getattr(g, "shape", None) == w for g, w in zip(got_leaves, want_leaves, strict=True)):
         return  # the common case: it runs on every eager call
-    pred = predictor.full(args, kwargs)  # the derivation, for the message
+    pred = predictor.derive(args, kwargs)  # the derivation, for the message
     base = next((s for s in pred.steps if isinstance(s, BaseStep)), None)
     specs = {r.label: r.spec for r in base.outs} if base is not None else {}
     for label, got, want in zip(leaf_paths(out), got_leaves, want_leaves, strict=True):
@@ -159,41 +97,6 @@ def verify_output(
                 transform=name,
                 table=str(pred),
             )
-
-
-def _jax_verdict(jax_fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Exception | None:
-    """JAX's own exception for this call, found abstractly (no FLOPs): arrays are traced,
-    every other leaf is passed as the real call passes it. None when JAX accepts it
-    (it answers silently and wrongly, or axischeck is stricter: axischeck's error stands)."""
-    leaves, treedef = jax.tree_util.tree_flatten((args, kwargs))
-    dyn = [
-        i for i, x in enumerate(leaves) if shape_of(x) is not None and not isinstance(x, (bool, int, float, complex))
-    ]
-    try:
-        with quiet_tracebacks():  # only its type and message are kept
-            jax.eval_shape(substituting(jax_fn, treedef, leaves, dyn), *[leaves[i] for i in dyn])
-    except AxisCheckError:
-        return None
-    except Exception as err:
-        return err
-    return None
-
-
-def opaque_leaves(leaves: list[Any]) -> bool:
-    """Whether some argument leaf is beyond axischeck's model, so JAX alone answers:
-    a type registered with `register_vmappable`, or an array with symbolic sizes."""
-    static: set[tuple[int, ...]] = set()  # shapes of ints seen: leaves of one shape are read once
-    for x in leaves:
-        if vmappable_value(x):
-            return True
-        if isinstance(x, (Tracer, jax.ShapeDtypeStruct)):
-            shape = x.shape
-            if type(shape) is tuple and shape in static:
-                continue
-            if not all(type(d) is int for d in shape):
-                return True
-            static.add(shape)
-    return False
 
 
 def _checking_leaks() -> bool:

@@ -3,17 +3,47 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable
-from typing import Any, ParamSpec, TypeVar, overload
+from dataclasses import dataclass
+from typing import Any, ClassVar, ParamSpec, TypeVar, overload
 
 from ._core._errors import SpecError
 from ._core._jax_compat import traceback_boundary
-from ._engine._predictor import Build, Models, Predictor, fn_name, inner_model, options_key, predictor_for
-from ._engine._signature import Signature, SignatureLike, parsed_signature
+from ._engine._function import fn_name
+from ._engine._signature import Signature, SignatureLike
+from ._engine._transform_models import Models, inner_model
+from ._options import Options
 from ._switch import checks_off, unchecked
 from ._transform import Transformed
 
 P = ParamSpec("P")
 R = TypeVar("R")
+
+
+@dataclass(frozen=True, slots=True)
+class CheckOptions(Options[None]):
+    """`check` has no options of its own: the signature says everything."""
+
+    kind: ClassVar[str] = "check"
+
+    def key(self) -> Hashable:
+        return ("check",)
+
+    def validate(self) -> None:
+        return None
+
+    @staticmethod
+    def models(meaning: None, fun: Callable[..., Any], held: Callable[..., Any], signature: Signature | None) -> Models:
+        name = fn_name(fun)
+        model, sig, _ = inner_model(fun, held, signature, name)
+        if sig is None:
+            raise SpecError(
+                f"check({name}) needs shapes to check: pass signature=... or annotate the"
+                " parameters with Annotated[Array, 'a b']"
+            )
+        return Models(model, None, sig, sig)
+
+    def jax_transform(self, fun: Callable[..., Any]) -> Callable[..., Any]:
+        return fun  # nothing to map: the function itself runs
 
 
 class Checked(Transformed[P, R]):
@@ -28,44 +58,14 @@ class Checked(Transformed[P, R]):
     """
 
     def __init__(self, fun: Callable[P, R], signature: SignatureLike | None) -> None:
-        if not callable(fun):
-            raise SpecError(f"check needs a callable, got {type(fun).__name__}: {fun!r}")
-
-        signature = parsed_signature(signature)  # a pytree of dims is checked before anything flattens it
-        self._key = options_key("check", signature)
-        self._declared = signature
-        found = _checked_predictor(fun, self._key, signature)
-        found.models  # noqa: B018 - a check needs shapes (and a signature to fit): say so now
-        super().__init__(fun, fun, shared=found)
-
-    def _find_predictor(self) -> Predictor:
-        return _checked_predictor(self.__wrapped__, self._key, self._declared)
+        super().__init__(fun, CheckOptions(), signature)
+        self._predictor.models  # noqa: B018 - a check needs shapes (and a signature to fit): said now
 
     def _remake(self) -> tuple[Callable[..., Any], dict[str, Any]]:
         return check, {"signature": self._declared}
 
     def _describe(self) -> str:
         return f"check({fn_name(self.__wrapped__)}, signature={self.signature})"
-
-
-def _checked_predictor(fun: Callable[..., Any], key: Hashable, signature: Signature | None) -> Predictor:
-    """The predictor shared by the checks of `fun` with this signature."""
-
-    def prepare() -> Build:
-        return lambda f, held: _checked_models(f, held, signature)
-
-    return predictor_for(fun, key, prepare)
-
-
-def _checked_models(fun: Callable[..., Any], held: Callable[..., Any], signature: Signature | None) -> Models:
-    name = fn_name(fun)
-    model, sig, _ = inner_model(fun, held, signature, name)
-    if sig is None:
-        raise SpecError(
-            f"check({name}) needs shapes to check: pass signature=... or annotate the"
-            " parameters with Annotated[Array, 'a b']"
-        )
-    return Models(model, None, sig, sig)
 
 
 @overload

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Iterable, Sequence
-from dataclasses import replace
-from typing import Any, ParamSpec, TypeVar, overload
+from dataclasses import dataclass, replace
+from typing import Any, ClassVar, ParamSpec, TypeVar, overload
 
 import jax
 
@@ -16,12 +16,11 @@ from ._core._prediction import Prediction
 from ._core._text import short_repr
 from ._engine._levels import MapLevel
 from ._engine._models import MapModel
-from ._engine._predictor import Build, Predictor, mapped_models, options_key, predictor_for
-from ._engine._signature import SignatureLike, fresh_symbol, parsed_signature
-from ._in_trace import Recorder
+from ._engine._signature import SignatureLike
+from ._engine._transform_models import level_models
+from ._options import Options, custom_axes, refuse_cyclic_axes, typed_key
 from ._switch import checks_off, unchecked
-from ._transform import Transformed, built_by_jax, checked_at_decoration, custom_axes, described, require_callable
-from ._vmap import _before_jax, _defer
+from ._transform import Transformed, described
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -55,10 +54,64 @@ def _device_count(devices: Sequence[Any] | None, backend: str | None) -> int:
         raise SpecError(f"pmap backend {backend!r} is not available: {err}") from None
 
 
-def _unmaps_an_output(out_axes: Any) -> bool:
-    """Whether some output of a pmap with these out_axes is taken unmapped (None)."""
-    leaves = jax.tree_util.tree_leaves(out_axes, is_leaf=lambda x: x is None)
-    return any(leaf is None for leaf in leaves)
+@dataclass(frozen=True, slots=True)
+class PmapOptions(Options[MapLevel | None]):
+    """`jax.pmap`'s options, as given (see `pmap`): a transform's `options`, frozen.
+
+    ```python
+    >>> ax.pmap(lambda x: x, axis_name="i").options.axis_name
+    'i'
+    ```
+
+    Validated into a `MapLevel` for the device count JAX would use, or None for spec
+    types axischeck cannot model.
+    """
+
+    axis_name: Hashable | None = None
+    in_axes: Any = 0
+    out_axes: Any = 0
+    static_broadcasted_argnums: int | Iterable[int] = ()
+    devices: Sequence[Any] | None = None
+    backend: str | None = None
+    axis_size: int | None = None
+    donate_argnums: int | Iterable[int] = ()
+
+    kind: ClassVar[str] = "pmap"
+
+    @property
+    def defers_to_jax(self) -> bool:
+        return custom_axes(self.in_axes, self.out_axes)
+
+    @property
+    def rides_jax_trace(self) -> bool:
+        """A None in out_axes takes device 0's block of that output: whether it varies
+        over the devices is read from JAX's own trace of the call (see `_in_trace`)."""
+        leaves = jax.tree_util.tree_leaves(self.out_axes, is_leaf=lambda x: x is None)
+        return any(leaf is None for leaf in leaves)
+
+    def key(self) -> Hashable:
+        return typed_key("pmap", *self.as_kwargs().values())
+
+    def refuse_unflattenable(self) -> None:
+        refuse_cyclic_axes(self.in_axes, self.out_axes, "pmap")
+
+    def validate(self) -> MapLevel | None:
+        if self.defers_to_jax:
+            return None
+        in_axes = freeze_pmap_in_axes(self.in_axes)
+        out_axes = freeze_out_axes(self.out_axes, "pmap")
+        size = check_axis_size(self.axis_size, "pmap")
+        check_axis_name(self.axis_name, "pmap axis_name")
+        static = _argnums(self.static_broadcasted_argnums, "static_broadcasted_argnums")
+        _argnums(self.donate_argnums, "donate_argnums")
+        count = _device_count(self.devices, self.backend)
+        statics = tuple(sorted(n for n in static if n >= 0))  # JAX ignores negative static argnums
+        return MapLevel(in_axes, out_axes, size, self.axis_name, kind="pmap", devices=count, static=statics)
+
+    models = staticmethod(level_models)
+
+    def jax_transform(self, fun: Callable[..., Any]) -> Callable[..., Any]:
+        return JAX_PMAP(fun, **self.as_kwargs())  # type: ignore[no-any-return]
 
 
 class Pmapped(Transformed[P, R]):
@@ -78,71 +131,15 @@ class Pmapped(Transformed[P, R]):
     ```
     """
 
-    def __init__(
-        self,
-        fun: Callable[P, R],
-        axis_name: Hashable | None,
-        in_axes: Any,
-        out_axes: Any,
-        static_broadcasted_argnums: int | Iterable[int],
-        devices: Sequence[Any] | None,
-        backend: str | None,
-        axis_size: int | None,
-        donate_argnums: int | Iterable[int],
-        signature: SignatureLike | None,
-    ) -> None:
-        require_callable(fun, "pmap")
-        options = {
-            "axis_name": axis_name,
-            "in_axes": in_axes,
-            "out_axes": out_axes,
-            "static_broadcasted_argnums": static_broadcasted_argnums,
-            "devices": devices,
-            "backend": backend,
-            "axis_size": axis_size,
-            "donate_argnums": donate_argnums,
-        }
-
-        def prepare() -> Build:
-            frozen_in = freeze_pmap_in_axes(in_axes)
-            frozen_out = freeze_out_axes(out_axes, "pmap")
-            size = check_axis_size(axis_size, "pmap")
-            check_axis_name(axis_name, "pmap axis_name")
-            static = _argnums(static_broadcasted_argnums, "static_broadcasted_argnums")
-            _argnums(donate_argnums, "donate_argnums")
-            count = _device_count(devices, backend)
-            sig = parsed_signature(signature)
-            # JAX ignores negative static argnums (the argument is then dynamic).
-            statics = tuple(sorted(n for n in static if n >= 0))
-
-            def level(name: str, taken: frozenset[str]) -> MapLevel:
-                symbol = fresh_symbol(taken, axis_name)
-                return MapLevel(frozen_in, frozen_out, size, axis_name, False, name, symbol, "pmap", count, statics)
-
-            return lambda f, held: mapped_models(f, held, sig, level)
-
-        _before_jax(in_axes, out_axes, "pmap")
-        signature = parsed_signature(signature)  # a pytree of dims is checked before anything flattens it
-        # A None in out_axes takes device 0's block of that output: whether it varies over
-        # the devices is read from JAX's own trace of the call (see `_in_trace`).
-        recorder = Recorder(fun, "pmap") if _unmaps_an_output(out_axes) and not isinstance(fun, Transformed) else None
-        jax_fn = built_by_jax(lambda: JAX_PMAP(recorder or fun, **options), prepare)
-        defers = custom_axes(in_axes, out_axes)
-        self._key = options_key("pmap", *options.values(), signature)
-        self._build = checked_at_decoration(fun, self._key, _defer if defers else prepare, signature)
-        self._options = options
-        self._declared = signature
-        self.axis_name = axis_name
-        self.in_axes = in_axes
-        self.out_axes = out_axes
-        super().__init__(fun, jax_fn, defers_to_jax=defers, recorder=recorder)
-
-    def _find_predictor(self) -> Predictor:
-        build = self._build
-        return predictor_for(self.__wrapped__, self._key, lambda: build)
+    def __init__(self, fun: Callable[P, R], options: PmapOptions, signature: SignatureLike | None) -> None:
+        super().__init__(fun, options, signature)
+        # The options as given, shown (assigning one changes nothing: `options` is what counts).
+        self.axis_name = options.axis_name
+        self.in_axes = options.in_axes
+        self.out_axes = options.out_axes
 
     def _remake(self) -> tuple[Callable[..., Any], dict[str, Any]]:
-        return pmap, {**self._options, "signature": self._declared}
+        return pmap, {**self.options.as_kwargs(), "signature": self._declared}
 
     def _describe(self) -> str:
         return described(self)
@@ -157,7 +154,7 @@ class Pmapped(Transformed[P, R]):
         model = replace(model, level=replace(model.level, devices=devices))
         args, kwargs = shapes_as_structs(args, kwargs, self._predictor.tuple_dtypes)
         try:
-            return self._predictor.full(args, kwargs, model)
+            return self._predictor.derive(args, kwargs, model)
         except AxisCheckError as err:
             raise err from err.__cause__
 
@@ -237,25 +234,7 @@ def pmap(
             axis_size=axis_size,
             donate_argnums=donate_argnums,
         )
-    if fun is None:
-
-        def decorate(f: Callable[P, R]) -> Pmapped[P, R]:
-            return Pmapped(
-                f,
-                axis_name,
-                in_axes,
-                out_axes,
-                static_broadcasted_argnums,
-                devices,
-                backend,
-                axis_size,
-                donate_argnums,
-                signature,
-            )
-
-        return decorate
-    return Pmapped(
-        fun,
+    options = PmapOptions(
         axis_name,
         in_axes,
         out_axes,
@@ -264,5 +243,11 @@ def pmap(
         backend,
         axis_size,
         donate_argnums,
-        signature,
     )
+    if fun is None:
+
+        def decorate(f: Callable[P, R]) -> Pmapped[P, R]:
+            return Pmapped(f, options, signature)
+
+        return decorate
+    return Pmapped(fun, options, signature)

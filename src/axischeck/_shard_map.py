@@ -4,37 +4,29 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Set
 from dataclasses import dataclass, replace
-from typing import Any, ParamSpec, TypeVar, cast, overload
+from typing import Any, ClassVar, ParamSpec, TypeVar, overload
 
 import jax
 import numpy as np
 from jax.sharding import AbstractMesh, Mesh, PartitionSpec
 
-from ._core._cache import BoundedCache
 from ._core._errors import AxisCheckError, SpecError
 from ._core._jax_compat import INFER_SPECS, JAX_SHARD_MAP, traceback_boundary
-from ._core._keys import lookup, store
 from ._core._leaves import array_shape, shapes_as_structs
 from ._core._prediction import Prediction, ShardPrediction
 from ._core._steps import ShardStep
 from ._core._text import short_repr
 from ._core._trees import PrefixMismatch, broadcast_prefix, check_nesting
+from ._engine._function import fn_name
 from ._engine._mesh import MeshShape, mesh_shape
 from ._engine._models import Outcome
-from ._engine._predictor import (
-    Build,
-    Models,
-    Predictor,
-    declared_core,
-    fn_name,
-    inner_model,
-    options_key,
-    predictor_for,
-)
+from ._engine._predictor import Predictor
 from ._engine._shard_model import ShardModel, ShardOptions, is_spec_leaf
-from ._engine._signature import Signature, SignatureLike, parsed_signature
-from ._switch import checks_disabled, checks_off, unchecked
-from ._transform import Transformed, require_callable
+from ._engine._signature import Signature, SignatureLike
+from ._engine._transform_models import Models, shard_models
+from ._options import Options
+from ._switch import checks_off, unchecked
+from ._transform import Transformed
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -62,17 +54,14 @@ def _axis_names(value: Any, mesh: MeshShape | None) -> frozenset[str]:
 
 
 @dataclass(frozen=True, slots=True)
-class _Settled:
-    """What shard_map's options were validated into (for one function name)."""
+class Settled:
+    """What shard_map's (or smap's) options were validated into: the engine's options
+    (named after no function: each model names them after its own), and two facts a
+    call reads."""
 
     options: ShardOptions
     has_static: bool  # some in_specs entry is None: that argument is passed whole
     for_prediction_only: bool  # the mesh was given as {name: size}
-
-
-_SETTLED: BoundedCache[_Settled] = BoundedCache(256)
-"""(options, function name) -> what they were validated into: shard_map written inline
-(in a loop, in a jitted step) validates its options once."""
 
 
 def _options_key(mesh: Any, in_specs: Any, out_specs: Any, axis_names: Any, check_vma: Any) -> Hashable | None:
@@ -80,8 +69,7 @@ def _options_key(mesh: Any, in_specs: Any, out_specs: Any, axis_names: Any, chec
     mesh by equality (a dict of sizes by its typed items), specs by their structure and
     typed leaves (see `_specs_key`), axis names typed, check_vma only if a bool or an int
     (another object's `__eq__` may say equal to anything). A plain tuple: meshes and specs
-    hash and compare in C, cheaper than a key object whose comparison runs Python.
-    Raises `SpecError` for cyclic or absurdly deep specs, before anything flattens them."""
+    hash and compare in C, cheaper than a key object whose comparison runs Python."""
     in_key = in_specs if type(in_specs) is PartitionSpec else _specs_key(in_specs, "in_specs")
     out_key = out_specs if type(out_specs) is PartitionSpec else _specs_key(out_specs, "out_specs")
     if in_key is _NO_KEY or out_key is _NO_KEY or type(check_vma) not in _KEYED_FLAGS:
@@ -92,7 +80,7 @@ def _options_key(mesh: Any, in_specs: Any, out_specs: Any, axis_names: Any, chec
     if isinstance(axis_names, (set, frozenset)):
         axis_names = frozenset((type(name), name) for name in axis_names) if axis_names else _NO_NAMES
     try:
-        key = (types, (mesh, in_key, out_key, axis_names, check_vma))
+        key = ("shard_map", types, (mesh, in_key, out_key, axis_names, check_vma))
         hash(key)
     except Exception:  # unhashable: validated unkeyed
         return None
@@ -107,7 +95,6 @@ def _specs_key(specs: Any, what: str) -> Hashable:
     kind = type(specs)
     if kind is PartitionSpec or specs is None or (kind is tuple and _FLAT_SPEC_TYPES.issuperset(map(type, specs))):
         return specs  # type: ignore[no-any-return]
-    check_nesting(specs, f"shard_map {what}")  # jaxlib's flatten must never meet a cycle
     try:
         leaves, treedef = jax.tree_util.tree_flatten(specs, is_leaf=is_spec_leaf)
     except Exception:
@@ -122,9 +109,7 @@ _NO_NAMES: frozenset[Any] = frozenset()
 _FLAT_SPEC_TYPES = frozenset({PartitionSpec, type(None)})
 
 
-def _settle(
-    f: Callable[..., Any], mesh: Any, in_specs: Any, out_specs: Any, axis_names: Any, check_vma: Any
-) -> _Settled:
+def _settle(mesh: Any, in_specs: Any, out_specs: Any, axis_names: Any, check_vma: Any) -> Settled:
     shape = mesh_shape(mesh, "shard_map mesh") if mesh is not None else None
     names = _axis_names(axis_names, shape)
     if in_specs is not INFER_SPECS:
@@ -139,155 +124,8 @@ def _settle(
         vma = bool(check_vma)  # JAX takes anything with a truth value
     except Exception as err:
         raise SpecError(f"shard_map check_vma must be True or False, got {short_repr(check_vma)}") from err
-    options = ShardOptions(shape, jax_mesh, in_specs, out_specs, names, vma, fn_name(f))
-    return _Settled(options, has_static, for_prediction_only)
-
-
-class ShardMapped(Transformed[P, R]):
-    """A function wrapped by `axischeck.shard_map` (see `shard_map`).
-
-    ```python
-    >>> from jax.sharding import PartitionSpec as P
-    >>> f = ax.shard_map(lambda a: a * 2, mesh={"x": 4}, in_specs=P("x"), out_specs=P("x"))
-    >>> f.predict((16, 3)).block_shapes, f.predict_with_mesh({"x": 16}, (16, 3)).block_shapes
-    (Shape(4, 3), Shape(1, 3))
-    ```
-    """
-
-    def __init__(
-        self,
-        f: Callable[P, R],
-        out_specs: Any,
-        in_specs: Any,
-        mesh: Mesh | AbstractMesh | dict[str, int] | None,
-        axis_names: Set[str],
-        check_vma: bool,
-        signature: SignatureLike | None,
-    ) -> None:
-        require_callable(f, "shard_map")
-        key = _options_key(mesh, in_specs, out_specs, axis_names, check_vma)
-        name = fn_name(f)
-        settled: _Settled | None = lookup(_SETTLED, (key, name)) if key is not None else None
-        if settled is None:
-            settled = _settle(f, mesh, in_specs, out_specs, axis_names, check_vma)
-            if key is not None:
-                store(_SETTLED, (key, name), settled)
-        options = settled.options
-        self._has_static = settled.has_static
-        self._mesh_for_prediction_only = settled.for_prediction_only
-        if options.axis_names or check_vma is not True:  # as given: JAX validates and records them
-            jax_fn = JAX_SHARD_MAP(
-                f,
-                mesh=options.jax_mesh,
-                in_specs=in_specs,
-                out_specs=out_specs,
-                axis_names=axis_names,
-                check_vma=check_vma,
-            )
-        else:  # JAX's defaults, left out of its call (which costs less without them)
-            jax_fn = JAX_SHARD_MAP(f, mesh=options.jax_mesh, in_specs=in_specs, out_specs=out_specs)
-        if signature is not None:  # a pytree of dims is checked before anything flattens it
-            signature = parsed_signature(signature)
-        self._given = (out_specs, in_specs, mesh, axis_names, check_vma)  # as given: for `_remake`
-        shared = ("shard_map", key, signature) if key is not None else options_key("shard_map", options, signature)
-        self._start(f, jax_fn, options, shared, signature)
-
-    def _start(
-        self,
-        f: Callable[P, R],
-        jax_fn: Callable[..., Any],
-        options: ShardOptions,
-        key: Hashable,
-        signature: Signature | None,
-    ) -> None:
-        """What every shard_map-like transform shares once its options are settled: the
-        predictor shared by all transforms of `f` with the same `key` (every option that
-        changes an answer, the signature included, typed as `options_key` types them),
-        found at first use."""
-        self.options = options  # shown; what is derived later reads `_settled`
-        self._settled = options
-        self._key = key
-        self._declared = signature
-        if signature is not None:  # a declared signature must fit the function: said now
-            declared_core(f, signature, options.name)
-        super().__init__(f, jax_fn)
-
-    def _find_predictor(self) -> Predictor:
-        return _shard_predictor(self.__wrapped__, self._key, self._declared, self._settled)
-
-    def _remake(self) -> tuple[Callable[..., Any], dict[str, Any]]:
-        out_specs, in_specs, mesh, axis_names, check_vma = self._given
-        return shard_map, {
-            "out_specs": out_specs,
-            "in_specs": in_specs,
-            "mesh": mesh,
-            "axis_names": axis_names,
-            "check_vma": check_vma,
-            "signature": self._declared,
-        }
-
-    def _describe(self) -> str:
-        return self.options.describe()
-
-    def _predicts_only(self) -> bool:
-        return self._mesh_for_prediction_only
-
-    def _jax_to_ask(self) -> Callable[..., Any]:
-        if self._settled.jax_mesh is not None:
-            return self._jax_fn
-        make, options = self._remake()  # the mesh comes from the context: a fresh transform
-        with checks_disabled():
-            return cast(Callable[..., Any], make(self.__wrapped__, **{**options, "signature": None}))
-
-    @traceback_boundary
-    def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
-        if self._mesh_for_prediction_only:
-            raise SpecError(
-                f"{self._describe()} was given its mesh as {{name: size}}, which can predict but not run",
-                fix="pass a jax.sharding.Mesh (for example jax.make_mesh(...)) to run it",
-            )
-        if self._has_static and self._passes_non_arrays(args):
-            # A real call closes over what in_specs passes whole, even a str, which
-            # jax.eval_shape (and so predict) cannot take: JAX alone can run this call.
-            return self._jax_fn(*args, **kwargs)  # type: ignore[no-any-return]
-        return super().__call__(*args, **kwargs)
-
-    def _passes_non_arrays(self, args: tuple[Any, ...]) -> bool:
-        """Whether an argument that in_specs passes whole (None) is not a JAX value."""
-        paired = broadcast_prefix(self.options.in_specs, args, is_spec_leaf)
-        if isinstance(paired, PrefixMismatch):
-            return False  # the checks explain it
-        leaves = jax.tree_util.tree_leaves(args)
-        return any(
-            spec is None and array_shape(leaf) is None and not isinstance(leaf, (bool, int, float, complex))
-            for leaf, spec in zip(leaves, paired, strict=True)
-        )
-
-    @traceback_boundary
-    def predict(self, *args: Any, **kwargs: Any) -> ShardPrediction:
-        """Global output shapes and per-device blocks for these arguments (see `Prediction`)."""
-        pred = super().predict(*args, **kwargs)
-        assert isinstance(pred, ShardPrediction)
-        return pred
-
-    @traceback_boundary
-    def predict_with_mesh(
-        self, mesh: Mesh | AbstractMesh | dict[str, int], *args: Any, **kwargs: Any
-    ) -> ShardPrediction:
-        """`predict` on another mesh, e.g. `{"data": 64, "model": 8}`: one this machine may not have."""
-        shape = mesh_shape(mesh, "predict_with_mesh mesh")
-        _axis_names(self.options.axis_names, shape)
-        jax_mesh = mesh if isinstance(mesh, (Mesh, AbstractMesh)) else shape.abstract()
-        model = self.model
-        assert isinstance(model, ShardModel)
-        model = replace(model, options=replace(self.options, mesh=shape, jax_mesh=jax_mesh))
-        args, kwargs = shapes_as_structs(args, kwargs, self._predictor.tuple_dtypes)
-        try:
-            pred = self._predictor.full(args, kwargs, model)
-        except AxisCheckError as err:
-            raise err from err.__cause__
-        assert isinstance(pred, ShardPrediction)
-        return pred
+    options = ShardOptions(shape, jax_mesh, in_specs, out_specs, names, vma, "")
+    return Settled(options, has_static, for_prediction_only)
 
 
 class ShardPredictor(Predictor):
@@ -309,25 +147,146 @@ class ShardPredictor(Predictor):
         return pred
 
 
-def _shard_predictor(
-    f: Callable[..., Any], key: Hashable, signature: Signature | None, options: ShardOptions
-) -> Predictor:
-    """The predictor shared by the shard_map-like transforms of `f` with this key, found at
-    first use (the options are settled at construction: nothing is left to validate)."""
+@dataclass(frozen=True, slots=True)
+class ShardMapOptions(Options[Settled]):
+    """`jax.shard_map`'s options, as given (see `shard_map`): a transform's `options`, frozen.
 
-    def prepare() -> Build:
-        return lambda fun, held: _shard_models(fun, held, signature, options)
+    ```python
+    >>> from jax.sharding import PartitionSpec as P
+    >>> ax.shard_map(lambda a: a, mesh={"x": 4}, in_specs=P("x"), out_specs=P("x")).options.mesh
+    {'x': 4}
+    ```
 
-    return predictor_for(f, key, prepare, ShardPredictor)
+    Validated into a `Settled`.
+    """
+
+    out_specs: Any
+    in_specs: Any = INFER_SPECS
+    mesh: Mesh | AbstractMesh | dict[str, int] | None = None
+    axis_names: Set[str] = frozenset()
+    check_vma: bool = True
+
+    kind: ClassVar[str] = "shard_map"
+    predictor: ClassVar[type[Predictor]] = ShardPredictor
+
+    def key(self) -> Hashable | None:
+        return _options_key(self.mesh, self.in_specs, self.out_specs, self.axis_names, self.check_vma)
+
+    def refuse_unflattenable(self) -> None:
+        for specs, what in ((self.in_specs, "in_specs"), (self.out_specs, "out_specs")):
+            if type(specs) is not PartitionSpec:
+                check_nesting(specs, f"shard_map {what}")  # jaxlib's flatten must never meet a cycle
+
+    def validate(self) -> Settled:
+        return _settle(self.mesh, self.in_specs, self.out_specs, self.axis_names, self.check_vma)
+
+    @staticmethod
+    def models(
+        meaning: Settled, fun: Callable[..., Any], held: Callable[..., Any], signature: Signature | None
+    ) -> Models:
+        return shard_models(fun, held, signature, meaning.options)
+
+    def jax_transform(self, fun: Callable[..., Any]) -> Callable[..., Any]:
+        mesh = self.mesh
+        if isinstance(mesh, dict):  # sizes to plan for: JAX is given the abstract mesh of them
+            mesh = mesh_shape(mesh, "shard_map mesh").abstract()
+        if self.axis_names or self.check_vma is not True:  # as given: JAX validates and records them
+            return JAX_SHARD_MAP(
+                fun,
+                mesh=mesh,
+                in_specs=self.in_specs,
+                out_specs=self.out_specs,
+                axis_names=self.axis_names,
+                check_vma=self.check_vma,
+            )
+        # JAX's defaults, left out of its call (which costs less without them)
+        return JAX_SHARD_MAP(fun, mesh=mesh, in_specs=self.in_specs, out_specs=self.out_specs)
 
 
-def _shard_models(
-    fun: Callable[..., Any], held: Callable[..., Any], signature: Signature | None, options: ShardOptions
-) -> Models:
-    options = replace(options, name=fn_name(fun))  # the Build is shared by functions with these options
-    inner, per_device, fallback_inner = inner_model(fun, held, signature, options.name)
-    fallback = ShardModel(options, fallback_inner, held) if fallback_inner is not None else None
-    return Models(ShardModel(options, inner, held), fallback, per_device, None)
+class ShardMapped(Transformed[P, R]):
+    """A function wrapped by `axischeck.shard_map` (see `shard_map`).
+
+    ```python
+    >>> from jax.sharding import PartitionSpec as P
+    >>> f = ax.shard_map(lambda a: a * 2, mesh={"x": 4}, in_specs=P("x"), out_specs=P("x"))
+    >>> f.predict((16, 3)).block_shapes, f.predict_with_mesh({"x": 16}, (16, 3)).block_shapes
+    (Shape(4, 3), Shape(1, 3))
+    ```
+    """
+
+    def __init__(self, f: Callable[P, R], options: Options[Settled], signature: SignatureLike | None) -> None:
+        super().__init__(f, options, signature)
+        self._settled: Settled = self._meaning
+
+    def _remake(self) -> tuple[Callable[..., Any], dict[str, Any]]:
+        return shard_map, {**self.options.as_kwargs(), "signature": self._declared}
+
+    @property
+    def shard_options(self) -> ShardOptions:
+        """The options as the engine reads them (the mesh's sizes, the specs, the manual
+        axis names), named after the function."""
+        return replace(self._settled.options, name=fn_name(self.__wrapped__))
+
+    def _describe(self) -> str:
+        return self.shard_options.describe()
+
+    def _predicts_only(self) -> bool:
+        return self._settled.for_prediction_only
+
+    def _jax_to_ask(self) -> Callable[..., Any]:
+        if self._settled.options.jax_mesh is not None:
+            return self._jax_fn
+        return self.options.jax_transform(self.__wrapped__)  # the mesh comes from the context: a fresh transform
+
+    @traceback_boundary
+    def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
+        if self._settled.for_prediction_only:
+            raise SpecError(
+                f"{self._describe()} was given its mesh as {{name: size}}, which can predict but not run",
+                fix="pass a jax.sharding.Mesh (for example jax.make_mesh(...)) to run it",
+            )
+        if self._settled.has_static and self._passes_non_arrays(args):
+            # A real call closes over what in_specs passes whole, even a str, which
+            # jax.eval_shape (and so predict) cannot take: JAX alone can run this call.
+            return self._jax_fn(*args, **kwargs)  # type: ignore[no-any-return]
+        return super().__call__(*args, **kwargs)
+
+    def _passes_non_arrays(self, args: tuple[Any, ...]) -> bool:
+        """Whether an argument that in_specs passes whole (None) is not a JAX value."""
+        paired = broadcast_prefix(self._settled.options.in_specs, args, is_spec_leaf)
+        if isinstance(paired, PrefixMismatch):
+            return False  # the checks explain it
+        leaves = jax.tree_util.tree_leaves(args)
+        return any(
+            spec is None and array_shape(leaf) is None and not isinstance(leaf, (bool, int, float, complex))
+            for leaf, spec in zip(leaves, paired, strict=True)
+        )
+
+    @traceback_boundary
+    def predict(self, *args: Any, **kwargs: Any) -> ShardPrediction:
+        """Global output shapes and per-device blocks for these arguments (see `Prediction`)."""
+        pred = super().predict(*args, **kwargs)
+        assert isinstance(pred, ShardPrediction)
+        return pred
+
+    @traceback_boundary
+    def predict_with_mesh(
+        self, mesh: Mesh | AbstractMesh | dict[str, int], *args: Any, **kwargs: Any
+    ) -> ShardPrediction:
+        """`predict` on another mesh, e.g. `{"data": 64, "model": 8}`: one this machine may not have."""
+        shape = mesh_shape(mesh, "predict_with_mesh mesh")
+        _axis_names(self._settled.options.axis_names, shape)
+        jax_mesh = mesh if isinstance(mesh, (Mesh, AbstractMesh)) else shape.abstract()
+        model = self.model
+        assert isinstance(model, ShardModel)
+        model = replace(model, options=replace(model.options, mesh=shape, jax_mesh=jax_mesh))
+        args, kwargs = shapes_as_structs(args, kwargs, self._predictor.tuple_dtypes)
+        try:
+            pred = self._predictor.derive(args, kwargs, model)
+        except AxisCheckError as err:
+            raise err from err.__cause__
+        assert isinstance(pred, ShardPrediction)
+        return pred
 
 
 @overload
@@ -387,12 +346,20 @@ def shard_map(
     if checks_off():
         if isinstance(mesh, dict):  # sizes to plan for: JAX's own spelling of that mesh
             mesh = AbstractMesh(tuple(mesh.values()), tuple(mesh))
-        options = {"out_specs": out_specs, "in_specs": in_specs, "mesh": mesh}
-        return unchecked(JAX_SHARD_MAP, f, **options, axis_names=axis_names, check_vma=check_vma)  # type: ignore[no-any-return]
+        return unchecked(  # type: ignore[no-any-return]
+            JAX_SHARD_MAP,
+            f,
+            out_specs=out_specs,
+            in_specs=in_specs,
+            mesh=mesh,
+            axis_names=axis_names,
+            check_vma=check_vma,
+        )
+    options = ShardMapOptions(out_specs, in_specs, mesh, axis_names, check_vma)
     if f is None:
 
         def decorate(g: Callable[P, R]) -> ShardMapped[P, R]:
-            return ShardMapped(g, out_specs, in_specs, mesh, axis_names, check_vma, signature)
+            return ShardMapped(g, options, signature)
 
         return decorate
-    return ShardMapped(f, out_specs, in_specs, mesh, axis_names, check_vma, signature)
+    return ShardMapped(f, options, signature)

@@ -10,7 +10,8 @@ those same specs, so every check, block and message follows from the shard_map r
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable
-from typing import Any, ParamSpec, TypeVar, cast, overload
+from dataclasses import dataclass
+from typing import Any, ClassVar, ParamSpec, TypeVar, cast, overload
 
 import jax
 from jax.sharding import PartitionSpec
@@ -18,13 +19,13 @@ from jax.sharding import PartitionSpec
 from ._core._errors import AxisCheckError, AxisCheckWarning, SpecError, warn_at_user
 from ._core._jax_compat import INFER_SPECS, JAX_SMAP, traceback_boundary
 from ._core._text import short_repr
-from ._engine._predictor import fn_name, options_key
+from ._engine._predictor import Predictor
 from ._engine._shard_model import ShardOptions
-from ._engine._signature import SignatureLike, parsed_signature
-from ._shard_map import ShardMapped
+from ._engine._signature import Signature, SignatureLike
+from ._engine._transform_models import Models, shard_models
+from ._options import Options, refuse_cyclic_axes, require_callable, typed_key
+from ._shard_map import Settled, ShardMapped, ShardPredictor
 from ._switch import checks_off, unchecked
-from ._transform import built_by_jax, require_callable
-from ._vmap import _before_jax
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -56,8 +57,8 @@ def _specs(axis_name: Hashable, axes: Any) -> Any:
     return jax.tree_util.tree_map(lambda a: _spec(axis_name, a), axes, is_leaf=_is_none)
 
 
-def _explain_refusal(f: object, in_axes: Any, out_axes: Any, axis_name: object) -> None:
-    """Why JAX refused these options, in axischeck's terms (checked in JAX's order)."""
+def _check_options(in_axes: Any, out_axes: Any, axis_name: object) -> None:
+    """What JAX refuses in these options, in axischeck's terms (checked in JAX's order)."""
     if isinstance(axis_name, (list, tuple)):
         raise SpecError(
             f"smap axis_name must be one mesh axis name, got {short_repr(axis_name)}",
@@ -79,7 +80,6 @@ def _explain_refusal(f: object, in_axes: Any, out_axes: Any, axis_name: object) 
             )
         _check_leaves(in_axes, "in_axes")
     _check_leaves(out_axes, "out_axes")
-    require_callable(f, "smap")
 
 
 def _check_leaves(axes: Any, what: str) -> None:
@@ -117,6 +117,56 @@ def _warn_negative(options: ShardOptions, in_axes: Any, out_axes: Any) -> None:
         )
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SmapOptions(Options[Settled]):
+    """`jax.smap`'s options, as given (see `smap`): a transform's `options`, frozen.
+
+    ```python
+    >>> ax.smap(lambda a: a, in_axes=1, out_axes=1, axis_name="x").options.as_kwargs()
+    {'in_axes': 1, 'out_axes': 1, 'axis_name': 'x'}
+    ```
+
+    Validated into the shard_map options they stand for (`Settled`).
+    """
+
+    in_axes: Any = INFER_AXES
+    out_axes: Any
+    axis_name: Hashable
+
+    kind: ClassVar[str] = "smap"
+    predictor: ClassVar[type[Predictor]] = ShardPredictor
+
+    def key(self) -> Hashable:
+        return typed_key("smap", self.in_axes, self.out_axes, self.axis_name)
+
+    def refuse_unflattenable(self) -> None:
+        refuse_cyclic_axes(self.in_axes, self.out_axes, "smap")
+        _check_sizes(self.in_axes, "in_axes")
+        _check_sizes(self.out_axes, "out_axes")
+
+    def explain_refusal(self, fun: Callable[..., Any]) -> None:
+        self.validate()  # JAX checks smap's options before the function
+        require_callable(fun, "smap")
+
+    def validate(self) -> Settled:
+        in_axes, out_axes, axis_name = self.in_axes, self.out_axes, self.axis_name
+        _check_options(in_axes, out_axes, axis_name)
+        in_specs = INFER_SPECS if in_axes is INFER_AXES else _specs(axis_name, in_axes)
+        names = cast(frozenset[str], frozenset({axis_name}))  # JAX takes any hashable name
+        options = ShardOptions(None, None, in_specs, _specs(axis_name, out_axes), names, True, "", (in_axes, out_axes))
+        # smap passes None as P(): every argument is split or replicated, none passed whole
+        return Settled(options, has_static=False, for_prediction_only=False)
+
+    @staticmethod
+    def models(
+        meaning: Settled, fun: Callable[..., Any], held: Callable[..., Any], signature: Signature | None
+    ) -> Models:
+        return shard_models(fun, held, signature, meaning.options)
+
+    def jax_transform(self, fun: Callable[..., Any]) -> Callable[..., Any]:
+        return JAX_SMAP(fun, in_axes=self.in_axes, out_axes=self.out_axes, axis_name=self.axis_name)  # type: ignore[no-any-return]
+
+
 class Smapped(ShardMapped[P, R]):
     """A function wrapped by `axischeck.smap` (see `smap`): a `ShardMapped` whose options
     are smap's (`in_axes`, `out_axes`, `axis_name`), over the context mesh.
@@ -128,44 +178,21 @@ class Smapped(ShardMapped[P, R]):
     ```
     """
 
-    def __init__(
-        self,
-        f: Callable[P, R],
-        in_axes: Any,
-        out_axes: Any,
-        axis_name: Hashable,
-        signature: SignatureLike | None,
-    ) -> None:
+    def __init__(self, f: Callable[P, R], options: SmapOptions, signature: SignatureLike | None) -> None:
         if JAX_SMAP is None:
             raise AxisCheckError(
                 f"axischeck.smap runs jax.smap, which JAX {jax.__version__} does not have",
                 fix="upgrade JAX, or use ax.shard_map(f, in_specs=..., out_specs=..., axis_names={axis_name})",
             )
-        _before_jax(in_axes, out_axes, "smap")
-        _check_sizes(in_axes, "in_axes")
-        _check_sizes(out_axes, "out_axes")
-        jax_fn = built_by_jax(
-            lambda: JAX_SMAP(f, in_axes=in_axes, out_axes=out_axes, axis_name=axis_name),
-            lambda: _explain_refusal(f, in_axes, out_axes, axis_name),
-        )
-        in_specs = INFER_SPECS if in_axes is INFER_AXES else _specs(axis_name, in_axes)
-        names = cast(frozenset[str], frozenset({axis_name}))  # JAX takes any hashable name
-        options = ShardOptions(
-            None, None, in_specs, _specs(axis_name, out_axes), names, True, fn_name(f), (in_axes, out_axes)
-        )
-        _warn_negative(options, in_axes, out_axes)
-        self._smap_options = (in_axes, out_axes, axis_name)  # as given: for `_remake` (the attributes only show them)
-        self.in_axes = in_axes
-        self.out_axes = out_axes
-        self.axis_name = axis_name
-        self._has_static = False  # smap passes None as P(): every argument is split or replicated
-        self._mesh_for_prediction_only = False
-        signature = parsed_signature(signature)
-        self._start(f, jax_fn, options, options_key("smap", in_axes, out_axes, axis_name, signature), signature)
+        super().__init__(f, options, signature)
+        _warn_negative(self.shard_options, options.in_axes, options.out_axes)
+        # The options as given, shown (assigning one changes nothing: `options` is what counts).
+        self.in_axes = options.in_axes
+        self.out_axes = options.out_axes
+        self.axis_name = options.axis_name
 
     def _remake(self) -> tuple[Callable[..., Any], dict[str, Any]]:
-        in_axes, out_axes, axis_name = self._smap_options
-        return smap, {"in_axes": in_axes, "out_axes": out_axes, "axis_name": axis_name, "signature": self._declared}
+        return smap, {**self.options.as_kwargs(), "signature": self._declared}
 
 
 @overload
@@ -228,10 +255,11 @@ def smap(
     """
     if checks_off():
         return unchecked(JAX_SMAP, f, in_axes=in_axes, out_axes=out_axes, axis_name=axis_name)  # type: ignore[no-any-return]
+    options = SmapOptions(in_axes=in_axes, out_axes=out_axes, axis_name=axis_name)
     if f is None:
 
         def decorate(g: Callable[P, R]) -> Smapped[P, R]:
-            return Smapped(g, in_axes, out_axes, axis_name, signature)
+            return Smapped(g, options, signature)
 
         return decorate
-    return Smapped(f, in_axes, out_axes, axis_name, signature)
+    return Smapped(f, options, signature)

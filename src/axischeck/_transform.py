@@ -1,10 +1,11 @@
 """The transform object users hold: a thin shell around JAX's own transform.
 
-A `Transformed` keeps the user's function, JAX's transform of that very function (so
-JAX's caches see what they would see without axischeck), and the shared `Predictor` of
-the function and its options. A call pre-checks, runs JAX, and verifies; `predict` and
-`explain` answer without running the function's FLOPs. Everything else JAX's returned
-object offers (`.lower`, `.trace`, ...) is JAX's own, reached through the shell.
+A `Transformed` keeps the user's function, its options (one frozen value, see
+`_options`), JAX's transform of that very function (so JAX's caches see what they would
+see without axischeck), and the `Predictor` its function, options and signature share. A
+call checks (`Predictor.check_call`), runs JAX, and verifies; `predict` and `explain`
+answer without running the function's FLOPs. Everything else JAX's returned object offers
+(`.lower`, `.trace`, ...) is JAX's own, reached through the shell.
 """
 
 from __future__ import annotations
@@ -13,21 +14,21 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Hashable
 from typing import Any, Concatenate, Generic, ParamSpec, Self, TypeVar, overload
 
-import jax
-
-from ._call import JAX_ALONE, checks_after, checks_before, diagnosis, opaque_leaves, refuse_unflattenable, verify_output
+from ._call import checks_after, diagnosis, refuse_unflattenable, verify_output
 from ._core._annotations import check_text_dims
 from ._core._cache import Wrapper, runs_code
-from ._core._errors import AxisCheckError, FunctionError, SpecError, with_jax_error
-from ._core._jax_compat import custom_axis_spec, traceback_boundary
-from ._core._leaves import flatten_call, shapes_as_structs
+from ._core._errors import AxisCheckError, SpecError, with_jax_error
+from ._core._jax_compat import traceback_boundary
+from ._core._leaves import plain_function
 from ._core._prediction import Prediction
-from ._core._shape import Shape
-from ._core._trees import flat_axes, shapes_text
+from ._core._trees import shapes_text
+from ._engine._function import Nestable, declared_core, declares_nothing, fn_name
+from ._engine._in_trace import Recorder, Watch
 from ._engine._models import Model
-from ._engine._predictor import Build, Predictor, declared_core, declares_nothing, fn_name, prepared
-from ._engine._signature import Signature
-from ._in_trace import Recorder, Watch
+from ._engine._predictor import JAX_ALONE, PREDICTORS, Predictor
+from ._engine._signature import Signature, SignatureLike, parsed_signature
+from ._engine._transform_models import Models
+from ._options import Options, require_callable, validated
 from ._switch import CHECKS_OFF
 
 P = ParamSpec("P")
@@ -37,51 +38,66 @@ T = TypeVar("T")
 
 _SHOWN_FROM_JAX = ("__name__", "__qualname__", "__module__", "__doc__")
 
-# A failing predict may run the function once to fail and this many times to try fixes
-# (3 in all: a failure costs about what 3 eval_shapes do); a failing call once to fail,
-# once to try fixes and once for JAX's verdict. Candidates the transform's own checks
-# refuse cost no trace, so the budget goes to the ones that pass them.
-PREDICT_FIX_TRACES = 2
 
-
-class Transformed(Wrapper, Generic[P, R], ABC):
+class Transformed(Wrapper, Nestable, Generic[P, R], ABC):
     """A function wrapped by an axischeck transform: callable like the original.
 
     - `f(*args, **kwargs)`: checks, runs JAX, verifies; returns what JAX returns.
     - `f.predict(*args, **kwargs)`: a `Prediction`, without running `fun`'s FLOPs.
     - `f.explain(*args, **kwargs)`: the derivation table (or the error) as text.
     - `f.signature`: the per-example `Signature` (None when neither declared nor derived).
+    - `f.options`: the transform's options, as one frozen value.
 
     Attributes JAX's transformed function has (`lower`, `trace`, ...) are JAX's own.
     """
 
-    def __init__(
-        self,
-        fun: Callable[P, R],
-        jax_fn: Callable[..., Any],
-        *,
-        defers_to_jax: bool = False,
-        straight: bool | None = False,
-        shared: Predictor | None = None,
-        recorder: Recorder | None = None,
-    ) -> None:
-        """A subclass keeps its options and says, from them, how to find its shared
-        predictor (`_find_predictor`, at first use, unless it is given as `shared`) and
-        how it is made again (`_remake`): written inline, a transform builds neither."""
-        if straight is not True:  # a plain function without annotations has no dims to refuse
-            check_text_dims(fun)
-        self.__wrapped__ = fun
-        self._jax_fn = jax_fn
-        self._shared = shared  # else found at first use, by `_find_predictor`
+    def __init__(self, fun: Callable[P, R], options: Options[Any], signature: SignatureLike | None) -> None:
+        """What every transform does with its function and options: JAX's own transform
+        of the function made (JAX's refusal of the options explained where axischeck can),
+        and what a user must hear when decorating said now: the options validated (once
+        per key, see `validated`) and a declared signature fitted to the function's
+        parameters (see `declared_core`). The predictor is found at first use."""
+        options.refuse_unflattenable()
+        if signature is not None and type(signature) is not str:
+            signature = parsed_signature(signature)  # a pytree of dims is checked before anything flattens it
         # The function as JAX's transform holds it, where a call's check rides JAX's trace
         # (see `_in_trace`); None: JAX holds `fun` itself.
+        recorder = Recorder(fun, options.kind) if options.rides_jax_trace and not isinstance(fun, Transformed) else None
+        options_key = options.key()
+        self._jax_fn = _built_by_jax(options, fun, recorder)
+        require_callable(fun, options.kind)  # where JAX's transform takes any object
         self._recorder = recorder
-        self._defers = defers_to_jax  # options axischeck cannot model (custom spec types)
-        # True: nothing to check before JAX runs a call (no signature, plain options, nothing
-        # JAX may answer silently, annotations that declare no dims); a call is then JAX's
-        # own, diagnosed only if JAX refuses it. None: the annotations are read at the first
-        # call (`declares_nothing`; a string annotation may name what is defined later).
-        self._straight = straight
+        self.__wrapped__ = fun
+        self.options = options
+        self._declared = signature  # as given (text stays text): for `_remake`
+        # The predictor's key: the options' and the signature's (a text by its text, which
+        # means one signature and hashes in C). None: shared with no other transform.
+        self._key: Hashable | None = None if options_key is None else (options_key, signature)
+        self._shared: Predictor | None = None  # found at first use (see `_predictor`)
+        if signature is not None and self._key is not None:
+            # Written inline, a transform finds the predictor its function, options and
+            # signature share, if one of them has made it: its signature was fitted to the
+            # function (this code) then.
+            try:
+                self._shared = PREDICTORS.get(fun, self._key)
+            except Exception:  # options whose `__eq__` misbehaves: shared with none
+                self._key = None
+        self._meaning = validated(options, options_key)  # once per key: a lookup, mostly
+        if self._shared is None and signature is not None:
+            declared_core(fun, parsed_signature(signature))
+        # True: nothing to check before JAX runs a call (no signature, options whose every
+        # mistake JAX refuses, annotations that declare no dims); a call is then JAX's
+        # own, explained only if JAX refuses it. None: the annotations are read at the
+        # first call (`declares_nothing`; a string annotation may name what is defined later).
+        self._straight: bool | None = False
+        if options.jax_refuses_every_mistake and signature is None and plain_function(fun):
+            try:
+                self._straight = None if fun.__annotations__ else True
+            except Exception:  # annotations not evaluable yet (Python 3.14 defers them)
+                self._straight = None
+        if self._straight is not True:  # a plain function without annotations has no dims to refuse
+            check_text_dims(fun)
+        jax_fn = self._jax_fn
         for name in _SHOWN_FROM_JAX:  # as JAX sets them on the function it returns
             value = getattr(jax_fn, name, None)
             if value is None:
@@ -100,17 +116,21 @@ class Transformed(Wrapper, Generic[P, R], ABC):
 
     @property
     def _predictor(self) -> Predictor:
-        """The predictor shared by every transform of this function with these options
-        (and the function's current code)."""
+        """The predictor shared by every transform of this function with these options and
+        signature (and the function's current code)."""
         shared = self._shared
         if shared is None or not runs_code(self.__wrapped__, shared.code):
             shared = self._shared = self._find_predictor()
         return shared
 
-    @abstractmethod
     def _find_predictor(self) -> Predictor:
-        """The predictor every transform of this function with these options shares (see
-        `predictor_for`); what a user must hear at decoration was checked then."""
+        fun, options, meaning = self.__wrapped__, self.options, self._meaning
+        signature = parsed_signature(self._declared)
+
+        def build(f: Callable[..., Any], held: Callable[..., Any]) -> Models:
+            return options.models(meaning, f, held, signature)
+
+        return PREDICTORS.get_or_make(fun, self._key, lambda: options.predictor(fun, build, options.defers_to_jax))
 
     @abstractmethod
     def _remake(self) -> tuple[Callable[..., Any], dict[str, Any]]:
@@ -132,6 +152,15 @@ class Transformed(Wrapper, Generic[P, R], ABC):
     @property
     def model(self) -> Model:
         return self._predictor.models.model
+
+    @property
+    def models(self) -> Models:
+        return self._predictor.models
+
+    @property
+    def defers_to_jax(self) -> bool:
+        """Whether every answer is JAX's own (options axischeck cannot model)."""
+        return self.options.defers_to_jax
 
     def _describe(self) -> str:
         return fn_name(self.__wrapped__)
@@ -186,44 +215,7 @@ class Transformed(Wrapper, Generic[P, R], ABC):
         plain tuples of ints standing for shapes, in any pytree. Raises an
         `AxisCheckError` exactly where JAX would raise (with JAX's own message kept).
         """
-        predictor = self._predictor
-        pred = predictor.cached(args, kwargs)  # structs or arrays by position: found without a flatten
-        if pred is not None:
-            return pred
-        try:
-            flat = flatten_call(args, kwargs)
-            if int in map(type, flat[0]):
-                args, kwargs = shapes_as_structs(args, kwargs, predictor.tuple_dtypes)  # tuples: shapes
-                flat = flatten_call(args, kwargs)
-        except AxisCheckError as err:
-            raise err from None
-        pred = predictor.cached(args, kwargs, flat)
-        if pred is None:
-            if self._defers or opaque_leaves(flat[0]):
-                return self._predict_by_jax(args, kwargs)
-            try:
-                pred = predictor.predict(args, kwargs, flat)
-            except AxisCheckError as err:
-                fixed = predictor.with_fix(err, args, kwargs, PREDICT_FIX_TRACES)
-                raise fixed from err.__cause__
-            if not pred.traced:
-                try:
-                    predictor.confirm_names(self._jax_to_ask(), args, kwargs)
-                except AxisCheckError as err:
-                    raise err from err.__cause__
-        return pred
-
-    def _predict_by_jax(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Prediction:
-        """For what axischeck does not model (registered vmappable types, symbolic sizes):
-        JAX's own abstract evaluation, its shapes as they are."""
-        try:
-            out = jax.eval_shape(self._jax_to_ask(), *args, **kwargs)
-        except Exception as err:
-            raise with_jax_error(
-                FunctionError("JAX cannot map these arguments", transform=self._describe()), err
-            ) from err
-        shapes = jax.tree_util.tree_map(lambda s: tuple.__new__(Shape, s.shape), out)
-        return Prediction(shapes, None, (), traced=True)
+        return self._predictor.predict(args, kwargs, self._jax_to_ask, self._describe)
 
     def explain(self, *args: Any, **kwargs: Any) -> str:
         """The derivation table for these arguments; for a failing call, the error text."""
@@ -312,7 +304,7 @@ class Transformed(Wrapper, Generic[P, R], ABC):
         if self._declares_nothing():
             refuse_unflattenable(args, kwargs)
         else:
-            before = checks_before(self._predictor, self._jax_fn, self._defers, args, kwargs, self._recorder)
+            before = self._predictor.check_call(args, kwargs, self._jax_fn, self._recorder)
             if before is JAX_ALONE:
                 return self._jax_fn(*args, **kwargs)  # type: ignore[no-any-return]
             if isinstance(before, Watch):
@@ -351,35 +343,22 @@ def _rebuilt(make: Callable[..., Any], fun: Callable[..., Any], options: dict[st
     return make(fun, **options)
 
 
-def custom_axes(*trees: Any) -> bool:
-    """Whether in_axes/out_axes hold spec objects of `register_vmappable` types."""
-    for tree in trees:
-        if flat_axes(tree):
-            continue
-        if any(custom_axis_spec(leaf) for leaf in jax.tree_util.tree_leaves(tree)):
-            return True
-    return False
-
-
 def described(transform: Transformed[..., Any]) -> str:
     """How messages name a one-level transform: `vmap(f, in_axes=..., out_axes=...)`."""
     level = getattr(transform.model, "level", None)
     return level.describe() if level is not None else fn_name(transform.__wrapped__)
 
 
-def require_callable(fun: object, transform: str) -> None:
-    if not callable(fun):
-        raise SpecError(f"{transform} needs a callable to map, got {type(fun).__name__}: {fun!r}")
-
-
-def built_by_jax(make: Callable[[], Any], validate: Callable[[], object]) -> Any:
-    """JAX's own transform of the function, so its construction errors are JAX's: when JAX
-    refuses the options, axischeck's explanation of them (with JAX's message) if it has
-    one, else JAX's exception unchanged."""
+def _built_by_jax(options: Options[Any], fun: Callable[..., Any], recorder: Recorder | None) -> Callable[..., Any]:
+    """JAX's own transform of the function (or of its `recorder`), so its construction
+    errors are JAX's: when JAX refuses the function or the options, axischeck's
+    explanation (with JAX's message) if it has one, else JAX's exception unchanged."""
     try:
-        return make()
+        return options.jax_transform(recorder or fun)
+    except AxisCheckError:
+        raise  # refused before JAX was asked
     except Exception as jax_err:
-        explain_refusal(jax_err, validate)
+        explain_refusal(jax_err, lambda: options.explain_refusal(fun))
         raise
 
 
@@ -393,19 +372,6 @@ def explain_refusal(jax_err: Exception, validate: Callable[[], object]) -> None:
         raise with_jax_error(ours, jax_err) from None
     except Exception:  # our explanation failed: JAX's error is the answer
         pass
-
-
-def checked_at_decoration(
-    fun: Callable[..., Any], key: Hashable, prepare: Callable[[], Build], signature: Signature | None
-) -> Build:
-    """What a user must hear when decorating: the options validated (once per options, see
-    `prepared`) and a declared signature checked against the function's parameters (see
-    `declared_core`). Returns what the options mean, for the transform to keep: options
-    given as lists may be changed after this, and JAX keeps copies too."""
-    build = prepared(key, prepare)
-    if signature is not None:
-        declared_core(fun, signature)
-    return build
 
 
 class Bound(Wrapper, Generic[P, R]):

@@ -438,7 +438,7 @@ def arguments_for(
                 pins[level.axis_name] = b  # the axis name as a dimension is the mapped size
         mesh = None
         if shard is not None:
-            mesh = shard.options.mesh or context_mesh(shard.options.describe())
+            mesh = shard.shard_options.mesh or context_mesh(shard.shard_options.describe())
             pins.update({name: size for name, size in zip(mesh.names, mesh.sizes, strict=True) if name in named})
         plan = _make_plan(core, first, None, pins, min_side, max_side, max_batch)
         shapes = _draw_per_example(draw, plan)
@@ -457,7 +457,7 @@ def arguments_for(
 
 def _global_shapes(blocks: list[tuple[int, ...]], fn: ShardMapped[..., Any], mesh: MeshShape) -> list[tuple[int, ...]]:
     """Per-device blocks grown by each argument's in_specs entry (None: passed whole)."""
-    specs = fn.options.in_specs
+    specs = fn.shard_options.in_specs
     if specs is INFER_SPECS:
         raise SpecError(
             f"arguments_for needs in_specs (or smap's in_axes) to grow per-device blocks: {fn._describe()}"
@@ -466,7 +466,7 @@ def _global_shapes(blocks: list[tuple[int, ...]], fn: ShardMapped[..., Any], mes
     per_arg = list(specs) if isinstance(specs, (tuple, list)) else [specs] * len(blocks)
     if len(per_arg) != len(blocks):
         raise SpecError(f"arguments_for needs one in_specs entry per argument of {fn._describe()}")
-    manual = fn.options.axis_names or frozenset(mesh.names)
+    manual = fn.shard_options.axis_names or frozenset(mesh.names)
     out = []
     for block, spec in zip(blocks, per_arg, strict=True):
         if spec is None:

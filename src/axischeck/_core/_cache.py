@@ -51,6 +51,11 @@ class BoundedCache(Generic[V]):
                 del self._data[oldest]
                 self._holding.pop(oldest, None)
 
+    def values(self) -> tuple[V, ...]:
+        """The values held now (a snapshot)."""
+        with self._lock:
+            return tuple(self._data.values())
+
     def __len__(self) -> int:
         return len(self._data)
 

@@ -10,6 +10,7 @@ from typing import Any, cast
 
 import jax
 import numpy as np
+from jax.core import Tracer
 from jax.sharding import NamedSharding, PartitionSpec
 from jax.tree_util import keystr
 
@@ -23,6 +24,7 @@ from ._jax_compat import (
     type_sharding,
     type_spec,
     valid_dtype,
+    vmappable_value,
 )
 from ._shape import Shape
 from ._trees import labelled_leaves
@@ -297,3 +299,20 @@ def _wrap(tree: Any, name: str) -> Any:
             _check_layout(x, label)
         wrapped.append(Leaf(label, known[0], x, known[0], known[1]))
     return treedef.unflatten(wrapped)
+
+
+def opaque_leaves(leaves: list[Any]) -> bool:
+    """Whether some argument leaf is beyond axischeck's model, so JAX alone answers:
+    a type registered with `register_vmappable`, or an array with symbolic sizes."""
+    static: set[tuple[int, ...]] = set()  # shapes of ints seen: leaves of one shape are read once
+    for x in leaves:
+        if vmappable_value(x):
+            return True
+        if isinstance(x, (Tracer, jax.ShapeDtypeStruct)):
+            shape = x.shape
+            if type(shape) is tuple and shape in static:
+                continue
+            if not all(type(d) is int for d in shape):
+                return True
+            static.add(shape)
+    return False

@@ -1,6 +1,6 @@
 """Checks that ride JAX's own trace of the user's function.
 
-Where JAX may answer a call silently and wrongly (see `Predictor.prechecks`), only a trace
+Where JAX may answer a call silently and wrongly (see `Predictor.check_call`), only a trace
 of the function tells whether it does: which outputs a pmap's `out_axes=None` would take
 from device 0 alone. Tracing the function for that before JAX traces it again would run
 the user's Python twice where JAX runs it once (Equinox's `filter_pmap` tests count).
@@ -24,15 +24,17 @@ import functools
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import jax
 from jax.core import Tracer
 
-from ._core._errors import FunctionError
-from ._core._jax_compat import name_trace
-from ._engine._predictor import Predictor
-from ._engine._trace import RECORDED, Replay, substituting
+from .._core._errors import FunctionError
+from .._core._jax_compat import name_trace
+from ._trace import RECORDED, Replay, substituting
+
+if TYPE_CHECKING:
+    from ._predictor import Predictor
 
 
 class Recorder:
@@ -110,7 +112,7 @@ class Watch:
         for records in (self.predictor.records, None):
             token = RECORDED.set(records)
             try:
-                self.predictor.answer(args, kwargs, flat)
+                self.predictor.checked_answer(args, kwargs, flat)
             except FunctionError:
                 continue
             finally:

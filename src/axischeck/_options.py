@@ -1,0 +1,167 @@
+"""One frozen options value per transform: what the user gave it, validated once, keyed.
+
+Each transform keeps its options as one value (`VmapOptions`, `PmapOptions`,
+`ShardMapOptions`, `SmapOptions`, `CheckOptions`, each in its transform's module). The
+value answers the few questions a transform asks of its options:
+
+- `key()`: everything in them that can change an answer, as a key two options values
+  share only when they mean the same (None: they cannot be keyed, and share nothing).
+  Transforms of one function whose options and signature key alike share one predictor.
+- `validate()`: the options checked (raising `SpecError`) and put in the engine's terms;
+  `validated` runs it once per key, so a transform written inline in a loop pays a lookup.
+- `models(...)`: the models of a function, from what `validate` made of the options.
+- `jax_transform(fun)`: JAX's own transform of `fun` with these options.
+- `as_kwargs()`: the keyword options as given, to make the transform again (copy,
+  pickle, `infer_signature`).
+
+The cache rule, here as for every cache in axischeck (see `_core._keys`): a key holds
+everything that can change the answer, and typed where equal values of different types
+mean different things (`1` and `True`, a tuple and a namedtuple).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Hashable
+from typing import Any, ClassVar, Generic, TypeVar
+
+import jax
+
+from ._core._cache import BoundedCache
+from ._core._errors import SpecError
+from ._core._jax_compat import custom_axis_spec
+from ._core._keys import lookup, store
+from ._core._trees import check_nesting, flat_axes
+from ._engine._predictor import Predictor
+from ._engine._signature import Signature
+from ._engine._transform_models import Models
+
+V = TypeVar("V")
+
+
+class Options(ABC, Generic[V]):
+    """A transform's options as the user gave them (a frozen dataclass in each subclass)."""
+
+    __slots__ = ()
+
+    kind: ClassVar[str]
+    """The transform's name, as messages and JAX say it."""
+
+    predictor: ClassVar[type[Predictor]] = Predictor
+    """The predictor class of the transforms made with these options."""
+
+    @abstractmethod
+    def key(self) -> Hashable | None:
+        """Everything in the options that can change an answer (None: not keyable)."""
+
+    @abstractmethod
+    def validate(self) -> V:
+        """The options checked and put in the engine's terms; raises `SpecError`."""
+
+    @staticmethod
+    @abstractmethod
+    def models(meaning: V, fun: Callable[..., Any], held: Callable[..., Any], signature: Signature | None, /) -> Models:
+        """The models of `fun` (`held` calls it through a weak reference) under options
+        that `validate` made `meaning` of (a predictor keeps this, not the options: a
+        list given as in_axes may be changed after validation)."""
+
+    @abstractmethod
+    def jax_transform(self, fun: Callable[..., Any]) -> Callable[..., Any]:
+        """JAX's own transform of `fun` with these options."""
+
+    def as_kwargs(self) -> dict[str, Any]:
+        """The keyword options as given."""
+        return {field.name: getattr(self, field.name) for field in dataclasses.fields(self)}  # type: ignore[arg-type]
+
+    def explain_refusal(self, fun: Callable[..., Any]) -> None:
+        """Raises axischeck's account of what JAX refused in `fun` or these options (in
+        the order JAX checks them), if axischeck has one."""
+        require_callable(fun, self.kind)
+        self.validate()
+
+    def refuse_unflattenable(self) -> None:
+        """Options JAX's flatten must never meet (cyclic or absurdly deep trees), refused
+        before JAX is given them."""
+
+    @property
+    def defers_to_jax(self) -> bool:
+        """Whether the options hold what axischeck cannot model (custom axis spec types):
+        every answer is then JAX's own."""
+        return False
+
+    @property
+    def rides_jax_trace(self) -> bool:
+        """Whether a call's check is read from JAX's own trace of it (see `_in_trace`)."""
+        return False
+
+    @property
+    def jax_refuses_every_mistake(self) -> bool:
+        """Whether JAX itself refuses every mistake these options allow (nothing it may
+        answer silently): a function that declares no dims then has nothing to check
+        before JAX runs a call, and a refusal is explained after it."""
+        return False
+
+
+_VALIDATED: BoundedCache[Any] = BoundedCache(256)
+"""Options key -> what `validate` made of those options (no function in it)."""
+
+
+def validated(options: Options[V], key: Hashable | None) -> V:
+    """What `options.validate()` makes of the options, once per key (`options.key()`,
+    which the caller has at hand): a new function with options seen before (a lambda
+    written inline) skips the validation."""
+    meaning: V | None = lookup(_VALIDATED, key)
+    if meaning is None:
+        meaning = options.validate()  # may raise: nothing is stored then
+        store(_VALIDATED, key, meaning)
+    return meaning
+
+
+def typed_key(kind: str, *options: Any) -> Hashable:
+    """A key for option values: each with its type, containers spelled out (so `1` and
+    `True`, a tuple and a namedtuple, a list and a tuple all differ). A key that cannot be
+    hashed shares nothing (`PerFunction.get_or_make`). The common options (scalars, flat
+    tuples of ints) are taken as they are, their types beside them."""
+    values = [option if type(option) in _PLAIN or flat_axes(option) else _typed(option) for option in options]
+    return (kind, tuple(map(type, options)), tuple(values))
+
+
+_PLAIN = frozenset({int, str, bool, type(None), Signature})
+"""Option types whose values are equal exactly when they mean the same, given the type."""
+
+
+def _typed(value: Any) -> Hashable:
+    kind = type(value)
+    if kind is int or kind is str or value is None:
+        return (kind, value)
+    if kind is tuple and flat_axes(value):  # ints and None only: equal exactly when the tuples are
+        return (kind, value)
+    if isinstance(value, (tuple, list)):
+        return (kind, tuple(_typed(v) for v in value))
+    if isinstance(value, dict):
+        return (kind, tuple((_typed(k), _typed(v)) for k, v in value.items()))
+    return (kind, value)
+
+
+def require_callable(fun: object, transform: str) -> None:
+    if not callable(fun):
+        raise SpecError(f"{transform} needs a callable, got {type(fun).__name__}: {fun!r}")
+
+
+def refuse_cyclic_axes(in_axes: Any, out_axes: Any, transform: str) -> None:
+    """Cyclic or absurdly deep axes are refused before JAX's flatten recurses into them."""
+    if not flat_axes(in_axes):
+        check_nesting(in_axes, f"{transform} in_axes")
+    if not flat_axes(out_axes):
+        check_nesting(out_axes, f"{transform} out_axes")
+
+
+def custom_axes(*trees: Any) -> bool:
+    """Whether in_axes/out_axes hold spec objects of `register_vmappable` types."""
+    for tree in trees:
+        if flat_axes(tree):
+            continue
+        if any(custom_axis_spec(leaf) for leaf in jax.tree_util.tree_leaves(tree)):
+            return True
+    return False
