@@ -72,7 +72,7 @@ class Options(ABC, Generic[V]):
 
     def as_kwargs(self) -> dict[str, Any]:
         """The keyword options as given."""
-        return {field.name: getattr(self, field.name) for field in dataclasses.fields(self)}  # type: ignore[arg-type]
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.init}  # type: ignore[arg-type]
 
     def explain_refusal(self, fun: Callable[..., Any]) -> None:
         """Raises axischeck's account of what JAX refused in `fun` or these options (in

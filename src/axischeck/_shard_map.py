@@ -92,14 +92,19 @@ def _specs_key(specs: Any, what: str) -> Hashable:
     of them and None), else their tree structure and each leaf with its type (equal specs
     in containers of different types, or in containers whose `__eq__` says equal whatever
     they hold, differ there); `_NO_KEY` when they cannot be flattened."""
-    kind = type(specs)
-    if kind is PartitionSpec or specs is None or (kind is tuple and _FLAT_SPEC_TYPES.issuperset(map(type, specs))):
+    if _flat_specs(specs):
         return specs  # type: ignore[no-any-return]
     try:
         leaves, treedef = jax.tree_util.tree_flatten(specs, is_leaf=is_spec_leaf)
     except Exception:
         return _NO_KEY
     return (treedef, tuple((type(leaf), leaf) for leaf in leaves))
+
+
+def _flat_specs(specs: Any) -> bool:
+    """Whether specs are a `PartitionSpec`, None, or a flat tuple of them (nothing to walk)."""
+    kind = type(specs)
+    return kind is PartitionSpec or specs is None or (kind is tuple and _FLAT_SPEC_TYPES.issuperset(map(type, specs)))
 
 
 _NO_KEY: Hashable = object()
@@ -174,7 +179,7 @@ class ShardMapOptions(Options[Settled]):
 
     def refuse_unflattenable(self) -> None:
         for specs, what in ((self.in_specs, "in_specs"), (self.out_specs, "out_specs")):
-            if type(specs) is not PartitionSpec:
+            if not _flat_specs(specs):
                 check_nesting(specs, f"shard_map {what}")  # jaxlib's flatten must never meet a cycle
 
     def validate(self) -> Settled:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar, ParamSpec, TypeVar, overload
 
 from ._core._axes import check_axis_name, check_axis_size, check_flag, check_hashable, freeze_in_axes, freeze_out_axes
@@ -43,13 +43,14 @@ class VmapOptions(Options[MapLevel | None]):
     axis_size: int | None = None
     spmd_axis_name: Any = None
     sum_match: bool = False
+    # Whether in_axes and out_axes are flat ints and None (nothing to walk): read by every
+    # construction, more than once, so read once.
+    _flat: bool = field(init=False, repr=False, compare=False)
 
     kind: ClassVar[str] = "vmap"
 
-    @property
-    def _flat(self) -> bool:
-        """Whether in_axes and out_axes are flat ints and None (nothing to walk)."""
-        return flat_axes(self.in_axes) and flat_axes(self.out_axes)
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_flat", flat_axes(self.in_axes) and flat_axes(self.out_axes))
 
     @property
     def jax_refuses_every_mistake(self) -> bool:
