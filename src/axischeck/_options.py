@@ -51,6 +51,10 @@ class Options(ABC, Generic[V]):
     predictor: ClassVar[type[Predictor]] = Predictor
     """The predictor class of the transforms made with these options."""
 
+    jax_caches_traces: ClassVar[bool] = False
+    """Whether JAX's transform answers a call like an earlier one from its cache, without
+    tracing the function again (pmap does; eager vmap traces at every call)."""
+
     @abstractmethod
     def key(self) -> Hashable | None:
         """Everything in the options that can change an answer (None: not keyable)."""

@@ -77,6 +77,7 @@ class PmapOptions(Options[MapLevel | None]):
     donate_argnums: int | Iterable[int] = ()
 
     kind: ClassVar[str] = "pmap"
+    jax_caches_traces: ClassVar[bool] = True
 
     @property
     def defers_to_jax(self) -> bool:

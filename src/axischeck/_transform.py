@@ -62,7 +62,9 @@ class Transformed(Wrapper, Nestable, Generic[P, R], ABC):
             signature = parsed_signature(signature)  # a pytree of dims is checked before anything flattens it
         # The function as JAX's transform holds it, where a call's check rides JAX's trace
         # (see `_in_trace`); None: JAX holds `fun` itself.
-        recorder = Recorder(fun, options.kind) if options.rides_jax_trace and not isinstance(fun, Transformed) else None
+        recorder = None
+        if options.rides_jax_trace and not isinstance(fun, Transformed):
+            recorder = Recorder(fun, options.kind, options.jax_caches_traces)
         options_key = options.key()
         self._jax_fn = _built_by_jax(options, fun, recorder)
         require_callable(fun, options.kind)  # where JAX's transform takes any object

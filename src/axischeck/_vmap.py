@@ -68,6 +68,12 @@ class VmapOptions(Options[MapLevel | None]):
     def defers_to_jax(self) -> bool:
         return not self._flat and custom_axes(self.in_axes, self.out_axes)
 
+    @property
+    def rides_jax_trace(self) -> bool:
+        """A collective over the named axis may be answered silently and wrongly: the
+        check reads JAX's own trace of the call (see `_in_trace`)."""
+        return self.axis_name is not None
+
     def key(self) -> Hashable:
         if self.jax_refuses_every_mistake:
             # Flat ints and None, JAX's defaults for the rest: the axes as they are are the

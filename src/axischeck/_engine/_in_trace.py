@@ -14,8 +14,10 @@ instead of running the function). Where JAX answers from its cache, an earlier r
 the same abstract values answers the check. Otherwise, and whenever no check is due, the
 recorder is the user's function, called straight.
 
-Only pmap rides so far: it traces every array argument, so a record keyed by the
-arguments' abstract values is the function's at every call with those values.
+pmap caches its traces and traces every array argument, so its records, keyed by the
+arguments' abstract values, are kept by the predictor for the calls JAX answers from its
+cache. vmap traces the function at every call and passes unmapped arrays as they are (a
+function may branch on their values), so a vmap record serves its own call only.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from jax.core import Tracer
 
 from .._core._errors import FunctionError
 from .._core._jax_compat import name_trace
-from ._trace import RECORDED, Replay, substituting
+from ._trace import RECORDED, Records, Replay, substituting
 
 if TYPE_CHECKING:
     from ._predictor import Predictor
@@ -43,9 +45,12 @@ class Recorder:
     equal, so JAX's caches keyed on the function still hit when a transform of it is made
     again (`ax.pmap(f)(x)` inline in a loop traces once, as `jax.pmap(f)(x)` does)."""
 
-    def __init__(self, fun: Callable[..., Any], kind: str) -> None:
+    def __init__(self, fun: Callable[..., Any], kind: str, caches_traces: bool) -> None:
         self.fun = fun
         self.kind = kind  # the transform's name, as JAX's messages about its trace say it
+        # Whether JAX's transform answers calls from its cache of traces (pmap): records are
+        # then kept for later calls; otherwise (vmap) each call's record serves that call.
+        self.caches_traces = caches_traces
         functools.update_wrapper(self, fun)  # JAX names, and reads the parameters of, the user's function
 
     def __eq__(self, other: object) -> bool:
@@ -77,6 +82,7 @@ class Watch:
         self.predictor = predictor
         self.call = (args, kwargs, flat)
         self.recorded = False
+        self.records = predictor.records if recorder.caches_traces else Records()
 
     def run(self, jax_fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         """JAX's transform called with the watch on: JAX's answer, the function recorded
@@ -86,7 +92,7 @@ class Watch:
 
     def record(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         """Inside JAX's trace: the function recorded once at JAX's tracers (kept in the
-        predictor's `records`), its outputs handed to JAX. The function's own failure is
+        watch's `records`), its outputs handed to JAX. The function's own failure is
         JAX's to report, from this trace."""
         self.recorded = True
         leaves, treedef = jax.tree_util.tree_flatten((args, kwargs))
@@ -97,9 +103,15 @@ class Watch:
         labels = [leaf.label for leaf in self.predictor.label(args, kwargs).flat()[0]]
         if len(labels) == len(leaves):
             name_trace(recorded, fun, [labels[i] for i in dyn], traced_for=self.recorder.kind)
-        closed, out = jax.make_jaxpr(recorded, return_shape=True)(*traced)
+        try:
+            closed, out = jax.make_jaxpr(recorded, return_shape=True)(*traced)
+        except Exception:
+            # The function fails. Recorded, it may fail otherwise than in JAX's own
+            # evaluation (which runs the transform's rules op by op): JAX's is the error
+            # the user must see, so the function runs as JAX would run it.
+            return self.recorder.fun(*args, **kwargs)
         replay = Replay(closed, jax.tree_util.tree_structure(out), dyn)
-        self.predictor.records.keep(args, kwargs, replay)
+        self.records.keep(args, kwargs, replay)
         return replay.traced(*traced)
 
     def check(self) -> None:
@@ -109,7 +121,7 @@ class Watch:
         records cannot answer, the function itself is traced, as without a watch. Raises
         axischeck's error for a call it refuses."""
         args, kwargs, flat = self.call
-        for records in (self.predictor.records, None):
+        for records in (self.records, None):
             token = RECORDED.set(records)
             try:
                 self.predictor.checked_answer(args, kwargs, flat)

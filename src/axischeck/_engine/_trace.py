@@ -183,9 +183,10 @@ class Records:
     `axischeck._in_trace`), by what those traces saw: per argument leaf, a tracer's
     shape, dtype and weak type, or the value of anything else (as JAX keys its static
     arguments), and the x64 setting. A concrete array keys as a tracer of its type: the
-    transforms that keep records (pmap) trace every array argument. A check asks them in place of the function (JAX
-    answered a call like it from its cache without tracing), so it runs none of the
-    user's Python; a key that cannot be made finds nothing."""
+    transform that keeps records for later calls (pmap) traces every array argument. A
+    check asks them in place of the function (JAX answered a call like it from its cache
+    without tracing, or traced it just now), so it runs none of the user's Python; a key
+    that cannot be made finds nothing."""
 
     __slots__ = ("_replays",)
 
