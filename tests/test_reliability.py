@@ -15,7 +15,7 @@ from __future__ import annotations
 import collections
 import copy
 from collections.abc import Callable
-from typing import Annotated, Any
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -24,7 +24,6 @@ import pytest
 from jax.sharding import PartitionSpec as P
 
 import axischeck as ax
-from axischeck._core._keys import arrays_key
 
 # =============================================================================== helpers
 
@@ -121,28 +120,6 @@ def test_shard_map_options_never_share_what_they_were_validated_into() -> None:
         assert f.predict(x).in_block_shapes[0]["w"] == block, (mesh, in_specs)
 
 
-def test_a_call_with_nothing_to_check_is_jaxs_own_and_builds_nothing() -> None:
-    """A vmap of a plain function whose annotations declare no dims, without a signature or
-    an axis name, has nothing to check before JAX runs: the call is JAX's, and the shared
-    predictor is found only when something asks for it. Annotations that declare dims are
-    still checked before JAX runs."""
-
-    def typed(x: jax.Array) -> jax.Array:
-        return x * 2
-
-    def dims(x: Annotated[jax.Array, "n"], y: Annotated[jax.Array, "n"]) -> jax.Array:
-        return x.sum() + y.sum()  # JAX runs it happily on sizes its annotations rule out
-
-    x = jnp.ones((2, 3))
-    for fun in (lambda v: v * 2, typed):
-        f = ax.vmap(fun)
-        assert np.array_equal(np.asarray(f(x)), np.asarray(jax.vmap(fun)(x)))
-        assert f._shared is None  # no predictor was needed
-        assert f.predict(x).shapes == (2, 3) and f._shared is not None
-    with pytest.raises(ax.ArgumentError, match="dimension 'n' disagrees"):  # the annotations' own check
-        ax.vmap(dims)(x, jnp.ones((2, 4)))
-
-
 def _sds(*shape: int) -> jax.ShapeDtypeStruct:
     return jax.ShapeDtypeStruct(shape, jnp.float32)
 
@@ -186,42 +163,6 @@ def test_options_changed_after_construction_change_no_answer() -> None:
     split.options = whole.options
     assert split.predict((16, 3)).block_shapes == (2, 3)
     assert ax.shard_map(block, mesh=mesh, in_specs=P("x"), out_specs=P("x")).predict((16, 3)).block_shapes == (2, 3)
-
-
-def test_a_checked_calls_shape_lookup_answers_only_where_the_full_one_would(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A kept eager call with a signature finds its cached prediction by the arrays' shapes
-    alone (`arrays_key`), so the engine never runs again for shapes seen; a transform whose
-    answers depend on more (the context mesh) or that defers to JAX never takes it, and
-    the flat options key shares predictors only between equal options."""
-    from axischeck._engine._predictor import Predictor
-
-    x = jnp.ones((4, 3))
-    f = ax.vmap(lambda v: v.sum(0), signature="(n)->()")
-    f(x)
-    table = f._predictor.by_shapes
-    assert table is not None and table.get(arrays_key((x,), {})) is f._predictor.hit((x,), {}) is not None
-    checks: list[object] = []
-    full_checks = Predictor.answer
-
-    def counted(self: Predictor, *args: Any) -> Any:
-        checks.append(args)
-        return full_checks(self, *args)
-
-    monkeypatch.setattr(Predictor, "answer", counted)
-    assert f(jnp.zeros((4, 3))).shape == (4,) and not checks  # found by shapes
-    assert f(jnp.zeros((5, 3))).shape == (5,) and len(checks) == 1  # new shapes: the engine
-    assert f(v=x).shape == (4,) and len(checks) == 2  # by keyword: keyed by its tree, a new key
-    assert f(v=x).shape == (4,) and len(checks) == 2  # and found by it after
-    monkeypatch.undo()
-    mesh = jax.make_mesh((8,), ("x",), axis_types=(jax.sharding.AxisType.Auto,))
-    sharded = ax.shard_map(lambda a: a, mesh=mesh, in_specs=P("x"), out_specs=P("x"), signature="(n)->(n)")
-    sharded(jnp.ones(16))
-    assert sharded._predictor.by_shapes is None  # its answers depend on the context mesh
-    # Flat options: equal options share one predictor, different ones never do.
-    fun = lambda v: v  # noqa: E731
-    assert ax.vmap(fun, in_axes=(0,))._predictor is ax.vmap(fun, in_axes=(0,))._predictor
-    found = {id(ax.vmap(fun, in_axes=a)._predictor) for a in (0, (0,), 1, -1, None, [0])}
-    assert len(found) == 6
 
 
 def test_a_function_whose_code_is_replaced_is_answered_for_its_new_code() -> None:
@@ -437,22 +378,6 @@ def test_shard_map_options_that_compare_equal_but_differ_share_nothing() -> None
     ax.shard_map(lambda a: a, mesh={"i": 1}, in_specs=P("i"), out_specs=P("i")).predict((8, 4))
     with pytest.raises(ax.SpecError):
         ax.shard_map(lambda a: a, mesh={"i": True}, in_specs=P("i"), out_specs=P("i"))
-
-
-@pytest.mark.parametrize("check_vma", [True, False, 1, 0, None])
-def test_shard_map_hands_jax_check_vma_as_given(check_vma: Any) -> None:
-    """JAX records check_vma as it was given (its jaxpr shows `check_vma=1`): the drop-in
-    hands it over unchanged, so the lowered program is JAX's own."""
-    from jax.sharding import PartitionSpec as P
-
-    mesh = jax.make_mesh((8,), ("i",), axis_types=(jax.sharding.AxisType.Auto,))
-    x = jnp.ones((8, 4))
-    options: dict[str, Any] = {"mesh": mesh, "in_specs": P("i"), "out_specs": P("i"), "check_vma": check_vma}
-    ours = jax.make_jaxpr(ax.shard_map(lambda a: a * 2, **options))(x)
-    theirs = jax.make_jaxpr(jax.shard_map(lambda a: a * 2, **options))(x)
-    assert str(ours) == str(theirs)
-    with pytest.raises(ax.SpecError, match="check_vma"):
-        ax.shard_map(lambda a: a, mesh=mesh, in_specs=P("i"), out_specs=P("i"), check_vma=np.array([1, 1]))
 
 
 def test_code_compiled_anew_equal_by_value_is_new_code() -> None:
