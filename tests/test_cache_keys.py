@@ -1,19 +1,21 @@
-"""Reliability: hostile inputs, no eval/exec, thread safety, bounded memory, error hygiene.
+"""What axischeck keeps and shares is keyed soundly.
 
-1. Hostile inputs (the fuzzing of every public entry point is in test_fuzz.py).
-2. `eval(` / `exec(` appear nowhere in the package's code.
-3. Eight threads share decorated functions and make thousands of mixed predictions
-   (hits, misses, evictions, failures); every answer is checked against arithmetic or a
-   `jax.eval_shape` oracle computed before the threads start.
-4. The prediction cache stays at its bound under 100,000 distinct shapes.
-5. Error hygiene: tracebacks point at the caller, JAX's error is chained where axischeck
-   wraps one, and warnings raised by the user's function are not swallowed.
+A transform shares its predictor with every transform of the same function and equal
+options, and what the options were validated into with every function given them: equal
+options share (a signature's text keyed by its text), options that only compare equal (by
+`__eq__`, across types, or edited after construction) never do, and each function keeps its
+own names and parameters. What is kept per function follows its code: a function whose
+`__code__` is replaced in place (IPython's autoreload), directly or through a wrapper, is
+answered for its new code, as JAX does. The rule is in `axischeck._core._keys`;
+`test_call_histories.py` checks the caches over random histories of use, `test_dropin.py`
+the answers they hand out.
 """
 
 from __future__ import annotations
 
 import collections
 import copy
+import functools
 from collections.abc import Callable
 from typing import Any
 
@@ -21,56 +23,17 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from jax.sharding import NamedSharding
 from jax.sharding import PartitionSpec as P
 
 import axischeck as ax
-
-# =============================================================================== helpers
-
-
-# ============================================================================ strategies
-
-
-# in_axes / out_axes of every wrong type, and some right ones.
-
-
-# Shapes to try on every transform built by the construction fuzz.
-
-
-# ==================================================== 1. hostile inputs: ax.Signature
-
-
-# ======================================= 1. hostile inputs: ax.vmap / ax.check construction
-
-
-# ============================================ 1. hostile inputs: predict / explain / calls
-
-
-# Leaves that look like arrays but are not valid JAX values.
-
-
-# --------------------------------------------------------- targeted hostile-input findings
-
-
-# ==================================================================== 2. no eval / exec
-
-
-# ====================================================================== 3. thread safety
-
-
-# ===================================================================== 4. bounded memory
-
-
-# ====================================================================== 5. error hygiene
+from jax_oracle import sds
 
 
 def test_functions_built_with_the_same_options_keep_their_own_names_and_parameters() -> None:
     """What a transform makes of its options is shared by every function given them (a
     lambda written inline is a new function each time): the function's own name and
     parameters must still be its own, including for wrappers that share one code object."""
-    import functools
-
-    from jax.sharding import PartitionSpec as P
 
     def first(a: jax.Array, b: jax.Array) -> jax.Array:
         return a
@@ -104,8 +67,6 @@ def test_functions_built_with_the_same_options_keep_their_own_names_and_paramete
 def test_shard_map_options_never_share_what_they_were_validated_into() -> None:
     """shard_map validates its options once per (options, function name): options that
     differ, hashable or not (a dict inside in_specs), must each get their own."""
-    from jax.sharding import PartitionSpec as P
-
     x = {"w": jax.ShapeDtypeStruct((16,), jnp.float32)}
     cases = [
         ({"x": 8}, ({"w": P("x")},), (2,)),
@@ -118,10 +79,6 @@ def test_shard_map_options_never_share_what_they_were_validated_into() -> None:
     for mesh, in_specs, block in cases * 2:
         f = ax.shard_map(lambda d: d["w"], mesh=mesh, in_specs=in_specs, out_specs=P(), check_vma=False)
         assert f.predict(x).in_block_shapes[0]["w"] == block, (mesh, in_specs)
-
-
-def _sds(*shape: int) -> jax.ShapeDtypeStruct:
-    return jax.ShapeDtypeStruct(shape, jnp.float32)
 
 
 def test_options_changed_after_construction_change_no_answer() -> None:
@@ -148,7 +105,7 @@ def test_options_changed_after_construction_change_no_answer() -> None:
     axes[0] = 1
     for k in range(300):  # more option sets than the cache of what options mean holds
         ax.vmap(lambda v: v, in_axes=[0], axis_name=f"n{k}")
-    pair = (_sds(2, 5, 7), _sds(3))
+    pair = (sds((2, 5, 7)), sds((3,)))
     want_pair = jax.eval_shape(jax.vmap(lambda a, b: a.sum(0) + b.sum(), in_axes=(0, None)), *pair).shape
     assert listed.predict(*pair).shapes == want_pair
     assert ax.vmap(lambda a, b: a.sum(0) + b.sum(), in_axes=[0, None]).predict(*pair).shapes == want_pair
@@ -169,7 +126,6 @@ def test_a_function_whose_code_is_replaced_is_answered_for_its_new_code() -> Non
     """IPython's autoreload replaces a function's `__code__` in place: what axischeck
     keeps per function (its predictor, the signature's check against its parameters)
     must follow, for new transforms and for ones already made, as `jax.vmap` does."""
-    import functools
 
     def f(x: jax.Array) -> jax.Array:
         return x.sum()
@@ -178,12 +134,12 @@ def test_a_function_whose_code_is_replaced_is_answered_for_its_new_code() -> Non
         return x
 
     kept = ax.vmap(f)
-    assert kept.predict(_sds(4, 3)).shapes == (4,)
+    assert kept.predict(sds((4, 3))).shapes == (4,)
     f.__code__ = g.__code__
-    want = jax.eval_shape(jax.vmap(f), _sds(4, 3)).shape
+    want = jax.eval_shape(jax.vmap(f), sds((4, 3))).shape
     assert want == (4, 3)
-    assert ax.vmap(f).predict(_sds(4, 3)).shapes == want
-    assert kept.predict(_sds(4, 3)).shapes == want
+    assert ax.vmap(f).predict(sds((4, 3))).shapes == want
+    assert kept.predict(sds((4, 3))).shapes == want
     assert kept(jnp.ones((4, 3))).shape == want
 
     # A signature checked against the old parameters is checked again against the new.
@@ -218,7 +174,6 @@ def test_a_wrapped_function_whose_code_is_replaced_is_answered_for_its_new_code(
     """The code that runs is found through `functools.partial`, bound methods, objects
     whose class defines `__call__`, wrappers that set `__wrapped__` and axischeck's own
     transforms: a kept transform of any of them answers for the new code, as JAX does."""
-    import functools
 
     def f(x: jax.Array) -> jax.Array:
         return x.sum()
@@ -252,7 +207,7 @@ def test_a_wrapped_function_whose_code_is_replaced_is_answered_for_its_new_code(
         target, plain, shape = ax.vmap(f), lambda: jax.vmap(jax.vmap(f)), (2, 4, 3)
     kept = ax.vmap(ax.vmap(f)) if wrapping == "nested inline" else ax.vmap(target)
     before = kept.predict(shape).shapes
-    assert before == jax.eval_shape(plain(), _sds(*shape)).shape
+    assert before == jax.eval_shape(plain(), sds(shape)).shape
     if wrapping == "bound method":
         Holder.method.__code__ = (lambda self, x: x).__code__
     elif wrapping == "callable object":
@@ -261,7 +216,7 @@ def test_a_wrapped_function_whose_code_is_replaced_is_answered_for_its_new_code(
         wrapper.__code__ = (lambda *args: jnp.stack([g(*args)] * 2, -1)).__code__
     else:
         f.__code__ = g.__code__
-    want = jax.eval_shape(plain(), _sds(*shape)).shape
+    want = jax.eval_shape(plain(), sds(shape)).shape
     assert want != before
     assert kept.predict(shape).shapes == want
     assert kept(jnp.ones(shape)).shape == want
@@ -333,8 +288,6 @@ def test_shard_map_options_that_compare_equal_but_differ_share_nothing() -> None
     namedtuple types, in pytree nodes whose `__eq__` says equal whatever they hold, and
     mesh sizes given as True or as a tuple of items are told apart."""
 
-    from jax.sharding import PartitionSpec as P
-
     mesh = jax.make_mesh((8,), ("i",), axis_types=(jax.sharding.AxisType.Auto,))
 
     @jax.tree_util.register_pytree_node_class
@@ -383,7 +336,6 @@ def test_shard_map_options_that_compare_equal_but_differ_share_nothing() -> None
 def test_code_compiled_anew_equal_by_value_is_new_code() -> None:
     """Autoreload gives every function newly compiled code, which may equal the old by value
     (only a default changed): a wrapper's codes are compared object by object."""
-    import functools
 
     def inner(v: jax.Array, k: int = 2) -> jax.Array:
         return v[:k]
@@ -397,7 +349,7 @@ def test_code_compiled_anew_equal_by_value_is_new_code() -> None:
     fresh = inner.__code__.replace()
     assert fresh is not inner.__code__ and fresh == inner.__code__
     inner.__code__, inner.__defaults__ = fresh, (1,)
-    want = jax.eval_shape(jax.vmap(wrapper), _sds(3, 4)).shape
+    want = jax.eval_shape(jax.vmap(wrapper), sds((3, 4))).shape
     assert want == (3, 1)
     assert kept.predict((3, 4)).shapes == want
     assert ax.vmap(wrapper).predict((3, 4)).shapes == want
@@ -406,9 +358,6 @@ def test_code_compiled_anew_equal_by_value_is_new_code() -> None:
 def test_shard_map_check_vma_and_axis_names_are_keyed_by_type() -> None:
     """A check_vma object whose `__eq__` says equal to any other of its kind, and axis names
     of another str type, share nothing: each transform answers, and hands JAX, its own."""
-    from jax.sharding import NamedSharding
-    from jax.sharding import PartitionSpec as P
-
     mesh = jax.make_mesh((4,), ("i",), axis_types=(jax.sharding.AxisType.Auto,))
 
     class Flag:
