@@ -2,14 +2,17 @@
 
 Nothing here models vmap. Every expected outcome comes from running JAX itself:
 `jax.eval_shape` of the plain `jax.vmap` (shapes or an exception), or a real eager run
-for the checked-call tests.
+for the checked-call tests. The last section holds the few other helpers that several
+test files share.
 """
 
 from __future__ import annotations
 
 import functools
+import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import jax
@@ -294,3 +297,18 @@ def assert_call_agrees(
         gd, wd = np.asarray(g).dtype, np.asarray(w).dtype
         assert gd == wd, f"dtype {gd} != JAX's {wd}\n{context}"
         np.testing.assert_array_equal(np.asarray(g), np.asarray(w), err_msg=context)
+
+
+# ------------------------------------------------------- shared by several test files
+
+PACKAGE_DIR = Path(ax.__file__).resolve().parent
+
+
+def const(*args: Any, **kwargs: Any) -> float:
+    """A function that cannot raise, whatever it is given."""
+    return 0.0
+
+
+def axischeck_frames(frames: traceback.StackSummary) -> list[traceback.FrameSummary]:
+    """The frames of a traceback that lie in axischeck's own files."""
+    return [f for f in frames if Path(f.filename).resolve().is_relative_to(PACKAGE_DIR)]

@@ -5,11 +5,17 @@ The data flow is one way: parse -> resolve axes -> unify -> predict -> run and v
 explain. A module may use anything in its own layer or below; a use from below of
 something above is a design mistake, whether the import is at module level or inside a
 function (a lazy import hides a cycle, it does not remove it).
+
+And one rule for the code of every module: no `eval` or `exec` (the one use, `axischeck run`
+executing the program it is given as `python prog.py` does, is counted).
 """
 
 from __future__ import annotations
 
 import ast
+import io
+import re
+import tokenize
 from pathlib import Path
 
 import pytest
@@ -164,3 +170,59 @@ def test_module_level_imports_have_no_cycle() -> None:
 
     for module in sorted(graph):
         visit(module, ())
+
+
+# ------------------------------------------------------------------ no eval / exec
+
+_EVAL_EXEC = re.compile(r"\b(?:eval|exec)\s*\(")
+
+
+def _code_only(source: str) -> str:
+    """The source without comments and string literals (docstrings included)."""
+    kept = []
+    for tok in tokenize.generate_tokens(io.StringIO(source).readline):
+        if tok.type in (tokenize.COMMENT, tokenize.STRING) or tok.type == getattr(tokenize, "FSTRING_MIDDLE", -1):
+            continue
+        kept.append(tok.string)
+    return " ".join(kept)
+
+
+def test_the_eval_exec_pattern_itself() -> None:
+    for bad in ["eval(x)", "exec (code)", "builtins.eval(s)", "y = eval(\n s)", "exec(compile(s, f, 'exec'))"]:
+        assert _EVAL_EXEC.search(bad), bad
+    for fine in [
+        "jax.eval_shape(f)",
+        "evaluate(x)",
+        "ast.literal_eval(s)",
+        "self.evaluation",
+        "execute(x)",
+        "eval_per_example(fn)",
+        "retrieval(x)",
+        "exec_time = 1",
+    ]:
+        assert not _EVAL_EXEC.search(fine), fine
+
+
+def test_no_eval_or_exec_in_the_package() -> None:
+    files = sorted(PACKAGE.rglob("*.py"))
+    assert len(files) > 10
+    # `axischeck run` executes the program it is given, as `python prog.py` does: the code
+    # object compiled from that file (or read from its .pyc), never a string of a user's.
+    runs_programs = {"_run.py": 1}
+    for path in files:
+        source = path.read_text(encoding="utf-8")
+        code = _code_only(source)
+        allowed = runs_programs.get(path.name, 0)
+        assert len(_EVAL_EXEC.findall(code)) == allowed, f"{path.name}: {_EVAL_EXEC.search(code)}"
+        tree = ast.parse(source)
+        uses = [
+            node
+            for node in ast.walk(tree)
+            if (node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else None)
+            in {"eval", "exec"}
+        ]
+        assert len(uses) == allowed, f"{path.name}:{[getattr(n, 'lineno', '?') for n in uses]} uses eval/exec"
+        calls = [c for c in ast.walk(tree) if isinstance(c, ast.Call) and c.func in uses]
+        assert len(calls) == allowed  # called, never passed around
+        for call in calls:  # `exec(code, namespace)` of a compiled code object only
+            assert isinstance(call.args[0], ast.Name) and call.args[0].id == "code", ast.dump(call)

@@ -112,6 +112,28 @@ def test_passthrough_keeps_numpy_output_type() -> None:
     assert isinstance(out, np.ndarray)
 
 
+def test_a_call_with_nothing_to_check_is_jaxs_own_and_builds_nothing() -> None:
+    """A vmap of a plain function whose annotations declare no dims, without a signature or
+    an axis name, has nothing to check before JAX runs: the call is JAX's, and the shared
+    predictor is found only when something asks for it. Annotations that declare dims are
+    still checked before JAX runs."""
+
+    def typed(x: jax.Array) -> jax.Array:
+        return x * 2
+
+    def dims(x: Annotated[jax.Array, "n"], y: Annotated[jax.Array, "n"]) -> jax.Array:
+        return x.sum() + y.sum()  # JAX runs it happily on sizes its annotations rule out
+
+    x = jnp.ones((2, 3))
+    for fun in (lambda v: v * 2, typed):
+        f = ax.vmap(fun)
+        assert np.array_equal(np.asarray(f(x)), np.asarray(jax.vmap(fun)(x)))
+        assert predictor_of(f, make=False) is None  # no predictor was needed
+        assert f.predict(x).shapes == (2, 3) and predictor_of(f, make=False) is not None
+    with pytest.raises(ax.ArgumentError, match="dimension 'n' disagrees"):  # the annotations' own check
+        ax.vmap(dims)(x, jnp.ones((2, 4)))
+
+
 def test_decorator_forms() -> None:
     @ax.vmap
     def double(x: jax.Array) -> jax.Array:

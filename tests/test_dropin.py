@@ -18,8 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import axischeck as ax
-from axischeck._debug import predictor_of
-from axischeck._engine._predictor import PREDICTORS
+from axischeck._debug import predictor_of, predictors_kept
 from jax_oracle import counting
 
 
@@ -181,10 +180,10 @@ def test_predictors_are_shared_by_function_and_options_and_die_with_the_function
     assert predictor_of(ax.vmap(g, in_axes=0)) is predictor_of(first)
     assert predictor_of(ax.vmap(g, in_axes=1)) is not predictor_of(first)
     assert predictor_of(ax.vmap(make(), in_axes=0)) is not predictor_of(first)
-    before = len(PREDICTORS)
+    before = predictors_kept()
     del g, first
     gc.collect()
-    assert len(PREDICTORS) < before
+    assert predictors_kept() < before
 
 
 _FUNCTIONS = {

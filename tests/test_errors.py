@@ -1,9 +1,11 @@
-"""Every failure kind: the right error class, and a message naming the user's facts."""
+"""Every failure kind: the right error class, a message naming the user's facts, and the
+exception it explains (JAX's or the user's) kept as its cause or context."""
 
 from __future__ import annotations
 
 import pickle
 import re
+import traceback
 from collections.abc import Callable
 from functools import partial
 
@@ -14,6 +16,7 @@ import pytest
 from jax.sharding import PartitionSpec as P
 
 import axischeck as ax
+from jax_oracle import axischeck_frames
 
 
 def complex_operation(x: jax.Array, y: jax.Array, z: jax.Array) -> jax.Array:
@@ -216,6 +219,68 @@ def test_user_exceptions_pass_through_calls() -> None:
         ax.vmap(f, signature="()->()")(jnp.ones(3))
 
 
+def test_predict_chains_jaxs_error_for_a_per_example_failure() -> None:
+    f = ax.vmap(complex_operation, in_axes=(0, 1, 0))  # no signature: traced per example
+    with pytest.raises(ValueError) as jax_info:  # what JAX says for one example
+        jax.eval_shape(complex_operation, *(jax.ShapeDtypeStruct(s, jnp.float32) for s in [(8, 4), (5, 2), (8, 2)]))
+    with pytest.raises(ax.FunctionError) as info:
+        f.predict((16, 8, 4), (5, 16, 2), (16, 8, 2))
+    cause = info.value.__cause__
+    assert cause is not None and not isinstance(cause, ax.AxisCheckError)
+    assert type(cause) is type(jax_info.value) and str(cause) == str(jax_info.value)
+    assert str(jax_info.value) in str(info.value)
+    assert len(axischeck_frames(traceback.extract_tb(info.value.__traceback__))) <= 2
+
+
+def test_predict_chains_the_users_own_exception() -> None:
+    class Boom(Exception):
+        pass
+
+    def f(x: jax.Array) -> jax.Array:
+        raise Boom("mine")
+
+    for wrapped in (ax.vmap(f), ax.vmap(f, signature="(n)"), ax.vmap(f, out_axes=None)):
+        with pytest.raises(ax.FunctionError) as info:
+            wrapped.predict((2, 3))
+        assert isinstance(info.value.__cause__, Boom)
+        # and in a call, the user's exception itself, raised from the user's line
+        with pytest.raises(Boom) as call_info:
+            wrapped(jnp.ones((2, 3)))
+        names = [fr.name for fr in traceback.extract_tb(call_info.value.__traceback__)]
+        assert names[-1] == "f"
+
+
+def test_a_wrapped_jax_error_in_a_call_keeps_jaxs_error_as_its_context() -> None:
+    """out_axes=None on a batched output: JAX raises, axischeck explains. The explanation
+    is an instance of JAX's exception type and carries JAX's message; JAX's own
+    exception is kept as its context, not printed above the user's traceback."""
+
+    def ident(v: jax.Array) -> jax.Array:
+        return v
+
+    x = jnp.ones((2, 3))
+    with pytest.raises(ValueError) as jax_info:
+        jax.vmap(ident, out_axes=None)(x)
+    with pytest.raises(ax.OutputError) as info:
+        ax.vmap(ident, out_axes=None)(x)
+    assert isinstance(info.value, type(jax_info.value))
+    assert f"  JAX: {type(jax_info.value).__name__}: {jax_info.value}" in str(info.value).splitlines()
+    context = info.value.__context__
+    assert type(context) is type(jax_info.value) and str(context) == str(jax_info.value)
+    assert info.value.__cause__ is None and info.value.__suppress_context__
+
+
+def test_precheck_errors_carry_no_stale_context() -> None:
+    """A pre-check error raised before JAX runs has no cause and no implicit context."""
+    f = ax.vmap(complex_operation, in_axes=(0, 1, 0), signature=EINSUM)
+    x, y_bad, z = jnp.ones((16, 8, 4)), jnp.ones((5, 16, 2)), jnp.ones((16, 8, 2))
+    for attempt_ in (lambda: f(x, y_bad, z), lambda: f.predict(x, y_bad, z)):
+        with pytest.raises(ax.ArgumentError) as info:
+            attempt_()
+        assert info.value.__cause__ is None
+        assert info.value.__context__ is None or info.value.__suppress_context__
+
+
 @pytest.mark.parametrize(
     ("kwargs", "fragment"),
     [
@@ -268,17 +333,6 @@ def test_errors_pickle_with_their_facts() -> None:
         f.predict((16, 8, 4), (5, 16, 2), (16, 8, 2))
     again = pickle.loads(pickle.dumps(info.value))
     assert str(again) == str(info.value) and again.places == info.value.places
-
-
-def test_check_catches_the_silent_broadcast_of_seed_example_5() -> None:
-    forward = ax.check(lambda X, W: jnp.dot(X, W), signature="n f, f o -> n")
-    with pytest.raises(ax.OutputError, match=r"output has shape \(32, 1\), but the signature predicts \(32,\)"):
-        forward(jnp.ones((32, 20)), jnp.ones((20, 1)))
-    good = ax.check(lambda X, W: jnp.dot(X, W)[:, 0], signature="n f, f o -> n")
-    assert good(jnp.ones((32, 20)), jnp.ones((20, 1))).shape == (32,)
-    assert good.predict((32, 20), (20, 1)).axis_size is None
-    with pytest.raises(ax.SpecError, match="needs shapes to check"):
-        ax.check(lambda X: X)
 
 
 def test_vmap_psum_scatter_hole_is_reported_not_copied() -> None:

@@ -1,5 +1,6 @@
 """The compiled fast path answers exactly as the full engine does (shapes, blocks, tables,
-refusals), and its answers are never reused where the context changes them."""
+refusals), and its answers are never reused where the context changes them; a checked
+call's lookup by the arrays' shapes alone answers only where the full lookup would."""
 
 from __future__ import annotations
 
@@ -128,3 +129,38 @@ def test_a_cached_shard_map_answer_is_not_reused_under_another_context_mesh() ->
         with pytest.raises(ax.SpecError, match="context mesh"):
             f.predict(jax.ShapeDtypeStruct((32,), jnp.float32))  # first sight: the plan checks it too
     assert f.predict(x).shapes == (16,)
+
+
+def test_a_checked_calls_shape_lookup_answers_only_where_the_full_one_would(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A kept eager call with a signature finds its cached prediction by the arrays' shapes
+    alone (`arrays_key`), so the engine never runs again for shapes seen; a transform whose
+    answers depend on more (the context mesh) or that defers to JAX never takes it, and
+    the flat options key shares predictors only between equal options."""
+    from axischeck._engine._predictor import Predictor
+
+    x = jnp.ones((4, 3))
+    f = ax.vmap(lambda v: v.sum(0), signature="(n)->()")
+    f(x)
+    assert predictor_of(f).stored().keyed_by_arrays
+    checks: list[object] = []
+    full_checks = Predictor.checked_answer
+
+    def counted(self: Predictor, *args: Any) -> Any:
+        checks.append(args)
+        return full_checks(self, *args)
+
+    monkeypatch.setattr(Predictor, "checked_answer", counted)
+    assert f(jnp.zeros((4, 3))).shape == (4,) and not checks  # found by shapes
+    assert f(jnp.zeros((5, 3))).shape == (5,) and len(checks) == 1  # new shapes: the engine
+    assert f(v=x).shape == (4,) and len(checks) == 2  # by keyword: keyed by its tree, a new key
+    assert f(v=x).shape == (4,) and len(checks) == 2  # and found by it after
+    monkeypatch.undo()
+    mesh = jax.make_mesh((8,), ("x",), axis_types=(jax.sharding.AxisType.Auto,))
+    sharded = ax.shard_map(lambda a: a, mesh=mesh, in_specs=P("x"), out_specs=P("x"), signature="(n)->(n)")
+    sharded(jnp.ones(16))
+    assert not predictor_of(sharded).stored().keyed_by_arrays  # its answers depend on the context mesh
+    # Flat options: equal options share one predictor, different ones never do.
+    fun = lambda v: v  # noqa: E731
+    assert predictor_of(ax.vmap(fun, in_axes=(0,))) is predictor_of(ax.vmap(fun, in_axes=(0,)))
+    found = {id(predictor_of(ax.vmap(fun, in_axes=a))) for a in (0, (0,), 1, -1, None, [0])}
+    assert len(found) == 6

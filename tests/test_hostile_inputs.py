@@ -1,5 +1,6 @@
-"""Hostile inputs to the spec side of axischeck: `Shape`, signature text and pytrees,
-annotations, and the command line.
+"""Hostile inputs, one by one: `Shape`, signature text and pytrees, shard_map specs,
+annotations, arguments that are cyclic, very deep or that JAX refuses, and the command line
+(`test_fuzz.py` fuzzes every entry point at once).
 
 The property throughout: a bad input gets a clear `ax.AxisCheckError` (a `SpecError`
 for a malformed spec, exit status 2 with one line on stderr for the CLI), never an
@@ -314,6 +315,70 @@ def test_cyclic_signature_pytree() -> None:
     with pytest.raises(ax.SpecError, match="contains itself"):
         ax.Signature((cyc,))
     _still_works()
+
+
+def test_cyclic_shard_map_specs_are_refused_before_anything_flattens_them() -> None:
+    """jaxlib's flatten of a cycle raises RecursionError from C++ and can leave the
+    interpreter unable to recurse: specs that contain themselves are a SpecError."""
+    from jax.sharding import PartitionSpec as P
+
+    mesh = jax.make_mesh((4,), ("i",), axis_types=(jax.sharding.AxisType.Auto,))
+    cyclic: list[Any] = [P("i")]
+    cyclic.append(cyclic)
+    with pytest.raises(ax.SpecError, match="contains itself"):
+        ax.shard_map(lambda a: a, mesh=mesh, in_specs=cyclic, out_specs=P("i"))
+    with pytest.raises(ax.SpecError, match="contains itself"):
+        ax.shard_map(lambda a: a, mesh=mesh, in_specs=P("i"), out_specs=cyclic)
+
+    def depth(k: int) -> int:
+        return 0 if k == 0 else 1 + depth(k - 1)
+
+    assert depth(200) == 200  # the interpreter still recurses
+
+
+_CYCLIC_AND_DEEP = """
+import os, sys
+os.environ.setdefault("JAX_PLATFORMS", "cpu")
+import axischeck as ax
+
+def const(*a, **k):
+    return 0.0
+
+cyclic = [0]
+cyclic.append(cyclic)
+deep = (1.0,)
+for _ in range(3000):
+    deep = [deep]
+leaked = []
+for name, arg in [("cyclic", cyclic), ("deep", deep)]:
+    for label, f in [("traced", ax.vmap(const)), ("signature", ax.vmap(const, signature="(n)->()"))]:
+        for how in ("predict", "explain", "call"):
+            try:
+                {"predict": f.predict, "explain": f.explain, "call": f}[how](arg)
+            except ax.AxisCheckError:
+                pass
+            except BaseException as err:
+                leaked.append(f"{how} of {label} on a {name} argument: {type(err).__name__}: {str(err)[:80]}")
+sys.setrecursionlimit(sys.getrecursionlimit())  # fails if the recursion counter was left raised
+print("LEAKED" if leaked else "CLEAN")
+for line in leaked:
+    print(line)
+"""
+
+
+@pytest.mark.slow
+def test_cyclic_and_very_deep_arguments_are_reported() -> None:
+    """Run in a child process: a RecursionError inside JAX's C++ flatten can leave the
+    interpreter's recursion counter raised, so it must not happen in this one."""
+    import os
+
+    env = dict(os.environ, JAX_PLATFORMS="cpu")
+    proc = subprocess.run(
+        [sys.executable, "-c", _CYCLIC_AND_DEEP], capture_output=True, text=True, timeout=300, env=env
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "Exception ignored" not in proc.stderr, proc.stderr[-3000:]
+    assert proc.stdout.startswith("CLEAN"), proc.stdout
 
 
 @pytest.mark.parametrize(

@@ -749,6 +749,20 @@ def test_options_as_jax_takes_them() -> None:
         static.predict(*text)  # jax.eval_shape cannot take it
 
 
+@pytest.mark.parametrize("check_vma", [True, False, 1, 0, None])
+def test_shard_map_hands_jax_check_vma_as_given(check_vma: Any) -> None:
+    """JAX records check_vma as it was given (its jaxpr shows `check_vma=1`): the drop-in
+    hands it over unchanged, so the lowered program is JAX's own."""
+    mesh = jax.make_mesh((8,), ("i",), axis_types=(jax.sharding.AxisType.Auto,))
+    x = jnp.ones((8, 4))
+    options: dict[str, Any] = {"mesh": mesh, "in_specs": P("i"), "out_specs": P("i"), "check_vma": check_vma}
+    ours = jax.make_jaxpr(ax.shard_map(lambda a: a * 2, **options))(x)
+    theirs = jax.make_jaxpr(jax.shard_map(lambda a: a * 2, **options))(x)
+    assert str(ours) == str(theirs)
+    with pytest.raises(ax.SpecError, match="check_vma"):
+        ax.shard_map(lambda a: a, mesh=mesh, in_specs=P("i"), out_specs=P("i"), check_vma=np.array([1, 1]))
+
+
 @pytest.mark.parametrize("spec", [P("x", unreduced={"y"}), P(None, reduced={"y"})])
 def test_specs_with_unreduced_axes_agree_with_jax(spec: Any) -> None:
     x = jax.ShapeDtypeStruct((16, 6), jnp.float32)

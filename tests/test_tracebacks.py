@@ -1,9 +1,12 @@
 """Tracebacks the JAX way: axischeck's files are registered with JAX's traceback
 filtering, so a user sees their own frames and the message by default, and every frame
-with `JAX_TRACEBACK_FILTERING=off` (nothing is thrown away)."""
+with `JAX_TRACEBACK_FILTERING=off` (nothing is thrown away). Whatever the transform, an
+error from a decorated call points at the caller's line, through few of axischeck's frames
+and no one else's, without a "During handling of the above exception" chain."""
 
 from __future__ import annotations
 
+import inspect
 import traceback
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -14,8 +17,8 @@ import jax.numpy as jnp
 import pytest
 
 import axischeck as ax
+from jax_oracle import axischeck_frames
 
-PACKAGE_DIR = Path(ax.__file__).resolve().parent
 EINSUM = "(a,b),(b,c),(a,c)->(a,c)"
 
 
@@ -43,8 +46,7 @@ FAILURES: dict[str, Callable[[], Any]] = {
 
 
 def _ours(err: BaseException) -> list[traceback.FrameSummary]:
-    frames = traceback.extract_tb(err.__traceback__)
-    return [f for f in frames if Path(f.filename).resolve().is_relative_to(PACKAGE_DIR)]
+    return axischeck_frames(traceback.extract_tb(err.__traceback__))
 
 
 @pytest.mark.parametrize("failure", list(FAILURES), ids=list(FAILURES))
@@ -60,3 +62,65 @@ def test_every_frame_is_there_with_filtering_off(failure: str, filtering_off: No
     with pytest.raises(ax.AxisCheckError) as info:
         FAILURES[failure]()
     assert _ours(info.value), "axischeck's frames were thrown away"
+
+
+# ------------------------------------------------------- the caller's line, every transform
+
+_X, _Y_BAD, _Z = jnp.ones((16, 8, 4)), jnp.ones((5, 16, 2)), jnp.ones((16, 8, 2))
+
+
+Case = tuple[Callable[..., Any], tuple[Any, ...], dict[str, Any]]
+
+
+class _Hyg:
+    @ax.vmap(in_axes=(None, 0), signature={"x": "(n, m)", "return": "(n)"})
+    def apply(self, x: jax.Array) -> jax.Array:
+        return x.sum(-1)
+
+
+HYGIENE_CASES: dict[str, Callable[[], Case]] = {
+    "signature": lambda: (ax.vmap(op, in_axes=(0, 1, 0), signature=EINSUM), (_X, _Y_BAD, _Z), {}),
+    "no-signature-rank": lambda: (ax.vmap(op, in_axes=(0, 3, 0)), (_X, _Y_BAD, _Z), {}),
+    "no-signature-batch": lambda: (ax.vmap(op, in_axes=(0, 0, 0)), (_X, _Y_BAD, _Z), {}),
+    "check": lambda: (
+        ax.check(lambda X, W: X @ W, signature="n f, f o -> n"),
+        (jnp.ones((4, 3)), jnp.ones((2, 1))),
+        {},
+    ),
+    "jit": lambda: (jax.jit(ax.vmap(op, in_axes=(0, 1, 0), signature=EINSUM)), (_X, _Y_BAD, _Z), {}),
+    "nested": lambda: (ax.vmap(ax.vmap(lambda x: x.sum(), signature="(n)->()"), in_axes=1), (jnp.ones((2, 3)),), {}),
+    "out_axes-none": lambda: (ax.vmap(_ident, out_axes=None), (jnp.ones((2, 3)),), {}),
+    "kwargs": lambda: (
+        ax.vmap(lambda x, y: x + y, signature="(n),(n)->(n)"),
+        (jnp.ones((2, 3)),),
+        {"y": jnp.ones((3, 4))},
+    ),
+    "predict": lambda: (ax.vmap(op, in_axes=(0, 1, 0), signature=EINSUM).predict, (_X, _Y_BAD, _Z), {}),
+    "bound-method": lambda: (_Hyg().apply, (jnp.ones((2, 3)),), {}),
+}
+
+
+def _ident(x: jax.Array) -> jax.Array:
+    return x
+
+
+@pytest.mark.parametrize("case", list(HYGIENE_CASES.values()), ids=list(HYGIENE_CASES))
+def test_errors_from_decorated_calls_point_at_the_callers_line(case: Callable[[], Case]) -> None:
+    target, args, kwargs = case()
+    line = inspect.currentframe().f_lineno + 2  # type: ignore[union-attr]
+    try:
+        target(*args, **kwargs)
+    except ax.AxisCheckError as err:
+        error = err
+    else:
+        pytest.fail("no AxisCheckError")
+    frames = traceback.extract_tb(error.__traceback__)
+    assert Path(frames[0].filename).resolve() == Path(__file__).resolve() and frames[0].lineno == line, frames[0]
+    assert frames[0].name == "test_errors_from_decorated_calls_point_at_the_callers_line"
+    ours = axischeck_frames(frames)
+    assert len(ours) <= 3, "\n" + "".join(traceback.format_list(frames))
+    others = [f for f in frames[1:] if f not in ours]
+    assert not others, "frames outside the caller and axischeck:\n" + "".join(traceback.format_list(others))
+    # No noisy "During handling of the above exception, another exception occurred".
+    rendered = "".join(traceback.format_exception(error))
+    assert "During handling of the above exception" not in rendered, rendered

@@ -166,6 +166,10 @@ def custom_axes(*trees: Any) -> bool:
     for tree in trees:
         if flat_axes(tree):
             continue
-        if any(custom_axis_spec(leaf) for leaf in jax.tree_util.tree_leaves(tree)):
+        try:
+            leaves = jax.tree_util.tree_leaves(tree)
+        except Exception:  # a tree JAX cannot flatten holds no spec objects: `validate` explains it
+            continue
+        if any(custom_axis_spec(leaf) for leaf in leaves):
             return True
     return False

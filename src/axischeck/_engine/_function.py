@@ -82,6 +82,11 @@ def declares_nothing(fun: Callable[..., Any]) -> bool:
     return known
 
 
+def verdicts_kept() -> int:
+    """How many functions' `declares_nothing` verdicts are kept (they go with the function)."""
+    return len(_DECLARES_NOTHING)
+
+
 def _forget_verdict(gone: weakref.ref[Callable[..., Any]], pop: Any = _DECLARES_NOTHING.pop) -> None:
     pop(gone, None)  # bound early: at interpreter exit this module's names may be gone first
 

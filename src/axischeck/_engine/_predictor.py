@@ -145,6 +145,7 @@ class Predictor:
             predictions=len(self._prediction_by_call),
             capacity=self._prediction_by_call.maxsize,
             plans=self._plan_by_structure.values(),
+            plan_capacity=self._plan_by_structure.maxsize,
             inputs_passed=len(self._inputs_passed_by_call),
             keyed_by_arrays=self._prediction_by_arrays is not None,
         )
@@ -476,6 +477,7 @@ class Stored:
     predictions: int  # stored predictions
     capacity: int  # how many it keeps at most
     plans: tuple[Plan | ShardPlan, ...]  # compiled fast paths, one per argument structure
+    plan_capacity: int  # how many plans it keeps at most
     inputs_passed: int  # calls whose signature inputs passed their check
     keyed_by_arrays: bool  # whether a call of arrays by position finds its answer without a flatten
 

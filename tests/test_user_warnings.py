@@ -1,0 +1,55 @@
+"""Warnings the user's function issues reach the user: axischeck's traces and checks swallow
+none of them, in any transform, eagerly or under `jax.jit`, even when a check then fails.
+
+(axischeck's own `AxisCheckWarning`s are tested with the behaviour they warn about.)
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import pytest
+
+import axischeck as ax
+
+
+def _warns(x: jax.Array) -> jax.Array:
+    warnings.warn("a warning from the user's function", UserWarning, stacklevel=1)
+    return x * 2
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: ax.vmap(_warns, signature="(n)->(n)"),
+        lambda: ax.vmap(_warns),
+        lambda: ax.check(_warns, signature="b n -> b n"),
+        lambda: jax.jit(ax.vmap(_warns, signature="(n)->(n)")),
+        lambda: jax.jit(ax.vmap(_warns)),
+        lambda: ax.vmap(ax.vmap(_warns), in_axes=1),
+        lambda: ax.vmap(_warns, in_axes=None, out_axes=None, axis_size=2),
+    ],
+    ids=["signature", "traced", "check", "jit-signature", "jit-traced", "nested", "out_axes-none"],
+)
+def test_warnings_from_the_users_function_are_not_swallowed(make: Callable[[], Any]) -> None:
+    f = make()
+    x = jnp.ones((2, 3))
+    with pytest.warns(UserWarning, match="a warning from the user's function") as record:
+        out = f(x)
+    assert out.shape == (2, 3) or out.shape == (3, 2)
+    assert all(w.category is UserWarning for w in record)
+
+
+def test_warnings_survive_a_failing_check() -> None:
+    """A warning issued before the function's own error is still emitted."""
+
+    def f(x: jax.Array) -> jax.Array:
+        warnings.warn("about to fail", RuntimeWarning, stacklevel=1)
+        return jnp.dot(x, jnp.ones(7))
+
+    with pytest.warns(RuntimeWarning, match="about to fail"), pytest.raises(TypeError):
+        ax.vmap(f)(jnp.ones((2, 3)))
