@@ -39,6 +39,10 @@ class Nestable(ABC):
     def models(self) -> Models:
         """The models of this transform (see `Models`)."""
 
+    @abstractmethod
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        """A transform is called like the function it maps."""
+
 
 def fn_name(fun: Callable[..., Any]) -> str:
     if type(fun) is FunctionType:
