@@ -285,9 +285,12 @@ def core_from_annotations(fn: Callable[..., Any]) -> SigCore | None:
 
 
 def _raw_annotations(fn: Any) -> dict[str, Any]:
-    """`fn.__annotations__` as a plain dict with str keys, or {} when it cannot be read."""
+    """`fn.__annotations__` as a plain dict with str keys, or {} when it cannot be read
+    (a function's own dict as it is: read only, never changed)."""
     try:
         raw = getattr(fn, "__annotations__", None)
+        if type(raw) is dict and all(type(k) is str for k in raw):  # a function's own: as it is
+            return raw
         items = list(raw.items()) if isinstance(raw, Mapping) else []
     except Exception:  # a property that raises, a Mapping that cannot be iterated
         return {}

@@ -241,22 +241,3 @@ def held_weakly(fun: Callable[..., Any]) -> Callable[..., Any]:
         return WeakCallable(fun)
     except TypeError:
         return fun
-
-
-class HashedKey:
-    """A hashable value whose hash is computed once: a key looked up in several tables
-    (nested tuples re-hash every time; `PartitionSpec`s and meshes are slow to hash)."""
-
-    __slots__ = ("_hash", "value")
-
-    def __init__(self, value: Hashable) -> None:
-        self.value = value
-        self._hash = hash(value)  # raises TypeError for what cannot be a key
-
-    def __hash__(self) -> int:
-        return self._hash
-
-    def __eq__(self, other: object) -> bool:
-        return self is other or (
-            type(other) is HashedKey and self._hash == other._hash and bool(self.value == other.value)
-        )
