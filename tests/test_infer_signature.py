@@ -209,7 +209,10 @@ def test_shard_map_gives_the_per_device_signature() -> None:
     assert sig == ax.Signature("(a,b),(b,c)->(a,c)")
     g = ax.shard_map(f.__wrapped__, mesh={"x": 4}, in_specs=(P("x"), P()), out_specs=P("x"), signature=sig)
     planned = jax.shard_map(
-        f.__wrapped__, mesh=jax.sharding.AbstractMesh((4,), ("x",)), in_specs=(P("x"), P()), out_specs=P("x")
+        f.__wrapped__,
+        mesh=jax.sharding.AbstractMesh((4,), ("x",), axis_types=(jax.sharding.AxisType.Auto,)),
+        in_specs=(P("x"), P()),
+        out_specs=P("x"),
     )
     assert predicted(g, (8, 5), (5, 7)) == jax_shapes(planned, sds((8, 5)), sds((5, 7))) == [(8, 7)]
 
