@@ -168,6 +168,44 @@ def test_trace_counts_match_equinox() -> None:
     assert counts["ours"] == counts["theirs"]
 
 
+def test_a_filter_vmap_made_anew_is_found_in_equinoxs_pmap_cache() -> None:
+    """Equinox's filter_pmap caches its traces by the function it maps: an
+    `axischeck.eqx.filter_vmap(f)` made again equals the first, as two
+    `eqx.filter_vmap(f)` do, so a step written inline traces as often as with Equinox."""
+    counts = {"ours": 0, "theirs": 0}
+
+    def make(which: str) -> Any:
+        def f(x: jax.Array) -> jax.Array:
+            counts[which] += 1
+            return x + 1
+
+        return f
+
+    ours_f, theirs_f = make("ours"), make("theirs")
+    assert axeqx.filter_vmap(ours_f) == axeqx.filter_vmap(ours_f)
+    assert hash(axeqx.filter_vmap(ours_f)) == hash(axeqx.filter_vmap(ours_f))
+    assert axeqx.filter_vmap(ours_f) != axeqx.filter_vmap(theirs_f)
+    assert axeqx.filter_vmap(ours_f) != axeqx.filter_vmap(ours_f, in_axes=1)
+    for x in (jnp.array([[1, 2]]), jnp.array([[2, 3]])):
+        np.testing.assert_array_equal(
+            eqx.filter_pmap(axeqx.filter_vmap(ours_f))(x), eqx.filter_pmap(eqx.filter_vmap(theirs_f))(x)
+        )
+    assert counts["ours"] == counts["theirs"] == 2  # eval_shape and pmap, then both cached
+
+
+def test_filter_pmap_offers_equinoxs_lower() -> None:
+    """Ahead-of-time compilation through Equinox's own `.lower` (Equinox's test_pmap)."""
+
+    def f(x: jax.Array, y: int) -> jax.Array:
+        return 2 * x + y
+
+    x = jnp.array([3])
+    compiled = axeqx.filter_pmap(f, donate="none").lower(x, 4).compile()
+    np.testing.assert_array_equal(compiled(x, 4), eqx.filter_pmap(f, donate="none").lower(x, 4).compile()(x, 4))
+    with pytest.raises(AttributeError):
+        axeqx.filter_pmap(f).no_such_attribute  # noqa: B018
+
+
 def test_filter_pmap_matches_equinox_and_names_the_axis() -> None:
     n = jax.local_device_count()
     x = jnp.arange(n * 3.0).reshape(n, 3)

@@ -166,6 +166,26 @@ class _Filtered(Generic[P, R]):
             return self
         return _eqx.Partial(self, instance)
 
+    def __eq__(self, other: object) -> bool:
+        """Equal when Equinox's own wrappers are (the same function and options), as two
+        `eqx.filter_vmap(f)` are: a transform keyed by its function (Equinox's
+        `filter_pmap` cache, `jax.jit`'s static arguments) finds it again when it is made
+        anew."""
+        return type(other) is _Filtered and other._transform == self._transform and other._library == self._library
+
+    def __hash__(self) -> int:
+        # Equal wrappers wrap equal functions (Equinox's hash reads its options, which may
+        # hold a dict): the function, not the wrapper, is hashed.
+        return hash((_Filtered, self._transform, self.__wrapped__))
+
+    def __getattr__(self, name: str) -> Any:
+        """What Equinox's wrapped function offers and this one does not (`.lower(...)` for
+        ahead-of-time compilation, ...) is Equinox's own."""
+        library = self.__dict__.get("_library")
+        if library is None or name.startswith("__"):
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        return getattr(library, name)
+
     def __repr__(self) -> str:
         return f"<axischeck {self._title()}>"
 
