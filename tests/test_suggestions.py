@@ -317,3 +317,33 @@ def test_a_stray_python_number_among_arrays_is_not_carried_along_unmapped() -> N
     z = [jnp.ones((4, n)) for n in range(1, 3)]
     err = _refused(lambda: ax.vmap(lambda x: x)([z, z + [0]]))
     assert not any("scalars inside" in s.text for s in err.suggestions)
+
+
+# ------------------------------------- fixes the real-bug corpus asked for (issue #29)
+
+
+def test_a_vmap_that_maps_nothing_gets_an_axis_size_that_cannot_change_the_result() -> None:
+    """jax#5021: in_axes=None with out_axes=None needs axis_size; with every output
+    unmapped any size computes the function once, so the checked fix names one."""
+
+    def ident(x: jax.Array) -> jax.Array:
+        return x * 2.0
+
+    x = jnp.arange(3.0)
+    err = _refused(lambda: ax.vmap(ident, in_axes=None, out_axes=None)(x))  # axischeck: ignore[AX015]
+    assert [s.as_kwargs() for s in err.suggestions] == [{"axis_size": 1}]
+    assert err.fix == err.suggestions[0].text
+    fixed = jax.vmap(ident, in_axes=None, out_axes=None, **err.suggestions[0].as_kwargs())(x)
+    assert jnp.array_equal(fixed, ident(x))
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"out_axes": 0},  # the size is how many copies come out: the user's to say
+        {"out_axes": None, "axis_name": "i"},  # a collective could count the size
+    ],
+)
+def test_no_axis_size_is_guessed_where_the_size_would_change_the_result(options: dict[str, Any]) -> None:
+    err = _refused(lambda: ax.vmap(lambda x: x * 2.0, in_axes=None, **options)(jnp.arange(3.0)))
+    assert not any("axis_size" in s.as_kwargs() for s in err.suggestions)

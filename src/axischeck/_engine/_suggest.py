@@ -320,6 +320,36 @@ def _axis_size_options(model: MapModel, call: Call, budget: _Budget) -> list[Sug
     return [Suggestion(f"axis_size={size} (or leave it out) matches the mapped arguments", (("axis_size", size),))]
 
 
+def _unmapped_size_options(model: MapModel, call: Call, budget: _Budget) -> list[Suggestion]:
+    """A vmap that maps nothing (every in_axes entry None, no axis_size) needs axis_size
+    (jax#5021). Its value is checked, not guessed, only where it cannot change the result:
+    every output unmapped (out_axes None) and no axis name for a collective to count, so
+    any size computes the function once, as the call asks. Otherwise the size is how many
+    copies the user wants, theirs to say: no fix."""
+    level = model.level
+    if level.kind != "vmap" or level.axis_size is not None or level.axis_name is not None:
+        return []
+    leaves, _ = call.flat()
+    try:
+        with tables_unread():
+            axes = resolve_in_axes(level, call, ())
+    except AxisCheckError:
+        return []
+    if any(a is not None and leaf.shape is not None for leaf, a in zip(leaves, axes, strict=True)):
+        return []  # something is mapped: the batch size is there to read
+    outcome = _works(MapModel(replace(level, axis_size=1), model.inner, model.fn), call, budget)
+    step = next((s for s in outcome.steps if isinstance(s, MapStep)), None) if outcome is not None else None
+    if step is None or any(row.axis is not None for row in step.outs):
+        return []
+    return [
+        Suggestion(
+            "axis_size=1: nothing is mapped and every output is unmapped (out_axes None),"
+            " so any size computes the function once",
+            (("axis_size", 1),),
+        )
+    ]
+
+
 def _out_axes_options(model: MapModel, call: Call, budget: _Budget) -> list[Suggestion]:
     current = model.level.out_axes.value
     if not (current is None or type(current) is int):
@@ -677,6 +707,7 @@ def suggest(
         options = (
             _static_options(model, call, budget)
             or _axis_size_options(model, call, budget)
+            or _unmapped_size_options(model, call, budget)
             or _structure_options(model, call, budget)
             or _scalar_leaf_options(model, call, budget)
             or _in_axes_options(model, call, budget)
