@@ -9,6 +9,7 @@ import jax.numpy as jnp
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from jax.sharding import PartitionSpec as P
 
 import axischeck as ax
 
@@ -347,3 +348,28 @@ def test_a_vmap_that_maps_nothing_gets_an_axis_size_that_cannot_change_the_resul
 def test_no_axis_size_is_guessed_where_the_size_would_change_the_result(options: dict[str, Any]) -> None:
     err = _refused(lambda: ax.vmap(lambda x: x * 2.0, in_axes=None, **options)(jnp.arange(3.0)))
     assert not any("axis_size" in s.as_kwargs() for s in err.suggestions)
+
+
+def _mesh(size: int = 2) -> jax.sharding.Mesh:
+    return jax.make_mesh((size,), ("x",), axis_types=(jax.sharding.AxisType.Auto,))
+
+
+def test_trailing_none_entries_past_an_arguments_rank_are_dropped() -> None:
+    """jax#18951: `P(None)` for a scalar (of a function taking *args): None splits nothing,
+    so the spec without it is the same split."""
+
+    def add_all(*xs: jax.Array) -> jax.Array:
+        return xs[0] + xs[1]
+
+    f = ax.shard_map(add_all, mesh=_mesh(), in_specs=(P(), P(None)), out_specs=P())  # axischeck: ignore[AX011]
+    err = _refused(lambda: f(jnp.float32(1.0), jnp.float32(2.0)))
+    assert [s.as_kwargs() for s in err.suggestions] == [{"in_specs": (P(), P())}]
+    assert "xs[1] (rank 0)" in err.fix
+    fixed = jax.shard_map(add_all, mesh=_mesh(), out_specs=P(), **err.suggestions[0].as_kwargs())
+    assert fixed(jnp.float32(1.0), jnp.float32(2.0)) == 3.0
+
+
+def test_a_spec_that_splits_an_axis_the_argument_lacks_is_not_trimmed() -> None:
+    f = ax.shard_map(lambda x: x, mesh=_mesh(), in_specs=P("x"), out_specs=P())
+    err = _refused(lambda: f(jnp.float32(1.0)))
+    assert not any("in_specs" in s.as_kwargs() for s in err.suggestions)

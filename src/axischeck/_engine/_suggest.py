@@ -18,7 +18,7 @@ from .._core._axes import freeze_in_axes, freeze_out_axes
 from .._core._dims import ArraySpec, Variadic
 from .._core._errors import AxisCheckError, FunctionError, OutputError
 from .._core._explain import tables_unread
-from .._core._jax_compat import spec_entries, unbound_axis_name, varying_axes
+from .._core._jax_compat import INFER_SPECS, spec_entries, unbound_axis_name, varying_axes
 from .._core._leaves import Call, Leaf, abstract, struct
 from .._core._shape import Shape
 from .._core._steps import MapStep
@@ -542,6 +542,46 @@ def _shard_in_options(model: ShardModel, call: Call, budget: _Budget) -> list[Su
     return found
 
 
+def _surplus_none_options(model: ShardModel, call: Call, budget: _Budget) -> list[Suggestion]:
+    """in_specs entries longer than their argument's rank only by trailing Nones (jax#18951:
+    `P(None)` for a scalar): a None splits nothing, so the spec without them is the
+    same split, and JAX takes it. A surplus that names a mesh axis asks for a split the
+    argument cannot have: what was meant is not for the engine to say."""
+    o = model.options
+    n = len(call.args)
+    if o.smap_axes is not None or o.in_specs is INFER_SPECS or n == 0:
+        return []
+    specs = _in_specs(o, n)
+    if len(specs) != n:
+        return []
+    new_specs = list(specs)
+    trimmed: list[str] = []
+    for i, (arg, spec) in enumerate(zip(call.args, specs, strict=True)):
+        if not isinstance(arg, Leaf) or arg.shape is None or not isinstance(spec, PartitionSpec):
+            continue
+        entries = _entries(spec)
+        if len(entries) <= len(arg.shape):
+            continue
+        while len(entries) > len(arg.shape) and not entries[-1]:
+            entries.pop()
+        new_specs[i] = _spec_of(entries)
+        trimmed.append(f"{arg.label} (rank {len(arg.shape)})")
+    if not trimmed:
+        return []
+    fixed: Any = tuple(new_specs) if isinstance(o.in_specs, tuple) else new_specs[0]
+    if not isinstance(o.in_specs, tuple) and any(s != fixed for s in new_specs):
+        return []  # one spec for all the arguments: it must suit each of them
+    if not _works(replace(model, options=replace(o, in_specs=fixed)), call, budget):
+        return []
+    return [
+        Suggestion(
+            f"in_specs={fixed!r} drops the None entries past the rank of {', '.join(trimmed)};"
+            " a None splits nothing, so the blocks stay as they are",
+            (("in_specs", fixed),),
+        )
+    ]
+
+
 def _smap_scalar_options(model: ShardModel, call: Call, budget: _Budget) -> list[Suggestion]:
     """smap's scalars given an axis to split: the in_axes entry None for each (a scalar,
     a Python number above all, has no axis; smap passes it whole to every shard)."""
@@ -688,7 +728,10 @@ def suggest(
     """
     if isinstance(model, ShardModel):
         budget = _Budget(traces)
-        shard = (_shard_out_options if isinstance(err, OutputError) else _shard_in_options)(model, call, budget)
+        if isinstance(err, OutputError):
+            shard = _shard_out_options(model, call, budget)
+        else:
+            shard = _surplus_none_options(model, call, budget) or _shard_in_options(model, call, budget)
         return tuple(shard) if len(shard) <= MAX_SHOWN else ()
     if not isinstance(model, MapModel):
         return ()
