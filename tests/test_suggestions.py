@@ -373,3 +373,26 @@ def test_a_spec_that_splits_an_axis_the_argument_lacks_is_not_trimmed() -> None:
     f = ax.shard_map(lambda x: x, mesh=_mesh(), in_specs=P("x"), out_specs=P())
     err = _refused(lambda: f(jnp.float32(1.0)))
     assert not any("in_specs" in s.as_kwargs() for s in err.suggestions)
+
+
+@pytest.mark.skipif(not hasattr(jax, "smap"), reason="this JAX has no jax.smap")
+def test_a_failed_smap_call_gets_its_checked_out_axes_fix() -> None:
+    """out_axes None on an output that varies over the mesh axis: the out_axes that
+    concatenates the blocks is checked against the probe's record of the function, so a
+    failed call (one trace for its fixes) offers it."""
+
+    def double(x: jax.Array) -> jax.Array:
+        return x * 2.0
+
+    x = jnp.arange(8.0)
+    with jax.set_mesh(_mesh(4)):
+        err = _refused(lambda: ax.smap(double, in_axes=0, out_axes=None, axis_name="x")(x))  # axischeck: ignore[AX018]
+        assert [s.as_kwargs() for s in err.suggestions] == [{"out_axes": 0}]
+        fixed = jax.smap(double, in_axes=0, axis_name="x", **err.suggestions[0].as_kwargs())(x)
+    assert jnp.array_equal(fixed, x * 2.0)
+
+
+def test_a_failed_shard_map_call_gets_its_checked_out_specs_fix() -> None:
+    f = ax.shard_map(lambda x: x * 2.0, mesh=_mesh(4), in_specs=P("x"), out_specs=P())
+    err = _refused(lambda: f(jnp.arange(8.0)))
+    assert [s.as_kwargs() for s in err.suggestions] == [{"out_specs": P("x")}]

@@ -24,8 +24,9 @@ from .._core._shape import Shape
 from .._core._steps import MapStep
 from .._core._trees import PrefixMismatch, broadcast_prefix, seq_repr
 from ._levels import MapLevel, read_sizes, resolve_in_axes, takes
-from ._models import MapModel, Model, Outcome, SignatureModel, chain, is_symbolic, run
+from ._models import MapModel, Model, Outcome, SignatureModel, TraceModel, chain, is_symbolic, run
 from ._shard_model import ShardModel
+from ._trace import Replay, replay_of
 
 MAX_TRIES = 48
 MAX_SHOWN = 3
@@ -66,10 +67,23 @@ class _Budget:
         self.traces = traces
 
     def allows(self, model: Model) -> bool:
-        if is_symbolic(model):
+        if is_symbolic(model) or _replayed(model):
             return True
         self.traces -= 1
         return self.traces >= 0
+
+
+def _replayed(model: Model) -> bool:
+    """Whether every function in `model` is a record of one trace (runs no user code)."""
+    fns = [m.fn for m in chain(model) if hasattr(m, "fn")]
+    return bool(fns) and all(isinstance(fn, Replay) for fn in fns)
+
+
+def _with_replay(model: ShardModel, replay: Replay) -> ShardModel:
+    """`model` asking `replay` (the user's function as one trace recorded it) in place of
+    the function: a candidate checked by the engine and JAX without another trace."""
+    inner = replace(model.inner, fn=replay) if isinstance(model.inner, TraceModel) else model.inner
+    return replace(model, fn=replay, inner=inner)
 
 
 def _works(model: Model, call: Call, budget: _Budget) -> Outcome | None:
@@ -673,7 +687,12 @@ def _shard_out_options(model: ShardModel, call: Call, budget: _Budget) -> list[S
         shown = f"out_axes={new_out_axes!r}"
         rest = ""
         candidate = replace(o, out_specs=new_specs, smap_axes=(in_axes, new_out_axes))
-    if not _works(replace(model, options=candidate), call, budget):
+    # The candidate changes how the blocks are assembled, not what each device computes:
+    # the probe's record answers for the function.
+    leaves, _ = call.flat()
+    replay = replay_of(closed, shapes, range(len(leaves)))
+    checked = replace(model, options=candidate)
+    if not _works(checked if replay is None else _with_replay(checked, replay), call, budget):
         return []
     verb = "varies" if len(gaps) == 1 else "vary"
     mesh_axes = "mesh axis" if len(axes) == 1 else "mesh axes"
