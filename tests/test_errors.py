@@ -124,6 +124,18 @@ def test_in_axes_tuple_length() -> None:
     assert [s.as_kwargs() for s in info.value.suggestions] == [{"in_axes": ((0, 1),)}]
 
 
+def test_a_short_in_axes_names_the_arguments_it_leaves_without_an_entry() -> None:
+    """jax#9928: the argument without an entry is named, not only counted."""
+
+    def scale(x: jax.Array, y: jax.Array, param: float) -> jax.Array:
+        return (x + y) * param
+
+    f = ax.vmap(scale, in_axes=(0, 0))
+    with pytest.raises(ax.ArgumentError) as info:
+        f.predict((3, 2), (3, 2), ())
+    assert "in_axes has 2 entries but the function got 3 positional arguments (param has no entry)" in str(info.value)
+
+
 def test_in_axes_structure_mismatch() -> None:
     f = ax.vmap(lambda d: d["a"], in_axes=((0, 1),))
     text = _message(f, {"a": (3,), "b": (3,)})

@@ -396,3 +396,20 @@ def test_a_failed_shard_map_call_gets_its_checked_out_specs_fix() -> None:
     f = ax.shard_map(lambda x: x * 2.0, mesh=_mesh(4), in_specs=P("x"), out_specs=P())
     err = _refused(lambda: f(jnp.arange(8.0)))
     assert [s.as_kwargs() for s in err.suggestions] == [{"out_specs": P("x")}]
+
+
+def test_a_static_pmap_argument_passed_by_keyword_is_passed_by_position() -> None:
+    """jax#3007: static_broadcasted_argnums counts positions; the checked fix moves the
+    keyword argument to the position it names, where it is static."""
+
+    def add(a: jax.Array, b: int) -> jax.Array:
+        return a + b
+
+    x = jnp.ones((4, 1))
+    err = _refused(lambda: ax.pmap(add, static_broadcasted_argnums=(1,))(x, b=1))  # axischeck: ignore[AX003]
+    (fix,) = err.suggestions
+    assert fix.as_kwargs() == {} and fix.by_position == ("b",)
+    assert (
+        err.fix == "pass b by position, not by keyword: static_broadcasted_argnums counts positions (b is argument 1)"
+    )
+    assert jnp.array_equal(jax.pmap(add, static_broadcasted_argnums=(1,))(x, 1), x + 1)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import reprlib
+from collections.abc import Sequence
 from typing import Any
 
 
@@ -22,6 +23,11 @@ def int_text(n: int) -> str:
     except ValueError:
         digits = round(abs(n).bit_length() * 0.30103)  # log10(2)
         return f"<{'-' if n < 0 else ''}int of about {digits} digits>"
+
+
+def and_list(items: Sequence[str]) -> str:
+    """`a`, `a and b`, `a, b and c`: names listed in a sentence."""
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
 
 
 class _ShortRepr(reprlib.Repr):

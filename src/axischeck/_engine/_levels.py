@@ -20,7 +20,7 @@ from .._core._explain import Scene, tables_read
 from .._core._leaves import Call, Leaf, abstract, resharded, scalar_struct
 from .._core._shape import Shape, format_shape
 from .._core._steps import ArgRows, MapStep, OutRow, Step
-from .._core._text import int_text
+from .._core._text import and_list, int_text
 from .._core._trees import PrefixMismatch, broadcast_prefix, leaf_paths
 
 
@@ -86,10 +86,12 @@ def resolve_in_axes(level: MapLevel, call: Call, trail: tuple[Step, ...]) -> lis
                 fix=f"write in_axes={tuple(spec)!r}",
             )
     if isinstance(spec, tuple) and len(spec) != len(call.args):
+        unmatched = call.arg_labels[len(spec) :]
+        which = f" ({and_list(unmatched)} {'has' if len(unmatched) == 1 else 'have'} no entry)" if unmatched else ""
         raise Scene(trail, level.describe()).error(
             ArgumentError,
             f"in_axes has {len(spec)} entries but the function got {len(call.args)} positional"
-            f" argument{'s' if len(call.args) != 1 else ''}; a tuple in_axes needs one entry per"
+            f" argument{'s' if len(call.args) != 1 else ''}{which}; a tuple in_axes needs one entry per"
             " positional argument (keyword arguments are always mapped over axis 0)",
         )
     axes: list[int | None] = []

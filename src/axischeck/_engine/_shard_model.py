@@ -37,7 +37,7 @@ from .._core._jax_compat import (
 from .._core._leaves import Call, Leaf, abstract, check_jax_outputs, struct
 from .._core._shape import Shape
 from .._core._steps import ShardRow, ShardStep, Step
-from .._core._text import short_repr
+from .._core._text import and_list, short_repr
 from .._core._trees import PrefixMismatch, broadcast_prefix, leaf_paths
 from ._mesh import (
     MeshShape,
@@ -584,9 +584,9 @@ class ShardModel:
                     "makes it vary", "makes them vary"
                 )
             accounts.append(
-                f"{_and(labels)} {'is' if one else 'are'} the same on every device along {_axes_text(missing)}"
+                f"{and_list(labels)} {'is' if one else 'are'} the same on every device along {_axes_text(missing)}"
                 f" ({'its' if one else 'their'} {o.word('out')} entry {entry} leaves {it} out), but"
-                f" {o.name}'s {_and(labels)} {'varies' if one else 'vary'} along {it}" + (f": {why}" if why else "")
+                f" {o.name}'s {and_list(labels)} {'varies' if one else 'vary'} along {it}" + (f": {why}" if why else "")
             )
         problem = f"{_promise(o)} that " + "; and that ".join(accounts)
         return scene.error(
@@ -627,11 +627,11 @@ class ShardModel:
             named = []
             for i, axes in from_inputs.items():
                 spec = shown[i] if shown is not None else repr(specs[i][0])
-                over = _and([repr(a) for a in axes])
+                over = and_list([repr(a) for a in axes])
                 named.append(f"{leaves[i].label}, whose {o.word('in')} entry {spec} splits it over {over}")
             reasons.append("it is computed from " + "; and from ".join(named))
         for call_name, axes in from_calls.items():
-            over = _and([repr(a) for a in axes])
+            over = and_list([repr(a) for a in axes])
             reasons.append(f"{call_name} over {over} makes it vary (JAX counts its result as varying)")
         return "; ".join(reasons)
 
@@ -690,7 +690,7 @@ class ShardModel:
             if dims is not None and wanted & {a for dim in dims for a in dim}
         ]
         brought = (
-            f" (the arguments that vary along {_quoted(tuple(sorted(wanted)))}: {_and(sources)})" if sources else ""
+            f" (the arguments that vary along {_quoted(tuple(sorted(wanted)))}: {and_list(sources)})" if sources else ""
         )
         account = (
             f"jax.lax.{prim} needs {'its carry to keep one type' if loop else 'its branches to return one type'}: "
@@ -739,7 +739,7 @@ class ShardModel:
 
 
 def _quoted(axes: tuple[str, ...]) -> str:
-    return _and([repr(a) for a in axes])
+    return and_list([repr(a) for a in axes])
 
 
 _COLLECTIVES = {
@@ -753,12 +753,8 @@ _COLLECTIVES = {
 }
 
 
-def _and(items: list[str]) -> str:
-    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
-
-
 def _axes_text(axes: tuple[str, ...]) -> str:
-    return f"mesh axis {axes[0]!r}" if len(axes) == 1 else "mesh axes " + _and([repr(a) for a in axes])
+    return f"mesh axis {axes[0]!r}" if len(axes) == 1 else "mesh axes " + and_list([repr(a) for a in axes])
 
 
 def _gap_fix(o: ShardOptions, gaps: list[OutputGap]) -> str:
@@ -768,10 +764,12 @@ def _gap_fix(o: ShardOptions, gaps: list[OutputGap]) -> str:
     splittable = [g.label for g in same if len(g.block)]
     hints = []
     if splittable and o.smap_axes is None:
-        hints.append(f"name {named} in the out_specs entry of {_and(splittable)} (the blocks are then concatenated)")
+        hints.append(
+            f"name {named} in the out_specs entry of {and_list(splittable)} (the blocks are then concatenated)"
+        )
     elif splittable:
-        hints.append(f"give {_and(splittable)} an out_axes (the blocks are then concatenated)")
-    labels = _and([g.label for g in same])
+        hints.append(f"give {and_list(splittable)} an out_axes (the blocks are then concatenated)")
+    labels = and_list([g.label for g in same])
     hints.append(f"reduce {labels} over {named} first (jax.lax.psum or jax.lax.pmean over {named})")
     if o.smap_axes is None:  # smap always checks: no opting out
         hints.append("pass check_vma=False if it is replicated in fact")

@@ -22,6 +22,7 @@ from .._core._jax_compat import INFER_SPECS, spec_entries, unbound_axis_name, va
 from .._core._leaves import Call, Leaf, abstract, struct
 from .._core._shape import Shape
 from .._core._steps import MapStep
+from .._core._text import and_list
 from .._core._trees import PrefixMismatch, broadcast_prefix, seq_repr
 from ._levels import MapLevel, read_sizes, resolve_in_axes, takes
 from ._models import MapModel, Model, Outcome, SignatureModel, TraceModel, chain, is_symbolic, run
@@ -437,6 +438,28 @@ def _keyword_options(model: MapModel, positional: Call, moved: tuple[str, ...], 
     ]
 
 
+def _static_keyword_options(
+    model: MapModel, positional: Call, moved: tuple[str, ...], budget: _Budget
+) -> list[Suggestion]:
+    """A pmap argument that static_broadcasted_argnums names, passed by keyword (jax#3007):
+    the positions count, so the fix is to pass it by position, where it is static as the
+    option says. Only the keyword arguments that fill the named positions are moved."""
+    level = model.level
+    first = len(positional.args) - len(moved)
+    named = [i for i in level.static if first <= i < len(positional.args)]
+    if level.kind != "pmap" or not named or not _works(model, positional, budget):
+        return []
+    static = and_list([f"{positional.arg_labels[i]} is argument {i}" for i in named])
+    return [
+        Suggestion(
+            f"pass {', '.join(moved)} by position, not by keyword:"
+            f" static_broadcasted_argnums counts positions ({static})",
+            (),
+            by_position=moved,
+        )
+    ]
+
+
 def _tupled(axes: Any) -> Any:
     """`axes` with every list inside made a tuple (JAX reads a nested list as another pytree)."""
     if isinstance(axes, (list, tuple)):
@@ -755,8 +778,10 @@ def suggest(
     if not isinstance(model, MapModel):
         return ()
     budget = _Budget(traces)
-    if positional is not None and isinstance(model.level.in_axes.value, tuple):
-        options = _keyword_options(model, positional[0], positional[1], budget)
+    if positional is not None:
+        options = _static_keyword_options(model, *positional, budget)
+        if not options and isinstance(model.level.in_axes.value, tuple):
+            options = _keyword_options(model, *positional, budget)
         if options:
             return tuple(options)
     if isinstance(err, FunctionError):
