@@ -448,3 +448,62 @@ def test_a_failing_function_s_headline_names_a_few_leaves() -> None:
         f.predict(params, jnp.ones((5, 4)))
     headline = str(info.value).splitlines()[0]
     assert "and 37 more" in headline and headline.count("p['w") == 4  # of 40 params and x
+
+
+# ----------------------------------------------- one-line heads
+
+
+def test_the_first_line_names_the_conflicting_pair_and_the_checked_fix() -> None:
+    """jax#705: a log that keeps one line still says what disagrees and what would work."""
+
+    def h(a: jax.Array, b: jax.Array) -> jax.Array:
+        return jnp.sum(a) + jnp.sum(b)
+
+    with pytest.raises(ax.ArgumentError) as info:
+        ax.vmap(h, in_axes=(0, 1))(jnp.ones((10, 4)), jnp.ones((10, 2)))
+    head = str(info.value).splitlines()[0]
+    assert "size 10 at axis 0 of a; size 2 at axis 1 of b" in head
+    assert head.endswith("; fix: in_axes=(0, 0)")
+    assert "Fix: in_axes=(0, 0) would map b's axis 0 (size 10)" in str(info.value)  # the fix in full, below
+
+
+def test_a_fix_that_only_the_full_text_can_say_leaves_the_head_alone() -> None:
+    """An unchecked hint is no headline fix."""
+    err = ax.SpecError("in_axes is odd", transform="vmap(f)", fix="look again")
+    assert str(err).splitlines()[0] == "vmap(f): in_axes is odd"
+
+
+def test_a_long_table_shows_only_the_rows_the_error_is_about() -> None:
+    """jax#4563: one stray scalar among 13 leaves; the table collapses to its row."""
+    tree = [[jnp.ones((4, k)) for k in (1, 2, 3)] for _ in range(4)]
+    tree[2].append(jnp.float32(1.0))
+    with pytest.raises(ax.ArgumentError) as info:
+        ax.vmap(lambda t: t).predict(tree)
+    lines = str(info.value).splitlines()
+    rows = [line.split()[0] for line in lines if line.startswith("  t[")]
+    assert rows == ["t[2][3]"]
+    assert "  ... and 12 more rows (the prediction's table has them all)" in lines
+
+
+def test_a_short_table_stays_whole() -> None:
+    with pytest.raises(ax.ArgumentError) as info:
+        ax.vmap(lambda a, b: a + b).predict((3, 2), (4, 2))
+    assert [line.split()[0] for line in str(info.value).splitlines() if line.startswith(("  a ", "  b "))] == ["a", "b"]
+
+
+def test_a_collective_over_a_name_smap_does_not_bind_is_explained_as_jaxs_error() -> None:
+    """jax#3120 written with jax.smap: JAX raises a bare AssertionError; axischeck names
+    the axis, says what the smap binds, and is still an AssertionError."""
+    mesh = jax.make_mesh((4,), ("x",), axis_types=(jax.sharding.AxisType.Auto,))
+
+    def total(x: jax.Array) -> jax.Array:
+        return jax.lax.psum(x, "batch")  # axischeck: ignore[AX005] - the mistake under test
+
+    with jax.set_mesh(mesh), pytest.raises(AssertionError) as info:
+        ax.smap(total, in_axes=0, out_axes=0, axis_name="x")(jnp.arange(8.0))
+    assert isinstance(info.value, ax.FunctionError)
+    text = str(info.value)
+    assert text.splitlines()[0].endswith(
+        "total calls a collective over axis name 'batch', which no enclosing transform binds"
+    )
+    assert "Fix: call the collective over an axis this smap binds ('x')" in text

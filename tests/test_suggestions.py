@@ -169,9 +169,16 @@ def test_an_unbound_axis_name_is_bound_by_the_fix() -> None:
     err = _refused(lambda: f.predict(X))
     assert [s.as_kwargs() for s in err.suggestions] == [{"axis_name": "batch"}]
     _fixes_work(err, normalize, X)
-    with pytest.raises(NameError) as called:  # a call raises JAX's own error, with the fix in a note
+    with pytest.raises(NameError) as called:  # JAX's type; ours leads, JAX's misleading words follow
         f(X)
-    assert any("Fix: axis_name='batch'" in note for note in called.value.__notes__)
+    assert isinstance(called.value, ax.FunctionError)
+    head, *rest = str(called.value).splitlines()
+    assert head.endswith(
+        "normalize calls a collective over axis name 'batch', which no enclosing transform binds;"
+        " fix: axis_name='batch'"
+    )
+    assert "  Fix: axis_name='batch' (this vmap has axis_name='i') binds the name the collective uses" in rest
+    assert sum("unbound axis name: batch" in line for line in rest) == 1
 
 
 def test_a_bare_signature_proposes_fixes_too() -> None:

@@ -43,13 +43,18 @@ def diagnosis(
     predictor: Predictor, name: str, err: Exception, args: tuple[Any, ...], kwargs: dict[str, Any]
 ) -> AxisCheckError | None:
     """After JAX failed: our account of it (JAX's message kept), or None to let JAX's
-    exception through untouched, with a note when the function itself fails per example."""
+    exception through untouched, with a note when the function itself fails per example.
+    A failure the engine can name the cause and fix of (a collective over a name nothing
+    binds, whose JAX message misleads; a carry whose vma type changes) is raised as ours."""
     if _checking_leaks():  # JAX's leak checker: the function must not run again
         return None
     ours = predictor.diagnose(args, kwargs)
+    if isinstance(ours, FunctionError) and unbound_axis_name(ours.__cause__ or err) is not None:
+        # JAX's message sends the user to shard_map; ours names the axis and binds it.
+        return with_jax_error(predictor.with_fix(ours, args, kwargs, CALL_FIX_TRACES), err)
+    if isinstance(ours, FunctionError) and ours.fix is not None:
+        return with_jax_error(ours, err)  # a failure the engine understands (a carry's vma type)
     if isinstance(ours, FunctionError):
-        if unbound_axis_name(err) is not None:  # the per-example failure a fix often settles
-            ours = predictor.with_fix(ours, args, kwargs, CALL_FIX_TRACES)
         unit = "per device" if "per-device" in ours.problem else "per example"
         head = f"axischeck: {ours.transform or name}: the failure happens {unit}"
         disagreement = ours.disagreement()  # the blame, when JAX's message names two sizes

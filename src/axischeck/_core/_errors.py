@@ -68,6 +68,7 @@ class AxisCheckError(ValueError):
     - `places`: the `Place`s that disagree, first binding first.
     - `table`: the derivation table (argument rows), if one was built.
     - `fix`: a concrete suggestion, if one is clear.
+    - `fix_head`: the checked fix in a few words (`in_axes=(0, 0)`), ending the headline.
 
     ```python
     >>> f = ax.vmap(lambda x, y: x @ y, in_axes=(0, 1), signature="(a,b),(b,c)->(a,c)")
@@ -98,6 +99,7 @@ class AxisCheckError(ValueError):
         table: str | None = None,
         notes: tuple[str, ...] = (),
         fix: str | None = None,
+        fix_head: str | None = None,
     ) -> None:
         self.transform = transform
         self.problem = problem
@@ -106,6 +108,7 @@ class AxisCheckError(ValueError):
         self.table = table
         self.notes = notes
         self.fix = fix
+        self.fix_head = fix_head
         self.suggestions: tuple[Any, ...] = ()  # structured fixes (see axischeck._suggest)
         # The arguments and labelled call the engine found this in, carried to the fix
         # search (labelling 16,000 leaves again costs 20-45 ms), which takes it; never
@@ -114,9 +117,11 @@ class AxisCheckError(ValueError):
         super().__init__(self.render())
 
     def render(self) -> str:
-        """The message: headline, table, the places that disagree, notes, fix."""
+        """The message: headline (what is wrong and, when the engine checked one, the
+        fix in a few words, so a one-line log says both), table, the places that
+        disagree, notes, and the fix in full."""
         head = f"{self.transform}: {self.problem}" if self.transform else self.problem
-        lines = [head]
+        lines = [f"{head}; fix: {self.fix_head}" if self.fix_head else head]
         if self.table:
             lines.extend("  " + row for row in self.table.splitlines())
         disagreement = self.disagreement()
@@ -182,11 +187,11 @@ def with_jax_error(err: AxisCheckError, jax_err: BaseException) -> AxisCheckErro
     cls = _also(type(err), type(jax_err))
     new = cls.__new__(cls)
     new.__dict__.update(err.__dict__)
-    text = str(jax_err)
+    said = f"JAX: {type(jax_err).__name__}: {jax_err}"
     # A line of JAX's message quoted already (the engine's own trace saw it) gives way to
     # the whole message.
-    quoted = tuple(n for n in err.notes if not (n.startswith("JAX: ") and n[len("JAX: ") :] in text))
-    new.notes = (*quoted, f"JAX: {type(jax_err).__name__}: {text}")
+    quoted = tuple(n for n in err.notes if not (n.startswith("JAX: ") and n[len("JAX: ") :] in said))
+    new.notes = (*quoted, said)
     ValueError.__init__(new, new.render())
     return new
 

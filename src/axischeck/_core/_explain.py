@@ -3,13 +3,14 @@ one way the engine builds an error: from the scene where it found the mistake.""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Collection, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from ._errors import AxisCheckError
+from ._errors import AxisCheckError, Place
 from ._shape import Shape, format_shape
 from ._steps import ArgRows, BaseStep, MapStep, ShardRow, ShardStep, SpecRow, SpecRows, Step
 from ._text import int_text
@@ -37,6 +38,9 @@ def _axis(a: int | None) -> str:
 Columns = Callable[[Sequence[int]], list[list[str]]]
 """The cells of the given body rows, column by column."""
 
+Focus = Callable[[str], bool]
+"""Whether the row of an argument (by label) is one an error is about."""
+
 
 @dataclass(frozen=True, slots=True)
 class _Rows:
@@ -52,13 +56,13 @@ class _Rows:
 
 def table(rows: _Rows, limit: int | None = None) -> str:
     """Left-aligned columns separated by two spaces; trailing blanks trimmed. With `limit`,
-    at most that many body rows besides the marked ones (an error's conflicts), and a line
-    saying how many were left out: a message about one leaf of 16,000 stays short, and
-    only the rows shown are ever formatted."""
+    at most that many body rows, or the marked ones only (an error's conflicts), and a
+    line saying how many were left out: a message about one leaf of 16,000 stays short,
+    and only the rows shown are ever formatted."""
     shown: Sequence[int] = range(rows.count)
     left_out = 0
     if limit is not None and rows.count > limit:
-        shown = sorted({*range(limit), *rows.marked})
+        shown = sorted(rows.marked) if rows.marked else range(limit)
         left_out = rows.count - len(shown)
     columns = rows.columns(shown)
     widths = [
@@ -77,7 +81,7 @@ def _unit(innermost: MapStep) -> str:
     return "per-device" if innermost.transform.startswith("pmap(") else "per-example"
 
 
-def _arg_table(maps: Sequence[MapStep], base: BaseStep | None) -> _Rows:
+def _arg_table(maps: Sequence[MapStep], base: BaseStep | None, focus: Focus | None, limit: int | None) -> _Rows:
     header = ["arg", "batched shape"] if maps else ["arg", "shape"]
     for i in range(len(maps)):
         tag = "" if len(maps) == 1 else f"[{i + 1}]"
@@ -112,7 +116,7 @@ def _arg_table(maps: Sequence[MapStep], base: BaseStep | None) -> _Rows:
     # The rows marked as conflicts (`<--` in the last cell) show whatever the limit.
     marked = {k for k, note in enumerate(spec.notes) if "<--" in note or "<--" in spec.binds[k]}
     shown = [i for i, label in enumerate(labels) if at.get(label) in marked] if marked and signature else []
-    return _Rows(header, len(labels), columns, shown)
+    return _Rows(header, len(labels), columns, shown or _focused(labels, focus, limit))
 
 
 def _row_of(labels: Sequence[str]) -> dict[str, int]:
@@ -158,7 +162,14 @@ def _out_table(maps: Sequence[MapStep], base: BaseStep | None) -> _Rows:
     return _Rows(header, len(labels), columns)
 
 
-def _shard_section(step: ShardStep, outputs: bool, limit: int | None) -> list[str]:
+def _focused(labels: Sequence[str], focus: Focus | None, limit: int | None) -> list[int]:
+    """The rows an error is about, when the table is too long to show whole."""
+    if focus is None or limit is None or len(labels) <= limit:
+        return []
+    return [i for i, label in enumerate(labels) if focus(label)]
+
+
+def _shard_section(step: ShardStep, outputs: bool, limit: int | None, focus: Focus | None = None) -> list[str]:
     """Global shape -> spec -> per-device block for each argument, and back for outputs."""
     parts = [f"{step.transform}: {step.mesh_text()}"]
 
@@ -176,21 +187,25 @@ def _shard_section(step: ShardStep, outputs: bool, limit: int | None) -> list[st
 
     args, outs = columns(step.args, True), columns(step.outs, False)
 
-    parts.append(table(_Rows(["arg", "global shape", "in_spec", "per-device block"], len(step.args), args), limit))
+    marked = _focused([r.label for r in step.args], focus, limit)
+    header = ["arg", "global shape", "in_spec", "per-device block"]
+    parts.append(table(_Rows(header, len(step.args), args, marked), limit))
     if outputs and step.outs:
         header = ["output", "per-device block", "out_spec", "global shape"]
         parts.append(table(_Rows(header, len(step.outs), outs), limit))
     return parts
 
 
-def render_steps(steps: Sequence[Step], *, outputs: bool = True, limit: int | None = None) -> str:
+def render_steps(
+    steps: Sequence[Step], *, outputs: bool = True, limit: int | None = None, focus: Focus | None = None
+) -> str:
     """The derivation table of a prediction (or, with `limit` rows per table, of the part
-    reached before an error)."""
+    reached before an error, where a long table shows the rows `focus` picks)."""
     maps = [s for s in steps if isinstance(s, MapStep)]
     base = next((s for s in steps if isinstance(s, BaseStep)), None)
     parts = []
     for shard in (s for s in steps if isinstance(s, ShardStep)):
-        parts += _shard_section(shard, outputs, limit)
+        parts += _shard_section(shard, outputs, limit, focus)
     if len(parts) and not maps and (base is None or base.source == "traced"):
         return "\n".join(parts)  # the blocks are the whole story
     for i, m in enumerate(maps):
@@ -198,20 +213,31 @@ def render_steps(steps: Sequence[Step], *, outputs: bool = True, limit: int | No
         # One level: the transform is already in the headline; nested: name each level.
         parts.append(f"batch size {size}" if len(maps) == 1 else f"[{i + 1}] {m.transform}: batch size {size}")
     if maps or (base is not None and base.args):
-        parts.append(table(_arg_table(maps, base), limit))
+        parts.append(table(_arg_table(maps, base, focus, limit), limit))
     has_outs = (base is not None and base.outs) or any(m.outs for m in maps)
     if outputs and has_outs:
         parts.append(table(_out_table(maps, base), limit))
     return "\n".join(parts)
 
 
-def table_so_far(trail: Sequence[Step]) -> str | None:
+def table_so_far(trail: Sequence[Step], focus: Focus | None = None) -> str | None:
     """The input side of a derivation, for an error raised part-way through it."""
-    return render_steps(trail, outputs=False, limit=ERROR_TABLE_ROWS) or None
+    return render_steps(trail, outputs=False, limit=ERROR_TABLE_ROWS, focus=focus) or None
 
 
-ERROR_TABLE_ROWS = 40
-"""Body rows an error's table shows (plus every row marked as a conflict)."""
+ERROR_TABLE_ROWS = 12
+"""Body rows an error's table shows; a longer one shows only the rows the error names."""
+
+
+def named_in(problem: str, places: Sequence[Place]) -> Focus:
+    """Whether a row's label is one the error is about: a place's, or named in the
+    problem as a whole label (`x` is not named by `x[2][3]`)."""
+    labels = {p.arg for p in places}
+
+    def named(label: str) -> bool:
+        return label in labels or re.search(rf"(?<![\w\]'\[]){re.escape(label)}(?![\w\[])", problem) is not None
+
+    return named
 
 
 E = TypeVar("E", bound=AxisCheckError)
@@ -231,7 +257,7 @@ class Scene:
         return Scene((*self.trail, step), self.transform)
 
     def error(self, cls: type[E], problem: str, **facts: Any) -> E:
-        table = table_so_far(self.trail) if _TABLES.get() else None
+        table = table_so_far(self.trail, named_in(problem, facts.get("places", ()))) if _TABLES.get() else None
         return cls(problem, transform=self.transform, table=table, **facts)
 
 

@@ -34,6 +34,7 @@ from .._core._jax_compat import (
     mismatched_sizes,
     spmd_axis_in_shard_map_specs,
     tiled_scatter_indivisible,
+    unbound_axis_name,
     vmap_shmap_error_enabled,
 )
 from .._core._leaves import Call, Leaf, check_jax_outputs
@@ -280,13 +281,23 @@ def _leaf_shapes(leaves: list[Leaf], most: int = 4) -> str:
     return ", ".join(shown[:most]) + more
 
 
-def function_error(name: str, leaves: list[Leaf], unit: str, err: Exception, trail: tuple[Step, ...]) -> FunctionError:
+def function_error(
+    name: str, leaves: list[Leaf], unit: str, err: Exception, trail: tuple[Step, ...], fix: str | None = None
+) -> FunctionError:
     """The function failed on these (per-example or per-device) arguments: JAX's words, our
     shapes, and, where JAX's message names two sizes that disagree and each sits in one
     argument only, which arguments and axes they are (blame without a signature)."""
-    blamed = _blame(str(err), leaves, unit.removesuffix(" arguments"))
     scene = Scene(trail, _innermost_transform(trail))
     jax_says = f"{type(err).__name__}: {err}"
+    axis = unbound_axis_name(err)
+    if axis is not None:  # JAX's words send the user to shard_map whatever the transform
+        return scene.error(
+            FunctionError,
+            f"{name} calls a collective over axis name {axis!r}, which no enclosing transform binds",
+            notes=(f"JAX: {jax_says}",),
+            fix=fix,
+        )
+    blamed = _blame(str(err), leaves, unit.removesuffix(" arguments"))
     if blamed is None:
         return scene.error(
             FunctionError,

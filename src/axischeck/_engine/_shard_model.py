@@ -30,6 +30,7 @@ from .._core._jax_compat import (
     replication_refused,
     size_one_axes_leave_types,
     spec_entries,
+    unbound_axis_name,
     varying_axes,
     varying_cast,
     varying_cast_refused,
@@ -410,6 +411,24 @@ class ShardModel:
                 return True
         return False
 
+    def _unbound_name(self, call: Call, blocks: list[Leaf], env: Env) -> NameError | None:
+        """JAX's NameError for a collective over a name that neither the mesh nor an
+        enclosing level binds, found by tracing the function alone on the blocks with
+        those names bound: inside shard_map, JAX trips an assertion of its own instead."""
+        mesh = self.mesh(env)
+        names = [*((lv.name, lv.size) for lv in env if lv.name is not None), *zip(mesh.names, mesh.sizes, strict=True)]
+        fn = self.fn
+        assert fn is not None
+        try:
+            _, treedef = call.flat()
+            args, kwargs = jax.tree_util.tree_unflatten(treedef, [abstract(leaf.value) for leaf in blocks])
+            jax.make_jaxpr(lambda a, k: fn(*a, **k), axis_env=names)(args, kwargs)
+        except NameError as err:
+            return err if unbound_axis_name(err) is not None else None
+        except Exception:
+            return None
+        return None
+
     def _jax_shard_map(self, body: Callable[..., Any]) -> Any:
         """JAX's own shard_map of `body` with these options (on an abstract mesh when the
         mesh is only planned)."""
@@ -479,6 +498,11 @@ class ShardModel:
                 cast = varying_cast_refused(err)
                 if cast is not None:
                     raise self._cast_refused(cast, err, trail) from err
+                unbound = self._unbound_name(call, blocks, env)
+                if unbound is not None:
+                    bound = sorted(map(str, o.axis_names or self.mesh(env).names))
+                    fix = f"call the collective over an axis this {o.kind} binds ({_quoted(tuple(bound))})"
+                    raise function_error(o.name, blocks, "per-device arguments", unbound, trail, fix) from unbound
                 raise function_error(o.name, blocks, "per-device arguments", err, trail) from err
             check_outputs(recorded[0])  # an out_specs mistake, explained by our own rules
             # JAX 0.12 under vmap reports a broken replication promise as a pytree error of
@@ -697,13 +721,12 @@ class ShardModel:
             + "; and ".join(accounts)
             + brought
         )
-        # As for any per-device failure, JAX's words lead (a call raises JAX's own error,
-        # with this account in its note); the account says which value and which axis.
+        # The account says which value and which axis; JAX's words follow once.
         return Scene(trail, o.describe()).error(
             FunctionError,
-            f"{o.name} fails on the per-device arguments: {type(err).__name__}: {err}",
+            f"{o.name}'s {account}",
             symbol=f"mesh axis {lacking[0][1][0]!r}",
-            notes=(account,),
+            notes=(f"JAX: {type(err).__name__}: {err}",),
             fix="; and ".join(fixes),
         )
 
@@ -732,8 +755,8 @@ class ShardModel:
             )
         return Scene(trail, o.describe()).error(
             FunctionError,
-            f"{o.name} fails on the per-device arguments: {type(err).__name__}: {err}",
-            notes=(account,),
+            f"{o.name}'s {account}",
+            notes=(f"JAX: {type(err).__name__}: {err}",),
             fix=fix,
         )
 

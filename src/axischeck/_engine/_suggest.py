@@ -60,6 +60,18 @@ class Suggestion:
         """The transform options to pass again ({} when the change is to the arguments)."""
         return dict(self.options)
 
+    def headline(self) -> str | None:
+        """The change in a few words for a message's first line (`in_axes=(0, 0)`,
+        `pass b by position`), or None when only the full text says it (a transposed or
+        padded argument)."""
+        if self.transposes or self.pads:
+            return None
+        options = ", ".join(f"{k}={seq_repr(v) if isinstance(v, tuple) else repr(v)}" for k, v in self.options)
+        if self.by_position:
+            moved = f"pass {', '.join(self.by_position)} by position"
+            return f"{moved}, with {options}" if options else moved
+        return options or None
+
 
 class _Budget:
     """How many more candidates may run the user's function (a trace each)."""
@@ -824,6 +836,7 @@ def with_suggestions(err: AxisCheckError, options: tuple[Suggestion, ...]) -> Ax
         table=err.table,
         notes=err.notes,
         fix=text,
+        fix_head=options[0].headline(),
     )
     new.suggestions = options
     return new
