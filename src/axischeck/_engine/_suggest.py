@@ -88,7 +88,7 @@ class _Budget:
 
 def _replayed(model: Model) -> bool:
     """Whether every function in `model` is a record of one trace (runs no user code)."""
-    fns = [m.fn for m in chain(model) if hasattr(m, "fn")]
+    fns = [fn for fn in (getattr(m, "fn", None) for m in chain(model)) if fn is not None]
     return bool(fns) and all(isinstance(fn, Replay) for fn in fns)
 
 
