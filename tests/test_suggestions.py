@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import jax
@@ -265,16 +266,16 @@ def _mm(x: jax.Array, y: jax.Array) -> jax.Array:
     return x @ y
 
 
-def test_the_fix_that_keeps_the_users_batch_size_comes_first() -> None:
+def test_the_fix_keeps_the_users_batch_size() -> None:
     # in_axes=(0, None) says the batch is x's axis 0 (size 5); mapping y's axis 1 (size 3)
-    # instead also runs, but its batch size is one the user never pointed at
+    # instead also runs, but its batch size is one the user never pointed at: it only
+    # makes the shapes agree, and is not offered
     x, y = S((5, 2), jnp.float32), S((2, 3, 5), jnp.float32)
     f = ax.vmap(_mm, in_axes=(0, None), signature="(n,k),(k,m)->(n,m)")
     err = _refused(lambda: f.predict(x, y))
-    assert [s.as_kwargs() for s in err.suggestions] == [{"in_axes": (None, 2)}, {"in_axes": (None, 1)}]
-    sizes = [jax.eval_shape(jax.vmap(_mm, **s.as_kwargs()), x, y).shape[0] for s in err.suggestions]
-    assert sizes == [5, 3]  # both run in JAX; the first keeps the size the user's in_axes read
-    assert err.fix == "; or ".join(s.text for s in err.suggestions)
+    assert [s.as_kwargs() for s in err.suggestions] == [{"in_axes": (None, 2)}]
+    assert jax.eval_shape(jax.vmap(_mm, in_axes=(None, 1)), x, y).shape[0] == 3  # runs, but is no fix
+    assert err.fix == err.suggestions[0].text
 
 
 def test_many_equally_plausible_fixes_are_still_not_guessed() -> None:
@@ -420,3 +421,58 @@ def test_a_static_pmap_argument_passed_by_keyword_is_passed_by_position() -> Non
         err.fix == "pass b by position, not by keyword: static_broadcasted_argnums counts positions (b is argument 1)"
     )
     assert jnp.array_equal(jax.pmap(add, static_broadcasted_argnums=(1,))(x, 1), x + 1)
+
+
+def test_a_reading_the_shapes_support_as_well_is_shown_beside_the_fix_not_as_it() -> None:
+    """JAX's SPMD MNIST example with the labels laid out (per device, devices): `(0, 1)`
+    and `(1, 0)` are both supported by two arguments; the fix is one reading, the other
+    is named for the user to choose, and only the fix is in `suggestions`."""
+
+    def step(images: jax.Array, labels: jax.Array) -> jax.Array:
+        return jnp.sum(images) + jnp.sum(labels)
+
+    err = _refused(lambda: ax.vmap(step).predict(S((4, 2, 3), jnp.float32), S((2, 4), jnp.float32)))
+    assert [s.as_kwargs() for s in err.suggestions] == [{"in_axes": (0, 1)}]
+    assert err.fix == (
+        "in_axes=(0, 1) would map labels's axis 1 (size 4). The shapes fit another reading as well:"
+        " in_axes=(1, 0) would map images's axis 1 (size 2); check which one you meant"
+    )
+
+
+def _squared_error(w: jax.Array, x: jax.Array, y: jax.Array) -> jax.Array:
+    return jnp.sum((x @ w - y) ** 2)
+
+
+@pytest.mark.parametrize("in_axes", [(None, 0, 0), (None, 0, None), (0, 0, 0)])
+def test_a_failed_call_offers_the_fixes_predict_offers(in_axes: tuple[int | None, ...]) -> None:
+    """The same search with the same trace budget, whether the engine or JAX found the
+    mistake (`(None, 0, None)` fails inside the function: its fix is in the note of
+    JAX's own error)."""
+    w, x, y = jnp.ones((3, 2)), jnp.ones((8, 3)), jnp.ones((2, 8))
+    predicted = _refused(lambda: ax.vmap(_squared_error, in_axes=in_axes).predict(w, x, y))
+    assert predicted.suggestions
+    with pytest.raises(Exception) as called:
+        ax.vmap(_squared_error, in_axes=in_axes)(w, x, y)
+    if isinstance(called.value, ax.AxisCheckError):
+        assert called.value.suggestions == predicted.suggestions
+    else:  # JAX's error, explained in a note
+        assert any(f"Fix: {predicted.fix}" in note for note in called.value.__notes__)
+
+
+def test_a_fix_jax_would_refuse_is_never_shown(monkeypatch: pytest.MonkeyPatch) -> None:
+    """JAX's own abstract evaluation of the fixed transform has the last word: a fix the
+    engine accepted but JAX refuses (here one planted in the search) is dropped."""
+    from axischeck._engine import _predictor
+    from axischeck._engine._suggest import Suggestion
+
+    planted = (Suggestion("in_axes=(0, 3) would map b's axis 3", (("in_axes", (0, 3)),)),)
+    monkeypatch.setattr(_predictor, "suggest", lambda *args: planted)
+
+    def add(a: jax.Array, b: jax.Array) -> jax.Array:
+        return a + b
+
+    err = _refused(lambda: ax.vmap(add).predict(S((3,), jnp.float32), S((4,), jnp.float32)))
+    assert err.suggestions == () and err.fix is None
+    monkeypatch.setattr(_predictor, "suggest", lambda *args: (replace(planted[0], options=(("in_axes", (0, None)),)),))
+    err = _refused(lambda: ax.vmap(add).predict(S((3,), jnp.float32), S((4,), jnp.float32)))
+    assert [s.as_kwargs() for s in err.suggestions] == [{"in_axes": (0, None)}]  # JAX runs it

@@ -19,7 +19,7 @@ from ._core._shape import format_shape
 from ._core._steps import BaseStep
 from ._core._trees import leaf_paths
 from ._engine._in_trace import Watch
-from ._engine._predictor import CALL_FIX_TRACES, Predictor
+from ._engine._predictor import Predictor
 
 
 def refuse_unflattenable(args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
@@ -36,7 +36,7 @@ def checks_after(watch: Watch, args: tuple[Any, ...], kwargs: dict[str, Any]) ->
     try:
         watch.check()
     except AxisCheckError as err:
-        raise watch.predictor.with_fix(err, args, kwargs, CALL_FIX_TRACES) from err.__cause__
+        raise watch.predictor.with_fix(err, args, kwargs) from err.__cause__
 
 
 def diagnosis(
@@ -51,10 +51,11 @@ def diagnosis(
     ours = predictor.diagnose(args, kwargs)
     if isinstance(ours, FunctionError) and unbound_axis_name(ours.__cause__ or err) is not None:
         # JAX's message sends the user to shard_map; ours names the axis and binds it.
-        return with_jax_error(predictor.with_fix(ours, args, kwargs, CALL_FIX_TRACES), err)
+        return with_jax_error(predictor.with_fix(ours, args, kwargs), err)
     if isinstance(ours, FunctionError) and ours.fix is not None:
         return with_jax_error(ours, err)  # a failure the engine understands (a carry's vma type)
     if isinstance(ours, FunctionError):
+        ours = predictor.with_fix(ours, args, kwargs)  # as `predict` offers it
         unit = "per device" if "per-device" in ours.problem else "per example"
         head = f"axischeck: {ours.transform or name}: the failure happens {unit}"
         disagreement = ours.disagreement()  # the blame, when JAX's message names two sizes
@@ -71,7 +72,7 @@ def diagnosis(
         return None
     if ours is None:
         return None
-    return with_jax_error(predictor.with_fix(ours, args, kwargs, CALL_FIX_TRACES), err)
+    return with_jax_error(predictor.with_fix(ours, args, kwargs), err)
 
 
 def verify_output(

@@ -23,8 +23,8 @@ from __future__ import annotations
 
 import dataclasses
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Hashable
-from typing import Any, ClassVar, Generic, TypeVar
+from collections.abc import Callable, Hashable, Mapping
+from typing import Any, ClassVar, Generic, Self, TypeVar
 
 import jax
 
@@ -77,6 +77,10 @@ class Options(ABC, Generic[V]):
     def as_kwargs(self) -> dict[str, Any]:
         """The keyword options as given."""
         return {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.init}  # type: ignore[arg-type]
+
+    def changed(self, changes: Mapping[str, Any]) -> Self:
+        """These options with some changed (a fix's), validated as any are when used."""
+        return dataclasses.replace(self, **changes)  # type: ignore[type-var]
 
     def explain_refusal(self, fun: Callable[..., Any]) -> None:
         """Raises axischeck's account of what JAX refused in `fun` or these options (in

@@ -11,7 +11,7 @@ answer without running the function's FLOPs. Everything else JAX's returned obje
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Mapping
 from typing import Any, Concatenate, Generic, ParamSpec, Self, TypeVar, overload
 
 from ._call import checks_after, diagnosis, refuse_unflattenable, verify_output
@@ -132,7 +132,12 @@ class Transformed(Wrapper, Nestable, Generic[P, R], ABC):
         def build(f: Callable[..., Any], held: Callable[..., Any]) -> Models:
             return options.models(meaning, f, held, signature)
 
-        return PREDICTORS.get_or_make(fun, self._key, lambda: options.predictor(fun, build, options.defers_to_jax))
+        def jax_with(f: Callable[..., Any], changes: Mapping[str, Any]) -> Callable[..., Any]:
+            return options.changed(changes).jax_transform(f)
+
+        return PREDICTORS.get_or_make(
+            fun, self._key, lambda: options.predictor(fun, build, options.defers_to_jax, jax_with)
+        )
 
     @abstractmethod
     def _remake(self) -> tuple[Callable[..., Any], dict[str, Any]]:

@@ -125,7 +125,7 @@ class AxisCheckError(ValueError):
         if self.table:
             lines.extend("  " + row for row in self.table.splitlines())
         disagreement = self.disagreement()
-        if disagreement is not None:
+        if disagreement is not None and not self._headline_places():
             lines.append(f"  {disagreement}")
         else:
             lines.extend(f"  {p.describe()}" for p in self.places if self.table is None)
@@ -140,6 +140,11 @@ class AxisCheckError(ValueError):
             return None
         first, *rest = self.places
         return f"{_quote(self.symbol)} is {first.describe()}" + "".join(f" but {p.describe()}" for p in rest) + "."
+
+    def _headline_places(self) -> bool:
+        """Whether the problem already names every place (`axis 0 of x`): then the
+        disagreement line would only say it again."""
+        return all(p.axis is not None and f"axis {p.axis} of {p.arg}" in self.problem for p in self.places)
 
     def __reduce__(self) -> tuple[object, ...]:
         state = {**self.__dict__, "_found_in": None}

@@ -17,7 +17,7 @@ handed to callers are copies; the caches keep their own, and never keep exceptio
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -28,7 +28,7 @@ from .._core._cache import BoundedCache, PerFunction, code_of, held_weakly, same
 from .._core._errors import AxisCheckError, FunctionError, SpecError, with_jax_error
 from .._core._jax_compat import quiet_tracebacks, spmd_axis_in_shard_map_specs, trace_context, unbound_axis_name
 from .._core._keys import arrays_key, lookup, shape_key, store, trace_key
-from .._core._leaves import Call, flatten_call, label_call, opaque_leaves, shapes_as_structs, struct
+from .._core._leaves import Call, abstract, flatten_call, label_call, opaque_leaves, shapes_as_structs, struct
 from .._core._prediction import Prediction
 from .._core._shape import Shape
 from .._core._steps import MapStep
@@ -36,18 +36,15 @@ from ._fastpath import Plan, ShardPlan, compile_plan
 from ._function import fn_name, parameters_of
 from ._in_trace import Recorder, Watch
 from ._models import Model, Outcome, run, shape_keyed
-from ._suggest import suggest, with_suggestions
+from ._suggest import Suggestion, suggest, with_suggestions
 from ._trace import Records, substituting
 from ._transform_models import Build, Models
 
-PREDICT_FIX_TRACES = 2
-"""How many candidate fixes a failing `predict` may trace the function for (with the
-trace that failed, a failure costs about what 3 eval_shapes do). Candidates the
-transform's own checks refuse cost no trace, so the budget goes to those that pass."""
-
-CALL_FIX_TRACES = 1
-"""How many candidate fixes a failed call may trace the user's function for (one trace to
-fail, one for fixes, one for JAX's verdict)."""
+FIX_TRACES = 2
+"""How many candidate fixes a failure (of `predict` or of a call) may trace the user's
+function for, the same for both so that they offer the same fixes. Candidates the
+transform's own checks refuse cost no trace, so the budget goes to those that pass; the
+success path never searches."""
 
 JAX_ALONE = Prediction(None, None, ())
 """`check_call`'s answer for a call beyond axischeck's model: JAX alone runs it."""
@@ -56,15 +53,23 @@ _NO_PLAN = Plan((), (), (), None)  # marks a structure the fast path cannot serv
 _UNSET: Any = object()
 
 
+JaxWith = Callable[[Callable[..., Any], Mapping[str, Any]], Callable[..., Any]]
+"""JAX's own transform of a function, with some of the options changed (a fix's)."""
+
+
 class Predictor:
     """Predictions, checks of calls and diagnoses for one function and its options.
 
     The models are built at first use; the predictor reaches the function only through
-    a weak reference, so sharing it never keeps the function alive.
+    a weak reference, so sharing it never keeps the function alive. `jax_with` gives
+    JAX's transform with a fix's options, which has the last word on the fix.
     """
 
-    def __init__(self, fun: Callable[..., Any], build: Build, defers_to_jax: bool = False) -> None:
+    def __init__(
+        self, fun: Callable[..., Any], build: Build, defers_to_jax: bool = False, jax_with: JaxWith | None = None
+    ) -> None:
         self._held = held_weakly(fun)
+        self._jax_with = jax_with
         # The function's code when this was made: a transform whose function's code is
         # replaced (IPython's autoreload) finds the predictor of the new code instead.
         self.code = code_of(fun)
@@ -183,7 +188,7 @@ class Predictor:
         try:
             pred = self.checked_answer(args, kwargs, flat).copy()
         except AxisCheckError as err:
-            raise self.with_fix(err, args, kwargs, PREDICT_FIX_TRACES) from err.__cause__
+            raise self.with_fix(err, args, kwargs) from err.__cause__
         if not pred.traced:
             try:
                 self._confirm_names(jax_fn(), args, kwargs)
@@ -333,7 +338,7 @@ class Predictor:
         """`err`, before JAX ran the call, with the fixes the engine verified and JAX's own
         verdict (its exception type and message) where JAX refuses the call too, so code
         written against JAX's errors keeps working."""
-        err = self.with_fix(err, args, kwargs, CALL_FIX_TRACES)
+        err = self.with_fix(err, args, kwargs)
         jax_err = _jax_verdict(jax_fn, args, kwargs)
         return err if jax_err is None else with_jax_error(err, jax_err)
 
@@ -438,18 +443,26 @@ class Predictor:
             return None
         return None
 
-    def with_fix(
-        self, err: AxisCheckError, args: tuple[Any, ...], kwargs: dict[str, Any], traces: int
-    ) -> AxisCheckError:
+    def with_fix(self, err: AxisCheckError, args: tuple[Any, ...], kwargs: dict[str, Any]) -> AxisCheckError:
         """`err` with concrete fixes the engine has checked, running the function at most
-        `traces` times to try them."""
+        `FIX_TRACES` times to try them, and once more for JAX's verdict on the fix shown."""
         try:
             with quiet_tracebacks():  # the trials' exceptions are only read
                 call = self._labelled(err, args, kwargs)
-                options = suggest(self.models.model, call, err, traces, self._by_position(args, kwargs))
+                options = suggest(self.models.model, call, err, FIX_TRACES, self._by_position(args, kwargs))
+                if options and not self._jax_accepts(options[0], args, kwargs):
+                    options = ()  # a fix JAX would refuse (a pmap tracing a Python int) is none
         except Exception:  # a suggestion must never hide the error itself
             return err
         return with_suggestions(err, options)
+
+    def _jax_accepts(self, fix: Suggestion, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
+        """Whether JAX's own transform with the fix applied (its options, and the call
+        changed as it says) runs these arguments, asked abstractly."""
+        if self._jax_with is None:
+            return True
+        fixed = self._jax_with(self._held, fix.as_kwargs())
+        return _jax_verdict(fixed, *_fixed_call(fix, args, kwargs)) is None
 
     def _labelled(self, err: AxisCheckError, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Call:
         """The call `err` was found in, if it was these very arguments, else these labelled anew."""
@@ -506,6 +519,22 @@ def _predicted_by_jax(
         raise with_jax_error(FunctionError("JAX cannot map these arguments", transform=name()), err) from err
     shapes = jax.tree_util.tree_map(lambda s: tuple.__new__(Shape, s.shape), out)
     return Prediction(shapes, None, (), traced=True)
+
+
+def _fixed_call(
+    fix: Suggestion, args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    """The call as `fix` changes it: keyword arguments passed by position, an argument
+    transposed or padded (as an abstract value of its new shape)."""
+    kwargs = dict(kwargs)
+    moved = [*args, *(kwargs.pop(name) for name in fix.by_position)]
+    for i, order in fix.transposes:
+        x = abstract(moved[i])
+        moved[i] = struct(tuple(x.shape[a] for a in order), x.dtype, x.weak_type)
+    for i, axis, size in fix.pads:
+        x = abstract(moved[i])
+        moved[i] = struct((*x.shape[:axis], size, *x.shape[axis + 1 :]), x.dtype, x.weak_type)
+    return tuple(moved), kwargs
 
 
 def _jax_verdict(jax_fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Exception | None:

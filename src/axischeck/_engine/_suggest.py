@@ -55,6 +55,9 @@ class Suggestion:
     transposes: tuple[tuple[int, tuple[int, ...]], ...] = ()  # (argument position, axis order)
     pads: tuple[tuple[int, int, int], ...] = ()  # (argument position, axis, padded size)
     by_position: tuple[str, ...] = ()  # keyword arguments to pass next by position, in this order
+    # Another reading the engine checked and the arguments support as well as the fix's:
+    # shown beside the fix for the user to choose, never as the fix itself.
+    tie: bool = False
 
     def as_kwargs(self) -> dict[str, Any]:
         """The transform options to pass again ({} when the change is to the arguments)."""
@@ -165,9 +168,10 @@ def _nonsense(model: MapModel, given: frozenset[int], outcome: Outcome) -> tuple
 
 
 def _ranked(model: MapModel, call: Call, found: list[tuple[Suggestion, Outcome]]) -> list[Suggestion]:
-    """The working options, the most plausible first (search order among equals). When
-    more work than can be shown, the most plausible ones alone, if there are few enough
-    of them; else all (and `suggest` shows none: any one would be a guess)."""
+    """The most plausible working options: the first (in search order) is the fix, the
+    others as plausible are ties, and the less plausible ones go (they only make the
+    shapes agree). When too many are as plausible, all of them (and `suggest` shows
+    none: any one would be a guess)."""
     if len(found) <= 1:
         return [s for s, _ in found]
     given = _given_sizes(model, call)
@@ -175,9 +179,9 @@ def _ranked(model: MapModel, call: Call, found: list[tuple[Suggestion, Outcome]]
         ((_nonsense(model, given, outcome), k, s) for k, (s, outcome) in enumerate(found)), key=lambda t: (t[0], t[1])
     )
     best = [s for score, _, s in scored if score == scored[0][0]]
-    if len(found) > MAX_SHOWN and len(best) <= MAX_SHOWN:
-        return best
-    return [s for _, _, s in scored]
+    if len(best) > MAX_SHOWN:
+        return [s for _, _, s in scored]
+    return [best[0], *(replace(s, tie=True) for s in best[1:])]
 
 
 def _describe_arg(call: Call, i: int, axis: int | None) -> str:
@@ -223,12 +227,16 @@ def _in_axes_options(model: MapModel, call: Call, budget: _Budget) -> list[Sugge
             except Exception:
                 continue
             candidates.append((_intent(entries, axes, level, call), len(candidates), axes, idx))
-        for _, _, axes, idx in sorted(candidates):
+        best: tuple[int, int, int] | None = None
+        for intent, _, axes, idx in sorted(candidates):
+            if best is not None and intent[:3] != best:
+                break  # a less supported reading than the one found: no fix, a guess
             level = replace(model.level, in_axes=freeze_in_axes(axes))
             outcome = _works(MapModel(level, model.inner, model.fn), call, budget)
             if outcome is not None:
                 why = " and ".join(_describe_arg(call, i, axes[i]) for i in idx)
                 found.append((Suggestion(f"in_axes={seq_repr(axes)} would {why}", (("in_axes", axes),)), outcome))
+                best = intent[:3]
         if found:
             break
     return _ranked(model, call, found)
@@ -824,10 +832,15 @@ def suggest(
 def with_suggestions(err: AxisCheckError, options: tuple[Suggestion, ...]) -> AxisCheckError:
     """The same error, its `fix` saying what would work (if the engine found anything):
     options the engine checked replace a general hint, so the Fix line says exactly what
-    `err.suggestions` holds."""
+    `err.suggestions` holds, and then the ties it leaves to the user."""
     if not options:
         return err
-    text = "; or ".join(o.text for o in options)
+    fixes = tuple(o for o in options if not o.tie)
+    ties = [o.text for o in options if o.tie]
+    text = "; or ".join(o.text for o in fixes)
+    if ties:
+        text += f". The shapes fit {'another reading' if len(ties) == 1 else 'other readings'} as well:"
+        text += f" {'; or '.join(ties)}; check which one you meant"
     new = type(err)(
         err.problem,
         transform=err.transform,
@@ -836,7 +849,7 @@ def with_suggestions(err: AxisCheckError, options: tuple[Suggestion, ...]) -> Ax
         table=err.table,
         notes=err.notes,
         fix=text,
-        fix_head=options[0].headline(),
+        fix_head=fixes[0].headline(),
     )
-    new.suggestions = options
+    new.suggestions = fixes
     return new
