@@ -96,7 +96,10 @@ def test_an_axis_mistake_exits_1_with_the_explanation_and_jaxs_text(tmp_path: Pa
     assert lines[:2] == ["Traceback (most recent call last):", f'  File "{script}", line 12, in <module>']
     assert "runpy" not in r.stderr and "_run.py" not in r.stderr
     assert "axischeck.ArgumentError: vmap(complex_operation, in_axes=(0, 1, 0), out_axes=0): " in r.stderr
-    assert "batch size B is axis 0 of x (size 16) but axis 1 of y (size 5)" in r.stderr
+    assert (
+        "the mapped axes disagree on the batch size: size 16 at axis 0 of x, axis 0 of z; size 5 at axis 1 of y"
+        in r.stderr
+    )
     assert "JAX: ValueError: vmap got inconsistent sizes for array axes to be mapped" in r.stderr
 
 

@@ -7,6 +7,7 @@ from typing import Any
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -476,3 +477,23 @@ def test_a_fix_jax_would_refuse_is_never_shown(monkeypatch: pytest.MonkeyPatch) 
     monkeypatch.setattr(_predictor, "suggest", lambda *args: (replace(planted[0], options=(("in_axes", (0, None)),)),))
     err = _refused(lambda: ax.vmap(add).predict(S((3,), jnp.float32), S((4,), jnp.float32)))
     assert [s.as_kwargs() for s in err.suggestions] == [{"in_axes": (0, None)}]  # JAX runs it
+
+
+def test_an_indivisible_batch_gets_the_same_devices_in_another_mesh_shape() -> None:
+    """LWM#39: a batch of one split over ('dp', 'fsdp') of 4 devices; the project's fix
+    moved the devices to 'sp'. The checked fix is that mesh, over the same devices."""
+    devices = jax.devices()[:4]
+    mesh = jax.sharding.Mesh(np.array(devices).reshape(1, 4, 1), ("dp", "fsdp", "sp"))
+    spec = P(("dp", "fsdp"), "sp", None)
+
+    def attend(q: jax.Array) -> jax.Array:
+        return q * 2.0
+
+    q = jnp.ones((1, 8, 4))
+    err = _refused(lambda: ax.shard_map(attend, mesh=mesh, in_specs=spec, out_specs=spec)(q))
+    fix = err.suggestions[0]
+    new = fix.as_kwargs()["mesh"]
+    assert dict(new.shape) == {"dp": 1, "fsdp": 1, "sp": 4} and list(new.devices.flat) == devices
+    assert str(err).splitlines()[0].endswith("; fix: mesh=Mesh('dp': 1, 'fsdp': 1, 'sp': 4)")
+    out = jax.shard_map(attend, mesh=new, in_specs=spec, out_specs=spec)(q)
+    assert jnp.array_equal(out, q * 2.0)

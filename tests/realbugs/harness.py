@@ -210,7 +210,16 @@ class Fix:
     target: str | None  # the mapped function's name, from the error's transform
 
 
-OPTIONS = ("in_axes", "out_axes", "axis_name", "axis_size", "static_broadcasted_argnums", "in_specs", "out_specs")
+OPTIONS = (
+    "in_axes",
+    "out_axes",
+    "axis_name",
+    "axis_size",
+    "static_broadcasted_argnums",
+    "in_specs",
+    "out_specs",
+    "mesh",
+)
 _FIX_LINE = re.compile(r"Fix: (.*)")
 _OPTION = re.compile(r"\b(" + "|".join(OPTIONS) + r")=")
 

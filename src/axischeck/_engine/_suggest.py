@@ -7,12 +7,13 @@ suggested when no option works or too many do to tell which was meant.
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from typing import Any
 
 import jax
-from jax.sharding import PartitionSpec
+from jax.sharding import AbstractMesh, Mesh, PartitionSpec
 
 from .._core._axes import freeze_in_axes, freeze_out_axes
 from .._core._dims import ArraySpec, Variadic
@@ -58,6 +59,7 @@ class Suggestion:
     # Another reading the engine checked and the arguments support as well as the fix's:
     # shown beside the fix for the user to choose, never as the fix itself.
     tie: bool = False
+    head: str | None = None  # the change in a few words, where the options' reprs are long (a mesh)
 
     def as_kwargs(self) -> dict[str, Any]:
         """The transform options to pass again ({} when the change is to the arguments)."""
@@ -67,8 +69,8 @@ class Suggestion:
         """The change in a few words for a message's first line (`in_axes=(0, 0)`,
         `pass b by position`), or None when only the full text says it (a transposed or
         padded argument)."""
-        if self.transposes or self.pads:
-            return None
+        if self.head is not None or self.transposes or self.pads:
+            return self.head
         options = ", ".join(f"{k}={seq_repr(v) if isinstance(v, tuple) else repr(v)}" for k, v in self.options)
         if self.by_position:
             moved = f"pass {', '.join(self.by_position)} by position"
@@ -548,8 +550,9 @@ def _spec_of(entries: list[tuple[str, ...]]) -> PartitionSpec:
 
 
 def _shard_in_options(model: ShardModel, call: Call, budget: _Budget) -> list[Suggestion]:
-    """An axis the mesh axes do not divide: shard it over another mesh axis that does, or
-    pad it to a multiple (each checked by the engine)."""
+    """An axis the mesh axes do not divide: shard it over another mesh axis that does,
+    give the same devices another mesh shape, or pad it to a multiple (each checked by
+    the engine)."""
     o = model.options
     mesh = o.mesh
     n = len(call.args)
@@ -585,6 +588,7 @@ def _shard_in_options(model: ShardModel, call: Call, budget: _Budget) -> list[Su
                         )
                     )
                     break
+            found += _reshaped_mesh_options(model, call, (arg.label, d, size), budget)
             padded = -(-size // split) * split
             shape = (*arg.shape[:d], padded, *arg.shape[d + 1 :])
             if _works(model, _with_leaf_shape(call, i, shape), budget):
@@ -597,6 +601,64 @@ def _shard_in_options(model: ShardModel, call: Call, budget: _Budget) -> list[Su
                 )
             return found  # the first dim that does not divide: the one the error names
     return found
+
+
+def _reshaped_mesh_options(
+    model: ShardModel, call: Call, refused: tuple[str, int, int], budget: _Budget
+) -> list[Suggestion]:
+    """The same devices in another mesh shape, same axis names (what reshaping
+    `jax.devices()` differently builds), under which every argument's spec divides it:
+    LWM#39's batch of one split over ('dp', 'fsdp') was fixed by moving the devices to
+    'sp'. The shape that resizes the fewest axes is the one checked by the engine."""
+    o = model.options
+    mesh = o.mesh
+    if mesh is None or not isinstance(o.jax_mesh, (Mesh, AbstractMesh)) or o.in_specs is INFER_SPECS:
+        return []
+    split: list[tuple[int, tuple[str, ...]]] = []  # each argument dimension and the mesh axes it is split over
+    for arg, spec in zip(call.args, _in_specs(o, len(call.args)), strict=False):
+        if isinstance(arg, Leaf) and arg.shape is not None and isinstance(spec, PartitionSpec):
+            split += [(size, axes) for size, axes in zip(arg.shape, _entries(spec), strict=False) if axes]
+    resized = sorted(_factorings(math.prod(mesh.sizes), len(mesh.sizes)), key=lambda s: _changes(s, mesh.sizes))
+    for sizes in resized:
+        shape = replace(mesh, sizes=sizes)
+        if sizes == mesh.sizes or any(size % shape.size(axes) for size, axes in split):
+            continue
+        new_mesh = _mesh_of_shape(o.jax_mesh, sizes)
+        if not _works(replace(model, options=replace(o, mesh=shape, jax_mesh=new_mesh)), call, budget):
+            return []
+        label, d, size = refused
+        return [
+            Suggestion(
+                f"mesh={shape}: the same {math.prod(sizes)} devices in another shape, so that axis {d} of {label}"
+                f" (size {size}) splits evenly (jax.make_mesh({sizes}, {mesh.names}))",
+                (("mesh", new_mesh),),
+                head=f"mesh={shape}",
+            )
+        ]
+    return []
+
+
+def _factorings(total: int, parts: int) -> Iterator[tuple[int, ...]]:
+    """Every way to write `total` as an ordered product of `parts` positive sizes."""
+    if parts == 1:
+        yield (total,)
+        return
+    for first in range(1, total + 1):
+        if total % first == 0:
+            for rest in _factorings(total // first, parts - 1):
+                yield (first, *rest)
+
+
+def _changes(sizes: tuple[int, ...], now: tuple[int, ...]) -> tuple[int, tuple[int, ...]]:
+    """How many axes a mesh shape resizes (fewest first), then the shape itself."""
+    return sum(a != b for a, b in zip(sizes, now, strict=True)), sizes
+
+
+def _mesh_of_shape(mesh: Mesh | AbstractMesh, sizes: tuple[int, ...]) -> Mesh | AbstractMesh:
+    """`mesh` with its devices (or abstract sizes) laid out in another shape."""
+    if isinstance(mesh, Mesh):
+        return Mesh(mesh.devices.reshape(sizes), mesh.axis_names, axis_types=mesh.axis_types)
+    return AbstractMesh(sizes, mesh.axis_names, axis_types=mesh.axis_types)
 
 
 def _surplus_none_options(model: ShardModel, call: Call, budget: _Budget) -> list[Suggestion]:
