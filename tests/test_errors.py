@@ -297,7 +297,7 @@ def test_precheck_errors_carry_no_stale_context() -> None:
     ("kwargs", "fragment"),
     [
         ({"in_axes": True}, "must be an int, None, or a tuple"),
-        ({"in_axes": {"x": 0}}, "wrap the dict in a tuple"),
+        ({"in_axes": {"x": 0}}, "in_axes=({'x': 0},) gives the axes inside x, the dict argument"),
         ({"in_axes": 0.0}, "must be an int, None, or a tuple"),
         ({"in_axes": (0, "a")}, "'a' (of type str)"),
         ({"in_axes": (np.int64(0),)}, "JAX accepts only Python ints"),
@@ -507,3 +507,53 @@ def test_a_collective_over_a_name_smap_does_not_bind_is_explained_as_jaxs_error(
         "total calls a collective over axis name 'batch', which no enclosing transform binds"
     )
     assert "Fix: call the collective over an axis this smap binds ('x')" in text
+
+
+def test_two_axes_of_one_array_in_one_vmap_get_nested_vmaps() -> None:
+    """jax#1168: `in_axes=((0, 1), (0, 1))` meant to map two axes of each array; one vmap
+    maps one axis, and the fix nests two (the later axis moves down once the first is gone)."""
+
+    def solve(a: jax.Array, b: jax.Array) -> jax.Array:
+        return jnp.linalg.solve(a, b)
+
+    a, b = jnp.ones((3, 2, 2, 2)) + jnp.eye(2)[None, None], jnp.ones((3, 2, 2))
+    with pytest.raises(ax.ArgumentError) as info:
+        ax.vmap(solve, in_axes=((0, 1), (0, 1)))(a, b)
+    err = info.value
+    assert "in_axes[0] is (0, 1), several axes for a, an array; one vmap maps one axis of each argument" in err.problem
+    nested = "jax.vmap(jax.vmap(solve, in_axes=(0, 0)), in_axes=(0, 0))"
+    assert err.fix == f"nest one vmap per axis, the outermost mapping the first: {nested}"
+    assert jax.vmap(jax.vmap(solve, in_axes=(0, 0)), in_axes=(0, 0))(a, b).shape == (3, 2, 2)
+    with pytest.raises(ax.ArgumentError) as info:
+        ax.vmap(solve, in_axes=((1, 0), (0, 2)))(a, b)  # later axes first: nothing moves down
+    assert info.value.fix is not None and info.value.fix.endswith(
+        "jax.vmap(jax.vmap(solve, in_axes=(0, 1)), in_axes=(1, 0))"
+    )
+
+
+def test_a_shard_map_call_missing_an_argument_names_it() -> None:
+    """jax#15728: in_specs has an entry for x and y; the call passed x alone."""
+    mesh = jax.sharding.Mesh(np.array(jax.devices()[:2]), ("x",))
+
+    def add(x: jax.Array, y: jax.Array) -> jax.Array:
+        return x + y
+
+    f = ax.shard_map(add, mesh=mesh, in_specs=(P("x"), P("x")), out_specs=P("x"))
+    with pytest.raises(ax.SpecError) as info:
+        f(jnp.arange(8.0))  # axischeck: ignore
+    assert info.value.problem.startswith("add takes x and y, but y was not passed; in_specs is a tuple of length 2")
+
+
+def test_a_dict_in_axes_for_a_one_argument_function_names_the_argument() -> None:
+    """jax#18548: the dict was meant for x, the function's one positional argument."""
+
+    def pick(x: dict[str, jax.Array]) -> jax.Array:
+        return x["a"]
+
+    with pytest.raises(ax.SpecError) as info:
+        ax.vmap(pick, in_axes={"a": 0})  # type: ignore[arg-type]  # axischeck: ignore
+    assert isinstance(info.value, TypeError)  # JAX's type
+    assert info.value.fix == (
+        "in_axes is matched to the positional arguments: in_axes=({'a': 0},) gives the axes inside x, the dict argument"
+    )
+    assert ax.vmap(pick, in_axes=({"a": 0},))({"a": jnp.ones((3, 2))}).shape == (3, 2)

@@ -10,6 +10,7 @@ from ._core._axes import check_axis_name, check_axis_size, check_flag, check_has
 from ._core._errors import SpecError
 from ._core._jax_compat import JAX_VMAP, traceback_boundary
 from ._core._trees import flat_axes
+from ._engine._function import parameters_of
 from ._engine._levels import MapLevel
 from ._engine._signature import Signature, SignatureLike
 from ._engine._transform_models import level_models
@@ -102,10 +103,29 @@ class VmapOptions(Options[MapLevel | None]):
 
     models = staticmethod(level_models)
 
+    def explain_refusal(self, fun: Callable[..., Any]) -> None:
+        try:
+            Options.explain_refusal(self, fun)  # (a slotted dataclass: no bare super())
+        except SpecError as err:
+            raise _named_dict_fix(err, self.in_axes, fun) from None
+
     def jax_transform(self, fun: Callable[..., Any]) -> Callable[..., Any]:
         if self.jax_refuses_every_mistake:  # JAX's defaults, left out: its construction is cheaper without them
             return JAX_VMAP(fun, self.in_axes, self.out_axes)
         return JAX_VMAP(fun, *self.as_kwargs().values())
+
+
+def _named_dict_fix(err: SpecError, in_axes: object, fun: Callable[..., Any]) -> SpecError:
+    """jax#18548: a dict given as in_axes for a function of one positional parameter
+    was meant for that parameter; the fix names it."""
+    found = parameters_of(fun) if isinstance(in_axes, dict) else None
+    if found is None or len(found[0]) != 1 or found[1] is not None:
+        return err
+    fix = (
+        f"in_axes is matched to the positional arguments: in_axes=({in_axes!r},) gives the axes"
+        f" inside {found[0][0]}, the dict argument"
+    )
+    return SpecError(err.problem, transform=err.transform, notes=err.notes, fix=fix)
 
 
 class Vmapped(Transformed[P, R]):

@@ -289,7 +289,7 @@ def fixes(err: BaseException | None) -> list[Fix]:
         return found
     text = "\n".join([str(err), *getattr(err, "__notes__", ())])
     for line in _FIX_LINE.findall(text):
-        if re.search(r"by position|positionally", line):  # a change of the call first
+        if re.search(r"by position|positionally|nest one", line):  # a change of the call or the code, not an option
             continue
         for piece in re.split(r", or |; or ", line):
             options = _parse_option(piece)

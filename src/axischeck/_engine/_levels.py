@@ -21,7 +21,7 @@ from .._core._leaves import Call, Leaf, abstract, resharded, scalar_struct
 from .._core._shape import Shape, format_shape
 from .._core._steps import ArgRows, MapStep, OutRow, Step
 from .._core._text import and_list, int_text
-from .._core._trees import PrefixMismatch, broadcast_prefix, leaf_paths
+from .._core._trees import PrefixMismatch, broadcast_prefix, leaf_paths, seq_repr
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,6 +73,33 @@ def _mismatch_error(
     )
 
 
+def _several_axes(entry: Any) -> bool:
+    """Whether an in_axes entry is a tuple of axes (`(0, 1)`): meant as two axes of one array."""
+    return isinstance(entry, tuple) and len(entry) > 1 and all(type(a) is int for a in entry)
+
+
+def _several_axes_error(
+    level: MapLevel, where: str, label: str, entry: tuple[int, ...], trail: tuple[Step, ...]
+) -> AxisCheckError:
+    """jax#1168: `in_axes=((0, 1), ...)` for an array read as one axis per nested map."""
+    spec = level.in_axes.value
+    entries = spec if isinstance(spec, tuple) else (spec,)
+    fix = None
+    if all(_several_axes(e) and len(e) == len(entry) for e in entries):
+        # Each level removes its axis: a later axis past an earlier one moves down by one.
+        levels = [tuple(e[k] - sum(a < e[k] for a in e[:k]) for e in entries) for k in range(len(entry))]
+        nested = level.fn_name
+        for axes in reversed(levels):
+            nested = f"jax.{level.kind}({nested}, in_axes={seq_repr(axes)})"
+        fix = f"nest one {level.kind} per axis, the outermost mapping the first: {nested}"
+    return Scene(trail, level.describe()).error(
+        ArgumentError,
+        f"{where} is {entry!r}, several axes for {label}, an array; one {level.kind} maps one axis of each"
+        f" argument (a tuple entry is read as a tuple argument's entries)",
+        fix=fix,
+    )
+
+
 def resolve_in_axes(level: MapLevel, call: Call, trail: tuple[Step, ...]) -> list[int | None]:
     """The in_axes entry of every flat leaf (kwargs always 0), as `jax.vmap` resolves it."""
     spec = level.in_axes.value
@@ -103,6 +130,8 @@ def resolve_in_axes(level: MapLevel, call: Call, trail: tuple[Step, ...]) -> lis
         got = broadcast_prefix(entry, arg, _is_axis)
         if isinstance(got, PrefixMismatch):
             where = f"in_axes[{i}]" if isinstance(spec, tuple) else "in_axes"
+            if isinstance(arg, Leaf) and _several_axes(entry):
+                raise _several_axes_error(level, where, call.arg_labels[i], entry, trail)
             raise _mismatch_error(level, where, f"argument {call.arg_labels[i]}", got, trail, ArgumentError)
         axes.extend(got)
     for key in sorted(call.kwargs):

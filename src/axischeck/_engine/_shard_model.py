@@ -40,6 +40,7 @@ from .._core._shape import Shape
 from .._core._steps import ShardRow, ShardStep, Step
 from .._core._text import and_list, short_repr
 from .._core._trees import PrefixMismatch, broadcast_prefix, leaf_paths
+from ._function import parameters_of
 from ._mesh import (
     MeshShape,
     SpecDims,
@@ -320,7 +321,8 @@ class ShardModel:
             word = o.word("in")
             raise fail(
                 SpecError,
-                f"{word}{paired.path} is {paired.spec_kind}, but the arguments{paired.path} are {paired.value_kind}"
+                self._missing_arguments(call)
+                + f"{word}{paired.path} is {paired.spec_kind}, but the arguments{paired.path} are {paired.value_kind}"
                 f" ({paired.detail}); {word} must be a tree prefix of the tuple of positional arguments",
                 f"give a tuple with one entry per positional argument, or {_one(o)} for all of them",
                 [],
@@ -329,6 +331,22 @@ class ShardModel:
             (s, None if s is None else self._dims(s, mesh, manual, f"the {o.word('in')} entry of {leaf.label}", fail))
             for leaf, s in zip(leaves, paired, strict=True)
         ]
+
+    def _missing_arguments(self, call: Call) -> str:
+        """`add takes x and y, but y was not passed; `, when in_specs has an entry for
+        each of the function's parameters and the call passed fewer (jax#15728)."""
+        specs = self.options.in_specs
+        found = parameters_of(self.fn) if self.fn is not None else None
+        if not isinstance(specs, tuple) or found is None or len(call.args) >= len(specs):
+            return ""
+        params = found[0][: len(specs)]
+        missing = params[len(call.args) :]
+        if len(params) < len(specs) or not missing:
+            return ""
+        return (
+            f"{self.options.name} takes {and_list(params)}, but {and_list(missing)}"
+            f" {'was' if len(missing) == 1 else 'were'} not passed; "
+        )
 
     @staticmethod
     def _dims(
