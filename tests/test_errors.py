@@ -557,3 +557,20 @@ def test_a_dict_in_axes_for_a_one_argument_function_names_the_argument() -> None
         "in_axes is matched to the positional arguments: in_axes=({'a': 0},) gives the axes inside x, the dict argument"
     )
     assert ax.vmap(pick, in_axes=({"a": 0},))({"a": jnp.ones((3, 2))}).shape == (3, 2)
+
+
+def test_an_unmapped_output_names_the_mapped_arguments_it_comes_from() -> None:
+    """haiku#458: parameters made from a key split per example cannot be shared
+    (out_axes None); the message says the output comes from key, and the first remedy is
+    to leave key unmapped."""
+
+    def init(x: jax.Array, params: dict[str, jax.Array]) -> tuple[jax.Array, jax.Array]:
+        w = params["key"] * 2.0
+        return x * params["scale"], w
+
+    f = ax.vmap(init, in_axes=(0, {"key": 0, "scale": None}), out_axes=(0, None))
+    with pytest.raises(ax.OutputError) as info:
+        f.predict(jnp.ones(3), {"key": jnp.ones(3), "scale": jnp.float32(2.0)})
+    err = info.value
+    assert "output[1] depends on params['key'], which in_axes maps" in err.problem
+    assert err.fix is not None and err.fix.startswith("leave params['key'] unmapped (in_axes entry None) if output[1]")

@@ -452,8 +452,10 @@ def map_outputs(
     shapes: Any,
     is_batched: Callable[[int], bool],
     trail: tuple[Step, ...],
+    sources: Callable[[int], list[str]] = lambda j: [],
 ) -> tuple[Any, tuple[OutRow, ...]]:
-    """Insert the batch dim per out_axes (counted in the batched output's rank)."""
+    """Insert the batch dim per out_axes (counted in the batched output's rank).
+    `sources(j)`: the mapped arguments output `j` is computed from, where known."""
     leaves, treedef = jax.tree_util.tree_flatten(shapes)
     labels = ["output" + p for p in leaf_paths(shapes)]
     got = broadcast_prefix(level.out_axes.value, shapes, _is_axis)
@@ -477,12 +479,21 @@ def map_outputs(
                     out.append(shape)
                     rows.append(OutRow(label, shape, axis, shape))
                     continue
+                found = sources(j)
+                which = (
+                    f"depends on {and_list(found)}, which in_axes maps" if found else "depends on the mapped arguments"
+                )
+                shared = (
+                    f"leave {and_list(found)} unmapped (in_axes entry None) if {label} is one value for the batch, or "
+                    if found
+                    else ""
+                )
                 raise Scene(trail, level.describe()).error(
                     OutputError,
-                    f"out_axes is None for {label}, but {label} depends on the mapped arguments, so it"
+                    f"out_axes is None for {label}, but {label} {which}, so it"
                     f" has a batch dimension{name} that None would have to drop",
                     places=(Place(label, shape),),
-                    fix=f"give {label} an integer out_axes entry (0 puts the batch first),"
+                    fix=f"{shared}give {label} an integer out_axes entry (0 puts the batch first),"
                     " or pass sum_match=True to sum over the batch",
                 )
             new = shape

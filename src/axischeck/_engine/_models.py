@@ -130,7 +130,13 @@ class MapModel:
         def is_batched(j: int) -> bool:
             return probe is not None and probe.batched(j)
 
-        shapes, outs = map_outputs(self.level, size, inner.shapes, is_batched, trail + (step,) + inner.steps)
+        def sources(j: int) -> list[str]:
+            """The mapped arguments output `j` is computed from, as the record says."""
+            if not isinstance(fn, Replay):
+                return []
+            return [step.args[i].label for i in sorted(fn.sources(j)) if step.args[i].axis is not None]
+
+        shapes, outs = map_outputs(self.level, size, inner.shapes, is_batched, trail + (step,) + inner.steps, sources)
         traced = inner.traced or (probe is not None and probe.asked)
         return Outcome(shapes, (replace(step, outs=outs),) + inner.steps, inner.bindings, traced=traced)
 

@@ -168,6 +168,19 @@ class Replay:
         leaves = jax.tree_util.tree_leaves((args, kwargs))
         return self.traced(*[leaves[i] for i in self.dyn])
 
+    def sources(self, j: int) -> set[int]:
+        """The flat argument leaves (their indices in the call) that flat output `j` is
+        computed from, read from the record: an equation's outputs come from all its
+        inputs (a loop or a branch inside counts as one equation)."""
+        jaxpr = self.closed.jaxpr
+        came_from: dict[Any, set[int]] = {v: {self.dyn[k]} for k, v in enumerate(jaxpr.invars)}
+        for eqn in jaxpr.eqns:
+            inputs = set().union(*(came_from.get(v, ()) for v in eqn.invars if not hasattr(v, "val")))
+            for v in eqn.outvars:
+                came_from[v] = inputs
+        out = jaxpr.outvars[j]
+        return set() if hasattr(out, "val") else came_from.get(out, set())
+
 
 def replay_of(closed: Any, out: Any, dyn: Sequence[int]) -> Replay | None:
     """The record of one trace (`closed`, taking the leaves at `dyn`; `out`, its output),
