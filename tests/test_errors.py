@@ -108,7 +108,9 @@ def test_axis_out_of_range_out() -> None:
 
 def test_out_axes_none_on_batched_output() -> None:
     f = ax.vmap(lambda x: x * 2, out_axes=None)
-    with pytest.raises(ax.OutputError, match="out_axes is None for output, but output depends on x, which in_axes maps"):
+    with pytest.raises(
+        ax.OutputError, match="out_axes is None for output, but output depends on x, which in_axes maps"
+    ):
         f.predict((5, 3))
     # ...but None is fine for an output that does not depend on the mapped input.
     g = ax.vmap(lambda x: (x * 2, jnp.zeros(3)), out_axes=(0, None))

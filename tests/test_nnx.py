@@ -81,7 +81,7 @@ def test_state_axes_mistake_is_named_in_the_users_terms() -> None:
         f(ensemble, jnp.ones((5, 3)))
     message = str(info.value)
     assert message.startswith("nnx.vmap(apply, in_axes=(StateAxes({Param: 0, ...: None}), 0)")
-    assert "model['kernel']" in message and "x (size 5)" in message
+    assert "model['kernel']" in message and "size 5 at axis 0 of x" in message
     assert "Fix: in_axes=(StateAxes({Param: 0, ...: None}), None)" in message
     assert axnnx.vmap(apply, in_axes=(PARAMS_ONLY, None))(ensemble, jnp.ones(3)).shape == (4, 2)
 

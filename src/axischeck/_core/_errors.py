@@ -121,7 +121,7 @@ class AxisCheckError(ValueError):
         fix in a few words, so a one-line log says both), table, the places that
         disagree, notes, and the fix in full."""
         head = f"{self.transform}: {self.problem}" if self.transform else self.problem
-        lines = [f"{head}; fix: {self.fix_head}" if self.fix_head else head]
+        lines = [f"{head}; fix: {self.fix_head}" if self._fix_head_holds() else head]
         if self.table:
             lines.extend("  " + row for row in self.table.splitlines())
         disagreement = self.disagreement()
@@ -140,6 +140,14 @@ class AxisCheckError(ValueError):
             return None
         first, *rest = self.places
         return f"{_quote(self.symbol)} is {first.describe()}" + "".join(f" but {p.describe()}" for p in rest) + "."
+
+    def _fix_head_holds(self) -> bool:
+        """Whether the headline's fix says what the full fix does: a wrapper that writes
+        the fix in its own terms (NNX's `StateAxes`) leaves the raw one out of the head."""
+        return bool(self.fix_head and self.fix) and all(
+            part in self.fix
+            for part in self.fix_head.split(", with ")  # type: ignore[union-attr, operator]
+        )
 
     def _headline_places(self) -> bool:
         """Whether the problem already names every place (`axis 0 of x`): then the

@@ -40,7 +40,7 @@ from ._suggest import Suggestion, suggest, with_suggestions
 from ._trace import Records, substituting
 from ._transform_models import Build, Models
 
-FIX_TRACES = 2
+FIX_TRACES = 3
 """How many candidate fixes a failure (of `predict` or of a call) may trace the user's
 function for, the same for both so that they offer the same fixes. Candidates the
 transform's own checks refuse cost no trace, so the budget goes to those that pass; the

@@ -649,9 +649,11 @@ def _factorings(total: int, parts: int) -> Iterator[tuple[int, ...]]:
                 yield (first, *rest)
 
 
-def _changes(sizes: tuple[int, ...], now: tuple[int, ...]) -> tuple[int, tuple[int, ...]]:
-    """How many axes a mesh shape resizes (fewest first), then the shape itself."""
-    return sum(a != b for a, b in zip(sizes, now, strict=True)), sizes
+def _changes(sizes: tuple[int, ...], now: tuple[int, ...]) -> tuple[int, float, tuple[int, ...]]:
+    """How many axes a mesh shape resizes (fewest first), then how far (by factors: 4 x 2
+    goes to 2 x 4 before 1 x 8, which would leave the first axis splitting nothing)."""
+    moved = sum(abs(math.log(a / b)) for a, b in zip(sizes, now, strict=True))
+    return sum(a != b for a, b in zip(sizes, now, strict=True)), moved, sizes
 
 
 def _mesh_of_shape(mesh: Mesh | AbstractMesh, sizes: tuple[int, ...]) -> Mesh | AbstractMesh:
