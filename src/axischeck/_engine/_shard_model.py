@@ -64,6 +64,7 @@ from ._trace import (
     only_vmaps,
     under_pmap,
     varying_sources,
+    warn_repeated_sums,
 )
 
 
@@ -493,7 +494,9 @@ class ShardModel:
         mapped = self._jax_shard_map(recording)
         try:
             _, treedef = call.flat()
-            check_ppermutes(jaxpr_under_levels(mapped, treedef, [leaf.value for leaf in leaves], env))
+            jaxpr = jaxpr_under_levels(mapped, treedef, [leaf.value for leaf in leaves], env)
+            check_ppermutes(jaxpr)
+            warn_repeated_sums(jaxpr)
         except AxisCheckError:
             raise
         except SilentCollectiveError as err:

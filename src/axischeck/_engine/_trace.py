@@ -18,6 +18,7 @@ import numpy as np
 from jax.core import Tracer
 
 from .._core._cache import BoundedCache
+from .._core._errors import AxisCheckWarning, warn_at_user
 from .._core._jax_compat import (
     JAX_VERSION,
     JAX_VMAP,
@@ -315,6 +316,7 @@ def eval_per_example(
                 pass
             else:
                 check_ppermutes(replay.closed)
+                warn_repeated_sums(replay.closed)
                 shapes = jax.tree_util.tree_map(lambda s: Shape(s.shape[skip:]), out)
                 return PerExample(shapes, replay, batched)
     try:
@@ -392,6 +394,7 @@ def _check_silent_collectives(fn: Callable[..., Any], env: Env, structs: Sequenc
     except Exception:
         return  # every other rule is vmap's, already applied by the real trace
     check_ppermutes(closed)
+    warn_repeated_sums(closed)
 
 
 def check_ppermutes(jaxpr: Any) -> None:
@@ -432,6 +435,40 @@ def check_ppermutes(jaxpr: Any) -> None:
 
 
 _AXIS_PARAMS = {"reduce_scatter": ("scatter_dimension",), "all_to_all": ("split_axis", "concat_axis")}
+
+_SUMS = frozenset({"psum", "psum_invariant"})
+_CASTS = frozenset({"pvary", "pcast"})  # shard_map casts an invariant operand before a psum
+
+
+def warn_repeated_sums(jaxpr: Any) -> None:
+    """Warn of a psum of a value that is already a psum over the same axes (jax#19175):
+    JAX accepts it and multiplies the sum by the axes' size, silently. A psum of anything
+    else that is the same along the axes (`psum(1, 'i')`, the axis size) is meant."""
+    for sub in [jaxpr, *(s for eqn, _ in _equations(jaxpr, ()) for v in eqn.params.values() for s in sub_jaxprs(v))]:
+        summed: dict[Any, tuple[Any, ...]] = {}  # a variable that holds a psum, and over which axes
+        for eqn in equations(sub):
+            name = eqn.primitive.name
+            operands = [v for v in eqn.invars if not hasattr(v, "val")]
+            if name in _CASTS and len(operands) == len(eqn.outvars):
+                summed.update((out, summed[v]) for v, out in zip(operands, eqn.outvars, strict=True) if v in summed)
+            elif name in _SUMS:
+                axes = _axes_param(eqn.params)
+                if any(summed.get(v) == axes for v in operands):
+                    shown = axes[0] if len(axes) == 1 else axes
+                    warn_at_user(
+                        AxisCheckWarning(
+                            f"psum over {shown!r} of a value that is already a psum over {shown!r}: JAX multiplies"
+                            f" the sum by the size of {shown!r} (the value is the same on every member)."
+                            " Fix: sum once"
+                        )
+                    )
+                    return
+                summed.update((out, axes) for out in eqn.outvars)
+
+
+def _axes_param(params: Any) -> tuple[Any, ...]:
+    axes = params.get("axes", params.get("axis_name", ()))
+    return tuple(axes) if isinstance(axes, (tuple, list)) else (axes,)
 
 
 def _equations(jaxpr: Any, mesh_names: tuple[str, ...]) -> Any:
