@@ -144,10 +144,10 @@ class AxisCheckError(ValueError):
     def _fix_head_holds(self) -> bool:
         """Whether the headline's fix says what the full fix does: a wrapper that writes
         the fix in its own terms (NNX's `StateAxes`) leaves the raw one out of the head."""
-        return bool(self.fix_head and self.fix) and all(
-            part in self.fix
-            for part in self.fix_head.split(", with ")  # type: ignore[union-attr, operator]
-        )
+        head, fix = self.fix_head, self.fix
+        if not head or not fix:
+            return False
+        return all(part in fix for part in head.split(", with "))
 
     def _headline_places(self) -> bool:
         """Whether the problem already names every place (`axis 0 of x`): then the
