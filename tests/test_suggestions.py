@@ -269,8 +269,7 @@ def _mm(x: jax.Array, y: jax.Array) -> jax.Array:
 
 def test_the_fix_keeps_the_users_batch_size() -> None:
     # in_axes=(0, None) says the batch is x's axis 0 (size 5); mapping y's axis 1 (size 3)
-    # instead also runs, but its batch size is one the user never pointed at: it only
-    # makes the shapes agree, and is not offered
+    # instead also runs, but its batch size is one the user never pointed at: no fix
     x, y = S((5, 2), jnp.float32), S((2, 3, 5), jnp.float32)
     f = ax.vmap(_mm, in_axes=(0, None), signature="(n,k),(k,m)->(n,m)")
     err = _refused(lambda: f.predict(x, y))
@@ -497,3 +496,21 @@ def test_an_indivisible_batch_gets_the_same_devices_in_another_mesh_shape() -> N
     assert str(err).splitlines()[0].endswith("; fix: mesh=Mesh('dp': 1, 'fsdp': 1, 'sp': 4)")
     out = jax.shard_map(attend, mesh=new, in_specs=spec, out_specs=spec)(q)
     assert jnp.array_equal(out, q * 2.0)
+
+
+def test_unmapping_the_data_to_make_the_shapes_agree_is_no_fix() -> None:
+    """Flax's VAE example with labels of batch 8 against logits of batch 64: either
+    argument left unmapped runs, but one mapped argument stands on each side, so neither
+    is what was meant: both are shown as only making the shapes agree, and none is a fix."""
+
+    def xent(logits: jax.Array, labels: jax.Array) -> jax.Array:
+        return -jnp.sum(jax.nn.log_softmax(logits)) * jnp.sum(jax.nn.one_hot(labels, 10))
+
+    with pytest.raises(ax.ArgumentError) as info:
+        ax.vmap(xent)(jnp.ones((64, 10)), jnp.ones((8,), jnp.int32))
+    err = info.value
+    assert err.suggestions == () and err.fix is None and "fix:" not in str(err).splitlines()[0]
+    assert [n.split(": in_axes=")[1] for n in err.notes if n.startswith("Runs, but only makes the shapes agree")] == [
+        "(0, None) would leave labels unmapped",
+        "(None, 0) would leave logits unmapped",
+    ]

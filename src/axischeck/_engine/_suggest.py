@@ -59,6 +59,9 @@ class Suggestion:
     # Another reading the engine checked and the arguments support as well as the fix's:
     # shown beside the fix for the user to choose, never as the fix itself.
     tie: bool = False
+    # Why it runs without doing what was meant (a batch size none of the user's in_axes
+    # read, say): shown as such, never as the fix.
+    shapes_only: str | None = None
     head: str | None = None  # the change in a few words, where the options' reprs are long (a mesh)
 
     def as_kwargs(self) -> dict[str, Any]:
@@ -151,6 +154,42 @@ def _given_sizes(model: MapModel, call: Call) -> frozenset[int]:
     return read_sizes(model.level, leaves, axes)
 
 
+def _shapes_only(model: MapModel, call: Call, given: frozenset[int], s: Suggestion, outcome: Outcome) -> str | None:
+    """Why a working candidate only makes the shapes agree, if it does: an output rank
+    other than the declared one; a batch size none of the user's in_axes read; or mapped
+    arguments of another size left unmapped where no more of the mapped arrays share the
+    size it keeps (Flax's per-example gradients keep x and y's 8 and unmap w's 3; Flax's
+    VAE example, logits of batch 64 against labels of 8, has one on each side)."""
+    wrong_rank, odd_size = _nonsense(model, given, outcome)
+    if wrong_rank:
+        return "its output rank is not the one the signature declares"
+    step = next((st for st in outcome.steps if isinstance(st, MapStep)), None)
+    if step is None or step.axis_size is None:
+        return None
+    if odd_size:
+        return f"its batch size, {step.axis_size}, is none of those your in_axes read"
+    axes = dict(s.options).get("in_axes")
+    before = _per_argument(model.level.in_axes.value, len(call.args))
+    if not isinstance(axes, tuple) or before is None or len(axes) != len(before):
+        return None
+    dissent = [
+        call.arg_labels[i]
+        for i, (b, a) in enumerate(zip(before, axes, strict=True))
+        if a is None and _size_at(call.args[i], b) not in (None, step.axis_size)
+    ]
+    kept = sum(len(jax.tree_util.tree_leaves(arg)) for arg, a in zip(call.args, axes, strict=True) if a is not None)
+    if dissent and kept <= len(dissent):
+        return f"it unmaps {and_list(dissent)}; no more mapped arrays share the size it keeps"
+    return None
+
+
+def _size_at(arg: Any, axis: Any) -> int | None:
+    """The size of an array argument along its in_axes entry (None: not one array, or no such axis)."""
+    if not isinstance(arg, Leaf) or arg.shape is None or type(axis) is not int:
+        return None
+    return arg.shape[axis] if -len(arg.shape) <= axis < len(arg.shape) else None
+
+
 def _nonsense(model: MapModel, given: frozenset[int], outcome: Outcome) -> tuple[int, int]:
     """How far a working candidate's prediction is from what the user meant, worst
     first: an output rank other than the declared one; a batch size none of the user's
@@ -170,20 +209,18 @@ def _nonsense(model: MapModel, given: frozenset[int], outcome: Outcome) -> tuple
 
 
 def _ranked(model: MapModel, call: Call, found: list[tuple[Suggestion, Outcome]]) -> list[Suggestion]:
-    """The most plausible working options: the first (in search order) is the fix, the
-    others as plausible are ties, and the less plausible ones go (they only make the
-    shapes agree). When too many are as plausible, all of them (and `suggest` shows
+    """The working options judged: the first (in search order) of those that do what the
+    arguments say was meant is the fix, the others ties; the rest only make the shapes
+    agree, and say why. When too many are as plausible, all of them (and `suggest` shows
     none: any one would be a guess)."""
-    if len(found) <= 1:
-        return [s for s, _ in found]
+    if not found:
+        return []
     given = _given_sizes(model, call)
-    scored = sorted(
-        ((_nonsense(model, given, outcome), k, s) for k, (s, outcome) in enumerate(found)), key=lambda t: (t[0], t[1])
-    )
-    best = [s for score, _, s in scored if score == scored[0][0]]
-    if len(best) > MAX_SHOWN:
-        return [s for _, _, s in scored]
-    return [best[0], *(replace(s, tie=True) for s in best[1:])]
+    judged = [replace(s, shapes_only=_shapes_only(model, call, given, s, outcome)) for s, outcome in found]
+    meant = [s for s in judged if s.shapes_only is None]
+    if len(meant) > MAX_SHOWN:
+        return meant
+    return [*meant[:1], *(replace(s, tie=True) for s in meant[1:]), *(s for s in judged if s.shapes_only is not None)]
 
 
 def _describe_arg(call: Call, i: int, axis: int | None) -> str:
@@ -899,8 +936,21 @@ def with_suggestions(err: AxisCheckError, options: tuple[Suggestion, ...]) -> Ax
     `err.suggestions` holds, and then the ties it leaves to the user."""
     if not options:
         return err
-    fixes = tuple(o for o in options if not o.tie)
+    fixes = tuple(o for o in options if not o.tie and o.shapes_only is None)
     ties = [o.text for o in options if o.tie]
+    notes = tuple(
+        f"Runs, but only makes the shapes agree ({o.shapes_only}): {o.text}" for o in options if o.shapes_only
+    )
+    if not fixes:
+        return type(err)(
+            err.problem,
+            transform=err.transform,
+            symbol=err.symbol,
+            places=err.places,
+            table=err.table,
+            notes=(*err.notes, *notes),
+            fix=err.fix,
+        )
     text = "; or ".join(o.text for o in fixes)
     if ties:
         text += f". The shapes fit {'another reading' if len(ties) == 1 else 'other readings'} as well:"
@@ -911,7 +961,7 @@ def with_suggestions(err: AxisCheckError, options: tuple[Suggestion, ...]) -> Ax
         symbol=err.symbol,
         places=err.places,
         table=err.table,
-        notes=err.notes,
+        notes=(*err.notes, *notes),
         fix=text,
         fix_head=fixes[0].headline(),
     )
