@@ -55,7 +55,6 @@ def diagnosis(
     if isinstance(ours, FunctionError) and ours.fix is not None:
         return with_jax_error(ours, err)  # a failure the engine understands (a carry's vma type)
     if isinstance(ours, FunctionError):
-        ours = predictor.with_fix(ours, args, kwargs)  # as `predict` offers it
         unit = "per device" if "per-device" in ours.problem else "per example"
         head = f"axischeck: {ours.transform or name}: the failure happens {unit}"
         disagreement = ours.disagreement()  # the blame, when JAX's message names two sizes

@@ -35,7 +35,7 @@ from .._core._steps import MapStep
 from ._fastpath import Plan, ShardPlan, compile_plan
 from ._function import fn_name, parameters_of
 from ._in_trace import Recorder, Watch
-from ._models import Model, Outcome, run, shape_keyed
+from ._models import MapModel, Model, Outcome, chain, is_symbolic, run, shape_keyed
 from ._suggest import Suggestion, suggest, with_suggestions
 from ._trace import Records, substituting
 from ._transform_models import Build, Models
@@ -445,7 +445,11 @@ class Predictor:
 
     def with_fix(self, err: AxisCheckError, args: tuple[Any, ...], kwargs: dict[str, Any]) -> AxisCheckError:
         """`err` with concrete fixes the engine has checked, running the function at most
-        `FIX_TRACES` times to try them, and once more for JAX's verdict on the fix shown."""
+        `FIX_TRACES` times to try them, and once more for JAX's verdict on the fix shown
+        where the engine's rules are not JAX's trace (see `_jax_accepts`). The function's
+        own failure gets none: an option that makes it run would be a guess."""
+        if isinstance(err, FunctionError) and unbound_axis_name(err.__cause__ or err) is None:
+            return err
         try:
             with quiet_tracebacks():  # the trials' exceptions are only read
                 call = self._labelled(err, args, kwargs)
@@ -458,8 +462,11 @@ class Predictor:
 
     def _jax_accepts(self, fix: Suggestion, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
         """Whether JAX's own transform with the fix applied (its options, and the call
-        changed as it says) runs these arguments, asked abstractly."""
-        if self._jax_with is None:
+        changed as it says) runs these arguments, asked abstractly. Asked where the engine
+        checked the fix by rules of its own: a pmap (modelled as a map over devices, where
+        JAX traces an unmapped Python scalar) or a declared signature (no trace); a vmap or
+        shard_map of the function itself was checked by JAX's own trace already."""
+        if self._jax_with is None or not _ruled_apart_from_jax(self.models.model):
             return True
         fixed = self._jax_with(self._held, fix.as_kwargs())
         return _jax_verdict(fixed, *_fixed_call(fix, args, kwargs)) is None
@@ -519,6 +526,12 @@ def _predicted_by_jax(
         raise with_jax_error(FunctionError("JAX cannot map these arguments", transform=name()), err) from err
     shapes = jax.tree_util.tree_map(lambda s: tuple.__new__(Shape, s.shape), out)
     return Prediction(shapes, None, (), traced=True)
+
+
+def _ruled_apart_from_jax(model: Model) -> bool:
+    """Whether the engine answers for `model` by rules of its own rather than by JAX's
+    trace of the same transform (see `Predictor._jax_accepts`)."""
+    return is_symbolic(model) or any(isinstance(m, MapModel) and m.level.kind == "pmap" for m in chain(model))
 
 
 def _fixed_call(
