@@ -526,11 +526,40 @@ def test_two_axes_of_one_array_in_one_vmap_get_nested_vmaps() -> None:
     nested = "jax.vmap(jax.vmap(solve, in_axes=(0, 0)), in_axes=(0, 0))"
     assert err.fix == f"nest one vmap per axis, the outermost mapping the first: {nested}"
     assert jax.vmap(jax.vmap(solve, in_axes=(0, 0)), in_axes=(0, 0))(a, b).shape == (3, 2, 2)
+    c = jnp.ones((2, 2, 3))
     with pytest.raises(ax.ArgumentError) as info:
-        ax.vmap(solve, in_axes=((1, 0), (0, 2)))(a, b)  # later axes first: nothing moves down
+        ax.vmap(solve, in_axes=((1, 0), (0, 2)))(a, c)  # later axes first: nothing moves down
     assert info.value.fix is not None and info.value.fix.endswith(
         "jax.vmap(jax.vmap(solve, in_axes=(0, 1)), in_axes=(1, 0))"
     )
+    assert jax.vmap(jax.vmap(solve, in_axes=(0, 1)), in_axes=(1, 0))(a, c).shape == (2, 3, 2)
+
+
+def test_nested_vmaps_are_offered_only_as_jax_runs_them() -> None:
+    """The nest for several axes per argument: negative axes counted from the end; none
+    where the levels' sizes disagree (JAX would refuse the nest), for pmap (a pmap in a
+    pmap is rarely meant), or for a Python scalar, which is called one."""
+
+    def solve(a: jax.Array, b: jax.Array) -> jax.Array:
+        return jnp.linalg.solve(a, b)
+
+    a, b = jnp.ones((3, 2, 2, 2)) + jnp.eye(2)[None, None], jnp.ones((3, 2, 2))
+    with pytest.raises(ax.ArgumentError) as info:
+        ax.vmap(solve, in_axes=((0, -3), (0, -2)))(a, b)
+    nested = "jax.vmap(jax.vmap(solve, in_axes=(0, 0)), in_axes=(0, 0))"
+    assert info.value.fix is not None and info.value.fix.endswith(nested)
+    with pytest.raises(ax.ArgumentError) as info:
+        ax.vmap(solve, in_axes=((1, 0), (0, 2)))(a, b)  # a's axis 1 has 2, b's axis 0 has 3
+    assert info.value.fix is None
+    with pytest.raises(ax.ArgumentError) as info:
+        ax.vmap(solve, in_axes=((0, 0), (0, 1)))(a, b)  # one axis twice
+    assert info.value.fix is None
+    with pytest.raises(ax.ArgumentError) as info:
+        ax.pmap(solve, in_axes=((0, 1), (0, 1)))(jnp.ones((2, 2, 2, 2)), jnp.ones((2, 2, 2)))
+    assert info.value.fix is None and "pmap" in info.value.problem
+    with pytest.raises(ax.ArgumentError) as info:
+        ax.vmap(lambda x, s: x * s, in_axes=(0, (0, 1)))(jnp.ones(3), 2.0)
+    assert "several axes for s, a Python scalar" in info.value.problem
 
 
 def test_a_shard_map_call_missing_an_argument_names_it() -> None:

@@ -461,8 +461,8 @@ def test_a_failed_call_offers_the_fixes_predict_offers(in_axes: tuple[int | None
 
 def test_a_fix_jax_would_refuse_is_never_shown(monkeypatch: pytest.MonkeyPatch) -> None:
     """JAX's own abstract evaluation of the fixed transform has the last word where the
-    engine ruled by its own model (a declared signature here): a fix the engine accepted
-    but JAX refuses (one planted in the search) is dropped."""
+    engine ruled by its own model (a pmap here): a fix the engine accepted but JAX refuses
+    (one planted in the search) is dropped."""
     from axischeck._engine import _predictor
     from axischeck._engine._suggest import Suggestion
 
@@ -472,13 +472,56 @@ def test_a_fix_jax_would_refuse_is_never_shown(monkeypatch: pytest.MonkeyPatch) 
     def total(a: jax.Array, b: jax.Array) -> jax.Array:
         return jnp.sum(a) + jnp.sum(b)
 
-    f = ax.vmap(total, signature="(n),(n)->()")
-    err = _refused(lambda: f.predict(S((3, 2), jnp.float32), S((4, 2), jnp.float32)))
+    f = ax.pmap(total)
+    err = _refused(lambda: f.predict(S((2, 3), jnp.float32), S((4, 3), jnp.float32)))
     assert err.suggestions == () and err.fix is None
-    accepted = replace(planted, options=(("in_axes", (None, 0)),))
+    accepted = replace(planted, options=(("in_axes", (0, None)),))
     monkeypatch.setattr(_predictor, "suggest", lambda *args: (accepted,))
-    err = _refused(lambda: f.predict(S((3, 2), jnp.float32), S((4, 2), jnp.float32)))
-    assert [s.as_kwargs() for s in err.suggestions] == [{"in_axes": (None, 0)}]  # JAX runs it
+    err = _refused(lambda: f.predict(S((2, 3), jnp.float32), S((4, 3), jnp.float32)))
+    assert [s.as_kwargs() for s in err.suggestions] == [{"in_axes": (0, None)}]  # JAX runs it
+
+
+def test_a_declared_signature_needs_no_run_of_the_function_for_its_fix() -> None:
+    """predict with a signature answers without running the function, whose body may be
+    a stub: the fix it finds is not dropped because the stub cannot run."""
+
+    def stub(a: jax.Array, b: jax.Array, c: jax.Array) -> jax.Array:
+        raise NotImplementedError
+
+    f = ax.vmap(stub, signature="(n),(n),(n)->()")
+    err = _refused(lambda: f.predict(S((8, 2), jnp.float32), S((8, 2), jnp.float32), S((2, 8), jnp.float32)))
+    assert [s.as_kwargs() for s in err.suggestions] == [{"in_axes": (0, 0, 1)}]
+
+
+def test_a_declared_signature_vouches_for_leaving_one_argument_unmapped() -> None:
+    """One mapped argument on each side of a batch-size conflict says nothing about which
+    batch was meant, unless a signature does: `(n),(n,m)->(m)` only fits y unmapped."""
+    f = ax.vmap(lambda x, y: x @ y, signature="(n),(n,m)->(m)")
+    err = _refused(lambda: f.predict(S((3, 4), jnp.float32), S((4, 5), jnp.float32)))
+    assert [s.as_kwargs() for s in err.suggestions] == [{"in_axes": (0, None)}]
+    assert str(err).splitlines()[0].endswith("; fix: in_axes=(0, None)")
+
+
+def test_a_batch_size_the_user_never_pointed_at_ranks_last_but_is_still_a_fix() -> None:
+    """`in_axes=(1, 0)` reads a batch of 4 from both arguments, but the signature leaves
+    only one reading: x mapped at axis 0 (size 3), y unmapped. It is the fix, not an
+    option that only makes the shapes agree."""
+    f = ax.vmap(lambda x, y: x @ y, in_axes=(1, 0), signature="(n),(n,m)->(m)")
+    err = _refused(lambda: f.predict(S((3, 4), jnp.float32), S((4, 5), jnp.float32)))
+    assert [s.as_kwargs() for s in err.suggestions] == [{"in_axes": (0, None)}]
+    assert not any(n.startswith("Runs, but only") for n in err.notes)
+
+
+def test_ties_and_shapes_only_options_do_not_crowd_out_the_fix() -> None:
+    """The limit on options shown counts fixes only: one fix with several readings
+    beside it is still shown."""
+    from axischeck._engine._suggest import MAX_SHOWN, Suggestion, _unless_too_many
+
+    fix = Suggestion("in_axes=(0, None)", (("in_axes", (0, None)),))
+    ties = [replace(fix, text=f"tie {i}", tie=True) for i in range(MAX_SHOWN)]
+    only = [replace(fix, text=f"only {i}", shapes_only="why") for i in range(MAX_SHOWN)]
+    assert _unless_too_many([fix, *ties, *only]) == (fix, *ties, *only)
+    assert _unless_too_many([fix] * (MAX_SHOWN + 1)) == ()
 
 
 def test_an_indivisible_batch_gets_the_same_devices_in_another_mesh_shape() -> None:
@@ -517,3 +560,4 @@ def test_unmapping_the_data_to_make_the_shapes_agree_is_no_fix() -> None:
         "(0, None) would leave labels unmapped",
         "(None, 0) would leave logits unmapped",
     ]
+    assert "nothing says which batch you meant" in str(err)

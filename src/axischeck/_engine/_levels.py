@@ -78,26 +78,54 @@ def _several_axes(entry: Any) -> bool:
     return isinstance(entry, tuple) and len(entry) > 1 and all(type(a) is int for a in entry)
 
 
-def _several_axes_error(
-    level: MapLevel, where: str, label: str, entry: tuple[int, ...], trail: tuple[Step, ...]
-) -> AxisCheckError:
+def _several_axes_error(level: MapLevel, where: str, call: Call, i: int, trail: tuple[Step, ...]) -> AxisCheckError:
     """jax#1168: `in_axes=((0, 1), ...)` for an array read as one axis per nested map."""
-    spec = level.in_axes.value
-    entries = spec if isinstance(spec, tuple) else (spec,)
-    fix = None
-    if all(_several_axes(e) and len(e) == len(entry) for e in entries):
-        # Each level removes its axis: a later axis past an earlier one moves down by one.
-        levels = [tuple(e[k] - sum(a < e[k] for a in e[:k]) for e in entries) for k in range(len(entry))]
-        nested = level.fn_name
-        for axes in reversed(levels):
-            nested = f"jax.{level.kind}({nested}, in_axes={seq_repr(axes)})"
-        fix = f"nest one {level.kind} per axis, the outermost mapping the first: {nested}"
+    arg: Leaf = call.args[i]
+    entry = _entry_of(level.in_axes.value, i)
+    what = "a Python scalar" if isinstance(arg.value, (bool, int, float, complex)) else "an array"
+    nested = _nested_maps(level, call)
+    fix = f"nest one {level.kind} per axis, the outermost mapping the first: {nested}" if nested else None
     return Scene(trail, level.describe()).error(
         ArgumentError,
-        f"{where} is {entry!r}, several axes for {label}, an array; one {level.kind} maps one axis of each"
-        f" argument (a tuple entry is read as a tuple argument's entries)",
+        f"{where} is {entry!r}, several axes for {call.arg_labels[i]}, {what}; one {level.kind} maps one"
+        " axis of each argument (a tuple entry is read as a tuple argument's entries)",
         fix=fix,
     )
+
+
+def _entry_of(spec: Any, i: int) -> Any:
+    return spec[i] if isinstance(spec, tuple) else spec
+
+
+def _nested_maps(level: MapLevel, call: Call) -> str | None:
+    """The nested vmaps that map each argument's axes in turn, when every argument is an
+    array given the same number of distinct axes (negative ones counted from its end) and
+    each level's axes agree on one batch size: the nest JAX runs. None otherwise (pmap
+    too: a pmap inside a pmap is rarely what one means)."""
+    if level.kind != "vmap" or not call.args:
+        return None
+    spec = level.in_axes.value
+    canonical: list[tuple[int, ...]] = []
+    for i, arg in enumerate(call.args):
+        entry = _entry_of(spec, i)
+        if not (isinstance(arg, Leaf) and arg.shape is not None and _several_axes(entry)):
+            return None
+        rank = len(arg.shape)
+        if not all(-rank <= a < rank for a in entry):
+            return None
+        axes = tuple(a % rank for a in entry)
+        if len(set(axes)) != len(axes) or (canonical and len(axes) != len(canonical[0])):
+            return None
+        canonical.append(axes)
+    for k in range(len(canonical[0])):
+        if len({arg.shape[axes[k]] for arg, axes in zip(call.args, canonical, strict=True)}) != 1:
+            return None
+    # Each level removes its axis: a later axis past an earlier one moves down by one.
+    levels = [tuple(e[k] - sum(a < e[k] for a in e[:k]) for e in canonical) for k in range(len(canonical[0]))]
+    nested = level.fn_name
+    for axes in reversed(levels):
+        nested = f"jax.vmap({nested}, in_axes={seq_repr(axes)})"
+    return nested
 
 
 def resolve_in_axes(level: MapLevel, call: Call, trail: tuple[Step, ...]) -> list[int | None]:
@@ -131,7 +159,7 @@ def resolve_in_axes(level: MapLevel, call: Call, trail: tuple[Step, ...]) -> lis
         if isinstance(got, PrefixMismatch):
             where = f"in_axes[{i}]" if isinstance(spec, tuple) else "in_axes"
             if isinstance(arg, Leaf) and _several_axes(entry):
-                raise _several_axes_error(level, where, call.arg_labels[i], entry, trail)
+                raise _several_axes_error(level, where, call, i, trail)
             raise _mismatch_error(level, where, f"argument {call.arg_labels[i]}", got, trail, ArgumentError)
         axes.extend(got)
     for key in sorted(call.kwargs):

@@ -35,7 +35,7 @@ from .._core._steps import MapStep
 from ._fastpath import Plan, ShardPlan, compile_plan
 from ._function import fn_name, parameters_of
 from ._in_trace import Recorder, Watch
-from ._models import MapModel, Model, Outcome, chain, is_symbolic, run, shape_keyed
+from ._models import MapModel, Model, Outcome, chain, run, shape_keyed
 from ._suggest import Suggestion, suggest, with_suggestions
 from ._trace import Records, substituting
 from ._transform_models import Build, Models
@@ -462,10 +462,11 @@ class Predictor:
 
     def _jax_accepts(self, fix: Suggestion, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
         """Whether JAX's own transform with the fix applied (its options, and the call
-        changed as it says) runs these arguments, asked abstractly. Asked where the engine
-        checked the fix by rules of its own: a pmap (modelled as a map over devices, where
-        JAX traces an unmapped Python scalar) or a declared signature (no trace); a vmap or
-        shard_map of the function itself was checked by JAX's own trace already."""
+        changed as it says) runs these arguments, asked abstractly. Asked of a pmap only:
+        the engine models it as a map over devices, where JAX traces an unmapped Python
+        scalar. A vmap or shard_map of the function itself was checked by JAX's own trace
+        already, and a declared signature is the user's word that needs no run of the
+        function (whose body may be a stub)."""
         if self._jax_with is None or not _ruled_apart_from_jax(self.models.model):
             return True
         fixed = self._jax_with(self._held, fix.as_kwargs())
@@ -529,9 +530,9 @@ def _predicted_by_jax(
 
 
 def _ruled_apart_from_jax(model: Model) -> bool:
-    """Whether the engine answers for `model` by rules of its own rather than by JAX's
-    trace of the same transform (see `Predictor._jax_accepts`)."""
-    return is_symbolic(model) or any(isinstance(m, MapModel) and m.level.kind == "pmap" for m in chain(model))
+    """Whether the engine answers for `model` by rules of its own where JAX's trace of the
+    same transform differs: a pmap (see `Predictor._jax_accepts`)."""
+    return any(isinstance(m, MapModel) and m.level.kind == "pmap" for m in chain(model))
 
 
 def _fixed_call(

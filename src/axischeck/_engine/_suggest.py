@@ -154,20 +154,18 @@ def _given_sizes(model: MapModel, call: Call) -> frozenset[int]:
     return read_sizes(model.level, leaves, axes)
 
 
-def _shapes_only(model: MapModel, call: Call, given: frozenset[int], s: Suggestion, outcome: Outcome) -> str | None:
+def _shapes_only(model: MapModel, call: Call, s: Suggestion, outcome: Outcome) -> str | None:
     """Why a working candidate only makes the shapes agree, if it does: an output rank
-    other than the declared one; a batch size none of the user's in_axes read; or mapped
-    arguments of another size left unmapped where no more of the mapped arrays share the
-    size it keeps (Flax's per-example gradients keep x and y's 8 and unmap w's 3; Flax's
-    VAE example, logits of batch 64 against labels of 8, has one on each side)."""
-    wrong_rank, odd_size = _nonsense(model, given, outcome)
-    if wrong_rank:
+    other than the declared one; or, with no declared inputs to vouch for the per-example
+    shapes, mapped arguments of another size left unmapped where no more of the mapped
+    arrays share the size it keeps (Flax's per-example gradients keep x and y's 8 and
+    unmap w's 3: a fix; Flax's VAE example, logits of batch 64 against labels of 8, has
+    one on each side: nothing says which batch was meant)."""
+    if _wrong_rank(model, outcome):
         return "its output rank is not the one the signature declares"
     step = next((st for st in outcome.steps if isinstance(st, MapStep)), None)
-    if step is None or step.axis_size is None:
+    if step is None or step.axis_size is None or _declares_inputs(model):
         return None
-    if odd_size:
-        return f"its batch size, {step.axis_size}, is none of those your in_axes read"
     axes = dict(s.options).get("in_axes")
     before = _per_argument(model.level.in_axes.value, len(call.args))
     if not isinstance(axes, tuple) or before is None or len(axes) != len(before):
@@ -179,7 +177,10 @@ def _shapes_only(model: MapModel, call: Call, given: frozenset[int], s: Suggesti
     ]
     kept = sum(len(jax.tree_util.tree_leaves(arg)) for arg, a in zip(call.args, axes, strict=True) if a is not None)
     if dissent and kept <= len(dissent):
-        return f"it unmaps {and_list(dissent)}; no more mapped arrays share the size it keeps"
+        return (
+            f"it unmaps {and_list(dissent)}: as many mapped arrays have another size as keep its batch"
+            f" size, {step.axis_size}, so nothing says which batch you meant"
+        )
     return None
 
 
@@ -190,22 +191,31 @@ def _size_at(arg: Any, axis: Any) -> int | None:
     return arg.shape[axis] if -len(arg.shape) <= axis < len(arg.shape) else None
 
 
-def _nonsense(model: MapModel, given: frozenset[int], outcome: Outcome) -> tuple[int, int]:
-    """How far a working candidate's prediction is from what the user meant, worst
-    first: an output rank other than the declared one; a batch size none of the user's
-    own in_axes read. (0, 0) is a fix with nothing against it."""
+def _declares_inputs(model: Model) -> bool:
+    """Whether the innermost model declares the arguments' per-example shapes (a
+    signature), which a working candidate then matches."""
+    *_, innermost = chain(model)
+    return isinstance(innermost, SignatureModel)
+
+
+def _wrong_rank(model: MapModel, outcome: Outcome) -> bool:
+    """Whether a working candidate's output rank is other than the declared one."""
     declared = _declared_ranks(model)
     levels = sum(1 for m in chain(model) if isinstance(m, MapModel))
     outs = jax.tree_util.tree_leaves(outcome.shapes, is_leaf=lambda x: isinstance(x, Shape))
-    wrong_rank = int(
+    return (
         declared is not None
         and len(declared) == len(outs)
         and any(r is not None and len(o) != r + levels for o, r in zip(outs, declared, strict=True))
     )
+
+
+def _odd_size(given: frozenset[int], outcome: Outcome) -> bool:
+    """Whether a working candidate's batch size is none of those the user's own in_axes
+    read: it maps an axis the user never pointed at, so it ranks after those that do."""
     step = next((st for st in outcome.steps if isinstance(st, MapStep)), None)
     size = step.axis_size if step is not None else None
-    odd_size = int(bool(given) and size is not None and size not in given)
-    return wrong_rank, odd_size
+    return bool(given) and size is not None and size not in given
 
 
 def _ranked(model: MapModel, call: Call, found: list[tuple[Suggestion, Outcome]]) -> list[Suggestion]:
@@ -216,7 +226,8 @@ def _ranked(model: MapModel, call: Call, found: list[tuple[Suggestion, Outcome]]
     if not found:
         return []
     given = _given_sizes(model, call)
-    judged = [replace(s, shapes_only=_shapes_only(model, call, given, s, outcome)) for s, outcome in found]
+    ordered = sorted(found, key=lambda pair: _odd_size(given, pair[1]))  # stable: search order among equals
+    judged = [replace(s, shapes_only=_shapes_only(model, call, s, outcome)) for s, outcome in ordered]
     meant = [s for s in judged if s.shapes_only is None]
     if len(meant) > MAX_SHOWN:
         return meant
@@ -895,7 +906,7 @@ def suggest(
             shard = _shard_out_options(model, call, budget)
         else:
             shard = _surplus_none_options(model, call, budget) or _shard_in_options(model, call, budget)
-        return tuple(shard) if len(shard) <= MAX_SHOWN else ()
+        return _unless_too_many(shard)
     if not isinstance(model, MapModel):
         return ()
     budget = _Budget(traces)
@@ -925,9 +936,14 @@ def suggest(
         )
         if not options and per_example:
             options = _transpose_options(model, call, budget)  # a per-example conflict: axis order
-    if len(options) > MAX_SHOWN:
-        return ()  # too many ways out: any one would be a guess
-    return tuple(options)
+    return _unless_too_many(options)
+
+
+def _unless_too_many(options: list[Suggestion]) -> tuple[Suggestion, ...]:
+    """The options, or none when more than `MAX_SHOWN` are fixes: any one would be a
+    guess (the ties and shapes-only options beside one fix do not count)."""
+    fixes = [o for o in options if not o.tie and o.shapes_only is None]
+    return () if len(fixes) > MAX_SHOWN else tuple(options)
 
 
 def with_suggestions(err: AxisCheckError, options: tuple[Suggestion, ...]) -> AxisCheckError:
@@ -941,18 +957,8 @@ def with_suggestions(err: AxisCheckError, options: tuple[Suggestion, ...]) -> Ax
     notes = tuple(
         f"Runs, but only makes the shapes agree ({o.shapes_only}): {o.text}" for o in options if o.shapes_only
     )
-    if not fixes:
-        return type(err)(
-            err.problem,
-            transform=err.transform,
-            symbol=err.symbol,
-            places=err.places,
-            table=err.table,
-            notes=(*err.notes, *notes),
-            fix=err.fix,
-        )
-    text = "; or ".join(o.text for o in fixes)
-    if ties:
+    text = "; or ".join(o.text for o in fixes) or None
+    if text and ties:
         text += f". The shapes fit {'another reading' if len(ties) == 1 else 'other readings'} as well:"
         text += f" {'; or '.join(ties)}; check which one you meant"
     new = type(err)(
@@ -962,8 +968,8 @@ def with_suggestions(err: AxisCheckError, options: tuple[Suggestion, ...]) -> Ax
         places=err.places,
         table=err.table,
         notes=(*err.notes, *notes),
-        fix=text,
-        fix_head=fixes[0].headline(),
+        fix=text or err.fix,
+        fix_head=fixes[0].headline() if fixes else None,
     )
     new.suggestions = fixes
     return new
