@@ -605,3 +605,41 @@ def test_an_unmapped_output_names_the_mapped_arguments_it_comes_from() -> None:
     err = info.value
     assert "output[1] depends on params['key'], which in_axes maps" in err.problem
     assert err.fix is not None and err.fix.startswith("leave params['key'] unmapped (in_axes entry None) if output[1]")
+
+
+def test_an_unmapped_output_names_only_the_arguments_the_record_shows_it_comes_from() -> None:
+    """An equation with several outputs (a jit returning a tuple, a scan) is followed
+    inside, not blamed on all of its inputs; a keyword argument's remedy is one JAX
+    accepts (functools.partial, or passing it by position), not an in_axes entry."""
+
+    def via_jit(x: jax.Array, w: jax.Array) -> jax.Array:
+        _, total = jax.jit(lambda x, w: (x * 2.0, w.sum()))(x, w)
+        return total
+
+    def via_scan(x: jax.Array, w: jax.Array) -> jax.Array:
+        (_, last), _ = jax.lax.scan(lambda cd, t: ((cd[1], t), None), (x[0], 1.0), w)
+        return last
+
+    x, w = jnp.ones((4, 3)), jnp.ones((4, 3))
+    for fn in (via_jit, via_scan):
+        with pytest.raises(ax.OutputError) as info:
+            ax.vmap(fn, in_axes=(0, 0), out_axes=None).predict(x, w)
+        assert "output depends on w, which in_axes maps" in info.value.problem, fn.__name__
+
+    def carried(x: jax.Array, w: jax.Array) -> jax.Array:  # x reaches `last` on the second step
+        (_, last), _ = jax.lax.scan(lambda cd, t: ((t, cd[0]), None), (x[0], 1.0), w)
+        return last
+
+    with pytest.raises(ax.OutputError) as info:
+        ax.vmap(carried, in_axes=(0, 0), out_axes=None).predict(x, w)
+    assert "output depends on x and w, which in_axes maps" in info.value.problem
+
+    from axischeck._engine._levels import Sources
+
+    assert Sources(["x"], ["scale"]).unmapping() == (
+        "leave x unmapped (in_axes entry None) and bind scale with functools.partial or pass it by"
+        " position with the in_axes entry None (a keyword argument is always mapped)"
+    )
+    with pytest.raises(ax.OutputError) as info:
+        ax.vmap(lambda x, *, s: x.sum() * s, in_axes=(None,), out_axes=None).predict(jnp.ones(3), s=jnp.ones(4))
+    assert "output depends on s, which is mapped" in info.value.problem

@@ -375,6 +375,12 @@ def equations(jaxpr: Any) -> Any:
     return jaxpr.eqns
 
 
+def is_literal(var: Any) -> bool:
+    """Whether a jaxpr operand is a literal (a constant written into the equation), not
+    a variable; literals are unhashable in JAX 0.10."""
+    return hasattr(var, "val")
+
+
 def sub_jaxprs(value: Any) -> list[Any]:
     """The jaxprs in an equation parameter (cond's branches, scan's body, a pjit's jaxpr)."""
     items = value if isinstance(value, (tuple, list)) else (value,)

@@ -474,13 +474,43 @@ def _range_fix(leaf: Leaf, axis: int) -> str | None:
 # -------------------------------------------------------------------------- outputs
 
 
+@dataclass(frozen=True)
+class Sources:
+    """The mapped arguments an output is computed from: passed by position (an in_axes
+    entry each) and by keyword (always mapped over axis 0)."""
+
+    positional: list[str]
+    keywords: list[str]
+
+    def __bool__(self) -> bool:
+        return bool(self.positional or self.keywords)
+
+    def described(self) -> str:
+        names = and_list([*self.positional, *self.keywords])
+        if not self.keywords:
+            return f"{names}, which in_axes maps"
+        return f"{names}, which {'is' if len(self.positional) + len(self.keywords) == 1 else 'are'} mapped"
+
+    def unmapping(self) -> str:
+        """How to leave them unmapped."""
+        ways = []
+        if self.positional:
+            ways.append(f"leave {and_list(self.positional)} unmapped (in_axes entry None)")
+        if self.keywords:
+            ways.append(
+                f"bind {and_list(self.keywords)} with functools.partial or pass {'it' if len(self.keywords) == 1 else 'them'}"
+                " by position with the in_axes entry None (a keyword argument is always mapped)"
+            )
+        return " and ".join(ways)
+
+
 def map_outputs(
     level: MapLevel,
     size: int,
     shapes: Any,
     is_batched: Callable[[int], bool],
     trail: tuple[Step, ...],
-    sources: Callable[[int], list[str]] = lambda j: [],
+    sources: Callable[[int], Sources | None] = lambda j: None,
 ) -> tuple[Any, tuple[OutRow, ...]]:
     """Insert the batch dim per out_axes (counted in the batched output's rank).
     `sources(j)`: the mapped arguments output `j` is computed from, where known."""
@@ -508,14 +538,8 @@ def map_outputs(
                     rows.append(OutRow(label, shape, axis, shape))
                     continue
                 found = sources(j)
-                which = (
-                    f"depends on {and_list(found)}, which in_axes maps" if found else "depends on the mapped arguments"
-                )
-                shared = (
-                    f"leave {and_list(found)} unmapped (in_axes entry None) if {label} is one value for the batch, or "
-                    if found
-                    else ""
-                )
+                which = f"depends on {found.described()}" if found else "depends on the mapped arguments"
+                shared = f"{found.unmapping()} if {label} is one value for the batch, or " if found else ""
                 raise Scene(trail, level.describe()).error(
                     OutputError,
                     f"out_axes is None for {label}, but {label} {which}, so it"

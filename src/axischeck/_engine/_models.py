@@ -43,7 +43,7 @@ from .._core._spec import SigCore, SpecTree
 from .._core._steps import BaseStep, MapStep, ShardStep, SpecRow, SpecRows, Step
 from .._core._text import int_text
 from .._core._trees import PrefixMismatch, broadcast_flat, broadcast_prefix, leaf_paths, walk_prefix
-from ._levels import MapLevel, map_inputs, map_outputs
+from ._levels import MapLevel, Sources, map_inputs, map_outputs
 from ._trace import (
     Bound,
     Env,
@@ -130,11 +130,17 @@ class MapModel:
         def is_batched(j: int) -> bool:
             return probe is not None and probe.batched(j)
 
-        def sources(j: int) -> list[str]:
+        def sources(j: int) -> Sources | None:
             """The mapped arguments output `j` is computed from, as the record says."""
-            if not isinstance(fn, Replay):
-                return []
-            return [step.args[i].label for i in sorted(fn.sources(j)) if step.args[i].axis is not None]
+            found = fn.sources(j) if isinstance(fn, Replay) else None
+            if not found:
+                return None
+            positional = len(jax.tree_util.tree_leaves(call.args))
+            mapped = [i for i in sorted(found) if step.args[i].axis is not None]
+            return Sources(
+                [step.args[i].label for i in mapped if i < positional],
+                [step.args[i].label for i in mapped if i >= positional],
+            )
 
         shapes, outs = map_outputs(self.level, size, inner.shapes, is_batched, trail + (step,) + inner.steps, sources)
         traced = inner.traced or (probe is not None and probe.asked)

@@ -27,6 +27,7 @@ from .._core._jax_compat import (
     batched_here,
     canonical_dtype,
     equations,
+    is_literal,
     jaxpr_function,
     name_trace,
     ppermute_axes_in_mesh_order,
@@ -169,18 +170,64 @@ class Replay:
         leaves = jax.tree_util.tree_leaves((args, kwargs))
         return self.traced(*[leaves[i] for i in self.dyn])
 
-    def sources(self, j: int) -> set[int]:
+    def sources(self, j: int) -> frozenset[int] | None:
         """The flat argument leaves (their indices in the call) that flat output `j` is
-        computed from, read from the record: an equation's outputs come from all its
-        inputs (a loop or a branch inside counts as one equation)."""
-        jaxpr = self.closed.jaxpr
-        came_from: dict[Any, set[int]] = {v: {self.dyn[k]} for k, v in enumerate(jaxpr.invars)}
-        for eqn in jaxpr.eqns:
-            inputs = set().union(*(came_from.get(v, ()) for v in eqn.invars if not hasattr(v, "val")))
-            for v in eqn.outvars:
-                came_from[v] = inputs
-        out = jaxpr.outvars[j]
-        return set() if hasattr(out, "val") else came_from.get(out, set())
+        computed from, read from the record (see `flows_into`); None where the record
+        cannot say."""
+        dependence = flows_into(self.closed, [frozenset({i}) for i in self.dyn])
+        return dependence[j]
+
+
+Dependence = frozenset[int] | None  # the inputs a value is computed from (None: not known)
+
+
+def flows_into(jaxpr: Any, inputs: Sequence[Dependence]) -> list[Dependence]:
+    """Which of `inputs` each output of `jaxpr` is computed from. An equation with one
+    output takes all of its inputs; a call (jit, remat, a custom rule) is followed inside;
+    a scan until its carries settle; a cond through every branch and its index. Any other
+    equation with several outputs cannot say which output came from which input: its
+    outputs are not known (None), so nothing is claimed of them."""
+    came_from: dict[Any, Dependence] = dict(zip(jaxpr.invars, inputs, strict=True))
+
+    def of(v: Any) -> Dependence:
+        return frozenset() if is_literal(v) else came_from.get(v, frozenset())
+
+    for eqn in equations(jaxpr):
+        ins = [of(v) for v in eqn.invars]
+        came_from.update(zip(eqn.outvars, _equation_flows(eqn, ins), strict=True))
+    return [of(v) for v in jaxpr.outvars]
+
+
+def _equation_flows(eqn: Any, ins: list[Dependence]) -> list[Dependence]:
+    everything = None if None in ins else frozenset().union(*ins)
+    if len(eqn.outvars) == 1:
+        return [everything]
+    subs = [sub for value in eqn.params.values() for sub in sub_jaxprs(value)]
+    name = eqn.primitive.name
+    if name == "cond" and subs and all(len(sub.invars) == len(ins) - 1 for sub in subs):
+        flows = [flows_into(sub, ins[1:]) for sub in subs]
+        return [_union([ins[0], *outs]) for outs in zip(*flows, strict=True)]
+    if name == "scan" and len(subs) == 1:
+        return _scan_flows(subs[0], ins, eqn.params["num_consts"], eqn.params["num_carry"])
+    if len(subs) == 1 and len(subs[0].invars) == len(ins) and len(subs[0].outvars) == len(eqn.outvars):
+        return flows_into(subs[0], ins)
+    return [None] * len(eqn.outvars)
+
+
+def _scan_flows(body: Any, ins: list[Dependence], consts: int, carries: int) -> list[Dependence]:
+    """A scan's outputs: its body followed again with each carry's inputs widened by what
+    the body makes of it, until no carry takes more."""
+    ins = list(ins)
+    while True:
+        outs = flows_into(body, ins)
+        carried = [_union([ins[consts + k], outs[k]]) for k in range(carries)]
+        if carried == ins[consts : consts + carries]:
+            return outs
+        ins[consts : consts + carries] = carried
+
+
+def _union(parts: Sequence[Dependence]) -> Dependence:
+    return None if None in parts else frozenset().union(*parts)  # type: ignore[arg-type]
 
 
 def replay_of(closed: Any, out: Any, dyn: Sequence[int]) -> Replay | None:
@@ -448,7 +495,7 @@ def warn_repeated_sums(jaxpr: Any) -> None:
         summed: dict[Any, tuple[Any, ...]] = {}  # a variable that holds a psum, and over which axes
         for eqn in equations(sub):
             name = eqn.primitive.name
-            operands = [v for v in eqn.invars if not hasattr(v, "val")]
+            operands = [v for v in eqn.invars if not is_literal(v)]
             if name in _CASTS and len(operands) == len(eqn.outvars):
                 summed.update((out, summed[v]) for v, out in zip(operands, eqn.outvars, strict=True) if v in summed)
             elif name in _SUMS:
@@ -531,7 +578,7 @@ def varying_sources(closed: Any, out_index: int, axis: str) -> tuple[list[int], 
     inserted: list[str] = []  # collectives fed only by JAX's own pvary
 
     def varies(v: Any) -> bool:  # a literal (unhashable in JAX 0.10) is a constant: never varies
-        return not hasattr(v, "val") and axis in (varying_axes(v) or ())
+        return not is_literal(v) and axis in (varying_axes(v) or ())
 
     seen: set[Any] = set()
     todo = [(jaxpr.outvars[out_index], "")]
