@@ -12,7 +12,9 @@ its version:
 - `DEFAULT_MESH_AXIS_TYPE`: an `AbstractMesh` built without `axis_types` has Auto axes
   before 0.11.1 and Explicit axes from then on.
 - `equations(jaxpr)`: from 0.11 `ClosedJaxpr` and `Jaxpr` are one class (`.jaxpr` is a
-  legacy accessor); both expose `.eqns`, which is all axischeck reads.
+  legacy accessor); both expose `.eqns`, `.invars` and `.outvars`, which is all
+  axischeck reads. `scan_layout(params)`: a scan's constants and carries are counted
+  by `num_consts`/`num_carry` before 0.12 and by `ft_in` from then on.
 - `INFER_SPECS`, `JAX_SMAP`: names JAX does not export everywhere.
 
 Where axischeck must tell one JAX error from another by its wording (JAX raises a plain
@@ -379,6 +381,22 @@ def is_literal(var: Any) -> bool:
     """Whether a jaxpr operand is a literal (a constant written into the equation), not
     a variable; literals are unhashable in JAX 0.10."""
     return hasattr(var, "val")
+
+
+def scan_layout(params: Any) -> tuple[int, int] | None:
+    """How many of a scan equation's inputs are constants, then carries: `num_consts` and
+    `num_carry` before 0.12, the lengths of `ft_in`'s first two groups from then on. None
+    where neither is there."""
+    if "num_consts" in params and "num_carry" in params:
+        return int(params["num_consts"]), int(params["num_carry"])
+    groups = params.get("ft_in")  # a flat tree of (consts, carries, xs)
+    if groups is None:
+        return None
+    try:
+        consts, carries, _ = (list(group) for group in groups.unpack())
+    except (AttributeError, TypeError, ValueError):
+        return None
+    return len(consts), len(carries)
 
 
 def sub_jaxprs(value: Any) -> list[Any]:

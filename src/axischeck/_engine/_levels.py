@@ -497,9 +497,10 @@ class Sources:
         if self.positional:
             ways.append(f"leave {and_list(self.positional)} unmapped (in_axes entry None)")
         if self.keywords:
+            them = "it" if len(self.keywords) == 1 else "them"
             ways.append(
-                f"bind {and_list(self.keywords)} with functools.partial or pass {'it' if len(self.keywords) == 1 else 'them'}"
-                " by position with the in_axes entry None (a keyword argument is always mapped)"
+                f"bind {and_list(self.keywords)} with functools.partial or pass {them} by position with the"
+                " in_axes entry None (a keyword argument is always mapped)"
             )
         return " and ".join(ways)
 

@@ -33,6 +33,7 @@ from .._core._jax_compat import (
     ppermute_axes_in_mesh_order,
     psum_scatter_size_refused,
     quiet_tracebacks,
+    scan_layout,
     sub_jaxprs,
     varying_axes,
 )
@@ -207,8 +208,9 @@ def _equation_flows(eqn: Any, ins: list[Dependence]) -> list[Dependence]:
     if name == "cond" and subs and all(len(sub.invars) == len(ins) - 1 for sub in subs):
         flows = [flows_into(sub, ins[1:]) for sub in subs]
         return [_union([ins[0], *outs]) for outs in zip(*flows, strict=True)]
-    if name == "scan" and len(subs) == 1:
-        return _scan_flows(subs[0], ins, eqn.params["num_consts"], eqn.params["num_carry"])
+    layout = scan_layout(eqn.params) if name == "scan" else None
+    if layout is not None and len(subs) == 1 and len(subs[0].invars) == len(ins):
+        return _scan_flows(subs[0], ins, *layout)
     if len(subs) == 1 and len(subs[0].invars) == len(ins) and len(subs[0].outvars) == len(eqn.outvars):
         return flows_into(subs[0], ins)
     return [None] * len(eqn.outvars)
