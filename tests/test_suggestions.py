@@ -539,9 +539,42 @@ def test_an_indivisible_batch_gets_the_same_devices_in_another_mesh_shape() -> N
     fix = err.suggestions[0]
     new = fix.as_kwargs()["mesh"]
     assert dict(new.shape) == {"dp": 1, "fsdp": 1, "sp": 4} and list(new.devices.flat) == devices
-    assert str(err).splitlines()[0].endswith("; fix: mesh=Mesh('dp': 1, 'fsdp': 1, 'sp': 4)")
+    assert str(err).splitlines()[0].endswith("; fix: the mesh reshaped to (1, 1, 4)")
+    assert err.fix is not None and err.fix.startswith(
+        "the mesh reshaped to (1, 1, 4) ({'dp': 1, 'fsdp': 1, 'sp': 4}), the same 4 devices, so that axis 0 of q"
+        " (size 1) splits evenly: mesh=jax.sharding.Mesh(mesh.devices.reshape(1, 1, 4), ('dp', 'fsdp', 'sp'))"
+    )
     out = jax.shard_map(attend, mesh=new, in_specs=spec, out_specs=spec)(q)
     assert jnp.array_equal(out, q * 2.0)
+    built = jax.sharding.Mesh(mesh.devices.reshape(1, 1, 4), ("dp", "fsdp", "sp"))  # the code the fix shows
+    assert jnp.array_equal(jax.shard_map(attend, mesh=built, in_specs=spec, out_specs=spec)(q), q * 2.0)
+
+
+def test_a_mesh_fix_keeps_the_axis_types_and_the_outputs_shapes() -> None:
+    """The reshaped mesh is written with the mesh's own axis types (jax.make_mesh would
+    make Explicit axes), and is no fix where it would change an output's shape: a
+    per-device sum stacked over ('dp', 'fsdp') has one row per device of those axes."""
+    from axischeck._engine._suggest import _mesh_code
+
+    devices = jax.devices()[:4]
+    explicit = (jax.sharding.AxisType.Explicit,) * 3
+    mesh = jax.sharding.Mesh(np.array(devices).reshape(1, 4, 1), ("dp", "fsdp", "sp"), axis_types=explicit)
+    code = _mesh_code(mesh, (1, 1, 4))
+    assert code == (
+        "jax.sharding.Mesh(mesh.devices.reshape(1, 1, 4), ('dp', 'fsdp', 'sp'), axis_types=(jax.sharding.AxisType"
+        ".Explicit, jax.sharding.AxisType.Explicit, jax.sharding.AxisType.Explicit,))"
+    )
+    built = jax.sharding.Mesh(mesh.devices.reshape(1, 1, 4), ("dp", "fsdp", "sp"), axis_types=explicit)
+    assert built.axis_types == mesh.axis_types and dict(built.shape) == {"dp": 1, "fsdp": 1, "sp": 4}
+    spec = P(("dp", "fsdp"), "sp", None)
+    q = jnp.ones((1, 8, 4))
+
+    def block_sum(q: jax.Array) -> jax.Array:
+        return jnp.sum(q, keepdims=True)[0]  # one (1, 1) block per device
+
+    auto = jax.sharding.Mesh(np.array(devices).reshape(1, 4, 1), ("dp", "fsdp", "sp"))
+    err = _refused(lambda: ax.shard_map(block_sum, mesh=auto, in_specs=spec, out_specs=P(("dp", "fsdp"), "sp"))(q))
+    assert not any("mesh" in s.as_kwargs() for s in err.suggestions)
 
 
 def test_unmapping_the_data_to_make_the_shapes_agree_is_no_fix() -> None:

@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 import jax
-from jax.sharding import AbstractMesh, Mesh, PartitionSpec
+from jax.sharding import AbstractMesh, AxisType, Mesh, PartitionSpec
 
 from .._core._axes import freeze_in_axes, freeze_out_axes
 from .._core._dims import ArraySpec, Variadic
@@ -210,28 +210,45 @@ def _wrong_rank(model: MapModel, outcome: Outcome) -> bool:
     )
 
 
+def _batch_size(outcome: Outcome) -> int | None:
+    step = next((st for st in outcome.steps if isinstance(st, MapStep)), None)
+    return step.axis_size if step is not None else None
+
+
 def _odd_size(given: frozenset[int], outcome: Outcome) -> bool:
     """Whether a working candidate's batch size is none of those the user's own in_axes
-    read: it maps an axis the user never pointed at, so it ranks after those that do."""
-    step = next((st for st in outcome.steps if isinstance(st, MapStep)), None)
-    size = step.axis_size if step is not None else None
+    read: it maps an axis the user never pointed at."""
+    size = _batch_size(outcome)
     return bool(given) and size is not None and size not in given
 
 
 def _ranked(model: MapModel, call: Call, found: list[tuple[Suggestion, Outcome]]) -> list[Suggestion]:
     """The working options judged: the first (in search order) of those that do what the
     arguments say was meant is the fix, the others ties; the rest only make the shapes
-    agree, and say why. When too many are as plausible, all of them (and `suggest` shows
-    none: any one would be a guess)."""
+    agree, and say why. A batch size none of the user's in_axes read is what was meant
+    only where no option keeps one they read (the user pointed at the wrong axis). When
+    too many are as plausible, all of them (and `suggest` shows none: any one would be a
+    guess)."""
     if not found:
         return []
     given = _given_sizes(model, call)
-    ordered = sorted(found, key=lambda pair: _odd_size(given, pair[1]))  # stable: search order among equals
-    judged = [replace(s, shapes_only=_shapes_only(model, call, s, outcome)) for s, outcome in ordered]
-    meant = [s for s in judged if s.shapes_only is None]
+    judged = [(replace(s, shapes_only=_shapes_only(model, call, s, outcome)), outcome) for s, outcome in found]
+    pointed = any(s.shapes_only is None and not _odd_size(given, outcome) for s, outcome in judged)
+    if pointed:
+        judged = [
+            (
+                replace(s, shapes_only=f"its batch size, {_batch_size(outcome)}, is none of those your in_axes read"),
+                outcome,
+            )
+            if s.shapes_only is None and _odd_size(given, outcome)
+            else (s, outcome)
+            for s, outcome in judged
+        ]
+    meant = [s for s, _ in judged if s.shapes_only is None]
     if len(meant) > MAX_SHOWN:
         return meant
-    return [*meant[:1], *(replace(s, tie=True) for s in meant[1:]), *(s for s in judged if s.shapes_only is not None)]
+    only = [s for s, _ in judged if s.shapes_only is not None]
+    return [*meant[:1], *(replace(s, tie=True) for s in meant[1:]), *only]
 
 
 def _describe_arg(call: Call, i: int, axis: int | None) -> str:
@@ -654,36 +671,74 @@ def _shard_in_options(model: ShardModel, call: Call, budget: _Budget) -> list[Su
 def _reshaped_mesh_options(
     model: ShardModel, call: Call, refused: tuple[str, int, int], budget: _Budget
 ) -> list[Suggestion]:
-    """The same devices in another mesh shape, same axis names (what reshaping
-    `jax.devices()` differently builds), under which every argument's spec divides it:
-    LWM#39's batch of one split over ('dp', 'fsdp') was fixed by moving the devices to
-    'sp'. The shape that resizes the fewest axes is the one checked by the engine."""
+    """The same devices in another mesh shape, same axis names and axis types (what
+    reshaping `jax.devices()` differently builds), under which every argument's spec
+    divides it: LWM#39's batch of one split over ('dp', 'fsdp') was fixed by moving the
+    devices to 'sp'. The shape that resizes the fewest axes is checked by the engine,
+    and offered only where the outputs' shapes do not depend on the mesh's shape: on
+    arguments that both meshes divide, both give the same output shapes (a per-device
+    sum stacked over 'dp' has as many rows as 'dp' has devices: reshaping changes it).
+    Three traces of the function."""
     o = model.options
     mesh = o.mesh
     if mesh is None or not isinstance(o.jax_mesh, (Mesh, AbstractMesh)) or o.in_specs is INFER_SPECS:
         return []
-    split: list[tuple[int, tuple[str, ...]]] = []  # each argument dimension and the mesh axes it is split over
-    for arg, spec in zip(call.args, _in_specs(o, len(call.args)), strict=False):
+    split: list[tuple[int, int, tuple[str, ...]]] = []  # each argument dimension split over mesh axes
+    for i, (arg, spec) in enumerate(zip(call.args, _in_specs(o, len(call.args)), strict=False)):
         if isinstance(arg, Leaf) and arg.shape is not None and isinstance(spec, PartitionSpec):
-            split += [(size, axes) for size, axes in zip(arg.shape, _entries(spec), strict=False) if axes]
+            split += [(i, d, axes) for d, axes in enumerate(_entries(spec)[: len(arg.shape)]) if axes]
     resized = sorted(_factorings(math.prod(mesh.sizes), len(mesh.sizes)), key=lambda s: _changes(s, mesh.sizes))
-    for sizes in resized:
-        shape = replace(mesh, sizes=sizes)
-        if sizes == mesh.sizes or any(size % shape.size(axes) for size, axes in split):
-            continue
-        new_mesh = _mesh_of_shape(o.jax_mesh, sizes)
-        if not _works(replace(model, options=replace(o, mesh=shape, jax_mesh=new_mesh)), call, budget):
-            return []
-        label, d, size = refused
-        return [
-            Suggestion(
-                f"mesh={shape}: the same {math.prod(sizes)} devices in another shape, so that axis {d} of {label}"
-                f" (size {size}) splits evenly (jax.make_mesh({sizes}, {mesh.names}))",
-                (("mesh", new_mesh),),
-                head=f"mesh={shape}",
-            )
-        ]
-    return []
+    sizes = next(
+        (
+            sizes
+            for sizes in resized
+            if sizes != mesh.sizes
+            and not any(call.args[i].shape[d] % replace(mesh, sizes=sizes).size(axes) for i, d, axes in split)
+        ),
+        None,
+    )
+    if sizes is None:
+        return []
+    new_mesh = _mesh_of_shape(o.jax_mesh, sizes)
+    reshaped = replace(model, options=replace(o, mesh=replace(mesh, sizes=sizes), jax_mesh=new_mesh))
+    if _works(reshaped, call, budget) is None:
+        return []
+    divisible = _times_devices(call, split, math.prod(sizes))
+    before, after = _works(model, divisible, budget), _works(reshaped, divisible, budget)
+    if before is None or after is None or before.shapes != after.shapes:
+        return []
+    label, d, size = refused
+    shape = ", ".join(f"{n!r}: {k}" for n, k in zip(mesh.names, sizes, strict=True))
+    return [
+        Suggestion(
+            f"the mesh reshaped to {sizes} ({{{shape}}}), the same {math.prod(sizes)} devices, so that axis {d} of"
+            f" {label} (size {size}) splits evenly: mesh={_mesh_code(o.jax_mesh, sizes)}",
+            (("mesh", new_mesh),),
+            head=f"the mesh reshaped to {sizes}",
+        )
+    ]
+
+
+def _times_devices(call: Call, split: list[tuple[int, int, tuple[str, ...]]], devices: int) -> Call:
+    """The call with every dimension split over mesh axes `devices` times larger: one
+    that every mesh shape of those devices divides."""
+    for i in sorted({i for i, _, _ in split}):
+        shape = list(call.args[i].shape)
+        for j, d, _ in split:
+            if j == i:
+                shape[d] *= devices
+        call = _with_leaf_shape(call, i, tuple(shape))
+    return call
+
+
+def _mesh_code(mesh: Mesh | AbstractMesh, sizes: tuple[int, ...]) -> str:
+    """The code that builds `_mesh_of_shape(mesh, sizes)`, where `mesh` is the user's mesh
+    (`jax.make_mesh` would not do: it makes Explicit axes by default)."""
+    kinds = [f"jax.sharding.AxisType.{t.name}" for t in mesh.axis_types]
+    types = "" if all(t == AxisType.Auto for t in mesh.axis_types) else f", axis_types=({', '.join(kinds)},)"
+    if isinstance(mesh, Mesh):
+        return f"jax.sharding.Mesh(mesh.devices.reshape{sizes}, {mesh.axis_names}{types})"
+    return f"jax.sharding.AbstractMesh({sizes}, {mesh.axis_names}{types})"
 
 
 def _factorings(total: int, parts: int) -> Iterator[tuple[int, ...]]:
