@@ -74,6 +74,29 @@ def test_a_psum_of_a_psum_over_the_same_axis_warns() -> None:
         ax.vmap(lambda x: jax.lax.psum(x, "i") + jax.lax.psum(x * 2, "i"), axis_name="i")(jnp.arange(4.0))
 
 
+def test_a_psum_of_a_psum_is_found_through_jit_in_any_axis_order_and_a_pmean_of_one_is_not() -> None:
+    """A pmean of a psum (a psum divided by the size) is the sum itself: meant. A psum
+    of a psum inside a jit, over the same axes named in another order, or over more
+    axes than the first, multiplies by the size of the axes summed twice."""
+
+    def two_levels(fn: Any) -> Any:
+        return ax.vmap(ax.vmap(fn, axis_name="j"), axis_name="i")
+
+    x = jnp.ones((2, 3))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ax.AxisCheckWarning)
+        two_levels(lambda x: jax.lax.pmean(jax.lax.psum(x, "i"), "i"))(x)
+        two_levels(lambda x: jax.lax.psum(jax.lax.psum(x, "i"), "j"))(x)  # a sum over i, then over j
+    twice = {
+        "jit": lambda x: jax.jit(lambda s: jax.lax.psum(s, "i"))(jax.lax.psum(x, "i")),
+        "order": lambda x: jax.lax.psum(jax.lax.psum(x, ("i", "j")), ("j", "i")),  # axischeck: ignore[AX019]
+        "superset": lambda x: jax.lax.psum(jax.lax.psum(x, "i"), ("i", "j")),  # axischeck: ignore[AX019]
+    }
+    for fn in twice.values():
+        with pytest.warns(ax.AxisCheckWarning, match="of a value that is already a psum over"):
+            two_levels(fn)(x)
+
+
 def test_a_psum_of_a_psum_in_a_shard_map_is_warned_of_by_predict() -> None:
     mesh = jax.sharding.Mesh(np.array(jax.devices()[:4]), ("i",))
     f = ax.shard_map(_summed_twice, mesh=mesh, in_specs=P("i"), out_specs=P())

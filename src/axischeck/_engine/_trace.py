@@ -490,29 +490,69 @@ _CASTS = frozenset({"pvary", "pcast"})  # shard_map casts an invariant operand b
 
 
 def warn_repeated_sums(jaxpr: Any) -> None:
-    """Warn of a psum of a value that is already a psum over the same axes (jax#19175):
-    JAX accepts it and multiplies the sum by the axes' size, silently. A psum of anything
-    else that is the same along the axes (`psum(1, 'i')`, the axis size) is meant."""
-    for sub in [jaxpr, *(s for eqn, _ in _equations(jaxpr, ()) for v in eqn.params.values() for s in sub_jaxprs(v))]:
-        summed: dict[Any, tuple[Any, ...]] = {}  # a variable that holds a psum, and over which axes
-        for eqn in equations(sub):
-            name = eqn.primitive.name
-            operands = [v for v in eqn.invars if not is_literal(v)]
-            if name in _CASTS and len(operands) == len(eqn.outvars):
-                summed.update((out, summed[v]) for v, out in zip(operands, eqn.outvars, strict=True) if v in summed)
-            elif name in _SUMS:
-                axes = _axes_param(eqn.params)
-                if any(summed.get(v) == axes for v in operands):
-                    shown = axes[0] if len(axes) == 1 else axes
-                    warn_at_user(
-                        AxisCheckWarning(
-                            f"psum over {shown!r} of a value that is already a psum over {shown!r}: JAX multiplies"
-                            f" the sum by the size of {shown!r} (the value is the same on every member)."
-                            " Fix: sum once"
-                        )
-                    )
-                    return
-                summed.update((out, axes) for out in eqn.outvars)
+    """Warn of a psum of a value that is already a psum over some of the same axes
+    (jax#19175): JAX accepts it and multiplies the sum by those axes' size, silently. A
+    psum of anything else that is the same along the axes (`psum(1, 'i')`, the axis size)
+    is meant, and so is a pmean (a psum divided by the size: the value itself)."""
+    found = _repeated_sum(jaxpr, [frozenset()] * len(jaxpr.invars))[0]
+    if found is None:
+        return
+    axes, twice = (a[0] if len(a) == 1 else a for a in found)
+    warn_at_user(
+        AxisCheckWarning(
+            f"psum over {axes!r} of a value that is already a psum over {twice!r}: JAX multiplies"
+            f" the sum by the size of {twice!r} (the value is the same on every member). Fix: sum once"
+        )
+    )
+
+
+Summed = frozenset[Any]  # the axes a value is already summed over
+
+
+Repeat = tuple[tuple[Any, ...], tuple[Any, ...]]  # a psum's axes, and those its operand is summed over already
+
+
+def _repeated_sum(jaxpr: Any, inputs: list[Summed]) -> tuple[Repeat | None, list[Summed]]:
+    """The first psum in `jaxpr` of a value already summed over some of its axes (None:
+    none), and the axes each output is summed over. A call (jit, remat, a custom rule) is
+    followed with its inputs; inside any other sub-jaxpr (a loop's body, a branch, a
+    shard_map) the search starts afresh."""
+    summed: dict[Any, Summed] = dict(zip(jaxpr.invars, inputs, strict=True))
+    eqns = list(equations(jaxpr))
+
+    def of(v: Any) -> Summed:
+        return frozenset() if is_literal(v) else summed.get(v, frozenset())
+
+    for k, eqn in enumerate(eqns):
+        name, ins = eqn.primitive.name, [of(v) for v in eqn.invars]
+        subs = [sub for value in eqn.params.values() for sub in sub_jaxprs(value)]
+        if name in _SUMS:
+            axes = _axes_param(eqn.params)
+            twice = tuple(a for a in axes if any(a in prior for prior in ins))
+            if twice and not _divided(eqn.outvars, eqns[k + 1 :], jaxpr.outvars):
+                return (axes, twice), []
+            outs = [frozenset(axes).union(*ins)] * len(eqn.outvars)
+        elif name in _CASTS and len(ins) == len(eqn.outvars):
+            outs = ins
+        elif name != "shard_map" and len(subs) == 1 and len(subs[0].invars) == len(ins):
+            found, outs = _repeated_sum(subs[0], ins)
+            if found is not None:
+                return found, []
+        else:
+            for sub in subs:
+                found, _ = _repeated_sum(sub, [frozenset()] * len(sub.invars))
+                if found is not None:
+                    return found, []
+            outs = [frozenset()] * len(eqn.outvars)
+        summed.update(zip(eqn.outvars, outs, strict=False))
+    return None, [of(v) for v in jaxpr.outvars]
+
+
+def _divided(values: Any, later: list[Any], returned: Any) -> bool:
+    """Whether every use of `values` divides them (a pmean: the psum divided by the size)."""
+    uses = [(eqn, i) for eqn in later for i, v in enumerate(eqn.invars) if not is_literal(v) and v in values]
+    kept = any(not is_literal(v) and v in values for v in returned)
+    return bool(uses) and not kept and all(eqn.primitive.name == "div" and i == 0 for eqn, i in uses)
 
 
 def _axes_param(params: Any) -> tuple[Any, ...]:
