@@ -594,3 +594,31 @@ def test_unmapping_the_data_to_make_the_shapes_agree_is_no_fix() -> None:
         "(None, 0) would leave logits unmapped",
     ]
     assert "nothing says which batch you meant" in str(err)
+
+
+def test_the_fix_search_counts_every_run_of_the_function() -> None:
+    """A failed call runs the function at most three times for its fixes, counted where
+    it runs: a candidate traced twice (a collective's record, then the real nesting)
+    costs two, and a nested transform's inner level tries no fixes of its own while
+    JAX's verdict on the whole nest is asked."""
+    runs = [0]
+
+    def summed(x: jax.Array, w: jax.Array) -> jax.Array:
+        runs[0] += 1
+        return jax.lax.psum(x @ w, "i")
+
+    def inner(x: jax.Array, w: jax.Array) -> jax.Array:
+        runs[0] += 1
+        return x @ w
+
+    calls = {
+        "named": lambda: ax.vmap(summed, in_axes=(0, 0), axis_name="i")(jnp.ones((4, 3)), jnp.ones((3, 2))),
+        "nested": lambda: ax.vmap(ax.vmap(inner, in_axes=(0, 0)), in_axes=(0, None))(
+            jnp.ones((2, 4, 3)), jnp.ones((3, 2))
+        ),
+    }
+    for why, call in calls.items():
+        runs[0] = 0
+        with pytest.raises(ax.ArgumentError):
+            call()
+        assert runs[0] <= 3, (why, runs[0])

@@ -19,7 +19,7 @@ from ._core._shape import format_shape
 from ._core._steps import BaseStep
 from ._core._trees import leaf_paths
 from ._engine._in_trace import Watch
-from ._engine._predictor import Predictor
+from ._engine._predictor import ASKING_JAX, Predictor
 
 
 def refuse_unflattenable(args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
@@ -46,32 +46,37 @@ def diagnosis(
     exception through untouched, with a note when the function itself fails per example.
     A failure the engine can name the cause and fix of (a collective over a name nothing
     binds, whose JAX message misleads; a carry whose vma type changes) is raised as ours."""
-    if _checking_leaks():  # JAX's leak checker: the function must not run again
+    if _checking_leaks() or ASKING_JAX.get():  # the function must not run again: leaks checked, or JAX asked
         return None
     ours = predictor.diagnose(args, kwargs)
-    if isinstance(ours, FunctionError) and unbound_axis_name(ours.__cause__ or err) is not None:
-        # JAX's message sends the user to shard_map; ours names the axis and binds it.
-        return with_jax_error(predictor.with_fix(ours, args, kwargs), err)
-    if isinstance(ours, FunctionError) and ours.fix is not None:
-        return with_jax_error(ours, err)  # a failure the engine understands (a carry's vma type)
-    if isinstance(ours, FunctionError):
-        unit = "per device" if "per-device" in ours.problem else "per example"
-        head = f"axischeck: {ours.transform or name}: the failure happens {unit}"
-        disagreement = ours.disagreement()  # the blame, when JAX's message names two sizes
-        lines = [f"{head}: {disagreement}" if disagreement else f"{head}:"]
-        lines += ["  " + row for row in (ours.table or "").splitlines()]
-        lines += ["  " + note for note in ours.notes]
-        lines += [f"  Fix: {ours.fix}"] if ours.fix else []
-        # An inner axischeck transform noted it already: the outer note, with the whole
-        # nest in its table, replaces that one.
-        notes = getattr(err, "__notes__", None)
-        if isinstance(notes, list):
-            notes[:] = [n for n in notes if not (isinstance(n, str) and n.startswith("axischeck: "))]
-        err.add_note("\n".join(lines))
-        return None
     if ours is None:
         return None
-    return with_jax_error(predictor.with_fix(ours, args, kwargs), err)
+    if not isinstance(ours, FunctionError):
+        return with_jax_error(predictor.with_fix(ours, args, kwargs), err)
+    if unbound_axis_name(ours.__cause__ or err) is not None:
+        # JAX's message sends the user to shard_map; ours names the axis and binds it.
+        return with_jax_error(predictor.with_fix(ours, args, kwargs), err)
+    if ours.fix is not None:
+        return with_jax_error(ours, err)  # a failure the engine understands (a carry's vma type)
+    notes = getattr(err, "__notes__", None)
+    if isinstance(notes, list):  # an inner axischeck transform's note gives way to this one
+        notes[:] = [n for n in notes if not (isinstance(n, str) and n.startswith("axischeck: "))]
+    err.add_note(_per_example_note(ours, name))
+    return None
+
+
+def _per_example_note(ours: FunctionError, name: str) -> str:
+    """The note JAX's own exception gets when the function itself fails: where (per
+    example or per device), the blame when JAX's message names two sizes, the table (of
+    the whole nest, where transforms are nested)."""
+    unit = "per device" if "per-device" in ours.problem else "per example"
+    head = f"axischeck: {ours.transform or name}: the failure happens {unit}"
+    disagreement = ours.disagreement()
+    lines = [f"{head}: {disagreement}" if disagreement else f"{head}:"]
+    lines += ["  " + row for row in (ours.table or "").splitlines()]
+    lines += ["  " + note for note in ours.notes]
+    lines += [f"  Fix: {ours.fix}"] if ours.fix else []
+    return "\n".join(lines)
 
 
 def verify_output(

@@ -200,11 +200,12 @@ def with_jax_error(err: AxisCheckError, jax_err: BaseException) -> AxisCheckErro
     cls = _also(type(err), type(jax_err))
     new = cls.__new__(cls)
     new.__dict__.update(err.__dict__)
-    said = f"JAX: {type(jax_err).__name__}: {jax_err}"
-    # A line of JAX's message quoted already (the engine's own trace saw it) gives way to
-    # the whole message.
-    quoted = tuple(n for n in err.notes if not (n.startswith("JAX: ") and n[len("JAX: ") :] in said))
-    new.notes = (*quoted, said)
+    text = str(jax_err)
+    said = f"JAX: {type(jax_err).__name__}: {text}" if text else f"JAX: {type(jax_err).__name__} (with no message)"
+    # What the engine's own traces quoted of JAX (a line of the same message, or the
+    # NameError of a probe where JAX's shard_map trips an assertion) gives way to the
+    # exception JAX raised for the call: JAX's text once.
+    new.notes = (*(n for n in err.notes if not n.startswith("JAX: ")), said)
     ValueError.__init__(new, new.render())
     return new
 

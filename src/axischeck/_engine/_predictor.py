@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Hashable, Mapping
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -41,6 +42,12 @@ from ._trace import Records, substituting
 from ._transform_models import Build, Models
 
 FIX_TRACES = 3
+"""How many times a failed call or predict may run the user's function to try fixes."""
+
+ASKING_JAX: ContextVar[bool] = ContextVar("axischeck_asking_jax", default=False)
+"""True while JAX's own verdict on a call is asked (see `_jax_verdict`): only its exception
+type and message are kept, so an axischeck transform inside explains nothing and tries no
+fix (that would run the user's function for nothing)."""
 """How many candidate fixes a failure (of `predict` or of a call) may trace the user's
 function for, the same for both so that they offer the same fixes. Candidates the
 transform's own checks refuse cost no trace, so the budget goes to those that pass; the
@@ -448,7 +455,7 @@ class Predictor:
         `FIX_TRACES` times to try them, and once more for JAX's verdict on the fix shown
         where the engine's rules are not JAX's trace (see `_jax_accepts`). The function's
         own failure gets none: an option that makes it run would be a guess."""
-        if isinstance(err, FunctionError) and unbound_axis_name(err.__cause__ or err) is None:
+        if ASKING_JAX.get() or (isinstance(err, FunctionError) and unbound_axis_name(err.__cause__ or err) is None):
             return err
         try:
             with quiet_tracebacks():  # the trials' exceptions are only read
@@ -561,6 +568,7 @@ def _jax_verdict(jax_fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict
     dyn = [
         i for i, x in enumerate(leaves) if shape_of(x) is not None and not isinstance(x, (bool, int, float, complex))
     ]
+    asking = ASKING_JAX.set(True)
     try:
         with quiet_tracebacks():  # only its type and message are kept
             jax.eval_shape(substituting(jax_fn, treedef, leaves, dyn), *[leaves[i] for i in dyn])
@@ -568,6 +576,8 @@ def _jax_verdict(jax_fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict
         return None
     except Exception as err:
         return err
+    finally:
+        ASKING_JAX.reset(asking)
     return None
 
 

@@ -344,9 +344,10 @@ class ShardModel:
         missing = params[len(call.args) :]
         if len(params) < len(specs) or not missing:
             return ""
+        name = self.options.name
+        what = f"{name} takes" if len(found[0]) == len(specs) else f"in_specs' entries stand for {name}'s"
         return (
-            f"{self.options.name} takes {and_list(params)}, but {and_list(missing)}"
-            f" {'was' if len(missing) == 1 else 'were'} not passed; "
+            f"{what} {and_list(params)}, but {and_list(missing)} {'was' if len(missing) == 1 else 'were'} not passed; "
         )
 
     @staticmethod
@@ -437,7 +438,8 @@ class ShardModel:
         mesh = self.mesh(env)
         names = [*((lv.name, lv.size) for lv in env if lv.name is not None), *zip(mesh.names, mesh.sizes, strict=True)]
         fn = self.fn
-        assert fn is not None
+        if fn is None:
+            return None
         try:
             _, treedef = call.flat()
             args, kwargs = jax.tree_util.tree_unflatten(treedef, [abstract(leaf.value) for leaf in blocks])

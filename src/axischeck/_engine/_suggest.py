@@ -6,9 +6,10 @@ suggested when no option works or too many do to tell which was meant.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -82,16 +83,41 @@ class Suggestion:
 
 
 class _Budget:
-    """How many more candidates may run the user's function (a trace each)."""
+    """How many more times the fix search may run the user's function (a trace each).
+    Every run is counted where it happens (see `counted`), so a candidate that traces
+    twice (a record that fails, then the function under the real nesting) costs two, and
+    a run past the budget fails its candidate."""
 
     def __init__(self, traces: int) -> None:
         self.traces = traces
 
     def allows(self, model: Model) -> bool:
-        if is_symbolic(model) or _replayed(model):
-            return True
-        self.traces -= 1
-        return self.traces >= 0
+        """Whether trying `model` is worth starting: it runs no user code, or some runs are left."""
+        return self.traces > 0 or is_symbolic(model) or _replayed(model)
+
+    def counted(self, model: Model) -> Model:
+        """`model` with each of its functions counting its runs against this budget."""
+        fn = getattr(model, "fn", None)
+        changes: dict[str, Any] = {}
+        if fn is not None and not isinstance(fn, Replay):
+            changes["fn"] = self._counting(fn)
+        if model.inner is not None:
+            changes["inner"] = self.counted(model.inner)
+        return replace(model, **changes) if changes else model  # type: ignore[type-var]
+
+    def _counting(self, fn: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(fn)
+        def run_counted(*args: Any, **kwargs: Any) -> Any:
+            if self.traces <= 0:
+                raise _OutOfTraces
+            self.traces -= 1
+            return fn(*args, **kwargs)
+
+        return run_counted
+
+
+class _OutOfTraces(Exception):
+    """The fix search has run the user's function as often as its budget allows."""
 
 
 def _replayed(model: Model) -> bool:
@@ -529,8 +555,8 @@ def _static_keyword_options(
     model: MapModel, positional: Call, moved: tuple[str, ...], budget: _Budget
 ) -> list[Suggestion]:
     """A pmap argument that static_broadcasted_argnums names, passed by keyword (jax#3007):
-    the positions count, so the fix is to pass it by position, where it is static as the
-    option says. Only the keyword arguments that fill the named positions are moved."""
+    the positions count, so the fix is to pass the keyword arguments by position (all of
+    them, in the function's order), where the named one is static as the option says."""
     level = model.level
     first = len(positional.args) - len(moved)
     named = [i for i in level.static if first <= i < len(positional.args)]
@@ -851,7 +877,10 @@ def _shard_out_options(model: ShardModel, call: Call, budget: _Budget) -> list[S
     o = model.options
     if not budget.allows(model):
         return []
-    probed = model.vma_jaxpr(call)
+    try:
+        probed = model.vma_jaxpr(call)
+    except _OutOfTraces:
+        return []
     if probed is None:
         return _shard_out_axes_tried(model, call, budget)
     closed, shapes = probed
@@ -955,8 +984,9 @@ def suggest(
     `positional`: the same call with its keyword arguments passed by position (and their
     names), when the function takes them in that order.
     """
+    budget = _Budget(traces)
+    model = budget.counted(model)
     if isinstance(model, ShardModel):
-        budget = _Budget(traces)
         if isinstance(err, OutputError):
             shard = _shard_out_options(model, call, budget)
         else:
@@ -964,17 +994,14 @@ def suggest(
         return _unless_too_many(shard)
     if not isinstance(model, MapModel):
         return ()
-    budget = _Budget(traces)
     if positional is not None:
         options = _static_keyword_options(model, *positional, budget)
         if not options and isinstance(model.level.in_axes.value, tuple):
             options = _keyword_options(model, *positional, budget)
         if options:
             return tuple(options)
-    if isinstance(err, FunctionError):
-        options = _axis_name_options(model, call, err, budget)
-        if options:
-            return tuple(options)
+    if isinstance(err, FunctionError):  # the function's own failure: only an unbound axis name has a fix
+        return tuple(_axis_name_options(model, call, err, budget))
     if isinstance(err, OutputError):
         options = _out_axes_options(model, call, budget)
     else:
@@ -986,9 +1013,7 @@ def suggest(
             or _scalar_leaf_options(model, call, budget)
             or _in_axes_options(model, call, budget)
         )
-        per_example = isinstance(err, FunctionError) or (
-            err.symbol is not None and not err.symbol.startswith("batch size")
-        )
+        per_example = err.symbol is not None and not err.symbol.startswith("batch size")
         if not options and per_example:
             options = _transpose_options(model, call, budget)  # a per-example conflict: axis order
     return _unless_too_many(options)

@@ -200,9 +200,8 @@ def flows_into(jaxpr: Any, inputs: Sequence[Dependence]) -> list[Dependence]:
 
 
 def _equation_flows(eqn: Any, ins: list[Dependence]) -> list[Dependence]:
-    everything = None if None in ins else frozenset().union(*ins)
     if len(eqn.outvars) == 1:
-        return [everything]
+        return [_union(ins)]
     subs = [sub for value in eqn.params.values() for sub in sub_jaxprs(value)]
     name = eqn.primitive.name
     if name == "cond" and subs and all(len(sub.invars) == len(ins) - 1 for sub in subs):
@@ -229,7 +228,8 @@ def _scan_flows(body: Any, ins: list[Dependence], consts: int, carries: int) -> 
 
 
 def _union(parts: Sequence[Dependence]) -> Dependence:
-    return None if None in parts else frozenset().union(*parts)  # type: ignore[arg-type]
+    known = [part for part in parts if part is not None]
+    return frozenset().union(*known) if len(known) == len(parts) else None
 
 
 def replay_of(closed: Any, out: Any, dyn: Sequence[int]) -> Replay | None:
