@@ -611,8 +611,9 @@ def test_the_fix_search_counts_every_run_of_the_function() -> None:
         runs[0] += 1
         return x @ w
 
+    x, w = jnp.ones((4, 3)), jnp.ones((3, 2))  # batch sizes 4 and 3: the mistake under test
     calls = {
-        "named": lambda: ax.vmap(summed, in_axes=(0, 0), axis_name="i")(jnp.ones((4, 3)), jnp.ones((3, 2))),
+        "named": lambda: ax.vmap(summed, in_axes=(0, 0), axis_name="i")(x, w),
         "nested": lambda: ax.vmap(ax.vmap(inner, in_axes=(0, 0)), in_axes=(0, None))(
             jnp.ones((2, 4, 3)), jnp.ones((3, 2))
         ),

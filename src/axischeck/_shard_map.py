@@ -20,7 +20,7 @@ from ._core._trees import PrefixMismatch, broadcast_prefix, check_nesting
 from ._engine._function import fn_name
 from ._engine._mesh import MeshShape, mesh_shape
 from ._engine._models import Outcome
-from ._engine._predictor import Predictor
+from ._engine._predictor import FIX_TRACES, Predictor
 from ._engine._shard_model import ShardModel, ShardOptions, is_spec_leaf
 from ._engine._signature import Signature, SignatureLike
 from ._engine._transform_models import Models, shard_models
@@ -134,7 +134,12 @@ def _settle(mesh: Any, in_specs: Any, out_specs: Any, axis_names: Any, check_vma
 
 
 class ShardPredictor(Predictor):
-    """A shard_map's predictions carry the per-device blocks and the mesh."""
+    """A shard_map's predictions carry the per-device blocks and the mesh. Its fix search
+    may run the function twice as often as a map's: a mesh of another shape is checked on
+    the call and then, on arguments both meshes divide, against the mesh given (three
+    runs), besides another mesh axis and a padding."""
+
+    fix_traces = 2 * FIX_TRACES
 
     def prediction_of(self, outcome: Outcome, args: tuple[Any, ...]) -> Prediction:
         step = outcome.steps[0]

@@ -20,7 +20,7 @@ import threading
 from collections.abc import Callable, Hashable, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any, ClassVar, cast
 
 import jax
 import numpy as np
@@ -42,7 +42,8 @@ from ._trace import Records, substituting
 from ._transform_models import Build, Models
 
 FIX_TRACES = 3
-"""How many times a failed call or predict may run the user's function to try fixes."""
+"""How many times a failed call or predict may run the user's function to try fixes
+(`Predictor.fix_traces`, where a transform's candidates cost more)."""
 
 ASKING_JAX: ContextVar[bool] = ContextVar("axischeck_asking_jax", default=False)
 """True while JAX's own verdict on a call is asked (see `_jax_verdict`): only its exception
@@ -71,6 +72,8 @@ class Predictor:
     a weak reference, so sharing it never keeps the function alive. `jax_with` gives
     JAX's transform with a fix's options, which has the last word on the fix.
     """
+
+    fix_traces: ClassVar[int] = FIX_TRACES  # runs of the function a failure's fix search may spend
 
     def __init__(
         self, fun: Callable[..., Any], build: Build, defers_to_jax: bool = False, jax_with: JaxWith | None = None
@@ -452,7 +455,7 @@ class Predictor:
 
     def with_fix(self, err: AxisCheckError, args: tuple[Any, ...], kwargs: dict[str, Any]) -> AxisCheckError:
         """`err` with concrete fixes the engine has checked, running the function at most
-        `FIX_TRACES` times to try them, and once more for JAX's verdict on the fix shown
+        `fix_traces` times to try them, and once more for JAX's verdict on the fix shown
         where the engine's rules are not JAX's trace (see `_jax_accepts`). The function's
         own failure gets none: an option that makes it run would be a guess."""
         if ASKING_JAX.get() or (isinstance(err, FunctionError) and unbound_axis_name(err.__cause__ or err) is None):
@@ -460,7 +463,7 @@ class Predictor:
         try:
             with quiet_tracebacks():  # the trials' exceptions are only read
                 call = self._labelled(err, args, kwargs)
-                options = suggest(self.models.model, call, err, FIX_TRACES, self._by_position(args, kwargs))
+                options = suggest(self.models.model, call, err, self.fix_traces, self._by_position(args, kwargs))
                 if options and not self._jax_accepts(options[0], args, kwargs):
                     options = ()  # a fix JAX would refuse (a pmap tracing a Python int) is none
         except Exception:  # a suggestion must never hide the error itself
