@@ -357,6 +357,31 @@ def test_a_collective_step_runs_the_function_as_often_as_jax(transform: str) -> 
     assert counts["ax"] == counts["jax"], counts
 
 
+@pytest.mark.parametrize("inner_name", ["j", "i"])
+def test_nested_named_vmaps_run_the_function_as_often_as_jax(inner_name: str) -> None:
+    """The outer of nested vmaps with axis names checks its collectives from the record
+    the inner one makes of JAX's own trace, not from a trace of its own before JAX runs:
+    two or three levels, another name or the same one, the function runs as under JAX."""
+
+    def step(x: jax.Array, w: jax.Array) -> jax.Array:
+        return jax.lax.psum(x @ w, "i")
+
+    x, w = jnp.ones((2, 2, 4, 3)), jnp.ones((3, 2))
+    counts, outs = {}, {}
+    for name, vmap in (("jax", jax.vmap), ("ax", ax.vmap)):
+        f, runs = counting(step)
+        inner = vmap(f, in_axes=(0, None), axis_name=inner_name)
+        two = vmap(inner, in_axes=(0, None), axis_name="i")
+        three = vmap(vmap(inner, in_axes=(0, None), axis_name="k"), in_axes=(0, None), axis_name="i")
+        with warnings.catch_warnings():  # the same name twice is warned of (equinox#49): not the point here
+            warnings.simplefilter("ignore", ax.AxisCheckWarning)
+            outs[name] = [two(x[0], w) for _ in range(3)] + [three(x, w) for _ in range(3)]
+        counts[name] = runs[0]
+    assert counts["ax"] == counts["jax"], counts
+    for ours, theirs in zip(outs["ax"], outs["jax"], strict=True):
+        np.testing.assert_array_equal(ours, theirs)
+
+
 @pytest.mark.parametrize("transform", ["vmap", "pmap"])
 def test_a_data_parallel_step_with_out_axes_none_traces_once(transform: str) -> None:
     """pmean of a gradient pytree and out_axes=None: which outputs are batched is asked of

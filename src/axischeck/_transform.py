@@ -65,6 +65,9 @@ class Transformed(Wrapper, Nestable, Generic[P, R], ABC):
         recorder = None
         if options.rides_jax_trace and not isinstance(fun, Transformed):
             recorder = Recorder(fun, options.kind, options.jax_caches_traces)
+        # An axischeck transform inside this one records the user's function as JAX
+        # traces it, for this transform's check too (see `Watch`).
+        self._inner_records = options.rides_jax_trace and isinstance(fun, Transformed)
         options_key = options.key()
         self._jax_fn = _built_by_jax(options, fun, recorder)
         require_callable(fun, options.kind)  # where JAX's transform takes any object
@@ -311,7 +314,7 @@ class Transformed(Wrapper, Nestable, Generic[P, R], ABC):
         if self._declares_nothing():
             refuse_unflattenable(args, kwargs)
         else:
-            before = self._predictor.check_call(args, kwargs, self._jax_fn, self._recorder)
+            before = self._predictor.check_call(args, kwargs, self._jax_fn, self._recorder, self._inner_records)
             if before is JAX_ALONE:
                 return self._jax_fn(*args, **kwargs)  # type: ignore[no-any-return]
             if isinstance(before, Watch):

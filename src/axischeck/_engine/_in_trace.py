@@ -72,21 +72,24 @@ class Watch:
 
     def __init__(
         self,
-        recorder: Recorder,
+        recorder: Recorder | None,
         predictor: Predictor,
         args: tuple[Any, ...],
         kwargs: dict[str, Any],
         flat: tuple[list[Any], Any],
     ) -> None:
-        self.recorder = recorder
+        self.recorder = recorder  # None: the function is an axischeck transform, whose watch records for this one
         self.predictor = predictor
         self.call = (args, kwargs, flat)
         self.recorded = False
-        self.records = predictor.records if recorder.caches_traces else Records()
+        self.records = predictor.records if recorder is not None and recorder.caches_traces else Records()
+        self.enclosing: Watch | None = None  # the watch of a transform around this one's, collecting its records
 
     def run(self, jax_fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         """JAX's transform called with the watch on: JAX's answer, the function recorded
         if JAX traced it; `check` next."""
+        if collecting():
+            self.enclosing = WATCHING.get()
         with _watching(self):
             return jax_fn(*args, **kwargs)
 
@@ -112,6 +115,10 @@ class Watch:
             return self.recorder.fun(*args, **kwargs)
         replay = Replay(closed, jax.tree_util.tree_structure(out), dyn)
         self.records.keep(args, kwargs, replay)
+        around = self.enclosing
+        while around is not None:  # the same function at the same values, for each check of the nest
+            around.records.keep(args, kwargs, replay)
+            around = around.enclosing
         return replay.traced(*traced)
 
     def check(self) -> None:
@@ -134,6 +141,14 @@ class Watch:
 
 WATCHING: ContextVar[Watch | None] = ContextVar("axischeck_watching", default=None)
 """The checked call whose check rides the trace JAX is making, if any."""
+
+
+def collecting() -> bool:
+    """Whether an axischeck transform around the one being called collects the records of
+    the user's function for its own check (see `Watch`): the inner transform records it
+    even where it has no check of its own due."""
+    around = WATCHING.get()
+    return around is not None and around.recorder is None
 
 
 @contextmanager

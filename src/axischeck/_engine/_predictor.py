@@ -35,7 +35,7 @@ from .._core._shape import Shape
 from .._core._steps import MapStep
 from ._fastpath import Plan, ShardPlan, compile_plan
 from ._function import fn_name, parameters_of
-from ._in_trace import Recorder, Watch
+from ._in_trace import Recorder, Watch, collecting
 from ._models import MapModel, Model, Outcome, chain, run, shape_keyed
 from ._suggest import Suggestion, suggest, with_suggestions
 from ._trace import Records, substituting
@@ -276,12 +276,15 @@ class Predictor:
         kwargs: dict[str, Any],
         jax_fn: Callable[..., Any],
         recorder: Recorder | None,
+        inner_records: bool = False,
     ) -> Prediction | Watch | None:
         """The checks before JAX runs a call: the prediction to verify the output against
         (with a signature), None when there is none, `JAX_ALONE` for what only JAX
         models, a `Watch` where the check rides JAX's trace of the call (`recorder`: the
-        function as `jax_fn`, JAX's transform, holds it). A call axischeck refuses raises
-        its explained error, with JAX's verdict on the call (see `refusal`).
+        function as `jax_fn`, JAX's transform, holds it; `inner_records`: the function is
+        an axischeck transform, whose check records the user's function for this one). A
+        call axischeck refuses raises its explained error, with JAX's verdict on the call
+        (see `refusal`).
 
         Without a signature, a call is checked before JAX runs it only where JAX may
         answer silently and wrongly, or where annotations declare the inputs (JAX knows
@@ -297,12 +300,13 @@ class Predictor:
         if self.defers_to_jax:
             return JAX_ALONE
         pred = self._stored(args, kwargs, flat) if symbolic else None
-        if pred is not None or not (symbolic or self._inputs_unchecked(args, kwargs, flat)):
+        due = symbolic or self._inputs_unchecked(args, kwargs, flat) or (recorder is not None and collecting())
+        if pred is not None or not due:
             return pred
         if opaque_leaves(flat[0]):  # beyond axischeck's model (never stored)
             return JAX_ALONE
         models = self.models
-        if recorder is not None and not symbolic and not models.declares_inputs:
+        if (recorder is not None or inner_records) and not symbolic and not models.declares_inputs:
             return Watch(recorder, self, args, kwargs, flat)  # the function is traced by JAX alone
         try:
             if symbolic:
