@@ -63,7 +63,7 @@ class Recorder:
         watch = WATCHING.get()
         if watch is None or watch.recorder is not self or watch.recorded:
             return self.fun(*args, **kwargs)
-        return watch.record(args, kwargs)
+        return watch.record(self, args, kwargs)
 
 
 class Watch:
@@ -93,7 +93,7 @@ class Watch:
         with _watching(self):
             return jax_fn(*args, **kwargs)
 
-    def record(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    def record(self, recorder: Recorder, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         """Inside JAX's trace: the function recorded once at JAX's tracers (kept in the
         watch's `records`), its outputs handed to JAX. The function's own failure is
         JAX's to report, from this trace."""
@@ -101,18 +101,18 @@ class Watch:
         leaves, treedef = jax.tree_util.tree_flatten((args, kwargs))
         dyn = tuple(i for i, leaf in enumerate(leaves) if isinstance(leaf, Tracer))
         traced = [leaves[i] for i in dyn]
-        fun = self.recorder.fun
+        fun = recorder.fun
         recorded = substituting(fun, treedef, leaves, dyn)
         labels = [leaf.label for leaf in self.predictor.label(args, kwargs).flat()[0]]
         if len(labels) == len(leaves):
-            name_trace(recorded, fun, [labels[i] for i in dyn], traced_for=self.recorder.kind)
+            name_trace(recorded, fun, [labels[i] for i in dyn], traced_for=recorder.kind)
         try:
             closed, out = jax.make_jaxpr(recorded, return_shape=True)(*traced)
         except Exception:
             # The function fails. Recorded, it may fail otherwise than in JAX's own
             # evaluation (which runs the transform's rules op by op): JAX's is the error
             # the user must see, so the function runs as JAX would run it.
-            return self.recorder.fun(*args, **kwargs)
+            return fun(*args, **kwargs)
         replay = Replay(closed, jax.tree_util.tree_structure(out), dyn)
         self.records.keep(args, kwargs, replay)
         around = self.enclosing
