@@ -90,7 +90,9 @@ def test_batch_size_mistake_has_a_checked_fix() -> None:
     f = axeqx.filter_vmap(apply)
     with pytest.raises(ValueError, match="disagree on the batch size") as info:
         f(ensemble, jnp.ones((5, 3)))
-    assert "Fix: in_axes=(0, None)" in str(info.value) or "in_axes=(None, 0)" in str(info.value)
+    assert "Fix: in_axes=(eqx.if_array(0), None)" in str(info.value) or "in_axes=(None, eqx.if_array(0))" in str(
+        info.value
+    )
     assert "model.weight" in str(info.value)
     fixed = axeqx.filter_vmap(apply, in_axes=(eqx.if_array(0), None))
     assert fixed(ensemble, jnp.ones(3)).shape == (4, 2)
@@ -304,3 +306,33 @@ def test_axischeck_run_routes_equinox(tmp_path: Any) -> None:
     )
     assert out.returncode != 0
     assert "eqx.filter_vmap(<lambda>, in_axes=(None, 0)" in out.stderr and "m.weight" in out.stderr, out.stderr
+
+
+def _add(x: jax.Array, y: jax.Array) -> jax.Array:
+    return x + y
+
+
+LINEAR = eqx.nn.Linear(3, 2, key=KEY)
+FIXES: list[Any] = [
+    # (function, in_axes given, arguments, the fix as written, the fix as an object)
+    (apply, eqx.if_array(0), (LINEAR, jnp.ones((5, 3))), "(None, eqx.if_array(0))", (None, eqx.if_array(0))),
+    (apply, (0, 0), (LINEAR, jnp.ones((5, 3))), "(None, 0)", (None, 0)),
+    (apply, (None, None), (LINEAR, jnp.ones((5, 3))), "(None, 0)", (None, 0)),
+    (apply, (None, 1), (LINEAR, jnp.ones((5, 3))), "(None, 0)", (None, 0)),
+    (_add, eqx.if_array(0), (jnp.ones((5, 3)), jnp.ones(3)), "(1, eqx.if_array(0))", (1, eqx.if_array(0))),
+]
+
+
+@pytest.mark.parametrize("case", range(len(FIXES)))
+def test_common_mistakes_get_a_fix_in_equinox_terms_that_runs(case: int) -> None:
+    """In_axes mapping a module's weights, an unmapped batch, the wrong axis, mismatched
+    batch sizes: the `Fix:` gives in_axes per argument (None, an int, `eqx.if_array(k)`, or
+    the entry as written), not over the arrays inside a module, and the fixed wrapper runs
+    as Equinox's does."""
+    fun, in_axes, args, written, fixed = FIXES[case]
+    with pytest.raises(ax.AxisCheckError) as info:
+        axeqx.filter_vmap(fun, in_axes=in_axes)(*args)
+    assert info.value.fix is not None and info.value.fix.startswith(f"in_axes={written} "), info.value.fix
+    np.testing.assert_array_equal(
+        axeqx.filter_vmap(fun, in_axes=fixed)(*args), eqx.filter_vmap(fun, in_axes=fixed)(*args)
+    )

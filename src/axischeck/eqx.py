@@ -16,9 +16,12 @@ import inspect
 from collections.abc import Callable, Hashable
 from typing import Any, Generic, ParamSpec, TypeVar, overload
 
+import jax
+
 from ._core._errors import AxisCheckError
 from ._core._prediction import Prediction
-from ._libs._mapped import NotArray, Resolved, checker, retitled
+from ._core._trees import seq_repr
+from ._libs._mapped import NotArray, Resolved, _is_array, arg_path, checker, retitled
 
 __all__ = ["filter_pmap", "filter_vmap"]
 
@@ -73,6 +76,27 @@ def _simple_out_axes(out_axes: Any) -> Any:
     )
 
 
+def _entry_in_equinox_terms(entry: Any, before: Any, spec: Any, arg: Any, dynamic: Any) -> str:
+    """One argument's in_axes from a fix, as an Equinox user writes it: the entry they wrote
+    where the fix keeps it, `None` where it maps none of the argument's arrays, the int for an
+    array, `eqx.if_array(k)` where it maps every array of a pytree at k."""
+    if entry == before:
+        return _show(spec)
+    treedef: Any
+    leaves, treedef = jax.tree_util.tree_flatten(entry, is_leaf=lambda a: a is None)
+    try:
+        subtrees = treedef.flatten_up_to(dynamic)
+    except (ValueError, TypeError):
+        return repr(entry)
+    axes = {axis for axis, sub in zip(leaves, subtrees, strict=True) if jax.tree_util.tree_leaves(sub)}
+    if axes <= {None}:
+        return "None"
+    if len(axes) == 1:
+        (axis,) = axes
+        return repr(axis) if _is_array(arg) else f"eqx.if_array({axis})"
+    return repr(entry)
+
+
 class _Filtered(Generic[P, R]):
     """A function wrapped by `axischeck.eqx.filter_vmap` / `filter_pmap`."""
 
@@ -106,6 +130,47 @@ class _Filtered(Generic[P, R]):
             spec = (spec,) * len(args) if not isinstance(spec, (list, dict)) else spec
         return Resolved(args, spec, _resolve_leaf)
 
+    def _equinox_terms(self, err: AxisCheckError, args: tuple[Any, ...], resolved: Resolved) -> AxisCheckError:
+        """`err` with its fixes' in_axes written over the arguments, not their array leaves."""
+        if not err.fix:
+            return err
+        spec = _named(self.__wrapped__, self.in_axes, len(args))
+        specs = spec if isinstance(spec, tuple) else (spec,) * len(args)
+        fix = err.fix
+        for suggestion in getattr(err, "suggestions", ()):
+            axes = dict(getattr(suggestion, "options", ())).get("in_axes")
+            if not isinstance(axes, tuple) or len(axes) != len(args) or len(specs) != len(args):
+                continue
+            shown = [
+                _entry_in_equinox_terms(*parts)
+                for parts in zip(axes, resolved.dynamic_axes, specs, args, resolved.dynamic, strict=True)
+            ]
+            fix = fix.replace(
+                f"in_axes={seq_repr(axes)}", f"in_axes=({', '.join(shown)}{',' if len(shown) == 1 else ''})"
+            )
+        if not resolved.mapped and self._options.get("axis_size") is None:
+            fix = self._map_one(args, specs) or fix
+        err.fix = fix
+        ValueError.__init__(err, err.render())
+        return err
+
+    def _map_one(self, args: tuple[Any, ...], specs: tuple[Any, ...]) -> str | None:
+        """With nothing mapped, the checked fix that maps one argument's arrays at axis 0
+        (the last arguments first: the batch usually follows the model)."""
+        for index in reversed(range(len(args))):
+            entry = 0 if _is_array(args[index]) else _eqx.if_array(0)
+            candidate = (*specs[:index], entry, *specs[index + 1 :])
+            try:
+                resolved = Resolved(args, candidate, _resolve_leaf)
+                if not resolved.mapped:
+                    continue
+                self._checker(resolved).predict(*resolved.dynamic)
+            except Exception:  # noqa: BLE001, S112 - this candidate does not check: the next
+                continue
+            where = arg_path(self.__wrapped__, (jax.tree_util.SequenceKey(index),))
+            return f"in_axes={_show(candidate)} would map {where}'s arrays at axis 0"
+        return None
+
     def _checker(self, resolved: Resolved) -> Any:
         options = {k: v for k, v in self._options.items() if v is not None}
         return checker(self.__wrapped__, resolved, self._transform, _simple_out_axes(self.out_axes), options)
@@ -124,7 +189,7 @@ class _Filtered(Generic[P, R]):
         try:
             return self._checker(resolved).predict(*resolved.dynamic)  # type: ignore[no-any-return]
         except AxisCheckError as err:
-            raise retitled(err, self._title()) from None
+            raise self._equinox_terms(retitled(err, self._title()), args, resolved) from None
 
     def explain(self, *args: Any, **kwargs: Any) -> str:
         """The derivation table for the call (also for a passing call)."""
@@ -144,7 +209,7 @@ class _Filtered(Generic[P, R]):
             try:
                 self._checker(resolved).predict(*resolved.dynamic)
             except AxisCheckError as err:
-                raise retitled(err, self._title()) from None
+                raise self._equinox_terms(retitled(err, self._title()), tuple(args), resolved) from None
             except Exception:  # noqa: BLE001, S110 - not modelled: Equinox's own report follows
                 pass
         try:
@@ -155,7 +220,7 @@ class _Filtered(Generic[P, R]):
             try:
                 self._checker(resolved).predict(*resolved.dynamic)
             except AxisCheckError as err:
-                raise retitled(err, self._title(), lib_err) from lib_err
+                raise self._equinox_terms(retitled(err, self._title(), lib_err), tuple(args), resolved) from lib_err
             except Exception:
                 pass
             raise
