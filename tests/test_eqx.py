@@ -318,7 +318,6 @@ FIXES: list[Any] = [
     (apply, eqx.if_array(0), (LINEAR, jnp.ones((5, 3))), "(None, eqx.if_array(0))", (None, eqx.if_array(0))),
     (apply, (0, 0), (LINEAR, jnp.ones((5, 3))), "(None, 0)", (None, 0)),
     (apply, (None, None), (LINEAR, jnp.ones((5, 3))), "(None, 0)", (None, 0)),
-    (apply, (None, 1), (LINEAR, jnp.ones((5, 3))), "(None, 0)", (None, 0)),
     (_add, eqx.if_array(0), (jnp.ones((5, 3)), jnp.ones(3)), "(1, eqx.if_array(0))", (1, eqx.if_array(0))),
 ]
 
@@ -336,3 +335,13 @@ def test_common_mistakes_get_a_fix_in_equinox_terms_that_runs(case: int) -> None
     np.testing.assert_array_equal(
         axeqx.filter_vmap(fun, in_axes=fixed)(*args), eqx.filter_vmap(fun, in_axes=fixed)(*args)
     )
+
+
+def test_a_failure_inside_the_function_gets_no_guessed_fix() -> None:
+    """The wrong axis of x makes the layer's matmul fail per example: as for `ax.vmap`, the
+    facts are named but no in_axes is offered as the fix (one that makes it run is a guess)."""
+    with pytest.raises(ax.AxisCheckError) as info:
+        axeqx.filter_vmap(apply, in_axes=(None, 1))(LINEAR, jnp.ones((5, 3)))
+    assert info.value.fix is None
+    assert "eqx.filter_vmap(apply, in_axes=(None, 1)" in str(info.value)
+    assert "dot_general requires contracting dimensions" in str(info.value)
