@@ -345,3 +345,78 @@ def test_a_failure_inside_the_function_gets_no_guessed_fix() -> None:
     assert info.value.fix is None
     assert "eqx.filter_vmap(apply, in_axes=(None, 1)" in str(info.value)
     assert "dot_general requires contracting dimensions" in str(info.value)
+
+
+def _by_rank(leaf: Any) -> int | None:
+    """An out_axes callable as Equinox's docs describe: it sees one example's output leaf."""
+    return 1 if eqx.is_array(leaf) and leaf.ndim >= 1 else None
+
+
+def _mixed(x: jax.Array, y: jax.Array) -> Any:
+    return {"a": x * 2.0, "b": (x.sum(), 3.0, y), "c": "label", "d": None}
+
+
+CALLABLE_OUT_AXES: list[Any] = [
+    _by_rank,
+    lambda leaf: 0 if eqx.is_array(leaf) else None,
+    {"a": _by_rank, "b": (0, None, eqx.if_array(-1)), "c": None, "d": None},
+    {"a": eqx.if_array(-1), "b": lambda leaf: 0 if eqx.is_array(leaf) else None, "c": None, "d": 0},
+    {"a": lambda leaf: -1, "b": (lambda leaf: 0, 0, None), "c": None, "d": None},  # 3.0 mapped: an array
+    {"a": lambda leaf: 2, "b": None, "c": None, "d": None},  # axis 2 of a rank-2 result: both raise
+    {"a": lambda leaf: "x", "b": None, "c": None, "d": None},  # not an axis: both raise
+    lambda leaf: leaf.ndim,  # a float leaf has no ndim: both raise
+]
+
+
+@pytest.mark.parametrize("in_axes", [(0, None), (None, 0), (0, 0), (1, 0)])
+@pytest.mark.parametrize("case", range(len(CALLABLE_OUT_AXES)))
+def test_callable_out_axes_match_equinox(case: int, in_axes: Any) -> None:
+    """out_axes with callables (bare or inside a pytree prefix, beside ints, None and
+    `eqx.if_array`) are read as Equinox reads them, on one example's outputs: the same
+    values, or the same exception type; `predict` gives the shapes of Equinox's array
+    outputs, or raises `AxisCheckError` where Equinox raises."""
+    out_axes = CALLABLE_OUT_AXES[case]
+    x, y = jnp.arange(15.0).reshape(5, 3), jnp.arange(20.0).reshape(5, 4)
+    theirs = outcome(lambda: eqx.filter_vmap(_mixed, in_axes=in_axes, out_axes=out_axes)(x, y))
+    wrapped = axeqx.filter_vmap(_mixed, in_axes=in_axes, out_axes=out_axes)
+    same_outcome(outcome(lambda: wrapped(x, y)), theirs)
+    prediction = outcome(lambda: wrapped.predict(x, y))
+    if theirs[0] == "ok":
+        assert prediction[0] == "ok", prediction
+        expected = jax.tree.map(lambda leaf: leaf.shape if eqx.is_array(leaf) else None, theirs[1])
+        assert prediction[1].shapes == expected
+    else:
+        assert prediction[0] == "err" and isinstance(prediction[1], ax.AxisCheckError), prediction
+
+
+def test_callable_out_axes_keep_the_size_explanation() -> None:
+    """A batch-size mistake with callable out_axes is explained as the batch-size mistake it
+    is, with the out_axes shown as written."""
+    f = axeqx.filter_vmap(_mixed, in_axes=(0, 0), out_axes={"a": _by_rank, "b": 0, "c": None, "d": None})
+    with pytest.raises(ax.AxisCheckError, match="disagree on the batch size") as info:
+        f(jnp.ones((5, 3)), jnp.ones((4, 2)))
+    assert str(info.value).startswith(
+        "eqx.filter_vmap(_mixed, in_axes=(0, 0), out_axes={'a': _by_rank, 'b': 0, 'c': None, 'd': None})"
+    )
+    assert "size 5 at axis 0 of x" in str(info.value) and "size 4 at axis 0 of y" in str(info.value)
+
+
+def test_a_failing_out_axes_callable_is_named() -> None:
+    f = axeqx.filter_vmap(_mixed, in_axes=(0, None), out_axes=lambda leaf: leaf.ndim)
+    with pytest.raises(ax.AxisCheckError, match=r"out_axes=<lambda> cannot be read on the output: AttributeError"):
+        f.predict(jnp.ones((5, 3)), jnp.ones(4))
+
+
+def test_filter_pmap_callable_out_axes_match_equinox() -> None:
+    n = jax.local_device_count()
+    x = jnp.arange(n * 3.0).reshape(n, 3)
+
+    def f(x: jax.Array) -> Any:
+        return x * 2.0, jax.lax.psum(x, "i"), 1.0
+
+    out_axes = (lambda leaf: 1, lambda leaf: None if eqx.is_array(leaf) else None, None)
+    theirs = outcome(lambda: eqx.filter_pmap(f, axis_name="i", out_axes=out_axes)(x))
+    wrapped = axeqx.filter_pmap(f, axis_name="i", out_axes=out_axes)
+    same_outcome(outcome(lambda: wrapped(x)), theirs)
+    assert theirs[0] == "ok"
+    assert wrapped.predict(x).shapes == ((3, n), (3,), None)
