@@ -420,3 +420,35 @@ def test_filter_pmap_callable_out_axes_match_equinox() -> None:
     same_outcome(outcome(lambda: wrapped(x)), theirs)
     assert theirs[0] == "ok"
     assert wrapped.predict(x).shapes == ((3, n), (3,), None)
+
+
+def test_filter_pmap_of_filter_vmap_maps_twice_and_traces_as_equinox() -> None:
+    """Wrapping a wrapper takes its name, not its transform: `filter_pmap(filter_vmap(f))`
+    is a pmap of a vmap (both axis names bound), and, as Equinox's test_pmap_vmap counts,
+    traces `f` twice at the first call (Equinox's eval_shape, then pmap) and never again;
+    the same under `ax.patch()`, which routes Equinox's names through these wrappers."""
+    n = min(2, jax.local_device_count())
+    x = jnp.arange(n * 3 * 2.0).reshape(n, 3, 2)
+
+    def run(filter_pmap: Any, filter_vmap: Any) -> tuple[list[Any], list[int]]:
+        counts = [0]
+
+        def f(v: jax.Array) -> jax.Array:
+            counts[0] += 1
+            return v + jax.lax.axis_index("p") + jax.lax.psum(v, "v")
+
+        g = filter_pmap(filter_vmap(f, axis_name="v"), axis_name="p")
+        outs, seen = [], []
+        for k in range(2):
+            outs.append(g(x + k))
+            seen.append(counts[0])
+        return outs, seen
+
+    theirs = run(eqx.filter_pmap, eqx.filter_vmap)
+    ours = run(axeqx.filter_pmap, axeqx.filter_vmap)
+    with ax.patch():
+        patched = run(eqx.filter_pmap, eqx.filter_vmap)
+    assert theirs[1] == ours[1] == patched[1] == [2, 2]
+    for got in (ours[0], patched[0]):
+        jax.tree.map(np.testing.assert_array_equal, got, theirs[0])
+    assert repr(axeqx.filter_pmap(axeqx.filter_vmap(jnp.sin))).startswith("<axischeck eqx.filter_pmap(sin")

@@ -473,3 +473,19 @@ def test_flax_5589_axis_metadata_under_vmap() -> None:
     assert ours.kernel.get_metadata()["out_sharding"] == theirs.kernel.get_metadata()["out_sharding"]
     assert tuple(ours.kernel.get_metadata()["out_sharding"]) == ("ens", *names)
     np.testing.assert_array_equal(ours.kernel[...], theirs.kernel[...])
+
+
+def test_a_vmap_of_a_vmap_maps_twice_as_flax_does() -> None:
+    """Wrapping a wrapper takes its name, not its transform and options: the outer vmap
+    maps axis 1, the inner axis 0, as `nnx.vmap(nnx.vmap(f, in_axes=0), in_axes=1)`."""
+
+    def f(x: jax.Array) -> jax.Array:
+        return x.sum()
+
+    x = jnp.arange(24.0).reshape(2, 3, 4)
+    ours = axnnx.vmap(axnnx.vmap(f, in_axes=0), in_axes=1)
+    theirs = nnx.vmap(nnx.vmap(f, in_axes=0), in_axes=1)
+    np.testing.assert_array_equal(ours(x), theirs(x))
+    assert ours(x).shape == (3, 2)
+    assert ours.predict(x).shapes == (3, 2)
+    assert repr(ours).startswith("<axischeck nnx.vmap(f, in_axes=1")

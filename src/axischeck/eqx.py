@@ -157,6 +157,9 @@ class _Filtered(Generic[P, R]):
         options: dict[str, Any],
         lib_kwargs: dict[str, Any],
     ) -> None:
+        # First, so that wrapping another wrapper (`filter_pmap(filter_vmap(f))`) takes its
+        # name and docs but keeps this wrapper's own transform and options.
+        functools.update_wrapper(self, fun)
         self.__wrapped__ = fun
         self._transform = transform
         self.in_axes = in_axes
@@ -164,7 +167,6 @@ class _Filtered(Generic[P, R]):
         self._options = options
         make = _LIBRARY[transform]
         self._library = make(fun, in_axes=in_axes, out_axes=out_axes, **options, **lib_kwargs)
-        functools.update_wrapper(self, fun)
 
     def _title(self) -> str:
         name = getattr(self.__wrapped__, "__name__", type(self.__wrapped__).__name__)

@@ -262,6 +262,9 @@ class _Mapped(Generic[P, R]):
     def __init__(
         self, fun: Callable[P, R], transform: str, in_axes: Any, out_axes: Any, options: dict[str, Any]
     ) -> None:
+        # First, so that wrapping another wrapper (`vmap(vmap(f))`) takes its name and docs
+        # but keeps this wrapper's own transform and options.
+        functools.update_wrapper(self, fun)
         self.__wrapped__ = fun
         self._transform = transform
         self.in_axes = in_axes
@@ -274,7 +277,6 @@ class _Mapped(Generic[P, R]):
         graph = _nnx.graph.set_graph_mode.current_value() if graph is None else graph
         graph_updates = _nnx.graph.set_graph_updates.current_value() if graph_updates is None else graph_updates
         self._mode = "tree" if not (graph and graph_updates) else "bind" if transform == "vmap" else "positional"
-        functools.update_wrapper(self, fun)
 
     def _title(self) -> str:
         name = getattr(self.__wrapped__, "__name__", type(self.__wrapped__).__name__)
