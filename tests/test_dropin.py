@@ -545,3 +545,27 @@ def test_a_transformed_method_bound_to_an_instance_is_a_stable_static_argument()
     named as the function, and equal (and equally hashed) each time it is looked up, so
     `jax.jit` keying a static argument by it traces once, as with `jax.vmap`."""
     assert _static_method_traces(ax.vmap) == _static_method_traces(jax.vmap) == 1
+
+
+def test_a_function_wrapping_a_checked_transform_is_itself_mapped() -> None:
+    """A user's `functools.wraps` around a checked vmap copies its attributes; mapping that
+    wrapper runs it (and the vmap inside), as with JAX's vmap, not what the copied
+    attributes point to."""
+    import functools
+
+    def f(v: jax.Array) -> jax.Array:
+        return v * 2 + jax.lax.axis_index("i")
+
+    results = {}
+    for name, module in (("jax", jax), ("ax", ax)):
+        inner = module.vmap(f, axis_name="i")
+        calls: list[int] = []
+
+        @functools.wraps(inner)
+        def outer(v: jax.Array, inner: Any = inner, calls: list[int] = calls) -> jax.Array:
+            calls.append(1)
+            return inner(v) + 1  # type: ignore[no-any-return]
+
+        results[name] = (module.vmap(outer, axis_name="j")(jnp.ones((2, 4, 3))), len(calls))
+    assert results["ax"][1] == results["jax"][1] == 1
+    np.testing.assert_array_equal(results["ax"][0], results["jax"][0])
