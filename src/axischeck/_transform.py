@@ -27,6 +27,7 @@ from ._engine._in_trace import Recorder, Watch
 from ._engine._models import Model
 from ._engine._predictor import JAX_ALONE, PREDICTORS, Predictor
 from ._engine._signature import Signature, SignatureLike, parsed_signature
+from ._engine._trace import handed_over, handing_over
 from ._engine._transform_models import Models
 from ._options import Options, require_callable, validated
 from ._switch import CHECKS_OFF
@@ -306,18 +307,27 @@ class Transformed(Wrapper, Nestable, Generic[P, R], ABC):
         failure, axischeck's account of it with JAX's exception kept (see `_call`)."""
         if CHECKS_OFF.get():  # inside `checks_disabled()`: JAX's transform, unchecked
             return self._jax_fn(*args, **kwargs)  # type: ignore[no-any-return]
-        pred: Prediction | None = None
-        watch: Watch | None = None  # where the check rides JAX's trace of the call
         if self._declares_nothing():
             refuse_unflattenable(args, kwargs)
-        else:
+            return self._checked_run(args, kwargs, None, None)
+        # The check's per-example records of the function, offered to the checks of the
+        # axischeck transforms inside this one while JAX runs the call (see `HANDED`).
+        token = handing_over()
+        try:
             before = self._predictor.check_call(args, kwargs, self._jax_fn, self._recorder)
             if before is JAX_ALONE:
                 return self._jax_fn(*args, **kwargs)  # type: ignore[no-any-return]
             if isinstance(before, Watch):
-                watch = before
-            else:
-                pred = before
+                return self._checked_run(args, kwargs, None, before)
+            return self._checked_run(args, kwargs, before, None)
+        finally:
+            handed_over(token)
+
+    def _checked_run(
+        self, args: tuple[Any, ...], kwargs: dict[str, Any], pred: Prediction | None, watch: Watch | None
+    ) -> R:
+        """JAX's transform run on the call, its failure explained, and the output checked
+        against `pred` (or by `watch`, from JAX's trace)."""
         try:
             out = self._jax_fn(*args, **kwargs) if watch is None else watch.run(self._jax_fn, args, kwargs)
         except AxisCheckError:

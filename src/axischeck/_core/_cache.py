@@ -235,6 +235,11 @@ class WeakCallable:
         return self._ref()
 
 
+def unwrapped(fun: Callable[..., Any]) -> Any:
+    """The function `held_weakly` holds (None once it is gone), or `fun` itself."""
+    return fun.__wrapped__ if isinstance(fun, WeakCallable) else fun
+
+
 def held_weakly(fun: Callable[..., Any]) -> Callable[..., Any]:
     """`fun` behind a weak reference where it can be weakly referenced, else `fun`."""
     try:

@@ -33,7 +33,7 @@ from jax.core import Tracer
 
 from .._core._errors import FunctionError
 from .._core._jax_compat import name_trace
-from ._trace import RECORDED, Records, Replay, substituting
+from ._trace import RECORDED, Records, Replay, handed, substituting
 
 if TYPE_CHECKING:
     from ._predictor import Predictor
@@ -109,6 +109,10 @@ class Watch:
         labels = [leaf.label for leaf in self.predictor.label(args, kwargs).flat()[0]]
         if len(labels) == len(leaves):
             name_trace(recorded, fun, [labels[i] for i in dyn], traced_for=self.recorder.kind)
+        offered = handed(fun, treedef, leaves, dyn)
+        if offered is not None:  # the check of a transform around this one traced it already
+            self.records.keep(args, kwargs, offered)
+            return offered.traced(*traced)
         try:
             closed, out = jax.make_jaxpr(recorded, return_shape=True)(*traced)
         except Exception:

@@ -17,7 +17,7 @@ import jax
 import numpy as np
 from jax.core import Tracer
 
-from .._core._cache import BoundedCache
+from .._core._cache import BoundedCache, unwrapped
 from .._core._errors import AxisCheckWarning, warn_at_user
 from .._core._jax_compat import (
     JAX_VERSION,
@@ -250,6 +250,81 @@ RECORDED: ContextVar[Records | None] = ContextVar("axischeck_recorded", default=
 them runs (see `axischeck._in_trace`): the trace model asks them first."""
 
 
+HANDED: ContextVar[list[tuple[Callable[..., Any], Any, tuple[Any, ...], Replay]] | None] = ContextVar(
+    "axischeck_handed", default=None
+)
+"""The records of the user's function that the check of a transform around an axischeck
+transform made before JAX runs the call (`vmap(vmap(f, axis_name='i'))`: the outer check
+traces `f` once, per example), offered to the inner transform's check, which rides JAX's
+trace of the same call: JAX then traces `f` once, as for `jax.vmap(jax.vmap(f))`. Live
+while that call runs (see `handing_over`)."""
+
+
+def handing_over() -> Any:
+    """Open the offers for one checked call (a token for `handed_over`), or None where a
+    call around this one already has them open (its offers stay visible inside)."""
+    return HANDED.set([]) if HANDED.get() is None else None
+
+
+def handed_over(token: Any) -> None:
+    """Close what `handing_over` opened."""
+    if token is not None:
+        HANDED.reset(token)
+
+
+def offer(fn: Callable[..., Any], treedef: Any, values: Sequence[Any], replay: Replay) -> None:
+    """A record of `fn` made per example by a check, for an inner transform's check:
+    `treedef`/`values`, the flattened `(args, kwargs)` it was traced with (the values
+    the record closes over among them)."""
+    offers = HANDED.get()
+    if offers is not None and len(offers) < 8:
+        kept = tuple(v for i, v in enumerate(values) if i not in replay.dyn)
+        offers.append((unwrapped(fn), treedef, kept, replay))
+
+
+def handed(fn: Callable[..., Any], treedef: Any, leaves: Sequence[Any], dyn: Sequence[int]) -> Replay | None:
+    """A record of `fn` offered for this call: one of a call of the same structure, whose
+    traced leaves sit at the same positions with the same shapes, dtypes and weak types,
+    and whose other leaves (closed over by the record) are these very values; else None."""
+    offers = HANDED.get()
+    if not offers:
+        return None
+    dyn = tuple(dyn)
+    for offered_fn, offered_def, kept, replay in offers:
+        if offered_fn is not fn or offered_def != treedef or replay.dyn != dyn:
+            continue
+        if _same_avals(replay.closed.in_avals, [leaves[i] for i in dyn]) and _same_values(
+            kept, [leaf for i, leaf in enumerate(leaves) if i not in dyn]
+        ):
+            return replay
+    return None
+
+
+def _same_avals(avals: Sequence[Any], traced: Sequence[Any]) -> bool:
+    if len(avals) != len(traced):
+        return False
+    for aval, leaf in zip(avals, traced, strict=True):
+        other = getattr(leaf, "aval", None)
+        if other is None or (aval.shape, aval.dtype, aval.weak_type) != (other.shape, other.dtype, other.weak_type):
+            return False
+    return True
+
+
+def _same_values(kept: Sequence[Any], given: Sequence[Any]) -> bool:
+    """The same objects, or Python scalars of the same type and value (a float's sign of
+    zero too: `1 / x` tells 0.0 from -0.0)."""
+    if len(kept) != len(given):
+        return False
+    for a, b in zip(kept, given, strict=True):
+        if a is b:
+            continue
+        if type(a) is not type(b) or type(a) not in _BY_VALUE:
+            return False
+        if a != b if type(a) not in (float, complex) else repr(a) != repr(b):
+            return False
+    return True
+
+
 class PerExample(NamedTuple):
     """The per-example output (a pytree of `Shape`) and, where one trace of the function
     recorded it as it is, its `Replay`; `batched`: which flat outputs carry the innermost
@@ -289,10 +364,16 @@ def eval_per_example(
     values are traced, everything else is closed over. `named`: the user's function
     and the labels of `values`, which JAX's messages about the trace then name.
 
-    With vmap axis names in scope, `fn` is traced once with the names bound as devices'
-    (collectives kept in its jaxpr, for the checks JAX's vmap skips), and that record is
-    asked under the real vmap nesting for the shapes. Where the record cannot answer, the
-    function itself is traced under the nesting, then with the names bound, as before.
+    With axis names in scope and vmap levels among them (or vmap levels alone), `fn` is
+    traced once with the names bound as devices' (collectives kept in its jaxpr, for the
+    checks JAX's vmap skips), and that record is asked under the real vmap nesting for the
+    shapes. Where the record cannot answer, the function itself is traced under the
+    nesting, then with the names bound, as before.
+
+    A record of the function alone is offered (`offer`) to the check of an axischeck
+    transform inside, which rides JAX's trace of the same call and hands JAX that record
+    rather than tracing `fn` again: a nest of checked transforms traces `fn` once per
+    call, as the same nest of JAX's does.
     """
     dyn = [i for i, v in enumerate(values) if _is_abstract(v)]
     per_example = substituting(fn, treedef, values, dyn)
@@ -300,7 +381,7 @@ def eval_per_example(
     structs = _with_env_dims([values[i] for i in dyn], dyn, scope)
     shown = None if named is None else (named[0], [named[1][i] for i in dyn])
     skip = len(_vmap_levels(scope))
-    if scope and only_vmaps(scope):
+    if scope and (skip or only_vmaps(scope)):
         replay = _recorded(per_example, scope, [values[i] for i in dyn], dyn, shown)
         if replay is not None:
             batched: list[bool] = []
@@ -318,6 +399,10 @@ def eval_per_example(
                 check_ppermutes(replay.closed)
                 warn_repeated_sums(replay.closed)
                 shapes = jax.tree_util.tree_map(lambda s: Shape(s.shape[skip:]), out)
+                if named is not None:
+                    offer(named[0], treedef, values, replay)
+                if not only_vmaps(scope):  # device levels around: the record is of the function alone
+                    return PerExample(shapes, None)
                 return PerExample(shapes, replay, batched)
     try:
         out, closed = _shapes_of(_bind_names(per_example, scope, dyn), scope, structs, shown)
@@ -330,7 +415,10 @@ def eval_per_example(
     shapes = jax.tree_util.tree_map(lambda s: Shape(s.shape[skip:]), out)
     if skip:  # the jaxpr is of the nesting, not of the function alone
         return PerExample(shapes, None)
-    return PerExample(shapes, replay_of(closed, out, dyn))
+    record = replay_of(closed, out, dyn)
+    if record is not None and named is not None:
+        offer(named[0], treedef, values, record)
+    return PerExample(shapes, record)
 
 
 def _recorded(
