@@ -20,6 +20,7 @@ import jax
 import numpy as np
 
 from ._core._errors import AxisCheckError, SpecError
+from ._core._jax_compat import JAX_VMAP
 from ._core._prediction import Prediction
 from ._core._trees import seq_repr
 from ._libs._mapped import NotArray, Resolved, _is_array, arg_path, checker, retitled
@@ -249,7 +250,7 @@ class _Filtered(Generic[P, R]):
 
         options = {k: v for k, v in self._options.items() if v is not None}
         try:
-            jax.eval_shape(jax.vmap(read, in_axes=tuple(resolved.dynamic_axes), **options), *resolved.dynamic)
+            jax.eval_shape(JAX_VMAP(read, in_axes=tuple(resolved.dynamic_axes), **options), *resolved.dynamic)
         except _OutAxesFailed as failed:
             cause = failed.__cause__ or failed
             raise SpecError(
