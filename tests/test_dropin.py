@@ -570,3 +570,81 @@ def test_a_transformed_method_bound_to_an_instance_is_a_stable_static_argument()
     named as the function, and equal (and equally hashed) each time it is looked up, so
     `jax.jit` keying a static argument by it traces once, as with `jax.vmap`."""
     assert _static_method_traces(ax.vmap) == _static_method_traces(jax.vmap) == 1
+
+
+NESTS: dict[str, Any] = {
+    # (how to nest two transforms of a module like jax or ax, the input)
+    "vmap(vmap(f, 'i'))": lambda t, f: t.vmap(t.vmap(f, axis_name="i")),
+    "vmap(vmap(f, 'i'), 'j')": lambda t, f: t.vmap(t.vmap(f, axis_name="i"), axis_name="j"),
+    "pmap(vmap(f, 'i'))": lambda t, f: t.pmap(t.vmap(f, axis_name="i")),
+    "pmap(vmap(f, 'i'), 'j')": lambda t, f: t.pmap(t.vmap(f, axis_name="i"), axis_name="j"),
+    "jit(vmap(vmap(f, 'i')))": lambda t, f: jax.jit(t.vmap(t.vmap(f, axis_name="i"))),
+}
+
+
+@pytest.mark.parametrize("nest", NESTS)
+def test_a_nest_with_a_named_inner_vmap_traces_as_often_as_jaxs(nest: str) -> None:
+    """The outer transform's check traces the function per example before JAX runs the
+    call; the inner transform's check, which rides JAX's trace of the same call, takes
+    that record rather than tracing the function again: two calls trace it as often as
+    the same nest of JAX's transforms, with the same values."""
+    x = jnp.arange(12.0).reshape(2, 2, 3)
+    counts, outs = {}, {}
+    for name, module in (("jax", jax), ("ax", ax)):
+        f, runs = counting(lambda v: v * 2 + jax.lax.axis_index("i") + jax.lax.psum(v, "i"))
+        g = NESTS[nest](module, f)
+        outs[name] = (g(x), g(x + 1))
+        counts[name] = runs[0]
+    assert counts["ax"] == counts["jax"], counts
+    jax.tree.map(np.testing.assert_array_equal, outs["ax"], outs["jax"])
+
+
+def test_a_nest_whose_inner_call_differs_traces_the_inner_function_itself() -> None:
+    """A record offered by the outer check serves only a call of the same structure and
+    abstract values: an outer function that calls the inner transform on other values
+    gets the inner function traced for them, and JAX's values."""
+    inner_jax = jax.vmap(lambda v: v + jax.lax.axis_index("i"), axis_name="i")
+    inner_ax = ax.vmap(lambda v: v + jax.lax.axis_index("i"), axis_name="i")
+    x = jnp.arange(12.0).reshape(2, 2, 3)
+    want = jax.vmap(lambda v: inner_jax(v[:, :2]) * 2)(x)
+    got = ax.vmap(lambda v: inner_ax(v[:, :2]) * 2)(x)
+    np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("outer", ["vmap", "pmap"])
+def test_an_inner_transform_called_twice_with_other_static_values_gets_each_its_own(outer: str) -> None:
+    """Records offered by the outer check close over the inner call's unmapped Python
+    scalars: a call with another scalar (even -0.0 for 0.0) is traced for its own."""
+    x = jnp.arange(12.0).reshape(2, 2, 3) + 1
+    outs = {}
+    for name, module in (("jax", jax), ("ax", ax)):
+        inner = module.vmap(lambda v, s: v / s + jax.lax.axis_index("i"), in_axes=(0, None), axis_name="i")
+        g = getattr(module, outer)(
+            lambda v, inner=inner: (inner(v, 2.0) - inner(v, 3.0), inner(v, 0.0), inner(v, -0.0))
+        )
+        outs[name] = g(x)
+    jax.tree.map(np.testing.assert_array_equal, outs["ax"], outs["jax"])
+
+
+def test_a_function_wrapping_a_checked_transform_is_itself_mapped() -> None:
+    """A user's `functools.wraps` around a checked vmap copies its attributes; mapping that
+    wrapper runs it (and the vmap inside), as with JAX's vmap, not what the copied
+    attributes point to."""
+    import functools
+
+    def f(v: jax.Array) -> jax.Array:
+        return v * 2 + jax.lax.axis_index("i")
+
+    results = {}
+    for name, module in (("jax", jax), ("ax", ax)):
+        inner = module.vmap(f, axis_name="i")
+        calls: list[int] = []
+
+        @functools.wraps(inner)
+        def outer(v: jax.Array, inner: Any = inner, calls: list[int] = calls) -> jax.Array:
+            calls.append(1)
+            return inner(v) + 1  # type: ignore[no-any-return]
+
+        results[name] = (module.vmap(outer, axis_name="j")(jnp.ones((2, 4, 3))), len(calls))
+    assert results["ax"][1] == results["jax"][1] == 1
+    np.testing.assert_array_equal(results["ax"][0], results["jax"][0])

@@ -90,7 +90,9 @@ def test_batch_size_mistake_has_a_checked_fix() -> None:
     f = axeqx.filter_vmap(apply)
     with pytest.raises(ValueError, match="disagree on the batch size") as info:
         f(ensemble, jnp.ones((5, 3)))
-    assert "Fix: in_axes=(0, None)" in str(info.value) or "in_axes=(None, 0)" in str(info.value)
+    assert "Fix: in_axes=(eqx.if_array(0), None)" in str(info.value) or "in_axes=(None, eqx.if_array(0))" in str(
+        info.value
+    )
     assert "model.weight" in str(info.value)
     fixed = axeqx.filter_vmap(apply, in_axes=(eqx.if_array(0), None))
     assert fixed(ensemble, jnp.ones(3)).shape == (4, 2)
@@ -304,3 +306,149 @@ def test_axischeck_run_routes_equinox(tmp_path: Any) -> None:
     )
     assert out.returncode != 0
     assert "eqx.filter_vmap(<lambda>, in_axes=(None, 0)" in out.stderr and "m.weight" in out.stderr, out.stderr
+
+
+def _add(x: jax.Array, y: jax.Array) -> jax.Array:
+    return x + y
+
+
+LINEAR = eqx.nn.Linear(3, 2, key=KEY)
+FIXES: list[Any] = [
+    # (function, in_axes given, arguments, the fix as written, the fix as an object)
+    (apply, eqx.if_array(0), (LINEAR, jnp.ones((5, 3))), "(None, eqx.if_array(0))", (None, eqx.if_array(0))),
+    (apply, (0, 0), (LINEAR, jnp.ones((5, 3))), "(None, 0)", (None, 0)),
+    (apply, (None, None), (LINEAR, jnp.ones((5, 3))), "(None, 0)", (None, 0)),
+    (_add, eqx.if_array(0), (jnp.ones((5, 3)), jnp.ones(3)), "(1, eqx.if_array(0))", (1, eqx.if_array(0))),
+]
+
+
+@pytest.mark.parametrize("case", range(len(FIXES)))
+def test_common_mistakes_get_a_fix_in_equinox_terms_that_runs(case: int) -> None:
+    """In_axes mapping a module's weights, an unmapped batch, the wrong axis, mismatched
+    batch sizes: the `Fix:` gives in_axes per argument (None, an int, `eqx.if_array(k)`, or
+    the entry as written), not over the arrays inside a module, and the fixed wrapper runs
+    as Equinox's does."""
+    fun, in_axes, args, written, fixed = FIXES[case]
+    with pytest.raises(ax.AxisCheckError) as info:
+        axeqx.filter_vmap(fun, in_axes=in_axes)(*args)
+    assert info.value.fix is not None and info.value.fix.startswith(f"in_axes={written} "), info.value.fix
+    np.testing.assert_array_equal(
+        axeqx.filter_vmap(fun, in_axes=fixed)(*args), eqx.filter_vmap(fun, in_axes=fixed)(*args)
+    )
+
+
+def test_a_failure_inside_the_function_gets_no_guessed_fix() -> None:
+    """The wrong axis of x makes the layer's matmul fail per example: as for `ax.vmap`, the
+    facts are named but no in_axes is offered as the fix (one that makes it run is a guess)."""
+    with pytest.raises(ax.AxisCheckError) as info:
+        axeqx.filter_vmap(apply, in_axes=(None, 1))(LINEAR, jnp.ones((5, 3)))
+    assert info.value.fix is None
+    assert "eqx.filter_vmap(apply, in_axes=(None, 1)" in str(info.value)
+    assert "dot_general requires contracting dimensions" in str(info.value)
+
+
+def _by_rank(leaf: Any) -> int | None:
+    """An out_axes callable as Equinox's docs describe: it sees one example's output leaf."""
+    return 1 if eqx.is_array(leaf) and leaf.ndim >= 1 else None
+
+
+def _mixed(x: jax.Array, y: jax.Array) -> Any:
+    return {"a": x * 2.0, "b": (x.sum(), 3.0, y), "c": "label", "d": None}
+
+
+CALLABLE_OUT_AXES: list[Any] = [
+    _by_rank,
+    lambda leaf: 0 if eqx.is_array(leaf) else None,
+    {"a": _by_rank, "b": (0, None, eqx.if_array(-1)), "c": None, "d": None},
+    {"a": eqx.if_array(-1), "b": lambda leaf: 0 if eqx.is_array(leaf) else None, "c": None, "d": 0},
+    {"a": lambda leaf: -1, "b": (lambda leaf: 0, 0, None), "c": None, "d": None},  # 3.0 mapped: an array
+    {"a": lambda leaf: 2, "b": None, "c": None, "d": None},  # axis 2 of a rank-2 result: both raise
+    {"a": lambda leaf: "x", "b": None, "c": None, "d": None},  # not an axis: both raise
+    lambda leaf: leaf.ndim,  # a float leaf has no ndim: both raise
+]
+
+
+@pytest.mark.parametrize("in_axes", [(0, None), (None, 0), (0, 0), (1, 0)])
+@pytest.mark.parametrize("case", range(len(CALLABLE_OUT_AXES)))
+def test_callable_out_axes_match_equinox(case: int, in_axes: Any) -> None:
+    """out_axes with callables (bare or inside a pytree prefix, beside ints, None and
+    `eqx.if_array`) are read as Equinox reads them, on one example's outputs: the same
+    values, or the same exception type; `predict` gives the shapes of Equinox's array
+    outputs, or raises `AxisCheckError` where Equinox raises."""
+    out_axes = CALLABLE_OUT_AXES[case]
+    x, y = jnp.arange(15.0).reshape(5, 3), jnp.arange(20.0).reshape(5, 4)
+    theirs = outcome(lambda: eqx.filter_vmap(_mixed, in_axes=in_axes, out_axes=out_axes)(x, y))
+    wrapped = axeqx.filter_vmap(_mixed, in_axes=in_axes, out_axes=out_axes)
+    same_outcome(outcome(lambda: wrapped(x, y)), theirs)
+    prediction = outcome(lambda: wrapped.predict(x, y))
+    if theirs[0] == "ok":
+        assert prediction[0] == "ok", prediction
+        expected = jax.tree.map(lambda leaf: leaf.shape if eqx.is_array(leaf) else None, theirs[1])
+        assert prediction[1].shapes == expected
+    else:
+        assert prediction[0] == "err" and isinstance(prediction[1], ax.AxisCheckError), prediction
+
+
+def test_callable_out_axes_keep_the_size_explanation() -> None:
+    """A batch-size mistake with callable out_axes is explained as the batch-size mistake it
+    is, with the out_axes shown as written."""
+    f = axeqx.filter_vmap(_mixed, in_axes=(0, 0), out_axes={"a": _by_rank, "b": 0, "c": None, "d": None})
+    with pytest.raises(ax.AxisCheckError, match="disagree on the batch size") as info:
+        f(jnp.ones((5, 3)), jnp.ones((4, 2)))
+    assert str(info.value).startswith(
+        "eqx.filter_vmap(_mixed, in_axes=(0, 0), out_axes={'a': _by_rank, 'b': 0, 'c': None, 'd': None})"
+    )
+    assert "size 5 at axis 0 of x" in str(info.value) and "size 4 at axis 0 of y" in str(info.value)
+
+
+def test_a_failing_out_axes_callable_is_named() -> None:
+    f = axeqx.filter_vmap(_mixed, in_axes=(0, None), out_axes=lambda leaf: leaf.ndim)
+    with pytest.raises(ax.AxisCheckError, match=r"out_axes=<lambda> cannot be read on the output: AttributeError"):
+        f.predict(jnp.ones((5, 3)), jnp.ones(4))
+
+
+def test_filter_pmap_callable_out_axes_match_equinox() -> None:
+    n = jax.local_device_count()
+    x = jnp.arange(n * 3.0).reshape(n, 3)
+
+    def f(x: jax.Array) -> Any:
+        return x * 2.0, jax.lax.psum(x, "i"), 1.0
+
+    out_axes = (lambda leaf: 1, lambda leaf: None if eqx.is_array(leaf) else None, None)
+    theirs = outcome(lambda: eqx.filter_pmap(f, axis_name="i", out_axes=out_axes)(x))
+    wrapped = axeqx.filter_pmap(f, axis_name="i", out_axes=out_axes)
+    same_outcome(outcome(lambda: wrapped(x)), theirs)
+    assert theirs[0] == "ok"
+    assert wrapped.predict(x).shapes == ((3, n), (3,), None)
+
+
+def test_filter_pmap_of_filter_vmap_maps_twice_and_traces_as_equinox() -> None:
+    """Wrapping a wrapper takes its name, not its transform: `filter_pmap(filter_vmap(f))`
+    is a pmap of a vmap (both axis names bound), and, as Equinox's test_pmap_vmap counts,
+    traces `f` twice at the first call (Equinox's eval_shape, then pmap) and never again;
+    the same under `ax.patch()`, which routes Equinox's names through these wrappers."""
+    n = min(2, jax.local_device_count())
+    x = jnp.arange(n * 3 * 2.0).reshape(n, 3, 2)
+
+    def run(filter_pmap: Any, filter_vmap: Any) -> tuple[list[Any], list[int]]:
+        counts = [0]
+
+        def f(v: jax.Array) -> jax.Array:
+            counts[0] += 1
+            return v + jax.lax.axis_index("p") + jax.lax.psum(v, "v")
+
+        g = filter_pmap(filter_vmap(f, axis_name="v"), axis_name="p")
+        outs, seen = [], []
+        for k in range(2):
+            outs.append(g(x + k))
+            seen.append(counts[0])
+        return outs, seen
+
+    theirs = run(eqx.filter_pmap, eqx.filter_vmap)
+    ours = run(axeqx.filter_pmap, axeqx.filter_vmap)
+    with ax.patch():
+        patched = run(eqx.filter_pmap, eqx.filter_vmap)
+    assert theirs[1] == ours[1] == patched[1] == [2, 2]
+    for got in (ours[0], patched[0]):
+        jax.tree.map(np.testing.assert_array_equal, got, theirs[0])
+    assert repr(axeqx.filter_pmap(axeqx.filter_vmap(jnp.sin))).startswith("<axischeck eqx.filter_pmap(sin")

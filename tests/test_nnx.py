@@ -207,9 +207,285 @@ def test_in_axes_that_do_not_fit_the_arguments_fail_as_in_flax() -> None:
 
 
 def test_predict_of_a_call_flax_runs_unchecked_says_so_as_an_axischeck_error() -> None:
-    """A function returning a module is passed to Flax unchecked; its `predict` is a
+    """A call Flax refuses whatever the shapes (a keyword-only parameter, which graph-mode
+    nnx.vmap cannot bind to a position) is passed to Flax unchecked; its `predict` is a
     clear `SpecError`, not an internal exception."""
+    wrapped = axnnx.vmap(_keyword_only, in_axes=(None, 0))
+    with pytest.raises(ax.SpecError, match="does not model this call"):
+        wrapped.predict(MODEL, jnp.ones((4, 3)))
+
+
+def test_a_returned_module_is_predicted_as_its_state() -> None:
     model = nnx.Linear(3, 2, rngs=nnx.Rngs(0))
     wrapped = axnnx.vmap(lambda m, x: m, in_axes=(None, 0), out_axes=None)
-    with pytest.raises(ax.SpecError, match="does not model this call"):
-        wrapped.predict(model, jnp.ones((4, 3)))
+    assert wrapped.predict(model, jnp.ones((4, 3))).shapes == {"bias": (2,), "kernel": (3, 2)}
+
+
+def _scaled(m: Any, x: jax.Array, scale: float = 2.0) -> jax.Array:
+    return m(x) * scale  # type: ignore[no-any-return]
+
+
+def _added(m: Any, x: jax.Array, y: jax.Array) -> jax.Array:
+    return m(x) + y  # type: ignore[no-any-return]
+
+
+def _keyword_only(m: Any, x: jax.Array, *, bias: Any = None) -> jax.Array:
+    return m(x)  # type: ignore[no-any-return]
+
+
+MODEL = nnx.Linear(3, 2, rngs=nnx.Rngs(0))
+KEYWORD_CALLS: list[Any] = [
+    (apply, {"in_axes": (None, 0)}, (MODEL,), {"x": jnp.ones((5, 3))}),
+    (apply, {"in_axes": (None, 0)}, (), {"model": MODEL, "x": jnp.ones((5, 3))}),
+    (apply, {"in_axes": (None, 0)}, (MODEL,), {"x": jnp.ones((5, 4))}),
+    (apply, {"in_axes": (None, 1)}, (MODEL,), {"x": jnp.ones((3, 6))}),
+    (_added, {"in_axes": (None, 0, 0)}, (MODEL, jnp.ones((5, 3))), {"y": jnp.ones((4, 2))}),
+    (_added, {"in_axes": (None, 0, None)}, (MODEL,), {"x": jnp.ones((5, 3)), "y": jnp.ones(2)}),
+    (_scaled, {"in_axes": (None, 0, None)}, (MODEL, jnp.ones((5, 3))), {}),
+    (_scaled, {"in_axes": (None, 0, 0)}, (MODEL, jnp.ones((5, 3))), {"scale": jnp.ones((5, 1))}),
+    (_scaled, {"in_axes": 0}, (MODEL, jnp.ones((5, 3))), {}),
+    (_keyword_only, {"in_axes": (None, 0)}, (MODEL, jnp.ones((5, 3))), {}),
+    (lambda x, y: x + y, {"in_axes": (None,), "graph_updates": False}, (jnp.ones(3),), {"y": jnp.ones((5, 3))}),
+    (lambda x, y: x + y, {"in_axes": (None,), "graph_updates": False}, (jnp.ones(3),), {"y": jnp.ones((5, 4))}),
+    (lambda x, y: x + y, {"in_axes": (0,), "graph": False}, (jnp.ones((5, 3)),), {"y": jnp.ones((4, 3))}),
+]
+
+
+@pytest.mark.parametrize("case", range(len(KEYWORD_CALLS)))
+def test_keyword_arguments_are_checked_as_flax_treats_them(case: int) -> None:
+    """Graph-mode nnx.vmap binds keyword arguments and defaults to positions (Flax's
+    `resolve_kwargs`); the tree mode maps them at axis 0 as jax.vmap does. Same outcome as
+    Flax, a mistake is an `AxisCheckError` naming the parameter, and `predict` agrees."""
+    fun, options, args, kwargs = KEYWORD_CALLS[case]
+    theirs = outcome(lambda: nnx.vmap(fun, **options)(*args, **kwargs))
+    wrapped = axnnx.vmap(fun, **options)
+    ours = outcome(lambda: wrapped(*args, **kwargs))
+    same_outcome(ours, theirs)
+    prediction = outcome(lambda: wrapped.predict(*args, **kwargs))
+    if theirs[0] == "ok":
+        assert prediction[0] == "ok" and prediction[1].shapes == theirs[1].shape, prediction
+    elif fun is not _keyword_only:  # Flax refuses a keyword-only parameter whatever the shapes
+        assert isinstance(ours[1], ax.AxisCheckError), ours
+        assert prediction[0] == "err" and isinstance(prediction[1], ax.AxisCheckError), prediction
+
+
+def test_a_keyword_argument_mistake_names_the_parameter() -> None:
+    with pytest.raises(ax.AxisCheckError, match=r"x \(size 4\)") as info:
+        axnnx.vmap(apply, in_axes=(None, 0))(MODEL, x=jnp.ones((5, 4)))
+    assert isinstance(info.value, TypeError)  # Flax's own type for this mistake
+
+
+def test_graph_mode_pmap_refuses_keyword_arguments_as_flax_does() -> None:
+    n = jax.local_device_count()
+    args, kwargs = (jnp.ones((n, 3)),), {"y": jnp.ones((n, 3))}
+    same_outcome(
+        outcome(lambda: axnnx.pmap(lambda x, y: x + y, in_axes=(0,))(*args, **kwargs)),
+        outcome(lambda: nnx.pmap(lambda x, y: x + y, in_axes=(0,))(*args, **kwargs)),
+    )
+    with pytest.raises(ax.SpecError, match="does not model"):
+        axnnx.pmap(lambda x, y: x + y, in_axes=(0,)).predict(*args, **kwargs)
+
+
+def test_a_default_left_out_of_in_axes_is_explained_with_a_checked_fix() -> None:
+    """Flax passes `scale`'s default as a third argument, so in_axes=(None, 0) fails with a
+    pytree structure error; axischeck says why, and its fix runs as Flax's does."""
+    x = jnp.ones((5, 3))
+    theirs = outcome(lambda: nnx.vmap(_scaled, in_axes=(None, 0))(MODEL, x))
+    with pytest.raises(ax.SpecError) as info:
+        axnnx.vmap(_scaled, in_axes=(None, 0))(MODEL, x)
+    same_outcome(("err", info.value), theirs)
+    assert "the default scale=2.0 is an argument too" in str(info.value)
+    assert info.value.fix is not None and info.value.fix.startswith("in_axes=(None, 0, None)")
+    with pytest.raises(ax.SpecError, match="scale=2.0"):
+        axnnx.vmap(_scaled, in_axes=(None, 0)).predict(MODEL, x)
+    np.testing.assert_array_equal(
+        axnnx.vmap(_scaled, in_axes=(None, 0, None))(MODEL, x), nnx.vmap(_scaled, in_axes=(None, 0, None))(MODEL, x)
+    )
+
+
+class _Pair(nnx.Module):  # type: ignore[misc]
+    def __init__(self) -> None:
+        self.a = nnx.Param(jnp.arange(4.0))
+        self.b = nnx.BatchStat(jnp.arange(4.0))
+
+
+def _module_shapes(out: Any) -> Any:
+    """A module as the shapes of its state (as `predict` shows it), arrays as their shapes."""
+    return jax.tree.map(
+        lambda n: (
+            jax.tree.map(lambda a: a.shape, nnx.to_pure_dict(nnx.state(n))) if nnx.graph.is_graph_node(n) else n.shape
+        ),
+        out,
+        is_leaf=nnx.graph.is_graph_node,
+    )
+
+
+PARAM_MAPPED = nnx.StateAxes({nnx.Param: 0, nnx.BatchStat: None})
+STAT_MAPPED = nnx.StateAxes({nnx.Param: None, nnx.BatchStat: 0})
+
+
+@pytest.mark.parametrize("in_state", [PARAM_MAPPED, STAT_MAPPED])
+@pytest.mark.parametrize(
+    "fun, out_axes",
+    [
+        (lambda p: p, "same"),
+        (lambda p: (p, p.a * p.b), ("same", 0)),
+        (lambda p: p, 0),
+        (lambda p: p, nnx.StateAxes({nnx.Param: 0, ...: 1})),
+        (lambda p: _Pair(), nnx.StateAxes({nnx.Param: None, ...: None})),
+        (lambda p: p.a * p.b, 1),
+    ],
+)
+def test_modules_and_state_axes_among_the_outputs_match_flax(in_state: Any, fun: Any, out_axes: Any) -> None:
+    """out_axes with `StateAxes`, and modules among the outputs, are modelled: the call is
+    checked, its outcome is Flax's, and `predict` gives the shapes of the returned state."""
+    out_axes = jax.tree.map(lambda a: in_state if a == "same" else a, out_axes)
+    theirs = outcome(lambda: nnx.vmap(fun, in_axes=(in_state,), out_axes=out_axes)(_Pair()))
+    wrapped = axnnx.vmap(fun, in_axes=(in_state,), out_axes=out_axes)
+    ours = outcome(lambda: wrapped(_Pair()))
+    assert ours[0] == theirs[0], (ours, theirs)
+    prediction = outcome(lambda: wrapped.predict(_Pair()))
+    if theirs[0] == "err":
+        assert isinstance(ours[1], ax.AxisCheckError) and isinstance(ours[1], type(theirs[1])), ours
+        assert prediction[0] == "err" and isinstance(prediction[1], ax.AxisCheckError), prediction
+        return
+    assert _module_shapes(ours[1]) == _module_shapes(theirs[1])
+
+    def values(out: Any) -> Any:
+        return jax.tree.map(
+            lambda n: nnx.to_pure_dict(nnx.state(n)) if nnx.graph.is_graph_node(n) else n,
+            out,
+            is_leaf=nnx.graph.is_graph_node,
+        )
+
+    jax.tree.map(np.testing.assert_array_equal, values(ours[1]), values(theirs[1]))
+    predicted = jax.tree.map(tuple, prediction[1].shapes, is_leaf=lambda s: isinstance(s, ax.Shape))
+    merged = jax.tree.map(
+        lambda s: (
+            {k: v for part in s for k, v in part.items()}
+            if isinstance(s, tuple) and all(isinstance(p, dict) for p in s)
+            else s
+        ),
+        predicted,
+        is_leaf=lambda s: isinstance(s, tuple) and all(isinstance(p, dict) for p in s),
+    )
+    assert merged == _module_shapes(theirs[1])
+
+
+def test_a_module_returned_with_other_axes_is_explained() -> None:
+    """Flax refuses out_axes that give a returned input variable another axis ("Inconsistent
+    aliasing detected"): axischeck names the variable and both axes."""
+    with pytest.raises(ax.AxisCheckError) as info:
+        axnnx.vmap(lambda p: p, in_axes=(PARAM_MAPPED,), out_axes=0)(_Pair())
+    assert isinstance(info.value, ValueError)
+    assert "p['b'] is returned by the function as it was passed in" in str(info.value)
+    assert "in_axes gives it None, out_axes 0" in str(info.value)
+
+
+def test_flax_4355_the_nnx_vmap_docstring_examples() -> None:
+    """Flax #4355 (https://github.com/google/flax/issues/4355): the examples of the
+    `nnx.vmap` docstring (Flax 0.10.x) raised an IndexError from JAX's batching for a user.
+    Rebuilt here: the three examples through axischeck give Flax's values (and the
+    documented ones), and `predict` their shapes; the ensemble example with the model's
+    axis given to x instead is explained by the module's state path."""
+    model = nnx.Linear(2, 3, rngs=nnx.Rngs(0))
+    forward = axnnx.vmap(apply, in_axes=(None, 0), out_axes=0)
+    x = jnp.ones((5, 2))
+    np.testing.assert_array_equal(forward(model, x), nnx.vmap(apply, in_axes=(None, 0), out_axes=0)(model, x))
+    assert forward.predict(model, x).shapes == (5, 3)
+
+    class LinearEnsemble(nnx.Module):  # type: ignore[misc]
+        def __init__(self, num: int, rngs: Any) -> None:
+            self.w = nnx.Param(jax.random.uniform(rngs(), (num, 2, 3)))
+
+    def ensemble_forward(model: Any, x: jax.Array) -> jax.Array:
+        return jnp.dot(x, model.w[...])
+
+    ensemble = LinearEnsemble(5, rngs=nnx.Rngs(0))
+    ours = axnnx.vmap(ensemble_forward, in_axes=(0, None), out_axes=0)
+    theirs = nnx.vmap(ensemble_forward, in_axes=(0, None), out_axes=0)
+    np.testing.assert_array_equal(ours(ensemble, jnp.ones(2)), theirs(ensemble, jnp.ones(2)))
+    assert ours.predict(ensemble, jnp.ones(2)).shapes == (5, 3)
+    with pytest.raises(ax.AxisCheckError, match=r"model\['w'\]"):
+        axnnx.vmap(ensemble_forward, in_axes=(0, 0))(ensemble, jnp.ones(2))
+
+    mul = axnnx.vmap(lambda foo: foo.a * foo.b, in_axes=(PARAM_MAPPED,), out_axes=0)
+    expected = np.arange(4.0)[:, None] * np.arange(4.0)[None, :]
+    np.testing.assert_array_equal(mul(_Pair()), expected)
+    np.testing.assert_array_equal(
+        nnx.vmap(lambda foo: foo.a * foo.b, in_axes=(PARAM_MAPPED,), out_axes=0)(_Pair()), expected
+    )
+    assert mul.predict(_Pair()).shapes == (4, 4)
+
+
+def test_flax_5589_axis_metadata_under_vmap() -> None:
+    """Flax #5589 (https://github.com/google/flax/issues/5589): under Linen's `nn.vmap`, a
+    bridged NNX variable's partition names do not gain the vmapped axis (`NNXMeta.add_axis`
+    returns itself), while a Linen variable's do. axischeck does not wrap Linen's vmap: this
+    records Flax's behaviour (see docs/limitations.md). Through `axischeck.nnx.vmap`, NNX's
+    own `transform_metadata` adds the axis exactly as `nnx.vmap` does."""
+    nn = pytest.importorskip("flax.linen")
+    from flax.nnx import bridge
+
+    names = ("in", "out")
+
+    class Bridged(nn.Module):  # type: ignore[misc]
+        @nn.compact
+        def __call__(self, x: jax.Array) -> jax.Array:
+            init = nnx.with_partitioning(nnx.initializers.lecun_normal(), names)
+            return bridge.to_linen(nnx.Linear, 3, 4, kernel_init=init)(x)  # type: ignore[no-any-return]
+
+    class Dense(nn.Module):  # type: ignore[misc]
+        @nn.compact
+        def __call__(self, x: jax.Array) -> jax.Array:
+            return nn.Dense(4, kernel_init=nn.with_partitioning(nn.initializers.lecun_normal(), names))(x)  # type: ignore[no-any-return]
+
+    def specs(module: Any) -> Any:
+        mapped = nn.vmap(
+            module,
+            variable_axes={"params": 0},
+            split_rngs={"params": True},
+            metadata_params={nn.PARTITION_NAME: "ens"},
+        )
+        variables = mapped().init(jax.random.key(0), jnp.ones((2, 3)))
+        kernel = next(iter(variables["params"].values()))["kernel"]
+        return nn.get_partition_spec(variables), nn.unbox(kernel).shape
+
+    with nnx.use_eager_sharding(False):
+        bridged_spec, bridged_shape = specs(Bridged)
+        dense_spec, dense_shape = specs(Dense)
+    assert bridged_shape == dense_shape == (2, 3, 4)
+    assert tuple(next(iter(dense_spec["params"].values()))["kernel"]) == ("ens", *names)
+    assert tuple(next(iter(bridged_spec["params"].values()))["kernel"]) == names  # the axis is dropped
+
+    def make(which: Any) -> Any:
+        @nnx.split_rngs(splits=2)
+        @which(in_axes=(0,), out_axes=0, transform_metadata={nnx.PARTITION_NAME: "ens"})
+        def build(rngs: Any) -> Any:
+            return nnx.Linear(
+                3, 4, kernel_init=nnx.with_partitioning(nnx.initializers.lecun_normal(), names), rngs=rngs
+            )
+
+        with nnx.use_eager_sharding(False):
+            return build(nnx.Rngs(0))
+
+    ours, theirs = make(axnnx.vmap), make(nnx.vmap)
+    assert ours.kernel.get_metadata()["out_sharding"] == theirs.kernel.get_metadata()["out_sharding"]
+    assert tuple(ours.kernel.get_metadata()["out_sharding"]) == ("ens", *names)
+    np.testing.assert_array_equal(ours.kernel[...], theirs.kernel[...])
+
+
+def test_a_vmap_of_a_vmap_maps_twice_as_flax_does() -> None:
+    """Wrapping a wrapper takes its name, not its transform and options: the outer vmap
+    maps axis 1, the inner axis 0, as `nnx.vmap(nnx.vmap(f, in_axes=0), in_axes=1)`."""
+
+    def f(x: jax.Array) -> jax.Array:
+        return x.sum()
+
+    x = jnp.arange(24.0).reshape(2, 3, 4)
+    ours = axnnx.vmap(axnnx.vmap(f, in_axes=0), in_axes=1)
+    theirs = nnx.vmap(nnx.vmap(f, in_axes=0), in_axes=1)
+    np.testing.assert_array_equal(ours(x), theirs(x))
+    assert ours(x).shape == (3, 2)
+    assert ours.predict(x).shapes == (3, 2)
+    assert repr(ours).startswith("<axischeck nnx.vmap(f, in_axes=1")

@@ -67,7 +67,7 @@ class Transformed(Wrapper, Nestable, Generic[P, R], ABC):
             recorder = Recorder(fun, options.kind, options.jax_caches_traces)
         # An axischeck transform inside this one records the user's function as JAX
         # traces it, for this transform's check too (see `Watch`).
-        self._inner_records = options.rides_jax_trace and isinstance(fun, Transformed)
+        self._inner_records = isinstance(fun, Transformed)
         options_key = options.key()
         self._jax_fn = _built_by_jax(options, fun, recorder)
         require_callable(fun, options.kind)  # where JAX's transform takes any object

@@ -16,9 +16,14 @@ import inspect
 from collections.abc import Callable, Hashable
 from typing import Any, Generic, ParamSpec, TypeVar, overload
 
-from ._core._errors import AxisCheckError
+import jax
+import numpy as np
+
+from ._core._errors import AxisCheckError, SpecError
+from ._core._jax_compat import JAX_VMAP
 from ._core._prediction import Prediction
-from ._libs._mapped import NotArray, Resolved, checker, retitled
+from ._core._trees import seq_repr
+from ._libs._mapped import NotArray, Resolved, _is_array, arg_path, checker, retitled
 
 __all__ = ["filter_pmap", "filter_vmap"]
 
@@ -63,14 +68,82 @@ def _show(axes: Any) -> str:
         return "[" + ", ".join(_show(a) for a in axes) + "]"
     if isinstance(axes, dict):
         return "{" + ", ".join(f"{k!r}: {_show(v)}" for k, v in axes.items()) + "}"
+    if callable(axes) and not isinstance(axes, type):
+        return getattr(axes, "__name__", type(axes).__name__)
     return repr(axes)
 
 
 def _simple_out_axes(out_axes: Any) -> Any:
     """`out_axes` for axischeck's check of the array outputs (if_array(k) read as k)."""
-    return __import__("jax").tree_util.tree_map(
+    return jax.tree_util.tree_map(
         lambda a: a.axis if isinstance(a, _eqx.if_array) else a, out_axes, is_leaf=lambda a: a is None
     )
+
+
+def _reads_outputs(out_axes: Any) -> bool:
+    """Whether `out_axes` holds a callable other than `eqx.if_array(k)`: its axes are known
+    only from the function's per-example outputs."""
+    leaves = jax.tree_util.tree_leaves(out_axes, is_leaf=lambda a: a is None)
+    return any(callable(a) and not isinstance(a, _eqx.if_array) for a in leaves)
+
+
+def _out_axes_of(out: Any, out_axes: Any) -> Any:
+    """Equinox's reading of `out_axes` on one example's output: each entry of the prefix
+    applied to every leaf below it (a callable called on the leaf), giving a tree shaped
+    like `out` with an int or None per leaf."""
+
+    def resolve(spec: Any, sub: Any) -> Any:
+        return jax.tree_util.tree_map(lambda leaf: _checked_axis(_resolve_leaf(spec, leaf), spec, leaf), sub)
+
+    return jax.tree_util.tree_map(resolve, out_axes, out, is_leaf=lambda a: a is None)
+
+
+def _checked_axis(axis: Any, spec: Any, leaf: Any) -> int | None:
+    if axis is None:
+        return None
+    if isinstance(axis, (int, np.integer)):  # Equinox moves the axis with `jnp.moveaxis`, which takes these
+        return int(axis)
+    raise ValueError(f"out_axes entry {_show(spec)} gave {axis!r} for an output leaf of type {type(leaf).__name__}")
+
+
+def _mapped_outputs(out_axes: Any) -> Callable[[Any], Any]:
+    """The per-example outputs Equinox hands to JAX: every leaf `out_axes` maps (a Python
+    scalar too, which JAX returns as an array) and every array; a non-array leaf left
+    unmapped is returned by Equinox as it is, outside the transform."""
+
+    def outputs(out: Any) -> Any:
+        treedef: Any
+        leaves, treedef = jax.tree_util.tree_flatten(out)
+        axes = treedef.flatten_up_to(_out_axes_of(out, out_axes))
+        kept = [leaf if axis is not None or _is_array(leaf) else None for leaf, axis in zip(leaves, axes, strict=True)]
+        return jax.tree_util.tree_unflatten(treedef, kept)
+
+    return outputs
+
+
+class _OutAxesFailed(Exception):
+    """A callable in `out_axes` failed (or gave no axis) on the function's output."""
+
+
+def _entry_in_equinox_terms(entry: Any, before: Any, spec: Any, arg: Any, dynamic: Any) -> str:
+    """One argument's in_axes from a fix, as an Equinox user writes it: the entry they wrote
+    where the fix keeps it, `None` where it maps none of the argument's arrays, the int for an
+    array, `eqx.if_array(k)` where it maps every array of a pytree at k."""
+    if entry == before:
+        return _show(spec)
+    treedef: Any
+    leaves, treedef = jax.tree_util.tree_flatten(entry, is_leaf=lambda a: a is None)
+    try:
+        subtrees = treedef.flatten_up_to(dynamic)
+    except (ValueError, TypeError):
+        return repr(entry)
+    axes = {axis for axis, sub in zip(leaves, subtrees, strict=True) if jax.tree_util.tree_leaves(sub)}
+    if axes <= {None}:
+        return "None"
+    if len(axes) == 1:
+        (axis,) = axes
+        return repr(axis) if _is_array(arg) else f"eqx.if_array({axis})"
+    return repr(entry)
 
 
 class _Filtered(Generic[P, R]):
@@ -85,6 +158,9 @@ class _Filtered(Generic[P, R]):
         options: dict[str, Any],
         lib_kwargs: dict[str, Any],
     ) -> None:
+        # First, so that wrapping another wrapper (`filter_pmap(filter_vmap(f))`) takes its
+        # name and docs but keeps this wrapper's own transform and options.
+        functools.update_wrapper(self, fun)
         self.__wrapped__ = fun
         self._transform = transform
         self.in_axes = in_axes
@@ -92,7 +168,6 @@ class _Filtered(Generic[P, R]):
         self._options = options
         make = _LIBRARY[transform]
         self._library = make(fun, in_axes=in_axes, out_axes=out_axes, **options, **lib_kwargs)
-        functools.update_wrapper(self, fun)
 
     def _title(self) -> str:
         name = getattr(self.__wrapped__, "__name__", type(self.__wrapped__).__name__)
@@ -106,9 +181,91 @@ class _Filtered(Generic[P, R]):
             spec = (spec,) * len(args) if not isinstance(spec, (list, dict)) else spec
         return Resolved(args, spec, _resolve_leaf)
 
+    def _equinox_terms(self, err: AxisCheckError, args: tuple[Any, ...], resolved: Resolved) -> AxisCheckError:
+        """`err` with its fixes' in_axes written over the arguments, not their array leaves."""
+        if not err.fix:
+            return err
+        spec = _named(self.__wrapped__, self.in_axes, len(args))
+        specs = spec if isinstance(spec, tuple) else (spec,) * len(args)
+        fix = err.fix
+        for suggestion in getattr(err, "suggestions", ()):
+            axes = dict(getattr(suggestion, "options", ())).get("in_axes")
+            if not isinstance(axes, tuple) or len(axes) != len(args) or len(specs) != len(args):
+                continue
+            shown = [
+                _entry_in_equinox_terms(*parts)
+                for parts in zip(axes, resolved.dynamic_axes, specs, args, resolved.dynamic, strict=True)
+            ]
+            fix = fix.replace(
+                f"in_axes={seq_repr(axes)}", f"in_axes=({', '.join(shown)}{',' if len(shown) == 1 else ''})"
+            )
+        if not resolved.mapped and self._options.get("axis_size") is None:
+            fix = self._map_one(args, specs) or fix
+        err.fix = fix
+        ValueError.__init__(err, err.render())
+        return err
+
+    def _map_one(self, args: tuple[Any, ...], specs: tuple[Any, ...]) -> str | None:
+        """With nothing mapped, the checked fix that maps one argument's arrays at axis 0
+        (the last arguments first: the batch usually follows the model)."""
+        for index in reversed(range(len(args))):
+            entry = 0 if _is_array(args[index]) else _eqx.if_array(0)
+            candidate = (*specs[:index], entry, *specs[index + 1 :])
+            try:
+                resolved = Resolved(args, candidate, _resolve_leaf)
+                if not resolved.mapped:
+                    continue
+                self._checker(resolved).predict(*resolved.dynamic)
+            except Exception:  # noqa: BLE001, S112 - this candidate does not check: the next
+                continue
+            where = arg_path(self.__wrapped__, (jax.tree_util.SequenceKey(index),))
+            return f"in_axes={_show(candidate)} would map {where}'s arrays at axis 0"
+        return None
+
     def _checker(self, resolved: Resolved) -> Any:
         options = {k: v for k, v in self._options.items() if v is not None}
-        return checker(self.__wrapped__, resolved, self._transform, _simple_out_axes(self.out_axes), options)
+        outputs = _mapped_outputs(self.out_axes)
+        return checker(self.__wrapped__, resolved, self._transform, self._out_axes_for(resolved), options, outputs)
+
+    def _out_axes_for(self, resolved: Resolved) -> Any:
+        """`out_axes` as JAX reads them over the outputs `_mapped_outputs` keeps.
+
+        Ints, None and `eqx.if_array(k)` are a prefix of the outputs as they stand. Other
+        callables are read as Equinox reads them, on the per-example outputs inside the
+        transform (a callable sees one example's leaf, e.g. its `ndim`), so the function is
+        traced once under `jax.vmap` for them; where that fails, the function's own failure
+        is left to the check, which reports it."""
+        if not _reads_outputs(self.out_axes):
+            return _simple_out_axes(self.out_axes)
+        found: list[Any] = []
+
+        fun: Callable[..., Any] = self.__wrapped__
+
+        def read(*dynamic: Any) -> None:
+            out = fun(*resolved.rebuild(dynamic))
+            try:
+                found.append(_out_axes_of(out, self.out_axes))
+            except Exception as err:
+                raise _OutAxesFailed(err) from err
+
+        options = {k: v for k, v in self._options.items() if v is not None}
+        try:
+            jax.eval_shape(JAX_VMAP(read, in_axes=tuple(resolved.dynamic_axes), **options), *resolved.dynamic)
+        except _OutAxesFailed as failed:
+            cause = failed.__cause__ or failed
+            raise SpecError(
+                f"out_axes={_show(self.out_axes)} cannot be read on the output: {type(cause).__name__}: {cause}",
+                transform=self._title(),
+            ) from cause
+        except Exception:  # noqa: BLE001 - the function's own failure: the check reports it
+            found.clear()
+        if found:
+            return found[0]
+        return jax.tree_util.tree_map(
+            lambda a: 0 if callable(a) and not isinstance(a, _eqx.if_array) else _simple_out_axes(a),
+            self.out_axes,
+            is_leaf=lambda a: a is None,
+        )
 
     def predict(self, *args: Any, **kwargs: Any) -> Prediction:
         """The shapes of the call's array outputs, from the arguments' shapes (runs no FLOPs).
@@ -124,7 +281,7 @@ class _Filtered(Generic[P, R]):
         try:
             return self._checker(resolved).predict(*resolved.dynamic)  # type: ignore[no-any-return]
         except AxisCheckError as err:
-            raise retitled(err, self._title()) from None
+            raise self._equinox_terms(retitled(err, self._title()), args, resolved) from None
 
     def explain(self, *args: Any, **kwargs: Any) -> str:
         """The derivation table for the call (also for a passing call)."""
@@ -144,7 +301,7 @@ class _Filtered(Generic[P, R]):
             try:
                 self._checker(resolved).predict(*resolved.dynamic)
             except AxisCheckError as err:
-                raise retitled(err, self._title()) from None
+                raise self._equinox_terms(retitled(err, self._title()), tuple(args), resolved) from None
             except Exception:  # noqa: BLE001, S110 - not modelled: Equinox's own report follows
                 pass
         try:
@@ -155,7 +312,7 @@ class _Filtered(Generic[P, R]):
             try:
                 self._checker(resolved).predict(*resolved.dynamic)
             except AxisCheckError as err:
-                raise retitled(err, self._title(), lib_err) from lib_err
+                raise self._equinox_terms(retitled(err, self._title(), lib_err), tuple(args), resolved) from lib_err
             except Exception:
                 pass
             raise

@@ -40,6 +40,15 @@ class _Unsupported(Exception):
     """A call this module does not model: left to Flax unchecked."""
 
 
+class _Aliased(Exception):
+    """A variable passed in and returned with different axes, which Flax refuses
+    ("Inconsistent aliasing detected"): found while tracing the function."""
+
+    def __init__(self, where: str, axis_in: Any, axis_out: Any) -> None:
+        super().__init__(where, axis_in, axis_out)
+        self.where, self.axis_in, self.axis_out = where, axis_in, axis_out
+
+
 def _show(axes: Any) -> str:
     if isinstance(axes, _nnx.StateAxes):
         parts = ", ".join(f"{_filter_name(f)}: {a!r}" for f, a in zip(axes._filters, axes._axes, strict=True))
@@ -68,7 +77,12 @@ class _Resolved:
     """The call's arguments as plain pytrees of arrays (modules as nested dicts of their
     state), one axis per array, and how to rebuild the arguments from them."""
 
-    def __init__(self, args: tuple[Any, ...], in_axes: Any) -> None:
+    def __init__(self, args: tuple[Any, ...], in_axes: Any, kwargs: dict[str, Any]) -> None:
+        # Keyword arguments reach here only in Flax's tree mode, which maps them at axis 0 as
+        # jax.vmap does; graph mode has bound them to positions (see `_as_flax_passes`).
+        if not all(_is_arraylike(x) for x in jax.tree_util.tree_leaves(kwargs)):
+            raise _Unsupported
+        self.kwargs = kwargs
         specs = in_axes if isinstance(in_axes, tuple | list) else (in_axes,) * len(args)
         if len(specs) != len(args):
             raise _Unsupported
@@ -95,7 +109,7 @@ class _Resolved:
                 axes.append(pure_axes)
             else:
                 if isinstance(spec, _nnx.StateAxes) or not all(
-                    hasattr(x, "shape") for x in jax.tree_util.tree_leaves(arg)
+                    _is_arraylike(x) for x in jax.tree_util.tree_leaves(arg)
                 ):
                     raise _Unsupported
                 self.rebuilders.append(lambda x: x)
@@ -111,15 +125,22 @@ class _Resolved:
         sizes = set() if axis_size is None else {axis_size}
         treedef: Any
         axis_leaves, treedef = jax.tree_util.tree_flatten(self.axes, is_leaf=lambda a: a is None)
-        for axis, sub in zip(axis_leaves, treedef.flatten_up_to(self.dynamic), strict=True):
+        pairs = list(zip(axis_leaves, treedef.flatten_up_to(self.dynamic), strict=True))
+        pairs += [(0, leaf) for leaf in jax.tree_util.tree_leaves(self.kwargs)]
+        for axis, sub in pairs:
             if axis is None:
                 continue
             for leaf in jax.tree_util.tree_leaves(sub):
-                ndim = len(leaf.shape)
+                ndim = len(getattr(leaf, "shape", ()))
                 if not isinstance(axis, int) or not -ndim <= axis < ndim:
                     return False
                 sizes.add(leaf.shape[axis])
         return len(sizes) <= 1
+
+
+def _is_arraylike(x: Any) -> bool:
+    # A Python scalar is a rank-0 array to jax.vmap (mapped at an axis, it fails as one).
+    return hasattr(x, "shape") or isinstance(x, bool | int | float | complex)
 
 
 def _rebuild_node(graphdef: Any, whole: Any, pure: Any) -> Any:
@@ -128,19 +149,134 @@ def _rebuild_node(graphdef: Any, whole: Any, pure: Any) -> Any:
     return _nnx.merge(graphdef, state)
 
 
+def _is_axes_leaf(a: Any) -> bool:
+    return a is None or isinstance(a, _nnx.StateAxes)
+
+
+def _pure_out_axes(out_axes: Any) -> Any:
+    """`out_axes` over `_pure_output`: a `StateAxes` becomes the tuple of its axes, one per
+    filter, a prefix of the tuple of substates the module is split into."""
+    return jax.tree_util.tree_map(
+        lambda a: tuple(a._axes) if isinstance(a, _nnx.StateAxes) else a, out_axes, is_leaf=_is_axes_leaf
+    )
+
+
+def _variable_axes(args: tuple[Any, ...], axes: tuple[Any, ...], names: list[str]) -> dict[int, tuple[str, Any]]:
+    """Each variable of the modules passed in (by identity): where it is, and its in_axes axis."""
+    found: dict[int, tuple[str, Any]] = {}
+    for index, (arg, axis_tree) in enumerate(zip(args, axes, strict=True)):
+        if not _nnx.graph.is_graph_node(arg):
+            continue
+        head = names[index] if index < len(names) else f"args[{index}]"
+        for path, value in _nnx.graph.iter_graph(arg):
+            if isinstance(value, _nnx.Variable):
+                axis = axis_tree
+                for key in path:
+                    axis = axis[key] if isinstance(axis, dict) else axis
+                found[id(value)] = (head + "".join(f"[{key!r}]" for key in path), axis)
+    return found
+
+
+def _check_aliases(node: Any, axes: Any, inputs: dict[int, tuple[str, Any]]) -> None:
+    """Flax gives a variable returned from the function the axis it had coming in, and
+    raises when out_axes gives it another (`Inconsistent aliasing detected`)."""
+    filters = tuple(axes._filters) if isinstance(axes, _nnx.StateAxes) else (...,)
+    chosen = tuple(axes._axes) if isinstance(axes, _nnx.StateAxes) else (axes,)
+    predicates = [_nnx.filterlib.to_predicate(f) for f in filters]
+    for path, value in _nnx.graph.iter_graph(node):
+        if not isinstance(value, _nnx.Variable) or id(value) not in inputs:
+            continue
+        where, axis_in = inputs[id(value)]
+        axis_out = next((a for a, p in zip(chosen, predicates, strict=True) if p(path, value)), None)
+        if axis_out != axis_in:
+            raise _Aliased(where, axis_in, axis_out)
+
+
+def _pure_output(out: Any, out_axes: Any, inputs: dict[int, tuple[str, Any]]) -> Any:
+    """The function's output as arrays, as Flax maps it: a module under a `StateAxes` as its
+    substates split by the filters, any other module as its whole state (one axis for all)."""
+
+    def whole(axes: Any, sub: Any) -> Any:
+        def pure(n: Any) -> Any:
+            if not _nnx.graph.is_graph_node(n):
+                return n
+            _check_aliases(n, axes, inputs)
+            return _nnx.to_pure_dict(_nnx.state(n))
+
+        return jax.tree_util.tree_map(pure, sub, is_leaf=_nnx.graph.is_graph_node)
+
+    def one(axes: Any, sub: Any) -> Any:
+        if not isinstance(axes, _nnx.StateAxes):
+            return whole(axes, sub)
+        if not _nnx.graph.is_graph_node(sub):
+            raise _Unsupported
+        _check_aliases(sub, axes, inputs)
+        _, *states = _nnx.split(sub, *axes._filters)
+        return tuple(_nnx.to_pure_dict(state) for state in states)
+
+    try:
+        return jax.tree_util.tree_map(one, out_axes, out, is_leaf=_is_axes_leaf)
+    except ValueError:  # out_axes not a prefix of the output: Flax's error stands
+        raise _Unsupported from None
+
+
+def _as_flax_passes(
+    fun: Callable[..., Any], mode: str, args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> tuple[tuple[Any, ...], dict[str, Any], tuple[str, ...]]:
+    """The arguments Flax's mapped function receives, and the parameters filled by defaults.
+
+    Graph-mode `nnx.vmap` (mode "bind") binds keyword arguments and defaults to positions
+    (Flax's `resolve_kwargs`): `f(m, x=x)` is `f(m, x)`, and a parameter with a default is
+    an argument even when not passed; a keyword-only parameter or `**kwargs` makes it raise
+    TypeError, as does any keyword argument of a `functools.partial`. Graph-mode `nnx.pmap`
+    ("positional") refuses keyword arguments; the tree mode ("tree", `graph=False` or
+    `graph_updates=False`) passes them to jax.vmap/pmap, which maps them at axis 0."""
+    if mode != "bind":
+        if kwargs and mode == "positional":
+            raise _Unsupported
+        return args, kwargs, ()
+    if isinstance(fun, functools.partial):
+        if kwargs:
+            raise _Unsupported
+        return args, {}, ()
+    try:
+        bound = inspect.signature(fun).bind(*args, **kwargs)
+    except (TypeError, ValueError):
+        raise _Unsupported from None
+    given = set(bound.arguments)
+    bound.apply_defaults()
+    if bound.kwargs:
+        raise _Unsupported
+    params = inspect.signature(fun).parameters
+    filled = tuple(
+        name
+        for name in bound.arguments
+        if name not in given and params[name].kind in (params[name].POSITIONAL_ONLY, params[name].POSITIONAL_OR_KEYWORD)
+    )
+    return tuple(bound.args), {}, filled
+
+
 class _Mapped(Generic[P, R]):
     """A function wrapped by `axischeck.nnx.vmap` / `pmap`."""
 
     def __init__(
         self, fun: Callable[P, R], transform: str, in_axes: Any, out_axes: Any, options: dict[str, Any]
     ) -> None:
+        # First, so that wrapping another wrapper (`vmap(vmap(f))`) takes its name and docs
+        # but keeps this wrapper's own transform and options.
+        functools.update_wrapper(self, fun)
         self.__wrapped__ = fun
         self._transform = transform
         self.in_axes = in_axes
         self.out_axes = out_axes
         self._options = options
         self._library = _LIBRARY[transform](fun, in_axes=in_axes, out_axes=out_axes, **options)
-        functools.update_wrapper(self, fun)
+        # Flax reads its mode when the transform is made (a `set_graph_mode` context then).
+        graph = options.get("graph")
+        graph_updates = options.get("graph_updates")
+        graph = _nnx.graph.set_graph_mode.current_value() if graph is None else graph
+        graph_updates = _nnx.graph.set_graph_updates.current_value() if graph_updates is None else graph_updates
+        self._mode = "tree" if not (graph and graph_updates) else "bind" if transform == "vmap" else "positional"
 
     def _title(self) -> str:
         name = getattr(self.__wrapped__, "__name__", type(self.__wrapped__).__name__)
@@ -153,13 +289,15 @@ class _Mapped(Generic[P, R]):
     def _checker(self, resolved: _Resolved) -> Any:
         fun: Callable[..., Any] = self.__wrapped__
 
-        def per_example(*dynamic: Any) -> Any:
-            out = fun(*resolved.rebuild(dynamic))
-            if any(
-                _nnx.graph.is_graph_node(x) for x in jax.tree_util.tree_leaves(out, is_leaf=_nnx.graph.is_graph_node)
-            ):
-                raise _Unsupported
-            return out
+        try:
+            names = list(inspect.signature(fun).parameters)
+        except (TypeError, ValueError):
+            names = []
+
+        def per_example(*dynamic: Any, **kwargs: Any) -> Any:
+            args = resolved.rebuild(dynamic)
+            inputs = _variable_axes(args, resolved.axes, names)
+            return _pure_output(fun(*args, **kwargs), self.out_axes, inputs)
 
         try:
             per_example.__signature__ = inspect.signature(fun)  # type: ignore[attr-defined]
@@ -167,43 +305,56 @@ class _Mapped(Generic[P, R]):
             pass
         per_example.__name__ = getattr(fun, "__name__", type(fun).__name__)
         per_example.__qualname__ = per_example.__name__
-        if any(
-            isinstance(a, _nnx.StateAxes) for a in jax.tree_util.tree_leaves(self.out_axes, is_leaf=lambda a: a is None)
-        ):
-            raise _Unsupported
         options = {k: self._options[k] for k in ("axis_name", "axis_size") if self._options.get(k) is not None}
         make = ax_vmap if self._transform == "vmap" else ax_pmap
-        return make(per_example, in_axes=resolved.axes, out_axes=self.out_axes, **options)
+        return make(per_example, in_axes=resolved.axes, out_axes=_pure_out_axes(self.out_axes), **options)
 
-    def predict(self, *args: Any) -> Prediction:
-        """The shapes of the call's outputs, from the arguments' shapes (runs no FLOPs).
+    def _resolved(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> _Resolved:
+        passed, named, _ = _as_flax_passes(self.__wrapped__, self._mode, args, kwargs)
+        return _Resolved(passed, self.in_axes, named)
+
+    def predict(self, *args: Any, **kwargs: Any) -> Prediction:
+        """The shapes of the call's outputs, from the arguments' shapes (runs no FLOPs);
+        a module among the outputs shows as its state (split by `StateAxes` filters).
 
         Raises `axischeck.AxisCheckError` naming the function's parameters and the
         modules' state paths when the call would fail."""
         try:
-            resolved = _Resolved(args, self.in_axes)
+            resolved = self._resolved(args, kwargs)
             checker = self._checker(resolved)
         except _Unsupported:
-            raise self._not_modelled() from None
+            mistake = self._defaults_mistake(args, kwargs)
+            raise (mistake or self._not_modelled()) from None
         try:
-            return checker.predict(*resolved.dynamic)  # type: ignore[no-any-return]
+            return checker.predict(*resolved.dynamic, **resolved.kwargs)  # type: ignore[no-any-return]
         except AxisCheckError as err:
             if isinstance(err.__cause__, _Unsupported):  # met inside the traced function
                 raise self._not_modelled() from None
+            if isinstance(err.__cause__, _Aliased):
+                raise self._aliased(err.__cause__) from None
             raise self._user_terms(retitled(err, self._title()), resolved) from None
+
+    def _aliased(self, found: _Aliased) -> SpecError:
+        return SpecError(
+            f"{found.where} is returned by the function as it was passed in, and Flax keeps a"
+            f" variable's mapped axis between in_axes and out_axes: in_axes gives it {found.axis_in!r},"
+            f" out_axes {found.axis_out!r}",
+            transform=self._title(),
+            fix=f"out_axes giving {found.where} the axis {found.axis_in!r}, as in_axes does",
+        )
 
     def _not_modelled(self) -> SpecError:
         """`predict` of a call Flax runs unchecked (see `_Unsupported`)."""
         return SpecError(
-            "axischeck does not model this call (keyword arguments, StateAxes in out_axes, or"
-            " modules among the outputs): Flax runs it unchecked, and it cannot be predicted",
+            "axischeck does not model this call (arguments that are neither arrays nor modules,"
+            " or keyword arguments Flax refuses): Flax runs it unchecked, and it cannot be predicted",
             transform=self._title(),
         )
 
-    def explain(self, *args: Any) -> str:
+    def explain(self, *args: Any, **kwargs: Any) -> str:
         """The derivation table for the call (also for a passing call)."""
         try:
-            return str(self.predict(*args))
+            return str(self.predict(*args, **kwargs))
         except AxisCheckError as err:
             return str(err)
 
@@ -234,12 +385,46 @@ class _Mapped(Generic[P, R]):
         ValueError.__init__(err, err.render())
         return err
 
+    def _defaults_mistake(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> AxisCheckError | None:
+        """Graph-mode `nnx.vmap` calls the function with its defaults as arguments, so an
+        in_axes tuple with one entry per argument passed is short by the defaults: say so,
+        with in_axes extended by None (each default passed whole), when that call checks."""
+        if self._mode != "bind" or not isinstance(self.in_axes, tuple | list):
+            return None
+        try:
+            passed, _, filled = _as_flax_passes(self.__wrapped__, "bind", args, kwargs)
+        except _Unsupported:
+            return None
+        params = list(inspect.signature(self.__wrapped__).parameters.values())
+        if not filled or tuple(p.name for p in params[len(self.in_axes) : len(passed)]) != filled:
+            return None
+        fixed = (*self.in_axes, *(None,) * len(filled))
+        try:
+            _Mapped(self.__wrapped__, "vmap", fixed, self.out_axes, self._options).predict(*passed)
+            fix: str | None = f"in_axes={_show(fixed)} (None passes each default whole)"
+        except AxisCheckError:
+            fix = None
+        defaults = ", ".join(f"{p.name}={p.default!r}" for p in params if p.name in filled)
+        return SpecError(
+            f"in_axes has {len(self.in_axes)} entries but nnx.vmap calls"
+            f" {getattr(self.__wrapped__, '__name__', 'the function')} with {len(passed)} arguments:"
+            f" Flax binds keyword arguments and defaults to positions, so the default"
+            f" {defaults} is an argument too",
+            transform=self._title(),
+            fix=fix,
+        )
+
     def _explained(self, resolved: _Resolved | None, lib_err: BaseException | None) -> AxisCheckError | None:
         if resolved is None:
             return None
         try:
-            self._checker(resolved).predict(*resolved.dynamic)
+            self._checker(resolved).predict(*resolved.dynamic, **resolved.kwargs)
         except AxisCheckError as err:
+            if isinstance(err.__cause__, _Unsupported):
+                return None
+            if isinstance(err.__cause__, _Aliased):
+                aliased = self._aliased(err.__cause__)
+                return aliased if lib_err is None else retitled(aliased, self._title(), lib_err)
             return self._user_terms(retitled(err, self._title(), lib_err), resolved)
         except Exception:  # noqa: BLE001 - anything else: Flax's own report stands
             return None
@@ -247,23 +432,25 @@ class _Mapped(Generic[P, R]):
 
     def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
         resolved: _Resolved | None = None
-        if not kwargs:
-            try:
-                resolved = _Resolved(tuple(args), self.in_axes)
-                if not resolved.sizes_agree(self._options.get("axis_size")):
-                    err = self._explained(resolved, None)
-                    if err is not None:
-                        raise err
-            except (_Unsupported, ValueError, TypeError, AttributeError) as exc:
-                if isinstance(exc, AxisCheckError):
-                    raise
-                resolved = None
+        try:
+            resolved = self._resolved(tuple(args), dict(kwargs))
+            if not resolved.sizes_agree(self._options.get("axis_size")):
+                err = self._explained(resolved, None)
+                if err is not None:
+                    raise err
+        except (_Unsupported, ValueError, TypeError, AttributeError) as exc:
+            if isinstance(exc, AxisCheckError):
+                raise
+            resolved = None
         try:
             out: R = self._library(*args, **kwargs)
         except (ValueError, TypeError, IndexError, NameError) as lib_err:
             if isinstance(lib_err, AxisCheckError):
                 raise
             err = self._explained(resolved, lib_err)
+            if err is None and resolved is None:
+                mistake = self._defaults_mistake(tuple(args), dict(kwargs))
+                err = None if mistake is None else retitled(mistake, self._title(), lib_err)
             if err is not None:
                 raise err from lib_err
             raise

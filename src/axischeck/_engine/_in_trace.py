@@ -45,6 +45,12 @@ class Recorder:
     equal, so JAX's caches keyed on the function still hit when a transform of it is made
     again (`ax.pmap(f)(x)` inline in a loop traces once, as `jax.pmap(f)(x)` does)."""
 
+    # Its own fields in slots, out of the instance dict: JAX's transform copies that dict
+    # (the user's function's attributes, through `functools.update_wrapper`) onto the
+    # function it returns, and a function wrapping that one copies them again; a field
+    # there would be read by the next recorder as its own.
+    __slots__ = ("__dict__", "__weakref__", "caches_traces", "fun", "kind")
+
     def __init__(self, fun: Callable[..., Any], kind: str, caches_traces: bool) -> None:
         self.fun = fun
         self.kind = kind  # the transform's name, as JAX's messages about its trace say it

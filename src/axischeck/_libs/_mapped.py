@@ -117,11 +117,13 @@ def checker(
     transform: str,
     out_axes: Any,
     options: dict[str, Any],
+    outputs: Callable[[Any], Any] = _filtered,
 ) -> Any:
-    """`axischeck.vmap`/`pmap` of `fun` over the array leaves, named like `fun`."""
+    """`axischeck.vmap`/`pmap` of `fun` over the array leaves, named like `fun`; `outputs`
+    picks the per-example outputs the library hands to JAX (by default its arrays)."""
 
     def per_example(*dynamic: Any) -> Any:
-        return _filtered(fun(*resolved.rebuild(dynamic)))
+        return outputs(fun(*resolved.rebuild(dynamic)))
 
     try:
         per_example.__signature__ = inspect.signature(fun)  # type: ignore[attr-defined]
