@@ -99,6 +99,9 @@ class Resolver:
         self._def_cache: dict[tuple[FunctionInfo, int], Callee | None] = {}
         self._active: set[tuple[FunctionInfo, int]] = set()
         self._matches: dict[tuple[int, int], Match | None] = {}  # syntax trees live as long as the run
+        # Where functions and function values go (found and kept by `_flow`).
+        self.def_uses: dict[FunctionInfo, list[Any]] = {}
+        self.value_uses: dict[int, list[Any]] = {}
         # What each visible call passes for a parameter (set by the project's interpreter).
         self.parameters: Callable[[FunctionInfo, str], list[tuple[ast.expr, ModuleInfo]] | None] | None = None
 
