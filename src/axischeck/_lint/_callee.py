@@ -37,12 +37,17 @@ class Site:
     decorated: FunctionInfo | None = None
     decorator_index: int = -1
     readable: bool = True  # False when `*args` / `**kwargs` hide options
+    _read: dict[str, Any] | None = None  # option values already read: every check asks for in_axes
 
     def option(self, name: str) -> Any:
         """The literal value of an option; UNKNOWN when not a literal or not readable."""
-        if name in self.options:
-            return self.module.value(self.options[name])
-        return UNKNOWN if not self.readable else _DEFAULT
+        if name not in self.options:
+            return UNKNOWN if not self.readable else _DEFAULT
+        if self._read is None:
+            self._read = {}
+        if name not in self._read:
+            self._read[name] = self.module.value(self.options[name])
+        return self._read[name]
 
     def has(self, name: str) -> bool:
         return name in self.options
@@ -125,15 +130,11 @@ class Resolver:
         func = expr.func
         if isinstance(func, ast.Attribute) and func.attr not in _LAST_PARTS:
             return None
-        readable = not any(isinstance(a, ast.Starred) for a in expr.args) and all(
-            k.arg is not None for k in expr.keywords
-        )
-        keywords = {k.arg: k.value for k in expr.keywords if k.arg is not None}
         if isinstance(func, ast.Call):  # T(options...)(f) or partial(T, ...)(f)
             inner = self.match(func, module, scope)
             if inner is None or inner.fun is not None or not expr.args or isinstance(expr.args[0], ast.Starred):
                 return None
-            return Match(inner.transform, inner.options, expr.args[0], inner.readable and readable)
+            return Match(inner.transform, inner.options, expr.args[0], inner.readable and _spelled_out(expr))
         name = qualname(func, module, scope)
         if name is None:
             return None
@@ -144,6 +145,7 @@ class Resolver:
             args = args[1:]
         if t is None:
             return None
+        readable = _spelled_out(expr)
         options: dict[str, ast.expr] = {}
         fun: ast.expr | None = None
         if args and not isinstance(args[0], ast.Starred):
@@ -154,7 +156,7 @@ class Resolver:
                 options[opt] = value
             if len(args) - 1 > len(t.positional):
                 readable = False
-        options.update(keywords)
+        options.update({k.arg: k.value for k in expr.keywords if k.arg is not None})
         return Match(t, options, fun, readable)
 
     def sites(self, module: ModuleInfo) -> list[Site]:
@@ -348,6 +350,11 @@ class Resolver:
                 continue
             return None  # an unknown decorator: who knows what it returns
         return c
+
+
+def _spelled_out(call: ast.Call) -> bool:
+    """No `*args` / `**kwargs` in the call: every argument is where it is written."""
+    return not any(isinstance(a, ast.Starred) for a in call.args) and all(k.arg is not None for k in call.keywords)
 
 
 # The last part of every dotted name `match` recognises (`jax.vmap`, `functools.partial`).
