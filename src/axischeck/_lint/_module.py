@@ -190,9 +190,13 @@ class ModuleInfo:
         return found
 
 
-# Fields that never hold a node the builder needs: the load/store context, and operators
-# (`ast.Add()` and friends are shared singletons with nothing below them).
-_SKIPPED_FIELDS = frozenset({"ctx", "op", "ops"})
+# Fields that never hold a node the builder needs: the load/store context, operators
+# (`ast.Add()` and friends are shared singletons with nothing below them), and names,
+# flags and numbers (`Name.id`, `Attribute.attr`, `keyword.arg`, `ImportFrom.level`, ...).
+_SKIPPED_FIELDS = frozenset(
+    ["ctx", "op", "ops", "id", "attr", "arg", "name", "asname", "module", "level", "is_async", "kind"]
+    + ["conversion", "simple", "type_comment", "tag", "kwd_attrs", "rest"]
+)
 _CHILD_FIELDS: dict[type, tuple[str, ...]] = {}  # node class -> its fields that may hold nodes
 
 
