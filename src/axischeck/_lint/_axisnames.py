@@ -83,6 +83,11 @@ class AxisNames:
         self._paths: dict[FunctionInfo, list[Path]] = {}
         self._active: set[FunctionInfo] = set()
 
+    def clear(self) -> None:
+        """Forget every path found (they point into syntax trees the run is done with)."""
+        self._paths.clear()
+        self._active.clear()
+
     def function_paths(self, fn: FunctionInfo) -> list[Path]:
         key = fn
         if key in self._paths:

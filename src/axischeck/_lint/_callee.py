@@ -110,6 +110,11 @@ class Resolver:
         # What each visible call passes for a parameter (set by the project's interpreter).
         self.parameters: Callable[[FunctionInfo, str], list[tuple[ast.expr, ModuleInfo]] | None] | None = None
 
+    def clear(self) -> None:
+        """Forget every fact found (they point into syntax trees the run is done with)."""
+        for cache in (self._def_cache, self._active, self._matches, self.def_uses, self.value_uses):
+            cache.clear()
+
     # ------------------------------------------------------------------ sites
 
     def match(self, expr: ast.expr, module: ModuleInfo, scope: Scope) -> Match | None:

@@ -148,6 +148,25 @@ class ModuleInfo:
     # Reads an option's value (names and constants followed); the project's interpreter
     # sets it. Without one, only literals are read.
     reader: Callable[[ast.expr, ModuleInfo], Any] | None = None
+    classes: list[ClassInfo] = field(default_factory=list)
+
+    def release(self) -> None:
+        """Drop the links that make cycles (a scope and its bindings, a function and its
+        scope, a class and its methods, the module and its functions), so that this module
+        and its syntax tree are freed as soon as the run lets go of them, by reference
+        counting: the cyclic collector never walks the tree's many nodes."""
+        scopes = [self.scope, *(f.scope for f in self.functions), *(c.scope for c in self.classes)]
+        for scope in scopes:
+            scope.bindings.clear()
+            scope.function = None
+            scope.cls = None
+        for cls in self.classes:
+            cls.methods.clear()
+        self.functions.clear()
+        self.classes.clear()
+        self.function_of.clear()
+        self.resolve_cache.clear()
+        self.reader = None
 
     def calls_of(self, names: frozenset[str], chained: bool = False) -> list[ast.Call]:
         """The calls that may call one of `names`, in source order: `x.name(...)`, and every
@@ -213,27 +232,6 @@ class _Builder:
 
     def __init__(self, info: ModuleInfo) -> None:
         self.info = info
-        # What the builder does per node class; every other node is only walked through.
-        self.handlers: dict[type, Callable[[Any, ast.AST, Scope], None]] = {
-            ast.Name: self.visit_name,
-            ast.Call: self.visit_call,
-            ast.Attribute: self.visit_attribute,
-            ast.FunctionDef: self.visit_function,
-            ast.AsyncFunctionDef: self.visit_function,
-            ast.Lambda: self.visit_function,
-            ast.ClassDef: self.visit_class,
-            ast.Import: self.visit_import,
-            ast.ImportFrom: self.visit_import,
-            ast.Assign: self.visit_assign,
-            ast.AnnAssign: self.visit_assign,
-            ast.Global: self.visit_global,
-            ast.Nonlocal: self.visit_global,
-            ast.ExceptHandler: self.visit_named,
-            ast.MatchAs: self.visit_named,
-            ast.MatchStar: self.visit_named,
-            ast.MatchMapping: self.visit_match_mapping,
-            ast.Constant: _leaf,
-        }
 
     def run(self) -> None:
         self.visit_body(self.info.tree, self.info.scope)
@@ -253,11 +251,11 @@ class _Builder:
 
     def visit(self, node: ast.AST, parent: ast.AST, scope: Scope) -> None:
         self.info.parents[node] = parent
-        handler = self.handlers.get(node.__class__)
+        handler = _HANDLERS.get(node.__class__)
         if handler is None:
             self.visit_body(node, scope)
         else:
-            handler(node, parent, scope)
+            handler(self, node, parent, scope)
 
     def visit_name(self, node: ast.Name, parent: ast.AST, scope: Scope) -> None:
         info = self.info
@@ -337,6 +335,7 @@ class _Builder:
             self.visit(e, node, scope)
         own = Scope("class", node, scope)
         own.cls = ClassInfo(node, node.name, own)
+        info.classes.append(own.cls)
         scope.bind(node.name, CLASS, node, own.cls)
         for stmt in node.body:
             self.visit(stmt, node, own)
@@ -364,6 +363,9 @@ class _Builder:
             scope.bind(alias.asname or alias.name, IMPORT, node, full)
             info.aliases.add(alias.asname or alias.name)
 
+    def visit_leaf(self, node: ast.AST, parent: ast.AST, scope: Scope) -> None:
+        """A constant: nothing below it."""
+
     def visit_assign(self, node: ast.Assign | ast.AnnAssign, parent: ast.AST, scope: Scope) -> None:
         info = self.info
         targets = node.targets if isinstance(node, ast.Assign) else [node.target]
@@ -378,6 +380,31 @@ class _Builder:
                 info.aliases.add(t.id)
             else:
                 self.visit(t, node, scope)
+
+
+# What the builder does per node class; every other node is only walked through. (A table
+# of the class's functions, not of bound methods: a builder holds no cycle that would keep
+# it, and the module it fills, alive after the pass.)
+_HANDLERS: dict[type, Callable[[_Builder, Any, ast.AST, Scope], None]] = {
+    ast.Name: _Builder.visit_name,
+    ast.Call: _Builder.visit_call,
+    ast.Attribute: _Builder.visit_attribute,
+    ast.FunctionDef: _Builder.visit_function,
+    ast.AsyncFunctionDef: _Builder.visit_function,
+    ast.Lambda: _Builder.visit_function,
+    ast.ClassDef: _Builder.visit_class,
+    ast.Import: _Builder.visit_import,
+    ast.ImportFrom: _Builder.visit_import,
+    ast.Assign: _Builder.visit_assign,
+    ast.AnnAssign: _Builder.visit_assign,
+    ast.Global: _Builder.visit_global,
+    ast.Nonlocal: _Builder.visit_global,
+    ast.ExceptHandler: _Builder.visit_named,
+    ast.MatchAs: _Builder.visit_named,
+    ast.MatchStar: _Builder.visit_named,
+    ast.MatchMapping: _Builder.visit_match_mapping,
+    ast.Constant: _Builder.visit_leaf,
+}
 
 
 def _returned(node: FunctionNode) -> tuple[ast.expr, ...] | None:
@@ -412,10 +439,6 @@ def _always_returns(body: list[ast.stmt]) -> bool:
     if isinstance(last, (ast.With, ast.AsyncWith)):
         return _always_returns(last.body)
     return False
-
-
-def _leaf(node: ast.AST, parent: ast.AST, scope: Scope) -> None:
-    """A constant: nothing below it."""
 
 
 def build_module(path: str, source: str, tree: ast.Module, parts: tuple[str, ...], is_package: bool) -> ModuleInfo:

@@ -77,6 +77,11 @@ class Values:
             ast.Attribute: self._attribute,
         }
 
+    def clear(self) -> None:
+        """Forget every value read (they point into syntax trees the run is done with)."""
+        for cache in (self._names, self._active, self._holders, self._sources):
+            cache.clear()
+
     def of(self, node: ast.expr | None, module: ModuleInfo, depth: int = 0) -> Any:
         """The value of `node` (read in `module`), UNKNOWN where it is not certain."""
         if node is None or depth > MAX_DEPTH:
