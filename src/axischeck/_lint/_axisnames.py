@@ -154,7 +154,8 @@ class AxisNames:
             child, parent = parent, module.parents.get(parent)
         if parent is None or isinstance(parent, (ast.Module, ast.ClassDef, ast.Lambda)):
             return False
-        return _exits_before(parent, (getattr(node, "lineno", 0), getattr(node, "col_offset", 0)))
+        fn = module.function_of[parent]
+        return fn.exits_before((getattr(node, "lineno", 0), getattr(node, "col_offset", 0)))
 
     def at(self, node: ast.AST, module: ModuleInfo) -> list[Path]:
         """The paths of code at `node`."""
@@ -290,24 +291,6 @@ class AxisNames:
 _COLLECTIVE_NAMES = frozenset(name.rpartition(".")[2] for name in COLLECTIVES)
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef, ast.Module)
 _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
-
-
-def _exits_before(fn: ast.AST, here: tuple[int, int]) -> bool:
-    """`fn` has a `return` or `raise` of its own that ends before position `here`. Only the
-    code that starts before `here` is read (a subtree that starts after it cannot end
-    before it)."""
-    stack = list(ast.iter_child_nodes(fn))
-    while stack:
-        n = stack.pop()
-        start = getattr(n, "lineno", None)
-        if start is not None and (start, getattr(n, "col_offset", 0)) >= here:
-            continue
-        if isinstance(n, _SCOPES):
-            continue
-        if isinstance(n, (ast.Return, ast.Raise)) and (n.end_lineno or n.lineno, n.end_col_offset or 0) <= here:
-            return True
-        stack.extend(ast.iter_child_nodes(n))
-    return False
 
 
 def _guarded(parent: ast.AST, child: ast.AST) -> bool:

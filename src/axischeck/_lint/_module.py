@@ -89,6 +89,7 @@ class FunctionInfo:
     cls: ClassInfo | None = None  # defined directly in this class's body
     _params: Params | None = None
     _returns: tuple[ast.expr, ...] | None | bool = False  # False: not read yet
+    _first_exit: tuple[int, int] | None | bool = False  # False: not read yet
 
     @property
     def params(self) -> Params:
@@ -104,6 +105,14 @@ class FunctionInfo:
             self._returns = _returned(self.node)
         assert self._returns is not True
         return self._returns
+
+    def exits_before(self, here: tuple[int, int]) -> bool:
+        """A `return` or `raise` of the function's own code (not of a nested def or class)
+        ends at or before position `here` (line, column)."""
+        if self._first_exit is False:
+            self._first_exit = _first_exit(self.node)
+        assert self._first_exit is not True
+        return self._first_exit is not None and self._first_exit <= here
 
     @property
     def decorators(self) -> list[ast.expr]:
@@ -426,6 +435,33 @@ def _returned(node: FunctionNode) -> tuple[ast.expr, ...] | None:
             found.append(n.value)
         stack.extend(ast.iter_child_nodes(n))
     return tuple(found)
+
+
+# The fields that hold statements (a Return or Raise is a statement, and no expression holds
+# one), and the statements whose bodies are other scopes.
+_STATEMENT_LISTS = ("body", "orelse", "finalbody", "handlers", "cases")
+_SCOPE_STATEMENTS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+
+
+def _first_exit(node: FunctionNode) -> tuple[int, int] | None:
+    """Where the `return` or `raise` of `node`'s own code that ends first ends (line,
+    column), or None when it has none. Only statements are read."""
+    if isinstance(node, ast.Lambda):
+        return None
+    first: tuple[int, int] | None = None
+    stack: list[ast.AST] = list(node.body)
+    while stack:
+        n = stack.pop()
+        if isinstance(n, _SCOPE_STATEMENTS):
+            continue
+        if isinstance(n, (ast.Return, ast.Raise)):
+            end = (n.end_lineno or n.lineno, n.end_col_offset or 0)
+            if first is None or end < first:
+                first = end
+            continue
+        for name in _STATEMENT_LISTS:
+            stack.extend(getattr(n, name, ()))
+    return first
 
 
 def _always_returns(body: list[ast.stmt]) -> bool:
