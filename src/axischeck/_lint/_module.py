@@ -151,7 +151,9 @@ class ModuleInfo:
     stored_attrs: set[str]  # attribute names assigned anywhere (`self.f = ...`)
     attr_loads: dict[str, list[ast.Attribute]]  # every `x.name` read, by name
     column_shift: dict[int, int] = field(default_factory=dict)  # Markdown: characters cut per line
-    aliases: set[str] = field(default_factory=set)  # names bound by an import or an assignment somewhere
+    # Names bound somewhere by an import or assigned a name or an attribute (`vm = jax.vmap`):
+    # the only bare names `qualname` follows to an imported function.
+    aliases: set[str] = field(default_factory=set)
     resolve_cache: dict[tuple[int, str], Scope | None] = field(default_factory=dict)
     qualnames: dict[tuple[int, str], str | None] = field(default_factory=dict)  # (scope, name) -> dotted name
     # Reads an option's value (names and constants followed); the project's interpreter
@@ -386,7 +388,8 @@ class _Builder:
             if isinstance(t, ast.Name) and node.value is not None:
                 info.parents[t] = node
                 scope.bind(t.id, ASSIGN, node, node.value)
-                info.aliases.add(t.id)
+                if isinstance(node.value, (ast.Name, ast.Attribute)):
+                    info.aliases.add(t.id)
             else:
                 self.visit(t, node, scope)
 
