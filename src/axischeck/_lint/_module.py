@@ -40,6 +40,10 @@ class Scope:
     bindings: dict[str, list[Binding]] = field(default_factory=dict)
     function: FunctionInfo | None = None  # for function scopes
     cls: ClassInfo | None = None  # for class scopes
+    # Answers already found for names read here (a name read in a scope always means the
+    # same: the bindings are fixed once the module is built).
+    owners: dict[str, Scope | None] = field(default_factory=dict)  # name -> the scope that binds it
+    qualnames: dict[str, str | None] = field(default_factory=dict)  # name -> the dotted name imported
 
     def bind(self, name: str, kind: int, node: ast.AST, value: object = None) -> None:
         self.bindings.setdefault(name, []).append(Binding(kind, node, value, self))
@@ -154,8 +158,6 @@ class ModuleInfo:
     # Names bound somewhere by an import or assigned a name or an attribute (`vm = jax.vmap`):
     # the only bare names `qualname` follows to an imported function.
     aliases: set[str] = field(default_factory=set)
-    resolve_cache: dict[tuple[int, str], Scope | None] = field(default_factory=dict)
-    qualnames: dict[tuple[int, str], str | None] = field(default_factory=dict)  # (scope, name) -> dotted name
     # Reads an option's value (names and constants followed); the project's interpreter
     # sets it. Without one, only literals are read.
     reader: Callable[[ast.expr, ModuleInfo], Any] | None = None
@@ -171,12 +173,13 @@ class ModuleInfo:
             scope.bindings.clear()
             scope.function = None
             scope.cls = None
+            scope.owners.clear()
+            scope.qualnames.clear()
         for cls in self.classes:
             cls.methods.clear()
         self.functions.clear()
         self.classes.clear()
         self.function_of.clear()
-        self.resolve_cache.clear()
         self.reader = None
 
     def calls_of(self, names: frozenset[str], chained: bool = False) -> list[ast.Call]:
@@ -203,9 +206,8 @@ class ModuleInfo:
         return None if owner is None else owner.bindings[name]
 
     def owner(self, name: str, scope: Scope) -> Scope | None:
-        key = (id(scope), name)
-        if key in self.resolve_cache:
-            return self.resolve_cache[key]
+        if name in scope.owners:
+            return scope.owners[name]
         s: Scope | None = scope
         found: Scope | None = None
         first = True
@@ -216,7 +218,7 @@ class ModuleInfo:
                 break
             first = False
             s = s.parent
-        self.resolve_cache[key] = found
+        scope.owners[name] = found
         return found
 
 
