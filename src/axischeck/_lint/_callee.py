@@ -385,10 +385,13 @@ def _transparent(expr: ast.expr, module: ModuleInfo, scope: Scope) -> bool:
 
 def raw_callee(fn: FunctionInfo) -> Callee:
     p = fn.params
-    where = f"{fn.name}"
-    ranks = tuple(_ranks(p.annotations.get(name), f"parameter {name!r} of {where}")[0] for name in p.positional)
-    kw_ranks = {name: _ranks(p.annotations.get(name), name)[0] for name in p.kwonly}
-    out_ranks, out_tuple = _ranks(p.annotations.get("return"), f"the return of {where}")
+    notes = p.annotations
+    # The text that names an annotation is for the parser's errors: made only for one that is written.
+    ranks = tuple(
+        _ranks(notes[name], f"parameter {name!r} of {fn.name}")[0] if name in notes else None for name in p.positional
+    )
+    kw_ranks = {name: _ranks(notes.get(name), name)[0] for name in p.kwonly}
+    out_ranks, out_tuple = _ranks(notes["return"], f"the return of {fn.name}") if "return" in notes else (None, False)
     return Callee(
         name=fn.qualname,
         func=fn,

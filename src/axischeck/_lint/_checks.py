@@ -294,14 +294,13 @@ class SiteChecker:
         c = self.callee
         assert c is not None
         n, p, r = len(entries), len(c.positional), c.required
-        params = f"{c.name} takes {_plural(p, 'positional parameter')} ({c.param_list()})"
         if not c.varargs and n > p:
             if c.kwonly and n <= p + len(c.kwonly):
                 extra = c.kwonly[: n - p]
                 self.emit(
                     node,
                     "AX003",
-                    f"in_axes has {n} entries but {params}; {', '.join(map(repr, extra))}"
+                    f"in_axes has {n} entries but {_takes(c)}; {', '.join(map(repr, extra))}"
                     f" {'is' if len(extra) == 1 else 'are'} keyword-only, and in_axes covers only positional"
                     " arguments (JAX maps keyword arguments over axis 0): every call fails with"
                     f" 'len(in_axes)={n}, len(args)={p}' or a TypeError",
@@ -314,7 +313,7 @@ class SiteChecker:
             self.emit(
                 node,
                 "AX001",
-                f"in_axes has {n} entries but {params}: a tuple in_axes needs one entry per positional"
+                f"in_axes has {n} entries but {_takes(c)}: a tuple in_axes needs one entry per positional"
                 f" argument, so every call fails (with {p} arguments JAX raises {self._len_error(n, p)};"
                 f" with {n}, {c.name} itself raises TypeError)",
                 fix,
@@ -331,7 +330,7 @@ class SiteChecker:
             self.emit(
                 node,
                 "AX001",
-                f"in_axes has {n} {'entry' if n == 1 else 'entries'} but {params}, {r} of them required:"
+                f"in_axes has {n} {'entry' if n == 1 else 'entries'} but {_takes(c)}, {r} of them required:"
                 f" {names} {'gets' if len(missing) == 1 else 'get'} no entry, and every call in this file passes"
                 f" {'it' if len(missing) == 1 else 'them'} by position, so JAX raises {self._len_error(n, r)}"
                 + (
@@ -763,6 +762,11 @@ def _len_error(n_axes: int, n_args: int, kind: str = "vmap") -> str:
         "'vmap in_axes must be an int, None, or a tuple of entries corresponding to the positional arguments"
         f" passed to the function, but got len(in_axes)={n_axes}, len(args)={n_args}'"
     )
+
+
+def _takes(c: Callee) -> str:
+    """`f takes 2 positional parameters (x, y)`, for the messages about in_axes' length."""
+    return f"{c.name} takes {_plural(len(c.positional), 'positional parameter')} ({c.param_list()})"
 
 
 def _needed(axis: int) -> int:
