@@ -68,6 +68,9 @@ def _bool_note(leaf: object) -> str:
     return f" ({leaf!r} is a bool, not the axis {int(leaf)})" if isinstance(leaf, bool) else ""
 
 
+_UNREAD: Any = object()  # a value not worked out yet
+
+
 def _node_of(site: Site, option: str) -> ast.AST:
     return site.options.get(option, site.node)
 
@@ -83,6 +86,7 @@ class SiteChecker:
         self._expected: bool | None = None
         self.codes: set[str] = set()  # the codes reported at the site itself
         self._uses: list[Use] | None = None
+        self._in_axes: Any = _UNREAD
 
     @property
     def what(self) -> str:
@@ -130,12 +134,15 @@ class SiteChecker:
     # ------------------------------------------------------------- in_axes
 
     def in_axes(self) -> Any:
-        """The in_axes value (JAX's default 0 when not given; UNKNOWN when not read)."""
-        value = self.site.option("in_axes")
-        if is_default(value):
-            t = self.site.transform
-            return 0 if t.kind != "smap" and t.lib != "equinox" else UNKNOWN  # Equinox: if_array(0)
-        return value
+        """The in_axes value (JAX's default 0 when not given; UNKNOWN when not read). Every
+        check asks for it: it is worked out once per site."""
+        if self._in_axes is _UNREAD:
+            value = self.site.option("in_axes")
+            if is_default(value):
+                t = self.site.transform
+                value = 0 if t.kind != "smap" and t.lib != "equinox" else UNKNOWN  # Equinox: if_array(0)
+            self._in_axes = value
+        return self._in_axes
 
     def check_library_in_axes(self) -> None:
         """Equinox's filter_vmap / filter_pmap and Flax NNX's vmap / pmap: the in_axes checks
