@@ -162,6 +162,13 @@ class ModuleInfo:
     # sets it. Without one, only literals are read.
     reader: Callable[[ast.expr, ModuleInfo], Any] | None = None
     classes: list[ClassInfo] = field(default_factory=list)
+    _lines: list[str] | None = None  # the source's lines, split at the first finding
+
+    def line(self, number: int) -> str:
+        """The text of line `number` (1-based; "" past the end)."""
+        if self._lines is None:
+            self._lines = self.source.splitlines()
+        return self._lines[number - 1] if 0 < number <= len(self._lines) else ""
 
     def release(self) -> None:
         """Drop the links that make cycles (a scope and its bindings, a function and its

@@ -56,6 +56,7 @@ class Project:
         self._options: dict[int, object] = {}
         self.stats = Stats()
         self.findings: list[Finding] = []
+        self._reported: set[Finding] = set()  # the same findings, to drop one reported twice
 
     # -------------------------------------------------------------- modules
 
@@ -168,19 +169,15 @@ class Project:
     def add(self, module: ModuleInfo, node: ast.AST, code: str, message: str, fix: str | None) -> None:
         line = getattr(node, "lineno", 1)
         col = getattr(node, "col_offset", 0)
-        text = _line(module, line)
+        text = module.line(line)
         column = (col if text.isascii() else len(text.encode()[:col].decode(errors="ignore"))) + 1
         column += module.column_shift.get(line, 0)
         if suppressed(text, code):
             return
         finding = Finding(module.path, line, column, code, message, fix)
-        if finding not in self.findings:
+        if finding not in self._reported:
+            self._reported.add(finding)
             self.findings.append(finding)
-
-
-def _line(module: ModuleInfo, line: int) -> str:
-    lines = module.source.splitlines()
-    return lines[line - 1] if 0 < line <= len(lines) else ""
 
 
 def _parts(path: Path) -> tuple[str, ...]:
