@@ -139,7 +139,7 @@ class Resolver:
             inner = self.match(func, module, scope)
             if inner is None or inner.fun is not None or not expr.args or isinstance(expr.args[0], ast.Starred):
                 return None
-            return Match(inner.transform, inner.options, expr.args[0], inner.readable and _spelled_out(expr))
+            return Match(inner.transform, inner.options, expr.args[0], inner.readable and module.spelled_out(expr))
         name = qualname(func, module, scope)
         if name is None:
             return None
@@ -150,7 +150,7 @@ class Resolver:
             args = args[1:]
         if t is None:
             return None
-        readable = _spelled_out(expr)
+        readable = module.spelled_out(expr)
         options: dict[str, ast.expr] = {}
         fun: ast.expr | None = None
         if args and not isinstance(args[0], ast.Starred):
@@ -294,7 +294,7 @@ class Resolver:
                 return None
             site = Site(m.transform, module, expr, scope, m.options, m.fun, readable=m.readable)
             return lift(inner, site)
-        if any(isinstance(a, ast.Starred) for a in expr.args) or any(k.arg is None for k in expr.keywords):
+        if not module.spelled_out(expr):
             return None
         name = qualname(expr.func, module, scope)
         if name in PARTIAL and expr.args:  # partial(f, a, b): f without its first parameters
@@ -355,11 +355,6 @@ class Resolver:
                 continue
             return None  # an unknown decorator: who knows what it returns
         return c
-
-
-def _spelled_out(call: ast.Call) -> bool:
-    """No `*args` / `**kwargs` in the call: every argument is where it is written."""
-    return not any(isinstance(a, ast.Starred) for a in call.args) and all(k.arg is not None for k in call.keywords)
 
 
 # The last part of every dotted name `match` recognises (`jax.vmap`, `functools.partial`).

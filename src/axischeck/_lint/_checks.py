@@ -613,9 +613,9 @@ class SiteChecker:
             call = use.node
             if use.kind != "call" or not use.keeps_signature or not isinstance(call, ast.Call):
                 continue
-            args, keywords = use.arguments()
-            if any(isinstance(a, ast.Starred) for a in args) or any(k.arg is None for k in keywords):
+            if not use.spelled_out():
                 continue
+            args, keywords = use.arguments()
             got = len(args) + use.implicit
             if expects_failure(use.module, call):
                 continue
@@ -662,9 +662,9 @@ class SiteChecker:
             call = use.node
             if use.kind != "call" or not use.keeps_signature or not isinstance(call, ast.Call):
                 continue
-            args, keywords = use.arguments()
-            if any(isinstance(a, ast.Starred) for a in args) or any(k.arg is None for k in keywords):
+            if not use.spelled_out():
                 continue
+            args, keywords = use.arguments()
             got = len(args) + use.implicit
             if got > last or expects_failure(use.module, call):
                 continue

@@ -66,6 +66,12 @@ class Use:
     implicit: int = 0  # positional arguments the call passes without writing them (a bound self)
     bound: tuple[ast.Call, ...] = ()  # functools.partial calls on the way to the call, innermost first
 
+    def spelled_out(self) -> bool:
+        """Every argument the function receives at the call is written out: no `*args` or
+        `**kwargs` in the call (the partials on the way have none: no other is followed)."""
+        assert isinstance(self.node, ast.Call)
+        return self.module.spelled_out(self.node)
+
     def arguments(self) -> tuple[list[ast.expr], list[ast.keyword]]:
         """What the function receives at a call: the partials' arguments, then the call's
         (a keyword given again at the call replaces the partial's, as functools does)."""
@@ -227,7 +233,7 @@ def _value_uses(resolver: Resolver, module: ModuleInfo, expr: ast.AST, depth: in
             if name in WRAPPERS:
                 return _value_uses(resolver, module, parent, depth + 1, False)
             if name in PARTIAL:
-                if any(isinstance(a, ast.Starred) for a in parent.args) or any(k.arg is None for k in parent.keywords):
+                if not module.spelled_out(parent):
                     return _value_uses(resolver, module, parent, depth + 1, False)
                 return [
                     replace(u, bound=(parent, *u.bound)) if u.kind == "call" else u

@@ -161,7 +161,8 @@ class ModuleInfo:
     # Reads an option's value (names and constants followed); the project's interpreter
     # sets it. Without one, only literals are read.
     reader: Callable[[ast.expr, ModuleInfo], Any] | None = None
-    classes: list[ClassInfo] = field(default_factory=list)
+    classes: list[ClassInfo] = field(default_factory=list)  # every class the file defines
+    unpacking: set[ast.Call] = field(default_factory=set)  # calls with a `*args` or `**kwargs`
     _lines: list[str] | None = None  # the source's lines, split at the first finding
 
     def line(self, number: int) -> str:
@@ -169,6 +170,10 @@ class ModuleInfo:
         if self._lines is None:
             self._lines = self.source.splitlines()
         return self._lines[number - 1] if 0 < number <= len(self._lines) else ""
+
+    def spelled_out(self, call: ast.Call) -> bool:
+        """Every argument of `call` is where it is written: no `*args`, no `**kwargs`."""
+        return call not in self.unpacking
 
     def release(self) -> None:
         """Drop the links that make cycles (a scope and its bindings, a function and its
@@ -383,6 +388,12 @@ class _Builder:
             scope.bind(alias.asname or alias.name, IMPORT, node, full)
             info.aliases.add(alias.asname or alias.name)
 
+    def visit_unpacking(self, node: ast.Starred | ast.keyword, parent: ast.AST, scope: Scope) -> None:
+        """`*args` in a call, `**kwargs` (a keyword without a name): the call unpacks."""
+        if isinstance(parent, ast.Call) and (isinstance(node, ast.Starred) or node.arg is None):
+            self.info.unpacking.add(parent)
+        self.visit_body(node, scope)
+
     def visit_leaf(self, node: ast.AST, parent: ast.AST, scope: Scope) -> None:
         """A constant: nothing below it."""
 
@@ -424,6 +435,8 @@ _HANDLERS: dict[type, Callable[[_Builder, Any, ast.AST, Scope], None]] = {
     ast.MatchAs: _Builder.visit_named,
     ast.MatchStar: _Builder.visit_named,
     ast.MatchMapping: _Builder.visit_match_mapping,
+    ast.Starred: _Builder.visit_unpacking,
+    ast.keyword: _Builder.visit_unpacking,
     ast.Constant: _Builder.visit_leaf,
 }
 

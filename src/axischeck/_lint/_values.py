@@ -313,7 +313,7 @@ class Values:
             call = use.node
             if use.kind != "call" or not isinstance(call, ast.Call) or use.implicit or use.bound:
                 return None
-            if any(isinstance(x, ast.Starred) for x in call.args) or any(k.arg is None for k in call.keywords):
+            if not use.module.spelled_out(call):
                 return None
             given = [k.value for k in call.keywords if k.arg == name]
             if 0 <= index < len(call.args):
@@ -331,7 +331,7 @@ class Values:
     # ------------------------------------------------------------------ calls
 
     def _call(self, node: ast.Call, module: ModuleInfo, depth: int) -> Any:
-        if any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
+        if not module.spelled_out(node):
             return UNKNOWN
         func = node.func
         scope = module.scope_of.get(node)
