@@ -513,6 +513,8 @@ class SiteChecker:
         c = self.callee
         if c is None:
             return
+        if core is None and c.out_ranks is None and all(r is None for r in c.in_ranks):
+            return  # no rank is declared, so no axis can be out of range
         in_ranks: list[tuple[str, Ranks | None]]
         out_ranks: Ranks | None
         origin = "its annotation"
