@@ -162,7 +162,8 @@ class ModuleInfo:
     # sets it. Without one, only literals are read.
     reader: Callable[[ast.expr, ModuleInfo], Any] | None = None
     classes: list[ClassInfo] = field(default_factory=list)  # every class the file defines
-    unpacking: set[ast.Call] = field(default_factory=set)  # calls with a `*args` or `**kwargs`
+    # Calls with a `*args` or `**kwargs`, and tuple or list displays with a `*items`.
+    unpacking: set[ast.AST] = field(default_factory=set)
     _lines: list[str] | None = None  # the source's lines, split at the first finding
 
     def line(self, number: int) -> str:
@@ -171,9 +172,10 @@ class ModuleInfo:
             self._lines = self.source.splitlines()
         return self._lines[number - 1] if 0 < number <= len(self._lines) else ""
 
-    def spelled_out(self, call: ast.Call) -> bool:
-        """Every argument of `call` is where it is written: no `*args`, no `**kwargs`."""
-        return call not in self.unpacking
+    def spelled_out(self, node: ast.Call | ast.Tuple | ast.List) -> bool:
+        """Every argument of a call (item of a tuple or list) is where it is written: no
+        `*args`, no `**kwargs`."""
+        return node not in self.unpacking
 
     def release(self) -> None:
         """Drop the links that make cycles (a scope and its bindings, a function and its
@@ -389,8 +391,9 @@ class _Builder:
             info.aliases.add(alias.asname or alias.name)
 
     def visit_unpacking(self, node: ast.Starred | ast.keyword, parent: ast.AST, scope: Scope) -> None:
-        """`*args` in a call, `**kwargs` (a keyword without a name): the call unpacks."""
-        if isinstance(parent, ast.Call) and (isinstance(node, ast.Starred) or node.arg is None):
+        """`*args` in a call or a display, `**kwargs` in a call (a keyword without a name):
+        the call or display unpacks."""
+        if isinstance(node, ast.Starred) or node.arg is None:
             self.info.unpacking.add(parent)
         self.visit_body(node, scope)
 

@@ -101,7 +101,7 @@ class Values:
         return UNKNOWN
 
     def _sequence(self, node: ast.Tuple | ast.List, module: ModuleInfo, depth: int) -> Any:
-        if any(isinstance(e, ast.Starred) for e in node.elts):
+        if not module.spelled_out(node):
             return UNKNOWN
         items = [self.of(e, module, depth + 1) for e in node.elts]
         return tuple(items) if isinstance(node, ast.Tuple) else items
