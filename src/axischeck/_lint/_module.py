@@ -243,15 +243,12 @@ _SKIPPED_FIELDS = frozenset(
     ["ctx", "op", "ops", "id", "attr", "arg", "name", "asname", "module", "level", "is_async", "kind"]
     + ["conversion", "simple", "type_comment", "tag", "kwd_attrs", "rest"]
 )
-_CHILD_FIELDS: dict[type, tuple[str, ...]] = {}  # node class -> its fields that may hold nodes
-
-
-def _child_fields(kind: type) -> tuple[str, ...]:
-    fields = _CHILD_FIELDS.get(kind)
-    if fields is None:
-        fields = tuple(f for f in kind._fields if f not in _SKIPPED_FIELDS)  # type: ignore[attr-defined]
-        _CHILD_FIELDS[kind] = fields  # a pure function of the class: the same under any thread
-    return fields
+# Node class -> its fields that may hold nodes, for every node class of `ast`.
+_CHILD_FIELDS: dict[type, tuple[str, ...]] = {
+    kind: tuple(f for f in kind._fields if f not in _SKIPPED_FIELDS)
+    for kind in vars(ast).values()
+    if isinstance(kind, type) and issubclass(kind, ast.AST)
+}
 
 
 class _Builder:
@@ -267,7 +264,7 @@ class _Builder:
         # ast.iter_child_nodes, without the fields that hold no node: this loop runs once
         # per node of every file.
         visit = self.visit
-        for name in _child_fields(node.__class__):
+        for name in _CHILD_FIELDS[node.__class__]:
             value = getattr(node, name, None)
             if isinstance(value, list):
                 for item in value:
