@@ -20,8 +20,10 @@ path is a condition the linter cannot decide). Running such a path raises JAX's
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 from dataclasses import dataclass
 from difflib import get_close_matches
+from typing import Any
 
 from ._callee import Resolver, Site, is_default
 from ._checks import Report, describe
@@ -82,6 +84,11 @@ class AxisNames:
         self.resolver = resolver
         self._paths: dict[FunctionInfo, list[Path]] = {}
         self._active: set[FunctionInfo] = set()
+
+    def clear(self) -> None:
+        """Forget every path found (they point into syntax trees the run is done with)."""
+        self._paths.clear()
+        self._active.clear()
 
     def function_paths(self, fn: FunctionInfo) -> list[Path]:
         key = fn
@@ -149,7 +156,8 @@ class AxisNames:
             child, parent = parent, module.parents.get(parent)
         if parent is None or isinstance(parent, (ast.Module, ast.ClassDef, ast.Lambda)):
             return False
-        return _exits_before(parent, (getattr(node, "lineno", 0), getattr(node, "col_offset", 0)))
+        fn = module.function_of[parent]
+        return fn.exits_before((getattr(node, "lineno", 0), getattr(node, "col_offset", 0)))
 
     def at(self, node: ast.AST, module: ModuleInfo) -> list[Path]:
         """The paths of code at `node`."""
@@ -287,41 +295,34 @@ _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef, ast.
 _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 
 
-def _exits_before(fn: ast.AST, here: tuple[int, int]) -> bool:
-    """`fn` has a `return` or `raise` of its own that ends before position `here`. Only the
-    code that starts before `here` is read (a subtree that starts after it cannot end
-    before it)."""
-    stack = list(ast.iter_child_nodes(fn))
-    while stack:
-        n = stack.pop()
-        start = getattr(n, "lineno", None)
-        if start is not None and (start, getattr(n, "col_offset", 0)) >= here:
-            continue
-        if isinstance(n, _SCOPES):
-            continue
-        if isinstance(n, (ast.Return, ast.Raise)) and (n.end_lineno or n.lineno, n.end_col_offset or 0) <= here:
-            return True
-        stack.extend(ast.iter_child_nodes(n))
-    return False
-
-
 def _guarded(parent: ast.AST, child: ast.AST) -> bool:
     """Python evaluates `child` of `parent` only under a condition."""
-    if isinstance(parent, (ast.If, ast.IfExp, ast.While)):
-        return child is not parent.test
-    if isinstance(parent, (ast.For, ast.AsyncFor)):
-        return child is not parent.iter
-    if isinstance(parent, ast.BoolOp):
-        return child is not parent.values[0]
-    if isinstance(parent, _COMPREHENSIONS):
-        return child is not parent.generators[0]
-    if isinstance(parent, ast.comprehension):
-        return child is not parent.iter
-    if isinstance(parent, (ast.Try, ast.TryStar)):
-        return child in parent.handlers or child in parent.orelse
-    if isinstance(parent, ast.Assert):
-        return child is parent.msg
-    return isinstance(parent, (ast.match_case, ast.ExceptHandler))
+    guard = _GUARDS.get(parent.__class__)
+    return guard is not None and guard(parent, child)
+
+
+def _not_first(field: str) -> Callable[[Any, ast.AST], bool]:
+    """Every child but the one in `field` (the test, the iterable: evaluated first, always)."""
+    return lambda parent, child: child is not getattr(parent, field)
+
+
+# The nodes that evaluate some of their children only under a condition, by class, with
+# which ones; every other node evaluates all of its children whenever it runs.
+_GUARDS: dict[type, Callable[[Any, ast.AST], bool]] = {
+    ast.If: _not_first("test"),
+    ast.IfExp: _not_first("test"),
+    ast.While: _not_first("test"),
+    ast.For: _not_first("iter"),
+    ast.AsyncFor: _not_first("iter"),
+    ast.comprehension: _not_first("iter"),
+    ast.BoolOp: lambda parent, child: child is not parent.values[0],
+    **dict.fromkeys(_COMPREHENSIONS, lambda parent, child: child is not parent.generators[0]),
+    ast.Try: lambda parent, child: child in parent.handlers or child in parent.orelse,
+    ast.TryStar: lambda parent, child: child in parent.handlers or child in parent.orelse,
+    ast.Assert: lambda parent, child: child is parent.msg,
+    ast.match_case: lambda parent, child: True,
+    ast.ExceptHandler: lambda parent, child: True,
+}
 
 
 def _unique_sites(binders: tuple[Binder, ...]) -> list[Binder]:

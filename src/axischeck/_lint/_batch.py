@@ -193,8 +193,7 @@ def _plain_call(use: Use) -> bool:
         return False
     if isinstance(call.func, ast.Attribute) and call.func.attr in CALL_METHODS:
         return False  # predict / explain take shapes for arrays; lower / trace take specs
-    args, keywords = use.arguments()
-    return not any(isinstance(a, ast.Starred) for a in args) and all(k.arg is not None for k in keywords)
+    return use.spelled_out()
 
 
 def _written_to_fail(checker: SiteChecker, use: Use) -> bool:

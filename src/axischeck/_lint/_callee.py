@@ -37,12 +37,17 @@ class Site:
     decorated: FunctionInfo | None = None
     decorator_index: int = -1
     readable: bool = True  # False when `*args` / `**kwargs` hide options
+    _read: dict[str, Any] | None = None  # option values already read: every check asks for in_axes
 
     def option(self, name: str) -> Any:
         """The literal value of an option; UNKNOWN when not a literal or not readable."""
-        if name in self.options:
-            return self.module.value(self.options[name])
-        return UNKNOWN if not self.readable else _DEFAULT
+        if name not in self.options:
+            return UNKNOWN if not self.readable else _DEFAULT
+        if self._read is None:
+            self._read = {}
+        if name not in self._read:
+            self._read[name] = self.module.value(self.options[name])
+        return self._read[name]
 
     def has(self, name: str) -> bool:
         return name in self.options
@@ -99,8 +104,16 @@ class Resolver:
         self._def_cache: dict[tuple[FunctionInfo, int], Callee | None] = {}
         self._active: set[tuple[FunctionInfo, int]] = set()
         self._matches: dict[tuple[int, int], Match | None] = {}  # syntax trees live as long as the run
+        # Where functions and function values go (found and kept by `_flow`).
+        self.def_uses: dict[FunctionInfo, list[Any]] = {}
+        self.value_uses: dict[int, list[Any]] = {}
         # What each visible call passes for a parameter (set by the project's interpreter).
         self.parameters: Callable[[FunctionInfo, str], list[tuple[ast.expr, ModuleInfo]] | None] | None = None
+
+    def clear(self) -> None:
+        """Forget every fact found (they point into syntax trees the run is done with)."""
+        for cache in (self._def_cache, self._active, self._matches, self.def_uses, self.value_uses):
+            cache.clear()
 
     # ------------------------------------------------------------------ sites
 
@@ -122,15 +135,11 @@ class Resolver:
         func = expr.func
         if isinstance(func, ast.Attribute) and func.attr not in _LAST_PARTS:
             return None
-        readable = not any(isinstance(a, ast.Starred) for a in expr.args) and all(
-            k.arg is not None for k in expr.keywords
-        )
-        keywords = {k.arg: k.value for k in expr.keywords if k.arg is not None}
         if isinstance(func, ast.Call):  # T(options...)(f) or partial(T, ...)(f)
             inner = self.match(func, module, scope)
             if inner is None or inner.fun is not None or not expr.args or isinstance(expr.args[0], ast.Starred):
                 return None
-            return Match(inner.transform, inner.options, expr.args[0], inner.readable and readable)
+            return Match(inner.transform, inner.options, expr.args[0], inner.readable and module.spelled_out(expr))
         name = qualname(func, module, scope)
         if name is None:
             return None
@@ -141,6 +150,7 @@ class Resolver:
             args = args[1:]
         if t is None:
             return None
+        readable = module.spelled_out(expr)
         options: dict[str, ast.expr] = {}
         fun: ast.expr | None = None
         if args and not isinstance(args[0], ast.Starred):
@@ -151,7 +161,7 @@ class Resolver:
                 options[opt] = value
             if len(args) - 1 > len(t.positional):
                 readable = False
-        options.update(keywords)
+        options.update({k.arg: k.value for k in expr.keywords if k.arg is not None})
         return Match(t, options, fun, readable)
 
     def sites(self, module: ModuleInfo) -> list[Site]:
@@ -284,7 +294,7 @@ class Resolver:
                 return None
             site = Site(m.transform, module, expr, scope, m.options, m.fun, readable=m.readable)
             return lift(inner, site)
-        if any(isinstance(a, ast.Starred) for a in expr.args) or any(k.arg is None for k in expr.keywords):
+        if not module.spelled_out(expr):
             return None
         name = qualname(expr.func, module, scope)
         if name in PARTIAL and expr.args:  # partial(f, a, b): f without its first parameters
@@ -370,10 +380,13 @@ def _transparent(expr: ast.expr, module: ModuleInfo, scope: Scope) -> bool:
 
 def raw_callee(fn: FunctionInfo) -> Callee:
     p = fn.params
-    where = f"{fn.name}"
-    ranks = tuple(_ranks(p.annotations.get(name), f"parameter {name!r} of {where}")[0] for name in p.positional)
-    kw_ranks = {name: _ranks(p.annotations.get(name), name)[0] for name in p.kwonly}
-    out_ranks, out_tuple = _ranks(p.annotations.get("return"), f"the return of {where}")
+    notes = p.annotations
+    # The text that names an annotation is for the parser's errors: made only for one that is written.
+    ranks = tuple(
+        _ranks(notes[name], f"parameter {name!r} of {fn.name}")[0] if name in notes else None for name in p.positional
+    )
+    kw_ranks = {name: _ranks(notes.get(name), name)[0] for name in p.kwonly}
+    out_ranks, out_tuple = _ranks(notes["return"], f"the return of {fn.name}") if "return" in notes else (None, False)
     return Callee(
         name=fn.qualname,
         func=fn,

@@ -68,6 +68,9 @@ def _bool_note(leaf: object) -> str:
     return f" ({leaf!r} is a bool, not the axis {int(leaf)})" if isinstance(leaf, bool) else ""
 
 
+_UNREAD: Any = object()  # a value not worked out yet
+
+
 def _node_of(site: Site, option: str) -> ast.AST:
     return site.options.get(option, site.node)
 
@@ -83,6 +86,7 @@ class SiteChecker:
         self._expected: bool | None = None
         self.codes: set[str] = set()  # the codes reported at the site itself
         self._uses: list[Use] | None = None
+        self._in_axes: Any = _UNREAD
 
     @property
     def what(self) -> str:
@@ -130,12 +134,15 @@ class SiteChecker:
     # ------------------------------------------------------------- in_axes
 
     def in_axes(self) -> Any:
-        """The in_axes value (JAX's default 0 when not given; UNKNOWN when not read)."""
-        value = self.site.option("in_axes")
-        if is_default(value):
-            t = self.site.transform
-            return 0 if t.kind != "smap" and t.lib != "equinox" else UNKNOWN  # Equinox: if_array(0)
-        return value
+        """The in_axes value (JAX's default 0 when not given; UNKNOWN when not read). Every
+        check asks for it: it is worked out once per site."""
+        if self._in_axes is _UNREAD:
+            value = self.site.option("in_axes")
+            if is_default(value):
+                t = self.site.transform
+                value = 0 if t.kind != "smap" and t.lib != "equinox" else UNKNOWN  # Equinox: if_array(0)
+            self._in_axes = value
+        return self._in_axes
 
     def check_library_in_axes(self) -> None:
         """Equinox's filter_vmap / filter_pmap and Flax NNX's vmap / pmap: the in_axes checks
@@ -294,14 +301,13 @@ class SiteChecker:
         c = self.callee
         assert c is not None
         n, p, r = len(entries), len(c.positional), c.required
-        params = f"{c.name} takes {_plural(p, 'positional parameter')} ({c.param_list()})"
         if not c.varargs and n > p:
             if c.kwonly and n <= p + len(c.kwonly):
                 extra = c.kwonly[: n - p]
                 self.emit(
                     node,
                     "AX003",
-                    f"in_axes has {n} entries but {params}; {', '.join(map(repr, extra))}"
+                    f"in_axes has {n} entries but {_takes(c)}; {', '.join(map(repr, extra))}"
                     f" {'is' if len(extra) == 1 else 'are'} keyword-only, and in_axes covers only positional"
                     " arguments (JAX maps keyword arguments over axis 0): every call fails with"
                     f" 'len(in_axes)={n}, len(args)={p}' or a TypeError",
@@ -314,7 +320,7 @@ class SiteChecker:
             self.emit(
                 node,
                 "AX001",
-                f"in_axes has {n} entries but {params}: a tuple in_axes needs one entry per positional"
+                f"in_axes has {n} entries but {_takes(c)}: a tuple in_axes needs one entry per positional"
                 f" argument, so every call fails (with {p} arguments JAX raises {self._len_error(n, p)};"
                 f" with {n}, {c.name} itself raises TypeError)",
                 fix,
@@ -331,7 +337,7 @@ class SiteChecker:
             self.emit(
                 node,
                 "AX001",
-                f"in_axes has {n} {'entry' if n == 1 else 'entries'} but {params}, {r} of them required:"
+                f"in_axes has {n} {'entry' if n == 1 else 'entries'} but {_takes(c)}, {r} of them required:"
                 f" {names} {'gets' if len(missing) == 1 else 'get'} no entry, and every call in this file passes"
                 f" {'it' if len(missing) == 1 else 'them'} by position, so JAX raises {self._len_error(n, r)}"
                 + (
@@ -507,6 +513,8 @@ class SiteChecker:
         c = self.callee
         if c is None:
             return
+        if core is None and c.out_ranks is None and all(r is None for r in c.in_ranks):
+            return  # no rank is declared, so no axis can be out of range
         in_ranks: list[tuple[str, Ranks | None]]
         out_ranks: Ranks | None
         origin = "its annotation"
@@ -607,9 +615,9 @@ class SiteChecker:
             call = use.node
             if use.kind != "call" or not use.keeps_signature or not isinstance(call, ast.Call):
                 continue
-            args, keywords = use.arguments()
-            if any(isinstance(a, ast.Starred) for a in args) or any(k.arg is None for k in keywords):
+            if not use.spelled_out():
                 continue
+            args, keywords = use.arguments()
             got = len(args) + use.implicit
             if expects_failure(use.module, call):
                 continue
@@ -656,9 +664,9 @@ class SiteChecker:
             call = use.node
             if use.kind != "call" or not use.keeps_signature or not isinstance(call, ast.Call):
                 continue
-            args, keywords = use.arguments()
-            if any(isinstance(a, ast.Starred) for a in args) or any(k.arg is None for k in keywords):
+            if not use.spelled_out():
                 continue
+            args, keywords = use.arguments()
             got = len(args) + use.implicit
             if got > last or expects_failure(use.module, call):
                 continue
@@ -763,6 +771,11 @@ def _len_error(n_axes: int, n_args: int, kind: str = "vmap") -> str:
         "'vmap in_axes must be an int, None, or a tuple of entries corresponding to the positional arguments"
         f" passed to the function, but got len(in_axes)={n_axes}, len(args)={n_args}'"
     )
+
+
+def _takes(c: Callee) -> str:
+    """`f takes 2 positional parameters (x, y)`, for the messages about in_axes' length."""
+    return f"{c.name} takes {_plural(len(c.positional), 'positional parameter')} ({c.param_list()})"
 
 
 def _needed(axis: int) -> int:

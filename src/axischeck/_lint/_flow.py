@@ -32,6 +32,8 @@ _RAISES = frozenset(
 def expects_failure(module: ModuleInfo, node: ast.AST) -> bool:
     """`node` sits in code written to fail: a `with pytest.raises(...)` / `self.assertRaises...`
     block, or a callable handed to `assertRaises(Error, fn, ...)`."""
+    if module.calls.keys().isdisjoint(_RAISES):
+        return False  # the file calls no `raises` / `assertRaises...`: nothing in it is written to fail
     child: ast.AST = node
     parent = module.parents.get(node)
     while parent is not None:
@@ -64,10 +66,18 @@ class Use:
     implicit: int = 0  # positional arguments the call passes without writing them (a bound self)
     bound: tuple[ast.Call, ...] = ()  # functools.partial calls on the way to the call, innermost first
 
+    def spelled_out(self) -> bool:
+        """Every argument the function receives at the call is written out: no `*args` or
+        `**kwargs` in the call (the partials on the way have none: no other is followed)."""
+        assert isinstance(self.node, ast.Call)
+        return self.module.spelled_out(self.node)
+
     def arguments(self) -> tuple[list[ast.expr], list[ast.keyword]]:
         """What the function receives at a call: the partials' arguments, then the call's
         (a keyword given again at the call replaces the partial's, as functools does)."""
         assert isinstance(self.node, ast.Call)
+        if not self.bound:
+            return self.node.args, self.node.keywords  # the call's own (the lists are shared: not to be changed)
         args: list[ast.expr] = []
         keywords: dict[str | None, ast.keyword] = {}
         for call in (*self.bound, self.node):
@@ -82,11 +92,19 @@ def name_loads(module: ModuleInfo, name: str, owner: Scope) -> list[ast.Name]:
     return [n for n in module.loads.get(name, ()) if module.owner(name, module.scope_of[n]) is owner]
 
 
-def uses_of_def(resolver: Resolver, fn: FunctionInfo, depth: int = 0) -> list[Use]:
-    """Uses of the object a `def` statement binds (its decorators applied)."""
+def uses_of_def(resolver: Resolver, fn: FunctionInfo) -> list[Use]:
+    """Uses of the object a `def` statement binds (its decorators applied). Several checks
+    ask for the same function's uses: they are found once (the list is shared, not to be changed)."""
+    if fn not in resolver.def_uses:
+        resolver.def_uses[fn] = _def_uses(resolver, fn)
+    uses: list[Use] = resolver.def_uses[fn]
+    return uses
+
+
+def _def_uses(resolver: Resolver, fn: FunctionInfo) -> list[Use]:
     module = fn.module
     if isinstance(fn.node, ast.Lambda):
-        return uses_of_value(resolver, module, fn.node, depth)
+        return uses_of_value(resolver, module, fn.node)
     if fn.cls is not None:
         return _method_uses(resolver, fn)
     bindings = fn.outer.bindings.get(fn.name, [])
@@ -99,7 +117,7 @@ def uses_of_def(resolver: Resolver, fn: FunctionInfo, depth: int = 0) -> list[Us
         keeps = keeps and bool(_known_wrapper(resolver, dec, module, fn))
     uses: list[Use] = []
     for load in name_loads(module, fn.name, fn.outer):
-        uses.extend(uses_of_value(resolver, module, load, depth + 1, keeps))
+        uses.extend(_value_uses(resolver, module, load, 1, keeps))
     return uses
 
 
@@ -183,10 +201,16 @@ def _known_wrapper(resolver: Resolver, dec: ast.expr, module: ModuleInfo, fn: Fu
     return None
 
 
-def uses_of_value(
-    resolver: Resolver, module: ModuleInfo, expr: ast.AST, depth: int = 0, keeps: bool = True
-) -> list[Use]:
-    """Where the function value of `expr` is used."""
+def uses_of_value(resolver: Resolver, module: ModuleInfo, expr: ast.AST) -> list[Use]:
+    """Where the function value of `expr` is used (found once per expression, like `uses_of_def`)."""
+    key = id(expr)  # the syntax trees live as long as the run
+    if key not in resolver.value_uses:
+        resolver.value_uses[key] = _value_uses(resolver, module, expr, 0, True)
+    uses: list[Use] = resolver.value_uses[key]
+    return uses
+
+
+def _value_uses(resolver: Resolver, module: ModuleInfo, expr: ast.AST, depth: int, keeps: bool) -> list[Use]:
     if depth > 20:
         return [Use("unknown", expr, module)]
     parent = module.parents.get(expr)
@@ -205,18 +229,18 @@ def uses_of_value(
         if parent.args and parent.args[0] is expr:
             name = qualname(parent.func, module, scope)
             if name in TRANSPARENT:
-                return uses_of_value(resolver, module, parent, depth + 1, keeps)
+                return _value_uses(resolver, module, parent, depth + 1, keeps)
             if name in WRAPPERS:
-                return uses_of_value(resolver, module, parent, depth + 1, False)
+                return _value_uses(resolver, module, parent, depth + 1, False)
             if name in PARTIAL:
-                if any(isinstance(a, ast.Starred) for a in parent.args) or any(k.arg is None for k in parent.keywords):
-                    return uses_of_value(resolver, module, parent, depth + 1, False)
+                if not module.spelled_out(parent):
+                    return _value_uses(resolver, module, parent, depth + 1, False)
                 return [
                     replace(u, bound=(parent, *u.bound)) if u.kind == "call" else u
-                    for u in uses_of_value(resolver, module, parent, depth + 1, keeps)
+                    for u in _value_uses(resolver, module, parent, depth + 1, keeps)
                 ]
             if isinstance(parent.func, ast.Call) and _is_partial_of(parent.func, module, scope, TRANSPARENT):
-                return uses_of_value(resolver, module, parent, depth + 1, keeps)
+                return _value_uses(resolver, module, parent, depth + 1, keeps)
         name = qualname(parent.func, module, scope)
         if name in IMMEDIATE:
             positions = IMMEDIATE[name]
@@ -237,7 +261,7 @@ def uses_of_value(
             if owner is not None:
                 uses: list[Use] = []
                 for load in name_loads(module, name, owner):
-                    uses.extend(uses_of_value(resolver, module, load, depth + 1, keeps))
+                    uses.extend(_value_uses(resolver, module, load, depth + 1, keeps))
                 return uses
     if isinstance(parent, ast.FunctionDef | ast.AsyncFunctionDef) and expr in parent.decorator_list:
         return [Use("unknown", parent, module)]

@@ -40,6 +40,10 @@ class Scope:
     bindings: dict[str, list[Binding]] = field(default_factory=dict)
     function: FunctionInfo | None = None  # for function scopes
     cls: ClassInfo | None = None  # for class scopes
+    # Answers already found for names read here (a name read in a scope always means the
+    # same: the bindings are fixed once the module is built).
+    owners: dict[str, Scope | None] = field(default_factory=dict)  # name -> the scope that binds it
+    qualnames: dict[str, str | None] = field(default_factory=dict)  # name -> the dotted name imported
 
     def bind(self, name: str, kind: int, node: ast.AST, value: object = None) -> None:
         self.bindings.setdefault(name, []).append(Binding(kind, node, value, self))
@@ -89,6 +93,7 @@ class FunctionInfo:
     cls: ClassInfo | None = None  # defined directly in this class's body
     _params: Params | None = None
     _returns: tuple[ast.expr, ...] | None | bool = False  # False: not read yet
+    _first_exit: tuple[int, int] | None | bool = False  # False: not read yet
 
     @property
     def params(self) -> Params:
@@ -104,6 +109,14 @@ class FunctionInfo:
             self._returns = _returned(self.node)
         assert self._returns is not True
         return self._returns
+
+    def exits_before(self, here: tuple[int, int]) -> bool:
+        """A `return` or `raise` of the function's own code (not of a nested def or class)
+        ends at or before position `here` (line, column)."""
+        if self._first_exit is False:
+            self._first_exit = _first_exit(self.node)
+        assert self._first_exit is not True
+        return self._first_exit is not None and self._first_exit <= here
 
     @property
     def decorators(self) -> list[ast.expr]:
@@ -142,12 +155,46 @@ class ModuleInfo:
     stored_attrs: set[str]  # attribute names assigned anywhere (`self.f = ...`)
     attr_loads: dict[str, list[ast.Attribute]]  # every `x.name` read, by name
     column_shift: dict[int, int] = field(default_factory=dict)  # Markdown: characters cut per line
-    aliases: set[str] = field(default_factory=set)  # names bound by an import or an assignment somewhere
-    resolve_cache: dict[tuple[int, str], Scope | None] = field(default_factory=dict)
-    qualnames: dict[tuple[int, str], str | None] = field(default_factory=dict)  # (scope, name) -> dotted name
+    # Names bound somewhere by an import or assigned a name or an attribute (`vm = jax.vmap`):
+    # the only bare names `qualname` follows to an imported function.
+    aliases: set[str] = field(default_factory=set)
     # Reads an option's value (names and constants followed); the project's interpreter
     # sets it. Without one, only literals are read.
     reader: Callable[[ast.expr, ModuleInfo], Any] | None = None
+    classes: list[ClassInfo] = field(default_factory=list)  # every class the file defines
+    # Calls with a `*args` or `**kwargs`, and tuple or list displays with a `*items`.
+    unpacking: set[ast.AST] = field(default_factory=set)
+    _lines: list[str] | None = None  # the source's lines, split at the first finding
+
+    def line(self, number: int) -> str:
+        """The text of line `number` (1-based; "" past the end)."""
+        if self._lines is None:
+            self._lines = self.source.splitlines()
+        return self._lines[number - 1] if 0 < number <= len(self._lines) else ""
+
+    def spelled_out(self, node: ast.Call | ast.Tuple | ast.List) -> bool:
+        """Every argument of a call (item of a tuple or list) is where it is written: no
+        `*args`, no `**kwargs`."""
+        return node not in self.unpacking
+
+    def release(self) -> None:
+        """Drop the links that make cycles (a scope and its bindings, a function and its
+        scope, a class and its methods, the module and its functions), so that this module
+        and its syntax tree are freed as soon as the run lets go of them, by reference
+        counting: the cyclic collector never walks the tree's many nodes."""
+        scopes = [self.scope, *(f.scope for f in self.functions), *(c.scope for c in self.classes)]
+        for scope in scopes:
+            scope.bindings.clear()
+            scope.function = None
+            scope.cls = None
+            scope.owners.clear()
+            scope.qualnames.clear()
+        for cls in self.classes:
+            cls.methods.clear()
+        self.functions.clear()
+        self.classes.clear()
+        self.function_of.clear()
+        self.reader = None
 
     def calls_of(self, names: frozenset[str], chained: bool = False) -> list[ast.Call]:
         """The calls that may call one of `names`, in source order: `x.name(...)`, and every
@@ -173,9 +220,8 @@ class ModuleInfo:
         return None if owner is None else owner.bindings[name]
 
     def owner(self, name: str, scope: Scope) -> Scope | None:
-        key = (id(scope), name)
-        if key in self.resolve_cache:
-            return self.resolve_cache[key]
+        if name in scope.owners:
+            return scope.owners[name]
         s: Scope | None = scope
         found: Scope | None = None
         first = True
@@ -186,22 +232,23 @@ class ModuleInfo:
                 break
             first = False
             s = s.parent
-        self.resolve_cache[key] = found
+        scope.owners[name] = found
         return found
 
 
-# Fields that never hold a node the builder needs: the load/store context, and operators
-# (`ast.Add()` and friends are shared singletons with nothing below them).
-_SKIPPED_FIELDS = frozenset({"ctx", "op", "ops"})
-_CHILD_FIELDS: dict[type, tuple[str, ...]] = {}  # node class -> its fields that may hold nodes
-
-
-def _child_fields(kind: type) -> tuple[str, ...]:
-    fields = _CHILD_FIELDS.get(kind)
-    if fields is None:
-        fields = tuple(f for f in kind._fields if f not in _SKIPPED_FIELDS)  # type: ignore[attr-defined]
-        _CHILD_FIELDS[kind] = fields  # a pure function of the class: the same under any thread
-    return fields
+# Fields that never hold a node the builder needs: the load/store context, operators
+# (`ast.Add()` and friends are shared singletons with nothing below them), and names,
+# flags and numbers (`Name.id`, `Attribute.attr`, `keyword.arg`, `ImportFrom.level`, ...).
+_SKIPPED_FIELDS = frozenset(
+    ["ctx", "op", "ops", "id", "attr", "arg", "name", "asname", "module", "level", "is_async", "kind"]
+    + ["conversion", "simple", "type_comment", "tag", "kwd_attrs", "rest"]
+)
+# Node class -> its fields that may hold nodes, for every node class of `ast`.
+_CHILD_FIELDS: dict[type, tuple[str, ...]] = {
+    kind: tuple(f for f in kind._fields if f not in _SKIPPED_FIELDS)
+    for kind in vars(ast).values()
+    if isinstance(kind, type) and issubclass(kind, ast.AST)
+}
 
 
 class _Builder:
@@ -209,27 +256,6 @@ class _Builder:
 
     def __init__(self, info: ModuleInfo) -> None:
         self.info = info
-        # What the builder does per node class; every other node is only walked through.
-        self.handlers: dict[type, Callable[[Any, ast.AST, Scope], None]] = {
-            ast.Name: self.visit_name,
-            ast.Call: self.visit_call,
-            ast.Attribute: self.visit_attribute,
-            ast.FunctionDef: self.visit_function,
-            ast.AsyncFunctionDef: self.visit_function,
-            ast.Lambda: self.visit_function,
-            ast.ClassDef: self.visit_class,
-            ast.Import: self.visit_import,
-            ast.ImportFrom: self.visit_import,
-            ast.Assign: self.visit_assign,
-            ast.AnnAssign: self.visit_assign,
-            ast.Global: self.visit_global,
-            ast.Nonlocal: self.visit_global,
-            ast.ExceptHandler: self.visit_named,
-            ast.MatchAs: self.visit_named,
-            ast.MatchStar: self.visit_named,
-            ast.MatchMapping: self.visit_match_mapping,
-            ast.Constant: _leaf,
-        }
 
     def run(self) -> None:
         self.visit_body(self.info.tree, self.info.scope)
@@ -238,7 +264,7 @@ class _Builder:
         # ast.iter_child_nodes, without the fields that hold no node: this loop runs once
         # per node of every file.
         visit = self.visit
-        for name in _child_fields(node.__class__):
+        for name in _CHILD_FIELDS[node.__class__]:
             value = getattr(node, name, None)
             if isinstance(value, list):
                 for item in value:
@@ -249,11 +275,11 @@ class _Builder:
 
     def visit(self, node: ast.AST, parent: ast.AST, scope: Scope) -> None:
         self.info.parents[node] = parent
-        handler = self.handlers.get(node.__class__)
+        handler = _HANDLERS.get(node.__class__)
         if handler is None:
             self.visit_body(node, scope)
         else:
-            handler(node, parent, scope)
+            handler(self, node, parent, scope)
 
     def visit_name(self, node: ast.Name, parent: ast.AST, scope: Scope) -> None:
         info = self.info
@@ -333,6 +359,7 @@ class _Builder:
             self.visit(e, node, scope)
         own = Scope("class", node, scope)
         own.cls = ClassInfo(node, node.name, own)
+        info.classes.append(own.cls)
         scope.bind(node.name, CLASS, node, own.cls)
         for stmt in node.body:
             self.visit(stmt, node, own)
@@ -360,6 +387,16 @@ class _Builder:
             scope.bind(alias.asname or alias.name, IMPORT, node, full)
             info.aliases.add(alias.asname or alias.name)
 
+    def visit_unpacking(self, node: ast.Starred | ast.keyword, parent: ast.AST, scope: Scope) -> None:
+        """`*args` in a call or a display, `**kwargs` in a call (a keyword without a name):
+        the call or display unpacks."""
+        if isinstance(node, ast.Starred) or node.arg is None:
+            self.info.unpacking.add(parent)
+        self.visit_body(node, scope)
+
+    def visit_leaf(self, node: ast.AST, parent: ast.AST, scope: Scope) -> None:
+        """A constant: nothing below it."""
+
     def visit_assign(self, node: ast.Assign | ast.AnnAssign, parent: ast.AST, scope: Scope) -> None:
         info = self.info
         targets = node.targets if isinstance(node, ast.Assign) else [node.target]
@@ -371,9 +408,37 @@ class _Builder:
             if isinstance(t, ast.Name) and node.value is not None:
                 info.parents[t] = node
                 scope.bind(t.id, ASSIGN, node, node.value)
-                info.aliases.add(t.id)
+                if isinstance(node.value, (ast.Name, ast.Attribute)):
+                    info.aliases.add(t.id)
             else:
                 self.visit(t, node, scope)
+
+
+# What the builder does per node class; every other node is only walked through. (A table
+# of the class's functions, not of bound methods: a builder holds no cycle that would keep
+# it, and the module it fills, alive after the pass.)
+_HANDLERS: dict[type, Callable[[_Builder, Any, ast.AST, Scope], None]] = {
+    ast.Name: _Builder.visit_name,
+    ast.Call: _Builder.visit_call,
+    ast.Attribute: _Builder.visit_attribute,
+    ast.FunctionDef: _Builder.visit_function,
+    ast.AsyncFunctionDef: _Builder.visit_function,
+    ast.Lambda: _Builder.visit_function,
+    ast.ClassDef: _Builder.visit_class,
+    ast.Import: _Builder.visit_import,
+    ast.ImportFrom: _Builder.visit_import,
+    ast.Assign: _Builder.visit_assign,
+    ast.AnnAssign: _Builder.visit_assign,
+    ast.Global: _Builder.visit_global,
+    ast.Nonlocal: _Builder.visit_global,
+    ast.ExceptHandler: _Builder.visit_named,
+    ast.MatchAs: _Builder.visit_named,
+    ast.MatchStar: _Builder.visit_named,
+    ast.MatchMapping: _Builder.visit_match_mapping,
+    ast.Starred: _Builder.visit_unpacking,
+    ast.keyword: _Builder.visit_unpacking,
+    ast.Constant: _Builder.visit_leaf,
+}
 
 
 def _returned(node: FunctionNode) -> tuple[ast.expr, ...] | None:
@@ -397,6 +462,33 @@ def _returned(node: FunctionNode) -> tuple[ast.expr, ...] | None:
     return tuple(found)
 
 
+# The fields that hold statements (a Return or Raise is a statement, and no expression holds
+# one), and the statements whose bodies are other scopes.
+_STATEMENT_LISTS = ("body", "orelse", "finalbody", "handlers", "cases")
+_SCOPE_STATEMENTS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+
+
+def _first_exit(node: FunctionNode) -> tuple[int, int] | None:
+    """Where the `return` or `raise` of `node`'s own code that ends first ends (line,
+    column), or None when it has none. Only statements are read."""
+    if isinstance(node, ast.Lambda):
+        return None
+    first: tuple[int, int] | None = None
+    stack: list[ast.AST] = list(node.body)
+    while stack:
+        n = stack.pop()
+        if isinstance(n, _SCOPE_STATEMENTS):
+            continue
+        if isinstance(n, (ast.Return, ast.Raise)):
+            end = (n.end_lineno or n.lineno, n.end_col_offset or 0)
+            if first is None or end < first:
+                first = end
+            continue
+        for name in _STATEMENT_LISTS:
+            stack.extend(getattr(n, name, ()))
+    return first
+
+
 def _always_returns(body: list[ast.stmt]) -> bool:
     if not body:
         return False
@@ -408,10 +500,6 @@ def _always_returns(body: list[ast.stmt]) -> bool:
     if isinstance(last, (ast.With, ast.AsyncWith)):
         return _always_returns(last.body)
     return False
-
-
-def _leaf(node: ast.AST, parent: ast.AST, scope: Scope) -> None:
-    """A constant: nothing below it."""
 
 
 def build_module(path: str, source: str, tree: ast.Module, parts: tuple[str, ...], is_package: bool) -> ModuleInfo:

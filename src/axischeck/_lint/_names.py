@@ -139,11 +139,10 @@ def qualname(expr: ast.expr, module: ModuleInfo, scope: Scope, depth: int = 0) -
         return None
     if depth:
         return _name(expr.id, module, scope, depth)
-    key = (id(scope), expr.id)  # a name read in a scope always means the same: bindings are fixed
-    cache = module.qualnames
-    if key not in cache:
-        cache[key] = _name(expr.id, module, scope, 0)
-    return cache[key]
+    cache = scope.qualnames  # a name read in a scope always means the same: bindings are fixed
+    if expr.id not in cache:
+        cache[expr.id] = _name(expr.id, module, scope, 0)
+    return cache[expr.id]
 
 
 def _name(name: str, module: ModuleInfo, scope: Scope, depth: int) -> str | None:

@@ -56,6 +56,7 @@ class Project:
         self._options: dict[int, object] = {}
         self.stats = Stats()
         self.findings: list[Finding] = []
+        self._reported: set[Finding] = set()  # the same findings, to drop one reported twice
 
     # -------------------------------------------------------------- modules
 
@@ -151,22 +152,32 @@ class Project:
         self.axis_names.check_collectives(module, self.add)
         self.axis_names.check_shadowing(sites, self.add)
 
+    def close(self) -> None:
+        """Let go of the parsed files: every module's cycles are broken and every cache
+        emptied, so the syntax trees are freed at once by reference counting. Without this,
+        the cyclic collector would walk the hundreds of thousands of nodes of a large file
+        (once when lint turns it back on, and again to free them)."""
+        for module in self._modules.values():
+            if module is not None:
+                module.release()
+        self._modules.clear()
+        self._options.clear()
+        self.resolver.clear()
+        self.values.clear()
+        self.axis_names.clear()
+
     def add(self, module: ModuleInfo, node: ast.AST, code: str, message: str, fix: str | None) -> None:
         line = getattr(node, "lineno", 1)
         col = getattr(node, "col_offset", 0)
-        text = _line(module, line)
+        text = module.line(line)
         column = (col if text.isascii() else len(text.encode()[:col].decode(errors="ignore"))) + 1
         column += module.column_shift.get(line, 0)
         if suppressed(text, code):
             return
         finding = Finding(module.path, line, column, code, message, fix)
-        if finding not in self.findings:
+        if finding not in self._reported:
+            self._reported.add(finding)
             self.findings.append(finding)
-
-
-def _line(module: ModuleInfo, line: int) -> str:
-    lines = module.source.splitlines()
-    return lines[line - 1] if 0 < line <= len(lines) else ""
 
 
 def _parts(path: Path) -> tuple[str, ...]:
@@ -179,7 +190,8 @@ def lint_files(files: Iterable[Path], display: dict[Path, str] | None = None) ->
 
     The cyclic garbage collector is paused during the run: syntax trees are many small
     objects that live until the end, and in a process that has imported JAX every full
-    collection would walk all of them again (it halves the speed).
+    collection would walk all of them again (it halves the speed). The run ends by letting
+    go of them (`Project.close`), so the collector finds nothing of it when it resumes.
     """
     project = Project(list(files), display)
     collecting = gc.isenabled()
@@ -187,6 +199,7 @@ def lint_files(files: Iterable[Path], display: dict[Path, str] | None = None) ->
     try:
         findings = project.run()
     finally:
+        project.close()
         if collecting:
             gc.enable()
     order = {project.name(p): i for i, p in enumerate(project.files)}

@@ -20,6 +20,7 @@ is evaluated: the interpreter only reads literals and the constructors it knows.
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 from typing import Any
 
 from ._callee import Resolver
@@ -62,39 +63,59 @@ class Values:
         self._active: set[tuple[int, str]] = set()
         self._holders: set[tuple[int, str]] = set()  # containers being checked for what holds them
         self._sources: dict[tuple[int, str], list[tuple[ast.expr, ModuleInfo]] | None] = {}
+        # How each kind of expression is read; any other expression is UNKNOWN.
+        self._readers: dict[type, Callable[[Any, ModuleInfo, int], Any]] = {
+            ast.Constant: self._constant,
+            ast.UnaryOp: self._unary,
+            ast.Tuple: self._sequence,
+            ast.List: self._sequence,
+            ast.Dict: self._dict,
+            ast.BinOp: self._binary,
+            ast.ListComp: self._comprehension,
+            ast.Name: self.name,
+            ast.Call: self._call,
+            ast.Attribute: self._attribute,
+        }
+
+    def clear(self) -> None:
+        """Forget every value read (they point into syntax trees the run is done with)."""
+        for cache in (self._names, self._active, self._holders, self._sources):
+            cache.clear()
 
     def of(self, node: ast.expr | None, module: ModuleInfo, depth: int = 0) -> Any:
         """The value of `node` (read in `module`), UNKNOWN where it is not certain."""
         if node is None or depth > MAX_DEPTH:
             return UNKNOWN
-        if isinstance(node, ast.Constant):
-            return node.value
-        if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
-            inner = self.of(node.operand, module, depth + 1)
-            if type(inner) in (int, float, complex):
-                return -inner if isinstance(node.op, ast.USub) else +inner
+        read = self._readers.get(node.__class__)
+        return UNKNOWN if read is None else read(node, module, depth)
+
+    def _constant(self, node: ast.Constant, module: ModuleInfo, depth: int) -> Any:
+        return node.value
+
+    def _unary(self, node: ast.UnaryOp, module: ModuleInfo, depth: int) -> Any:
+        if not isinstance(node.op, (ast.USub, ast.UAdd)):
             return UNKNOWN
-        if isinstance(node, (ast.Tuple, ast.List)):
-            if any(isinstance(e, ast.Starred) for e in node.elts):
-                return UNKNOWN
-            items = [self.of(e, module, depth + 1) for e in node.elts]
-            return tuple(items) if isinstance(node, ast.Tuple) else items
-        if isinstance(node, ast.Dict):
-            return self._dict(node, module, depth)
-        if isinstance(node, ast.BinOp) and isinstance(node.op, _ELEMENTWISE):
-            left, right = self.of(node.left, module, depth + 1), self.of(node.right, module, depth + 1)
-            if isinstance(node.op, ast.Add) and type(left) is type(right) and isinstance(left, (tuple, list)):
-                return left + right  # a new tuple or list: the items, one after the other
-            return arithmetic(left, right)
-        if isinstance(node, ast.ListComp):
-            return self._comprehension(node, module, depth)
-        if isinstance(node, ast.Name):
-            return self.name(node, module, depth)
-        if isinstance(node, ast.Call):
-            return self._call(node, module, depth)
-        if isinstance(node, ast.Attribute):
-            return attribute(self.of(node.value, module, depth + 1), node.attr)
+        inner = self.of(node.operand, module, depth + 1)
+        if type(inner) in (int, float, complex):
+            return -inner if isinstance(node.op, ast.USub) else +inner
         return UNKNOWN
+
+    def _sequence(self, node: ast.Tuple | ast.List, module: ModuleInfo, depth: int) -> Any:
+        if not module.spelled_out(node):
+            return UNKNOWN
+        items = [self.of(e, module, depth + 1) for e in node.elts]
+        return tuple(items) if isinstance(node, ast.Tuple) else items
+
+    def _binary(self, node: ast.BinOp, module: ModuleInfo, depth: int) -> Any:
+        if not isinstance(node.op, _ELEMENTWISE):
+            return UNKNOWN
+        left, right = self.of(node.left, module, depth + 1), self.of(node.right, module, depth + 1)
+        if isinstance(node.op, ast.Add) and type(left) is type(right) and isinstance(left, (tuple, list)):
+            return left + right  # a new tuple or list: the items, one after the other
+        return arithmetic(left, right)
+
+    def _attribute(self, node: ast.Attribute, module: ModuleInfo, depth: int) -> Any:
+        return attribute(self.of(node.value, module, depth + 1), node.attr)
 
     def _comprehension(self, node: ast.ListComp, module: ModuleInfo, depth: int) -> Any:
         """`[expr for n in range(a, b)]`: a list of len(range(a, b)) items. The items
@@ -292,7 +313,7 @@ class Values:
             call = use.node
             if use.kind != "call" or not isinstance(call, ast.Call) or use.implicit or use.bound:
                 return None
-            if any(isinstance(x, ast.Starred) for x in call.args) or any(k.arg is None for k in call.keywords):
+            if not use.module.spelled_out(call):
                 return None
             given = [k.value for k in call.keywords if k.arg == name]
             if 0 <= index < len(call.args):
@@ -310,7 +331,7 @@ class Values:
     # ------------------------------------------------------------------ calls
 
     def _call(self, node: ast.Call, module: ModuleInfo, depth: int) -> Any:
-        if any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
+        if not module.spelled_out(node):
             return UNKNOWN
         func = node.func
         scope = module.scope_of.get(node)
