@@ -63,7 +63,7 @@ def _row(case: Case, verbose: bool) -> dict[str, object]:
     jax_text = plain.text()
     said = [f for f in case.facts if re.search(f, text)]
     added = [f for f in said if not re.search(f, jax_text)]
-    offered = [f for f in fixes(checked.error) if applicable(f)]
+    offered = [f for f in fixes(checked) if applicable(f)]
     results = []
     for fix in offered:
         outcome = run_with_fix(case.buggy, fix)

@@ -102,10 +102,15 @@ def test_out_axes_none_on_a_mapped_output_is_device_0s_block_with_a_warning() ->
     with pytest.warns(ax.AxisCheckWarning, match="device 0's block"):
         assert f.predict(sds(1, 3)).shapes == want.shape == (3,)
     x = jnp.arange(3.0).reshape(1, 3)
-    with pytest.warns(ax.AxisCheckWarning, match=r"Fix: reduce it over the devices first \(jax.lax.pmean") as record:
+    with pytest.warns(ax.AxisCheckWarning, match=r"Fix: reduce it over the devices first \(give the pmap") as record:
         out = f(x)
     assert record[0].filename == __file__  # the user's line, not axischeck's or JAX's
+    assert str(record[0].message).endswith("; or out_axes=0 to get every device's block")
     np.testing.assert_array_equal(out, jax.pmap(lambda v: v * 2, out_axes=None)(x))
+    g = ax.pmap(lambda v: (v * 2, v.sum()), axis_name="i", out_axes=(0, None))  # axischeck: ignore[AX018]
+    with pytest.warns(ax.AxisCheckWarning, match=r"jax.lax.pmean or psum over 'i'\) if one value") as record:
+        g(x)
+    assert str(record[0].message).endswith("; or out_axes=(0, 0) to get every device's block")
 
 
 def test_out_axes_none_on_a_reduced_output_is_the_per_device_value() -> None:

@@ -226,7 +226,11 @@ _OPTION = re.compile(r"\b(" + "|".join(OPTIONS) + r")=")
 
 def _target(err: BaseException) -> str | None:
     transform = getattr(err, "transform", None)
-    text = transform if isinstance(transform, str) else "\n".join(getattr(err, "__notes__", ()))
+    return _target_in(transform if isinstance(transform, str) else "\n".join(getattr(err, "__notes__", ())))
+
+
+def _target_in(text: str) -> str | None:
+    """The function the first transform named in `text` maps."""
     match = re.search(r"\b(?:vmap|pmap|shard_map|smap)\(([\w<>.]+)", text)
     return match.group(1) if match else None
 
@@ -266,11 +270,13 @@ def _parse_option(text: str) -> dict[str, Any] | None:
         return None
 
 
-def fixes(err: BaseException | None) -> list[Fix]:
-    """The fixes an error offers, structured ones first; text-only fixes whose option
-    cannot be read are left out (they are not checkable)."""
+def fixes(outcome: Outcome) -> list[Fix]:
+    """The fixes a run offers: its error's, structured ones first, or, where it raised
+    none, its warnings' `Fix:` lines; text-only fixes whose option cannot be read are
+    left out (they are not checkable)."""
+    err = outcome.error
     if err is None:
-        return []
+        return [fix for warning in outcome.warnings for fix in _text_fixes(warning, _target_in(warning))]
     target = _target(err)
     found = [
         Fix(
@@ -287,7 +293,12 @@ def fixes(err: BaseException | None) -> list[Fix]:
     ]
     if found:
         return found
-    text = "\n".join([str(err), *getattr(err, "__notes__", ())])
+    return _text_fixes("\n".join([str(err), *getattr(err, "__notes__", ())]), target)
+
+
+def _text_fixes(text: str, target: str | None) -> list[Fix]:
+    """The options named in the `Fix:` lines of `text`."""
+    found = []
     for line in _FIX_LINE.findall(text):
         if re.search(r"by position|positionally|nest one", line):  # a change of the call or the code, not an option
             continue

@@ -112,7 +112,7 @@ def test_axischeck_states_the_facts(case: Case) -> None:
 @pytest.mark.parametrize("case", _params("gap_fix"))
 def test_no_wrong_fix(case: Case) -> None:
     checked = run_checked(case.buggy)
-    offered = [fix for fix in fixes(checked.error) if applicable(fix)]
+    offered = [fix for fix in fixes(checked) if applicable(fix)]
     expected = run_plain(case.fixed).result
     wrong = []
     for fix in offered:

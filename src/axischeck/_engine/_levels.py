@@ -474,6 +474,27 @@ def _range_fix(leaf: Leaf, axis: int) -> str | None:
 # -------------------------------------------------------------------------- outputs
 
 
+def _reduce_over(axis_name: Hashable | None) -> str:
+    if axis_name is None:
+        return "give the pmap an axis_name and apply jax.lax.pmean or psum over it"
+    return f"jax.lax.pmean or psum over {axis_name!r}"
+
+
+def _out_axes_mapping(out_axes: Any, shapes: Any, j: int) -> Any:
+    """out_axes with flat output `j` mapped over axis 0 instead of None, where out_axes
+    says it in one place (None for everything, or a tuple entry for a whole output that
+    is one array); else None."""
+    if out_axes is None:
+        return 0
+    if not isinstance(out_axes, tuple) or not isinstance(shapes, tuple) or len(out_axes) != len(shapes):
+        return None
+    leaves = [len(jax.tree_util.tree_leaves(s, is_leaf=lambda x: isinstance(x, Shape))) for s in shapes]
+    k = next((k for k in range(len(shapes)) if sum(leaves[: k + 1]) > j), None)
+    if k is None or leaves[k] != 1 or out_axes[k] is not None:
+        return None
+    return (*out_axes[:k], 0, *out_axes[k + 1 :])
+
+
 @dataclass(frozen=True)
 class Sources:
     """The mapped arguments an output is computed from: passed by position (an in_axes
@@ -527,12 +548,14 @@ def map_outputs(
             if not level.sum_match and is_batched(j):
                 name = "" if level.axis_name is None else f" (axis_name={level.axis_name!r})"
                 if level.kind == "pmap":  # JAX answers with device 0's block: so do we, and say so
+                    mapped = _out_axes_mapping(level.out_axes.value, shapes, j)
+                    every = f"out_axes={mapped!r}" if mapped is not None else "an integer out_axes entry for it"
                     warn_at_user(
                         AxisCheckWarning(
                             f"{level.describe()}: out_axes is None for {label}, but {label} depends on the"
                             f" mapped arguments, so JAX's pmap returns device 0's block {format_shape(shape)}."
-                            f" Fix: reduce it over the devices first (jax.lax.pmean or psum{name}) if one value"
-                            " was meant, or give it an integer out_axes entry to get every device's block"
+                            f" Fix: reduce it over the devices first ({_reduce_over(level.axis_name)}) if one"
+                            f" value was meant; or {every} to get every device's block"
                         )
                     )
                     out.append(shape)
