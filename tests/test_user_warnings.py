@@ -97,31 +97,6 @@ def test_a_psum_of_a_psum_is_found_through_jit_in_any_axis_order_and_a_pmean_of_
             two_levels(fn)(x)
 
 
-def test_a_psum_of_a_psum_in_a_shard_map_call_is_warned_of_with_the_function_run_as_often_as_in_jax() -> None:
-    """jax#19175 in a call: the body's collectives are seen in the trace JAX makes of it,
-    recorded once and replayed for JAX, so the function runs as often as under JAX and
-    returns JAX's values."""
-    mesh = jax.sharding.Mesh(np.array(jax.devices()[:4]), ("i",))
-    counts, outs = {}, {}
-    for name, shard_map in (("jax", jax.shard_map), ("ax", ax.shard_map)):
-        runs = [0]
-
-        def total(x: jax.Array, runs: list[int] = runs) -> jax.Array:
-            runs[0] += 1
-            return _summed_twice(x)
-
-        f = shard_map(total, mesh=mesh, in_specs=P("i"), out_specs=P())
-        with warnings.catch_warnings(record=True) as seen:
-            warnings.simplefilter("always")
-            outs[name] = [f(jnp.arange(4.0)) for _ in range(2)]
-        counts[name] = runs[0]
-        said = [str(w.message) for w in seen if issubclass(w.category, ax.AxisCheckWarning)]
-        assert bool(said) == (name == "ax") and all("already a psum over 'i'" in m for m in said)
-    assert counts["ax"] == counts["jax"], counts
-    for ours, theirs in zip(outs["ax"], outs["jax"], strict=True):
-        np.testing.assert_array_equal(ours, theirs)
-
-
 def test_a_psum_of_a_psum_in_a_shard_map_is_warned_of_by_predict() -> None:
     mesh = jax.sharding.Mesh(np.array(jax.devices()[:4]), ("i",))
     f = ax.shard_map(_summed_twice, mesh=mesh, in_specs=P("i"), out_specs=P())

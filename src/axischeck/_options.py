@@ -104,13 +104,6 @@ class Options(ABC, Generic[V]):
         return False
 
     @property
-    def inspects_jax_trace(self) -> bool:
-        """Whether every trace JAX makes of the function is recorded and looked at for the
-        collective accidents JAX accepts silently (a psum of a psum), where no check before
-        the run sees the function's collectives (see `_in_trace`)."""
-        return False
-
-    @property
     def jax_refuses_every_mistake(self) -> bool:
         """Whether JAX itself refuses every mistake these options allow (nothing it may
         answer silently): a function that declares no dims then has nothing to check

@@ -179,10 +179,6 @@ class ShardMapOptions(Options[Settled]):
     kind: ClassVar[str] = "shard_map"
     predictor: ClassVar[type[Predictor]] = ShardPredictor
 
-    @property
-    def inspects_jax_trace(self) -> bool:
-        return True  # the body's collectives are JAX's alone to see: a psum of a psum is warned of
-
     def key(self) -> Hashable | None:
         return _options_key(self.mesh, self.in_specs, self.out_specs, self.axis_names, self.check_vma)
 

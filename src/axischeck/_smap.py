@@ -136,10 +136,6 @@ class SmapOptions(Options[Settled]):
     kind: ClassVar[str] = "smap"
     predictor: ClassVar[type[Predictor]] = ShardPredictor
 
-    @property
-    def inspects_jax_trace(self) -> bool:
-        return True  # the body's collectives are JAX's alone to see: a psum of a psum is warned of
-
     def key(self) -> Hashable:
         return typed_key("smap", self.in_axes, self.out_axes, self.axis_name)
 

@@ -63,9 +63,8 @@ class Transformed(Wrapper, Nestable, Generic[P, R], ABC):
         # The function as JAX's transform holds it, where a call's check rides JAX's trace
         # (see `_in_trace`); None: JAX holds `fun` itself.
         recorder = None
-        records = options.rides_jax_trace or options.inspects_jax_trace
-        if records and callable(fun) and not isinstance(fun, Transformed):  # JAX refuses a non-callable itself
-            recorder = Recorder(fun, options.kind, options.jax_caches_traces, options.inspects_jax_trace)
+        if options.rides_jax_trace and not isinstance(fun, Transformed):
+            recorder = Recorder(fun, options.kind, options.jax_caches_traces)
         # An axischeck transform inside this one records the user's function as JAX
         # traces it, for this transform's check too (see `Watch`).
         self._inner_records = isinstance(fun, Transformed)

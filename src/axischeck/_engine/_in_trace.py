@@ -31,11 +31,9 @@ from typing import TYPE_CHECKING, Any
 import jax
 from jax.core import Tracer
 
-from .._core._cache import BoundedCache
 from .._core._errors import FunctionError
-from .._core._jax_compat import name_trace, trace_context
-from .._core._keys import lookup, store
-from ._trace import RECORDED, Records, Replay, record_key, substituting, warn_repeated_sums
+from .._core._jax_compat import name_trace
+from ._trace import RECORDED, Records, Replay, substituting
 
 if TYPE_CHECKING:
     from ._predictor import Predictor
@@ -51,18 +49,14 @@ class Recorder:
     # (the user's function's attributes, through `functools.update_wrapper`) onto the
     # function it returns, and a function wrapping that one copies them again; a field
     # there would be read by the next recorder as its own.
-    __slots__ = ("__dict__", "__weakref__", "caches_traces", "fun", "inspected", "inspects", "kind")
+    __slots__ = ("__dict__", "__weakref__", "caches_traces", "fun", "kind")
 
-    def __init__(self, fun: Callable[..., Any], kind: str, caches_traces: bool, inspects: bool = False) -> None:
+    def __init__(self, fun: Callable[..., Any], kind: str, caches_traces: bool) -> None:
         self.fun = fun
         self.kind = kind  # the transform's name, as JAX's messages about its trace say it
         # Whether JAX's transform answers calls from its cache of traces (pmap): records are
         # then kept for later calls; otherwise (vmap) each call's record serves that call.
         self.caches_traces = caches_traces
-        self.inspects = inspects  # JAX's traces are recorded and looked at (see `_inspected`)
-        # The traces looked at already, by what a trace can see (shapes, values, JAX's trace
-        # context): the function's jaxpr for them is the same, and so is the verdict.
-        self.inspected: BoundedCache[bool] = BoundedCache(32)
         functools.update_wrapper(self, fun)  # JAX names, and reads the parameters of, the user's function
 
     def __eq__(self, other: object) -> bool:
@@ -73,47 +67,9 @@ class Recorder:
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         watch = WATCHING.get()
-        if watch is not None and watch.recorder is self and not watch.recorded:
-            return watch.record(self, args, kwargs)
-        if self.inspects:
-            return _inspected(self, args, kwargs)
-        return self.fun(*args, **kwargs)
-
-
-def _recorded(recorder: Recorder, args: tuple[Any, ...], kwargs: dict[str, Any], labels: list[str]) -> Replay | None:
-    """The function recorded once at JAX's tracers (named by `labels` in JAX's messages
-    about the trace), or None where it fails: recorded, it may fail otherwise than in
-    JAX's own evaluation (which runs the transform's rules op by op), and JAX's is the
-    error the user must see, so the function is then run as JAX would run it."""
-    leaves, treedef = jax.tree_util.tree_flatten((args, kwargs))
-    dyn = tuple(i for i, leaf in enumerate(leaves) if isinstance(leaf, Tracer))
-    fun = recorder.fun
-    recorded = substituting(fun, treedef, leaves, dyn)
-    if len(labels) == len(leaves):
-        name_trace(recorded, fun, [labels[i] for i in dyn], traced_for=recorder.kind)
-    try:
-        closed, out = jax.make_jaxpr(recorded, return_shape=True)(*[leaves[i] for i in dyn])
-    except Exception:
-        return None
-    return Replay(closed, jax.tree_util.tree_structure(out), dyn)
-
-
-def _inspected(recorder: Recorder, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-    """A trace JAX makes of the function that no check before the run can see into (a
-    shard_map's body: its collectives are the function's): recorded, the record looked
-    at for the collective accidents JAX accepts silently (a psum of a psum), and its
-    outputs handed to JAX; once per shapes, values and trace context (a later trace like
-    it calls the function straight). The function runs once, as JAX would run it."""
-    seen = record_key(args, kwargs)
-    key = None if seen is None else (seen, trace_context())
-    if lookup(recorder.inspected, key):
-        return recorder.fun(*args, **kwargs)
-    replay = _recorded(recorder, args, kwargs, [])
-    if replay is None:
-        return recorder.fun(*args, **kwargs)
-    warn_repeated_sums(replay.closed)
-    store(recorder.inspected, key, True)
-    return replay(*args, **kwargs)
+        if watch is None or watch.recorder is not self or watch.recorded:
+            return self.fun(*args, **kwargs)
+        return watch.record(self, args, kwargs)
 
 
 class Watch:
@@ -148,16 +104,28 @@ class Watch:
         watch's `records`), its outputs handed to JAX. The function's own failure is
         JAX's to report, from this trace."""
         self.recorded = True
+        leaves, treedef = jax.tree_util.tree_flatten((args, kwargs))
+        dyn = tuple(i for i, leaf in enumerate(leaves) if isinstance(leaf, Tracer))
+        traced = [leaves[i] for i in dyn]
+        fun = recorder.fun
+        recorded = substituting(fun, treedef, leaves, dyn)
         labels = [leaf.label for leaf in self.predictor.label(args, kwargs).flat()[0]]
-        replay = _recorded(recorder, args, kwargs, labels)
-        if replay is None:
-            return recorder.fun(*args, **kwargs)
+        if len(labels) == len(leaves):
+            name_trace(recorded, fun, [labels[i] for i in dyn], traced_for=recorder.kind)
+        try:
+            closed, out = jax.make_jaxpr(recorded, return_shape=True)(*traced)
+        except Exception:
+            # The function fails. Recorded, it may fail otherwise than in JAX's own
+            # evaluation (which runs the transform's rules op by op): JAX's is the error
+            # the user must see, so the function runs as JAX would run it.
+            return fun(*args, **kwargs)
+        replay = Replay(closed, jax.tree_util.tree_structure(out), dyn)
         self.records.keep(args, kwargs, replay)
         around = self.enclosing
         while around is not None:  # the same function at the same values, for each check of the nest
             around.records.keep(args, kwargs, replay)
             around = around.enclosing
-        return replay(*args, **kwargs)
+        return replay.traced(*traced)
 
     def check(self) -> None:
         """The engine's answer for the call (among it, JAX's answer to the silent question),

@@ -62,7 +62,6 @@ from ._trace import (
     check_ppermutes,
     jaxpr_under_levels,
     only_vmaps,
-    recorded_first,
     under_pmap,
     varying_sources,
     warn_repeated_sums,
@@ -480,8 +479,8 @@ class ShardModel:
         on what only a trace can tell (collectives, vma, the replication promise of
         out_specs, its batching rules), in the user's terms."""
         o = self.options
-        assert self.fn is not None
-        fn = recorded_first(self.fn)  # JAX's own traces of it, where a check rides them
+        fn = self.fn
+        assert fn is not None
         recorded: list[Any] = []
         returned: list[Any] = []  # the traced outputs themselves: their vma types explain a refusal
         entered: list[bool] = []

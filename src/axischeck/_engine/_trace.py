@@ -257,13 +257,13 @@ class Records:
         self._replays: BoundedCache[Replay] = BoundedCache(8)
 
     def keep(self, args: tuple[Any, ...], kwargs: dict[str, Any], replay: Replay) -> None:
-        store(self._replays, record_key(args, kwargs), replay)
+        store(self._replays, _record_key(args, kwargs), replay)
 
     def find(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Replay | None:
-        return lookup(self._replays, record_key(args, kwargs))  # type: ignore[no-any-return]
+        return lookup(self._replays, _record_key(args, kwargs))  # type: ignore[no-any-return]
 
 
-def record_key(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Hashable | None:
+def _record_key(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Hashable | None:
     try:
         leaves, treedef = jax.tree_util.tree_flatten((args, kwargs))
     except Exception:
