@@ -623,3 +623,21 @@ def test_the_fix_search_counts_every_run_of_the_function() -> None:
         with pytest.raises(ax.ArgumentError):
             call()
         assert runs[0] <= 3, (why, runs[0])
+
+
+def test_a_collective_over_an_unbound_name_is_traced_once_per_question() -> None:
+    """A name no level binds fails the record with the names bound as devices' the same
+    way it would fail under the real nesting: the check asks once, not twice. Nested
+    named vmaps: JAX's own run (the record fails, so the function runs as JAX runs it),
+    the diagnosis, and one candidate fix: four runs."""
+    runs = [0]
+
+    def stray(x: jax.Array, w: jax.Array) -> jax.Array:
+        runs[0] += 1
+        return jax.lax.psum(x @ w, "k")  # axischeck: ignore[AX005] - the mistake under test
+
+    inner = ax.vmap(stray, in_axes=(0, None), axis_name="j")
+    with pytest.raises(ax.FunctionError) as info:
+        ax.vmap(inner, in_axes=(0, None), axis_name="i")(jnp.ones((2, 4, 3)), jnp.ones((3, 2)))
+    assert isinstance(info.value, NameError) and info.value.fix is not None and "axis_name='k'" in info.value.fix
+    assert runs[0] <= 4, runs[0]

@@ -35,6 +35,7 @@ from .._core._jax_compat import (
     quiet_tracebacks,
     scan_layout,
     sub_jaxprs,
+    unbound_axis_name,
     varying_axes,
 )
 from .._core._keys import lookup, store
@@ -391,7 +392,8 @@ def _recorded(
 ) -> Replay | None:
     """One trace of the per-example function with `env`'s axis names bound as devices'
     (its collectives kept as they are), or None where that trace fails: then the real
-    vmap nesting, traced next, has its say."""
+    vmap nesting, traced next, has its say. A collective over a name `env` does not bind
+    fails there the same way, so its NameError is raised at once (no second trace)."""
     names = [(level.name, level.size) for level in env if level.name is not None]
     avals = abstract_values(structs)
     if shown is not None:
@@ -399,6 +401,10 @@ def _recorded(
     try:
         with quiet_tracebacks():
             closed, out = jax.make_jaxpr(per_example, axis_env=names, return_shape=True)(*avals)
+    except NameError as err:
+        if unbound_axis_name(err) is not None:
+            raise
+        return None
     except Exception:
         return None
     return replay_of(closed, out, dyn)
