@@ -202,6 +202,8 @@ def _run_script(path: str) -> None:
     saved_main = sys.modules.get("__main__")
     sys.modules["__main__"] = main
     try:
+        # The program the user asked `axischeck run` to run, run as `python path` runs it
+        # (runpy cannot give it a loader); no string from anywhere else is executed.
         exec(code, vars(main))
     finally:
         if saved_main is not None:

@@ -507,10 +507,10 @@ class Sources:
         return bool(self.positional or self.keywords)
 
     def described(self) -> str:
-        names = and_list([*self.positional, *self.keywords])
+        names = [*self.positional, *self.keywords]
         if not self.keywords:
-            return f"{names}, which in_axes maps"
-        return f"{names}, which {'is' if len(self.positional) + len(self.keywords) == 1 else 'are'} mapped"
+            return f"{and_list(names)}, which in_axes maps"
+        return f"{and_list(names)}, which {'is' if len(names) == 1 else 'are'} mapped"
 
     def unmapping(self) -> str:
         """How to leave them unmapped."""

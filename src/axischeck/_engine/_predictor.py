@@ -42,17 +42,15 @@ from ._trace import Records, substituting
 from ._transform_models import Build, Models
 
 FIX_TRACES = 3
-"""How many times a failed call or predict may run the user's function to try fixes
-(`Predictor.fix_traces`, where a transform's candidates cost more)."""
+"""How many times a failure (of `predict` or of a call) may run the user's function to
+try fixes, the same for both so that they offer the same fixes (`Predictor.fix_traces`,
+where a transform's candidates cost more). Candidates the transform's own checks refuse
+cost no run, so the budget goes to those that pass; the success path never searches."""
 
 ASKING_JAX: ContextVar[bool] = ContextVar("axischeck_asking_jax", default=False)
 """True while JAX's own verdict on a call is asked (see `_jax_verdict`): only its exception
 type and message are kept, so an axischeck transform inside explains nothing and tries no
 fix (that would run the user's function for nothing)."""
-"""How many candidate fixes a failure (of `predict` or of a call) may trace the user's
-function for, the same for both so that they offer the same fixes. Candidates the
-transform's own checks refuse cost no trace, so the budget goes to those that pass; the
-success path never searches."""
 
 JAX_ALONE = Prediction(None, None, ())
 """`check_call`'s answer for a call beyond axischeck's model: JAX alone runs it."""

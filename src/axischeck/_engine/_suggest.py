@@ -189,8 +189,8 @@ def _shapes_only(model: MapModel, call: Call, s: Suggestion, outcome: Outcome) -
     one on each side: nothing says which batch was meant)."""
     if _wrong_rank(model, outcome):
         return "its output rank is not the one the signature declares"
-    step = next((st for st in outcome.steps if isinstance(st, MapStep)), None)
-    if step is None or step.axis_size is None or _declares_inputs(model):
+    size = _batch_size(outcome)
+    if size is None or _declares_inputs(model):
         return None
     axes = dict(s.options).get("in_axes")
     before = _per_argument(model.level.in_axes.value, len(call.args))
@@ -199,13 +199,13 @@ def _shapes_only(model: MapModel, call: Call, s: Suggestion, outcome: Outcome) -
     dissent = [
         call.arg_labels[i]
         for i, (b, a) in enumerate(zip(before, axes, strict=True))
-        if a is None and _size_at(call.args[i], b) not in (None, step.axis_size)
+        if a is None and _size_at(call.args[i], b) not in (None, size)
     ]
     kept = sum(len(jax.tree_util.tree_leaves(arg)) for arg, a in zip(call.args, axes, strict=True) if a is not None)
     if dissent and kept <= len(dissent):
         return (
             f"it unmaps {and_list(dissent)}: as many mapped arrays have another size as keep its batch"
-            f" size, {step.axis_size}, so nothing says which batch you meant"
+            f" size, {size}, so nothing says which batch you meant"
         )
     return None
 
@@ -258,22 +258,17 @@ def _ranked(model: MapModel, call: Call, found: list[tuple[Suggestion, Outcome]]
     if not found:
         return []
     given = _given_sizes(model, call)
-    judged = [(replace(s, shapes_only=_shapes_only(model, call, s, outcome)), outcome) for s, outcome in found]
-    pointed = any(s.shapes_only is None and not _odd_size(given, outcome) for s, outcome in judged)
-    if pointed:
-        judged = [
-            (
-                replace(s, shapes_only=f"its batch size, {_batch_size(outcome)}, is none of those your in_axes read"),
-                outcome,
-            )
-            if s.shapes_only is None and _odd_size(given, outcome)
-            else (s, outcome)
-            for s, outcome in judged
-        ]
-    meant = [s for s, _ in judged if s.shapes_only is None]
+    reasons = [_shapes_only(model, call, s, outcome) for s, outcome in found]
+    pointed = any(why is None and not _odd_size(given, o) for why, (_, o) in zip(reasons, found, strict=True))
+    judged = []
+    for (s, outcome), why in zip(found, reasons, strict=True):
+        if why is None and pointed and _odd_size(given, outcome):
+            why = f"its batch size, {_batch_size(outcome)}, is none of those your in_axes read"
+        judged.append(replace(s, shapes_only=why))
+    meant = [s for s in judged if s.shapes_only is None]
     if len(meant) > MAX_SHOWN:
         return meant
-    only = [s for s, _ in judged if s.shapes_only is not None]
+    only = [s for s in judged if s.shapes_only is not None]
     return [*meant[:1], *(replace(s, tie=True) for s in meant[1:]), *only]
 
 
@@ -714,15 +709,12 @@ def _reshaped_mesh_options(
         if isinstance(arg, Leaf) and arg.shape is not None and isinstance(spec, PartitionSpec):
             split += [(i, d, axes) for d, axes in enumerate(_entries(spec)[: len(arg.shape)]) if axes]
     resized = sorted(_factorings(math.prod(mesh.sizes), len(mesh.sizes)), key=lambda s: _changes(s, mesh.sizes))
-    sizes = next(
-        (
-            sizes
-            for sizes in resized
-            if sizes != mesh.sizes
-            and not any(call.args[i].shape[d] % replace(mesh, sizes=sizes).size(axes) for i, d, axes in split)
-        ),
-        None,
-    )
+
+    def divides(sizes: tuple[int, ...]) -> bool:
+        shape = replace(mesh, sizes=sizes)
+        return sizes != mesh.sizes and all(call.args[i].shape[d] % shape.size(axes) == 0 for i, d, axes in split)
+
+    sizes = next(filter(divides, resized), None)
     if sizes is None:
         return []
     new_mesh = _mesh_of_shape(o.jax_mesh, sizes)
