@@ -124,3 +124,52 @@ def test_errors_from_decorated_calls_point_at_the_callers_line(case: Callable[[]
     # No noisy "During handling of the above exception, another exception occurred".
     rendered = "".join(traceback.format_exception(error))
     assert "During handling of the above exception" not in rendered, rendered
+
+
+# ------------------------------------------- the user's function, as deep as under JAX's
+
+
+def _depth_inside(transform: Callable[..., Any], *args: Any) -> int:
+    """How many frames lie between this function and the mapped function's body."""
+    depths: list[int] = []
+    outer = len(inspect.stack())
+
+    def body(x: jax.Array) -> jax.Array:
+        depths.append(len(inspect.stack()) - outer)
+        return x
+
+    transform(body)(*args)
+    return depths[0]
+
+
+def test_the_mapped_function_runs_as_deep_as_under_jaxs_vmap() -> None:
+    """JAX's own test_vmap_traceback counts these frames: the checked call is its own
+    traceback boundary and calls inside JAX's, so it adds no frame."""
+    x = jnp.arange(3.0)
+    assert _depth_inside(ax.vmap, x) == _depth_inside(jax.vmap, x)
+
+
+def _raises_inside(x: jax.Array) -> jax.Array:
+    raise ValueError("from the user's function")
+
+
+def _frames_of_users_error(transform: Callable[..., Any]) -> list[tuple[str, str]]:
+    with pytest.raises(ValueError, match="from the user's function") as info:
+        transform(_raises_inside)(jnp.arange(3.0))
+    return [(Path(f.filename).name, f.name) for f in traceback.extract_tb(info.value.__traceback__)]
+
+
+def test_an_error_in_the_users_function_has_jaxs_traceback() -> None:
+    frames = _frames_of_users_error(ax.vmap)
+    assert frames == _frames_of_users_error(jax.vmap)
+    assert frames[-1] == ("test_tracebacks.py", "_raises_inside")
+
+
+def test_an_error_in_the_users_function_keeps_every_frame_with_filtering_off(filtering_off: None) -> None:
+    frames = _frames_of_users_error(ax.vmap)
+    assert ("_transform.py", "__call__") in frames and ("api.py", "vmap_f") in frames
+
+
+def test_under_jit_the_outer_boundary_filters_once() -> None:
+    frames = _frames_of_users_error(lambda f: jax.jit(ax.vmap(f)))
+    assert [f for f in frames if f[0] not in {"test_tracebacks.py"}] == []

@@ -258,7 +258,7 @@ class ShardMapped(Transformed[P, R]):
         if self._settled.has_static and self._passes_non_arrays(args):
             # A real call closes over what in_specs passes whole, even a str, which
             # jax.eval_shape (and so predict) cannot take: JAX alone can run this call.
-            return self._jax_fn(*args, **kwargs)  # type: ignore[no-any-return]
+            return self._jax_call(*args, **kwargs)  # type: ignore[no-any-return]
         return super().__call__(*args, **kwargs)
 
     def _passes_non_arrays(self, args: tuple[Any, ...]) -> bool:

@@ -18,7 +18,7 @@ from ._call import checks_after, diagnosis, refuse_unflattenable, verify_output
 from ._core._annotations import check_text_dims
 from ._core._cache import Wrapper, runs_code
 from ._core._errors import AxisCheckError, SpecError, with_jax_error
-from ._core._jax_compat import traceback_boundary
+from ._core._jax_compat import filter_traceback_at_boundary, inside_boundary, traceback_boundary
 from ._core._leaves import plain_function
 from ._core._prediction import Prediction
 from ._core._trees import shapes_text
@@ -70,6 +70,7 @@ class Transformed(Wrapper, Nestable, Generic[P, R], ABC):
         self._inner_records = isinstance(fun, Transformed)
         options_key = options.key()
         self._jax_fn = _built_by_jax(options, fun, recorder)
+        self._jax_call = inside_boundary(self._jax_fn)  # what `__call__` calls, inside its own boundary
         require_callable(fun, options.kind)  # where JAX's transform takes any object
         self._recorder = recorder
         self.__wrapped__ = fun
@@ -302,41 +303,49 @@ class Transformed(Wrapper, Nestable, Generic[P, R], ABC):
 
     # ------------------------------------------------------------------- call
 
-    @traceback_boundary  # JAX's traceback filtering hides axischeck's frames below it
     def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
         """The checks before JAX runs (a prediction with a signature, the pre-checks
         without), JAX's own transform, the output against the prediction; after a
-        failure, axischeck's account of it with JAX's exception kept (see `_call`)."""
-        if CHECKS_OFF.get():  # inside `checks_disabled()`: JAX's transform, unchecked
-            return self._jax_fn(*args, **kwargs)  # type: ignore[no-any-return]
-        pred: Prediction | None = None
-        watch: Watch | None = None  # where the check rides JAX's trace of the call
-        if self._declares_nothing():
-            refuse_unflattenable(args, kwargs)
-        else:
-            before = self._predictor.check_call(args, kwargs, self._jax_fn, self._recorder, self._inner_records)
-            if before is JAX_ALONE:
-                return self._jax_fn(*args, **kwargs)  # type: ignore[no-any-return]
-            if isinstance(before, Watch):
-                watch = before
-            else:
-                pred = before
+        failure, axischeck's account of it with JAX's exception kept (see `_call`).
+
+        The call is its own traceback boundary, calling inside JAX's (`inside_boundary`):
+        the user's function runs as deep in the stack as under JAX's transform alone, and
+        what the call raises has the traceback JAX's boundary would give it."""
+        __tracebackhide__ = True  # pytest and IPython hide this frame as they hide JAX's
         try:
-            out = self._jax_fn(*args, **kwargs) if watch is None else watch.run(self._jax_fn, args, kwargs)
-        except AxisCheckError:
-            raise  # an inner axischeck transform has explained it
-        except Exception as err:
-            ours = diagnosis(self._predictor, self._describe(), err, args, kwargs)
-            if ours is None:
-                raise
-            # The explanation replaces JAX's exception, whose type and message it carries
-            # (as a refusal before the run does): no chained JAX traceback above the user's.
-            raise ours from None
-        if watch is not None:
-            checks_after(watch, args, kwargs)
-        if pred is not None and not pred.matches(out):
-            verify_output(self._predictor, self._describe(), out, pred, args, kwargs)
-        return out  # type: ignore[no-any-return]
+            if CHECKS_OFF.get():  # inside `checks_disabled()`: JAX's transform, unchecked
+                return self._jax_call(*args, **kwargs)  # type: ignore[no-any-return]
+            pred: Prediction | None = None
+            watch: Watch | None = None  # where the check rides JAX's trace of the call
+            if self._declares_nothing():
+                refuse_unflattenable(args, kwargs)
+            else:
+                before = self._predictor.check_call(args, kwargs, self._jax_fn, self._recorder, self._inner_records)
+                if before is JAX_ALONE:
+                    return self._jax_call(*args, **kwargs)  # type: ignore[no-any-return]
+                if isinstance(before, Watch):
+                    watch = before
+                else:
+                    pred = before
+            try:
+                out = self._jax_call(*args, **kwargs) if watch is None else watch.run(self._jax_call, args, kwargs)
+            except AxisCheckError:
+                raise  # an inner axischeck transform has explained it
+            except Exception as err:
+                ours = diagnosis(self._predictor, self._describe(), err, args, kwargs)
+                if ours is None:
+                    raise
+                # The explanation replaces JAX's exception, whose type and message it carries
+                # (as a refusal before the run does): no chained JAX traceback above the user's.
+                raise ours from None
+            if watch is not None:
+                checks_after(watch, args, kwargs)
+            if pred is not None and not pred.matches(out):
+                verify_output(self._predictor, self._describe(), out, pred, args, kwargs)
+            return out  # type: ignore[no-any-return]
+        except Exception as failure:
+            filter_traceback_at_boundary(failure)
+            raise  # bare: the frames as filtered, none added
 
     def _declares_nothing(self) -> bool:
         """Whether a call has nothing to check before JAX runs: a plain function without a

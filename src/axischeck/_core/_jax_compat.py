@@ -358,6 +358,61 @@ def traceback_boundary(fun: C) -> C:
     return fun if boundary is None else cast(C, boundary(fun))
 
 
+def _boundary_code() -> Any:
+    """The code of the wrapper JAX's `api_boundary` puts around a function, and the index
+    of the wrapped function among its closure's cells; None where this JAX has moved it."""
+    try:
+        from jax._src import traceback_util
+
+        code = traceback_util.api_boundary(_boundary_code).__code__
+        return code, code.co_freevars.index("fun")
+    except (ImportError, AttributeError, ValueError):  # pragma: no cover - a future layout
+        return None
+
+
+_BOUNDARY = _boundary_code()
+
+
+def inside_boundary(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """The function JAX's traceback boundary around `fn` calls: for a caller that filters
+    the tracebacks of what it raises itself (`filter_traceback_at_boundary`), so that the
+    user's function runs as deep in the stack as under JAX's transform alone. `fn` itself
+    when it is not that wrapper (a pmap is C++; a boundary that also records a repro has
+    other code)."""
+    if _BOUNDARY is None or getattr(fn, "__code__", None) is not _BOUNDARY[0]:
+        return fn
+    inner = fn.__closure__[_BOUNDARY[1]].cell_contents  # type: ignore[attr-defined]
+    return inner if callable(inner) else fn
+
+
+def _raise(err: BaseException) -> None:
+    raise err
+
+
+_RAISE_AT_BOUNDARY = traceback_boundary(_raise)
+
+
+def filter_traceback_at_boundary(err: Exception) -> None:
+    """Gives `err` the traceback JAX's traceback boundary would give it, in place, for the
+    caller to re-raise with a bare `raise` (which adds no frame of its own): JAX's and
+    axischeck's frames removed with JAX's note saying so, or nothing changed where JAX
+    leaves it (`JAX_TRACEBACK_FILTERING=off`, an enclosing boundary that filters once)."""
+    original = err.__traceback__
+    try:
+        _RAISE_AT_BOUNDARY(err)
+    except BaseException:  # `err` itself, its traceback now as the boundary left it
+        pass
+    seen = err.__traceback__
+    while seen is not None and seen.tb_frame.f_code is not _raise.__code__:
+        seen = seen.tb_next
+    if seen is not None:  # the boundary left the frames as they were: so are they here
+        err.with_traceback(original)
+        return
+    here = err.__traceback__  # the entry of this frame, added as the exception left the boundary
+    err.with_traceback(None if here is None else here.tb_next)
+
+
+hide_from_tracebacks(str(Path(__file__).resolve().parent.parent))  # the whole axischeck package
 hide_from_tracebacks(str(Path(__file__).resolve().parent.parent))  # the whole axischeck package
 
 
