@@ -5,7 +5,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import jax
+
 from ._explain import render_steps
+from ._jax_compat import TRUSTED_ARRAY_TYPES
 from ._shape import Shape
 from ._steps import Step
 
@@ -56,9 +59,12 @@ class Prediction:
 
     def matches(self, out: Any) -> bool:
         """Whether a call's output has the predicted structure and shapes (the common
-        case, checked on every eager call; `verify_output` says where it does not)."""
-        import jax
-
+        case, checked on every eager call; `verify_output` says where it does not). One
+        array, the commonest output, is its shape against the predicted one: nothing to
+        flatten."""
+        shapes = self._shapes
+        if type(shapes) is Shape and type(out) in TRUSTED_ARRAY_TYPES:
+            return out.shape == shapes
         got, treedef = jax.tree_util.tree_flatten(out)
         want, want_def = self.flat
         return treedef == want_def and all(getattr(g, "shape", None) == w for g, w in zip(got, want, strict=True))
@@ -67,8 +73,6 @@ class Prediction:
     def flat(self) -> tuple[list[Any], Any]:
         """`jax.tree_util.tree_flatten(self.shapes)`, computed once (checked calls use it)."""
         if self._flat is None:
-            import jax
-
             self._flat = jax.tree_util.tree_flatten(self._shapes)
         return self._flat
 
