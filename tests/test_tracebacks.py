@@ -153,9 +153,9 @@ def _raises_inside(x: jax.Array) -> jax.Array:
     raise ValueError("from the user's function")
 
 
-def _frames_of_users_error(transform: Callable[..., Any]) -> list[tuple[str, str]]:
+def _frames_of_users_error(transform: Callable[..., Any], x: jax.Array | None = None) -> list[tuple[str, str]]:
     with pytest.raises(ValueError, match="from the user's function") as info:
-        transform(_raises_inside)(jnp.arange(3.0))
+        transform(_raises_inside)(jnp.arange(3.0) if x is None else x)
     return [(Path(f.filename).name, f.name) for f in traceback.extract_tb(info.value.__traceback__)]
 
 
@@ -173,3 +173,14 @@ def test_an_error_in_the_users_function_keeps_every_frame_with_filtering_off(fil
 def test_under_jit_the_outer_boundary_filters_once() -> None:
     frames = _frames_of_users_error(lambda f: jax.jit(ax.vmap(f)))
     assert [f for f in frames if f[0] not in {"test_tracebacks.py"}] == []
+
+
+def test_a_nest_of_checked_transforms_filters_once() -> None:
+    """The outermost checked call filters, as the outermost of JAX's boundaries does:
+    JAX's note about the removed frames is added once, and the frames are a JAX nest's."""
+    frames = _frames_of_users_error(lambda f: ax.vmap(ax.vmap(f)), jnp.ones((2, 3)))
+    assert frames == _frames_of_users_error(lambda f: jax.vmap(jax.vmap(f)), jnp.ones((2, 3)))
+    with pytest.raises(ValueError) as info:
+        ax.vmap(ax.vmap(_raises_inside))(jnp.ones((2, 3)))
+    notes = getattr(info.value, "__notes__", [])
+    assert sum("JAX has removed its internal frames" in note for note in notes) == 1, notes

@@ -27,6 +27,7 @@ from __future__ import annotations
 import functools
 import inspect
 import re
+import sys
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 from operator import attrgetter
@@ -396,7 +397,15 @@ def filter_traceback_at_boundary(err: Exception) -> None:
     """Gives `err` the traceback JAX's traceback boundary would give it, in place, for the
     caller to re-raise with a bare `raise` (which adds no frame of its own): JAX's and
     axischeck's frames removed with JAX's note saying so, or nothing changed where JAX
-    leaves it (`JAX_TRACEBACK_FILTERING=off`, an enclosing boundary that filters once)."""
+    leaves it (`JAX_TRACEBACK_FILTERING=off`, an enclosing boundary that filters once).
+    The caller is the boundary: where a call of the same function encloses it (a nest of
+    checked transforms), that outer call filters, once, as JAX's nested boundaries do."""
+    boundary = sys._getframe(1).f_code
+    outer = sys._getframe(2)
+    while outer is not None:
+        if outer.f_code is boundary:
+            return
+        outer = outer.f_back
     original = err.__traceback__
     try:
         _RAISE_AT_BOUNDARY(err)
