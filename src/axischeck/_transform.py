@@ -60,14 +60,14 @@ class Transformed(Wrapper, Nestable, Generic[P, R], ABC):
         options.refuse_unflattenable()
         if signature is not None and type(signature) is not str:
             signature = parsed_signature(signature)  # a pytree of dims is checked before anything flattens it
+        # An axischeck transform inside this one records the user's function as JAX
+        # traces it, for this transform's check too (see `Watch`).
+        self._inner_records = nested = isinstance(fun, Transformed)
         # The function as JAX's transform holds it, where a call's check rides JAX's trace
         # (see `_in_trace`); None: JAX holds `fun` itself.
         recorder = None
-        if options.rides_jax_trace and not isinstance(fun, Transformed):
+        if options.rides_jax_trace and not nested:
             recorder = Recorder(fun, options.kind, options.jax_caches_traces)
-        # An axischeck transform inside this one records the user's function as JAX
-        # traces it, for this transform's check too (see `Watch`).
-        self._inner_records = isinstance(fun, Transformed)
         options_key = options.key()
         self._jax_fn = _built_by_jax(options, fun, recorder)
         self._jax_call = inside_boundary(self._jax_fn)  # what `__call__` calls, inside its own boundary
