@@ -184,3 +184,15 @@ def test_a_nest_of_checked_transforms_filters_once() -> None:
         ax.vmap(ax.vmap(_raises_inside))(jnp.ones((2, 3)))
     notes = getattr(info.value, "__notes__", [])
     assert sum("JAX has removed its internal frames" in note for note in notes) == 1, notes
+
+
+def test_a_boundary_inside_jaxs_transform_filters_once() -> None:
+    """pmap's function calls jit, whose boundary filters first: the checked call removes
+    only the frames added since, and JAX's note is not added again."""
+    with pytest.raises(ValueError, match="from the user's function") as info:
+        ax.pmap(_raises_inside)(jnp.ones((1, 3)))
+    frames = [(Path(f.filename).name, f.name) for f in traceback.extract_tb(info.value.__traceback__)]
+    assert frames[0][0] == "test_tracebacks.py" and frames[-1] == ("test_tracebacks.py", "_raises_inside")
+    assert _ours(info.value) == []
+    notes = getattr(info.value, "__notes__", [])
+    assert sum("JAX has removed its internal frames" in note for note in notes) == 1, notes

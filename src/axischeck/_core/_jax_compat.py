@@ -32,6 +32,7 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager
 from operator import attrgetter
 from pathlib import Path
+from types import CellType, FrameType
 from typing import Any, TypeVar, cast
 
 import jax
@@ -335,27 +336,32 @@ def varying_cast(value: str, axes: tuple[str, ...]) -> str:
     return f"jax.lax.pvary({value}, {named})"
 
 
+def _traceback_util() -> Any:
+    """JAX's traceback filtering module; None where this JAX has moved it (frames shown)."""
+    try:
+        from jax._src import traceback_util
+    except ImportError:  # pragma: no cover - a future layout
+        return None
+    return traceback_util
+
+
+_TRACEBACK_UTIL = _traceback_util()
+
+
 def hide_from_tracebacks(path: str) -> None:
     """Have JAX's traceback filtering hide the frames of files under `path`, as it hides
     its own (and Equinox registers its files): users see their own frames and JAX's
     message, and everything with `JAX_TRACEBACK_FILTERING=off`."""
-    try:
-        from jax._src import traceback_util
-
-        traceback_util.register_exclusion(path)
-    except (ImportError, AttributeError):  # pragma: no cover - a future layout: frames shown
-        pass
+    register = getattr(_TRACEBACK_UTIL, "register_exclusion", None)
+    if register is not None:
+        register(path)
 
 
 def traceback_boundary(fun: C) -> C:
     """`fun` as a boundary of JAX's traceback filtering (what JAX puts around the functions
     its transforms return): an exception leaving it has the hidden files' frames removed,
     with JAX's note saying so. `fun` itself where this JAX has moved the helper."""
-    try:
-        from jax._src import traceback_util
-    except ImportError:  # pragma: no cover - a future layout
-        return fun
-    boundary = getattr(traceback_util, "api_boundary", None)
+    boundary = getattr(_TRACEBACK_UTIL, "api_boundary", None)
     return fun if boundary is None else cast(C, boundary(fun))
 
 
@@ -363,11 +369,9 @@ def _boundary_code() -> Any:
     """The code of the wrapper JAX's `api_boundary` puts around a function, and the index
     of the wrapped function among its closure's cells; None where this JAX has moved it."""
     try:
-        from jax._src import traceback_util
-
-        code = traceback_util.api_boundary(_boundary_code).__code__
+        code = _TRACEBACK_UTIL.api_boundary(_boundary_code).__code__
         return code, code.co_freevars.index("fun")
-    except (ImportError, AttributeError, ValueError):  # pragma: no cover - a future layout
+    except (AttributeError, ValueError):  # pragma: no cover - a future layout
         return None
 
 
@@ -378,11 +382,15 @@ def inside_boundary(fn: Callable[..., Any]) -> Callable[..., Any]:
     """The function JAX's traceback boundary around `fn` calls: for a caller that filters
     the tracebacks of what it raises itself (`filter_traceback_at_boundary`), so that the
     user's function runs as deep in the stack as under JAX's transform alone. `fn` itself
-    when it is not that wrapper (a pmap is C++; a boundary that also records a repro has
-    other code)."""
+    when it is not that wrapper (pmap's function calls jit's boundary inside; a boundary
+    that also records a repro has other code)."""
     if _BOUNDARY is None or getattr(fn, "__code__", None) is not _BOUNDARY[0]:
         return fn
-    inner = fn.__closure__[_BOUNDARY[1]].cell_contents  # type: ignore[attr-defined]
+    closure: tuple[CellType, ...] | None = getattr(fn, "__closure__", None)
+    index: int = _BOUNDARY[1]
+    if closure is None or len(closure) <= index:
+        return fn
+    inner = closure[index].cell_contents
     return inner if callable(inner) else fn
 
 
@@ -398,14 +406,20 @@ def filter_traceback_at_boundary(err: Exception) -> None:
     caller to re-raise with a bare `raise` (which adds no frame of its own): JAX's and
     axischeck's frames removed with JAX's note saying so, or nothing changed where JAX
     leaves it (`JAX_TRACEBACK_FILTERING=off`, an enclosing boundary that filters once).
-    The caller is the boundary: where a call of the same function encloses it (a nest of
-    checked transforms), that outer call filters, once, as JAX's nested boundaries do."""
+
+    The caller is the boundary, and filters once, as JAX's nested boundaries do: where a
+    call of the same function encloses it (a nest of checked transforms), that call
+    filters; where a boundary of JAX's inside the call has filtered (pmap's function
+    calls jit), only the frames added since are removed, without a second note."""
     boundary = sys._getframe(1).f_code
-    outer = sys._getframe(2)
+    outer: FrameType | None = sys._getframe(2)
     while outer is not None:
         if outer.f_code is boundary:
             return
         outer = outer.f_back
+    if _filtered_by_jax(err):
+        err.with_traceback(_TRACEBACK_UTIL.filter_traceback(err.__traceback__))
+        return
     original = err.__traceback__
     try:
         _RAISE_AT_BOUNDARY(err)
@@ -419,6 +433,16 @@ def filter_traceback_at_boundary(err: Exception) -> None:
         return
     here = err.__traceback__  # the entry of this frame, added as the exception left the boundary
     err.with_traceback(None if here is None else here.tb_next)
+
+
+def _filtered_by_jax(err: BaseException) -> bool:
+    """Whether a boundary of JAX's has filtered `err`'s traceback: its note says so (or,
+    with `JAX_TRACEBACK_FILTERING=remove_frames`, the unfiltered trace is the cause)."""
+    note = getattr(_TRACEBACK_UTIL, "_simplified_tb_msg", None)
+    unfiltered = getattr(_TRACEBACK_UTIL, "UnfilteredStackTrace", None)
+    if note is None or unfiltered is None:  # pragma: no cover - a future layout
+        return False
+    return isinstance(err.__cause__, unfiltered) or any(note in text for text in getattr(err, "__notes__", ()))
 
 
 hide_from_tracebacks(str(Path(__file__).resolve().parent.parent))  # the whole axischeck package

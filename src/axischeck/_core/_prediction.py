@@ -64,7 +64,8 @@ class Prediction:
         flatten."""
         shapes = self._shapes
         if type(shapes) is Shape and type(out) in TRUSTED_ARRAY_TYPES:
-            return out.shape == shapes
+            same: bool = out.shape == shapes
+            return same
         got, treedef = jax.tree_util.tree_flatten(out)
         want, want_def = self.flat
         return treedef == want_def and all(getattr(g, "shape", None) == w for g, w in zip(got, want, strict=True))
