@@ -256,13 +256,13 @@ class _Builder:
 
     def __init__(self, info: ModuleInfo) -> None:
         self.info = info
+        self.parents = info.parents
 
     def run(self) -> None:
         self.visit_body(self.info.tree, self.info.scope)
 
     def visit_body(self, node: ast.AST, scope: Scope) -> None:
-        # ast.iter_child_nodes, without the fields that hold no node: this loop runs once
-        # per node of every file.
+        # ast.iter_child_nodes, without the fields that hold no node.
         visit = self.visit
         for name in _CHILD_FIELDS[node.__class__]:
             value = getattr(node, name, None)
@@ -274,12 +274,28 @@ class _Builder:
                 visit(value, node, scope)
 
     def visit(self, node: ast.AST, parent: ast.AST, scope: Scope) -> None:
-        self.info.parents[node] = parent
-        handler = _HANDLERS.get(node.__class__)
-        if handler is None:
-            self.visit_body(node, scope)
-        else:
-            handler(self, node, parent, scope)
+        self.parents[node] = parent
+        _HANDLERS[node.__class__](self, node, parent, scope)
+
+    def visit_children(self, node: ast.AST, parent: ast.AST, scope: Scope) -> None:
+        """A node the builder only walks through."""
+        self.visit_body(node, scope)
+
+    # The most frequent nodes that hold nodes, with their children named: read directly
+    # rather than through the table of fields.
+
+    def visit_value(self, node: ast.Expr | ast.Return, parent: ast.AST, scope: Scope) -> None:
+        if node.value is not None:
+            self.visit(node.value, node, scope)
+
+    def visit_elements(self, node: ast.Tuple | ast.List, parent: ast.AST, scope: Scope) -> None:
+        visit = self.visit
+        for item in node.elts:
+            visit(item, node, scope)
+
+    def visit_operands(self, node: ast.BinOp, parent: ast.AST, scope: Scope) -> None:
+        self.visit(node.left, node, scope)
+        self.visit(node.right, node, scope)
 
     def visit_name(self, node: ast.Name, parent: ast.AST, scope: Scope) -> None:
         info = self.info
@@ -295,7 +311,12 @@ class _Builder:
         called = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
         info.calls.setdefault(called, []).append(node)
         info.scope_of[node] = scope
-        self.visit_body(node, scope)
+        visit = self.visit
+        visit(func, node, scope)
+        for arg in node.args:
+            visit(arg, node, scope)
+        for keyword in node.keywords:
+            visit(keyword, node, scope)
 
     def visit_attribute(self, node: ast.Attribute, parent: ast.AST, scope: Scope) -> None:
         info = self.info
@@ -303,7 +324,7 @@ class _Builder:
             info.attr_loads.setdefault(node.attr, []).append(node)
         else:
             info.stored_attrs.add(node.attr)
-        self.visit_body(node, scope)
+        self.visit(node.value, node, scope)
 
     def visit_global(self, node: ast.Global | ast.Nonlocal, parent: ast.AST, scope: Scope) -> None:
         for name in node.names:  # assigned from elsewhere: never sure what it holds
@@ -392,7 +413,7 @@ class _Builder:
         the call or display unpacks."""
         if isinstance(node, ast.Starred) or node.arg is None:
             self.info.unpacking.add(parent)
-        self.visit_body(node, scope)
+        self.visit(node.value, node, scope)
 
     def visit_leaf(self, node: ast.AST, parent: ast.AST, scope: Scope) -> None:
         """A constant: nothing below it."""
@@ -418,6 +439,12 @@ class _Builder:
 # of the class's functions, not of bound methods: a builder holds no cycle that would keep
 # it, and the module it fills, alive after the pass.)
 _HANDLERS: dict[type, Callable[[_Builder, Any, ast.AST, Scope], None]] = {
+    **dict.fromkeys(_CHILD_FIELDS, _Builder.visit_children),
+    ast.Expr: _Builder.visit_value,
+    ast.Return: _Builder.visit_value,
+    ast.Tuple: _Builder.visit_elements,
+    ast.List: _Builder.visit_elements,
+    ast.BinOp: _Builder.visit_operands,
     ast.Name: _Builder.visit_name,
     ast.Call: _Builder.visit_call,
     ast.Attribute: _Builder.visit_attribute,
