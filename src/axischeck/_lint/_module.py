@@ -196,14 +196,13 @@ class ModuleInfo:
         self.function_of.clear()
         self.reader = None
 
-    def calls_of(self, names: frozenset[str], chained: bool = False) -> list[ast.Call]:
+    def calls_of(self, names: frozenset[str]) -> list[ast.Call]:
         """The calls that may call one of `names`, in source order: `x.name(...)`, and every
         call of a bare name that an import or assignment may make one of them (`vm(...)`
-        after `from jax import vmap as vm`); with `chained`, calls of a call's result too
-        (`partial(jax.vmap, ...)(f)`)."""
+        after `from jax import vmap as vm`)."""
         found: list[ast.Call] = []
         for called, calls in self.calls.items():
-            if called in names or called in self.aliases or (chained and not called):
+            if called in names or called in self.aliases:
                 found.extend(calls)
         found.sort(key=lambda c: (c.lineno, c.col_offset))
         return found
