@@ -258,7 +258,7 @@ class _Builder:
         self.parents = info.parents
 
     def run(self) -> None:
-        self.visit_body(self.info.tree, self.info.scope)
+        self.visit_each(self.info.tree.body, self.info.tree, self.info.scope)
 
     def visit_body(self, node: ast.AST, scope: Scope) -> None:
         # ast.iter_child_nodes, without the fields that hold no node.
@@ -276,6 +276,13 @@ class _Builder:
         self.parents[node] = parent
         _HANDLERS[node.__class__](self, node, parent, scope)
 
+    def visit_each(self, nodes: list[Any], parent: ast.AST, scope: Scope) -> None:
+        """`visit` for each node of a list of children (statements, arguments, items)."""
+        parents = self.parents
+        for node in nodes:
+            parents[node] = parent
+            _HANDLERS[node.__class__](self, node, parent, scope)
+
     def visit_children(self, node: ast.AST, parent: ast.AST, scope: Scope) -> None:
         """A node the builder only walks through."""
         self.visit_body(node, scope)
@@ -288,9 +295,7 @@ class _Builder:
             self.visit(node.value, node, scope)
 
     def visit_elements(self, node: ast.Tuple | ast.List, parent: ast.AST, scope: Scope) -> None:
-        visit = self.visit
-        for item in node.elts:
-            visit(item, node, scope)
+        self.visit_each(node.elts, node, scope)
 
     def visit_operands(self, node: ast.BinOp, parent: ast.AST, scope: Scope) -> None:
         self.visit(node.left, node, scope)
@@ -310,12 +315,9 @@ class _Builder:
         called = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
         info.calls.setdefault(called, []).append(node)
         info.scope_of[node] = scope
-        visit = self.visit
-        visit(func, node, scope)
-        for arg in node.args:
-            visit(arg, node, scope)
-        for keyword in node.keywords:
-            visit(keyword, node, scope)
+        self.visit(func, node, scope)
+        self.visit_each(node.args, node, scope)
+        self.visit_each(node.keywords, node, scope)
 
     def visit_attribute(self, node: ast.Attribute, parent: ast.AST, scope: Scope) -> None:
         info = self.info
@@ -369,8 +371,7 @@ class _Builder:
         scope.bind(node.name, DEF, node, fn)
         if cls is not None:
             cls.methods.setdefault(node.name, []).append(fn)
-        for stmt in node.body:
-            self.visit(stmt, node, own)
+        self.visit_each(node.body, node, own)
 
     def visit_class(self, node: ast.ClassDef, parent: ast.AST, scope: Scope) -> None:
         info = self.info
@@ -381,8 +382,7 @@ class _Builder:
         own.cls = ClassInfo(node, node.name, own)
         info.classes.append(own.cls)
         scope.bind(node.name, CLASS, node, own.cls)
-        for stmt in node.body:
-            self.visit(stmt, node, own)
+        self.visit_each(node.body, node, own)
 
     def visit_import(self, node: ast.Import | ast.ImportFrom, parent: ast.AST, scope: Scope) -> None:
         info = self.info
