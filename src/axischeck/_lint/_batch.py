@@ -29,7 +29,7 @@ from typing import Any
 
 from ._checks import SiteChecker, _plural
 from ._flow import CALL_METHODS, Use, expects_failure, uses_of_def
-from ._literals import UNKNOWN, axes_text, axis_leaves
+from ._literals import UNKNOWN, axes_text
 from ._module import ModuleInfo, enclosing_function
 from ._shapes import Array, Mesh, Spec
 from ._values import Values
@@ -316,8 +316,12 @@ def _check_call(checker: SiteChecker, values: Values, use: Use, call: ast.Call, 
 
 
 def _unmapped(in_axes: Any) -> bool:
-    """Every in_axes leaf is None: no argument is mapped."""
-    return all(leaf is None for leaf in axis_leaves(in_axes))
+    """Every in_axes leaf is None: no argument is mapped (read up to the first leaf that is not)."""
+    if isinstance(in_axes, (tuple, list)):
+        return all(_unmapped(a) for a in in_axes)
+    if isinstance(in_axes, dict):
+        return all(_unmapped(a) for a in in_axes.values())
+    return in_axes is None
 
 
 def _collect(value: Any, axes: Any, label: str, node: ast.expr, out: list[Leaf], prefix: bool) -> None:

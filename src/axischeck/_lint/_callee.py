@@ -161,7 +161,9 @@ class Resolver:
                 options[opt] = value
             if len(args) - 1 > len(t.positional):
                 readable = False
-        options.update({k.arg: k.value for k in expr.keywords if k.arg is not None})
+        for k in expr.keywords:
+            if k.arg is not None:
+                options[k.arg] = k.value
         return Match(t, options, fun, readable)
 
     def sites(self, module: ModuleInfo) -> list[Site]:

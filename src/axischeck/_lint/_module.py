@@ -9,6 +9,7 @@ so every later check that depends on it stays silent.
 from __future__ import annotations
 
 import ast
+import operator
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -204,7 +205,7 @@ class ModuleInfo:
         for called, calls in self.calls.items():
             if called in names or called in self.aliases:
                 found.extend(calls)
-        found.sort(key=lambda c: (c.lineno, c.col_offset))
+        found.sort(key=_POSITION)
         return found
 
     def value(self, node: ast.expr | None) -> Any:
@@ -549,6 +550,10 @@ def build_module(path: str, source: str, tree: ast.Module, parts: tuple[str, ...
     )
     _Builder(info).run()
     return info
+
+
+# A node's position in its file, to sort nodes in source order.
+_POSITION = operator.attrgetter("lineno", "col_offset")
 
 
 def unique(bindings: list[Binding] | None, kind: int) -> Binding | None:
