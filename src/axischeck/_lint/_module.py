@@ -256,7 +256,7 @@ class _Builder:
 
     def __init__(self, info: ModuleInfo) -> None:
         self.info = info
-        self.parents = info.parents
+        self.parents, self.scope_of, self.loads = info.parents, info.scope_of, info.loads
 
     def run(self) -> None:
         self.visit_each(self.info.tree.body, self.info.tree, self.info.scope)
@@ -303,10 +303,9 @@ class _Builder:
         self.visit(node.right, node, scope)
 
     def visit_name(self, node: ast.Name, parent: ast.AST, scope: Scope) -> None:
-        info = self.info
         if isinstance(node.ctx, ast.Load):
-            info.loads.setdefault(node.id, []).append(node)
-            info.scope_of[node] = scope
+            self.loads.setdefault(node.id, []).append(node)
+            self.scope_of[node] = scope
         else:
             scope.bind(node.id, OTHER, node)  # refined for plain assignments below
 
@@ -315,10 +314,11 @@ class _Builder:
         func = node.func
         called = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
         info.calls.setdefault(called, []).append(node)
-        info.scope_of[node] = scope
+        self.scope_of[node] = scope
         self.visit(func, node, scope)
         self.visit_each(node.args, node, scope)
-        self.visit_each(node.keywords, node, scope)
+        if node.keywords:
+            self.visit_each(node.keywords, node, scope)
 
     def visit_attribute(self, node: ast.Attribute, parent: ast.AST, scope: Scope) -> None:
         info = self.info
