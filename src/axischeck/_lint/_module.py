@@ -349,8 +349,10 @@ class _Builder:
         info = self.info
         info.scope_of[node] = scope
         a = node.args
-        for d in (*a.defaults, *(d for d in a.kw_defaults if d is not None)):
-            self.visit(d, a, scope)
+        self.visit_each(a.defaults, a, scope)
+        for d in a.kw_defaults:
+            if d is not None:
+                self.visit(d, a, scope)
         own = Scope("function", node, scope)
         cls = scope.cls if scope.kind == "class" else None
         name = "<lambda>" if isinstance(node, ast.Lambda) else node.name
@@ -358,10 +360,12 @@ class _Builder:
         own.function = fn
         info.functions.append(fn)
         info.function_of[node] = fn
-        for p in (*a.posonlyargs, *a.args, *a.kwonlyargs, *(x for x in (a.vararg, a.kwarg) if x is not None)):
-            own.bind(p.arg, OTHER, p)
-            if p.annotation is not None:
-                self.visit(p.annotation, p, scope)
+        for params in (a.posonlyargs, a.args, a.kwonlyargs, (a.vararg, a.kwarg)):
+            for p in params:
+                if p is not None:
+                    own.bind(p.arg, OTHER, p)
+                    if p.annotation is not None:
+                        self.visit(p.annotation, p, scope)
         if isinstance(node, ast.Lambda):
             self.visit(node.body, node, own)
             return
