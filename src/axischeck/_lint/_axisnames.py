@@ -56,6 +56,15 @@ class Path:
     def wildcard(self) -> bool:
         return any(b.name is None and b.binds for b in self.binders)
 
+    def within(self, binders: tuple[Binder, ...]) -> Path:
+        """This path, for code that runs inside the transforms `binders` (innermost first) on it."""
+        return Path(binders + self.binders, self.complete, self.conditional) if binders else self
+
+    def skippable(self) -> Path:
+        """This path, when the step into it runs only under a condition (which matters only
+        inside a transform)."""
+        return Path(self.binders, self.complete, True) if self.binders and not self.conditional else self
+
 
 _LOST = Path((), False)
 _TOP = Path((), True)
@@ -118,7 +127,7 @@ class AxisNames:
         )
         if _entry_point(fn) and not uses:
             return [Path(own, True)]  # nothing here calls it: a runner does, from the top level
-        return [Path(own + p.binders, p.complete, p.conditional) for p in self.from_uses(uses)]
+        return [p.within(own) for p in self.from_uses(uses)]
 
     def from_uses(self, uses: list[Use], depth: int = 0) -> list[Path]:
         paths: list[Path] = []
@@ -132,14 +141,11 @@ class AxisNames:
                 maybe = use.kind == "call" and self.conditional(use.module, use.node)
                 # A condition outside every transform of the path (`if __name__ == "__main__":`)
                 # decides whether the path runs, not what happens inside it.
-                paths.extend(
-                    Path(p.binders, p.complete, p.conditional or (maybe and bool(p.binders)))
-                    for p in self.at(use.node, use.module)
-                )
+                paths.extend(p.skippable() if maybe else p for p in self.at(use.node, use.module))
             elif use.kind == "transform" and use.site is not None:
                 inner = binders_of(use.site)
                 later = self.from_uses(uses_of_value(self.resolver, use.module, use.site.node), depth + 1)
-                paths.extend(Path(inner + p.binders, p.complete, p.conditional) for p in later)
+                paths.extend(p.within(inner) for p in later)
             else:
                 paths.append(_LOST)
         return paths
@@ -261,6 +267,8 @@ class AxisNames:
     def check_shadowing(self, sites: list[Site], report: Report) -> None:
         """AX006: a transform binds an axis name that an enclosing transform already binds."""
         for site in sites:
+            if "axis_name" not in site.options and "axis_names" not in site.options:
+                continue  # it binds no name
             own = [b.name for b in binders_of(site) if b.name is not None]
             if not own:
                 continue

@@ -29,7 +29,7 @@ from typing import Any
 
 from ._checks import SiteChecker, _plural
 from ._flow import CALL_METHODS, Use, expects_failure, uses_of_def
-from ._literals import UNKNOWN, axes_text, axis_leaves
+from ._literals import UNKNOWN, axes_text
 from ._module import ModuleInfo, enclosing_function
 from ._shapes import Array, Mesh, Spec
 from ._values import Values
@@ -221,10 +221,8 @@ def _check_call(checker: SiteChecker, values: Values, use: Use, call: ast.Call, 
     if isinstance(in_axes, tuple) and len(in_axes) != len(args):
         return False  # AX001's finding
     names = checker.callee.positional if checker.callee is not None else ()
-    axis_size = site.option("axis_size") if kind == "vmap" else UNKNOWN
-    unmapped = all(leaf is None for leaf in axis_leaves(in_axes))
     # smap with every in_axes None runs: each shard gets the whole (replicated) argument.
-    if args and not keywords and not site.has("axis_size") and unmapped and kind != "smap":
+    if args and not keywords and not site.has("axis_size") and kind != "smap" and _unmapped(in_axes):
         report(
             use.module,
             call,
@@ -292,6 +290,7 @@ def _check_call(checker: SiteChecker, values: Values, use: Use, call: ast.Call, 
         return not partly  # smap splits the mapped axes over a mesh axis: sizes are not compared here
     sized = [(leaf, leaf.value.shape[leaf.axis]) for leaf in leaves if isinstance(leaf.value, Array)]
     known = [(leaf, size) for leaf, size in sized if size is not None]
+    axis_size = site.option("axis_size") if kind == "vmap" else UNKNOWN
     if type(axis_size) is int and known and any(size != axis_size for _, size in known):
         leaf, size = next((leaf, size) for leaf, size in known if size != axis_size)
         report(
@@ -314,6 +313,15 @@ def _check_call(checker: SiteChecker, values: Values, use: Use, call: ast.Call, 
             )
             return True
     return not partly
+
+
+def _unmapped(in_axes: Any) -> bool:
+    """Every in_axes leaf is None: no argument is mapped (read up to the first leaf that is not)."""
+    if isinstance(in_axes, (tuple, list)):
+        return all(_unmapped(a) for a in in_axes)
+    if isinstance(in_axes, dict):
+        return all(_unmapped(a) for a in in_axes.values())
+    return in_axes is None
 
 
 def _collect(value: Any, axes: Any, label: str, node: ast.expr, out: list[Leaf], prefix: bool) -> None:

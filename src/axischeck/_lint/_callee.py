@@ -161,15 +161,25 @@ class Resolver:
                 options[opt] = value
             if len(args) - 1 > len(t.positional):
                 readable = False
-        options.update({k.arg: k.value for k in expr.keywords if k.arg is not None})
+        for k in expr.keywords:
+            if k.arg is not None:
+                options[k.arg] = k.value
         return Match(t, options, fun, readable)
 
     def sites(self, module: ModuleInfo) -> list[Site]:
         """Every transform application in `module`, in source order."""
         found: list[Site] = []
-        for call in module.calls_of(_LAST_PARTS, chained=True):
+        for call in module.calls_of(_LAST_PARTS):
             scope = module.scope_of[call]
             m = self.match(call, module, scope)
+            if m is not None and m.fun is None:
+                # A factory or a partial of a transform: the call of its result is the
+                # application (`partial(jax.vmap, in_axes=0)(f)`, `ax.vmap(in_axes=0)(f)`).
+                outer = module.parents.get(call)
+                if not isinstance(outer, ast.Call) or outer.func is not call:
+                    continue
+                call, scope = outer, module.scope_of[outer]
+                m = self.match(call, module, scope)
             if m is not None and m.fun is not None:
                 found.append(Site(m.transform, module, call, scope, m.options, m.fun, readable=m.readable))
         for fn in module.functions:

@@ -236,6 +236,8 @@ class SiteChecker:
         entries = list(value) if isinstance(value, (tuple, list)) else None
         if entries is not None:
             for i, entry in enumerate(entries):
+                if entry is None or type(entry) is int:
+                    continue  # an axis, or not mapped
                 bad = [leaf for leaf in axis_leaves(entry) if bad_axis(leaf)]
                 if bad:
                     arg = self._param(i)

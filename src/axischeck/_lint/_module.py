@@ -9,6 +9,7 @@ so every later check that depends on it stays silent.
 from __future__ import annotations
 
 import ast
+import operator
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -196,16 +197,15 @@ class ModuleInfo:
         self.function_of.clear()
         self.reader = None
 
-    def calls_of(self, names: frozenset[str], chained: bool = False) -> list[ast.Call]:
+    def calls_of(self, names: frozenset[str]) -> list[ast.Call]:
         """The calls that may call one of `names`, in source order: `x.name(...)`, and every
         call of a bare name that an import or assignment may make one of them (`vm(...)`
-        after `from jax import vmap as vm`); with `chained`, calls of a call's result too
-        (`partial(jax.vmap, ...)(f)`)."""
+        after `from jax import vmap as vm`)."""
         found: list[ast.Call] = []
         for called, calls in self.calls.items():
-            if called in names or called in self.aliases or (chained and not called):
+            if called in names or called in self.aliases:
                 found.extend(calls)
-        found.sort(key=lambda c: (c.lineno, c.col_offset))
+        found.sort(key=_POSITION)
         return found
 
     def value(self, node: ast.expr | None) -> Any:
@@ -256,13 +256,13 @@ class _Builder:
 
     def __init__(self, info: ModuleInfo) -> None:
         self.info = info
+        self.parents, self.scope_of, self.loads = info.parents, info.scope_of, info.loads
 
     def run(self) -> None:
-        self.visit_body(self.info.tree, self.info.scope)
+        self.visit_each(self.info.tree.body, self.info.tree, self.info.scope)
 
     def visit_body(self, node: ast.AST, scope: Scope) -> None:
-        # ast.iter_child_nodes, without the fields that hold no node: this loop runs once
-        # per node of every file.
+        # ast.iter_child_nodes, without the fields that hold no node.
         visit = self.visit
         for name in _CHILD_FIELDS[node.__class__]:
             value = getattr(node, name, None)
@@ -274,18 +274,38 @@ class _Builder:
                 visit(value, node, scope)
 
     def visit(self, node: ast.AST, parent: ast.AST, scope: Scope) -> None:
-        self.info.parents[node] = parent
-        handler = _HANDLERS.get(node.__class__)
-        if handler is None:
-            self.visit_body(node, scope)
-        else:
-            handler(self, node, parent, scope)
+        self.parents[node] = parent
+        _HANDLERS[node.__class__](self, node, parent, scope)
+
+    def visit_each(self, nodes: list[Any], parent: ast.AST, scope: Scope) -> None:
+        """`visit` for each node of a list of children (statements, arguments, items)."""
+        parents = self.parents
+        for node in nodes:
+            parents[node] = parent
+            _HANDLERS[node.__class__](self, node, parent, scope)
+
+    def visit_children(self, node: ast.AST, parent: ast.AST, scope: Scope) -> None:
+        """A node the builder only walks through."""
+        self.visit_body(node, scope)
+
+    # The most frequent nodes that hold nodes, with their children named: read directly
+    # rather than through the table of fields.
+
+    def visit_value(self, node: ast.Expr | ast.Return, parent: ast.AST, scope: Scope) -> None:
+        if node.value is not None:
+            self.visit(node.value, node, scope)
+
+    def visit_elements(self, node: ast.Tuple | ast.List, parent: ast.AST, scope: Scope) -> None:
+        self.visit_each(node.elts, node, scope)
+
+    def visit_operands(self, node: ast.BinOp, parent: ast.AST, scope: Scope) -> None:
+        self.visit(node.left, node, scope)
+        self.visit(node.right, node, scope)
 
     def visit_name(self, node: ast.Name, parent: ast.AST, scope: Scope) -> None:
-        info = self.info
         if isinstance(node.ctx, ast.Load):
-            info.loads.setdefault(node.id, []).append(node)
-            info.scope_of[node] = scope
+            self.loads.setdefault(node.id, []).append(node)
+            self.scope_of[node] = scope
         else:
             scope.bind(node.id, OTHER, node)  # refined for plain assignments below
 
@@ -294,8 +314,11 @@ class _Builder:
         func = node.func
         called = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
         info.calls.setdefault(called, []).append(node)
-        info.scope_of[node] = scope
-        self.visit_body(node, scope)
+        self.scope_of[node] = scope
+        self.visit(func, node, scope)
+        self.visit_each(node.args, node, scope)
+        if node.keywords:
+            self.visit_each(node.keywords, node, scope)
 
     def visit_attribute(self, node: ast.Attribute, parent: ast.AST, scope: Scope) -> None:
         info = self.info
@@ -303,7 +326,7 @@ class _Builder:
             info.attr_loads.setdefault(node.attr, []).append(node)
         else:
             info.stored_attrs.add(node.attr)
-        self.visit_body(node, scope)
+        self.visit(node.value, node, scope)
 
     def visit_global(self, node: ast.Global | ast.Nonlocal, parent: ast.AST, scope: Scope) -> None:
         for name in node.names:  # assigned from elsewhere: never sure what it holds
@@ -326,8 +349,10 @@ class _Builder:
         info = self.info
         info.scope_of[node] = scope
         a = node.args
-        for d in (*a.defaults, *(d for d in a.kw_defaults if d is not None)):
-            self.visit(d, a, scope)
+        self.visit_each(a.defaults, a, scope)
+        for d in a.kw_defaults:
+            if d is not None:
+                self.visit(d, a, scope)
         own = Scope("function", node, scope)
         cls = scope.cls if scope.kind == "class" else None
         name = "<lambda>" if isinstance(node, ast.Lambda) else node.name
@@ -335,10 +360,12 @@ class _Builder:
         own.function = fn
         info.functions.append(fn)
         info.function_of[node] = fn
-        for p in (*a.posonlyargs, *a.args, *a.kwonlyargs, *(x for x in (a.vararg, a.kwarg) if x is not None)):
-            own.bind(p.arg, OTHER, p)
-            if p.annotation is not None:
-                self.visit(p.annotation, p, scope)
+        for params in (a.posonlyargs, a.args, a.kwonlyargs, (a.vararg, a.kwarg)):
+            for p in params:
+                if p is not None:
+                    own.bind(p.arg, OTHER, p)
+                    if p.annotation is not None:
+                        self.visit(p.annotation, p, scope)
         if isinstance(node, ast.Lambda):
             self.visit(node.body, node, own)
             return
@@ -349,8 +376,7 @@ class _Builder:
         scope.bind(node.name, DEF, node, fn)
         if cls is not None:
             cls.methods.setdefault(node.name, []).append(fn)
-        for stmt in node.body:
-            self.visit(stmt, node, own)
+        self.visit_each(node.body, node, own)
 
     def visit_class(self, node: ast.ClassDef, parent: ast.AST, scope: Scope) -> None:
         info = self.info
@@ -361,8 +387,7 @@ class _Builder:
         own.cls = ClassInfo(node, node.name, own)
         info.classes.append(own.cls)
         scope.bind(node.name, CLASS, node, own.cls)
-        for stmt in node.body:
-            self.visit(stmt, node, own)
+        self.visit_each(node.body, node, own)
 
     def visit_import(self, node: ast.Import | ast.ImportFrom, parent: ast.AST, scope: Scope) -> None:
         info = self.info
@@ -392,7 +417,7 @@ class _Builder:
         the call or display unpacks."""
         if isinstance(node, ast.Starred) or node.arg is None:
             self.info.unpacking.add(parent)
-        self.visit_body(node, scope)
+        self.visit(node.value, node, scope)
 
     def visit_leaf(self, node: ast.AST, parent: ast.AST, scope: Scope) -> None:
         """A constant: nothing below it."""
@@ -418,6 +443,12 @@ class _Builder:
 # of the class's functions, not of bound methods: a builder holds no cycle that would keep
 # it, and the module it fills, alive after the pass.)
 _HANDLERS: dict[type, Callable[[_Builder, Any, ast.AST, Scope], None]] = {
+    **dict.fromkeys(_CHILD_FIELDS, _Builder.visit_children),
+    ast.Expr: _Builder.visit_value,
+    ast.Return: _Builder.visit_value,
+    ast.Tuple: _Builder.visit_elements,
+    ast.List: _Builder.visit_elements,
+    ast.BinOp: _Builder.visit_operands,
     ast.Name: _Builder.visit_name,
     ast.Call: _Builder.visit_call,
     ast.Attribute: _Builder.visit_attribute,
@@ -523,6 +554,10 @@ def build_module(path: str, source: str, tree: ast.Module, parts: tuple[str, ...
     )
     _Builder(info).run()
     return info
+
+
+# A node's position in its file, to sort nodes in source order.
+_POSITION = operator.attrgetter("lineno", "col_offset")
 
 
 def unique(bindings: list[Binding] | None, kind: int) -> Binding | None:

@@ -398,9 +398,14 @@ def _arrays(value: Any) -> bool:
     return False
 
 
+_PLAIN = frozenset({int, str, float, bool, type(None)})  # option values as they are written
+
+
 def as_option(value: Any) -> Any:
     """A value as a transform option (`in_axes`, `axis_name`): arrays and symbols are not
     options the checks can read, so they become UNKNOWN."""
+    if type(value) in _PLAIN:
+        return value
     if isinstance(value, tuple):
         return tuple(as_option(v) for v in value)
     if isinstance(value, list):
