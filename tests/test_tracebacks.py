@@ -196,3 +196,25 @@ def test_a_boundary_inside_jaxs_transform_filters_once() -> None:
     assert _ours(info.value) == []
     notes = getattr(info.value, "__notes__", [])
     assert sum("JAX has removed its internal frames" in note for note in notes) == 1, notes
+    assert "JAX has removed its internal frames" in notes[-1], "JAX's note comes last, after axischeck's"
+    assert any(note.startswith("axischeck: pmap(") for note in notes), notes
+
+
+def test_with_filtering_off_an_exception_filtered_before_keeps_every_frame() -> None:
+    """An exception JAX filtered once (caught, kept, raised again in a mapped function)
+    keeps every frame when filtering is off: its old note does not make the call filter."""
+    with pytest.raises(ValueError) as first:
+        jax.jit(_raises_inside)(jnp.ones(3))
+    kept = first.value
+
+    def raises_again(x: jax.Array) -> jax.Array:
+        raise kept
+
+    before = jax.config.jax_traceback_filtering
+    jax.config.update("jax_traceback_filtering", "off")
+    try:
+        with pytest.raises(ValueError) as info:
+            ax.vmap(raises_again)(jnp.arange(3.0))
+    finally:
+        jax.config.update("jax_traceback_filtering", before)
+    assert "vmap_f" in [f.name for f in traceback.extract_tb(info.value.__traceback__)]

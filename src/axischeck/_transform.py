@@ -309,8 +309,8 @@ class Transformed(Wrapper, Nestable, Generic[P, R], ABC):
         failure, axischeck's account of it with JAX's exception kept (see `_call`).
 
         The call is its own traceback boundary, calling inside JAX's (`inside_boundary`):
-        the user's function runs as deep in the stack as under JAX's transform alone, and
-        what the call raises has the traceback JAX's boundary would give it."""
+        under a vmap the user's function runs as deep in the stack as under `jax.vmap`,
+        and what the call raises has the traceback JAX's boundary would give it."""
         __tracebackhide__ = True  # pytest and IPython hide this frame as they hide JAX's
         try:
             if CHECKS_OFF.get():  # inside `checks_disabled()`: JAX's transform, unchecked

@@ -410,42 +410,60 @@ def filter_traceback_at_boundary(err: Exception) -> None:
     The caller is the boundary, and filters once, as JAX's nested boundaries do: where a
     call of the same function encloses it (a nest of checked transforms), that call
     filters; where a boundary of JAX's inside the call has filtered (pmap's function
-    calls jit), only the frames added since are removed, without a second note."""
-    boundary = sys._getframe(1).f_code
-    outer: FrameType | None = sys._getframe(2)
+    calls jit), only the frames added since are removed, and JAX's note moves last."""
+    here = sys._getframe()
+    boundary = here.f_back.f_code if here.f_back is not None else None
+    outer: FrameType | None = here.f_back.f_back if here.f_back is not None else None
     while outer is not None:
         if outer.f_code is boundary:
             return
         outer = outer.f_back
     if _filtered_by_jax(err):
         err.with_traceback(_TRACEBACK_UTIL.filter_traceback(err.__traceback__))
+        _jax_note_last(err)
         return
     original = err.__traceback__
     try:
         _RAISE_AT_BOUNDARY(err)
-    except BaseException:  # `err` itself, its traceback now as the boundary left it
-        pass
+    except BaseException as raised:
+        if raised is not err:  # the boundary itself failed (an interrupt): that is what goes on
+            raise
     seen = err.__traceback__
     while seen is not None and seen.tb_frame.f_code is not _raise.__code__:
         seen = seen.tb_next
     if seen is not None:  # the boundary left the frames as they were: so are they here
         err.with_traceback(original)
         return
-    here = err.__traceback__  # the entry of this frame, added as the exception left the boundary
-    err.with_traceback(None if here is None else here.tb_next)
+    first = err.__traceback__  # this frame's entry, added as the exception left the boundary
+    if first is not None and first.tb_frame is here:
+        err.with_traceback(first.tb_next)
 
 
 def _filtered_by_jax(err: BaseException) -> bool:
-    """Whether a boundary of JAX's has filtered `err`'s traceback: its note says so (or,
-    with `JAX_TRACEBACK_FILTERING=remove_frames`, the unfiltered trace is the cause)."""
+    """Whether a boundary of JAX's has filtered `err`'s traceback where this JAX filters
+    (not with `JAX_TRACEBACK_FILTERING=off` or IPython's hiding): its note says so (or,
+    with `remove_frames`, the unfiltered trace is the cause)."""
+    mode = getattr(_TRACEBACK_UTIL, "_filtering_mode", None)
     note = getattr(_TRACEBACK_UTIL, "_simplified_tb_msg", None)
     unfiltered = getattr(_TRACEBACK_UTIL, "UnfilteredStackTrace", None)
-    if note is None or unfiltered is None:  # pragma: no cover - a future layout
+    if mode is None or note is None or unfiltered is None:  # pragma: no cover - a future layout
+        return False
+    if mode() not in ("quiet_remove_frames", "remove_frames"):
         return False
     return isinstance(err.__cause__, unfiltered) or any(note in text for text in getattr(err, "__notes__", ()))
 
 
-hide_from_tracebacks(str(Path(__file__).resolve().parent.parent))  # the whole axischeck package
+def _jax_note_last(err: BaseException) -> None:
+    """JAX's note about the frames it removed moved after axischeck's, where its boundary
+    would have put it had it filtered last."""
+    notes = getattr(err, "__notes__", None)
+    note = getattr(_TRACEBACK_UTIL, "_simplified_tb_msg", None)
+    if type(notes) is not list or note is None:
+        return
+    jax_notes = [text for text in notes if isinstance(text, str) and note in text]
+    notes[:] = [text for text in notes if text not in jax_notes] + jax_notes
+
+
 hide_from_tracebacks(str(Path(__file__).resolve().parent.parent))  # the whole axischeck package
 
 
