@@ -192,6 +192,7 @@ def test_a_script_in_a_folder_gets_what_python_gives_it(tmp_path: Path) -> None:
     assert patched.stdout == plain.stdout
     assert f"file: {tmp_path / 'proj' / 'prog.py'}" in patched.stdout
     assert "loader: SourceFileLoader __main__ " in patched.stdout
+    assert not (tmp_path / "proj" / "__pycache__").exists(), "python writes no bytecode for its main file"
 
 
 @pytest.mark.slow

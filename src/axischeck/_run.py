@@ -20,7 +20,6 @@ import builtins
 import dataclasses
 import importlib.machinery
 import importlib.util
-import marshal
 import os
 import runpy
 import sys
@@ -185,29 +184,35 @@ def _run_script(path: str) -> None:
     (Python makes it absolute since 3.9), with `__cached__` None, `__spec__` None (no import
     found it) and a `SourceFileLoader` (`SourcelessFileLoader` for a .pyc) named `__main__`
     as `__loader__`; its code's file name is that absolute path, as in Python's tracebacks.
+    The import system reads, compiles and runs it (`exec_module`), as for any module.
     """
     filename = os.path.abspath(path)
     with open(filename, "rb") as file:
-        data = file.read()
+        compiled = file.read(4) == importlib.util.MAGIC_NUMBER
     loader: importlib.machinery.SourceFileLoader | importlib.machinery.SourcelessFileLoader
-    if data[:4] == importlib.util.MAGIC_NUMBER:
-        # A compiled file: its 16-byte header (magic, flags, source stamp), then the code.
-        loader = importlib.machinery.SourcelessFileLoader("__main__", filename)
-        code = marshal.loads(data[16:])
+    runner: importlib.machinery.SourceFileLoader | importlib.machinery.SourcelessFileLoader
+    if compiled:
+        loader = runner = importlib.machinery.SourcelessFileLoader("__main__", filename)
     else:
         loader = importlib.machinery.SourceFileLoader("__main__", filename)
-        code = compile(data, filename, "exec", dont_inherit=True)
+        runner = _ScriptLoader("__main__", filename)
     main = types.ModuleType("__main__")
     vars(main).update(__file__=filename, __cached__=None, __loader__=loader, __builtins__=builtins)
     saved_main = sys.modules.get("__main__")
     sys.modules["__main__"] = main
     try:
-        # The program the user asked `axischeck run` to run, run as `python path` runs it
-        # (runpy cannot give it a loader); no string from anywhere else is executed.
-        exec(code, vars(main))
+        runner.exec_module(main)
     finally:
         if saved_main is not None:
             sys.modules["__main__"] = saved_main
+
+
+class _ScriptLoader(importlib.machinery.SourceFileLoader):
+    """Python's source loader, writing no bytecode beside the script (`python path` writes
+    none for its main file); the program sees a plain `SourceFileLoader` as its loader."""
+
+    def set_data(self, path: str, data: bytes, *, _mode: int = 0o666) -> None:
+        pass
 
 
 def _exit_status(done: SystemExit) -> int:
