@@ -211,7 +211,7 @@ class _ScriptLoader(importlib.machinery.SourceFileLoader):
     """Python's source loader, writing no bytecode beside the script (`python path` writes
     none for its main file); the program sees a plain `SourceFileLoader` as its loader."""
 
-    def set_data(self, path: str, data: bytes, *, _mode: int = 0o666) -> None:
+    def set_data(self, path: str, data: object, *, _mode: int = 0o666) -> None:
         pass
 
 
