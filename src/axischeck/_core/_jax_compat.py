@@ -32,7 +32,7 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager
 from operator import attrgetter
 from pathlib import Path
-from types import CellType, FrameType
+from types import CellType
 from typing import Any, TypeVar, cast
 
 import jax
@@ -412,8 +412,8 @@ def filter_traceback_at_boundary(err: Exception) -> None:
     filters; where a boundary of JAX's inside the call has filtered (pmap's function
     calls jit), only the frames added since are removed, and JAX's note moves last."""
     here = sys._getframe()
-    boundary = here.f_back.f_code if here.f_back is not None else None
-    outer: FrameType | None = here.f_back.f_back if here.f_back is not None else None
+    boundary = sys._getframe(1).f_code
+    outer = sys._getframe(1).f_back
     while outer is not None:
         if outer.f_code is boundary:
             return
@@ -439,29 +439,33 @@ def filter_traceback_at_boundary(err: Exception) -> None:
         err.with_traceback(first.tb_next)
 
 
+_JAX_NOTE: str | None = getattr(_TRACEBACK_UTIL, "_simplified_tb_msg", None)
+"""The note JAX's boundary adds when it removes its frames."""
+_UNFILTERED: type | None = getattr(_TRACEBACK_UTIL, "UnfilteredStackTrace", None)
+"""The cause JAX's boundary gives an exception with `JAX_TRACEBACK_FILTERING=remove_frames`."""
+_FILTERING_MODE: Callable[[], str] | None = getattr(_TRACEBACK_UTIL, "_filtering_mode", None)
+
+
 def _filtered_by_jax(err: BaseException) -> bool:
     """Whether a boundary of JAX's has filtered `err`'s traceback where this JAX filters
     (not with `JAX_TRACEBACK_FILTERING=off` or IPython's hiding): its note says so (or,
     with `remove_frames`, the unfiltered trace is the cause)."""
-    mode = getattr(_TRACEBACK_UTIL, "_filtering_mode", None)
-    note = getattr(_TRACEBACK_UTIL, "_simplified_tb_msg", None)
-    unfiltered = getattr(_TRACEBACK_UTIL, "UnfilteredStackTrace", None)
-    if mode is None or note is None or unfiltered is None:  # pragma: no cover - a future layout
+    if _FILTERING_MODE is None or _JAX_NOTE is None or _UNFILTERED is None:  # pragma: no cover - a future layout
         return False
-    if mode() not in ("quiet_remove_frames", "remove_frames"):
+    if _FILTERING_MODE() not in ("quiet_remove_frames", "remove_frames"):
         return False
-    return isinstance(err.__cause__, unfiltered) or any(note in text for text in getattr(err, "__notes__", ()))
+    notes = getattr(err, "__notes__", ())
+    return isinstance(err.__cause__, _UNFILTERED) or any(isinstance(n, str) and _JAX_NOTE in n for n in notes)
 
 
 def _jax_note_last(err: BaseException) -> None:
     """JAX's note about the frames it removed moved after axischeck's, where its boundary
     would have put it had it filtered last."""
     notes = getattr(err, "__notes__", None)
-    note = getattr(_TRACEBACK_UTIL, "_simplified_tb_msg", None)
-    if type(notes) is not list or note is None:
+    if type(notes) is not list or _JAX_NOTE is None:
         return
-    jax_notes = [text for text in notes if isinstance(text, str) and note in text]
-    notes[:] = [text for text in notes if text not in jax_notes] + jax_notes
+    jax_notes = [n for n in notes if isinstance(n, str) and _JAX_NOTE in n]
+    notes[:] = [n for n in notes if n not in jax_notes] + jax_notes
 
 
 hide_from_tracebacks(str(Path(__file__).resolve().parent.parent))  # the whole axischeck package

@@ -495,13 +495,13 @@ def _out_axes_mapping(out_axes: Any, shapes: Any, j: int) -> Any:
     return (*out_axes[:k], 0, *out_axes[k + 1 :])
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Sources:
     """The mapped arguments an output is computed from: passed by position (an in_axes
     entry each) and by keyword (always mapped over axis 0)."""
 
-    positional: list[str]
-    keywords: list[str]
+    positional: tuple[str, ...]
+    keywords: tuple[str, ...]
 
     def __bool__(self) -> bool:
         return bool(self.positional or self.keywords)

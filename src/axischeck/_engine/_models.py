@@ -138,8 +138,8 @@ class MapModel:
             positional = len(jax.tree_util.tree_leaves(call.args))
             mapped = [i for i in sorted(found) if step.args[i].axis is not None]
             return Sources(
-                [step.args[i].label for i in mapped if i < positional],
-                [step.args[i].label for i in mapped if i >= positional],
+                tuple(step.args[i].label for i in mapped if i < positional),
+                tuple(step.args[i].label for i in mapped if i >= positional),
             )
 
         shapes, outs = map_outputs(self.level, size, inner.shapes, is_batched, trail + (step,) + inner.steps, sources)

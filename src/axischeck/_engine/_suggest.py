@@ -259,10 +259,11 @@ def _ranked(model: MapModel, call: Call, found: list[tuple[Suggestion, Outcome]]
         return []
     given = _given_sizes(model, call)
     reasons = [_shapes_only(model, call, s, outcome) for s, outcome in found]
-    pointed = any(why is None and not _odd_size(given, o) for why, (_, o) in zip(reasons, found, strict=True))
+    odd = [_odd_size(given, outcome) for _, outcome in found]
+    pointed = any(why is None and not o for why, o in zip(reasons, odd, strict=True))
     judged = []
-    for (s, outcome), why in zip(found, reasons, strict=True):
-        if why is None and pointed and _odd_size(given, outcome):
+    for (s, outcome), why, odd_size in zip(found, reasons, odd, strict=True):
+        if why is None and pointed and odd_size:
             why = f"its batch size, {_batch_size(outcome)}, is none of those your in_axes read"
         judged.append(replace(s, shapes_only=why))
     meant = [s for s in judged if s.shapes_only is None]

@@ -208,7 +208,7 @@ def _equation_flows(eqn: Any, ins: list[Dependence]) -> list[Dependence]:
     if name == "cond" and subs and all(len(sub.invars) == len(ins) - 1 for sub in subs):
         flows = [flows_into(sub, ins[1:]) for sub in subs]
         return [_union([ins[0], *outs]) for outs in zip(*flows, strict=True)]
-    body = _called(eqn)
+    body = _called(eqn, subs)
     layout = scan_layout(eqn.params) if name == "scan" else None
     if layout is not None and body is not None:
         return _scan_flows(body, ins, *layout)
@@ -217,10 +217,10 @@ def _equation_flows(eqn: Any, ins: list[Dependence]) -> list[Dependence]:
     return [None] * len(eqn.outvars)
 
 
-def _called(eqn: Any) -> Any | None:
+def _called(eqn: Any, subs: list[Any]) -> Any | None:
     """The one jaxpr an equation runs on its own operands, giving its own outputs (jit,
-    remat, a custom rule, a scan's body, a shard_map's), if it is that kind of equation."""
-    subs = [sub for value in eqn.params.values() for sub in sub_jaxprs(value)]
+    remat, a custom rule, a scan's body, a shard_map's), if it is that kind of equation
+    (`subs`: the jaxprs among its parameters)."""
     if len(subs) == 1 and len(subs[0].invars) == len(eqn.invars) and len(subs[0].outvars) == len(eqn.outvars):
         return subs[0]
     return None
@@ -550,7 +550,7 @@ def _repeated_sum(jaxpr: Any, inputs: list[Summed]) -> tuple[Repeat | None, list
             outs = [frozenset(axes).union(*ins)] * len(eqn.outvars)
         elif name in _CASTS and len(ins) == len(eqn.outvars):
             outs = ins
-        elif name != "shard_map" and (body := _called(eqn)) is not None:
+        elif name != "shard_map" and (body := _called(eqn, subs)) is not None:
             found, outs = _repeated_sum(body, ins)
             if found is not None:
                 return found, []
