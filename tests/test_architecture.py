@@ -204,25 +204,17 @@ def test_the_eval_exec_pattern_itself() -> None:
 
 
 def test_no_eval_or_exec_in_the_package() -> None:
+    """Not even `axischeck run`: the program it is given is read, compiled and run by the
+    import system's own loader, as any module is."""
     files = sorted(PACKAGE.rglob("*.py"))
     assert len(files) > 10
-    # `axischeck run` executes the program it is given, as `python prog.py` does: the code
-    # object compiled from that file (or read from its .pyc), never a string of a user's.
-    runs_programs = {"_run.py": 1}
     for path in files:
         source = path.read_text(encoding="utf-8")
-        code = _code_only(source)
-        allowed = runs_programs.get(path.name, 0)
-        assert len(_EVAL_EXEC.findall(code)) == allowed, f"{path.name}: {_EVAL_EXEC.search(code)}"
-        tree = ast.parse(source)
+        assert not _EVAL_EXEC.findall(_code_only(source)), f"{path.name}: {_EVAL_EXEC.search(_code_only(source))}"
         uses = [
             node
-            for node in ast.walk(tree)
+            for node in ast.walk(ast.parse(source))
             if (node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else None)
             in {"eval", "exec"}
         ]
-        assert len(uses) == allowed, f"{path.name}:{[getattr(n, 'lineno', '?') for n in uses]} uses eval/exec"
-        calls = [c for c in ast.walk(tree) if isinstance(c, ast.Call) and c.func in uses]
-        assert len(calls) == allowed  # called, never passed around
-        for call in calls:  # `exec(code, namespace)` of a compiled code object only
-            assert isinstance(call.args[0], ast.Name) and call.args[0].id == "code", ast.dump(call)
+        assert not uses, f"{path.name}:{[getattr(n, 'lineno', '?') for n in uses]} uses eval/exec"
