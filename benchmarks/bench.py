@@ -115,6 +115,24 @@ def paired_us(jax_fn: Callable[[], object], ax_fn: Callable[[], object], rounds:
     return Paired(statistics.median(tj) * 1e6, statistics.median(ta) * 1e6, diff * 1e6)
 
 
+def next_to_us(
+    before: Callable[[], object], jax_fn: Callable[[], object], ax_fn: Callable[[], object], rounds: int
+) -> Paired:
+    """`jax_fn` and `ax_fn` timed as `paired_us` times them, each round run right after an
+    untimed `before()` (JAX's eager call): the cost next to that call, which holds the
+    processor's caches, without that call's own noise in the timing."""
+    tj: list[float] = []
+    ta: list[float] = []
+    for i in range(rounds):
+        for fn, out in ((jax_fn, tj), (ax_fn, ta)) if i % 2 == 0 else ((ax_fn, ta), (jax_fn, tj)):
+            before()
+            t0 = time.perf_counter()
+            fn()
+            out.append(time.perf_counter() - t0)
+    diff = statistics.median(a - j for a, j in zip(ta, tj, strict=True))
+    return Paired(statistics.median(tj) * 1e6, statistics.median(ta) * 1e6, diff * 1e6)
+
+
 def once_us(fn: Callable[[], object]) -> float:
     t0 = time.perf_counter()
     fn()
@@ -319,6 +337,8 @@ def bench_inline(quick: bool) -> Result:
         ax_own = median_us(lambda: ax.vmap(make(), in_axes=AXES, signature=sig)(x, y, z), rounds * 10)
         return jax_own, ax_own
 
+    kept = jax.vmap(complex_operation, in_axes=AXES)
+
     real = jax.vmap
     setattr(ax_vmap_module, "JAX_VMAP", build_then_stub)  # noqa: B010 - a private name, on purpose
     try:
@@ -332,6 +352,18 @@ def bench_inline(quick: bool) -> Result:
             data[f"own_{what.replace(' ', '_')}{'_sig' if sig else ''}_us"] = ax_own - jax_own
             what_row = f"  its own time inline, {what} (JAX's call stubbed out)"
             rows.append(info_row(what_row, jax_own, ax_own, f"{ax_own - jax_own:+.1f} us", sig is not None))
+        # The same own time next to JAX's eager call (run untimed before each round): what
+        # the inline rows above pay, measured without that call's noise.
+        for sig in (None, EINSUM):
+            pair = next_to_us(
+                lambda: kept(x, y, z).block_until_ready(),
+                lambda: (real(complex_operation, in_axes=AXES), stub)[1](x, y, z),
+                lambda: ax.vmap(complex_operation, in_axes=AXES, signature=sig)(x, y, z),  # noqa: B023 - called now
+                rounds,
+            )
+            data[f"own_next_to_jax{'_sig' if sig else ''}_us"] = pair.diff
+            what_row = "  its own time inline, f, next to JAX's eager call (JAX's call stubbed out)"
+            rows.append(info_row(what_row, pair.jax, pair.ax, f"{pair.diff:+.1f} us", sig is not None))
     finally:
         setattr(ax_vmap_module, "JAX_VMAP", real)  # noqa: B010
     return data, rows
