@@ -8,7 +8,7 @@ exactly one change is right. A check that needs a value it cannot read stays sil
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from ._callee import Callee, Resolver, Site, is_default
@@ -185,10 +185,7 @@ class SiteChecker:
         """AX003 at a call of an Equinox-mapped function that passes keyword arguments."""
         if self.site.transform.lib != "equinox" or not self.site.readable:
             return
-        for use in self.result_uses():
-            call = use.node
-            if use.kind != "call" or not use.keeps_signature or not isinstance(call, ast.Call):
-                continue
+        for use, call in self.signature_calls():
             _, keywords = use.arguments()
             if keywords and not expects_failure(use.module, call):
                 self.report(
@@ -593,6 +590,13 @@ class SiteChecker:
                 self._uses = uses_of_value(self.resolver, site.module, site.node)
         return self._uses
 
+    def signature_calls(self) -> Iterator[tuple[Use, ast.Call]]:
+        """The visible calls of the transformed function that its own signature answers
+        (not a grad's of it), each with its call."""
+        for use in self.result_uses():
+            if use.kind == "call" and use.keeps_signature and isinstance(use.node, ast.Call):
+                yield use, use.node
+
     def _may_pass_by_keyword(self) -> bool:
         """Not every call is visible, or one passes keyword arguments: the parameters without an
         in_axes entry may be keywords (JAX maps those over axis 0)."""
@@ -613,10 +617,7 @@ class SiteChecker:
         if self.site.transform.kind == "pmap" and isinstance(entries, list):
             return
         n = len(entries)
-        for use in self.result_uses():
-            call = use.node
-            if use.kind != "call" or not use.keeps_signature or not isinstance(call, ast.Call):
-                continue
+        for use, call in self.signature_calls():
             if not use.spelled_out():
                 continue
             args, keywords = use.arguments()
@@ -662,10 +663,7 @@ class SiteChecker:
         if static is None or not self.site.readable:
             return
         last = max(static)
-        for use in self.result_uses():
-            call = use.node
-            if use.kind != "call" or not use.keeps_signature or not isinstance(call, ast.Call):
-                continue
+        for use, call in self.signature_calls():
             if not use.spelled_out():
                 continue
             args, keywords = use.arguments()
