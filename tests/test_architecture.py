@@ -24,7 +24,10 @@ PACKAGE = Path(__file__).resolve().parent.parent / "src" / "axischeck"
 
 LAYERS: list[tuple[str, set[str]]] = [
     ("foundation: JAX facts, values, errors", {"_jax_compat", "_cache", "_shape", "_text", "_errors", "_trees"}),
-    ("parsing: dims, axes, signatures, arguments", {"_dims", "_axes", "_spec", "_annotations", "_leaves", "_keys"}),
+    (
+        "parsing: dims, axes, signatures, arguments",
+        {"_dims", "_axes", "_spec", "_annotation_text", "_annotations", "_leaves", "_keys"},
+    ),
     ("derivation values and their rendering", {"_steps", "_explain", "_prediction"}),
     (
         "engine: unify, levels, traces, meshes, models, fast path, fixes",

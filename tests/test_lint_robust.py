@@ -71,6 +71,22 @@ def test_lint_imports_no_jax(tmp_path: Path) -> None:
     assert not {m for m in loaded if m == "jax" or m.startswith(("jax.", "jaxlib"))}
 
 
+def test_lint_reads_annotations_without_jax(tmp_path: Path) -> None:
+    """Annotations that declare no dims (`Optional[float]`, `list[int]`) are read without
+    JAX; a file that declares dims may import it (its dims become pytrees)."""
+    (tmp_path / "annotated.py").write_text(
+        "from typing import Optional\nimport jax\n\n"
+        "def f(x: jax.Array, y: Optional[float] = None, zs: list[int] = []) -> dict[str, int]:\n"
+        "    return x\n\n"
+        "g = jax.vmap(f, in_axes=(0, 0, 0))\n"
+    )
+    done = _command(tmp_path, "annotated.py", importtime=True)
+    assert done.returncode == 0, done.stderr
+    loaded = {line.split("|")[-1].strip() for line in done.stderr.splitlines() if line.startswith("import time:")}
+    assert "axischeck._core._annotation_text" in loaded
+    assert not {m for m in loaded if m == "jax" or m.startswith(("jax.", "jaxlib"))}
+
+
 def test_run_prints_skipped_files_as_warnings(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     if not hasattr(os, "mkfifo"):
         pytest.skip("named pipes are POSIX")

@@ -10,7 +10,6 @@ imports jaxtyping itself.
 
 from __future__ import annotations
 
-import ast
 import inspect
 import types
 import typing
@@ -19,105 +18,43 @@ from typing import Any
 
 import numpy as np
 
+from ._annotation_text import NOTHING, Refused, dims_of_text, jaxtyping_dims
 from ._cache import BoundedCache
-from ._dims import Anonymous, ArraySpec, Dim, Fixed, Named, Variadic, is_size, parse_size, quote
+from ._dims import ArraySpec
 from ._errors import AxisCheckError, SpecError
 from ._leaves import plain_function
 from ._spec import SigCore, SpecTree, spec_tree
 
-_NOTHING = object()
-
-
-_JAXTYPING_NAMES = frozenset(
-    "Shaped Float Int Integer UInt Bool Complex Inexact Num Real Key Float16 Float32 Float64"
-    " BFloat16 Int8 Int16 Int32 Int64 UInt8 UInt16 UInt32 UInt64 Complex64 Complex128".split()
-)
-
-
-def _dims_of_text(text: str, where: str) -> Any:
-    """Dims from an annotation we could not resolve (a string under PEP 563).
-
-    Parsed with `ast`, never evaluated: `Annotated[X, "a b"]`, `Annotated[X, {...}]`
-    (literals only), jaxtyping's `Float[Array, "a b"]`, and `tuple[...]` of those.
-    """
-    try:
-        node = ast.parse(text, mode="eval").body
-    except (SyntaxError, ValueError, MemoryError, RecursionError):  # ValueError: a NUL byte
-        return _NOTHING
-    if isinstance(node, ast.Constant) and isinstance(node.value, str):  # quoted under PEP 563 too
-        return _dims_of_text(node.value, where)
-    return _dims_of_node(node, where)
-
-
-def _name_of(node: ast.expr) -> str:
-    if isinstance(node, ast.Attribute):
-        return node.attr
-    return node.id if isinstance(node, ast.Name) else ""
-
-
-def _dims_of_node(node: ast.expr, where: str) -> Any:
-    if not isinstance(node, ast.Subscript):
-        return _NOTHING
-    name = _name_of(node.value)
-    parts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
-    if name == "Annotated":
-        for meta in parts[1:]:
-            try:
-                value = ast.literal_eval(meta)
-            except Exception:  # not a literal, or one that cannot be built ({[1]: 'a'})
-                continue
-            if isinstance(value, (str, dict, list, tuple)):
-                return value
-        return _NOTHING
-    if name in _JAXTYPING_NAMES and len(parts) == 2 and isinstance(parts[1], ast.Constant):
-        if isinstance(parts[1].value, str):
-            return _jaxtyping_dims(parts[1].value, where)
-    if name == "PyTree" and parts:  # PyTree[Float[Array, "n"]] or PyTree[..., "T"]
-        leaf = parts[0]
-        if isinstance(leaf, ast.Subscript) and _name_of(leaf.value) in _JAXTYPING_NAMES:
-            inner = leaf.slice.elts if isinstance(leaf.slice, ast.Tuple) else [leaf.slice]
-            if len(inner) == 2 and isinstance(inner[1], ast.Constant) and isinstance(inner[1].value, str):
-                return _jaxtyping_dims(inner[1].value, where, in_pytree=True)
-    if (
-        name in ("tuple", "Tuple")
-        and parts
-        and not (isinstance(parts[-1], ast.Constant) and parts[-1].value is Ellipsis)
-    ):
-        found = [_dims_of_node(p, where) for p in parts]
-        if any(f is not _NOTHING for f in found):
-            return tuple(None if f is _NOTHING else f for f in found)
-    return _NOTHING
-
 
 def _dims_of(hint: Any, where: str) -> Any:
-    """The spec pytree an annotation declares, or _NOTHING."""
+    """The spec pytree an annotation declares, or NOTHING."""
     if isinstance(hint, str):
-        return _dims_of_text(hint, where)
+        return dims_of_text(hint, where)
     if typing.get_origin(hint) is typing.Annotated:
         for meta in hint.__metadata__:
             if isinstance(meta, (str, ArraySpec, dict, list, tuple)):
                 return meta
-        return _NOTHING
+        return NOTHING
     if _is_jaxtyping(hint):
         dim_str = getattr(hint, "dim_str", None)
         if isinstance(dim_str, str):
-            return _jaxtyping_dims(dim_str, where)
+            return jaxtyping_dims(dim_str, where)
         leaf: Any = getattr(hint, "leaftype", None)  # jaxtyping.PyTree[leaftype, "T"]: dims for every leaf
         leaf_dims = getattr(leaf, "dim_str", None)
         if _is_jaxtyping(leaf) and isinstance(leaf_dims, str):
-            return _jaxtyping_dims(leaf_dims, where, in_pytree=True)
+            return jaxtyping_dims(leaf_dims, where, in_pytree=True)
         if typing.get_origin(leaf) in (typing.Union, types.UnionType):
             return _union_dims(typing.get_args(leaf), where, in_pytree=True)
-        return _NOTHING
+        return NOTHING
     if typing.get_origin(hint) in (typing.Union, types.UnionType):
         return _union_dims(typing.get_args(hint), where)
     if typing.get_origin(hint) is tuple:
         parts = typing.get_args(hint)
         if parts and parts[-1] is not Ellipsis:
             found = [_dims_of(p, where) for p in parts]
-            if any(f is not _NOTHING for f in found):
-                return tuple(None if f is _NOTHING else f for f in found)
-    return _NOTHING
+            if any(f is not NOTHING for f in found):
+                return tuple(None if f is NOTHING else f for f in found)
+    return NOTHING
 
 
 def _is_jaxtyping(hint: Any) -> bool:
@@ -134,80 +71,15 @@ def _union_dims(members: tuple[Any, ...], where: str, *, in_pytree: bool = False
     `""`): those dims. Any other Union (`X | None` above all) declares nothing we check."""
     dim_strs = {getattr(m, "dim_str", None) for m in members if _is_jaxtyping(m)}
     if len(dim_strs) != 1:
-        return _NOTHING
+        return NOTHING
     (dim_str,) = dim_strs
     if not isinstance(dim_str, str):
-        return _NOTHING
+        return NOTHING
     others = [m for m in members if not _is_jaxtyping(m)]
     scalars_ok = not dim_str.split()  # a scalar leaf fits only scalar dims
     if others and not (scalars_ok and all(isinstance(m, type) and issubclass(m, _SCALAR_TYPES) for m in others)):
-        return _NOTHING
-    return _jaxtyping_dims(dim_str, where, in_pytree=in_pytree)
-
-
-def _jaxtyping_dims(dim_str: str, where: str, *, in_pytree: bool = False) -> ArraySpec:
-    """Translate jaxtyping's dim grammar: our tokens, plus `rows=4` (documents a `4`),
-    `?n` (inside `PyTree[...]` a size that may differ from leaf to leaf, so unchecked;
-    elsewhere just `n`) and symbolic expressions, which axischeck does not evaluate."""
-    dims = tuple(_jaxtyping_dim(tok, dim_str, where, in_pytree) for tok in dim_str.split())
-    if sum(isinstance(d, Variadic) for d in dims) > 1:
-        raise SpecError(f"jaxtyping dims {dim_str!r} of {where} have more than one variadic dimension")
-    return ArraySpec(dims)
-
-
-def _jaxtyping_dim(token: str, dim_str: str, where: str, in_pytree: bool) -> Dim:
-    if token == "...":
-        return Variadic(None)
-    flags = ""
-    body = token
-    # jaxtyping strips the modifiers `#`, `*`, `_`, `?` and a `name=` prefix, in any order.
-    while body:
-        if body[0] in "#*_?":
-            flags += body[0]
-            body = body[1:]
-        elif body.count("=") == 1:
-            body = body.split("=")[1]
-        else:
-            break
-    anonymous = "_" in flags or ("?" in flags and in_pytree)
-    if is_size(body) and not flags:
-        return Fixed(parse_size(body, token, f"{quote(dim_str)} of {where}"))
-    if body and not body.isidentifier() and not is_size(body) and not _python_expression(body):
-        raise _Refused(
-            f"jaxtyping dimension {quote(token)} (in {quote(dim_str)} of {where}) is not a dimension:"
-            " neither a name, a size in ASCII digits, nor an expression jaxtyping could evaluate",
-            fix="write a name (like 'n') or a size in ASCII digits (like '2')",
-        )
-    if is_size(body) or (body and not body.isidentifier()):
-        raise SpecError(
-            f"jaxtyping dimension {quote(token)} (in {quote(dim_str)} of {where}) is not one axischeck reads:"
-            " it reads names, integers, 'name=4', '_', '#name', '*name', '?name' and '...',"
-            " and evaluates no expressions",
-            fix="pass signature=... to the decorator to declare these shapes for axischeck",
-        )
-    if "*" in flags:
-        if "#" in flags:
-            raise SpecError(
-                f"jaxtyping dimension {token!r} (in {dim_str!r} of {where}) is a broadcastable run,"
-                " which axischeck does not check",
-                fix="pass signature=... to the decorator, with '*name' (exact) or '...' (unchecked)",
-            )
-        return Variadic(None if anonymous or not body else body)
-    if anonymous or not body:
-        return Anonymous()
-    return Named(body, broadcast="#" in flags)
-
-
-class _Refused(SpecError):
-    """Dims that no reader accepts, which `check_text_dims` refuses at decoration."""
-
-
-def _python_expression(text: str) -> bool:
-    try:
-        ast.parse(text, mode="eval")
-    except (SyntaxError, ValueError, MemoryError, RecursionError):
-        return False
-    return True
+        return NOTHING
+    return jaxtyping_dims(dim_str, where, in_pytree=in_pytree)
 
 
 def check_text_dims(fn: Callable[..., Any]) -> None:
@@ -233,9 +105,9 @@ def _refusal_of_text(text: str, where: str) -> tuple[str, str | None] | None:
     if known is not None:
         return known[0]
     try:
-        _dims_of_text(text, where)
+        dims_of_text(text, where)
         verdict: tuple[str, str | None] | None = None
-    except _Refused as err:
+    except Refused as err:
         verdict = (err.problem, err.fix)
     except SpecError:
         verdict = None
@@ -274,13 +146,13 @@ def core_from_annotations(fn: Callable[..., Any]) -> SigCore | None:
             continue
         where = f"parameter {name!r}"
         dims = _declared(raw, name, globalns, where)
-        found |= dims is not _NOTHING
+        found |= dims is not NOTHING
         names.append(name)
-        inputs.append(spec_tree(None if dims is _NOTHING else dims, where))
+        inputs.append(spec_tree(None if dims is NOTHING else dims, where))
     out = _declared(raw, "return", globalns, "the return annotation")
-    if not found and out is _NOTHING:
+    if not found and out is NOTHING:
         return None
-    output = None if out is _NOTHING else spec_tree(out, "the return annotation")
+    output = None if out is NOTHING else spec_tree(out, "the return annotation")
     return SigCore(tuple(inputs), output, tuple(names))
 
 
@@ -320,16 +192,16 @@ def _resolved(raw: dict[str, Any], name: str, globalns: dict[str, Any]) -> Any:
 
 
 def _declared(raw: dict[str, Any], name: str, globalns: dict[str, Any], where: str) -> Any:
-    """The dims one annotation declares, or _NOTHING; see `core_from_annotations`."""
+    """The dims one annotation declares, or NOTHING; see `core_from_annotations`."""
     if name not in raw:
-        return _NOTHING
+        return NOTHING
     hint = _resolved(raw, name, globalns)
     try:
         return _dims_of(hint, where)
     except AxisCheckError:
         raise
     except Exception:  # an annotation object that breaks on inspection: declares nothing
-        return _NOTHING
+        return NOTHING
 
 
 # The dtype a plain tuple of ints stands for when jaxtyping names a kind but not a width:

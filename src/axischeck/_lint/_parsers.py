@@ -1,9 +1,10 @@
 """The runtime engine's signature and annotation parsers, imported at their first use.
 
 Lint and runtime read `signature=` and `Annotated[Array, "a b"]` with one parser, so they
-agree on what a declaration means. That parser builds its pytrees of dims with JAX's
-`tree_util`, so it is imported only when a file declares dims: `axischeck lint` on code
-without them starts and runs without importing JAX.
+agree on what a declaration means. Annotations are read from the syntax tree without JAX
+(`_core._annotation_text`); the dims found are put in pytrees with JAX's `tree_util`, so
+JAX is imported only when a file declares dims: `axischeck lint` on code without them
+(annotated `Optional[float]`, `list[int]`, ... or not at all) starts and runs without it.
 """
 
 from __future__ import annotations
@@ -20,14 +21,15 @@ Ranks = tuple[int | None, ...]  # the ranks of a value's array leaves (None: not
 def annotation_ranks(annotation: ast.expr, where: str) -> tuple[Ranks | None, bool]:
     """Leaf ranks an annotation declares, and whether it declares a tuple; (None, False)
     when it declares none or cannot be read."""
-    from .._core._annotations import _NOTHING, _dims_of_node
+    from .._core._annotation_text import NOTHING, dims_of_node
     from .._core._errors import AxisCheckError
-    from .._core._spec import spec_tree
 
     try:
-        dims = _dims_of_node(annotation, where)
-        if dims is _NOTHING:
+        dims = dims_of_node(annotation, where)
+        if dims is NOTHING:
             return None, False
+        from .._core._spec import spec_tree  # dims declared: JAX's tree_util puts them in a pytree
+
         tree = spec_tree(dims, where)
     except (AxisCheckError, RecursionError, ValueError, TypeError):
         return None, False
