@@ -62,6 +62,29 @@ def test_modules_in_the_working_directory_are_never_imported(tmp_path: Path) -> 
     assert "imported" not in done.stderr
 
 
+def test_long_sums_and_elif_chains_are_read(tmp_path: Path) -> None:
+    """Generated code nests a 500-term sum and a 340-branch elif chain hundreds of levels
+    deep; Python runs both, and lint reads them (a finding next to them is reported)."""
+    branches = "".join(f"    elif code == {i}:\n        return x + {i}\n" for i in range(1, 340))
+    terms = " + ".join(f"{i}.0" for i in range(500))
+    (tmp_path / "generated.py").write_text(
+        f"import jax\n\nTOTAL = {terms}\n\ndef op(code, x):\n    if code == 0:\n        return x\n"
+        f"{branches}    return x * TOTAL\n\n" + BAD
+    )
+    findings, stats = lint([str(tmp_path / "generated.py")], use_config=False)
+    assert [f.code for f in findings] == ["AX001"] and stats.skipped == []
+
+
+def test_a_file_nested_too_deeply_is_skipped_with_a_warning(tmp_path: Path) -> None:
+    """A tree deeper than the linter's recursion reaches leaves that file out, with a
+    warning; the other files' findings stand (the run used to stop with exit status 2)."""
+    (tmp_path / "deep.py").write_text(f"import jax\nx = a{'.b' * 1500}\ng = jax.vmap(abs)\n")
+    (tmp_path / "bad.py").write_text(BAD)
+    findings, stats = lint([str(tmp_path)], use_config=False)
+    assert [f.code for f in findings] == ["AX001"]
+    assert stats.skipped == [f"{tmp_path / 'deep.py'}: nested too deeply for the linter to read"]
+
+
 def test_lint_imports_no_jax(tmp_path: Path) -> None:
     (tmp_path / "empty.py").write_text("")
     done = _command(tmp_path, "empty.py", importtime=True)

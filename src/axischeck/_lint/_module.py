@@ -299,8 +299,30 @@ class _Builder:
         self.visit_each(node.elts, node, scope)
 
     def visit_operands(self, node: ast.BinOp, parent: ast.AST, scope: Scope) -> None:
-        self.visit(node.left, node, scope)
-        self.visit(node.right, node, scope)
+        """A sum of many terms (generated code) nests its operations hundreds deep on the
+        left: walked down that spine without recursion, the operands in source order."""
+        spine = [node]
+        left = node.left
+        while isinstance(left, ast.BinOp):
+            self.parents[left] = spine[-1]
+            spine.append(left)
+            left = left.left
+        self.visit(left, spine[-1], scope)
+        for operation in reversed(spine):
+            self.visit(operation.right, operation, scope)
+
+    def visit_if(self, node: ast.If, parent: ast.AST, scope: Scope) -> None:
+        """An `elif` chain nests each `if` in the `else` of the one before, hundreds deep in
+        generated dispatch code: walked along the chain without recursion."""
+        while True:
+            self.visit(node.test, node, scope)
+            self.visit_each(node.body, node, scope)
+            elif_ = node.orelse[0] if len(node.orelse) == 1 else None
+            if not isinstance(elif_, ast.If):
+                self.visit_each(node.orelse, node, scope)
+                return
+            self.parents[elif_] = node
+            node = elif_
 
     def visit_name(self, node: ast.Name, parent: ast.AST, scope: Scope) -> None:
         if isinstance(node.ctx, ast.Load):
@@ -449,6 +471,7 @@ _HANDLERS: dict[type, Callable[[_Builder, Any, ast.AST, Scope], None]] = {
     ast.Tuple: _Builder.visit_elements,
     ast.List: _Builder.visit_elements,
     ast.BinOp: _Builder.visit_operands,
+    ast.If: _Builder.visit_if,
     ast.Name: _Builder.visit_name,
     ast.Call: _Builder.visit_call,
     ast.Attribute: _Builder.visit_attribute,

@@ -25,6 +25,11 @@ from ._values import Values, as_option
 # when another file imports from them.
 _KEYWORDS = ("vmap", "pmap", "shard_map", "smap")
 
+# A file whose syntax tree nests deeper than the linter's recursion reaches (the common
+# deep forms, long sums and `elif` chains, are walked without recursion) is left out of
+# the run with a warning, as a file that cannot be parsed is: the others are linted.
+_TOO_DEEP = "{}: nested too deeply for the linter to read"
+
 
 @dataclass(slots=True)
 class Stats:
@@ -88,9 +93,13 @@ class Project:
                 self.stats.unparsable.append(f"{self.name(path)}:{line or 1}: {type(err).__name__}: {err}")
             else:
                 parts = _parts(path)
-                info = build_module(self.name(path), source, tree, parts, path.name == "__init__.py")
-                info.column_shift = shift
-                info.reader = self.read_option
+                try:
+                    info = build_module(self.name(path), source, tree, parts, path.name == "__init__.py")
+                except RecursionError:
+                    self.stats.skipped.append(_TOO_DEEP.format(self.name(path)))
+                else:
+                    info.column_shift = shift
+                    info.reader = self.read_option
         self._modules[path] = info
         return info
 
@@ -135,7 +144,10 @@ class Project:
             if module is None:
                 continue
             self.stats.analysed += 1
-            self.lint_module(module)
+            try:
+                self.lint_module(module)
+            except RecursionError:  # what it found before stands; the other files are linted
+                self.stats.skipped.append(_TOO_DEEP.format(self.name(path)) + " (its findings may be incomplete)")
         return self.findings
 
     def lint_module(self, module: ModuleInfo) -> None:
