@@ -502,6 +502,12 @@ this cell does not parse (
 ```pycon
 >>> jax.vmap(lambda x: x, out_axes="b")
 Traceback (most recent call last):
+  ...
+ValueError: an example written to fail, as a raises-exception cell is
+>>> f = jax.vmap(lambda x: x,
+...              out_axes="c")
+>>> f  # doctest: +ELLIPSIS
+<function ...>
 ```
 """
 
@@ -510,7 +516,7 @@ def test_markdown_cells_are_linted_with_the_files_line_numbers(tmp_path: Path) -
     doc = tmp_path / "notebook.md"
     doc.write_text(_DOC)
     findings, stats = lint([str(doc)], use_config=False)
-    assert [(f.line, f.code) for f in findings] == [(18, "AX001"), (28, "AX005"), (28, "AX016"), (32, "AX002")]
+    assert [(f.line, f.code) for f in findings] == [(18, "AX001"), (28, "AX005"), (28, "AX016"), (37, "AX002")]
     assert findings[1].column == 34  # counted in the file, not in the dedented cell
     # A folder's .md files only with markdown=True (the command's --markdown).
     assert lint([str(tmp_path)], use_config=False)[1].files == 0

@@ -19,8 +19,8 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ._literals import UNKNOWN
-from ._module import ASSIGN, CLASS, DEF, IMPORT, Binding, FunctionInfo, ModuleInfo, Scope, unique
-from ._names import PARTIAL, STATICMETHOD, TRANSFORMS, TRANSPARENT, WRAPPERS, TransformKind, qualname
+from ._module import ASSIGN, CLASS, DEF, IMPORT, Binding, ClassInfo, FunctionInfo, ModuleInfo, Scope, unique
+from ._names import CLASSMETHOD, PARTIAL, STATICMETHOD, TRANSFORMS, TRANSPARENT, WRAPPERS, TransformKind, qualname
 from ._parsers import Ranks, annotation_ranks
 
 
@@ -272,7 +272,13 @@ class Resolver:
             ):
                 if expr.attr in module.stored_attrs:
                     return None  # `self.f = ...` somewhere: the attribute may not be the method
-                return self._method(fn.cls.methods.get(expr.attr), bound=True)  # `self.method`
+                if _overridden(fn.cls, expr.attr, module):
+                    return None  # `self.f` of a subclass instance is the subclass's f
+                defs = fn.cls.methods.get(expr.attr)
+                if any(_is(d, module, fn.outer, CLASSMETHOD) for d in fn.decorators):
+                    # `cls.method` in a classmethod: bound only if that method is a classmethod too
+                    return self._method(defs, bound=defs is not None and _is_classmethod(defs))
+                return self._method(defs, bound=True)  # `self.method`
             cls_binding = unique(bindings, CLASS)
             if cls_binding is not None:  # `Class.method`: the plain function
                 cls = cls_binding.value
@@ -373,6 +379,33 @@ _LAST_PARTS = frozenset(name.rpartition(".")[2] for name in (*TRANSFORMS, *PARTI
 
 def _is(expr: ast.expr, module: ModuleInfo, scope: Scope, names: frozenset[str]) -> bool:
     return isinstance(expr, ast.Name) and qualname(expr, module, scope) in names
+
+
+def _base_names(node: ast.ClassDef) -> set[str]:
+    """The names a class statement derives from (`Base`, `mod.Base`: "Base")."""
+    return {b.id if isinstance(b, ast.Name) else b.attr for b in node.bases if isinstance(b, (ast.Name, ast.Attribute))}
+
+
+def _is_classmethod(defs: list[FunctionInfo]) -> bool:
+    return any(_is(d, fn.module, fn.outer, CLASSMETHOD) for fn in defs for d in fn.decorators)
+
+
+def _overridden(cls: ClassInfo, name: str, module: ModuleInfo) -> bool:
+    """Whether a class of the file derived from `cls` (directly or not) defines `name`
+    again, so that `self.name` in `cls`'s methods may be either function."""
+    derived = {cls.name}
+    grew = True
+    while grew:
+        grew = False
+        for other in module.classes:
+            if other.name in derived:
+                continue
+            if _base_names(other.node) & derived:
+                if name in other.methods:
+                    return True
+                derived.add(other.name)
+                grew = True
+    return False
 
 
 def _transparent(expr: ast.expr, module: ModuleInfo, scope: Scope) -> bool:

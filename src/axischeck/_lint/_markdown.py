@@ -2,7 +2,8 @@
 file's own line numbers: every line outside a code cell becomes an empty line.
 
 Cells are fenced blocks tagged `python`, `py`, `ipython3`, `{code-cell}`, `{code-block}
-python` or `{jupyter-execute}`. Doctest blocks keep their `>>>` / `...` lines only.
+python` or `{jupyter-execute}`. Doctest blocks keep their `>>>` / `...` lines only, and
+drop an example whose expected output is a traceback.
 IPython magics and shell escapes (`%timeit`, `!pip`) are blanked; cells tagged
 `raises-exception` are skipped (they are written to fail); a cell that does not parse
 is left out, so the others are still checked.
@@ -64,13 +65,27 @@ def _closing(lines: list[str], start: int, fence: str) -> int:
 
 
 def _code_lines(body: list[str]) -> list[str]:
-    if any(line.lstrip().startswith(">>>") for line in body):  # a doctest: the prompts' code only
-        out = []
-        for line in body:
-            s = line.lstrip()
-            out.append(s[4:] if s.startswith((">>> ", "... ")) else "" if s in (">>>", "...") else "")
-        return out
+    if any(line.lstrip().startswith(">>>") for line in body):
+        return _doctest_code(body)
     return ["" if line.lstrip().startswith(("%", "!")) else line for line in body]
+
+
+def _doctest_code(body: list[str]) -> list[str]:
+    """A doctest's code: each example's `>>>` and `...` lines, except an example whose
+    expected output is a traceback (it is written to fail, as a `raises-exception` cell)."""
+    out = [""] * len(body)
+    example: list[int] = []  # the lines of the example being read
+    for k, line in enumerate(body):
+        s = line.lstrip()
+        if s.startswith(">>>") or (example and s.startswith("...")):
+            example = [k] if s.startswith(">>>") else [*example, k]
+            out[k] = s[4:]
+            continue
+        if example and s.startswith("Traceback ("):
+            for j in example:
+                out[j] = ""
+        example = []  # its expected output (or a blank line) ends an example
+    return out
 
 
 def python_of_markdown(text: str) -> tuple[str, ast.Module, dict[int, int]]:

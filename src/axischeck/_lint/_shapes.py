@@ -160,7 +160,7 @@ _RANDOM_JAX: dict[str, tuple[int, str, Shape | None]] = {
     "gumbel": (1, "shape", ()),
     "rademacher": (1, "shape", ()),
     "randint": (1, "shape", None),
-    "truncated_normal": (3, "shape", ()),
+    "truncated_normal": (3, "shape", None),  # without one, the bounds' broadcast shape
     "bernoulli": (2, "shape", None),
 }
 # numpy.random's module functions and a Generator's methods: `size`, without which they
@@ -274,10 +274,11 @@ def _numpy_function(fn: str, args: Sequence[Any], kwargs: dict[str, Any]) -> Any
     if fn == "identity":
         n = _argument(args, kwargs, 0, "n")
         return _array(shape_of((n, n))) if size_of(n) is not UNKNOWN else UNKNOWN
-    if fn in ("asarray", "array") and args and isinstance(args[0], Array):
-        return args[0]
-    if fn in ("array", "asarray") and args and isinstance(args[0], (list, tuple)):
-        return _array(nested_shape(args[0]))
+    if fn in ("asarray", "array") and args and _keeps_shape(args, kwargs):
+        if isinstance(args[0], Array):
+            return args[0]
+        if isinstance(args[0], (list, tuple)):
+            return _array(nested_shape(args[0]))
     if fn == "reshape" and len(args) >= 2:
         return reshape(args[0], args[1])
     if fn == "transpose" and args:
@@ -286,6 +287,12 @@ def _numpy_function(fn: str, args: Sequence[Any], kwargs: dict[str, Any]) -> Any
         axis = _argument(args, kwargs, 1, "axis")
         return join(fn, args[0], 0 if axis is _MISSING else axis)
     return UNKNOWN
+
+
+def _keeps_shape(args: Sequence[Any], kwargs: dict[str, Any]) -> bool:
+    """Whether `array(obj, ...)` has the shape of `obj`: no `ndmin` (NumPy's sixth
+    positional parameter, JAX's fifth), which adds leading axes."""
+    return "ndmin" not in kwargs and len(args) <= 4
 
 
 def _arange(args: Sequence[Any], kwargs: dict[str, Any]) -> Any:
