@@ -28,9 +28,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from ._checks import SiteChecker, _plural
-from ._flow import CALL_METHODS, Use, expects_failure, uses_of_def
+from ._flow import CALL_METHODS, Use, written_to_fail
 from ._literals import UNKNOWN, axes_text
-from ._module import ModuleInfo, enclosing_function
+from ._module import ModuleInfo
 from ._shapes import Array, Mesh, Spec
 from ._values import Values
 
@@ -199,13 +199,7 @@ def _plain_call(use: Use) -> bool:
 def _written_to_fail(checker: SiteChecker, use: Use) -> bool:
     """The call is in a `pytest.raises` block, or in a function that is only called there
     (a test's `def bad(): return jax.vmap(jnp.add)(jnp.ones(3), jnp.ones(4))`)."""
-    if expects_failure(use.module, use.node):
-        return True
-    fn = enclosing_function(use.module, use.node)
-    if fn is None:
-        return False
-    calls = uses_of_def(checker.resolver, fn) if not isinstance(fn.node, ast.Lambda) else []
-    return bool(calls) and all(u.kind == "call" and expects_failure(u.module, u.node) for u in calls)
+    return written_to_fail(checker.resolver, use.module, use.node)
 
 
 def _check_call(checker: SiteChecker, values: Values, use: Use, call: ast.Call, in_axes: Any) -> bool:

@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from ._callee import Callee, Resolver, Site, is_default
-from ._flow import Use, expects_failure, uses_of_def, uses_of_value
+from ._flow import Use, expects_failure, uses_of_def, uses_of_value, written_to_fail
 from ._literals import UNKNOWN, axes_text, axis_leaves, bad_axis
 from ._module import ModuleInfo
 from ._names import PARTITION_SPEC, qualname
@@ -104,15 +104,16 @@ class SiteChecker:
             self.report(module, node, code, f"{self.what}: {message}", fix)
 
     def _expected_failure(self) -> bool:
-        """The site, or every use of what it returns, is in a `pytest.raises` block (a test of the error)."""
+        """The site, or every use of what it returns, is in code written to fail (a
+        `pytest.raises` block, or a test's helper only called there: see `written_to_fail`)."""
         if self._expected is None:
-            site = self.site
-            if expects_failure(site.module, site.node):
+            site, resolver = self.site, self.resolver
+            if written_to_fail(resolver, site.module, site.node):
                 self._expected = True
             else:
                 uses = self.result_uses()
                 self._expected = bool(uses) and all(
-                    u.kind != "unknown" and expects_failure(u.module, u.node) for u in uses
+                    u.kind != "unknown" and written_to_fail(resolver, u.module, u.node) for u in uses
                 )
         return self._expected
 

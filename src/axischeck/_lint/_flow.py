@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 from typing import Literal
 
 from ._callee import Resolver, Site
-from ._module import ASSIGN, CLASS, DEF, ClassInfo, FunctionInfo, ModuleInfo, Scope, unique
+from ._module import ASSIGN, CLASS, DEF, ClassInfo, FunctionInfo, ModuleInfo, Scope, enclosing_function, unique
 from ._names import CLASSMETHOD, IMMEDIATE, PARTIAL, STATICMETHOD, TRANSPARENT, WRAPPERS, qualname
 
 UseKind = Literal["call", "transform", "immediate", "unknown"]
@@ -46,6 +46,26 @@ def expects_failure(module: ModuleInfo, node: ast.AST) -> bool:
             return False
         child, parent = parent, module.parents.get(parent)
     return False
+
+
+def written_to_fail(resolver: Resolver, module: ModuleInfo, node: ast.AST, depth: int = 0) -> bool:
+    """`node` runs only in code written to fail: in a `pytest.raises` block (see
+    `expects_failure`), or in a function whose every visible call runs only there (a
+    test's helper that makes the failing call), followed up to `_HELPER_DEPTH` calls."""
+    if expects_failure(module, node):
+        return True
+    if depth >= _HELPER_DEPTH or module.calls.keys().isdisjoint(_RAISES):
+        return False  # a file that expects no failure holds no helper written to fail
+    fn = enclosing_function(module, node)
+    if fn is None or isinstance(fn.node, ast.Lambda):
+        return False
+    calls = uses_of_def(resolver, fn)
+    return bool(calls) and all(
+        u.kind == "call" and written_to_fail(resolver, u.module, u.node, depth + 1) for u in calls
+    )
+
+
+_HELPER_DEPTH = 3
 
 
 def _raises(expr: ast.expr) -> bool:
