@@ -452,3 +452,45 @@ def test_filter_pmap_of_filter_vmap_maps_twice_and_traces_as_equinox() -> None:
     for got in (ours[0], patched[0]):
         jax.tree.map(np.testing.assert_array_equal, got, theirs[0])
     assert repr(axeqx.filter_pmap(axeqx.filter_vmap(jnp.sin))).startswith("<axischeck eqx.filter_pmap(sin")
+
+
+@pytest.mark.parametrize("transform", ["filter_vmap", "filter_pmap"])
+def test_a_wrapped_model_is_a_pytree_of_its_arrays_as_equinox_wraps_it(transform: str) -> None:
+    """Equinox's wrapper is a Module: `eqx.filter_jit` traces the model's arrays in it and
+    `eqx.filter_grad` differentiates them. The checked wrapper is a pytree with the same
+    arrays (it was a static leaf: filter_jit hashed the model's arrays and refused it, and
+    filter_grad answered with no gradient at all)."""
+    model = eqx.nn.Linear(3, 2, key=KEY)
+    n = jax.local_device_count() if transform == "filter_pmap" else 5
+    x = jnp.arange(n * 3.0).reshape(n, 3)
+
+    def loss(mapped: Any, x: jax.Array) -> jax.Array:
+        return mapped(x).sum()  # type: ignore[no-any-return]
+
+    ours, theirs = getattr(axeqx, transform)(model), getattr(eqx, transform)(model)
+    assert eqx.filter_jit(ours)(x).tolist() == eqx.filter_jit(theirs)(x).tolist()
+    grads = [jax.tree_util.tree_leaves(eqx.filter_grad(loss)(m, x)) for m in (ours, theirs)]
+    assert [g.tolist() for g in grads[0]] == [g.tolist() for g in grads[1]] and len(grads[0]) == 2
+    arrays = [jax.tree_util.tree_leaves(eqx.filter(m, eqx.is_array)) for m in (ours, theirs)]
+    assert [a is b for a, b in zip(*arrays, strict=True)] == [True, True]
+    rebuilt = jax.tree_util.tree_map(lambda a: a, ours)
+    assert type(rebuilt) is type(ours) and rebuilt(x).tolist() == ours(x).tolist()
+    assert rebuilt.predict(x).shapes == ours.predict(x).shapes
+
+
+def test_filter_jit_of_a_wrapped_model_traces_as_equinox() -> None:
+    traces: dict[str, int] = {"equinox": 0, "axischeck": 0}
+
+    class Counted(eqx.Module):
+        weight: jax.Array
+        name: str = eqx.field(static=True)
+
+        def __call__(self, x: jax.Array) -> jax.Array:
+            traces[self.name] += 1
+            return self.weight @ x
+
+    for name, lib in (("equinox", eqx), ("axischeck", axeqx)):
+        step = eqx.filter_jit(lib.filter_vmap(Counted(jnp.ones((2, 3)), name)))
+        for batch in (4, 4, 5):
+            step(jnp.ones((batch, 3)))
+    assert traces["axischeck"] == traces["equinox"] == 2

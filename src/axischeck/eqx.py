@@ -147,7 +147,12 @@ def _entry_in_equinox_terms(entry: Any, before: Any, spec: Any, arg: Any, dynami
 
 
 class _Filtered(Generic[P, R]):
-    """A function wrapped by `axischeck.eqx.filter_vmap` / `filter_pmap`."""
+    """A function wrapped by `axischeck.eqx.filter_vmap` / `filter_pmap`.
+
+    A pytree, as Equinox's own wrapper (a Module) is: its leaves are those of Equinox's
+    wrapper, which holds the function (a Module's arrays with it), and of the options. So
+    `eqx.filter_jit`, `filter_grad` and `eqx.partition` see the model's arrays in it,
+    trace and differentiate them, and keep only the rest static."""
 
     def __init__(
         self,
@@ -345,6 +350,25 @@ class _Filtered(Generic[P, R]):
 
     def __repr__(self) -> str:
         return f"<axischeck {self._title()}>"
+
+
+def _flatten(wrapper: _Filtered[..., Any]) -> tuple[tuple[Any, ...], str]:
+    return (wrapper._library, wrapper.in_axes, wrapper.out_axes, wrapper._options), wrapper._transform
+
+
+def _unflatten(transform: str, children: tuple[Any, ...]) -> _Filtered[..., Any]:
+    """The wrapper around Equinox's wrapper rebuilt with other leaves (tracers, gradients,
+    None for what a filter left out), as Equinox rebuilds a Module: nothing is checked."""
+    library, in_axes, out_axes, options = children
+    wrapper: _Filtered[..., Any] = object.__new__(_Filtered)
+    shown: dict[str, Any] = {n: getattr(library, n) for n in functools.WRAPPER_ASSIGNMENTS if hasattr(library, n)}
+    wrapper.__dict__.update(shown, __wrapped__=getattr(library, "__wrapped__", None))
+    wrapper._transform, wrapper._library = transform, library
+    wrapper.in_axes, wrapper.out_axes, wrapper._options = in_axes, out_axes, options
+    return wrapper
+
+
+jax.tree_util.register_pytree_node(_Filtered, _flatten, _unflatten)
 
 
 @overload
