@@ -218,3 +218,27 @@ def test_with_filtering_off_an_exception_filtered_before_keeps_every_frame() -> 
     finally:
         jax.config.update("jax_traceback_filtering", before)
     assert "vmap_f" in [f.name for f in traceback.extract_tb(info.value.__traceback__)]
+
+
+def test_jax_source_information_names_the_users_line() -> None:
+    """JAX's source information passes over axischeck's frames as over its own: the line
+    where a tracer "was created" and a lowered program's locations are the user's."""
+    import re
+
+    import numpy as np
+
+    def created_on(transform: Any) -> str:
+        with pytest.raises(jax.errors.TracerArrayConversionError) as caught:
+            transform(lambda x: np.asarray(x))(jnp.ones(3))
+        found = re.search(r"was created on line:\n\s*(\S+)", str(caught.value))
+        assert found is not None
+        return found.group(1).rsplit(":", 2)[0]
+
+    assert created_on(ax.vmap) == created_on(jax.vmap) == __file__
+
+    def locations(transform: Any) -> set[str]:
+        mapped = transform(lambda x: x - jax.lax.pmean(jnp.sin(x), "i"), axis_name="i")
+        text = jax.jit(mapped).lower(jnp.ones((8, 2))).as_text(debug_info=True)
+        return set(re.findall(r'loc\("([^"]+)"', text))
+
+    assert locations(ax.vmap) == locations(jax.vmap)

@@ -348,13 +348,25 @@ def _traceback_util() -> Any:
 _TRACEBACK_UTIL = _traceback_util()
 
 
-def hide_from_tracebacks(path: str) -> None:
-    """Have JAX's traceback filtering hide the frames of files under `path`, as it hides
-    its own (and Equinox registers its files): users see their own frames and JAX's
-    message, and everything with `JAX_TRACEBACK_FILTERING=off`."""
-    register = getattr(_TRACEBACK_UTIL, "register_exclusion", None)
-    if register is not None:
-        register(path)
+def hide_from_jax_frames(path: str) -> None:
+    """Have JAX pass over the frames of files under `path` as it passes over its own (and
+    Equinox registers its files): its traceback filtering hides them (users see their own
+    frames and JAX's message, and everything with `JAX_TRACEBACK_FILTERING=off`), and its
+    source information skips them, so a message's "created on line" and a lowered
+    program's locations name the user's line, as without axischeck."""
+    for module in (_TRACEBACK_UTIL, _source_info_util()):
+        register = getattr(module, "register_exclusion", None)
+        if register is not None:
+            register(path)
+
+
+def _source_info_util() -> Any:
+    """JAX's source information (the user's frame of each equation); None where moved."""
+    try:
+        from jax._src import source_info_util
+    except ImportError:  # pragma: no cover - a future layout
+        return None
+    return source_info_util
 
 
 def traceback_boundary(fun: C) -> C:
@@ -468,7 +480,7 @@ def _jax_note_last(err: BaseException) -> None:
     notes[:] = [n for n in notes if n not in jax_notes] + jax_notes
 
 
-hide_from_tracebacks(str(Path(__file__).resolve().parent.parent))  # the whole axischeck package
+hide_from_jax_frames(str(Path(__file__).resolve().parent.parent))  # the whole axischeck package
 
 
 def jaxpr_function(closed: Any) -> Callable[..., list[Any]] | None:
