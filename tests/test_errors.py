@@ -653,3 +653,20 @@ def test_an_unmapped_output_names_only_the_arguments_the_record_shows_it_comes_f
     with pytest.raises(ax.OutputError) as info:
         ax.vmap(lambda x, *, s: x.sum() * s, in_axes=(None,), out_axes=None).predict(jnp.ones(3), s=jnp.ones(4))
     assert "output depends on s, which is mapped" in info.value.problem
+
+
+def test_an_error_that_is_also_jaxs_keeps_jaxs_attributes_and_its_own_text() -> None:
+    """JAX's DuplicateSpecError builds its text from attributes of its own: the error
+    axischeck raises in its place is one too, prints its own text, and carries JAX's
+    attributes for code that reads them."""
+    mesh = jax.make_mesh((jax.device_count(),), ("x",), axis_types=(jax.sharding.AxisType.Auto,))
+    raised: dict[str, BaseException] = {}
+    for name, transform in (("jax", jax.shard_map), ("ax", ax.shard_map)):
+        mapped = transform(lambda a: a, mesh=mesh, in_specs=P("x", "x"), out_specs=P("x"))  # type: ignore[no-untyped-call]
+        with pytest.raises(Exception) as caught:
+            mapped(jnp.ones((8, 8)))
+        raised[name] = caught.value
+    ours, theirs = raised["ax"], raised["jax"]
+    assert isinstance(ours, ax.AxisCheckError) and isinstance(ours, type(theirs))
+    assert str(ours).startswith("shard_map(") and str(theirs) in str(ours)
+    assert (ours.mesh, ours.pspec, ours.message) == (theirs.mesh, theirs.pspec, theirs.message)  # type: ignore[attr-defined]

@@ -154,6 +154,11 @@ class AxisCheckError(ValueError):
         disagreement line would only say it again."""
         return all(p.axis is not None and f"axis {p.axis} of {p.arg}" in self.problem for p in self.places)
 
+    def __str__(self) -> str:
+        """The rendered message, whichever JAX exception type this one is too (some
+        build their text from attributes of their own)."""
+        return ValueError.__str__(self)
+
     def __reduce__(self) -> tuple[object, ...]:
         state = {**self.__dict__, "_found_in": None}
         jax_type = getattr(type(self), "_jax_type", None)
@@ -200,6 +205,9 @@ def with_jax_error(err: AxisCheckError, jax_err: BaseException) -> AxisCheckErro
     cls = _also(type(err), type(jax_err))
     new = cls.__new__(cls)
     new.__dict__.update(err.__dict__)
+    for name, value in vars(jax_err).items():  # what JAX's exception carries (a DuplicateSpecError's mesh, pspec)
+        if not name.startswith("__"):
+            new.__dict__.setdefault(name, value)
     text = str(jax_err)
     said = f"JAX: {type(jax_err).__name__}: {text}" if text else f"JAX: {type(jax_err).__name__} (with no message)"
     # What the engine's own traces quoted of JAX (a line of the same message, or the
