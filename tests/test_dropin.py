@@ -648,3 +648,48 @@ def test_a_function_wrapping_a_checked_transform_is_itself_mapped() -> None:
         results[name] = (module.vmap(outer, axis_name="j")(jnp.ones((2, 4, 3))), len(calls))
     assert results["ax"][1] == results["jax"][1] == 1
     np.testing.assert_array_equal(results["ax"][0], results["jax"][0])
+
+
+def test_a_copy_is_the_transform_itself_as_with_jax() -> None:
+    """`copy` gives back the function JAX returns: so `jax.jit` of a copy finds what JAX
+    cached for the original, and traces nothing again."""
+    traces = {"jax": 0, "ax": 0}
+    for name, transform in (("jax", jax.vmap), ("ax", ax.vmap)):
+
+        def f(x: jax.Array, name: str = name) -> jax.Array:
+            traces[name] += 1
+            return x * 2
+
+        g = transform(f)
+        jax.jit(g)(jnp.ones((8, 2)))
+        for again in (copy.copy(g), copy.deepcopy(g)):
+            assert again is g
+            jax.jit(again)(jnp.ones((8, 2)))
+    assert traces == {"jax": 1, "ax": 1}
+
+
+def test_the_transform_shows_the_functions_annotations_as_jax_does() -> None:
+    import typing
+
+    def f(x: jax.Array, n: int = 3) -> jax.Array:
+        return x * n
+
+    for made in (ax.vmap(f), ax.pmap(f)):
+        assert made.__annotations__ == jax.vmap(f).__annotations__ == f.__annotations__
+        assert typing.get_type_hints(made) == typing.get_type_hints(f)
+
+
+def test_annotations_of_a_mapped_function_are_not_its_per_example_dims() -> None:
+    """JAX's `wraps` copies the mapped function's annotations onto `jax.vmap(f)` (and an
+    axischeck transform shows them): they describe f's arguments, not the batched ones."""
+    from typing import Annotated
+
+    def f(x: Annotated[jax.Array, "n"]) -> Annotated[jax.Array, "n"]:
+        return x * 2
+
+    x = jnp.ones((3, 4, 5))
+    assert ax.vmap(jax.vmap(f))(x).shape == jax.vmap(jax.vmap(f))(x).shape == (3, 4, 5)
+    assert ax.vmap(ax.vmap(f))(x).shape == (3, 4, 5)
+    assert ax.vmap(ax.vmap(f)).predict((3, 4, 5)).shapes == (3, 4, 5)
+    with pytest.raises(ax.ArgumentError, match="rank 1"):
+        ax.vmap(f)(x)  # f's own dims still count where f is mapped once

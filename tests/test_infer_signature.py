@@ -25,6 +25,7 @@ from jax.sharding import PartitionSpec as P
 import axischeck as ax
 import axischeck.strategies as axst
 from axischeck._core._annotations import core_from_annotations
+from axischeck._core._jax_compat import jax_transform_of
 from axischeck._engine import _infer
 
 
@@ -501,8 +502,8 @@ def test_the_command_line_refuses_a_function_jax_already_mapped(
     assert capsys.readouterr().out == '"(a,b),(b,c)->(a,c)"\n'
     assert run(["infer", "mapped_module:f", *shapes]) == 0
     assert capsys.readouterr().out == '"(a,b),(b,c)->(a,c)"\n'
-    assert _infer.jax_transform_of(jax.pmap(abs)) == "jax.pmap"
-    assert _infer.jax_transform_of(jax.jit(abs)) is None and _infer.jax_transform_of(jnp.sum) is None
+    assert jax_transform_of(jax.pmap(abs)) == "jax.pmap"
+    assert jax_transform_of(jax.jit(abs)) is None and jax_transform_of(jnp.sum) is None
 
 
 class _NoRepr:

@@ -327,7 +327,7 @@ def _unmapped(fun: Any, target: str) -> Any:
     """`fun`, or the axischeck transform inside its `jax.jit` (`__wrapped__`, as
     `functools.wraps` records it); a function JAX already mapped is refused (UsageError):
     mapping it again would describe the batched function as one example's."""
-    from ._engine._infer import jax_transform_of
+    from ._core._jax_compat import jax_transform_of
     from ._transform import Transformed
 
     layer, outer = fun, ""

@@ -18,7 +18,7 @@ from ._call import checks_after, diagnosis, refuse_unflattenable, verify_output
 from ._core._annotations import check_text_dims
 from ._core._cache import Wrapper, runs_code
 from ._core._errors import AxisCheckError, SpecError, with_jax_error
-from ._core._jax_compat import filter_traceback_at_boundary, inside_boundary, traceback_boundary
+from ._core._jax_compat import filter_traceback_at_boundary, inside_boundary, jax_transform_of, traceback_boundary
 from ._core._leaves import plain_function
 from ._core._prediction import Prediction
 from ._core._trees import shapes_text
@@ -36,7 +36,7 @@ Q = ParamSpec("Q")
 R = TypeVar("R")
 T = TypeVar("T")
 
-_SHOWN_FROM_JAX = ("__name__", "__qualname__", "__module__", "__doc__")
+_SHOWN_FROM_JAX = ("__name__", "__qualname__", "__module__", "__doc__", "__annotations__")
 
 
 class Transformed(Wrapper, Nestable, Generic[P, R], ABC):
@@ -197,10 +197,18 @@ class Transformed(Wrapper, Nestable, Generic[P, R], ABC):
         return getattr(jax_fn, name)
 
     def __reduce__(self) -> tuple[Any, ...]:
-        """Copied and pickled by rebuilding: the function and the options (JAX's own
-        transform and the caches are made anew)."""
+        """Pickled by rebuilding: the function and the options (JAX's own transform and
+        the caches are made anew)."""
         make, options = self._remake()
         return (_rebuilt, (make, self.__wrapped__, options))
+
+    def __copy__(self) -> Self:
+        """Itself, as `copy` gives a function JAX returns: so `jax.jit` of a copy finds
+        what JAX cached for the original."""
+        return self
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Self:
+        return self
 
     # ------------------------------------------------------------- as a method
 
@@ -271,7 +279,7 @@ class Transformed(Wrapper, Nestable, Generic[P, R], ABC):
         ()
         ```
         """
-        from ._engine._infer import Subject, infer_signature, jax_transform_of
+        from ._engine._infer import Subject, infer_signature
 
         layers: list[tuple[Callable[..., Any], dict[str, Any]]] = []  # outermost first
         fun: Any = self

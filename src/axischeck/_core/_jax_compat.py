@@ -26,13 +26,14 @@ from __future__ import annotations
 
 import functools
 import inspect
+import os
 import re
 import sys
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 from operator import attrgetter
 from pathlib import Path
-from types import CellType
+from types import CellType, CodeType
 from typing import Any, TypeVar, cast
 
 import jax
@@ -481,6 +482,47 @@ def _jax_note_last(err: BaseException) -> None:
 
 
 hide_from_jax_frames(str(Path(__file__).resolve().parent.parent))  # the whole axischeck package
+
+
+# JAX's mapping transforms, by the file (under jax/_src) and function name of the code that
+# a transformed function runs or wraps: `jax.vmap(f)` is `api_boundary` around `vmap_f`
+# (jax/_src/api.py), `jax.pmap(f)` a function of jax/_src/pmap.py; None: any function there.
+_JAX_MAPPED_CODE = {
+    ("api.py", "vmap_f"): "jax.vmap",
+    ("pmap.py", None): "jax.pmap",
+    ("shard_map.py", None): "jax.shard_map",
+}
+_JAX_SRC = os.path.join("jax", "_src", "")
+
+
+def jax_transform_of(fun: Any) -> str | None:
+    """Which of JAX's mapping transforms made `fun` ("jax.vmap", "jax.pmap",
+    "jax.shard_map"), or None for a function JAX has not mapped.
+
+    Read from the code it runs and the functions its closure holds (two levels: JAX's
+    traceback-filtering wrapper around the transform's own function), never by calling it.
+    Such a function's annotations are those of the function it maps (JAX's `wraps` copies
+    them), and its per-example signature is not theirs.
+    """
+    pending: list[tuple[Any, int]] = [(fun, 0)]
+    while pending:
+        obj, depth = pending.pop()
+        code = getattr(obj, "__code__", None)
+        if not isinstance(code, CodeType):
+            continue
+        path = code.co_filename
+        if _JAX_SRC in path:
+            base = os.path.basename(path)
+            for (file, name), transform in _JAX_MAPPED_CODE.items():
+                if base == file and name in (None, code.co_name):
+                    return transform
+        if depth < 2:
+            for cell in getattr(obj, "__closure__", None) or ():
+                try:
+                    pending.append((cell.cell_contents, depth + 1))
+                except ValueError:  # an empty cell
+                    continue
+    return None
 
 
 def jaxpr_function(closed: Any) -> Callable[..., list[Any]] | None:

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from .._core._cache import BoundedCache
 from .._core._errors import SpecError
+from .._core._jax_compat import jax_transform_of
 from .._core._keys import lookup, store
 from .._core._leaves import parameter_names, plain_function
 from .._core._spec import SigCore
@@ -64,13 +65,23 @@ whose `get` is a Python method: a transform written inline asks at each call, ne
 JAX's eager work, where each Python frame counts."""
 
 
+def annotates_itself(fun: Callable[..., Any]) -> bool:
+    """Whether `fun`'s annotations describe the arguments it takes: not where a transform
+    made it (JAX's `wraps` copies the mapped function's annotations onto what it returns,
+    as an axischeck transform shows them), whose per-example arguments have other ranks."""
+    if plain_function(fun):
+        return True
+    mapped = isinstance(fun, Nestable) or isinstance(getattr(fun, "__func__", None), Nestable)  # or bound to self
+    return not mapped and jax_transform_of(fun) is None
+
+
 def declares_nothing(fun: Callable[..., Any]) -> bool:
     """Whether a plain function's annotations declare no dims (none at all, or types like
     `jax.Array` only), read once per function: then a transform of it without a signature
     has nothing to check before JAX runs. Read at the first call, as the models read them
     (a string annotation may name what is defined after the decorator runs)."""
     try:
-        if not fun.__annotations__:
+        if not fun.__annotations__ or not annotates_itself(fun):
             return True
     except Exception:  # annotations that cannot be evaluated (deferred, Python 3.14): the models say so
         return False

@@ -16,8 +16,6 @@ transform and compared with JAX before it is returned.
 
 from __future__ import annotations
 
-import os
-import types
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -206,47 +204,6 @@ class _Oracle:
         except _Unreadable:
             outs = None
         return _Verdict(True, call, out_def, tuple(got), outs)
-
-
-# JAX's mapping transforms, by the file (under jax/_src) and function name of the code that
-# a transformed function runs or wraps: `jax.vmap(f)` is `api_boundary` around `vmap_f`
-# (jax/_src/api.py), `jax.pmap(f)` a function of jax/_src/pmap.py; None: any function there.
-_JAX_MAPPED_CODE = {
-    ("api.py", "vmap_f"): "jax.vmap",
-    ("pmap.py", None): "jax.pmap",
-    ("shard_map.py", None): "jax.shard_map",
-}
-_JAX_SRC = os.path.join("jax", "_src", "")
-
-
-def jax_transform_of(fun: Any) -> str | None:
-    """Which of JAX's mapping transforms made `fun` ("jax.vmap", "jax.pmap",
-    "jax.shard_map"), or None for a function JAX has not mapped.
-
-    Read from the code it runs and the functions its closure holds (two levels: JAX's
-    traceback-filtering wrapper around the transform's own function), never by calling it:
-    inferring a signature for an already mapped function would map it again and describe
-    the batched function as if it were per example.
-    """
-    pending: list[tuple[Any, int]] = [(fun, 0)]
-    while pending:
-        obj, depth = pending.pop()
-        code = getattr(obj, "__code__", None)
-        if not isinstance(code, types.CodeType):
-            continue
-        path = code.co_filename
-        if _JAX_SRC in path:
-            base = os.path.basename(path)
-            for (file, name), transform in _JAX_MAPPED_CODE.items():
-                if base == file and name in (None, code.co_name):
-                    return transform
-        if depth < 2:
-            for cell in getattr(obj, "__closure__", None) or ():
-                try:
-                    pending.append((cell.cell_contents, depth + 1))
-                except ValueError:  # an empty cell
-                    continue
-    return None
 
 
 def _batched(op: Op, batch: Mapping[int, int]) -> Op:

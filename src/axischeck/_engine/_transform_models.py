@@ -8,7 +8,7 @@ from dataclasses import replace
 from typing import Any
 
 from .._core._errors import AxisCheckWarning, SpecError, warn_at_user
-from ._function import Nestable, declared_core, fn_name
+from ._function import Nestable, annotates_itself, declared_core, fn_name
 from ._levels import MapLevel
 from ._models import MapModel, Model, SignatureModel, TraceModel, chain, inputs_only, is_symbolic, model_symbols
 from ._shard_model import ShardModel, ShardOptions
@@ -95,7 +95,7 @@ def inner_model(
         core = declared_core(fun, signature, name)
         return SignatureModel(core, held, name), Signature._make(core), TraceModel(held, name)
     try:
-        core_a = core_from_annotations(fun)
+        core_a = core_from_annotations(fun) if annotates_itself(fun) else None
     except SpecError as err:  # JAX runs this function: an annotation axischeck cannot read must not stop it
         warn_at_user(
             AxisCheckWarning(f"{err.problem}; {name} is traced instead (Fix: {err.fix})" if err.fix else err.problem)
