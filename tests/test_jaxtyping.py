@@ -332,3 +332,37 @@ def test_plain_tuples_take_the_dtype_the_annotations_name() -> None:
         "w": np.float32,
     }
     assert predictor_of(ax.vmap(last_sum)).tuple_dtypes == {}  # Shaped: any dtype, so float32
+
+
+def scaled_tree(tree: PyTree[Float[Array, " n"]]) -> PyTree[Float[Array, " n"]]:
+    return jax.tree_util.tree_map(lambda v: v * 2, tree)  # type: ignore[no-any-return]
+
+
+def with_tree(x: Float[Array, " n"]) -> tuple[Float[Array, " n"], PyTree[Float[Array, " n"]]]:
+    return x, {"a": x, "b": x}
+
+
+def test_a_pytree_return_annotation_leaves_the_outputs_structure_to_the_trace() -> None:
+    """`PyTree[Float[Array, "n"]]` says the dims of every leaf of a structure it does not
+    say: for an argument the argument says it, for the output the trace does (the output
+    was taken for one array, and a call returning a dict refused)."""
+
+    def unresolvable(tree: Any) -> Any:
+        return jax.tree_util.tree_map(lambda v: v * 2, tree)
+
+    unresolvable.__annotations__ = {
+        "tree": 'jt.PyTree[jt.Float[jt.Array, "n"]]',
+        "return": 'jt.PyTree[jt.Float[jt.Array, "n"]]',
+    }
+    batch = {"a": jnp.ones((3, 4)), "b": jnp.ones((3, 4))}
+    cases: list[tuple[Callable[..., Any], tuple[Any, ...]]] = [
+        (scaled_tree, (batch,)),
+        (unresolvable, (batch,)),
+        (with_tree, (jnp.ones((3, 4)),)),
+    ]
+    for fn, args in cases:
+        want = jax.tree_util.tree_map(lambda v: v.shape, jax.vmap(fn)(*args))
+        assert jax.tree_util.tree_map(lambda v: v.shape, ax.vmap(fn)(*args)) == want
+        assert ax.vmap(fn).predict(*args).shapes == want
+    with pytest.raises(ax.ArgumentError, match="'n'"):
+        ax.vmap(scaled_tree)({"a": jnp.ones((3, 4)), "b": jnp.ones((3, 5))})  # the argument's dims still count

@@ -24,7 +24,7 @@ JAXTYPING_NAMES = frozenset(
 )
 
 
-def dims_of_text(text: str, where: str) -> Any:
+def dims_of_text(text: str, where: str, output: bool = False) -> Any:
     """Dims from an annotation we could not resolve (a string under PEP 563).
 
     Parsed with `ast`, never evaluated: `Annotated[X, "a b"]`, `Annotated[X, {...}]`
@@ -35,8 +35,8 @@ def dims_of_text(text: str, where: str) -> Any:
     except (SyntaxError, ValueError, MemoryError, RecursionError):  # ValueError: a NUL byte
         return NOTHING
     if isinstance(node, ast.Constant) and isinstance(node.value, str):  # quoted under PEP 563 too
-        return dims_of_text(node.value, where)
-    return dims_of_node(node, where)
+        return dims_of_text(node.value, where, output)
+    return dims_of_node(node, where, output)
 
 
 def _name_of(node: ast.expr) -> str:
@@ -45,7 +45,9 @@ def _name_of(node: ast.expr) -> str:
     return node.id if isinstance(node, ast.Name) else ""
 
 
-def dims_of_node(node: ast.expr, where: str) -> Any:
+def dims_of_node(node: ast.expr, where: str, output: bool = False) -> Any:
+    """The dims an annotation's syntax declares, or NOTHING; an `output`'s `PyTree[...]`
+    declares nothing (its structure is the trace's to say)."""
     if not isinstance(node, ast.Subscript):
         return NOTHING
     name = _name_of(node.value)
@@ -62,7 +64,7 @@ def dims_of_node(node: ast.expr, where: str) -> Any:
     if name in JAXTYPING_NAMES and len(parts) == 2 and isinstance(parts[1], ast.Constant):
         if isinstance(parts[1].value, str):
             return jaxtyping_dims(parts[1].value, where)
-    if name == "PyTree" and parts:  # PyTree[Float[Array, "n"]] or PyTree[..., "T"]
+    if name == "PyTree" and parts and not output:  # PyTree[Float[Array, "n"]] or PyTree[..., "T"]
         leaf = parts[0]
         if isinstance(leaf, ast.Subscript) and _name_of(leaf.value) in JAXTYPING_NAMES:
             inner = leaf.slice.elts if isinstance(leaf.slice, ast.Tuple) else [leaf.slice]
@@ -73,7 +75,7 @@ def dims_of_node(node: ast.expr, where: str) -> Any:
         and parts
         and not (isinstance(parts[-1], ast.Constant) and parts[-1].value is Ellipsis)
     ):
-        found = [dims_of_node(p, where) for p in parts]
+        found = [dims_of_node(p, where, output) for p in parts]
         if any(f is not NOTHING for f in found):
             return tuple(None if f is NOTHING else f for f in found)
     return NOTHING

@@ -26,10 +26,12 @@ from ._leaves import plain_function
 from ._spec import SigCore, SpecTree, spec_tree
 
 
-def _dims_of(hint: Any, where: str) -> Any:
-    """The spec pytree an annotation declares, or NOTHING."""
+def _dims_of(hint: Any, where: str, output: bool = False) -> Any:
+    """The spec pytree an annotation declares, or NOTHING. Of an `output`, a jaxtyping
+    `PyTree[...]` declares nothing: its dims cover every leaf of a structure it does not
+    say, which the output's trace gives (for an argument, the argument says it)."""
     if isinstance(hint, str):
-        return dims_of_text(hint, where)
+        return dims_of_text(hint, where, output)
     if typing.get_origin(hint) is typing.Annotated:
         for meta in hint.__metadata__:
             if isinstance(meta, (str, ArraySpec, dict, list, tuple)):
@@ -40,6 +42,8 @@ def _dims_of(hint: Any, where: str) -> Any:
         if isinstance(dim_str, str):
             return jaxtyping_dims(dim_str, where)
         leaf: Any = getattr(hint, "leaftype", None)  # jaxtyping.PyTree[leaftype, "T"]: dims for every leaf
+        if output:
+            return NOTHING
         leaf_dims = getattr(leaf, "dim_str", None)
         if _is_jaxtyping(leaf) and isinstance(leaf_dims, str):
             return jaxtyping_dims(leaf_dims, where, in_pytree=True)
@@ -51,7 +55,7 @@ def _dims_of(hint: Any, where: str) -> Any:
     if typing.get_origin(hint) is tuple:
         parts = typing.get_args(hint)
         if parts and parts[-1] is not Ellipsis:
-            found = [_dims_of(p, where) for p in parts]
+            found = [_dims_of(p, where, output) for p in parts]
             if any(f is not NOTHING for f in found):
                 return tuple(None if f is NOTHING else f for f in found)
     return NOTHING
@@ -197,7 +201,7 @@ def _declared(raw: dict[str, Any], name: str, globalns: dict[str, Any], where: s
         return NOTHING
     hint = _resolved(raw, name, globalns)
     try:
-        return _dims_of(hint, where)
+        return _dims_of(hint, where, output=name == "return")
     except AxisCheckError:
         raise
     except Exception:  # an annotation object that breaks on inspection: declares nothing
