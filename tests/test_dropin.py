@@ -599,6 +599,25 @@ def test_a_nest_with_a_named_inner_vmap_traces_as_often_as_jaxs(nest: str) -> No
     jax.tree.map(np.testing.assert_array_equal, outs["ax"], outs["jax"])
 
 
+@pytest.mark.parametrize("order", [("eager", "jit", "jit"), ("jit", "eager", "eager")])
+@pytest.mark.parametrize("nest", [n for n in NESTS if not n.startswith("jit")])
+def test_a_nest_called_eagerly_and_under_jit_traces_as_often_as_jaxs(nest: str, order: tuple[str, ...]) -> None:
+    """The same nest called eagerly and under `jax.jit`: where JAX's pmap answers from its
+    cache of traces, the outer check reads the record kept from the earlier call (an outer
+    pmap kept none and traced the function once or twice more)."""
+    x = jnp.arange(6.0).reshape(1, 2, 3).repeat(jax.local_device_count() if "pmap" in nest else 2, axis=0)
+    per_call: dict[str, list[int]] = {}
+    for name, module in (("jax", jax), ("ax", ax)):
+        f, runs = counting(lambda v: v * 2 + jax.lax.axis_index("i") + jax.lax.psum(v, "i"))
+        g = NESTS[nest](module, f)
+        per_call[name] = []
+        for how in order:
+            before = runs[0]
+            (g if how == "eager" else jax.jit(g))(x)
+            per_call[name].append(runs[0] - before)
+    assert per_call["ax"] == per_call["jax"], per_call
+
+
 def test_a_nest_whose_inner_call_differs_traces_the_inner_function_itself() -> None:
     """A record offered by the outer check serves only a call of the same structure and
     abstract values: an outer function that calls the inner transform on other values

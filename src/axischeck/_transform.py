@@ -328,7 +328,9 @@ class Transformed(Wrapper, Nestable, Generic[P, R], ABC):
             if self._declares_nothing():
                 refuse_unflattenable(args, kwargs)
             else:
-                before = self._predictor.check_call(args, kwargs, self._jax_fn, self._recorder, self._inner_records)
+                before = self._predictor.check_call(
+                    args, kwargs, self._jax_fn, self._recorder, self._inner_records, self.options.jax_caches_traces
+                )
                 if before is JAX_ALONE:
                     return self._jax_call(*args, **kwargs)  # type: ignore[no-any-return]
                 if isinstance(before, Watch):

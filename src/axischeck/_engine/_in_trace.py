@@ -83,12 +83,16 @@ class Watch:
         args: tuple[Any, ...],
         kwargs: dict[str, Any],
         flat: tuple[list[Any], Any],
+        caches_traces: bool,
     ) -> None:
         self.recorder = recorder  # None: the function is an axischeck transform, whose watch records for this one
         self.predictor = predictor
         self.call = (args, kwargs, flat)
         self.recorded = False
-        self.records = predictor.records if recorder is not None and recorder.caches_traces else Records()
+        # Where JAX's transform answers a call from its cache of traces (pmap, around the
+        # user's function or around another checked transform), the records are kept for
+        # the calls JAX answers without tracing; otherwise each call's serve that call.
+        self.records = predictor.records if caches_traces else Records()
         self.enclosing: Watch | None = None  # the watch of a transform around this one's, collecting its records
 
     def run(self, jax_fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:

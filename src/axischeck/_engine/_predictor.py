@@ -275,12 +275,15 @@ class Predictor:
         jax_fn: Callable[..., Any],
         recorder: Recorder | None,
         inner_records: bool = False,
+        caches_traces: bool = False,
     ) -> Prediction | Watch | None:
         """The checks before JAX runs a call: the prediction to verify the output against
         (with a signature), None when there is none, `JAX_ALONE` for what only JAX
         models, a `Watch` where the check rides JAX's trace of the call (`recorder`: the
         function as `jax_fn`, JAX's transform, holds it; `inner_records`: the function is
-        an axischeck transform, whose check records the user's function for this one). A
+        an axischeck transform, whose check records the user's function for this one;
+        `caches_traces`: JAX's transform answers a call like an earlier one from its cache,
+        so the records are kept for later calls). A
         call axischeck refuses raises its explained error, with JAX's verdict on the call
         (see `refusal`).
 
@@ -305,7 +308,7 @@ class Predictor:
             return JAX_ALONE
         models = self.models
         if (recorder is not None or inner_records) and not symbolic and not models.declares_inputs:
-            return Watch(recorder, self, args, kwargs, flat)  # the function is traced by JAX alone
+            return Watch(recorder, self, args, kwargs, flat, caches_traces)  # the function is traced by JAX alone
         try:
             if symbolic:
                 return self.checked_answer(args, kwargs, flat)
