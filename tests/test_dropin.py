@@ -4,6 +4,7 @@ ever hands out a stale or shared answer (the rule is in `axischeck._core._keys`)
 from __future__ import annotations
 
 import copy
+import functools
 import gc
 import inspect
 import pickle
@@ -709,6 +710,12 @@ def test_annotations_of_a_mapped_function_are_not_its_per_example_dims() -> None
     x = jnp.ones((3, 4, 5))
     assert ax.vmap(jax.vmap(f))(x).shape == jax.vmap(jax.vmap(f))(x).shape == (3, 4, 5)
     assert ax.vmap(ax.vmap(f))(x).shape == (3, 4, 5)
+    # ... nor of a layer that copies them again: jit, checkpoint, a decorator
+    for layer in (jax.jit, jax.checkpoint, lambda g: functools.wraps(g)(lambda *a: g(*a))):
+        for inner in (jax.vmap, ax.vmap):
+            assert ax.vmap(layer(inner(f)))(x).shape == (3, 4, 5)
+        with ax.patch():
+            assert jax.vmap(layer(jax.vmap(f)))(x).shape == (3, 4, 5)
     assert ax.vmap(ax.vmap(f)).predict((3, 4, 5)).shapes == (3, 4, 5)
     with pytest.raises(ax.ArgumentError, match="rank 1"):
         ax.vmap(f)(x)  # f's own dims still count where f is mapped once

@@ -67,12 +67,24 @@ JAX's eager work, where each Python frame counts."""
 
 def annotates_itself(fun: Callable[..., Any]) -> bool:
     """Whether `fun`'s annotations describe the arguments it takes: not where a transform
-    made it (JAX's `wraps` copies the mapped function's annotations onto what it returns,
-    as an axischeck transform shows them), whose per-example arguments have other ranks."""
-    if plain_function(fun):
-        return True
-    mapped = isinstance(fun, Nestable) or isinstance(getattr(fun, "__func__", None), Nestable)  # or bound to self
-    return not mapped and jax_transform_of(fun) is None
+    made it or a layer under it (JAX's `wraps` copies the mapped function's annotations
+    onto what it returns, as an axischeck transform shows them, and `jax.jit`,
+    `jax.checkpoint` or a decorator copy them again), whose arguments have other ranks."""
+    layer: Any = fun
+    for _ in range(_MAX_LAYERS):
+        if plain_function(layer):
+            return True
+        if isinstance(layer, Nestable) or isinstance(getattr(layer, "__func__", None), Nestable):  # or bound to self
+            return False
+        if jax_transform_of(layer) is not None:
+            return False
+        layer = getattr(layer, "__wrapped__", None)
+        if layer is None:
+            return True
+    return False  # wrapped deeper than any real decorator stack: not read
+
+
+_MAX_LAYERS = 32
 
 
 def declares_nothing(fun: Callable[..., Any]) -> bool:
