@@ -242,3 +242,13 @@ def test_jax_source_information_names_the_users_line() -> None:
         return set(re.findall(r'loc\("([^"]+)"', text))
 
     assert locations(ax.vmap) == locations(jax.vmap)
+
+
+def test_a_file_beside_the_package_stays_the_users_in_jax_source_information() -> None:
+    """JAX's source information skips files by a prefix of their name: axischeck's is its
+    folder with the separator, so a sibling such as `axischeck_models/` stays the user's."""
+    from jax._src import source_info_util
+
+    package = Path(ax.__file__).resolve().parent
+    assert not source_info_util.is_user_filename(str(package / "_transform.py"))
+    assert source_info_util.is_user_filename(f"{package}_models/model.py")

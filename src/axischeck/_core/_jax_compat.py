@@ -355,10 +355,12 @@ def hide_from_jax_frames(path: str) -> None:
     frames and JAX's message, and everything with `JAX_TRACEBACK_FILTERING=off`), and its
     source information skips them, so a message's "created on line" and a lowered
     program's locations name the user's line, as without axischeck."""
-    for module in (_TRACEBACK_UTIL, _source_info_util()):
-        register = getattr(module, "register_exclusion", None)
-        if register is not None:
-            register(path)
+    register = getattr(_TRACEBACK_UTIL, "register_exclusion", None)
+    if register is not None:
+        register(path)
+    register = getattr(_source_info_util(), "register_exclusion", None)
+    if register is not None:  # a prefix of file names: the separator keeps `axischeck_models/` the user's
+        register(os.path.join(path, ""))
 
 
 def _source_info_util() -> Any:
