@@ -476,6 +476,9 @@ def test_a_wrapped_model_is_a_pytree_of_its_arrays_as_equinox_wraps_it(transform
     rebuilt = jax.tree_util.tree_map(lambda a: a, ours)
     assert type(rebuilt) is type(ours) and rebuilt(x).tolist() == ours(x).tolist()
     assert rebuilt.predict(x).shapes == ours.predict(x).shapes
+    assert rebuilt.weight is model.weight  # the model's fields, shown as when it was made
+    # The options are the static part, held once: a leaf holds only what Equinox's wrapper holds.
+    assert len(jax.tree_util.tree_leaves(ours)) == len(jax.tree_util.tree_leaves(theirs))
 
 
 def test_filter_jit_of_a_wrapped_model_traces_as_equinox() -> None:

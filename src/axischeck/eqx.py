@@ -352,19 +352,43 @@ class _Filtered(Generic[P, R]):
         return f"<axischeck {self._title()}>"
 
 
-def _flatten(wrapper: _Filtered[..., Any]) -> tuple[tuple[Any, ...], str]:
-    return (wrapper._library, wrapper.in_axes, wrapper.out_axes, wrapper._options), wrapper._transform
+class _Options:
+    """A wrapper's transform and options, the static part of its pytree: equal when they
+    are (JAX and `eqx.filter_jit` compare and hash a tree's static part), hashed by the
+    transform alone (the options may hold a dict)."""
+
+    __slots__ = ("in_axes", "options", "out_axes", "transform")
+
+    def __init__(self, transform: str, in_axes: Any, out_axes: Any, options: dict[str, Any]) -> None:
+        self.transform, self.in_axes, self.out_axes, self.options = transform, in_axes, out_axes, options
+
+    def _parts(self) -> tuple[Any, ...]:
+        return (self.transform, self.in_axes, self.out_axes, self.options)
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is _Options and bool(self._parts() == other._parts())
+
+    def __hash__(self) -> int:
+        return hash((_Options, self.transform))
 
 
-def _unflatten(transform: str, children: tuple[Any, ...]) -> _Filtered[..., Any]:
+def _flatten(wrapper: _Filtered[..., Any]) -> tuple[tuple[Any], _Options]:
+    """The leaves of Equinox's own wrapper (the function, a model's arrays with it); the
+    options are static, as the wrapper's own copy of what Equinox's holds."""
+    return (wrapper._library,), _Options(wrapper._transform, wrapper.in_axes, wrapper.out_axes, wrapper._options)
+
+
+def _unflatten(static: _Options, children: tuple[Any, ...]) -> _Filtered[..., Any]:
     """The wrapper around Equinox's wrapper rebuilt with other leaves (tracers, gradients,
     None for what a filter left out), as Equinox rebuilds a Module: nothing is checked."""
-    library, in_axes, out_axes, options = children
+    (library,) = children
     wrapper: _Filtered[..., Any] = object.__new__(_Filtered)
-    shown: dict[str, Any] = {n: getattr(library, n) for n in functools.WRAPPER_ASSIGNMENTS if hasattr(library, n)}
-    wrapper.__dict__.update(shown, __wrapped__=getattr(library, "__wrapped__", None))
-    wrapper._transform, wrapper._library = transform, library
-    wrapper.in_axes, wrapper.out_axes, wrapper._options = in_axes, out_axes, options
+    fun = getattr(library, "__wrapped__", None)
+    if fun is not None:
+        functools.update_wrapper(wrapper, fun)  # as made: the function's name, docs and fields
+    wrapper.__wrapped__ = fun  # type: ignore[assignment]
+    wrapper._transform, wrapper._library = static.transform, library
+    wrapper.in_axes, wrapper.out_axes, wrapper._options = static.in_axes, static.out_axes, static.options
     return wrapper
 
 
