@@ -32,6 +32,11 @@ def case_negative_axis():
     return jax.vmap(total, in_axes=-3)(np.random.randn(4, 5))  # expect: AX014
 
 
+def case_scalar_bounds():
+    # truncated_normal without a shape draws the bounds' shape: two numbers, one number.
+    return jax.vmap(total)(jax.random.truncated_normal(jax.random.key(0), -2.0, 2.0))  # expect: AX014
+
+
 def run(x, axis=1):
     return jax.vmap(total, in_axes=axis)(x)  # expect: AX014
 
@@ -60,3 +65,4 @@ if __name__ == "__main__":
     case_negative_axis()
     case_default_parameter()
     case_transposed()
+    case_scalar_bounds()

@@ -107,12 +107,20 @@ class Resolver:
         # Where functions and function values go (found and kept by `_flow`).
         self.def_uses: dict[FunctionInfo, list[Any]] = {}
         self.value_uses: dict[int, list[Any]] = {}
+        # Functions whose every visible call runs only in code written to fail, by the
+        # calls followed (found and kept by `_flow.written_to_fail`).
+        self.failing_helpers: dict[tuple[FunctionInfo, int], bool] = {}
+        # Per class, the method names a class of its file derived from it defines again;
+        # per file, its classes by the names of their bases.
+        self._redefined: dict[ClassInfo, set[str]] = {}
+        self._derived: dict[ModuleInfo, dict[str, list[ClassInfo]]] = {}
         # What each visible call passes for a parameter (set by the project's interpreter).
         self.parameters: Callable[[FunctionInfo, str], list[tuple[ast.expr, ModuleInfo]] | None] | None = None
 
     def clear(self) -> None:
         """Forget every fact found (they point into syntax trees the run is done with)."""
-        for cache in (self._def_cache, self._active, self._matches, self.def_uses, self.value_uses):
+        caches = (self._def_cache, self._active, self._matches, self.def_uses, self.value_uses)
+        for cache in (*caches, self.failing_helpers, self._redefined, self._derived):
             cache.clear()
 
     # ------------------------------------------------------------------ sites
@@ -272,7 +280,7 @@ class Resolver:
             ):
                 if expr.attr in module.stored_attrs:
                     return None  # `self.f = ...` somewhere: the attribute may not be the method
-                if _overridden(fn.cls, expr.attr, module):
+                if expr.attr in self._redefined_below(fn.cls, module):
                     return None  # `self.f` of a subclass instance is the subclass's f
                 defs = fn.cls.methods.get(expr.attr)
                 if any(_is(d, module, fn.outer, CLASSMETHOD) for d in fn.decorators):
@@ -287,6 +295,28 @@ class Resolver:
         if name is not None:
             return self._imported_callee(name, module, depth)
         return None
+
+    def _redefined_below(self, cls: ClassInfo, module: ModuleInfo) -> set[str]:
+        """The method names that a class of the file derived from `cls` (directly or not)
+        defines again: `self.name` in `cls`'s methods may then be either function."""
+        if cls not in self._redefined:
+            if module not in self._derived:
+                by_base: dict[str, list[ClassInfo]] = {}
+                for other in module.classes:
+                    for base in _base_names(other.node):
+                        by_base.setdefault(base, []).append(other)
+                self._derived[module] = by_base
+            by_base = self._derived[module]
+            names: set[str] = set()
+            seen, pending = {cls.name}, [cls.name]
+            while pending:
+                for other in by_base.get(pending.pop(), ()):
+                    names.update(other.methods)
+                    if other.name not in seen:
+                        seen.add(other.name)
+                        pending.append(other.name)
+            self._redefined[cls] = names
+        return self._redefined[cls]
 
     def _method(self, defs: list[FunctionInfo] | None, bound: bool) -> Callee | None:
         if defs is None or len(defs) != 1:
@@ -388,24 +418,6 @@ def _base_names(node: ast.ClassDef) -> set[str]:
 
 def _is_classmethod(defs: list[FunctionInfo]) -> bool:
     return any(_is(d, fn.module, fn.outer, CLASSMETHOD) for fn in defs for d in fn.decorators)
-
-
-def _overridden(cls: ClassInfo, name: str, module: ModuleInfo) -> bool:
-    """Whether a class of the file derived from `cls` (directly or not) defines `name`
-    again, so that `self.name` in `cls`'s methods may be either function."""
-    derived = {cls.name}
-    grew = True
-    while grew:
-        grew = False
-        for other in module.classes:
-            if other.name in derived:
-                continue
-            if _base_names(other.node) & derived:
-                if name in other.methods:
-                    return True
-                derived.add(other.name)
-                grew = True
-    return False
 
 
 def _transparent(expr: ast.expr, module: ModuleInfo, scope: Scope) -> bool:

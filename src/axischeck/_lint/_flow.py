@@ -59,10 +59,13 @@ def written_to_fail(resolver: Resolver, module: ModuleInfo, node: ast.AST, depth
     fn = enclosing_function(module, node)
     if fn is None or isinstance(fn.node, ast.Lambda):
         return False
-    calls = uses_of_def(resolver, fn)
-    return bool(calls) and all(
-        u.kind == "call" and written_to_fail(resolver, u.module, u.node, depth + 1) for u in calls
-    )
+    key = (fn, depth)  # a helper called from many places is judged once at each depth
+    if key not in resolver.failing_helpers:
+        calls = uses_of_def(resolver, fn)
+        resolver.failing_helpers[key] = bool(calls) and all(
+            u.kind == "call" and written_to_fail(resolver, u.module, u.node, depth + 1) for u in calls
+        )
+    return resolver.failing_helpers[key]
 
 
 _HELPER_DEPTH = 3

@@ -160,7 +160,7 @@ _RANDOM_JAX: dict[str, tuple[int, str, Shape | None]] = {
     "gumbel": (1, "shape", ()),
     "rademacher": (1, "shape", ()),
     "randint": (1, "shape", None),
-    "truncated_normal": (3, "shape", None),  # without one, the bounds' broadcast shape
+    "truncated_normal": (3, "shape", None),  # without one, the bounds' broadcast shape (see `construct`)
     "bernoulli": (2, "shape", None),
 }
 # numpy.random's module functions and a Generator's methods: `size`, without which they
@@ -206,6 +206,9 @@ def construct(name: str, args: Sequence[Any], kwargs: dict[str, Any]) -> Any:
     lib, _, fn = name.rpartition(".")
     if lib in _NUMPY_LIBS:
         return _numpy_function(fn, args, kwargs)
+    if lib == "jax.random" and fn == "truncated_normal" and _argument(args, kwargs, 3, "shape") in (_MISSING, None):
+        bounds = [_argument(args, kwargs, i, k) for i, k in ((1, "lower"), (2, "upper"))]
+        return Array(()) if all(type(b) in (int, float) for b in bounds) else UNKNOWN  # the bounds' broadcast
     if lib == "jax.random" and fn in _RANDOM_JAX:
         return _shaped(args, kwargs, _RANDOM_JAX[fn])
     if lib == "numpy.random":
