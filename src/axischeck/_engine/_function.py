@@ -93,7 +93,7 @@ def declares_nothing(fun: Callable[..., Any]) -> bool:
     has nothing to check before JAX runs. Read at the first call, as the models read them
     (a string annotation may name what is defined after the decorator runs)."""
     try:
-        if not fun.__annotations__ or not annotates_itself(fun):
+        if not fun.__annotations__:
             return True
     except Exception:  # annotations that cannot be evaluated (deferred, Python 3.14): the models say so
         return False
@@ -102,7 +102,7 @@ def declares_nothing(fun: Callable[..., Any]) -> bool:
         from .._core._annotations import core_from_annotations
 
         try:
-            known = core_from_annotations(fun) is None
+            known = not annotates_itself(fun) or core_from_annotations(fun) is None
         except Exception:  # unreadable dims: the models say so (a warning), not this shortcut
             known = False
         _DECLARES_NOTHING[weakref.ref(fun, _forget_verdict)] = known

@@ -106,7 +106,7 @@ def _shard_map_calls(checker: SiteChecker, values: Values) -> int:
     mesh = values.of(site.options.get("mesh"), site.module) if "mesh" in site.options else UNKNOWN
     read = 0
     for use in checker.result_uses():
-        if not _plain_call(use) or _written_to_fail(checker, use):
+        if not _plain_call(use) or written_to_fail(checker.resolver, use.module, use.node):
             continue
         assert isinstance(use.node, ast.Call)
         args, keywords = use.arguments()
@@ -196,12 +196,6 @@ def _plain_call(use: Use) -> bool:
     return use.spelled_out()
 
 
-def _written_to_fail(checker: SiteChecker, use: Use) -> bool:
-    """The call is in a `pytest.raises` block, or in a function that is only called there
-    (a test's `def bad(): return jax.vmap(jnp.add)(jnp.ones(3), jnp.ones(4))`)."""
-    return written_to_fail(checker.resolver, use.module, use.node)
-
-
 def _check_call(checker: SiteChecker, values: Values, use: Use, call: ast.Call, in_axes: Any) -> bool:
     """The checks at one call; True when every argument was read."""
     site = checker.site
@@ -209,7 +203,8 @@ def _check_call(checker: SiteChecker, values: Values, use: Use, call: ast.Call, 
     args, keywords = use.arguments()
 
     def report(module: ModuleInfo, node: ast.AST, code: str, message: str, fix: str | None = None) -> None:
-        if not _written_to_fail(checker, use):  # asked only for a finding: it follows the function's uses
+        # Asked only for a finding: it follows the function's uses.
+        if not written_to_fail(checker.resolver, use.module, use.node):
             checker.report_at(module, node, code, message, fix)
 
     if isinstance(in_axes, tuple) and len(in_axes) != len(args):

@@ -300,13 +300,7 @@ class Resolver:
         """The method names that a class of the file derived from `cls` (directly or not)
         defines again: `self.name` in `cls`'s methods may then be either function."""
         if cls not in self._redefined:
-            if module not in self._derived:
-                by_base: dict[str, list[ClassInfo]] = {}
-                for other in module.classes:
-                    for base in _base_names(other.node):
-                        by_base.setdefault(base, []).append(other)
-                self._derived[module] = by_base
-            by_base = self._derived[module]
+            by_base = self._classes_by_base(module)
             names: set[str] = set()
             seen, pending = {cls.name}, [cls.name]
             while pending:
@@ -317,6 +311,16 @@ class Resolver:
                         pending.append(other.name)
             self._redefined[cls] = names
         return self._redefined[cls]
+
+    def _classes_by_base(self, module: ModuleInfo) -> dict[str, list[ClassInfo]]:
+        """The file's classes by the names of their bases, indexed once per file."""
+        if module not in self._derived:
+            by_base: dict[str, list[ClassInfo]] = {}
+            for other in module.classes:
+                for base in _base_names(other.node):
+                    by_base.setdefault(base, []).append(other)
+            self._derived[module] = by_base
+        return self._derived[module]
 
     def _method(self, defs: list[FunctionInfo] | None, bound: bool) -> Callee | None:
         if defs is None or len(defs) != 1:
