@@ -228,8 +228,10 @@ def _check_call(checker: SiteChecker, values: Values, use: Use, call: ast.Call, 
     leaves: list[Leaf] = []
     unread = False
     for i, node in enumerate(args):
-        label = names[i] if i < len(names) else f"argument {i}"
         axes = in_axes[i] if isinstance(in_axes, tuple) else in_axes
+        if axes is None:
+            continue  # passed whole to every call: no rule reads its value
+        label = names[i] if i < len(names) else f"argument {i}"
         try:
             _collect(values.of(node, use.module), axes, label, node, leaves, kind != "smap")
         except Unread:
