@@ -135,9 +135,10 @@ def _def_uses(resolver: Resolver, fn: FunctionInfo) -> list[Use]:
         return [Use("unknown", fn.node, module)]
     keeps = True
     for dec in fn.decorators:
-        if _known_wrapper(resolver, dec, module, fn) is None:
+        known = _known_wrapper(resolver, dec, module, fn)
+        if known is None:
             return [Use("unknown", dec, module)]
-        keeps = keeps and bool(_known_wrapper(resolver, dec, module, fn))
+        keeps = keeps and known
     uses: list[Use] = []
     for load in name_loads(module, fn.name, fn.outer):
         uses.extend(_value_uses(resolver, module, load, 1, keeps))
