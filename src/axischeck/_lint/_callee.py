@@ -114,13 +114,15 @@ class Resolver:
         # per file, its classes by the names of their bases.
         self._redefined: dict[ClassInfo, set[str]] = {}
         self._derived: dict[ModuleInfo, dict[str, list[ClassInfo]]] = {}
+        # Per file, the classes that define a method of each name.
+        self._method_classes: dict[ModuleInfo, dict[str, tuple[ClassInfo, ...]]] = {}
         # What each visible call passes for a parameter (set by the project's interpreter).
         self.parameters: Callable[[FunctionInfo, str], list[tuple[ast.expr, ModuleInfo]] | None] | None = None
 
     def clear(self) -> None:
         """Forget every fact found (they point into syntax trees the run is done with)."""
         caches = (self._def_cache, self._active, self._matches, self.def_uses, self.value_uses)
-        for cache in (*caches, self.failing_helpers, self._redefined, self._derived):
+        for cache in (*caches, self.failing_helpers, self._redefined, self._derived, self._method_classes):
             cache.clear()
 
     # ------------------------------------------------------------------ sites
@@ -321,6 +323,17 @@ class Resolver:
                     by_base.setdefault(base, []).append(other)
             self._derived[module] = by_base
         return self._derived[module]
+
+    def classes_with_method(self, module: ModuleInfo, name: str) -> tuple[ClassInfo, ...]:
+        """The classes of the file that define a method `name` (once per definition, in
+        source order), indexed once per file."""
+        if module not in self._method_classes:
+            by_name: dict[str, list[ClassInfo]] = {}
+            for fn in module.functions:
+                if fn.cls is not None:
+                    by_name.setdefault(fn.name, []).append(fn.cls)
+            self._method_classes[module] = {n: tuple(classes) for n, classes in by_name.items()}
+        return self._method_classes[module].get(name, ())
 
     def _method(self, defs: list[FunctionInfo] | None, bound: bool) -> Callee | None:
         if defs is None or len(defs) != 1:

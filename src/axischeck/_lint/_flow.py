@@ -110,11 +110,6 @@ class Use:
         return args, list(keywords.values())
 
 
-def name_loads(module: ModuleInfo, name: str, owner: Scope) -> list[ast.Name]:
-    """Every read of `name` that resolves to the bindings of scope `owner`."""
-    return [n for n in module.loads.get(name, ()) if module.owner(name, module.scope_of[n]) is owner]
-
-
 def uses_of_def(resolver: Resolver, fn: FunctionInfo) -> list[Use]:
     """Uses of the object a `def` statement binds (its decorators applied). Several checks
     ask for the same function's uses: they are found once (the list is shared, not to be changed)."""
@@ -140,7 +135,7 @@ def _def_uses(resolver: Resolver, fn: FunctionInfo) -> list[Use]:
             return [Use("unknown", dec, module)]
         keeps = keeps and known
     uses: list[Use] = []
-    for load in name_loads(module, fn.name, fn.outer):
+    for load in module.reads(fn.name, fn.outer):
         uses.extend(_value_uses(resolver, module, load, 1, keeps))
     return uses
 
@@ -152,7 +147,6 @@ def _method_uses(resolver: Resolver, fn: FunctionInfo) -> list[Use]:
     class itself. Anything else may be another object's `name`: then the uses are unknown."""
     module = fn.module
     assert fn.cls is not None
-    others = [f.cls for f in module.functions if f.name == fn.name and f.cls is not None and f.cls is not fn.cls]
     if fn.name in module.stored_attrs or len(fn.cls.methods.get(fn.name, [])) != 1:
         return [Use("unknown", fn.node, module)]
     for dec in fn.decorators:
@@ -165,7 +159,8 @@ def _method_uses(resolver: Resolver, fn: FunctionInfo) -> list[Use]:
             return [Use("unknown", attr, module)]
         receiver = _receiver(module, attr.value, fn.cls)
         if receiver is None:
-            if any(other is not None and _receiver(module, attr.value, other) for other in others):
+            others = (c for c in resolver.classes_with_method(module, fn.name) if c is not fn.cls)
+            if any(_receiver(module, attr.value, other) for other in others):
                 continue  # another class's method of the same name
             return [Use("unknown", attr, module)]
         uses.append(Use("call", call, module, implicit=0 if receiver == "class" else 1))
@@ -284,7 +279,7 @@ def _value_uses(resolver: Resolver, module: ModuleInfo, expr: ast.AST, depth: in
             owner = _assign_owner(module, parent, name, module.scope_of.get(expr))
             if owner is not None:
                 uses: list[Use] = []
-                for load in name_loads(module, name, owner):
+                for load in module.reads(name, owner):
                     uses.extend(_value_uses(resolver, module, load, depth + 1, keeps))
                 return uses
     if isinstance(parent, ast.FunctionDef | ast.AsyncFunctionDef) and expr in parent.decorator_list:

@@ -166,6 +166,8 @@ class ModuleInfo:
     # Calls with a `*args` or `**kwargs`, and tuple or list displays with a `*items`.
     unpacking: set[ast.AST] = field(default_factory=set)
     _lines: list[str] | None = None  # the source's lines, split at the first finding
+    # The reads of a name grouped by the scope they resolve to, per name asked (see `reads`).
+    _reads: dict[str, dict[Scope | None, tuple[ast.Name, ...]]] = field(default_factory=dict)
 
     def line(self, number: int) -> str:
         """The text of line `number` (1-based; "" past the end)."""
@@ -195,6 +197,7 @@ class ModuleInfo:
         self.functions.clear()
         self.classes.clear()
         self.function_of.clear()
+        self._reads.clear()
         self.reader = None
 
     def calls_of(self, names: frozenset[str]) -> list[ast.Call]:
@@ -207,6 +210,17 @@ class ModuleInfo:
                 found.extend(calls)
         found.sort(key=_POSITION)
         return found
+
+    def reads(self, name: str, owner: Scope) -> tuple[ast.Name, ...]:
+        """Every read of `name` that resolves to the bindings of scope `owner` (in the order
+        of `loads`). The reads of a name are grouped by scope once, at the first question: a
+        name such as `x`, bound in many functions, is asked about once per function."""
+        if name not in self._reads:
+            by_owner: dict[Scope | None, list[ast.Name]] = {}
+            for load in self.loads.get(name, ()):
+                by_owner.setdefault(self.owner(name, self.scope_of[load]), []).append(load)
+            self._reads[name] = {scope: tuple(loads) for scope, loads in by_owner.items()}
+        return self._reads[name].get(owner, ())
 
     def value(self, node: ast.expr | None) -> Any:
         """The value of an option expression: literals, and what the interpreter knows."""

@@ -207,9 +207,7 @@ class Values:
         """Every read of `name` leaves the object as it is: it is passed to a known reader
         (a transform, a constructor, `len`) or indexed, never a method's receiver or a
         target, never handed to code that could change it."""
-        for load in module.loads.get(name, ()):
-            if module.owner(name, module.scope_of[load]) is not owner:
-                continue
+        for load in module.reads(name, owner):
             parent = module.parents.get(load)
             if isinstance(parent, (ast.List, ast.Tuple, ast.BinOp)):
                 target = _stored_in_a_name(module, load)
@@ -258,11 +256,10 @@ class Values:
         NumPy's arrays allow both; every other operation leaves the shape as it was)."""
         if "shape" in module.stored_attrs:
             return False
-        for load in module.loads.get(name, ()):
+        for load in module.reads(name, owner):
             parent = module.parents.get(load)
             if isinstance(parent, ast.Attribute) and parent.attr == "resize":
-                if module.owner(name, module.scope_of[load]) is owner:
-                    return False
+                return False
         return True
 
     def _parameter(self, fn: FunctionInfo, name: str, depth: int) -> Any:
