@@ -22,7 +22,7 @@ from ._core._jax_compat import filter_traceback_at_boundary, inside_boundary, ja
 from ._core._leaves import plain_function
 from ._core._prediction import Prediction
 from ._core._trees import shapes_text
-from ._engine._function import Nestable, declared_core, declares_nothing, fn_name
+from ._engine._function import Nestable, declared_core, declares_nothing, fn_name, known_declares_nothing
 from ._engine._in_trace import Recorder, Watch
 from ._engine._models import Model
 from ._engine._predictor import JAX_ALONE, PREDICTORS, Predictor
@@ -97,11 +97,8 @@ class Transformed(Wrapper, Nestable, Generic[P, R], ABC):
         # first call (`declares_nothing`; a string annotation may name what is defined later).
         self._straight: bool | None = False
         if options.jax_refuses_every_mistake and signature is None and plain_function(fun):
-            try:
-                self._straight = None if fun.__annotations__ else True
-            except Exception:  # annotations not evaluable yet (Python 3.14 defers them)
-                self._straight = None
-        if self._straight is not True:  # a plain function without annotations has no dims to refuse
+            self._straight = known_declares_nothing(fun)
+        if self._straight is not True:  # annotations that declare no dims have none to refuse
             check_text_dims(fun)
         jax_fn = self._jax_fn
         for name in _SHOWN_FROM_JAX:  # as JAX sets them on the function it returns

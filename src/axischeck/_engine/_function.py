@@ -109,6 +109,18 @@ def declares_nothing(fun: Callable[..., Any]) -> bool:
     return known
 
 
+def known_declares_nothing(fun: Callable[..., Any]) -> bool | None:
+    """`declares_nothing` where it can be told when a transform is made, without reading
+    the annotations: True for a plain function without any, the verdict an earlier call
+    settled (and kept) otherwise, None when no call has settled it yet."""
+    try:
+        if not fun.__annotations__:
+            return True
+    except Exception:  # annotations that cannot be evaluated yet (deferred, Python 3.14)
+        return None
+    return _DECLARES_NOTHING.get(weakref.ref(fun))
+
+
 def verdicts_kept() -> int:
     """How many functions' `declares_nothing` verdicts are kept (they go with the function)."""
     return len(_DECLARES_NOTHING)
