@@ -103,12 +103,11 @@ class Options(ABC, Generic[V]):
         """Whether a call's check is read from JAX's own trace of it (see `_in_trace`)."""
         return False
 
-    @property
-    def jax_refuses_every_mistake(self) -> bool:
-        """Whether JAX itself refuses every mistake these options allow (nothing it may
-        answer silently): a function that declares no dims then has nothing to check
-        before JAX runs a call, and a refusal is explained after it."""
-        return False
+    jax_refuses_every_mistake: bool = False
+    """Whether JAX itself refuses every mistake these options allow (nothing it may answer
+    silently): a function that declares no dims then has nothing to check before JAX runs
+    a call, and a refusal is explained after it. A fact a subclass finds once, when its
+    options are made (every construction reads it)."""
 
 
 _VALIDATED: BoundedCache[Any] = BoundedCache(256)

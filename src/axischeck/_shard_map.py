@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Set
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar, ParamSpec, TypeVar, overload
 
 import jax
@@ -64,30 +64,7 @@ class Settled:
     for_prediction_only: bool  # the mesh was given as {name: size}
 
 
-def _options_key(mesh: Any, in_specs: Any, out_specs: Any, axis_names: Any, check_vma: Any) -> Hashable | None:
-    """The options as a key (None when they cannot be one): every value with its type, a
-    mesh by equality (a dict of sizes by its typed items), specs by their structure and
-    typed leaves (see `_specs_key`), axis names typed, check_vma only if a bool or an int
-    (another object's `__eq__` may say equal to anything). A plain tuple: meshes and specs
-    hash and compare in C, cheaper than a key object whose comparison runs Python."""
-    in_key = in_specs if type(in_specs) is PartitionSpec else _specs_key(in_specs, "in_specs")
-    out_key = out_specs if type(out_specs) is PartitionSpec else _specs_key(out_specs, "out_specs")
-    if in_key is _NO_KEY or out_key is _NO_KEY or type(check_vma) not in _KEYED_FLAGS:
-        return None
-    types = (type(mesh), type(in_specs), type(out_specs), type(axis_names), type(check_vma))
-    if isinstance(mesh, dict):
-        mesh = tuple((name, type(size), size) for name, size in mesh.items())
-    if isinstance(axis_names, (set, frozenset)):
-        axis_names = frozenset((type(name), name) for name in axis_names) if axis_names else _NO_NAMES
-    try:
-        key = ("shard_map", types, (mesh, in_key, out_key, axis_names, check_vma))
-        hash(key)
-    except Exception:  # unhashable: validated unkeyed
-        return None
-    return key
-
-
-def _specs_key(specs: Any, what: str) -> Hashable:
+def _specs_key(specs: Any) -> Hashable:
     """Specs as a key: as they are for the common forms (a `PartitionSpec`, a flat tuple
     of them and None), else their tree structure and each leaf with its type (equal specs
     in containers of different types, or in containers whose `__eq__` says equal whatever
@@ -176,16 +153,46 @@ class ShardMapOptions(Options[Settled]):
     axis_names: Set[str] = frozenset()
     check_vma: bool = True
 
+    # A fact the key and the refusal of unflattenable specs both read: found once, when the
+    # options are made.
+    _flat: bool = field(init=False, repr=False, compare=False)
+    """Whether in_specs and out_specs are PartitionSpecs, None or flat tuples of them."""
+
     kind: ClassVar[str] = "shard_map"
     predictor: ClassVar[type[Predictor]] = ShardPredictor
 
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_flat", _flat_specs(self.in_specs) and _flat_specs(self.out_specs))
+
     def key(self) -> Hashable | None:
-        return _options_key(self.mesh, self.in_specs, self.out_specs, self.axis_names, self.check_vma)
+        """The options as a key (None when they cannot be one): every value with its type,
+        a mesh by equality (a dict of sizes by its typed items), specs as they are when
+        flat, else by their structure and typed leaves (see `_specs_key`), axis names
+        typed, check_vma only if a bool or an int (another object's `__eq__` may say equal
+        to anything). A plain tuple: meshes and specs hash and compare in C, cheaper than a
+        key object whose comparison runs Python."""
+        mesh, axis_names, check_vma = self.mesh, self.axis_names, self.check_vma
+        in_specs, out_specs = self.in_specs, self.out_specs
+        in_key, out_key = (in_specs, out_specs) if self._flat else (_specs_key(in_specs), _specs_key(out_specs))
+        if in_key is _NO_KEY or out_key is _NO_KEY or type(check_vma) not in _KEYED_FLAGS:
+            return None
+        types = (type(mesh), type(in_specs), type(out_specs), type(axis_names), type(check_vma))
+        if isinstance(mesh, dict):
+            mesh = tuple((name, type(size), size) for name, size in mesh.items())
+        if isinstance(axis_names, (set, frozenset)):
+            axis_names = frozenset((type(name), name) for name in axis_names) if axis_names else _NO_NAMES
+        try:
+            key = ("shard_map", types, (mesh, in_key, out_key, axis_names, check_vma))
+            hash(key)
+        except Exception:  # unhashable: validated unkeyed
+            return None
+        return key
 
     def refuse_unflattenable(self) -> None:
+        if self._flat:
+            return
         for specs, what in ((self.in_specs, "in_specs"), (self.out_specs, "out_specs")):
-            if not _flat_specs(specs):
-                check_nesting(specs, f"shard_map {what}")  # jaxlib's flatten must never meet a cycle
+            check_nesting(specs, f"shard_map {what}")  # jaxlib's flatten must never meet a cycle
 
     def validate(self) -> Settled:
         return _settle(self.mesh, self.in_specs, self.out_specs, self.axis_names, self.check_vma)

@@ -44,26 +44,25 @@ class VmapOptions(Options[MapLevel | None]):
     axis_size: int | None = None
     spmd_axis_name: Any = None
     sum_match: bool = False
-    # Whether in_axes and out_axes are flat ints and None (nothing to walk): read by every
-    # construction, more than once, so read once.
+    # Facts every construction reads, more than once: found once, when the options are made.
     _flat: bool = field(init=False, repr=False, compare=False)
+    """Whether in_axes and out_axes are flat ints and None (nothing to walk)."""
+    jax_refuses_every_mistake: bool = field(init=False, repr=False, compare=False)
+    """Flat axes and JAX's defaults for the rest: no axis name, so no collective JAX could
+    answer silently."""
 
     kind: ClassVar[str] = "vmap"
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "_flat", flat_axes(self.in_axes) and flat_axes(self.out_axes))
-
-    @property
-    def jax_refuses_every_mistake(self) -> bool:
-        """Flat axes and JAX's defaults for the rest: no axis name, so no collective JAX
-        could answer silently."""
-        return (
-            self._flat
-            and self.axis_name is None
+        flat = flat_axes(self.in_axes) and flat_axes(self.out_axes)
+        defaults = (
+            self.axis_name is None
             and self.axis_size is None
             and self.spmd_axis_name is None
             and self.sum_match is False
         )
+        object.__setattr__(self, "_flat", flat)
+        object.__setattr__(self, "jax_refuses_every_mistake", flat and defaults)
 
     @property
     def defers_to_jax(self) -> bool:

@@ -165,12 +165,15 @@ def _raw_annotations(fn: Any) -> dict[str, Any]:
     (a function's own dict as it is: read only, never changed)."""
     try:
         raw = getattr(fn, "__annotations__", None)
-        if type(raw) is dict and all(type(k) is str for k in raw):  # a function's own: as it is
+        if type(raw) is dict and _STR.issuperset(map(type, raw)):  # a function's own: as it is
             return raw
         items = list(raw.items()) if isinstance(raw, Mapping) else []
     except Exception:  # a property that raises, a Mapping that cannot be iterated
         return {}
     return {str.__str__(k): v for k, v in items if isinstance(k, str)}
+
+
+_STR = frozenset({str})
 
 
 def _globals_of(fn: Any) -> dict[str, Any]:
