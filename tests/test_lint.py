@@ -124,6 +124,12 @@ def test_library_cases_raise_and_the_clean_ones_run() -> None:
     _load(CASES / "clean_library_transforms.py")
 
 
+def test_code_lint_once_misread_runs() -> None:
+    """clean_misreadings.py, where lint stays silent, is correct: it runs under JAX."""
+    module = _load(CASES / "clean_misreadings.py")
+    assert module.AXES == [0, 0] and module.MORE_AXES == [0, 0]
+
+
 @pytest.mark.parametrize("name", sorted(RUNTIME))
 def test_runtime_raises_for_each_seeded_case(name: str) -> None:
     module = _load(CASES / name)

@@ -48,3 +48,31 @@ class Supervised(Loss):
 
 
 out = Supervised().batched(2.0, jnp.ones(3), jnp.ones(3))
+
+
+def product(x, y):
+    return x * y
+
+
+# A class body reads a name it has not bound yet from around the class: `AXES = AXES` is
+# the module's list, which grows to (0, 0) through the class.
+AXES = [0]
+
+
+class Options:
+    AXES = AXES
+
+
+Options.AXES.append(0)
+out = jax.vmap(product, in_axes=AXES)(jnp.ones((4, 2)), jnp.ones((4, 2)))
+
+# A comprehension in a class body does not see the class's names: it grows the module's list.
+MORE_AXES = [0]
+
+
+class Grown:
+    MORE_AXES = ()
+    done = [MORE_AXES.append(0) for _ in range(1)]
+
+
+out = jax.vmap(product, in_axes=MORE_AXES)(jnp.ones((4, 2)), jnp.ones((4, 2)))

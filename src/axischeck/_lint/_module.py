@@ -17,6 +17,7 @@ from typing import Any, Literal
 from ._literals import literal
 
 FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda
+_Comprehension = ast.ListComp | ast.SetComp | ast.DictComp | ast.GeneratorExp
 ScopeKind = Literal["module", "function", "class"]
 
 # Binding kinds. IMPORT carries the imported dotted name ("jax.vmap", "..pkg.f" for a
@@ -341,9 +342,29 @@ class _Builder:
     def visit_name(self, node: ast.Name, parent: ast.AST, scope: Scope) -> None:
         if isinstance(node.ctx, ast.Load):
             self.loads.setdefault(node.id, []).append(node)
+            if scope.kind == "class" and node.id not in scope.bindings:
+                # A class body reads a name it has not bound yet from the scopes around
+                # the class (`IN = IN` copies the module's IN).
+                scope = _past_classes(scope)
             self.scope_of[node] = scope
         else:
             scope.bind(node.id, OTHER, node)  # refined for plain assignments below
+
+    def visit_comprehension(self, node: _Comprehension, parent: ast.AST, scope: Scope) -> None:
+        """A comprehension in a class body runs in a scope of its own, which does not see
+        the class's names: all but its first iterable are read past the class."""
+        if scope.kind != "class":
+            self.visit_body(node, scope)
+            return
+        first, *rest = node.generators
+        outer = _past_classes(scope)
+        self.parents[first] = node
+        self.visit(first.iter, first, scope)
+        self.visit(first.target, first, outer)
+        self.visit_each(first.ifs, first, outer)
+        self.visit_each(rest, node, outer)
+        for part in (node.elt,) if not isinstance(node, ast.DictComp) else (node.key, node.value):
+            self.visit(part, node, outer)
 
     def visit_call(self, node: ast.Call, parent: ast.AST, scope: Scope) -> None:
         info = self.info
@@ -506,7 +527,16 @@ _HANDLERS: dict[type, Callable[[_Builder, Any, ast.AST, Scope], None]] = {
     ast.Starred: _Builder.visit_unpacking,
     ast.keyword: _Builder.visit_unpacking,
     ast.Constant: _Builder.visit_leaf,
+    **dict.fromkeys((ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp), _Builder.visit_comprehension),
 }
+
+
+def _past_classes(scope: Scope) -> Scope:
+    """The nearest scope around `scope` that is not a class body: where a class body's
+    read of a name it has not bound, and whatever is nested in a class body, look next."""
+    while scope.kind == "class" and scope.parent is not None:
+        scope = scope.parent
+    return scope
 
 
 def _returned(node: FunctionNode) -> tuple[ast.expr, ...] | None:
