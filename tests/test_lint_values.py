@@ -168,6 +168,20 @@ def test_a_constant_of_another_linted_file(tmp_path: Path) -> None:
     assert project.values.of(module.loads["AXES"][0], module) is UNKNOWN
 
 
+def test_a_name_has_one_value_whichever_read_comes_first(tmp_path: Path) -> None:
+    """A name 30 names from its array is past the depth limit (unknown), one 12 names from
+    it is in reach: reading one first must not change what the other reads."""
+    chain = "A0 = jnp.ones((3, 4))\n" + "".join(f"A{i} = A{i - 1}\n" for i in range(1, 31))
+    path = tmp_path / "case.py"
+    path.write_text(PRELUDE + chain + "print(A12, A30)\n")
+    for order in (["A12", "A30"], ["A30", "A12"]):
+        project = Project([path])
+        module = project.module(path)
+        assert module is not None
+        read = {name: project.values.of(module.loads[name][-1], module) for name in order}
+        assert read == {"A12": Array((3, 4)), "A30": UNKNOWN}, order
+
+
 # ------------------------------------------------------------------ findings vs JAX
 
 

@@ -43,6 +43,7 @@ from ._shapes import (
 )
 
 MAX_DEPTH = 24
+_NOT_KEPT = object()  # no value kept for a name at the depth it is read at
 
 # Operators that act elementwise on arrays (with NumPy broadcasting); `@` is not one.
 _ELEMENTWISE = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Mod, ast.Pow)
@@ -59,7 +60,13 @@ class Values:
 
     def __init__(self, resolver: Resolver) -> None:
         self.resolver = resolver
-        self._names: dict[tuple[int, str], Any] = {}
+        # A name's value and its height (how many levels below the name reading it went): a
+        # read at any depth where that height still fits under MAX_DEPTH gives the same value.
+        self._names: dict[tuple[int, str], tuple[Any, int]] = {}
+        # A name's value cut short by MAX_DEPTH, by the depth it was read at: a shallower read
+        # may see all of it, a deeper one sees less.
+        self._cut: dict[tuple[tuple[int, str], int], Any] = {}
+        self._deepest = 0  # the deepest level the reading under way reached (past MAX_DEPTH: cut short)
         self._active: set[tuple[int, str]] = set()
         self._holders: set[tuple[int, str]] = set()  # containers being checked for what holds them
         self._sources: dict[tuple[int, str], list[tuple[ast.expr, ModuleInfo]] | None] = {}
@@ -79,12 +86,16 @@ class Values:
 
     def clear(self) -> None:
         """Forget every value read (they point into syntax trees the run is done with)."""
-        for cache in (self._names, self._active, self._holders, self._sources):
+        for cache in (self._names, self._cut, self._active, self._holders, self._sources):
             cache.clear()
 
     def of(self, node: ast.expr | None, module: ModuleInfo, depth: int = 0) -> Any:
         """The value of `node` (read in `module`), UNKNOWN where it is not certain."""
-        if node is None or depth > MAX_DEPTH:
+        if node is None:
+            return UNKNOWN
+        if depth > self._deepest:
+            self._deepest = depth
+        if depth > MAX_DEPTH:
             return UNKNOWN
         read = self._readers.get(node.__class__)
         return UNKNOWN if read is None else read(node, module, depth)
@@ -152,17 +163,37 @@ class Values:
         if owner is None:
             return UNKNOWN  # a builtin or a star import
         key = (id(owner), node.id)
-        if key in self._names:
-            return self._names[key]
+        kept = self._kept(key, depth)
+        if kept is not _NOT_KEPT:
+            return kept
         if key in self._active:
             return UNKNOWN  # `x = f(x)` and other cycles
         self._active.add(key)
+        outer, self._deepest = self._deepest, depth
         try:
             value = self._binding(owner.bindings[node.id], node.id, owner, module, depth)
         finally:
             self._active.discard(key)
-        self._names[key] = value
+            reached, self._deepest = self._deepest, max(outer, self._deepest)
+        if reached > MAX_DEPTH:
+            self._cut[key, depth] = value
+        else:
+            self._names[key] = (value, reached - depth)
         return value
+
+    def _kept(self, key: tuple[int, str], depth: int) -> Any:
+        """The value kept for name `key` when reading it again at `depth` would give the same
+        one, else _NOT_KEPT: a value MAX_DEPTH cut no part of holds wherever its height fits
+        under the limit, one it cut holds only at the depth it was read at (a deeper read sees
+        less of it). Marks the levels that reading would reach as reached."""
+        kept = self._names.get(key)
+        if kept is not None and depth + kept[1] <= MAX_DEPTH:
+            self._deepest = max(self._deepest, depth + kept[1])
+            return kept[0]
+        if (key, depth) in self._cut:
+            self._deepest = max(self._deepest, MAX_DEPTH + 1)
+            return self._cut[key, depth]
+        return _NOT_KEPT
 
     def _binding(self, bindings: list[Binding], name: str, owner: Scope, module: ModuleInfo, depth: int) -> Any:
         if owner.kind == "class":
