@@ -135,6 +135,8 @@ def test_what_it_cannot_know_is_unknown(tmp_path: Path, expr: str) -> None:
         ("A = [0]\nIN = (A, 1) + (2,)\nprint(IN)\n", ([0], 1, 2)),
         ("IN = [jnp.ones(n) for n in range(1, 4)]\nprint(IN)\n", [UNKNOWN] * 3),
         ("IN = [n for n in range(3) if n]\nprint(IN)\n", UNKNOWN),
+        ("IN = [n for n in range(5, 1005)]\nprint(IN)\n", [UNKNOWN] * 1000),
+        ("IN = [n for n in range(30_000_000)]\nprint(IN)\n", UNKNOWN),  # longer than a pytree: not built
     ],
 )
 def test_names_are_followed_only_when_certain(tmp_path: Path, source: str, expected: Any) -> None:

@@ -43,6 +43,9 @@ from ._shapes import (
 )
 
 MAX_DEPTH = 24
+# The longest list a comprehension is read as: its items are unknown one by one, and each is
+# a leaf the checks walk, so a longer one (a pytree longer than any in real code) is UNKNOWN.
+MAX_ITEMS = 1_000
 _NOT_KEPT = object()  # no value kept for a name at the depth it is read at
 
 # Operators that act elementwise on arrays (with NumPy broadcasting); `@` is not one.
@@ -129,8 +132,8 @@ class Values:
         return attribute(self.of(node.value, module, depth + 1), node.attr)
 
     def _comprehension(self, node: ast.ListComp, module: ModuleInfo, depth: int) -> Any:
-        """`[expr for n in range(a, b)]`: a list of len(range(a, b)) items. The items
-        themselves are not read (they depend on `n`): each is UNKNOWN."""
+        """`[expr for n in range(a, b)]`: a list of len(range(a, b)) items, up to MAX_ITEMS.
+        The items themselves are not read (they depend on `n`): each is UNKNOWN."""
         if len(node.generators) != 1:
             return UNKNOWN
         gen = node.generators[0]
@@ -143,7 +146,8 @@ class Values:
         bounds = [self.of(a, module, depth + 1) for a in it.args]
         if not 1 <= len(bounds) <= 3 or not all(type(b) is int for b in bounds) or (len(bounds) == 3 and not bounds[2]):
             return UNKNOWN
-        return [UNKNOWN] * len(range(*bounds))
+        length = len(range(*bounds))
+        return [UNKNOWN] * length if length <= MAX_ITEMS else UNKNOWN
 
     def _dict(self, node: ast.Dict, module: ModuleInfo, depth: int) -> Any:
         if any(k is None for k in node.keys):  # {**other}
