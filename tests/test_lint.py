@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 import axischeck as ax
 from axischeck._cli import main
-from axischeck._lint import RULES, Finding, LintUsageError, lint, lint_files
+from axischeck._lint import RULES, Finding, LintUsageError, _flow, lint, lint_files
 from axischeck._lint._config import suppressed
 from axischeck._lint._output import github, render
 
@@ -527,3 +527,19 @@ def test_markdown_cells_are_linted_with_the_files_line_numbers(tmp_path: Path) -
     # A folder's .md files only with markdown=True (the command's --markdown).
     assert lint([str(tmp_path)], use_config=False)[1].files == 0
     assert lint([str(tmp_path)], use_config=False, markdown=True)[0] == findings
+
+
+def test_each_read_of_a_method_name_is_judged_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Which class the receiver of `obj.apply(...)` surely is, is found once per read, not
+    once per read and method `apply` and other class defining it (40 classes: 40, not 64,000)."""
+    n = 40
+    classes = "".join(f"class C{i}:\n    @jax.vmap\n    def apply(self, x):\n        return x\n\n\n" for i in range(n))
+    calls = "".join(f"o{i} = C{i}()\no{i}.apply(jnp.ones((3, 2)))\n" for i in range(n))
+    path = tmp_path / "classes.py"
+    path.write_text("import jax\nimport jax.numpy as jnp\n\n\n" + classes + calls)
+    judged: list[ast.expr] = []
+    receivers = _flow._receivers
+    monkeypatch.setattr(_flow, "_receivers", lambda module, base: judged.append(base) or receivers(module, base))
+    findings, stats = lint_files([path])
+    assert findings == [] and stats.sites == n
+    assert len(judged) == n

@@ -107,6 +107,8 @@ class Resolver:
         # Where functions and function values go (found and kept by `_flow`).
         self.def_uses: dict[FunctionInfo, list[Any]] = {}
         self.value_uses: dict[int, list[Any]] = {}
+        # Per file and attribute name, its reads judged as calls of methods of the file's classes.
+        self.method_reads: dict[tuple[ModuleInfo, str], Any] = {}
         # Functions whose every visible call runs only in code written to fail, by the
         # calls followed (found and kept by `_flow.written_to_fail`).
         self.failing_helpers: dict[tuple[FunctionInfo, int], bool] = {}
@@ -115,13 +117,13 @@ class Resolver:
         self._redefined: dict[ClassInfo, set[str]] = {}
         self._derived: dict[ModuleInfo, dict[str, list[ClassInfo]]] = {}
         # Per file, the classes that define a method of each name.
-        self._method_classes: dict[ModuleInfo, dict[str, tuple[ClassInfo, ...]]] = {}
+        self._method_classes: dict[ModuleInfo, dict[str, frozenset[ClassInfo]]] = {}
         # What each visible call passes for a parameter (set by the project's interpreter).
         self.parameters: Callable[[FunctionInfo, str], list[tuple[ast.expr, ModuleInfo]] | None] | None = None
 
     def clear(self) -> None:
         """Forget every fact found (they point into syntax trees the run is done with)."""
-        caches = (self._def_cache, self._active, self._matches, self.def_uses, self.value_uses)
+        caches = (self._def_cache, self._active, self._matches, self.def_uses, self.value_uses, self.method_reads)
         for cache in (*caches, self.failing_helpers, self._redefined, self._derived, self._method_classes):
             cache.clear()
 
@@ -324,16 +326,15 @@ class Resolver:
             self._derived[module] = by_base
         return self._derived[module]
 
-    def classes_with_method(self, module: ModuleInfo, name: str) -> tuple[ClassInfo, ...]:
-        """The classes of the file that define a method `name` (once per definition, in
-        source order), indexed once per file."""
+    def classes_with_method(self, module: ModuleInfo, name: str) -> frozenset[ClassInfo]:
+        """The classes of the file that define a method `name`, indexed once per file."""
         if module not in self._method_classes:
-            by_name: dict[str, list[ClassInfo]] = {}
+            by_name: dict[str, set[ClassInfo]] = {}
             for fn in module.functions:
                 if fn.cls is not None:
-                    by_name.setdefault(fn.name, []).append(fn.cls)
-            self._method_classes[module] = {n: tuple(classes) for n, classes in by_name.items()}
-        return self._method_classes[module].get(name, ())
+                    by_name.setdefault(fn.name, set()).add(fn.cls)
+            self._method_classes[module] = {n: frozenset(classes) for n, classes in by_name.items()}
+        return self._method_classes[module].get(name, frozenset())
 
     def _method(self, defs: list[FunctionInfo] | None, bound: bool) -> Callee | None:
         if defs is None or len(defs) != 1:

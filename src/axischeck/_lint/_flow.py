@@ -152,48 +152,81 @@ def _method_uses(resolver: Resolver, fn: FunctionInfo) -> list[Use]:
     for dec in fn.decorators:
         if _known_wrapper(resolver, dec, module, fn) is not True or _is_static(dec, module, fn):
             return [Use("unknown", dec, module)]
-    uses: list[Use] = []
-    for attr in module.attr_loads.get(fn.name, ()):
+    reads = _method_reads(resolver, module, fn.name)
+    if reads.unknown is not None:
+        return [Use("unknown", reads.unknown, module)]
+    return [
+        Use("call", call, module, implicit=0 if kind == "class" else 1) for call, kind in reads.calls.get(fn.cls, ())
+    ]
+
+
+@dataclass(frozen=True, slots=True)
+class _MethodReads:
+    """The reads `obj.name` of one attribute name in a file, judged once for every method
+    `name` of the file's classes."""
+
+    unknown: ast.Attribute | None  # the first read that may be another object's `name`
+    calls: dict[ClassInfo, list[tuple[ast.Call, str]]]  # by the class `obj` surely is (or is an instance of)
+
+
+def _method_reads(resolver: Resolver, module: ModuleInfo, name: str) -> _MethodReads:
+    key = (module, name)
+    if key not in resolver.method_reads:
+        resolver.method_reads[key] = _judge_method_reads(resolver, module, name)
+    reads: _MethodReads = resolver.method_reads[key]
+    return reads
+
+
+def _judge_method_reads(resolver: Resolver, module: ModuleInfo, name: str) -> _MethodReads:
+    """Each read of `.name` is a call whose receiver is surely one of the classes defining
+    `name` (or an instance of it), or the uses of every method `name` are unknown."""
+    with_method = resolver.classes_with_method(module, name)
+    calls: dict[ClassInfo, list[tuple[ast.Call, str]]] = {}
+    for attr in module.attr_loads.get(name, ()):
         call = module.parents.get(attr)
         if not isinstance(call, ast.Call) or call.func is not attr:
-            return [Use("unknown", attr, module)]
-        receiver = _receiver(module, attr.value, fn.cls)
-        if receiver is None:
-            others = (c for c in resolver.classes_with_method(module, fn.name) if c is not fn.cls)
-            if any(_receiver(module, attr.value, other) for other in others):
-                continue  # another class's method of the same name
-            return [Use("unknown", attr, module)]
-        uses.append(Use("call", call, module, implicit=0 if receiver == "class" else 1))
-    return uses
+            return _MethodReads(attr, {})
+        receivers = _receivers(module, attr.value)
+        if with_method.isdisjoint(receivers):
+            return _MethodReads(attr, {})
+        for cls, kind in receivers.items():
+            calls.setdefault(cls, []).append((call, kind))
+    return _MethodReads(None, calls)
 
 
-def _receiver(module: ModuleInfo, base: ast.expr, cls: ClassInfo) -> str | None:
-    """ "instance" or "class" when `base` is surely one of those for `cls`, else None."""
+def _receivers(module: ModuleInfo, base: ast.expr) -> dict[ClassInfo, str]:
+    """The classes `base` surely is ("class") or surely is an instance of ("instance"):
+    `Cls`, `Cls(...)`, `self` in a method of `Cls`, a name bound once to `Cls(...)`."""
     if isinstance(base, ast.Call):
-        return "instance" if _is_class(module, base.func, cls) else None
+        cls = _class_named(module, base.func)
+        return {} if cls is None else {cls: "instance"}
     if not isinstance(base, ast.Name) or base.id not in module.loads or base not in module.scope_of:
-        return None
+        return {}
+    found: dict[ClassInfo, str] = {}
+    named = _class_named(module, base)
+    if named is not None:
+        found[named] = "class"
     scope = module.scope_of[base]
-    if _is_class(module, base, cls):
-        return "class"
     owner = module.owner(base.id, scope)
     bindings = module.lookup(base.id, scope)
     if owner is None or bindings is None or len(bindings) != 1:
-        return None
+        return found
     method = owner.function
-    if method is not None and method.cls is cls and method.params.positional[:1] == (base.id,):
-        return "instance"  # self in a method of the class
+    if method is not None and method.cls is not None and method.params.positional[:1] == (base.id,):
+        found.setdefault(method.cls, "instance")  # self in a method of the class
     b = bindings[0]
-    if b.kind == ASSIGN and isinstance(b.value, ast.Call) and _is_class(module, b.value.func, cls):
-        return "instance"  # obj = Cls(...)
-    return None
+    built = _class_named(module, b.value.func) if b.kind == ASSIGN and isinstance(b.value, ast.Call) else None
+    if built is not None:
+        found.setdefault(built, "instance")  # obj = Cls(...)
+    return found
 
 
-def _is_class(module: ModuleInfo, expr: ast.expr, cls: ClassInfo) -> bool:
+def _class_named(module: ModuleInfo, expr: ast.expr) -> ClassInfo | None:
+    """The class of the file `expr` names: a name bound only by that class statement."""
     if not isinstance(expr, ast.Name) or expr not in module.scope_of:
-        return False
+        return None
     b = unique(module.lookup(expr.id, module.scope_of[expr]), CLASS)
-    return b is not None and b.value is cls
+    return b.value if b is not None and isinstance(b.value, ClassInfo) else None
 
 
 def _is_static(dec: ast.expr, module: ModuleInfo, fn: FunctionInfo) -> bool:
