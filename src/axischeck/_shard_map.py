@@ -177,12 +177,14 @@ class ShardMapOptions(Options[Settled]):
         if in_key is _NO_KEY or out_key is _NO_KEY or type(check_vma) not in _KEYED_FLAGS:
             return None
         types = (type(mesh), type(in_specs), type(out_specs), type(axis_names), type(check_vma))
+        mesh_key: Any = mesh
         if isinstance(mesh, dict):
-            mesh = tuple((name, type(size), size) for name, size in mesh.items())
+            mesh_key = tuple((name, type(size), size) for name, size in mesh.items())
+        names_key: Any = axis_names
         if isinstance(axis_names, (set, frozenset)):
-            axis_names = frozenset((type(name), name) for name in axis_names) if axis_names else _NO_NAMES
+            names_key = frozenset((type(name), name) for name in axis_names) if axis_names else _NO_NAMES
         try:
-            key = ("shard_map", types, (mesh, in_key, out_key, axis_names, check_vma))
+            key = ("shard_map", types, (mesh_key, in_key, out_key, names_key, check_vma))
             hash(key)
         except Exception:  # unhashable: validated unkeyed
             return None
