@@ -128,15 +128,15 @@ def _def_uses(resolver: Resolver, fn: FunctionInfo) -> list[Use]:
     bindings = fn.outer.bindings.get(fn.name, [])
     if len(bindings) != 1 or bindings[0].kind != DEF:
         return [Use("unknown", fn.node, module)]
-    keeps = True
+    keeps_signature = True  # every decorator keeps the function's signature (a grad does not)
     for dec in fn.decorators:
-        known = _known_wrapper(resolver, dec, module, fn)
-        if known is None:
+        keeps_its_signature = _known_wrapper(resolver, dec, module, fn)
+        if keeps_its_signature is None:
             return [Use("unknown", dec, module)]
-        keeps = keeps and known
+        keeps_signature = keeps_signature and keeps_its_signature
     uses: list[Use] = []
     for load in module.reads(fn.name, fn.outer):
-        uses.extend(_value_uses(resolver, module, load, 1, keeps))
+        uses.extend(_value_uses(resolver, module, load, 1, keeps_signature))
     return uses
 
 
