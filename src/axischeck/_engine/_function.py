@@ -92,27 +92,22 @@ def declares_nothing(fun: Callable[..., Any]) -> bool:
     `jax.Array` only), read once per function: then a transform of it without a signature
     has nothing to check before JAX runs. Read at the first call, as the models read them
     (a string annotation may name what is defined after the decorator runs)."""
-    try:
-        if not fun.__annotations__:
-            return True
-    except Exception:  # annotations that cannot be evaluated (deferred, Python 3.14): the models say so
-        return False
-    known = _DECLARES_NOTHING.get(weakref.ref(fun))
+    known = known_declares_nothing(fun)
     if known is None:
         from .._core._annotations import core_from_annotations
 
         try:
             known = not annotates_itself(fun) or core_from_annotations(fun) is None
-        except Exception:  # unreadable dims: the models say so (a warning), not this shortcut
-            known = False
+        except Exception:  # annotations or dims that cannot be read: the models say so, not this shortcut
+            return False
         _DECLARES_NOTHING[weakref.ref(fun, _forget_verdict)] = known
     return known
 
 
 def known_declares_nothing(fun: Callable[..., Any]) -> bool | None:
-    """`declares_nothing` where it can be told when a transform is made, without reading
-    the annotations: True for a plain function without any, the verdict an earlier call
-    settled (and kept) otherwise, None when no call has settled it yet."""
+    """`declares_nothing` where it can be told without reading the annotations (when a
+    transform is made): True for a plain function without any, the verdict an earlier call
+    settled (and kept) otherwise, None when none has been settled or they cannot be read."""
     try:
         if not fun.__annotations__:
             return True
