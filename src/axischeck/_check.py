@@ -11,7 +11,7 @@ from ._core._jax_compat import traceback_boundary
 from ._engine._function import fn_name
 from ._engine._signature import Signature, SignatureLike
 from ._engine._transform_models import Models, inner_model
-from ._options import Options
+from ._options import Options, require_callable
 from ._switch import checks_off, unchecked
 from ._transform import Transformed
 
@@ -43,6 +43,7 @@ class CheckOptions(Options[None]):
         return Models(model, None, sig, sig)
 
     def jax_transform(self, fun: Callable[..., Any]) -> Callable[..., Any]:
+        require_callable(fun, self.kind)  # as JAX's transforms refuse what is not a function
         return fun  # nothing to map: the function itself runs
 
 

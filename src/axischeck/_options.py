@@ -24,7 +24,7 @@ from __future__ import annotations
 import dataclasses
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Hashable, Mapping
-from typing import Any, ClassVar, Generic, Self, TypeVar
+from typing import Any, ClassVar, Generic, Self, TypeVar, overload
 
 import jax
 
@@ -38,10 +38,16 @@ from ._engine._signature import Signature
 from ._engine._transform_models import Models
 
 V = TypeVar("V")
+T = TypeVar("T")
 
 
 class Options(ABC, Generic[V]):
-    """A transform's options as the user gave them (a frozen dataclass in each subclass)."""
+    """A transform's options as the user gave them (a frozen dataclass in each subclass).
+
+    Options JAX's flatten must never meet (cyclic or absurdly deep trees) are refused when
+    the value is made (`refuse_cyclic_axes`, in a subclass's `__post_init__`), before JAX
+    is given them.
+    """
 
     __slots__ = ()
 
@@ -88,10 +94,6 @@ class Options(ABC, Generic[V]):
         require_callable(fun, self.kind)
         self.validate()
 
-    def refuse_unflattenable(self) -> None:
-        """Options JAX's flatten must never meet (cyclic or absurdly deep trees), refused
-        before JAX is given them."""
-
     @property
     def defers_to_jax(self) -> bool:
         """Whether the options hold what axischeck cannot model (custom axis spec types):
@@ -108,6 +110,28 @@ class Options(ABC, Generic[V]):
     silently): a function that declares no dims then has nothing to check before JAX runs
     a call, and a refusal is explained after it. A fact a subclass finds once, when its
     options are made (every construction reads it)."""
+
+
+class Shown(Generic[T]):
+    """An option as the user gave it, shown on the transform (`f.in_axes`), read from its
+    `options`. Assigning one gives the transform an attribute of its own, as assigning
+    any attribute of a function does, and changes nothing: `options` is what counts."""
+
+    __slots__ = ("_name",)
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self._name = name
+
+    @overload
+    def __get__(self, transform: None, owner: type | None = None) -> Self: ...
+
+    @overload
+    def __get__(self, transform: object, owner: type | None = None) -> T: ...
+
+    def __get__(self, transform: Any, owner: type | None = None) -> Any:
+        if transform is None:
+            return self
+        return getattr(transform.options, self._name)
 
 
 _VALIDATED: BoundedCache[Any] = BoundedCache(256)

@@ -18,7 +18,7 @@ from ._engine._levels import MapLevel
 from ._engine._models import MapModel
 from ._engine._signature import SignatureLike
 from ._engine._transform_models import level_models
-from ._options import Options, custom_axes, refuse_cyclic_axes, typed_key
+from ._options import Options, Shown, custom_axes, refuse_cyclic_axes, typed_key
 from ._switch import checks_off, unchecked
 from ._transform import Transformed, described
 
@@ -93,7 +93,7 @@ class PmapOptions(Options[MapLevel | None]):
     def key(self) -> Hashable:
         return typed_key("pmap", *self.as_kwargs().values())
 
-    def refuse_unflattenable(self) -> None:
+    def __post_init__(self) -> None:
         refuse_cyclic_axes(self.in_axes, self.out_axes, "pmap")
 
     def validate(self) -> MapLevel | None:
@@ -132,12 +132,9 @@ class Pmapped(Transformed[P, R]):
     ```
     """
 
-    def __init__(self, fun: Callable[P, R], options: PmapOptions, signature: SignatureLike | None) -> None:
-        super().__init__(fun, options, signature)
-        # The options as given, shown (assigning one changes nothing: `options` is what counts).
-        self.axis_name = options.axis_name
-        self.in_axes = options.in_axes
-        self.out_axes = options.out_axes
+    axis_name: Shown[Hashable | None] = Shown()
+    in_axes: Shown[Any] = Shown()
+    out_axes: Shown[Any] = Shown()
 
     def _remake(self) -> tuple[Callable[..., Any], dict[str, Any]]:
         return pmap, {**self.options.as_kwargs(), "signature": self._declared}

@@ -162,7 +162,11 @@ class ShardMapOptions(Options[Settled]):
     predictor: ClassVar[type[Predictor]] = ShardPredictor
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "_flat", _flat_specs(self.in_specs) and _flat_specs(self.out_specs))
+        flat = _flat_specs(self.in_specs) and _flat_specs(self.out_specs)
+        object.__setattr__(self, "_flat", flat)
+        if not flat:
+            for specs, what in ((self.in_specs, "in_specs"), (self.out_specs, "out_specs")):
+                check_nesting(specs, f"shard_map {what}")  # jaxlib's flatten must never meet a cycle
 
     def key(self) -> Hashable | None:
         """The options as a key (None when they cannot be one): every value with its type,
@@ -189,12 +193,6 @@ class ShardMapOptions(Options[Settled]):
         except Exception:  # unhashable: validated unkeyed
             return None
         return key
-
-    def refuse_unflattenable(self) -> None:
-        if self._flat:
-            return
-        for specs, what in ((self.in_specs, "in_specs"), (self.out_specs, "out_specs")):
-            check_nesting(specs, f"shard_map {what}")  # jaxlib's flatten must never meet a cycle
 
     def validate(self) -> Settled:
         return _settle(self.mesh, self.in_specs, self.out_specs, self.axis_names, self.check_vma)

@@ -23,7 +23,7 @@ from ._engine._predictor import Predictor
 from ._engine._shard_model import ShardOptions
 from ._engine._signature import Signature, SignatureLike
 from ._engine._transform_models import Models, shard_models
-from ._options import Options, refuse_cyclic_axes, require_callable, typed_key
+from ._options import Options, Shown, refuse_cyclic_axes, require_callable, typed_key
 from ._shard_map import Settled, ShardMapped, ShardPredictor
 from ._switch import checks_off, unchecked
 
@@ -139,7 +139,7 @@ class SmapOptions(Options[Settled]):
     def key(self) -> Hashable:
         return typed_key("smap", self.in_axes, self.out_axes, self.axis_name)
 
-    def refuse_unflattenable(self) -> None:
+    def __post_init__(self) -> None:
         refuse_cyclic_axes(self.in_axes, self.out_axes, "smap")
         _check_sizes(self.in_axes, "in_axes")
         _check_sizes(self.out_axes, "out_axes")
@@ -178,6 +178,10 @@ class Smapped(ShardMapped[P, R]):
     ```
     """
 
+    in_axes: Shown[Any] = Shown()
+    out_axes: Shown[Any] = Shown()
+    axis_name: Shown[Hashable] = Shown()
+
     def __init__(self, f: Callable[P, R], options: SmapOptions, signature: SignatureLike | None) -> None:
         if JAX_SMAP is None:
             raise AxisCheckError(
@@ -186,10 +190,6 @@ class Smapped(ShardMapped[P, R]):
             )
         super().__init__(f, options, signature)
         _warn_negative(self.shard_options, options.in_axes, options.out_axes)
-        # The options as given, shown (assigning one changes nothing: `options` is what counts).
-        self.in_axes = options.in_axes
-        self.out_axes = options.out_axes
-        self.axis_name = options.axis_name
 
     def _remake(self) -> tuple[Callable[..., Any], dict[str, Any]]:
         return smap, {**self.options.as_kwargs(), "signature": self._declared}

@@ -11,7 +11,8 @@ answer without running the function's FLOPs. Everything else JAX's returned obje
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Hashable, Mapping
+from collections.abc import Callable, Mapping
+from functools import cached_property
 from typing import Any, Concatenate, Generic, ParamSpec, Self, TypeVar, overload
 
 from ._call import checks_after, diagnosis, refuse_unflattenable, verify_output
@@ -28,7 +29,7 @@ from ._engine._models import Model
 from ._engine._predictor import JAX_ALONE, PREDICTORS, Predictor
 from ._engine._signature import Signature, SignatureLike, parsed_signature
 from ._engine._transform_models import Models
-from ._options import Options, require_callable, validated
+from ._options import Options, validated
 from ._switch import CHECKS_OFF
 
 P = ParamSpec("P")
@@ -53,44 +54,23 @@ class Transformed(Wrapper, Nestable, Generic[P, R], ABC):
 
     def __init__(self, fun: Callable[P, R], options: Options[Any], signature: SignatureLike | None) -> None:
         """What every transform does with its function and options: JAX's own transform
-        of the function made (JAX's refusal of the options explained where axischeck can),
-        and what a user must hear when decorating said now: the options validated (once
-        per key, see `validated`) and a declared signature fitted to the function's
-        parameters (see `declared_core`). The predictor is found at first use."""
-        options.refuse_unflattenable()
+        of the function made (JAX's refusal of the function or the options explained
+        where axischeck can), and what a user must hear when decorating said now (see
+        `_check_at_decoration`; flat axes with JAX's defaults and no signature leave
+        nothing to say). The rest (the predictor, what the options mean to the engine) is
+        found at first use."""
         if signature is not None and type(signature) is not str:
             signature = parsed_signature(signature)  # a pytree of dims is checked before anything flattens it
-        # An axischeck transform inside this one records the user's function as JAX
-        # traces it, for this transform's check too (see `Watch`).
-        self._inner_records = nested = isinstance(fun, Transformed)
-        # The function as JAX's transform holds it, where a call's check rides JAX's trace
-        # (see `_in_trace`); None: JAX holds `fun` itself.
-        recorder = None
-        if options.rides_jax_trace and not nested:
-            recorder = Recorder(fun, options.kind, options.jax_caches_traces)
-        options_key = options.key()
+        recorder = _recorder_for(fun, options)
         self._jax_fn = _built_by_jax(options, fun, recorder)
         self._jax_call = inside_boundary(self._jax_fn)  # what `__call__` calls, inside its own boundary
-        require_callable(fun, options.kind)  # where JAX's transform takes any object
         self._recorder = recorder
         self.__wrapped__ = fun
         self.options = options
         self._declared = signature  # as given (text stays text): for `_remake`
-        # The predictor's key: the options' and the signature's (a text by its text, which
-        # means one signature and hashes in C). None: shared with no other transform.
-        self._key: Hashable | None = None if options_key is None else (options_key, signature)
         self._shared: Predictor | None = None  # found at first use (see `_predictor`)
-        if signature is not None and self._key is not None:
-            # Written inline, a transform finds the predictor its function, options and
-            # signature share, if one of them has made it: its signature was fitted to the
-            # function (this code) then.
-            try:
-                self._shared = PREDICTORS.get(fun, self._key)
-            except Exception:  # options whose `__eq__` misbehaves: shared with none
-                self._key = None
-        self._meaning = validated(options, options_key)  # once per key: a lookup, mostly
-        if self._shared is None and signature is not None:
-            declared_core(fun, parsed_signature(signature))
+        if signature is not None or not options.jax_refuses_every_mistake:
+            self._check_at_decoration(fun, signature)
         # True: nothing to check before JAX runs a call (no signature, options whose every
         # mistake JAX refuses, annotations that declare no dims); a call is then JAX's
         # own, explained only if JAX refuses it. None: the annotations are read at the
@@ -117,6 +97,39 @@ class Transformed(Wrapper, Nestable, Generic[P, R], ABC):
             if name != "__wrapped__" and name not in self.__dict__ and not hasattr(shell, name):
                 setattr(self, name, value)
 
+    def _check_at_decoration(self, fun: Callable[..., Any], signature: Signature | str | None) -> None:
+        """What a user must hear when decorating: options axischeck refuses (validated
+        once per key, see `validated`), and a declared signature that does not fit the
+        function's parameters (see `declared_core`). Written inline, a transform finds the predictor its
+        function, options and signature share, if one of them has made it: its signature
+        was fitted to the function (this code) then."""
+        options = self.options
+        options_key = options.key()
+        if not options.jax_refuses_every_mistake:
+            self._meaning = validated(options, options_key)
+        if signature is None:
+            return
+        if options_key is not None:
+            try:
+                self._shared = PREDICTORS.get(fun, (options_key, signature))
+            except Exception:  # options whose `__eq__` misbehaves: shared with none
+                pass
+        if self._shared is None:
+            declared_core(fun, parsed_signature(signature))
+
+    @cached_property
+    def _meaning(self) -> Any:
+        """What the options mean to the engine (`Options.validate`, once per key): found
+        at first use where the options hold nothing axischeck refuses (flat axes, JAX's
+        defaults), else when the transform is made."""
+        return validated(self.options, self.options.key())
+
+    @property
+    def _inner_records(self) -> bool:
+        """Whether the function is an axischeck transform, which records the user's
+        function as JAX traces it for this transform's check too (see `Watch`)."""
+        return isinstance(self.__wrapped__, Transformed)
+
     @property
     def _predictor(self) -> Predictor:
         """The predictor shared by every transform of this function with these options and
@@ -136,9 +149,11 @@ class Transformed(Wrapper, Nestable, Generic[P, R], ABC):
         def jax_with(f: Callable[..., Any], changes: Mapping[str, Any]) -> Callable[..., Any]:
             return options.changed(changes).jax_transform(f)
 
-        return PREDICTORS.get_or_make(
-            fun, self._key, lambda: options.predictor(fun, build, options.defers_to_jax, jax_with)
-        )
+        # Shared by the transforms whose options and signature key alike (a text by its
+        # text, which means one signature and hashes in C); an unkeyed one shares nothing.
+        options_key = options.key()
+        key = None if options_key is None else (options_key, self._declared)
+        return PREDICTORS.get_or_make(fun, key, lambda: options.predictor(fun, build, options.defers_to_jax, jax_with))
 
     @abstractmethod
     def _remake(self) -> tuple[Callable[..., Any], dict[str, Any]]:
@@ -373,6 +388,15 @@ def described(transform: Transformed[..., Any]) -> str:
     """How messages name a one-level transform: `vmap(f, in_axes=..., out_axes=...)`."""
     level = getattr(transform.model, "level", None)
     return level.describe() if level is not None else fn_name(transform.__wrapped__)
+
+
+def _recorder_for(fun: Callable[..., Any], options: Options[Any]) -> Recorder | None:
+    """The function as JAX's transform is to hold it where a call's check rides JAX's
+    trace (see `_in_trace`), or None: JAX holds `fun` itself (and refuses it if it is not
+    a function). An axischeck transform inside records the user's function itself."""
+    if options.rides_jax_trace and callable(fun) and not isinstance(fun, Transformed):
+        return Recorder(fun, options.kind, options.jax_caches_traces)
+    return None
 
 
 def _built_by_jax(options: Options[Any], fun: Callable[..., Any], recorder: Recorder | None) -> Callable[..., Any]:

@@ -14,7 +14,7 @@ from ._engine._function import parameters_of
 from ._engine._levels import MapLevel
 from ._engine._signature import Signature, SignatureLike
 from ._engine._transform_models import level_models
-from ._options import Options, custom_axes, refuse_cyclic_axes, typed_key
+from ._options import Options, Shown, custom_axes, refuse_cyclic_axes, typed_key
 from ._switch import checks_off, unchecked
 from ._transform import Transformed, described
 
@@ -63,6 +63,8 @@ class VmapOptions(Options[MapLevel | None]):
         )
         object.__setattr__(self, "_flat", flat)
         object.__setattr__(self, "jax_refuses_every_mistake", flat and defaults)
+        if not flat:
+            refuse_cyclic_axes(self.in_axes, self.out_axes, "vmap")
 
     @property
     def defers_to_jax(self) -> bool:
@@ -82,10 +84,6 @@ class VmapOptions(Options[MapLevel | None]):
             # `typed_key`, whose second item is a tuple of types.
             return ("vmap", self.in_axes, self.out_axes)
         return typed_key("vmap", *self.as_kwargs().values())
-
-    def refuse_unflattenable(self) -> None:
-        if not self._flat:
-            refuse_cyclic_axes(self.in_axes, self.out_axes, "vmap")
 
     def validate(self) -> MapLevel | None:
         if self.defers_to_jax:
@@ -143,16 +141,10 @@ class Vmapped(Transformed[P, R]):
     ```
     """
 
-    def __init__(self, fun: Callable[P, R], options: VmapOptions, signature: SignatureLike | None) -> None:
-        if isinstance(signature, Signature) and signature.levels:  # a `Signature.batched`: its axes
-            options = _axes_from_batched(signature, options)
-            signature = Signature._make(signature.core)
-        super().__init__(fun, options, signature)
-        # The options as given, shown (assigning one changes nothing: `options` is what counts).
-        self.in_axes = options.in_axes
-        self.out_axes = options.out_axes
-        self.axis_name = options.axis_name
-        self.axis_size = options.axis_size
+    in_axes: Shown[Any] = Shown()
+    out_axes: Shown[Any] = Shown()
+    axis_name: Shown[Hashable | None] = Shown()
+    axis_size: Shown[int | None] = Shown()
 
     def _remake(self) -> tuple[Callable[..., Any], dict[str, Any]]:
         return vmap, {**self.options.as_kwargs(), "signature": self._declared}
@@ -161,16 +153,18 @@ class Vmapped(Transformed[P, R]):
         return described(self)
 
 
-def _axes_from_batched(sig: Signature, options: VmapOptions) -> VmapOptions:
+def _axes_from_batched(sig: Signature, options: VmapOptions) -> tuple[VmapOptions, Signature]:
     """in_axes/out_axes from a `Signature.batched`: derived when left at their defaults,
-    otherwise they must say the same thing (whatever the sizes)."""
+    otherwise they must say the same thing (whatever the sizes); and the per-example
+    signature it batches."""
     in_axes, out_axes = options.in_axes, options.out_axes
+    core = Signature._make(sig.core)
     if len(sig.levels) != 1:
         raise SpecError("signature= takes a per-example signature, or one Signature.batched(...)")
     level = sig.levels[0]
     want_in, want_out = level.in_axes.value, level.out_axes.value
     if type(in_axes) is int and type(out_axes) is int and in_axes == 0 and out_axes == 0:
-        return replace(options, in_axes=want_in, out_axes=want_out)  # the defaults: derive
+        return replace(options, in_axes=want_in, out_axes=want_out), core  # the defaults: derive
     n = len(want_in)
     given_in = tuple(in_axes) if isinstance(in_axes, (tuple, list)) else (in_axes,) * n
     given_out = out_axes
@@ -183,7 +177,7 @@ def _axes_from_batched(sig: Signature, options: VmapOptions) -> VmapOptions:
             f" out_axes={want_out!r}",
             fix=f"pass in_axes={want_in!r}, out_axes={want_out!r}, or leave both out to derive them",
         )
-    return options
+    return options, core
 
 
 @overload
@@ -269,6 +263,8 @@ def vmap(
             sum_match=sum_match,
         )
     options = VmapOptions(in_axes, out_axes, axis_name, axis_size, spmd_axis_name, sum_match)
+    if isinstance(signature, Signature) and signature.levels:  # a `Signature.batched`: its axes
+        options, signature = _axes_from_batched(signature, options)
     if fun is None:
 
         def decorate(f: Callable[P, R]) -> Vmapped[P, R]:
