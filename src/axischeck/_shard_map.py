@@ -174,25 +174,24 @@ class ShardMapOptions(Options[Settled]):
         flat, else by their structure and typed leaves (see `_specs_key`), axis names
         typed, check_vma only if a bool or an int (another object's `__eq__` may say equal
         to anything). A plain tuple: meshes and specs hash and compare in C, cheaper than a
-        key object whose comparison runs Python."""
+        key object whose comparison runs Python. One that cannot be hashed is a miss in
+        every cache (see `_core._keys.lookup`)."""
         mesh, axis_names, check_vma = self.mesh, self.axis_names, self.check_vma
         in_specs, out_specs = self.in_specs, self.out_specs
-        in_key, out_key = (in_specs, out_specs) if self._flat else (_specs_key(in_specs), _specs_key(out_specs))
-        if in_key is _NO_KEY or out_key is _NO_KEY or type(check_vma) not in _KEYED_FLAGS:
-            return None
         types = (type(mesh), type(in_specs), type(out_specs), type(axis_names), type(check_vma))
+        if not self._flat:
+            in_specs, out_specs = _specs_key(in_specs), _specs_key(out_specs)
+            if in_specs is _NO_KEY or out_specs is _NO_KEY:
+                return None
+        if types[4] not in _KEYED_FLAGS:
+            return None
         mesh_key: Any = mesh
         if isinstance(mesh, dict):
             mesh_key = tuple((name, type(size), size) for name, size in mesh.items())
         names_key: Any = axis_names
         if isinstance(axis_names, (set, frozenset)):
             names_key = frozenset((type(name), name) for name in axis_names) if axis_names else _NO_NAMES
-        try:
-            key = ("shard_map", types, (mesh_key, in_key, out_key, names_key, check_vma))
-            hash(key)
-        except Exception:  # unhashable: validated unkeyed
-            return None
-        return key
+        return ("shard_map", types, (mesh_key, in_specs, out_specs, names_key, check_vma))
 
     def validate(self) -> Settled:
         return _settle(self.mesh, self.in_specs, self.out_specs, self.axis_names, self.check_vma)

@@ -13,6 +13,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
 from functools import cached_property
+from types import FunctionType
 from typing import Any, Concatenate, Generic, ParamSpec, Self, TypeVar, overload
 
 from ._call import checks_after, diagnosis, refuse_unflattenable, verify_output
@@ -80,15 +81,22 @@ class Transformed(Wrapper, Nestable, Generic[P, R], ABC):
             self._straight = known_declares_nothing(fun)
         if self._straight is not True:  # annotations that declare no dims have none to refuse
             check_text_dims(fun)
+        # What the function JAX returns shows (its name, doc, ...), as instance attributes,
+        # as on that function. JAX's transforms return functions, which have them all.
         jax_fn = self._jax_fn
-        for name in _SHOWN_FROM_JAX:  # as JAX sets them on the function it returns
-            value = getattr(jax_fn, name, None)
-            if value is None:
-                value = getattr(fun, name, None)
-            if value is not None:
-                # Instance attributes, as on the function JAX returns; set one by one,
-                # which keeps the instance dict compact (an update() would not).
-                setattr(self, name, value)
+        if type(jax_fn) is FunctionType:
+            self.__name__ = jax_fn.__name__
+            self.__qualname__ = jax_fn.__qualname__
+            self.__module__ = jax_fn.__module__
+            self.__doc__ = jax_fn.__doc__
+            self.__annotations__ = jax_fn.__annotations__
+        else:  # pmap's callable object, or ax.check's (the user's callable itself), may lack some
+            for name in _SHOWN_FROM_JAX:
+                value = getattr(jax_fn, name, None)
+                if value is None:
+                    value = getattr(fun, name, None)
+                if value is not None:
+                    setattr(self, name, value)
         # What functools.wraps copied onto JAX's function from the one it maps (a callable
         # object's fields): on the shell too, so a transform wrapping this one copies them
         # again, as `jax.vmap(jax.vmap(obj))` does. The shell's own attributes come first.
