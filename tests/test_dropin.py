@@ -9,6 +9,7 @@ import gc
 import inspect
 import pickle
 import warnings
+from collections.abc import Callable
 from typing import Any
 
 import jax
@@ -719,3 +720,21 @@ def test_annotations_of_a_mapped_function_are_not_its_per_example_dims() -> None
     assert ax.vmap(ax.vmap(f)).predict((3, 4, 5)).shapes == (3, 4, 5)
     with pytest.raises(ax.ArgumentError, match="rank 1"):
         ax.vmap(f)(x)  # f's own dims still count where f is mapped once
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda fun: ax.vmap(fun),
+        lambda fun: ax.vmap(fun, axis_name="i"),  # JAX is then given the recorder of the function
+        lambda fun: ax.pmap(fun),
+    ],
+    ids=["vmap", "vmap with axis_name", "pmap"],
+)
+def test_what_is_not_a_function_is_refused_as_jax_refuses_it(make: Callable[[Any], object]) -> None:
+    """JAX's own exception type and message, with axischeck's account, however the
+    transform holds the function."""
+    with pytest.raises(TypeError, match="Expected a callable value, got 3") as info:
+        make(3)
+    assert isinstance(info.value, ax.SpecError)
+    assert "vmap needs a callable" in str(info.value) or "pmap needs a callable" in str(info.value)

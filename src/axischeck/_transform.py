@@ -79,7 +79,9 @@ class Transformed(Wrapper, Nestable, Generic[P, R], ABC):
         self._straight: bool | None = False
         if options.jax_refuses_every_mistake and signature is None and plain_function(fun):
             self._straight = known_declares_nothing(fun)
-        if self._straight is not True:  # annotations that declare no dims have none to refuse
+        # Annotations that declare no dims have none to refuse; a transform that shares
+        # the predictor of one made before had its text checked when that one was made.
+        if self._straight is not True and self._shared is None:
             check_text_dims(fun)
         # What the function JAX returns shows (its name, doc, ...), as instance attributes,
         # as on that function. JAX's transforms return functions, which have them all.
@@ -131,12 +133,6 @@ class Transformed(Wrapper, Nestable, Generic[P, R], ABC):
         at first use where the options hold nothing axischeck refuses (flat axes, JAX's
         defaults), else when the transform is made."""
         return validated(self.options, self.options.key())
-
-    @property
-    def _inner_records(self) -> bool:
-        """Whether the function is an axischeck transform, which records the user's
-        function as JAX traces it for this transform's check too (see `Watch`)."""
-        return isinstance(self.__wrapped__, Transformed)
 
     @property
     def _predictor(self) -> Predictor:
@@ -349,7 +345,7 @@ class Transformed(Wrapper, Nestable, Generic[P, R], ABC):
                 refuse_unflattenable(args, kwargs)
             else:
                 before = self._predictor.check_call(
-                    args, kwargs, self._jax_fn, self._recorder, self._inner_records, self.options.jax_caches_traces
+                    args, kwargs, self._jax_fn, self._recorder, self.options.jax_caches_traces
                 )
                 if before is JAX_ALONE:
                     return self._jax_call(*args, **kwargs)  # type: ignore[no-any-return]

@@ -28,7 +28,6 @@ aux data, which may be a user's objects: a cache keeps only a few keys that hold
 from __future__ import annotations
 
 from collections.abc import Hashable, Mapping
-from operator import attrgetter
 from typing import Any, cast
 
 import jax
@@ -38,17 +37,22 @@ from ._jax_compat import TRUSTED_ARRAY_TYPES, trace_context
 from ._leaves import array_shape
 
 _BY_VALUE = (bool, int, float, complex, str, bytes, type(None))
-_SHAPE = attrgetter("shape")
 
 
 def arrays_key(args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> Hashable | None:
     """`shape_key`'s twin for the commonest call, arrays passed by position only (an eager
     call, a `predict` of structs): their shapes, read without flattening the arguments.
     Next to JAX's eager work, a flatten and a treedef's hash cost several times what they
-    cost in a loop. None for any other call; the tag keeps the two kinds of key apart."""
-    if not arrays_by_position(args, kwargs):
+    cost in a loop. None for any other call; the tag keeps the two kinds of key apart.
+    Its shapes are tuples of ints: comparing two such keys runs no user code."""
+    if kwargs:
         return None
-    return ("arrays", tuple(map(_SHAPE, args)))
+    shapes = []
+    for arg in args:  # a plain loop, as in `arrays_by_position`
+        if type(arg) not in TRUSTED_ARRAY_TYPES:
+            return None
+        shapes.append(arg.shape)
+    return ("arrays", tuple(shapes))
 
 
 def arrays_by_position(args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> bool:

@@ -34,7 +34,7 @@ from .._core._prediction import Prediction
 from .._core._shape import Shape
 from .._core._steps import MapStep
 from ._fastpath import Plan, ShardPlan, compile_plan
-from ._function import fn_name, parameters_of
+from ._function import Nestable, fn_name, parameters_of
 from ._in_trace import Recorder, Watch, collecting
 from ._models import MapModel, Model, Outcome, chain, run, shape_keyed
 from ._suggest import Suggestion, suggest, with_suggestions
@@ -274,18 +274,16 @@ class Predictor:
         kwargs: dict[str, Any],
         jax_fn: Callable[..., Any],
         recorder: Recorder | None,
-        inner_records: bool = False,
         caches_traces: bool = False,
     ) -> Prediction | Watch | None:
         """The checks before JAX runs a call: the prediction to verify the output against
         (with a signature), None when there is none, `JAX_ALONE` for what only JAX
         models, a `Watch` where the check rides JAX's trace of the call (`recorder`: the
-        function as `jax_fn`, JAX's transform, holds it; `inner_records`: the function is
-        an axischeck transform, whose check records the user's function for this one;
-        `caches_traces`: JAX's transform answers a call like an earlier one from its cache,
-        so the records are kept for later calls). A
-        call axischeck refuses raises its explained error, with JAX's verdict on the call
-        (see `refusal`).
+        function as `jax_fn`, JAX's transform, holds it, or the function is an axischeck
+        transform, whose check records the user's function for this one; `caches_traces`:
+        JAX's transform answers a call like an earlier one from its cache, so the records
+        are kept for later calls). A call axischeck refuses raises its explained error,
+        with JAX's verdict on the call (see `refusal`).
 
         Without a signature, a call is checked before JAX runs it only where JAX may
         answer silently and wrongly, or where annotations declare the inputs (JAX knows
@@ -293,9 +291,10 @@ class Predictor:
         is explained after it (see `diagnose`)."""
         by_arrays = self._prediction_by_arrays  # arrays by position, seen before: no flatten
         if by_arrays is not None:
-            pred = lookup(by_arrays, arrays_key(args, kwargs))
+            key = arrays_key(args, kwargs)  # shapes: a plain `get`, whose comparisons run no user code
+            pred = by_arrays.get(key) if key is not None else None
             if pred is not None:
-                return pred  # type: ignore[no-any-return]
+                return pred
         symbolic = not self.defers_to_jax and self.models.symbolic
         flat = flatten_call(args, kwargs)
         if self.defers_to_jax:
@@ -307,7 +306,7 @@ class Predictor:
         if opaque_leaves(flat[0]):  # beyond axischeck's model (never stored)
             return JAX_ALONE
         models = self.models
-        if (recorder is not None or inner_records) and not symbolic and not models.declares_inputs:
+        if not symbolic and not models.declares_inputs and (recorder is not None or isinstance(self.fun, Nestable)):
             return Watch(recorder, self, args, kwargs, flat, caches_traces)  # the function is traced by JAX alone
         try:
             if symbolic:
