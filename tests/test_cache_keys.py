@@ -82,6 +82,33 @@ def test_shard_map_options_never_share_what_they_were_validated_into() -> None:
         assert f.predict(x).in_block_shapes[0]["w"] == block, (mesh, in_specs)
 
 
+def test_a_list_changed_after_construction_keys_no_other_transform() -> None:
+    """A list given as in_axes is read (validated, keyed) when the transform is made: a
+    later change to it must not file that transform's predictor under the new value's key,
+    where another transform of the same function, given that value, would find answers
+    made for the old one."""
+
+    def add(x: jax.Array, y: jax.Array) -> jax.Array:
+        return x + y
+
+    axes: list[Any] = [0, None]
+    made_with_list = ax.vmap(add, in_axes=axes, signature="(),()->()")
+    axes[1] = 0
+    assert made_with_list(jnp.ones(3), jnp.ones(())).shape == (3,)  # the axes as given: (0, None)
+    honest = ax.vmap(add, in_axes=[0, 0], signature="(),()->()")
+    assert honest(jnp.ones(3), jnp.ones(3)).shape == jax.vmap(add, in_axes=[0, 0])(jnp.ones(3), jnp.ones(3)).shape
+
+    def scale(x: jax.Array, y: jax.Array) -> jax.Array:
+        return x * y
+
+    axes = [0, None]
+    unsigned = ax.vmap(scale, in_axes=axes)
+    axes[1] = 0
+    assert unsigned.predict((3,), (4,)).shapes == (3, 4)
+    with pytest.raises(ax.ArgumentError):  # two mapped sizes, 3 and 4: JAX refuses it too
+        ax.vmap(scale, in_axes=[0, 0]).predict((3,), (4,))
+
+
 def test_options_changed_after_construction_change_no_answer() -> None:
     """What a transform's options mean is derived (lazily) from the options as given, never
     from what the shown attributes or a list given as in_axes say later: otherwise one

@@ -1008,3 +1008,26 @@ def test_predict_refuses_what_jax_refuses(make: Any, signature: str | None) -> N
         ax.vmap(lambda v: v, signature=signature).predict(x)
     with pytest.raises(ValueError):
         ax.vmap(lambda v: v, signature=signature)(x)
+
+
+class _RaisingEq:
+    """A shape entry whose `__eq__` raises (a struct keeps whatever its shape holds)."""
+
+    def __index__(self) -> int:
+        return 3
+
+    def __eq__(self, other: object) -> bool:
+        raise RuntimeError("user __eq__ ran")
+
+    def __hash__(self) -> int:
+        return hash(3)
+
+
+def test_a_struct_whose_shape_compares_badly_gets_jax_error_at_a_checked_call() -> None:
+    """A checked call looks its prediction up by the arguments' shapes: a shape entry whose
+    comparison raises is a miss there, and the call gets JAX's own refusal."""
+    f = ax.vmap(lambda x: x * 2, signature="(a)->(a)")
+    f(jnp.ones((2, 3)))  # a stored prediction under shape (2, 3), hashing like the struct's
+    struct = jax.ShapeDtypeStruct((2, _RaisingEq()), jnp.float32)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="not a valid JAX type"):
+        f(struct)

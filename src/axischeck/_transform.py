@@ -11,7 +11,7 @@ answer without running the function's FLOPs. Everything else JAX's returned obje
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Hashable, Mapping
 from functools import cached_property
 from types import FunctionType
 from typing import Any, Concatenate, Generic, ParamSpec, Self, TypeVar, overload
@@ -84,7 +84,8 @@ class Transformed(Wrapper, Nestable, Generic[P, R], ABC):
         if self._straight is not True and self._shared is None:
             check_text_dims(fun)
         # What the function JAX returns shows (its name, doc, ...), as instance attributes,
-        # as on that function. JAX's transforms return functions, which have them all.
+        # as on that function. JAX's transforms return functions, which have them all (a
+        # doc or module of None included); so has ax.check's, the user's function itself.
         jax_fn = self._jax_fn
         if type(jax_fn) is FunctionType:
             self.__name__ = jax_fn.__name__
@@ -92,7 +93,7 @@ class Transformed(Wrapper, Nestable, Generic[P, R], ABC):
             self.__module__ = jax_fn.__module__
             self.__doc__ = jax_fn.__doc__
             self.__annotations__ = jax_fn.__annotations__
-        else:  # pmap's callable object, or ax.check's (the user's callable itself), may lack some
+        else:  # pmap's callable object, or ax.check's user callable object, may lack some
             for name in _SHOWN_FROM_JAX:
                 value = getattr(jax_fn, name, None)
                 if value is None:
@@ -114,7 +115,9 @@ class Transformed(Wrapper, Nestable, Generic[P, R], ABC):
         function, options and signature share, if one of them has made it: its signature
         was fitted to the function (this code) then."""
         options = self.options
-        options_key = options.key()
+        # The key of the options as they are now (a list given as in_axes may change
+        # later): what they mean and the predictor are found under it.
+        options_key = self._options_key = options.key()
         if not options.jax_refuses_every_mistake:
             self._meaning = validated(options, options_key)
         if signature is None:
@@ -128,11 +131,18 @@ class Transformed(Wrapper, Nestable, Generic[P, R], ABC):
             declared_core(fun, parsed_signature(signature))
 
     @cached_property
+    def _options_key(self) -> Hashable | None:
+        """The options' key (see `Options.key`): taken when the transform is made where
+        its construction needs it, else at first use (flat axes with JAX's defaults, which
+        cannot change)."""
+        return self.options.key()
+
+    @cached_property
     def _meaning(self) -> Any:
         """What the options mean to the engine (`Options.validate`, once per key): found
         at first use where the options hold nothing axischeck refuses (flat axes, JAX's
         defaults), else when the transform is made."""
-        return validated(self.options, self.options.key())
+        return validated(self.options, self._options_key)
 
     @property
     def _predictor(self) -> Predictor:
@@ -155,7 +165,7 @@ class Transformed(Wrapper, Nestable, Generic[P, R], ABC):
 
         # Shared by the transforms whose options and signature key alike (a text by its
         # text, which means one signature and hashes in C); an unkeyed one shares nothing.
-        options_key = options.key()
+        options_key = self._options_key
         key = None if options_key is None else (options_key, self._declared)
         return PREDICTORS.get_or_make(fun, key, lambda: options.predictor(fun, build, options.defers_to_jax, jax_with))
 

@@ -43,8 +43,7 @@ def arrays_key(args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> Hashable | N
     """`shape_key`'s twin for the commonest call, arrays passed by position only (an eager
     call, a `predict` of structs): their shapes, read without flattening the arguments.
     Next to JAX's eager work, a flatten and a treedef's hash cost several times what they
-    cost in a loop. None for any other call; the tag keeps the two kinds of key apart.
-    Its shapes are tuples of ints: comparing two such keys runs no user code."""
+    cost in a loop. None for any other call; the tag keeps the two kinds of key apart."""
     if kwargs:
         return None
     shapes = []

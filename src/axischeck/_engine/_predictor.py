@@ -291,10 +291,9 @@ class Predictor:
         is explained after it (see `diagnose`)."""
         by_arrays = self._prediction_by_arrays  # arrays by position, seen before: no flatten
         if by_arrays is not None:
-            key = arrays_key(args, kwargs)  # shapes: a plain `get`, whose comparisons run no user code
-            pred = by_arrays.get(key) if key is not None else None
+            pred = lookup(by_arrays, arrays_key(args, kwargs))
             if pred is not None:
-                return pred
+                return pred  # type: ignore[no-any-return]
         symbolic = not self.defers_to_jax and self.models.symbolic
         flat = flatten_call(args, kwargs)
         if self.defers_to_jax:
