@@ -111,9 +111,9 @@ class Transformed(Wrapper, Nestable, Generic[P, R], ABC):
     def _check_at_decoration(self, fun: Callable[..., Any], signature: Signature | str | None) -> None:
         """What a user must hear when decorating: options axischeck refuses (validated
         once per key, see `validated`), and a declared signature that does not fit the
-        function's parameters (see `declared_core`). Written inline, a transform finds the predictor its
-        function, options and signature share, if one of them has made it: its signature
-        was fitted to the function (this code) then."""
+        function's parameters (see `declared_core`). Written inline, a transform finds the
+        predictor its function, options and signature share, if one of them has made it:
+        its signature was fitted to the function (this code) then."""
         options = self.options
         # The key of the options as they are now (a list given as in_axes may change
         # later): what they mean and the predictor are found under it.
