@@ -183,7 +183,7 @@ class ShardMapOptions(Options[Settled]):
             in_specs, out_specs = _specs_key(in_specs), _specs_key(out_specs)
             if in_specs is _NO_KEY or out_specs is _NO_KEY:
                 return None
-        if types[4] not in _KEYED_FLAGS:
+        if type(check_vma) not in _KEYED_FLAGS:
             return None
         mesh_key: Any = mesh
         if isinstance(mesh, dict):

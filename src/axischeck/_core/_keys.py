@@ -44,14 +44,9 @@ def arrays_key(args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> Hashable | N
     call, a `predict` of structs): their shapes, read without flattening the arguments.
     Next to JAX's eager work, a flatten and a treedef's hash cost several times what they
     cost in a loop. None for any other call; the tag keeps the two kinds of key apart."""
-    if kwargs:
+    if not arrays_by_position(args, kwargs):
         return None
-    shapes = []
-    for arg in args:  # a plain loop, as in `arrays_by_position`
-        if type(arg) not in TRUSTED_ARRAY_TYPES:
-            return None
-        shapes.append(arg.shape)
-    return ("arrays", tuple(shapes))
+    return ("arrays", tuple([arg.shape for arg in args]))
 
 
 def arrays_by_position(args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> bool:

@@ -527,7 +527,7 @@ _HANDLERS: dict[type, Callable[[_Builder, Any, ast.AST, Scope], None]] = {
     ast.Starred: _Builder.visit_unpacking,
     ast.keyword: _Builder.visit_unpacking,
     ast.Constant: _Builder.visit_leaf,
-    **dict.fromkeys((ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp), _Builder.visit_comprehension),
+    **dict.fromkeys(_Comprehension.__args__, _Builder.visit_comprehension),
 }
 
 
