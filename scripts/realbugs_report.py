@@ -1,6 +1,8 @@
 """Run the real-bug corpus (tests/realbugs) and print how axischeck's advice measures up.
 
-    python scripts/realbugs_report.py [--verbose] [--no-lint]
+    python scripts/realbugs_report.py [--verbose] [--no-lint] [--heldout]
+
+`--heldout` scores the held-out set (tests/realbugs/heldout) instead of the tuning set.
 
 For each case: does axischeck's message add a fact JAX's own message lacks, is its top
 fix the real fix (or does it compute what the real fix computes), how many of the fixes it
@@ -25,6 +27,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests" / "realbugs"))
 
 from harness import (  # noqa: E402
+    CASES,
+    HELDOUT,
     Case,
     applicable,
     fix_texts,
@@ -97,9 +101,10 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--verbose", action="store_true")
     parser.add_argument("--no-lint", action="store_true")
+    parser.add_argument("--heldout", action="store_true", help="score the held-out set")
     parser.add_argument("cases", nargs="*", help="case folder names (default: all)")
     args = parser.parse_args()
-    cases = [c for c in load_cases() if not args.cases or c.name in args.cases]
+    cases = [c for c in load_cases(HELDOUT if args.heldout else CASES) if not args.cases or c.name in args.cases]
     rows = [_row(case, args.verbose) for case in cases]
 
     width = max(len(str(r["case"])) for r in rows)

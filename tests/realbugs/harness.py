@@ -1,19 +1,24 @@
 """Run the real-bug corpus: each case's programs under plain JAX, under `ax.patch()`, and
 with a fix axischeck offers applied.
 
-A case is a folder `cases/<NN>_<slug>/` holding `buggy.py`, `fixed.py` (each defines
+The corpus has two sets: `cases/` (the tuning set: the advice was developed against it) and
+`heldout/` (bugs written down before the advice code they measure, scored apart). A case is
+a folder `<set>/<NN>_<slug>/` holding `buggy.py`, `fixed.py` (each defines
 `main()` returning arrays or a pytree of them, and does nothing else at import) and
 `case.toml`:
 
 - `url`, `title`: the public report the case was rebuilt from.
-- `transform`: `vmap`, `pmap`, `shard_map` or `smap`.
+- `transform`: `vmap`, `pmap`, `shard_map` or `smap`, or a library's transform:
+  `eqx.filter_vmap`, `eqx.filter_pmap`, `nnx.vmap`, `nnx.pmap`.
 - `symptom`: `"error"` (plain JAX raises on buggy.py) or `"silent"` (it runs, with a result
   other than fixed.py's).
 - `jax_error`: a regex matched against `"<ExceptionType>: <message>"` of JAX's own error.
 - `facts`: regexes that axischeck's message (exception text, its notes, or a warning) must
   all match: the argument, the sizes in conflict, the name...
-- `real_fix`: the fix the maintainers or reporter applied, as transform options
-  (`in_axes=(0, 0)`), or `""` when it is not an option change (fixed.py shows it).
+- `real_fix`: the fix the maintainers or reporter applied, as transform options written as
+  keyword arguments (`in_axes=(0, 0)`, `out_specs=P(None, 'model')`,
+  `in_axes=(eqx.if_array(0), None)`, `in_axes=(nnx.StateAxes({nnx.Param: 0, ...: None}),)`),
+  or `""` when it is not an option change (fixed.py shows it).
 - `real_fix_target` (optional): which transform the real fix changes, `name` or `name@k`
   (the k-th transform of a function of that name); by default every transform in buggy.py.
 - `lint_line`: the line of buggy.py a static linter should point at (0: nowhere).
@@ -48,7 +53,16 @@ import jax
 import numpy as np
 
 CASES = Path(__file__).parent / "cases"
+HELDOUT = Path(__file__).parent / "heldout"
 TRANSFORMS = ("vmap", "pmap", "shard_map", "smap")
+# The libraries' transforms a case may name, as (module, attribute): a fix to one of them is
+# applied by wrapping that attribute as JAX's are wrapped.
+LIBRARY_TRANSFORMS = {
+    "eqx.filter_vmap": ("equinox", "filter_vmap"),
+    "eqx.filter_pmap": ("equinox", "filter_pmap"),
+    "nnx.vmap": ("flax.nnx", "vmap"),
+    "nnx.pmap": ("flax.nnx", "pmap"),
+}
 
 
 @dataclass(frozen=True)
@@ -77,9 +91,10 @@ class Case:
         return self.folder / "fixed.py"
 
 
-def load_cases() -> list[Case]:
+def load_cases(root: Path = CASES) -> list[Case]:
+    """The cases of one set: `CASES` (the tuning set) or `HELDOUT`."""
     cases = []
-    for folder in sorted(p for p in CASES.iterdir() if (p / "case.toml").exists()):
+    for folder in sorted(p for p in root.iterdir() if (p / "case.toml").exists()):
         data = tomllib.loads((folder / "case.toml").read_text())
         gap = data.get("known_gap", {})
         cases.append(
@@ -242,7 +257,10 @@ def _literal_prefix(text: str) -> str:
         end = text.find(text[0], 1)
         return text[: end + 1] if end > 0 else text
     if text[:1] not in "([{":
-        return re.split(r"[\s,;]", text, maxsplit=1)[0]
+        head = re.match(r"[\w.]+(?=\()", text)  # a call: P(...), eqx.if_array(0)
+        if head is None:
+            return re.split(r"[\s,;]", text, maxsplit=1)[0]
+        return head.group(0) + _literal_prefix(text[head.end() :])
     depth, quote = 0, ""
     for i, ch in enumerate(text):
         if quote:
@@ -258,16 +276,65 @@ def _literal_prefix(text: str) -> str:
     return text
 
 
+# The names an option's value may use besides literals, each resolved when it is read: the
+# spellings the cases and axischeck's fixes write (`P(...)`, `eqx.if_array(0)`,
+# `nnx.StateAxes({nnx.Param: 0, ...: None})`).
+_VALUE_NAMES: dict[str, tuple[str, str]] = {
+    "P": ("jax.sharding", "PartitionSpec"),
+    "PartitionSpec": ("jax.sharding", "PartitionSpec"),
+    "eqx": ("equinox", ""),
+    "nnx": ("flax.nnx", ""),
+}
+
+
+def _value(node: ast.expr) -> Any:
+    """The value an option's text writes: literals, containers, `...`, and calls of the
+    names in `_VALUE_NAMES` and their attributes (never anything else: no eval)."""
+    match node:
+        case ast.Constant(value=value):
+            return value
+        case ast.UnaryOp(op=ast.USub(), operand=ast.Constant(value=int() | float() as number)):
+            return -number
+        case ast.Tuple(elts=items):
+            return tuple(_value(item) for item in items)
+        case ast.List(elts=items):
+            return [_value(item) for item in items]
+        case ast.Dict(keys=keys, values=values) if None not in keys:
+            return {_value(k): _value(v) for k, v in zip(keys, values, strict=True) if k is not None}
+        case ast.Name(id=name) if name in _VALUE_NAMES:
+            module, attribute = _VALUE_NAMES[name]
+            imported = importlib.import_module(module)
+            return getattr(imported, attribute) if attribute else imported
+        case ast.Attribute(value=ast.Name(id=name) as base, attr=attribute) if name in ("eqx", "nnx"):
+            return getattr(_value(base), attribute)
+        case ast.Call(func=func, args=args, keywords=keywords) if isinstance(func, (ast.Name, ast.Attribute)):
+            return _value(func)(*map(_value, args), **{k.arg: _value(k.value) for k in keywords if k.arg})
+    raise ValueError(f"not an option value: {ast.unparse(node)}")
+
+
+def parse_options(text: str) -> dict[str, Any] | None:
+    """`in_axes=(0, None), out_axes=1` -> {"in_axes": (0, None), "out_axes": 1}: keyword
+    arguments of a transform (None when the text is not only that)."""
+    try:
+        call = ast.parse(f"f({text})", mode="eval").body
+    except SyntaxError:
+        return None
+    if not isinstance(call, ast.Call) or call.args or any(k.arg not in OPTIONS for k in call.keywords):
+        return None
+    try:
+        return {k.arg: _value(k.value) for k in call.keywords if k.arg is not None} or None
+    except (ValueError, TypeError, AttributeError, ImportError):
+        return None
+
+
 def _parse_option(text: str) -> dict[str, Any] | None:
     """`in_axes=(0, 1) would map ...` -> {"in_axes": (0, 1)}: the first option assignment
-    in the text and the literal that follows it (None when it is no literal, e.g. P())."""
+    in the text and the value that follows it (None when it is no value of the forms
+    `_value` reads)."""
     match = _OPTION.search(text)
     if not match:
         return None
-    try:
-        return {match.group(1): ast.literal_eval(_literal_prefix(text[match.end() :]))}
-    except (ValueError, SyntaxError):
-        return None
+    return parse_options(f"{match.group(1)}={_literal_prefix(text[match.end() :])}")
 
 
 def fixes(outcome: Outcome) -> list[Fix]:
@@ -337,10 +404,32 @@ def _matches(target: str | None, fun: Any, seen: dict[str, int]) -> bool:
     return wanted == name and (not k or int(k) == seen[name])
 
 
+def _library_internal(fun: Any) -> bool:
+    """Whether `fun` is a library's own wrapper (Equinox's or Flax's transforms call JAX's
+    with one): a fix applies to the library's transform the program called, not to that."""
+    while isinstance(fun, functools.partial):
+        fun = fun.func
+    module = getattr(fun, "__module__", None) or type(fun).__module__
+    return module.split(".")[0] in ("equinox", "flax")
+
+
+def _transform_slots(path: Path) -> list[tuple[Any, str]]:
+    """The (module, attribute) of every transform a fix may change in the program at
+    `path`: JAX's, and Equinox's and Flax NNX's where the program imports them."""
+    slots: list[tuple[Any, str]] = [(jax, name) for name in TRANSFORMS if hasattr(jax, name)]
+    source = path.read_text()
+    for module, attribute in LIBRARY_TRANSFORMS.values():
+        if re.search(rf"\b(import|from) {module.split('.')[0]}\b", source):
+            slots.append((importlib.import_module(module), attribute))
+    return slots
+
+
 @contextlib.contextmanager
-def _overridden(fix: Fix) -> Iterator[None]:
-    """JAX's transforms, with `fix.options` applied to the transforms `fix.target` names."""
-    originals = {name: getattr(jax, name) for name in TRANSFORMS if hasattr(jax, name)}
+def _overridden(fix: Fix, path: Path) -> Iterator[None]:
+    """The program's transforms, with `fix.options` applied to the transforms `fix.target`
+    names."""
+    slots = _transform_slots(path)
+    originals = [(module, name, getattr(module, name)) for module, name in slots]
     transpose = fix.options.get("transpose")
     by_position = fix.options.get("by_position", ())
     options = {k: v for k, v in fix.options.items() if k not in ("transpose", "by_position")}
@@ -352,7 +441,9 @@ def _overridden(fix: Fix) -> Iterator[None]:
         def transform(*args: Any, **kwargs: Any) -> Any:
             bound = signature.bind(*args, **kwargs)
             fun = bound.arguments.get("f", bound.arguments.get("fun"))
-            if not _matches(fix.target, fun, seen):
+            if not callable(fun):  # the decorator-factory form: transform(in_axes=...)(f)
+                return functools.partial(transform, **kwargs)
+            if _library_internal(fun) or not _matches(fix.target, fun, seen):
                 return original(*args, **kwargs)
             bound.arguments.update(options)
             mapped = original(*bound.args, **bound.kwargs)
@@ -372,12 +463,12 @@ def _overridden(fix: Fix) -> Iterator[None]:
         return transform
 
     try:
-        for name, original in originals.items():
-            setattr(jax, name, wrap(original))
+        for module, name, original in originals:
+            setattr(module, name, wrap(original))
         yield
     finally:
-        for name, original in originals.items():
-            setattr(jax, name, original)
+        for module, name, original in originals:
+            setattr(module, name, original)
 
 
 APPLICABLE = frozenset((*OPTIONS, "transpose", "by_position"))
@@ -389,13 +480,13 @@ def applicable(fix: Fix) -> bool:
 
 def run_with_fix(path: Path, fix: Fix) -> Outcome:
     """The program under plain JAX with the fix's options given to its transform."""
-    with _overridden(fix):
+    with _overridden(fix, path):
         return _run(path)
 
 
 def real_fix(case: Case) -> Fix | None:
     """The case's `real_fix` as a Fix (None when it is not an option change)."""
-    options = _parse_option(case.real_fix) if case.real_fix else None
+    options = parse_options(case.real_fix) if case.real_fix else None
     return Fix(case.real_fix, options, case.real_fix_target) if options is not None else None
 
 
