@@ -45,12 +45,13 @@ LAYERS: list[tuple[str, set[str]]] = [
             "_infer",
             "_function",
             "_transform_models",
+            "_randomness",
         },
     ),
     ("the predictor: caches and the engine for one function", {"_predictor", "_in_trace"}),
     (
         "transforms: the drop-ins",
-        {"_switch", "_options", "_transform", "_call", "_vmap", "_check", "_pmap", "_shard_map", "_smap"},
+        {"_switch", "_options", "_transform", "_call", "_draws", "_vmap", "_check", "_pmap", "_shard_map", "_smap"},
     ),
     (
         "public surface and tools",

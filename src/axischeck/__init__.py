@@ -22,6 +22,7 @@ if TYPE_CHECKING:  # what type checkers see; at run time `__getattr__` loads the
     from ._core._errors import FunctionError as FunctionError
     from ._core._errors import OutputError as OutputError
     from ._core._errors import Place as Place
+    from ._core._errors import SharedRandomnessWarning as SharedRandomnessWarning
     from ._core._errors import SpecError as SpecError
     from ._core._prediction import Prediction as Prediction
     from ._core._prediction import ShardPrediction as ShardPrediction
@@ -58,6 +59,7 @@ _WHERE = {
     "FunctionError": "._core._errors",
     "OutputError": "._core._errors",
     "Place": "._core._errors",
+    "SharedRandomnessWarning": "._core._errors",
     "SpecError": "._core._errors",
     "patch": "._patch",
     "unpatch": "._patch",
@@ -135,6 +137,7 @@ __all__ = [
     "Shape",
     "ShardMapped",
     "ShardPrediction",
+    "SharedRandomnessWarning",
     "Signature",
     "Smapped",
     "SpecError",

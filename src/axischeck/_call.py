@@ -46,7 +46,7 @@ def diagnosis(
     exception through untouched, with a note when the function itself fails per example.
     A failure the engine can name the cause and fix of (a collective over a name nothing
     binds, whose JAX message misleads; a carry whose vma type changes) is raised as ours."""
-    if _checking_leaks() or ASKING_JAX.get():  # the function must not run again: leaks checked, or JAX asked
+    if checking_leaks() or ASKING_JAX.get():  # the function must not run again: leaks checked, or JAX asked
         return None
     ours = predictor.diagnose(args, kwargs)
     if ours is None:
@@ -109,5 +109,6 @@ def verify_output(
             )
 
 
-def _checking_leaks() -> bool:
+def checking_leaks() -> bool:
+    """Whether JAX checks for leaked tracers (the function must then run as JAX runs it, once)."""
     return bool(getattr(jax.config, "jax_check_tracer_leaks", False))

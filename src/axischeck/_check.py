@@ -24,6 +24,7 @@ class CheckOptions(Options[None]):
     """`check` has no options of its own: the signature says everything."""
 
     kind: ClassVar[str] = "check"
+    maps: ClassVar[bool] = False
 
     def key(self) -> Hashable:
         return ("check",)

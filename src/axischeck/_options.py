@@ -84,6 +84,17 @@ class Options(ABC, Generic[V]):
         """The keyword options as given."""
         return {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.init}  # type: ignore[arg-type]
 
+    def as_built(self) -> Self:
+        """These options with their list and dict values copied: what JAX's transform was
+        built with, for one built again later (a list given as in_axes may be changed after
+        the transform is made; JAX read it when it made its own)."""
+        changes = {
+            f.name: _containers_copied(value)
+            for f in dataclasses.fields(self)  # type: ignore[arg-type]
+            if f.init and isinstance(value := getattr(self, f.name), (list, dict))
+        }
+        return dataclasses.replace(self, **changes) if changes else self  # type: ignore[type-var]
+
     def changed(self, changes: Mapping[str, Any]) -> Self:
         """These options with some changed (a fix's), validated as any are when used."""
         return dataclasses.replace(self, **changes)  # type: ignore[type-var]
@@ -102,14 +113,30 @@ class Options(ABC, Generic[V]):
 
     @property
     def rides_jax_trace(self) -> bool:
-        """Whether a call's check is read from JAX's own trace of it (see `_in_trace`)."""
+        """Whether JAX's transform holds a recorder of the function (see `_in_trace`), so
+        that the checks of every call it traces can ride JAX's trace. Otherwise a recording
+        transform is made for the calls whose random draws are checked (the first of each
+        key), and every other call is JAX's own."""
         return False
+
+    maps: ClassVar[bool] = True
+    """Whether the transform maps the function (every one but `ax.check`): its calls'
+    random draws are checked on JAX's trace of them (see `_draws`)."""
 
     jax_refuses_every_mistake: bool = False
     """Whether JAX itself refuses every mistake these options allow (nothing it may answer
     silently): a function that declares no dims then has nothing to check before JAX runs
     a call, and a refusal is explained after it. A fact a subclass finds once, when its
     options are made (every construction reads it)."""
+
+
+def _containers_copied(value: Any) -> Any:
+    """`value` with its pytree containers made anew around the same leaves (devices,
+    meshes and specs are not copied); as it is where it cannot be flattened."""
+    try:
+        return jax.tree_util.tree_map(lambda leaf: leaf, value, is_leaf=lambda x: x is None)
+    except Exception:
+        return value
 
 
 class Shown(Generic[T]):

@@ -17,6 +17,7 @@ from ._core._prediction import Prediction, ShardPrediction
 from ._core._steps import ShardStep
 from ._core._text import short_repr
 from ._core._trees import PrefixMismatch, broadcast_prefix, check_nesting
+from ._draws import DrawMap, shard_draw_map
 from ._engine._function import fn_name
 from ._engine._mesh import MeshShape, mesh_shape
 from ._engine._models import Outcome
@@ -248,6 +249,9 @@ class ShardMapped(Transformed[P, R]):
 
     def _predicts_only(self) -> bool:
         return self._settled.for_prediction_only
+
+    def _draw_map(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> DrawMap | None:
+        return shard_draw_map(self.shard_options, self._predictor.label(args, kwargs), self._describe())
 
     def _jax_to_ask(self) -> Callable[..., Any]:
         if self._settled.options.jax_mesh is not None:

@@ -14,18 +14,21 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Hashable, Mapping
 from functools import cached_property
 from types import FunctionType
-from typing import Any, Concatenate, Generic, ParamSpec, Self, TypeVar, overload
+from typing import Any, Concatenate, Generic, NamedTuple, ParamSpec, Self, TypeVar, overload
 
-from ._call import checks_after, diagnosis, refuse_unflattenable, verify_output
+from ._call import checking_leaks, checks_after, diagnosis, refuse_unflattenable, verify_output
 from ._core._annotations import check_text_dims
 from ._core._cache import Wrapper, runs_code
 from ._core._errors import AxisCheckError, SpecError, with_jax_error
 from ._core._jax_compat import filter_traceback_at_boundary, inside_boundary, jax_transform_of, traceback_boundary
+from ._core._keys import draws_key
 from ._core._leaves import plain_function
 from ._core._prediction import Prediction
 from ._core._trees import shapes_text
+from ._draws import DrawMap, Speaker, check_draws, level_draw_map, speaker_for
 from ._engine._function import Nestable, declared_core, declares_nothing, fn_name, known_declares_nothing
 from ._engine._in_trace import Recorder, Watch
+from ._engine._levels import MapLevel
 from ._engine._models import Model
 from ._engine._predictor import JAX_ALONE, PREDICTORS, Predictor
 from ._engine._signature import Signature, SignatureLike, parsed_signature
@@ -37,6 +40,16 @@ P = ParamSpec("P")
 Q = ParamSpec("Q")
 R = TypeVar("R")
 T = TypeVar("T")
+
+
+class DrawsDue(NamedTuple):
+    """A call whose random draws are checked once JAX has answered: the call's key, who
+    keeps the keys checked, and the library transform the call is made by (if any)."""
+
+    key: Hashable | None
+    kept_by: Predictor | Speaker
+    speaker: Speaker | None
+
 
 _SHOWN_FROM_JAX = ("__name__", "__qualname__", "__module__", "__doc__", "__annotations__")
 
@@ -70,6 +83,8 @@ class Transformed(Wrapper, Nestable, Generic[P, R], ABC):
         self.options = options
         self._declared = signature  # as given (text stays text): for `_remake`
         self._shared: Predictor | None = None  # found at first use (see `_predictor`)
+        self._draws_seen: Hashable | None = None  # the last call key whose draws were found checked
+        self._options_as_built: Options[Any] = options  # copied where it holds lists (`_check_at_decoration`)
         if signature is not None or not options.jax_refuses_every_mistake:
             self._check_at_decoration(fun, signature)
         # True: nothing to check before JAX runs a call (no signature, options whose every
@@ -77,6 +92,9 @@ class Transformed(Wrapper, Nestable, Generic[P, R], ABC):
         # own, explained only if JAX refuses it. None: the annotations are read at the
         # first call (`declares_nothing`; a string annotation may name what is defined later).
         self._straight: bool | None = False
+        # Whether the random draws of its calls are checked: a map of the user's function
+        # (an axischeck transform inside checks its own).
+        self._draws_checked = options.maps and callable(fun) and not isinstance(fun, Transformed)
         if options.jax_refuses_every_mistake and signature is None and plain_function(fun):
             self._straight = known_declares_nothing(fun)
         # Annotations that declare no dims have none to refuse; a transform that shares
@@ -116,8 +134,10 @@ class Transformed(Wrapper, Nestable, Generic[P, R], ABC):
         its signature was fitted to the function (this code) then."""
         options = self.options
         # The key of the options as they are now (a list given as in_axes may change
-        # later): what they mean and the predictor are found under it.
+        # later): what they mean and the predictor are found under it, and JAX's transform
+        # is made again from them (see `_recording`).
         options_key = self._options_key = options.key()
+        self._options_as_built = options.as_built()
         if not options.jax_refuses_every_mistake:
             self._meaning = validated(options, options_key)
         if signature is None:
@@ -363,8 +383,13 @@ class Transformed(Wrapper, Nestable, Generic[P, R], ABC):
                     watch = before
                 else:
                     pred = before
+            draws = self._draws_due(args, kwargs)
+            jax_call = self._jax_call
+            if draws is not None and watch is None:
+                recorder, jax_call = self._recording
+                watch = Watch(recorder, self._predictor, args, kwargs, None, self.options.jax_caches_traces)
             try:
-                out = self._jax_call(*args, **kwargs) if watch is None else watch.run(self._jax_call, args, kwargs)
+                out = jax_call(*args, **kwargs) if watch is None else watch.run(jax_call, args, kwargs)
             except AxisCheckError:
                 raise  # an inner axischeck transform has explained it
             except Exception as err:
@@ -376,12 +401,55 @@ class Transformed(Wrapper, Nestable, Generic[P, R], ABC):
                 raise ours from None
             if watch is not None:
                 checks_after(watch, args, kwargs)
+                if draws is not None:
+                    check_draws(watch, lambda: self._draw_map(args, kwargs), self.__wrapped__, draws.speaker)
+                    draws.kept_by.draws_checked(draws.key)
             if pred is not None and not pred.matches(out):
                 verify_output(self._predictor, self._describe(), out, pred, args, kwargs)
             return out  # type: ignore[no-any-return]
         except Exception as failure:
             filter_traceback_at_boundary(failure)
             raise  # bare: the frames as filtered, none added
+
+    def _draws_due(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> DrawsDue | None:
+        """Whether this call's random draws are to be checked (see `_draws`): under which
+        key, kept by whom (the predictor its function and options share, or the library
+        transform that made this call), or None: the transform maps no function of the
+        user's it records, or a call with this key was checked (by this transform: one
+        comparison; else as its keeper says)."""
+        if not self._draws_checked:
+            return None
+        key = draws_key(args, kwargs)
+        if key is not None and key == self._draws_seen:
+            return None
+        speaker = speaker_for(self.__wrapped__)
+        kept_by: Predictor | Speaker = self._predictor if speaker is None else speaker
+        if not kept_by.draws_due(key):
+            self._draws_seen = key
+            return None
+        if checking_leaks():  # a leak the record would meet makes JAX's trace fail: run once, JAX's way
+            return None
+        return DrawsDue(key, kept_by, speaker)
+
+    @cached_property
+    def _recording(self) -> tuple[Recorder, Callable[..., Any]]:
+        """A recorder of the function and JAX's transform holding it, for the calls whose
+        checks ride JAX's trace: JAX's own transform where it holds one already, else one
+        made at the first such call (every other call then runs JAX's transform of the
+        function itself: as deep in the stack, at no cost)."""
+        if self._recorder is not None:
+            return self._recorder, self._jax_call
+        options = self._options_as_built
+        recorder = Recorder(self.__wrapped__, options.kind, options.jax_caches_traces)
+        return recorder, inside_boundary(options.jax_transform(recorder))
+
+    def _draw_map(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> DrawMap | None:
+        """How the transform maps this call, for the check of its draws: a vmap's or
+        pmap's level (None for options axischeck does not model)."""
+        level = getattr(self.model, "level", None)
+        if not isinstance(level, MapLevel):
+            return None
+        return level_draw_map(level, self._predictor.label(args, kwargs), self._describe())
 
     def _declares_nothing(self) -> bool:
         """Whether a call has nothing to check before JAX runs: a plain function without a
@@ -405,7 +473,7 @@ def described(transform: Transformed[..., Any]) -> str:
 
 
 def _recorder_for(fun: Callable[..., Any], options: Options[Any]) -> Recorder | None:
-    """The function as JAX's transform is to hold it where a call's check rides JAX's
+    """The function as JAX's transform is to hold it where every call's check rides JAX's
     trace (see `_in_trace`), or None: JAX holds `fun` itself (and refuses it if it is not
     a function). An axischeck transform inside records the user's function itself."""
     if options.rides_jax_trace and callable(fun) and not isinstance(fun, Transformed):

@@ -19,11 +19,14 @@ from typing import Any, Generic, ParamSpec, TypeVar, overload
 import jax
 import numpy as np
 
+from ._core._cache import BoundedCache, PerFunction
 from ._core._errors import AxisCheckError, SpecError
 from ._core._jax_compat import JAX_VMAP
 from ._core._prediction import Prediction
 from ._core._trees import seq_repr
+from ._draws import Passed, Speaker, speaking
 from ._libs._mapped import NotArray, Resolved, _is_array, arg_path, checker, retitled
+from ._libs._routing import route, routing
 
 __all__ = ["filter_pmap", "filter_vmap"]
 
@@ -34,6 +37,9 @@ _LIBRARY = {"vmap": _eqx.filter_vmap, "pmap": _eqx.filter_pmap}
 
 P = ParamSpec("P")
 R = TypeVar("R")
+
+_DRAWS_CHECKED: PerFunction[BoundedCache[bool]] = PerFunction()
+"""Per function and options: the calls whose random draws were checked (see `_draws`)."""
 
 _DEFAULT = _eqx.if_array(0)
 
@@ -309,8 +315,10 @@ class _Filtered(Generic[P, R]):
                 raise self._equinox_terms(retitled(err, self._title()), tuple(args), resolved) from None
             except Exception:  # noqa: BLE001, S110 - not modelled: Equinox's own report follows
                 pass
+        route("equinox._vmap_pmap")
         try:
-            out: R = self._library(*args, **kwargs)
+            with routing(), speaking(None if resolved is None else self._speaker(resolved)):
+                out: R = self._library(*args, **kwargs)
         except (ValueError, TypeError, IndexError, NameError) as lib_err:
             if resolved is None or isinstance(lib_err, AxisCheckError):
                 raise
@@ -322,6 +330,28 @@ class _Filtered(Generic[P, R]):
                 pass
             raise
         return out
+
+    def _speaker(self, resolved: Resolved) -> Speaker:
+        """How the check of the draws of Equinox's call of `jax.vmap`/`jax.pmap` names what
+        the user passed: parameter names and pytree paths, and each leaf's axis."""
+
+        def passed() -> dict[int, Passed]:
+            return {
+                id(leaf): Passed(arg_path(self.__wrapped__, path), f"in_axes {_show(axis)}")
+                for path, leaf, axis in resolved.leaf_axes
+            }
+
+        options = (self._transform, self.in_axes, self.out_axes, tuple(sorted(self._options.items())))
+        try:
+            hash(options)
+        except TypeError:  # options that cannot key a table: this call's own
+            checked: BoundedCache[bool] = BoundedCache(1)
+        else:
+            checked = _DRAWS_CHECKED.get_or_make(self.__wrapped__, options, lambda: BoundedCache(64))
+        # Equinox's function returns (the mapped outputs, ...) under vmap: the user's are the first.
+        return Speaker(
+            self._title(), "equinox", passed, checked, "output[0]" if self._transform == "vmap" else "output"
+        )
 
     def __get__(self, instance: Any, owner: type | None = None) -> Any:
         if instance is None:

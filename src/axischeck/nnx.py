@@ -18,10 +18,13 @@ from typing import Any, Generic, ParamSpec, TypeVar, overload
 
 import jax
 
+from ._core._cache import BoundedCache, PerFunction
 from ._core._errors import AxisCheckError, SpecError
 from ._core._prediction import Prediction
 from ._core._trees import seq_repr
+from ._draws import Passed, Speaker, speaking
 from ._libs._mapped import retitled
+from ._libs._routing import route, routing
 from ._pmap import pmap as ax_pmap
 from ._vmap import vmap as ax_vmap
 
@@ -270,7 +273,9 @@ class _Mapped(Generic[P, R]):
         self.in_axes = in_axes
         self.out_axes = out_axes
         self._options = options
-        self._library = _LIBRARY[transform](fun, in_axes=in_axes, out_axes=out_axes, **options)
+        route("flax.nnx.transforms.iteration")
+        with routing():  # Flax makes its jax.vmap/jax.pmap of its own function now: axischeck's
+            self._library = _LIBRARY[transform](fun, in_axes=in_axes, out_axes=out_axes, **options)
         # Flax reads its mode when the transform is made (a `set_graph_mode` context then).
         graph = options.get("graph")
         graph_updates = options.get("graph_updates")
@@ -443,7 +448,8 @@ class _Mapped(Generic[P, R]):
                 raise
             resolved = None
         try:
-            out: R = self._library(*args, **kwargs)
+            with speaking(self._speaker(tuple(args), dict(kwargs))):
+                out: R = self._library(*args, **kwargs)
         except (ValueError, TypeError, IndexError, NameError) as lib_err:
             if isinstance(lib_err, AxisCheckError):
                 raise
@@ -456,8 +462,67 @@ class _Mapped(Generic[P, R]):
             raise
         return out
 
+    def _speaker(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Speaker:
+        """How the check of the draws of Flax's `jax.vmap`/`jax.pmap` names what the user
+        passed: a module's variables by state path (`model['dropout']['rngs']['key']`) with
+        the in_axes entry that maps them, and whether each is an RNG stream's."""
+
+        def passed() -> dict[int, Passed]:
+            try:
+                names = list(inspect.signature(self.__wrapped__).parameters)
+            except (TypeError, ValueError):
+                names = []
+            specs = self.in_axes if isinstance(self.in_axes, tuple | list) else (self.in_axes,) * len(args)
+            found: dict[int, Passed] = {}
+            for index, (arg, spec) in enumerate(zip(args, specs, strict=False)):
+                head = names[index] if index < len(names) else f"args[{index}]"
+                found.update(_passed_in(arg, spec, head))
+            for name, value in kwargs.items():
+                found.update(_passed_in(value, 0, name))
+            return found
+
+        checked = _DRAWS_CHECKED.get_or_make(self.__wrapped__, _draws_key(self), lambda: BoundedCache(64))
+        return Speaker(self._title(), "flax", passed, checked, "output[1]")
+
     def __repr__(self) -> str:
         return f"<axischeck {self._title()}>"
+
+
+_DRAWS_CHECKED: PerFunction[BoundedCache[bool]] = PerFunction()
+"""Per function and options: the calls whose random draws were checked (see `_draws`)."""
+
+
+def _draws_key(mapped: _Mapped[..., Any]) -> Hashable | None:
+    """The key of a wrapper's options (None: they cannot key a table)."""
+    key = (mapped._transform, _show(mapped.in_axes), _show(mapped.out_axes), tuple(sorted(mapped._options.items())))
+    try:
+        hash(key)
+    except TypeError:
+        return None
+    return key
+
+
+def _passed_in(arg: Any, spec: Any, head: str) -> dict[int, Passed]:
+    """The leaves of one argument the user passed, by identity: a module's variables by
+    state path, with the axis its in_axes entry (an int, None or `StateAxes`) gives them."""
+    found: dict[int, Passed] = {}
+    if _nnx.graph.is_graph_node(arg):
+        filters = tuple(spec._filters) if isinstance(spec, _nnx.StateAxes) else (...,)
+        axes = tuple(spec._axes) if isinstance(spec, _nnx.StateAxes) else (spec,)
+        predicates = [_nnx.filterlib.to_predicate(f) for f in filters]
+        for path, value in _nnx.graph.iter_graph(arg):
+            if not isinstance(value, _nnx.Variable):
+                continue
+            axis = next((a for a, p in zip(axes, predicates, strict=True) if p(path, value)), None)
+            where = head + "".join(f"[{key!r}]" for key in path)
+            entry = f"in_axes entry {_show(spec)}" + (
+                f", which gives it {axis!r}" if isinstance(spec, _nnx.StateAxes) else ""
+            )
+            found[id(value.get_value())] = Passed(where, entry, isinstance(value, _nnx.RngState))
+        return found
+    for path, leaf in jax.tree_util.tree_flatten_with_path(arg)[0]:
+        found[id(leaf)] = Passed(head + jax.tree_util.keystr(path), f"in_axes {_show(spec)}")
+    return found
 
 
 @overload

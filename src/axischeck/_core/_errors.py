@@ -321,16 +321,103 @@ class AxisCheckWarning(UserWarning):
 AxisCheckWarning.__module__ = "axischeck"
 
 
+class SharedRandomnessWarning(AxisCheckWarning):
+    """A PRNG key that does not vary over a mapped axis feeds draws that reach an output
+    that does: every example (or device) gets the same random numbers. JAX answers, and
+    nothing fails. Filter it like any warning
+    (`warnings.filterwarnings("ignore", category=ax.SharedRandomnessWarning)`) where the
+    sharing is meant.
+
+    **Attributes** (the message is rendered from them):
+
+    - `transform`: the transform and its options, e.g. `"vmap(f, in_axes=(0, None), out_axes=0)"`.
+    - `sampler`: the sampler, e.g. `"jax.random.normal"`, and `caller`: where it is
+      called (`"model.py:12 (loss)"`), if known.
+    - `key`: the key, in the user's terms (`"key (in_axes None)"`, a closed-over name).
+    - `outputs`: the outputs its draws reach, which vary over the map.
+    - `unit`: what shares the draws (`"example"`, `"device"`), and `axes`: along which
+      axes (as the transform names them).
+    - `fix`: the remedy, `fix_checked`: whether it was checked against the recorded
+      trace of the function (its draws then differ along the axis).
+
+    ```python
+    >>> import warnings
+    >>> f = ax.vmap(lambda x, key: x + jax.random.normal(key, x.shape), in_axes=(0, None))
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     _ = f(jnp.ones((4, 3)), jax.random.key(0))
+    >>> warning = caught[0].message
+    >>> type(warning).__name__, warning.sampler, warning.key, warning.unit
+    ('SharedRandomnessWarning', 'jax.random.normal', 'key (in_axes None)', 'example')
+    ```
+    """
+
+    def __init__(
+        self,
+        *,
+        transform: str,
+        sampler: str,
+        caller: str | None,
+        key: str,
+        outputs: tuple[str, ...],
+        unit: str,
+        axes: str,
+        fix: str | None,
+        fix_checked: bool,
+    ) -> None:
+        self.transform = transform
+        self.sampler = sampler
+        self.caller = caller
+        self.key = key
+        self.outputs = outputs
+        self.unit = unit
+        self.axes = axes
+        self.fix = fix
+        self.fix_checked = fix_checked
+        super().__init__(self.render())
+
+    def render(self) -> str:
+        where = f" at {self.caller}" if self.caller else ""
+        reached = " and ".join(self.outputs) if len(self.outputs) <= 3 else f"{len(self.outputs)} outputs"
+        verb = "varies" if len(self.outputs) == 1 else "vary"
+        lines = [
+            f"{self.transform}: every {self.unit} draws the same random numbers: {self.sampler}{where}"
+            f" draws from {self.key}, which is the same along {self.axes}, and its draws reach"
+            f" {reached}, which {verb} along it"
+        ]
+        if self.fix:
+            lines.append(f"  {'Fix' if self.fix_checked else 'Remedy (not checked)'}: {self.fix}")
+        lines.append("  (if the sharing is meant, filter ax.SharedRandomnessWarning)")
+        return "\n".join(lines)
+
+    def __reduce__(self) -> tuple[object, ...]:
+        facts = {k: v for k, v in self.__dict__.items()}
+        return (_rebuild_warning, (type(self), facts))
+
+
+def _rebuild_warning(cls: type[SharedRandomnessWarning], facts: dict[str, Any]) -> SharedRandomnessWarning:
+    return cls(**facts)
+
+
+SharedRandomnessWarning.__module__ = "axischeck"
+
+
 _PACKAGE_DIR = str(Path(__file__).resolve().parent.parent)
 
 
-def warn_at_user(warning: Warning) -> None:
+def warn_at_user(warning: Warning, also_skipped: tuple[str, ...] = ()) -> None:
     """Issue `warning` at the user's line: the first calling frame outside axischeck and
     JAX (how many of their frames lie between differs by transform, nesting and `jit`,
-    so no fixed `stacklevel` points at it)."""
+    so no fixed `stacklevel` points at it), and outside the packages `also_skipped` names
+    (a library whose transform the user called)."""
     import jax  # already imported: warnings are issued while JAX runs
 
-    skipped = tuple(d + os.sep for d in (_PACKAGE_DIR, str(Path(jax.__file__).resolve().parent)))
+    dirs = [_PACKAGE_DIR, str(Path(jax.__file__).resolve().parent)]
+    for name in also_skipped:
+        module = sys.modules.get(name)
+        if module is not None and getattr(module, "__file__", None):
+            dirs.append(str(Path(module.__file__).resolve().parent))  # type: ignore[arg-type]
+    skipped = tuple(d + os.sep for d in dirs)
     frame = sys._getframe(1)  # the caller: `stacklevel=2`
     level = 2
     while frame.f_back is not None and os.path.realpath(frame.f_code.co_filename).startswith(skipped):

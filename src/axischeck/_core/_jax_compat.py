@@ -549,6 +549,18 @@ def is_literal(var: Any) -> bool:
     return hasattr(var, "val")
 
 
+def literal_array(var: Any) -> Any:
+    """A jaxpr literal as the JAX array JAX's own evaluation gives for it: its value, of
+    its abstract value's dtype and weak type."""
+    aval = var.aval
+    array = jnp.asarray(var.val, dtype=aval.dtype)
+    if getattr(aval, "weak_type", False):
+        from jax._src.lax import lax as _lax
+
+        array = _lax._convert_element_type(array, aval.dtype, weak_type=True)
+    return array
+
+
 def scan_layout(params: Any) -> tuple[int, int] | None:
     """How many of a scan equation's inputs are constants, then carries: `num_consts` and
     `num_carry` before 0.12, the lengths of `ft_in`'s first two groups from then on. None
@@ -569,6 +581,81 @@ def sub_jaxprs(value: Any) -> list[Any]:
     """The jaxprs in an equation parameter (cond's branches, scan's body, a pjit's jaxpr)."""
     items = value if isinstance(value, (tuple, list)) else (value,)
     return [item for item in items if hasattr(item, "eqns")]
+
+
+# ----------------------------------------------------------------- random draws in a jaxpr
+# Checked on jax 0.10.2 and 0.12.1: the names are the same, only parameters differ.
+
+SAMPLER_PRIMITIVE = "random_bits"
+"""The primitive every `jax.random` sampler draws its bits with, from a typed key (a raw
+`uint32[2]` key is wrapped by `random_wrap` first); splitting and folding keys are
+primitives of their own (`random_split`, `random_fold_in`), which draw nothing."""
+
+AXIS_INDEX_PRIMITIVE = "axis_index"
+"""`jax.lax.axis_index`: a value that differs along the named axes (`axis_name`)."""
+
+SAME_ALONG_AXES = frozenset({"psum", "psum_invariant", "pmax", "pmin", "all_gather", "all_gather_invariant"})
+"""Collectives whose result is the same on every member of the axes they name (a pmean
+is a psum, then a division)."""
+
+SPREAD_ALONG_AXES = frozenset({"ppermute", "all_to_all", "reduce_scatter", "psum_scatter"})
+"""Collectives whose result differs along the axes they name, whatever their operand."""
+
+TYPE_CASTS = frozenset({"pvary", "pcast"})
+"""shard_map's casts of a value's varying-axes type (`pvary` up to JAX 0.7, `pcast`
+since): the value itself is unchanged."""
+
+
+def collective_axes(params: Any) -> tuple[Any, ...]:
+    """The axis names a collective's parameters name (`axes` for psum, `axis_name` for
+    the others; one name or a tuple)."""
+    axes = params.get("axes", params.get("axis_name", ()))
+    return tuple(axes) if isinstance(axes, (tuple, list)) else (axes,)
+
+
+_RANDOM_SOURCE = os.path.join("jax", "_src", "random", "")
+"""Where `jax.random`'s public functions are defined (`jax/_src/random/core.py` in 0.10.2
+and 0.12.1; `jax/_src/random.py` in older releases, matched below too)."""
+
+
+def random_function(file_name: str) -> bool:
+    """Whether a traceback frame's file is JAX's `jax.random` code."""
+    return _RANDOM_SOURCE in file_name or file_name.endswith(os.path.join("jax", "_src", "random.py"))
+
+
+def frames_of(eqn: Any) -> list[tuple[str, str, int]]:
+    """The Python frames that bound `eqn` (file, qualified function, line), the innermost
+    first, from the traceback JAX keeps in its source information; [] where it kept none."""
+    traceback = getattr(getattr(eqn, "source_info", None), "traceback", None)
+    frames = getattr(traceback, "frames", None) if traceback is not None else None
+    if not frames:
+        return []
+    return [(f.file_name, f.function_name, f.line_num) for f in frames]
+
+
+def jax_internal(file_name: str) -> bool:
+    """Whether a frame's file is JAX's own (or axischeck's: both are hidden from the user)."""
+    source_info = _source_info_util()
+    is_user = getattr(source_info, "is_user_filename", None)
+    if is_user is None:  # pragma: no cover - a future layout
+        return _JAX_SRC in file_name
+    return not is_user(file_name)
+
+
+def is_key_array(value: Any) -> bool:
+    """Whether `value` (an array, tracer or abstract value) looks like a PRNG key: a typed
+    key (`jax.random.key`), or a raw `uint32` key of JAX's default implementation (last
+    axis 2: `jax.random.PRNGKey`)."""
+    dtype = getattr(value, "dtype", None)
+    if dtype is None:
+        return False
+    try:
+        if jnp.issubdtype(dtype, jax.dtypes.prng_key):
+            return True
+    except TypeError:
+        return False
+    shape: tuple[int, ...] = tuple(getattr(value, "shape", ()))
+    return bool(dtype == np.uint32) and len(shape) >= 1 and shape[-1] == 2
 
 
 def spmd_axis_in_shard_map_specs(err: BaseException) -> bool:

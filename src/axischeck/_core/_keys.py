@@ -60,6 +60,21 @@ def arrays_by_position(args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> bool
     return not kwargs
 
 
+def draws_key(args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> Hashable | None:
+    """The key of a checked call's verdict on its random draws (see `_engine._randomness`),
+    which comes from JAX's trace of the function: for arrays by position (the commonest
+    eager call), their shapes and dtypes, read without flattening, and the trace context;
+    otherwise `trace_key`. None where a leaf cannot be keyed (the call is checked each
+    time it is traced)."""
+    if arrays_by_position(args, kwargs):
+        return ("arrays", tuple([(arg.shape, arg.dtype) for arg in args]), trace_context())
+    try:
+        leaves, treedef = jax.tree_util.tree_flatten((args, kwargs))
+    except Exception:
+        return None
+    return trace_key(leaves, treedef)
+
+
 def shape_key(leaves: list[Any], treedef: Any) -> tuple[Any, tuple[Hashable, ...]]:
     """(treedef, per leaf: shape of an array, `()` for a Python scalar, else its type)."""
     return (treedef, tuple([x.shape if type(x) in TRUSTED_ARRAY_TYPES else _shape_or_type(x) for x in leaves]))

@@ -23,7 +23,7 @@ function may branch on their values), so a vmap record serves its own call only.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Hashable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
@@ -32,7 +32,7 @@ import jax
 from jax.core import Tracer
 
 from .._core._errors import FunctionError
-from .._core._jax_compat import name_trace
+from .._core._jax_compat import is_literal, literal_array, name_trace
 from ._trace import RECORDED, Records, Replay, substituting
 
 if TYPE_CHECKING:
@@ -57,7 +57,7 @@ class Recorder:
         # Whether JAX's transform answers calls from its cache of traces (pmap): records are
         # then kept for later calls; otherwise (vmap) each call's record serves that call.
         self.caches_traces = caches_traces
-        functools.update_wrapper(self, fun)  # JAX names, and reads the parameters of, the user's function
+        _wraps(self, fun)  # JAX names, and reads the parameters of, the user's function
 
     def __eq__(self, other: object) -> bool:
         return type(other) is Recorder and other.fun is self.fun
@@ -72,6 +72,22 @@ class Recorder:
         return watch.record(self, args, kwargs)
 
 
+def _wraps(wrapper: Recorder, fun: Callable[..., Any]) -> None:
+    """`functools.update_wrapper`, where reading one of the function's attributes may fail
+    (an object whose `__dict__` is a property that raises): as JAX's own `wraps`, what
+    cannot be read is left out."""
+    for name in functools.WRAPPER_ASSIGNMENTS:
+        try:
+            setattr(wrapper, name, getattr(fun, name))
+        except Exception:  # noqa: S112 - an attribute the function does not give
+            continue
+    try:
+        wrapper.__dict__.update(fun.__dict__)
+    except Exception:  # noqa: S110 - its __dict__ cannot be read: nothing to copy
+        pass
+    wrapper.__wrapped__ = fun  # type: ignore[attr-defined]
+
+
 class Watch:
     """One checked call whose check rides JAX's trace of it: the predictor, the call as
     the user made it, and whether JAX traced (and the recorder recorded) the function."""
@@ -82,13 +98,20 @@ class Watch:
         predictor: Predictor,
         args: tuple[Any, ...],
         kwargs: dict[str, Any],
-        flat: tuple[list[Any], Any],
+        flat: tuple[list[Any], Any] | None,
         caches_traces: bool,
+        draws_key: Hashable | None = None,
     ) -> None:
         self.recorder = recorder  # None: the function is an axischeck transform, whose watch records for this one
         self.predictor = predictor
-        self.call = (args, kwargs, flat)
+        self.call = (args, kwargs, flat)  # flat None: only the draws are checked (no `check`)
         self.recorded = False
+        # The record of this very call's trace, and the flat arguments as JAX handed them to
+        # the function (tracers, and the unmapped arrays a vmap passes as they are): what
+        # the check of the draws reads (see `_engine._randomness`).
+        self.replay: Replay | None = None
+        self.seen: list[Any] = []
+        self.draws_key = draws_key  # the key its draws are checked under, once JAX has answered
         # Where JAX's transform answers a call from its cache of traces (pmap, around the
         # user's function or around another checked transform), the records are kept for
         # the calls JAX answers without tracing; otherwise each call's serve that call.
@@ -110,26 +133,36 @@ class Watch:
         self.recorded = True
         leaves, treedef = jax.tree_util.tree_flatten((args, kwargs))
         dyn = tuple(i for i, leaf in enumerate(leaves) if isinstance(leaf, Tracer))
-        traced = [leaves[i] for i in dyn]
         fun = recorder.fun
+        if not dyn and self.call[2] is None:  # nothing traced, so nothing varies: no draws to check
+            return fun(*args, **kwargs)
+        traced = [leaves[i] for i in dyn]
         recorded = substituting(fun, treedef, leaves, dyn)
         labels = [leaf.label for leaf in self.predictor.label(args, kwargs).flat()[0]]
         if len(labels) == len(leaves):
             name_trace(recorded, fun, [labels[i] for i in dyn], traced_for=recorder.kind)
+        returned: list[Any] = []
+
+        def keeping(*values: Any) -> Any:  # what the function itself returns, for the outputs no tracer carries
+            out = recorded(*values)
+            returned[:] = jax.tree_util.tree_leaves(out)
+            return out
+
         try:
-            closed, out = jax.make_jaxpr(recorded, return_shape=True)(*traced)
+            closed, out = jax.make_jaxpr(keeping, return_shape=True)(*traced)
         except Exception:
             # The function fails. Recorded, it may fail otherwise than in JAX's own
             # evaluation (which runs the transform's rules op by op): JAX's is the error
             # the user must see, so the function runs as JAX would run it.
             return fun(*args, **kwargs)
         replay = Replay(closed, jax.tree_util.tree_structure(out), dyn)
+        self.replay, self.seen = replay, leaves
         self.records.keep(args, kwargs, replay)
         around = self.enclosing
         while around is not None:  # the same function at the same values, for each check of the nest
             around.records.keep(args, kwargs, replay)
             around = around.enclosing
-        return replay.traced(*traced)
+        return _as_returned(replay, traced, returned)
 
     def check(self) -> None:
         """The engine's answer for the call (among it, JAX's answer to the silent question),
@@ -138,6 +171,8 @@ class Watch:
         records cannot answer, the function itself is traced, as without a watch. Raises
         axischeck's error for a call it refuses."""
         args, kwargs, flat = self.call
+        if flat is None:
+            return  # a watch of the draws alone
         for records in (self.records, None):
             token = RECORDED.set(records)
             try:
@@ -147,6 +182,20 @@ class Watch:
             finally:
                 RECORDED.reset(token)
             return
+
+
+def _as_returned(replay: Replay, traced: list[Any], returned: list[Any]) -> Any:
+    """The record's outputs at JAX's tracers, as the function returns them: an output the
+    record holds as a constant (a Python scalar returned, a value computed from constants
+    alone) is what the function returned where that was no tracer, else a JAX array of
+    the constant, as JAX's own evaluation of the function gives it."""
+    outs = replay.flat_traced(*traced)
+    outvars = getattr(replay.closed, "jaxpr", replay.closed).outvars
+    for j, var in enumerate(outvars):
+        if is_literal(var):
+            value = returned[j] if j < len(returned) else None
+            outs[j] = value if value is not None and not isinstance(value, Tracer) else literal_array(var)
+    return jax.tree_util.tree_unflatten(replay.out_tree, outs)
 
 
 WATCHING: ContextVar[Watch | None] = ContextVar("axischeck_watching", default=None)

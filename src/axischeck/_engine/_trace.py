@@ -162,10 +162,14 @@ class Replay:
 
     def traced(self, *leaves: Any) -> Any:
         """The recorded function of the traced leaves (those at `dyn`)."""
+        return jax.tree_util.tree_unflatten(self.out_tree, self.flat_traced(*leaves))
+
+    def flat_traced(self, *leaves: Any) -> list[Any]:
+        """`traced`'s outputs, flat."""
         run = jaxpr_function(self.closed)
         if run is None:  # pragma: no cover - a future JAX layout
             raise RuntimeError("this JAX cannot run a recorded jaxpr")
-        return jax.tree_util.tree_unflatten(self.out_tree, run(*leaves))
+        return list(run(*leaves))
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         """The recorded function of a call flattened like the recorded one."""
@@ -208,7 +212,7 @@ def _equation_flows(eqn: Any, ins: list[Dependence]) -> list[Dependence]:
     if name == "cond" and subs and all(len(sub.invars) == len(ins) - 1 for sub in subs):
         flows = [flows_into(sub, ins[1:]) for sub in subs]
         return [_union([ins[0], *outs]) for outs in zip(*flows, strict=True)]
-    body = _called(eqn, subs)
+    body = called_jaxpr(eqn, subs)
     layout = scan_layout(eqn.params) if name == "scan" else None
     if layout is not None and body is not None:
         return _scan_flows(body, ins, *layout)
@@ -217,7 +221,7 @@ def _equation_flows(eqn: Any, ins: list[Dependence]) -> list[Dependence]:
     return [None] * len(eqn.outvars)
 
 
-def _called(eqn: Any, subs: list[Any]) -> Any | None:
+def called_jaxpr(eqn: Any, subs: list[Any]) -> Any | None:
     """The one jaxpr an equation runs on its own operands, giving its own outputs (jit,
     remat, a custom rule, a scan's body, a shard_map's), if it is that kind of equation
     (`subs`: the jaxprs among its parameters)."""
@@ -550,7 +554,7 @@ def _repeated_sum(jaxpr: Any, inputs: list[Summed]) -> tuple[Repeat | None, list
             outs = [frozenset(axes).union(*ins)] * len(eqn.outvars)
         elif name in _CASTS and len(ins) == len(eqn.outvars):
             outs = ins
-        elif name != "shard_map" and (body := _called(eqn, subs)) is not None:
+        elif name != "shard_map" and (body := called_jaxpr(eqn, subs)) is not None:
             found, outs = _repeated_sum(body, ins)
             if found is not None:
                 return found, []

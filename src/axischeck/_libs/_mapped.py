@@ -39,6 +39,8 @@ class Resolved:
         for one, sub in zip(spec_leaves, subtrees, strict=True):
             axis_leaves.extend(resolve(one, leaf) for leaf in jax.tree_util.tree_leaves(sub))
         self.statics: list[Any] = []
+        # Each leaf with its path and axis: how a library's user names what they passed.
+        self.leaf_axes = [(path, leaf, axis) for (path, leaf), axis in zip(paths_leaves, axis_leaves, strict=True)]
         dyn: list[Any] = []
         dyn_axes: list[Any] = []
         for (path, leaf), axis in zip(paths_leaves, axis_leaves, strict=True):
