@@ -368,3 +368,54 @@ def test_nnx_dropout_with_broadcast_rng_state() -> None:
     with caught() as found:
         out = fixed(Model(nnx.Rngs(params=0, dropout=1)), x)
     assert not found and not rows_equal(out)
+
+
+def _nnx_model() -> Any:
+    nnx = pytest.importorskip("flax.nnx")
+
+    class Model(nnx.Module):  # type: ignore[misc,name-defined]
+        def __init__(self, rngs: Any) -> None:
+            self.linear = nnx.Linear(3, 3, rngs=rngs)
+            self.dropout = nnx.Dropout(0.5, rngs=rngs)
+
+        def __call__(self, x: jax.Array) -> jax.Array:
+            return self.dropout(self.linear(x))  # type: ignore[no-any-return]
+
+    return Model(nnx.Rngs(params=0, dropout=1))
+
+
+@pytest.mark.parametrize("split, axis_size", [(None, None), (4, None), (4, 8)])
+def test_nnx_rng_state_not_split_to_the_mapped_size(split: int | None, axis_size: int | None) -> None:
+    """Flax raises (a rank or size mismatch in JAX's words); axischeck says which RNG stream
+    was not split to the mapped size and the nnx.split_rngs that makes the call check,
+    never None in in_axes for the RNG state (that would share the draws)."""
+    nnx = pytest.importorskip("flax.nnx")
+    import axischeck.nnx as axnnx
+
+    axes = nnx.StateAxes({nnx.RngState: 0, ...: None})
+    x = jnp.ones((8, 3))
+
+    def call(vmap: Any, model: Any) -> Any:
+        if axis_size is None:
+            run = vmap(lambda m, x: m(x), in_axes=(axes, 0))
+            return run(model, x) if split is None else nnx.split_rngs(splits=split)(run)(model, x)
+        run = vmap(lambda m: m(jnp.ones(3)), in_axes=(axes,), axis_size=axis_size)
+        return nnx.split_rngs(splits=split)(run)(model)
+
+    with pytest.raises(ValueError, match="rank should be at least 1|inconsistent sizes"):
+        call(nnx.vmap, _nnx_model())
+    with pytest.raises(ax.AxisCheckError) as info:
+        call(axnnx.vmap, _nnx_model())
+    text = str(info.value)
+    assert "the RNG stream 'dropout' (m['dropout']['rngs']['key'])" in text or axis_size is not None
+    assert "mapped size is 8" in text and "Fix: decorate the function with @nnx.split_rngs(splits=8)" in text
+    assert "not split" in text if split is None else f"was split into {split}" in text
+    assert "None" not in text.split("Fix:")[1]
+
+    @nnx.split_rngs(splits=8)  # type: ignore[misc]
+    def fixed(m: Any, x: jax.Array) -> jax.Array:
+        return axnnx.vmap(lambda m, x: m(x), in_axes=(axes, 0))(m, x)  # type: ignore[no-any-return]
+
+    with caught() as found:
+        out = fixed(_nnx_model(), x)
+    assert not found and not rows_equal(out)

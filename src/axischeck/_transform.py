@@ -85,6 +85,7 @@ class Transformed(Wrapper, Nestable, Generic[P, R], ABC):
         self._shared: Predictor | None = None  # found at first use (see `_predictor`)
         self._draws_seen: Hashable | None = None  # the last call key whose draws were found checked
         self._options_as_built: Options[Any] = options  # copied where it holds lists (`_check_at_decoration`)
+        self._explains = True  # whether a failed call is explained (see `only_draws`)
         if signature is not None or not options.jax_refuses_every_mistake:
             self._check_at_decoration(fun, signature)
         # True: nothing to check before JAX runs a call (no signature, options whose every
@@ -393,6 +394,8 @@ class Transformed(Wrapper, Nestable, Generic[P, R], ABC):
             except AxisCheckError:
                 raise  # an inner axischeck transform has explained it
             except Exception as err:
+                if not self._explains:
+                    raise
                 ours = diagnosis(self._predictor, self._describe(), err, args, kwargs)
                 if ours is None:
                     raise
@@ -450,6 +453,13 @@ class Transformed(Wrapper, Nestable, Generic[P, R], ABC):
         if not isinstance(level, MapLevel):
             return None
         return level_draw_map(level, self._predictor.label(args, kwargs), self._describe())
+
+    def only_draws(self) -> None:
+        """Check only the random draws of this transform's calls (it is a library's own,
+        made by axischeck's wrapper of that library, which checks and explains the rest):
+        nothing before JAX runs, and JAX's errors pass through as they are."""
+        self._straight = True
+        self._explains = False
 
     def _declares_nothing(self) -> bool:
         """Whether a call has nothing to check before JAX runs: a plain function without a

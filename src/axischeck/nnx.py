@@ -19,7 +19,7 @@ from typing import Any, Generic, ParamSpec, TypeVar, overload
 import jax
 
 from ._core._cache import BoundedCache, PerFunction
-from ._core._errors import AxisCheckError, SpecError
+from ._core._errors import ArgumentError, AxisCheckError, SpecError
 from ._core._prediction import Prediction
 from ._core._trees import seq_repr
 from ._draws import Passed, Speaker, speaking
@@ -80,7 +80,7 @@ class _Resolved:
     """The call's arguments as plain pytrees of arrays (modules as nested dicts of their
     state), one axis per array, and how to rebuild the arguments from them."""
 
-    def __init__(self, args: tuple[Any, ...], in_axes: Any, kwargs: dict[str, Any]) -> None:
+    def __init__(self, args: tuple[Any, ...], in_axes: Any, kwargs: dict[str, Any], names: list[str]) -> None:
         # Keyword arguments reach here only in Flax's tree mode, which maps them at axis 0 as
         # jax.vmap does; graph mode has bound them to positions (see `_as_flax_passes`).
         if not all(_is_arraylike(x) for x in jax.tree_util.tree_leaves(kwargs)):
@@ -90,10 +90,12 @@ class _Resolved:
         if len(specs) != len(args):
             raise _Unsupported
         self.rebuilders: list[Callable[[Any], Any]] = []
+        self.streams: list[_Stream] = []  # the modules' RNG streams' keys and counts, with their axes
         dynamic: list[Any] = []
         axes: list[Any] = []
-        for arg, spec in zip(args, specs, strict=True):
+        for index, (arg, spec) in enumerate(zip(args, specs, strict=True)):
             if _nnx.graph.is_graph_node(arg):
+                self.streams += _streams_of(arg, spec, names[index] if index < len(names) else f"args[{index}]")
                 filters, filter_axes = (
                     (tuple(spec._filters), tuple(spec._axes)) if isinstance(spec, _nnx.StateAxes) else ((...,), (spec,))
                 )
@@ -124,6 +126,36 @@ class _Resolved:
     def rebuild(self, dynamic: tuple[Any, ...]) -> tuple[Any, ...]:
         return tuple(make(d) for make, d in zip(self.rebuilders, dynamic, strict=True))
 
+    def mapped_sizes(self, skip: set[int]) -> set[int]:
+        """The sizes the mapped leaves (but those in `skip`, by identity) have at their axes."""
+        sizes: set[int] = set()
+        treedef: Any
+        axis_leaves, treedef = jax.tree_util.tree_flatten(self.axes, is_leaf=lambda a: a is None)
+        pairs = list(zip(axis_leaves, treedef.flatten_up_to(self.dynamic), strict=True))
+        pairs += [(0, leaf) for leaf in jax.tree_util.tree_leaves(self.kwargs)]
+        for axis, sub in pairs:
+            for leaf in jax.tree_util.tree_leaves(sub) if isinstance(axis, int) else ():
+                shape = getattr(leaf, "shape", ())
+                if id(leaf) not in skip and -len(shape) <= axis < len(shape):
+                    sizes.add(shape[axis])
+        return sizes
+
+    def with_streams_split(self, streams: list[_Stream], n: int) -> tuple[Any, ...]:
+        """The dynamic arguments with the streams' keys and counts as `nnx.split_rngs(splits=n)`
+        leaves them: of size `n` along their axis (abstract values, for a prediction)."""
+        values = {id(s.value): s for s in streams}
+
+        def split(leaf: Any) -> Any:
+            stream = values.get(id(leaf))
+            if stream is None:
+                return leaf
+            shape = tuple(leaf.shape)
+            axis = stream.axis or 0
+            base = shape if stream.split_into() is None else shape[:axis] + shape[axis + 1 :]
+            return jax.ShapeDtypeStruct(base[:axis] + (n,) + base[axis:], leaf.dtype)  # type: ignore[no-untyped-call]
+
+        return tuple(jax.tree_util.tree_map(split, self.dynamic))
+
     def sizes_agree(self, axis_size: int | None) -> bool:
         sizes = set() if axis_size is None else {axis_size}
         treedef: Any
@@ -139,6 +171,42 @@ class _Resolved:
                     return False
                 sizes.add(leaf.shape[axis])
         return len(sizes) <= 1
+
+
+def _parameter_names(fun: Callable[..., Any]) -> list[str]:
+    try:
+        return list(inspect.signature(fun).parameters)
+    except (TypeError, ValueError):
+        return []
+
+
+class _Stream:
+    """One RNG stream variable (its key or its count) of a module passed to the map: where
+    it is, its tag, the axis in_axes gives it, and its value."""
+
+    def __init__(self, where: str, tag: str, spec: Any, axis: Any, value: Any) -> None:
+        self.where, self.tag, self.spec, self.axis, self.value = where, tag, spec, axis, value
+
+    def split_into(self) -> int | None:
+        """How many keys it holds along its axis (None: not split, no such axis)."""
+        shape = tuple(getattr(self.value, "shape", ()))
+        axis = self.axis if isinstance(self.axis, int) else 0
+        return shape[axis] if -len(shape) <= axis < len(shape) else None
+
+
+def _streams_of(node: Any, spec: Any, head: str) -> list[_Stream]:
+    """The RNG stream variables of a module, each with the axis its in_axes entry gives it."""
+    filters = tuple(spec._filters) if isinstance(spec, _nnx.StateAxes) else (...,)
+    axes = tuple(spec._axes) if isinstance(spec, _nnx.StateAxes) else (spec,)
+    predicates = [_nnx.filterlib.to_predicate(f) for f in filters]
+    found = []
+    for path, value in _nnx.graph.iter_graph(node):
+        if isinstance(value, _nnx.RngState):
+            axis = next((a for a, p in zip(axes, predicates, strict=True) if p(path, value)), None)
+            tag = getattr(value, "tag", None) or (str(path[-2]) if len(path) > 1 else "?")
+            where = head + "".join(f"[{key!r}]" for key in path)
+            found.append(_Stream(where, str(tag), spec, axis, value.get_value()))
+    return found
 
 
 def _is_arraylike(x: Any) -> bool:
@@ -316,7 +384,7 @@ class _Mapped(Generic[P, R]):
 
     def _resolved(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> _Resolved:
         passed, named, _ = _as_flax_passes(self.__wrapped__, self._mode, args, kwargs)
-        return _Resolved(passed, self.in_axes, named)
+        return _Resolved(passed, self.in_axes, named, _parameter_names(self.__wrapped__))
 
     def predict(self, *args: Any, **kwargs: Any) -> Prediction:
         """The shapes of the call's outputs, from the arguments' shapes (runs no FLOPs);
@@ -422,6 +490,9 @@ class _Mapped(Generic[P, R]):
     def _explained(self, resolved: _Resolved | None, lib_err: BaseException | None) -> AxisCheckError | None:
         if resolved is None:
             return None
+        rng = self._rng_not_split(resolved)
+        if rng is not None:
+            return rng if lib_err is None else retitled(rng, self._title(), lib_err)
         try:
             self._checker(resolved).predict(*resolved.dynamic, **resolved.kwargs)
         except AxisCheckError as err:
@@ -462,16 +533,49 @@ class _Mapped(Generic[P, R]):
             raise
         return out
 
+    def _rng_not_split(self, resolved: _Resolved) -> AxisCheckError | None:
+        """An RNG stream mapped (`StateAxes({nnx.RngState: 0, ...})`) whose keys do not
+        have the mapped size along that axis: not split at all, or split into another
+        number (`nnx.split_rngs(splits=k)`) than the map's size. Said in NNX's terms, with
+        the split that makes the call check (asked of the engine with the streams' keys of
+        the mapped size), never as None in in_axes for RNG state (that shares the draws)."""
+        streams = [s for s in resolved.streams if s.axis is not None]
+        if not streams:
+            return None
+        size = self._options.get("axis_size")
+        sizes = {size} if isinstance(size, int) else resolved.mapped_sizes(skip={id(s.value) for s in streams})
+        wrong = [s for s in streams if s.split_into() not in sizes or len(sizes) != 1]
+        if not wrong or len(sizes) > 1:
+            return None
+        (n,) = sizes
+        fixed = resolved.with_streams_split(streams, n)
+        try:
+            self._checker(resolved).predict(*fixed, **resolved.kwargs)
+            checked = True
+        except AxisCheckError:
+            checked = False
+        first = min(wrong, key=lambda s: not s.where.endswith("['key']"))  # a stream's key before its count
+        split = first.split_into()
+        how = "was not split (its keys have no axis to map)" if split is None else f"was split into {split}"
+        where = f"axis_size={size}" if isinstance(size, int) else "the mapped arguments"
+        decorate = (
+            f"decorate the function with @nnx.split_rngs(splits={n}) so that each of the {n} examples has its own key"
+        )
+        return ArgumentError(
+            f"the RNG stream {first.tag!r} ({first.where}) is mapped at axis {first.axis} by"
+            f" {_show(first.spec)}, but it {how}, and the mapped size is {n} (from {where})",
+            transform=self._title(),
+            fix=decorate if checked else None,
+            notes=() if checked else (f"Split the streams to the mapped size: {decorate}.",),
+        )
+
     def _speaker(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Speaker:
         """How the check of the draws of Flax's `jax.vmap`/`jax.pmap` names what the user
         passed: a module's variables by state path (`model['dropout']['rngs']['key']`) with
         the in_axes entry that maps them, and whether each is an RNG stream's."""
 
         def passed() -> dict[int, Passed]:
-            try:
-                names = list(inspect.signature(self.__wrapped__).parameters)
-            except (TypeError, ValueError):
-                names = []
+            names = _parameter_names(self.__wrapped__)
             specs = self.in_axes if isinstance(self.in_axes, tuple | list) else (self.in_axes,) * len(args)
             found: dict[int, Passed] = {}
             for index, (arg, spec) in enumerate(zip(args, specs, strict=False)):

@@ -13,6 +13,7 @@ of JAX is touched, and nothing at all until a wrapper of that library is first u
 
 from __future__ import annotations
 
+import functools
 import sys
 import threading
 import types
@@ -22,6 +23,8 @@ from contextvars import ContextVar
 from typing import Any
 
 import jax
+
+from .._transform import Transformed
 
 ROUTING: ContextVar[bool] = ContextVar("axischeck_routing", default=False)
 
@@ -38,8 +41,18 @@ class _JaxAsSeenBy(types.ModuleType):
         if name in _ROUTED and ROUTING.get():
             import axischeck
 
-            return getattr(axischeck, name)
+            return functools.partial(_draws_only, getattr(axischeck, name))
         return getattr(jax, name)
+
+
+def _draws_only(make: Any, *args: Any, **kwargs: Any) -> Any:
+    """axischeck's transform, made by `make` as the library calls JAX's, checking only the
+    random draws of its calls: the wrapper that routed it checks and explains the rest in
+    the library's terms, and JAX's errors reach it as JAX's."""
+    made = make(*args, **kwargs)
+    if isinstance(made, Transformed):
+        made.only_draws()
+    return made
 
 
 def route(module_name: str) -> None:
