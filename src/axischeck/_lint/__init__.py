@@ -54,6 +54,10 @@ Codes (stable; each finding names the transform, the argument and what JAX would
   of the mesh axes its PartitionSpec splits it over (`jax.make_mesh` with literal sizes).
 - AX021 inside jax.shard_map, a `lax.scan` carry that starts as an array built from
   constants (the same on every device) and comes back varying along a mesh axis.
+- AX022 a mapped function draws from a `jax.random` key that is the same for every
+  example or device: a parameter with None in in_axes (`P()` in in_specs), a closed-over
+  key, or a key made inside from a constant seed (an `nnx.vmap` that broadcasts a module
+  of a file that builds an `nnx.Dropout`, too). JAX runs it; a warning.
 
 Values are read one step away from the transform (`_values`): names bound once,
 parameters every visible call gives one value, `functools.partial`, and the shapes of

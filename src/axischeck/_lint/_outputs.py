@@ -51,7 +51,7 @@ def check_outputs(checker: SiteChecker) -> None:
     out_axes = site.option("out_axes")
     if is_default(out_axes) or out_axes is UNKNOWN:
         return
-    fn = _mapped_def(site)
+    fn = mapped_def(site)
     if fn is None or fn.returns is None:
         return
     mapped = _mapped_params(checker, fn)
@@ -111,7 +111,7 @@ def _unmapped_outputs(out_axes: Any, returns: tuple[ast.expr, ...]) -> list[int 
     return [i for i, a in enumerate(out_axes) if a is None]
 
 
-def _mapped_def(site: Site) -> FunctionInfo | None:
+def mapped_def(site: Site) -> FunctionInfo | None:
     """The def or lambda the site maps directly (no partial, wrapper or other decorator)."""
     module = site.module
     if site.decorated is not None:
@@ -234,7 +234,7 @@ def check_scan_carries(checker: SiteChecker, values: Values) -> None:
         return  # jax.shard_map, whose check_vma is on by default
     if "check_vma" in site.options or "check_rep" in site.options:
         return  # set by hand: not read
-    fn = _mapped_def(site)
+    fn = mapped_def(site)
     if fn is None or fn.cls is not None or "in_specs" not in site.options:
         return
     varying = _sharded_params(fn, values.of(site.options["in_specs"], site.module))

@@ -14,6 +14,7 @@ from ._batch import check_calls
 from ._callee import Resolver
 from ._checks import SiteChecker
 from ._config import suppressed
+from ._keys import check_shared_keys
 from ._markdown import python_of_markdown
 from ._module import ModuleInfo, build_module
 from ._outputs import check_outputs, check_scan_carries
@@ -160,6 +161,7 @@ class Project:
             checker.run()
             check_outputs(checker)
             check_scan_carries(checker, self.values)
+            check_shared_keys(checker, self.values)
             self.stats.calls_read += check_calls(checker, self.values)
         self.axis_names.check_collectives(module, self.add)
         self.axis_names.check_shadowing(sites, self.add)

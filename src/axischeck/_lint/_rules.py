@@ -51,6 +51,12 @@ RULES: dict[str, Rule] = {
             "a shard_map argument's dimension is not a multiple of the mesh axes it is split over",
         ),
         Rule("AX021", "scan-carry-varies", "a scan carry inside shard_map starts the same on every device and varies"),
+        Rule(
+            "AX022",
+            "shared-random-key",
+            "a mapped function draws from a random key that is the same for every example or device",
+            "warning",
+        ),
     )
 }
 
