@@ -327,10 +327,11 @@ def _key_of(shared: SharedDraws, dm: DrawMap, watch: Watch, fun: Callable[..., A
     return Key(tuple(leaves), tuple(closed), in_record, tuple(passed), tuple(names))
 
 
-def _closure_name(fun: Callable[..., Any], value: Any) -> str | None:
+def _closure_name(fun: Callable[..., Any], value: Any, depth: int = 0) -> str | None:
     """The name `fun` reaches `value` by: a free variable, a global it reads, an argument
     a `functools.partial` binds, or an attribute path of the object a method is bound to
-    (by identity, one pytree deep)."""
+    (by identity, one pytree deep), or those of a function it closes over (a helper
+    defined beside it: two levels)."""
     seen: set[int] = set()
     current: Any = fun
     while current is not None and id(current) not in seen:
@@ -354,6 +355,8 @@ def _closure_name(fun: Callable[..., Any], value: Any) -> str | None:
             places.append(("self", bound))
         for name, held in places:
             found = _inside(name, held, value)
+            if found is None and depth < 2 and isinstance(held, FunctionType) and held is not fun:
+                found = _closure_name(held, value, depth + 1)
             if found is not None:
                 return found
         current = getattr(fun, "__wrapped__", None) or getattr(fun, "func", None)

@@ -562,8 +562,8 @@ class _Mapped(Generic[P, R]):
             f"decorate the function with @nnx.split_rngs(splits={n}) so that each of the {n} examples has its own key"
         )
         return ArgumentError(
-            f"the RNG stream {first.tag!r} ({first.where}) is mapped at axis {first.axis} by"
-            f" {_show(first.spec)}, but it {how}, and the mapped size is {n} (from {where})",
+            f"the RNG stream {first.tag!r} ({first.where}) is mapped at axis {first.axis} by its in_axes"
+            f" entry {_show(first.spec)}, but it {how}, and the mapped size is {n} (from {where})",
             transform=self._title(),
             fix=decorate if checked else None,
             notes=() if checked else (f"Split the streams to the mapped size: {decorate}.",),

@@ -101,6 +101,14 @@ def test_fixed_agrees(case: Case) -> None:
 
 
 @pytest.mark.parametrize("case", _ids())
+def test_fixed_draws_are_not_shared(case: Case) -> None:
+    """A fixed program gives no `SharedRandomnessWarning`: its random draws differ along
+    the map (for the cases of that class, the buggy program's warning is among the facts)."""
+    checked = run_checked(case.fixed)
+    assert not [w for w in checked.warnings if w.startswith("SharedRandomnessWarning")], checked.text()
+
+
+@pytest.mark.parametrize("case", _ids())
 def test_buggy_symptom(case: Case) -> None:
     plain = run_plain(case.buggy)
     if case.symptom == "error":

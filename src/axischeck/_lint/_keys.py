@@ -126,7 +126,9 @@ def _entries(checker: SiteChecker, fn: FunctionInfo, values: Values) -> dict[str
     for i, name in enumerate(params):
         if isinstance(in_axes, (tuple, list)):
             if i >= len(in_axes):
-                return None
+                if i < fn.params.required:
+                    return None  # a required parameter without an entry: AX001's to report
+                break  # a parameter left at its default: not passed, not mapped
             axis = in_axes[i]
         else:
             axis = in_axes
