@@ -818,6 +818,111 @@ def bench_model(quick: bool) -> Result:
     return data, rows
 
 
+def _mapped_grad(grad: Callable[..., Any], axes: Any, jitted: bool, vmap: Callable[..., Any]) -> Callable[..., Any]:
+    """`vmap(grad, in_axes=axes)`, jitted or not, with a new function each time it is made
+    (`grad` wrapped anew): no cache of JAX's or axischeck's knows it."""
+    mapped = vmap(lambda *args: grad(*args), in_axes=axes)
+    return jax.jit(mapped) if jitted else mapped
+
+
+def _first_and_steady(
+    make: Callable[[Callable[..., Any]], Callable[..., Any]], args: tuple[Any, ...], rounds: int, steady_rounds: int
+) -> tuple[Paired, Paired]:
+    """The first call of a transform made anew each round (`make(jax.vmap)` against
+    `make(ax.vmap)`), and the steady state of one made once, paired."""
+    first = paired_us(lambda: ready(make(jax.vmap)(*args)), lambda: ready(make(ax.vmap)(*args)), rounds, warmup=1)
+    kept_jax, kept_ax = make(jax.vmap), make(ax.vmap)
+    steady = paired_us(lambda: ready(kept_jax(*args)), lambda: ready(kept_ax(*args)), steady_rounds, warmup=2)
+    return first, steady
+
+
+def bench_draws(quick: bool) -> Result:
+    """The check of random draws (`ax.SharedRandomnessWarning`) on the model group's
+    workloads, axischeck vs JAX in the same run (info): the first call of a new function
+    (JAX traces and compiles; axischeck also records the function inside JAX's trace and
+    reads the record) and the steady state (the check is done: JAX's own call), for the
+    20-layer MLP's per-example gradients (eager and under jit), the same with dropout whose
+    keys are split per example (the record then holds samplers to read), and the
+    data-parallel pmap SGD step. None of them shares a key: a warning here is an error.
+    Also the analysis alone, on the recorded MLP jaxpr with dropout."""
+    layers, width, batch = (20, 16, 8) if quick else (20, 64, 32)
+    params = mlp_params(layers, width)
+    xs, ys = jnp.ones((batch, width)), jnp.zeros((batch, width))
+    keys = jax.random.split(jax.random.key(0), batch)
+    rounds, steady_rounds = (1, 3) if quick else (4, 30)
+    data: dict[str, float] = {}
+    rows: list[Row] = []
+
+    def dropout_loss(params: list[dict[str, jax.Array]], x: jax.Array, y: jax.Array, key: jax.Array) -> jax.Array:
+        for k, layer in enumerate(params):
+            x = jnp.tanh(layer["W"] @ x + layer["b"])
+            x = jnp.where(jax.random.bernoulli(jax.random.fold_in(key, k), 0.9, x.shape), x / 0.9, 0.0)
+        return jnp.mean((x - y) ** 2)
+
+    def fresh(loss: Callable[..., jax.Array]) -> Callable[..., Any]:
+        """`jax.grad(loss)` as a new function: no cache of JAX's or axischeck's knows it."""
+        return jax.grad(lambda *args: loss(*args))
+
+    cases: list[tuple[str, Callable[..., jax.Array], tuple[Any, ...], tuple[Any, ...], bool]] = [
+        ("mlp", mlp_loss, (None, 0, 0), (params, xs, ys), False),
+        ("mlp_jit", mlp_loss, (None, 0, 0), (params, xs, ys), True),
+        ("dropout", dropout_loss, (None, 0, 0, 0), (params, xs, ys, keys), False),
+    ]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ax.SharedRandomnessWarning)
+        for tag, loss, axes, args, jitted in cases:
+            first, steady = _first_and_steady(
+                partial(_mapped_grad, fresh(loss), axes, jitted), args, rounds, steady_rounds
+            )
+            data[f"{tag}_first_jax_us"], data[f"{tag}_first_ax_us"], _ = first
+            data[f"{tag}_steady_jax_us"], data[f"{tag}_steady_ax_us"], data[f"{tag}_steady_diff_us"] = steady
+            what = {
+                "mlp": f"MLP {layers} layers: per-example grads, eager",
+                "mlp_jit": "  the same under jit",
+                "dropout": f"MLP {layers} layers + dropout (keys split per example), eager",
+            }[tag]
+            rows.append(info_row(f"{what}: first call", first.jax, first.ax, fmt_x(first.ax / first.jax), False))
+            rows.append(info_row(f"{what}: steady", steady.jax, steady.ax, f"{steady.diff:+.0f} us", False))
+
+        n = len(jax.devices())
+        pparams = mlp_params(10 if quick else 100, 16, seed=1)
+        pxs, pys = jnp.ones((n, 4, 16)), jnp.zeros((n, 4, 16))
+        options: dict[str, Any] = {"axis_name": "batch", "in_axes": (None, 0, 0), "out_axes": (None, None)}
+        first = paired_us(
+            lambda: ready(jax.pmap(make_train_step(), **options)(pparams, pxs, pys)),
+            lambda: ready(ax.pmap(make_train_step(), **options)(pparams, pxs, pys)),
+            rounds,
+            warmup=1,
+        )
+        kept_jax, kept_ax = jax.pmap(make_train_step(), **options), ax.pmap(make_train_step(), **options)
+        steady = paired_us(
+            lambda: ready(kept_jax(pparams, pxs, pys)), lambda: ready(kept_ax(pparams, pxs, pys)), steady_rounds, 2
+        )
+    leaves = len(jax.tree_util.tree_leaves(pparams))
+    data["pmap_first_jax_us"], data["pmap_first_ax_us"], _ = first
+    data["pmap_steady_jax_us"], data["pmap_steady_ax_us"], data["pmap_steady_diff_us"] = steady
+    what = f"pmap SGD step, {leaves}-leaf grads, {n} devices"
+    rows.append(info_row(f"{what}: first call", first.jax, first.ax, fmt_x(first.ax / first.jax), False))
+    rows.append(info_row(f"{what}: steady", steady.jax, steady.ax, f"{steady.diff:+.0f} us", False))
+
+    # The analysis alone: reading the record of the MLP with dropout (its samplers, their
+    # keys, the outputs they reach), as the first call does once JAX has answered.
+    from axischeck._engine._randomness import MAPPED, shared_draws
+
+    per_example = jax.make_jaxpr(jax.grad(dropout_loss))(params, xs[0], ys[0], keys[0])
+    varying = [frozenset()] * len(jax.tree_util.tree_leaves(params)) + [frozenset({MAPPED})] * 3
+    alone = median_us(lambda: shared_draws(per_example, varying, frozenset({MAPPED})), 5 if quick else 50, 1)
+    data["analysis_us"], data["analysis_equations"] = alone, float(len(per_example.eqns))
+    rows.append(
+        info_row(
+            f"  reading the record alone ({len(per_example.eqns)} top-level equations, dropout MLP)",
+            NAN,
+            alone,
+        )
+    )
+    return data, rows
+
+
 # ------------------------------------------------------------------ 9. memory
 
 
@@ -1089,6 +1194,7 @@ GROUPS: dict[str, Callable[[bool], Result]] = {
     "leaves": bench_leaves,
     "failure": bench_failure,
     "model": bench_model,
+    "draws": bench_draws,
     "memory": bench_memory,
     "jit": bench_jit,
     "import": bench_import,

@@ -5,7 +5,7 @@
 #
 #   scripts/lib_suites.sh [pytest args...]
 #
-# LIB_SUITES: which libraries (default "optax equinox"). Everything lives under
+# LIB_SUITES: which libraries (default "optax equinox flax numpyro"). Everything lives under
 # $LIB_SUITES_DIR (default /tmp/axischeck-lib-suites), made read-only, never inside this repo;
 # each library's test-only dependencies the project's venv lacks are installed there with
 # `pip install --target`, never into the venv.
@@ -19,6 +19,17 @@
 #   `tests` folder of a checkout of that release (skipped, saying so, when it is unset).
 #   Its pytest addopts (a beartype-checked jaxtyping import hook) are left out in both
 #   modes. Files: test_vmap.py, test_pmap.py and test_nn.py (its layers call filter_vmap).
+#
+# - flax, at $FLAX_VERSION (default 0.12.8): its source distribution (which has the tests),
+#   fetched as optax's; needs absl-py. Files: the tests under tests/nnx that call nnx.vmap,
+#   nnx.pmap, jax.vmap or jax.pmap (Flax NNX's transforms and what they build on).
+# - numpyro, at $NUMPYRO_VERSION (default 0.22.0): its source distribution (tests under
+#   test/), and its wheel with multipledispatch and tqdm installed under $LIB_SUITES_DIR.
+#   Files: the tests that call vmap or pmap.
+#
+# Each run lists every SharedRandomnessWarning it gave (`lib_suites: ...` lines, from the
+# plugin tests/lib_suites/axischeck_lib_report.py): warned, or raised where a library's
+# configuration turns warnings into errors.
 #
 # LIB_SUITE_FILES: test files relative to the library's test root, instead of the default
 # (one library at a time). Each mode runs in one pytest process; the output of each is kept
@@ -58,23 +69,30 @@ run_modes() {
       "$python" -m pytest "${flags[@]}" "${files[@]}" "${extra[@]}" > "$out" 2>&1
       rc=$?
       (( rc > 1 )) && status=$rc
-      echo "$name $mode (${#files[@]} files): exit $rc: $(tail -n 1 "$out")"
-      echo "  $(grep -m1 '^lib_suites:' "$out")"
+      echo "$name $mode (${#files[@]} files): exit $rc: $(grep -E '(passed|failed|error).* in [0-9.]+s' "$out" | tail -n 1)"
+      grep '^lib_suites:' "$out" | sed 's/^/  /'
+      echo "  failed: $(grep -c '^FAILED' "$out"), errors: $(grep -c '^ERROR' "$out")"
     done
     exit $status
   )
 }
 
-optax_suite() {
-  local version=${OPTAX_VERSION:-0.2.8} src deps files
-  src=$dir/optax-$version
-  deps=$dir/optax-deps
+# sdist_of NAME VERSION: the library's source distribution, unpacked read-only under $dir.
+sdist_of() {
+  local src=$dir/$1-$2
   if [[ ! -d $src ]]; then
     "$python" -m pip download --quiet --disable-pip-version-check --no-binary :all: --no-deps \
-      "optax==$version" -d "$dir" || return 2
-    tar -xzf "$dir/optax-$version.tar.gz" -C "$dir" || return 2
+      "$1==$2" -d "$dir" || return 2
+    tar -xzf "$dir/$1-$2.tar.gz" -C "$dir" || return 2
     chmod -R a-w "$src"
   fi
+  echo "$src"
+}
+
+optax_suite() {
+  local version=${OPTAX_VERSION:-0.2.8} src deps files
+  src=$(sdist_of optax "$version") || return 2
+  deps=$dir/optax-deps
   [[ -d $deps/absl ]] || pip_target "$deps" absl-py || return 2
   if [[ -n ${LIB_SUITE_FILES:-} ]]; then
     read -r -a files <<< "$LIB_SUITE_FILES"
@@ -104,10 +122,39 @@ equinox_suite() {
   run_modes equinox "$(dirname "$EQUINOX_TESTS")" "$deps" "${files[@]}" -- "$@"
 }
 
+flax_suite() {
+  local version=${FLAX_VERSION:-0.12.8} src deps files
+  src=$(sdist_of flax "$version") || return 2
+  deps=$dir/flax-deps
+  [[ -d $deps/absl ]] || pip_target "$deps" absl-py || return 2
+  if [[ -n ${LIB_SUITE_FILES:-} ]]; then
+    read -r -a files <<< "$LIB_SUITE_FILES"
+  else
+    mapfile -t files < <(cd "$src" && grep -rlE "nnx\.(vmap|pmap)|jax\.(vmap|pmap)" --include='*_test.py' tests/nnx | sort)
+  fi
+  run_modes flax "$src" "$deps" "${files[@]}" -- "$@"
+}
+
+numpyro_suite() {
+  local version=${NUMPYRO_VERSION:-0.22.0} src deps files
+  src=$(sdist_of numpyro "$version") || return 2
+  deps=$dir/numpyro-$version-deps
+  if [[ ! -d $deps/numpyro ]]; then
+    pip_target "$deps" "numpyro==$version" multipledispatch tqdm || return 2
+    chmod -R a-w "$deps"
+  fi
+  if [[ -n ${LIB_SUITE_FILES:-} ]]; then
+    read -r -a files <<< "$LIB_SUITE_FILES"
+  else
+    mapfile -t files < <(cd "$src" && grep -rlE "\b(vmap|pmap)\(" --include='test_*.py' test | sort)
+  fi
+  run_modes numpyro "$src" "$deps" "${files[@]}" -- "$@"
+}
+
 main() {
   local lib status=0 rc
   mkdir -p "$dir"
-  for lib in ${LIB_SUITES:-optax equinox}; do
+  for lib in ${LIB_SUITES:-optax equinox flax numpyro}; do
     "${lib}_suite" "$@"
     rc=$?
     (( rc > status )) && status=$rc

@@ -577,9 +577,20 @@ def scan_layout(params: Any) -> tuple[int, int] | None:
     return len(consts), len(carries)
 
 
+try:
+    from jax._src.core import ClosedJaxpr as _ClosedJaxpr
+    from jax._src.core import Jaxpr as _Jaxpr
+
+    _JAXPR_TYPES: tuple[type, ...] = (_Jaxpr, _ClosedJaxpr)
+except ImportError:  # pragma: no cover - a future layout
+    _JAXPR_TYPES = ()
+
+
 def sub_jaxprs(value: Any) -> list[Any]:
     """The jaxprs in an equation parameter (cond's branches, scan's body, a pjit's jaxpr)."""
     items = value if isinstance(value, (tuple, list)) else (value,)
+    if _JAXPR_TYPES:
+        return [item for item in items if isinstance(item, _JAXPR_TYPES)]
     return [item for item in items if hasattr(item, "eqns")]
 
 
@@ -614,13 +625,14 @@ def collective_axes(params: Any) -> tuple[Any, ...]:
 
 
 _RANDOM_SOURCE = os.path.join("jax", "_src", "random", "")
+_RANDOM_MODULE = os.path.join("jax", "_src", "random.py")
 """Where `jax.random`'s public functions are defined (`jax/_src/random/core.py` in 0.10.2
 and 0.12.1; `jax/_src/random.py` in older releases, matched below too)."""
 
 
 def random_function(file_name: str) -> bool:
     """Whether a traceback frame's file is JAX's `jax.random` code."""
-    return _RANDOM_SOURCE in file_name or file_name.endswith(os.path.join("jax", "_src", "random.py"))
+    return _RANDOM_SOURCE in file_name or file_name.endswith(_RANDOM_MODULE)
 
 
 def frames_of(eqn: Any) -> list[tuple[str, str, int]]:

@@ -107,9 +107,9 @@ def shared_draws(
     axes the k-th input varies along; its constants vary along none, but for those in
     `varying_consts` (a remedy asked about: a closed-over key made to vary)."""
     jaxpr = getattr(closed, "jaxpr", closed)
-    if not draws_anything(jaxpr):
-        return ()
     reading = _Reading()
+    if not reading.draws(jaxpr):
+        return ()
     made = varying_consts or {}
     consts = [
         _Fact(frozenset(made.get(k, ())), frozenset(), frozenset({("const", k)})) for k in range(len(jaxpr.constvars))
@@ -132,26 +132,46 @@ def shared_draws(
 def draws_anything(jaxpr: Any) -> bool:
     """Whether a sampler is bound anywhere in `jaxpr`, closed or not (most mapped functions
     draw nothing: they cost one walk of their equations)."""
-    for eqn in equations(getattr(jaxpr, "jaxpr", jaxpr)):
-        if eqn.primitive.name == SAMPLER_PRIMITIVE:
-            return True
-        for value in eqn.params.values():
-            if any(draws_anything(sub) for sub in sub_jaxprs(value)):
-                return True
-    return False
+    return _Reading().draws(jaxpr)
 
 
 class _Reading:
-    """One reading of a recorded jaxpr: the samplers met, by where they are."""
+    """One reading of a recorded jaxpr: the samplers met, by where they are. A jaxpr that
+    draws nothing (a jit of `jnp.where`, a transpose) is read once per distinct inputs:
+    what it gives depends on those alone."""
 
     def __init__(self) -> None:
         self.samplers: dict[Path, Sampler] = {}
+        self._draws: dict[int, bool] = {}  # id of a jaxpr (alive as long as the record) -> whether it draws
+        self._read: dict[tuple[int, tuple[_Fact, ...]], list[_Fact]] = {}  # a jaxpr that draws nothing, read
+
+    def draws(self, jaxpr: Any) -> bool:
+        """Whether a sampler is bound anywhere in `jaxpr` (asked once per jaxpr)."""
+        jaxpr = getattr(jaxpr, "jaxpr", jaxpr)
+        found = self._draws.get(id(jaxpr))
+        if found is None:
+            found = any(
+                eqn.primitive.name == SAMPLER_PRIMITIVE
+                or any(self.draws(sub) for value in eqn.params.values() for sub in sub_jaxprs(value))
+                for eqn in equations(jaxpr)
+            )
+            self._draws[id(jaxpr)] = found
+        return found
 
     def flow(self, jaxpr: Any, ins: list[_Fact], trail: Trail, constvars: bool = False) -> list[_Fact]:
         """The facts of `jaxpr`'s outputs from its inputs' (`ins`: its constants' first
         where `constvars`; a closed sub-jaxpr's own constants vary along nothing).
         `trail`: the equations it is inside, outermost first, with their indices."""
         jaxpr = getattr(jaxpr, "jaxpr", jaxpr)
+        if not constvars and not self.draws(jaxpr):
+            key = (id(jaxpr), tuple(ins))
+            read = self._read.get(key)
+            if read is None:
+                read = self._read[key] = self._flow(jaxpr, ins, trail, constvars)
+            return read
+        return self._flow(jaxpr, ins, trail, constvars)
+
+    def _flow(self, jaxpr: Any, ins: list[_Fact], trail: Trail, constvars: bool) -> list[_Fact]:
         inputs = list(jaxpr.constvars) + list(jaxpr.invars) if constvars else list(jaxpr.invars)
         facts: dict[Any, _Fact] = dict(zip(inputs, ins, strict=True))
 
