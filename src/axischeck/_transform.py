@@ -95,7 +95,9 @@ class Transformed(Wrapper, Nestable, Generic[P, R], ABC):
         self._straight: bool | None = False
         # Whether the random draws of its calls are checked: a map of the user's function
         # (an axischeck transform inside checks its own).
-        self._draws_checked = options.maps and callable(fun) and not isinstance(fun, Transformed)
+        self._draws_checked = options.maps and (
+            type(fun) is FunctionType or (callable(fun) and not isinstance(fun, Transformed))
+        )
         if options.jax_refuses_every_mistake and signature is None and plain_function(fun):
             self._straight = known_declares_nothing(fun)
         # Annotations that declare no dims have none to refuse; a transform that shares
