@@ -28,14 +28,14 @@ import jax
 
 from ._core._cache import BoundedCache
 from ._core._errors import SharedRandomnessWarning, warn_at_user
-from ._core._jax_compat import INFER_SPECS, is_key_array, spec_entries, type_spec
+from ._core._jax_compat import INFER_SPECS, is_key_array
 from ._core._keys import lookup, store
 from ._core._leaves import Call
 from ._core._trees import PrefixMismatch, broadcast_prefix, leaf_paths
 from ._engine._function import fn_name
 from ._engine._in_trace import Watch
 from ._engine._levels import MapLevel, resolve_in_axes
-from ._engine._mesh import MeshShape, context_mesh
+from ._engine._mesh import MeshShape, SpecDims, as_partition_spec, context_mesh, sharding_spec, spec_dims
 from ._engine._randomness import MAPPED, Axes, SharedDraws, draws_anything, shared_draws
 from ._engine._shard_model import ShardOptions, is_spec_leaf
 
@@ -90,40 +90,32 @@ def level_draw_map(level: MapLevel, call: Call, transform: str) -> DrawMap:
 
 def shard_draw_map(options: ShardOptions, call: Call, transform: str) -> DrawMap | None:
     """A shard_map's or smap's `DrawMap`: each leaf varies along the manual mesh axes its
-    spec names (an inferred spec is read from the leaf's sharding); None where the specs
-    do not pair with the arguments (JAX has refused the call then)."""
+    spec splits it over (an inferred spec is read from the leaf's sharding); None where the
+    specs do not pair with the arguments (JAX has refused the call then)."""
     mesh: MeshShape = options.mesh if options.mesh is not None else context_mesh(transform)
     manual = options.axis_names or frozenset(mesh.names)
     leaves, _ = call.flat()
+    dims: list[SpecDims] = []
     if options.in_specs is INFER_SPECS:
-        specs: list[Any] = [type_spec(leaf.value) for leaf in leaves]
+        dims = [sharding_spec(leaf.value, len(leaf.shape or ())) for leaf in leaves]
+        entries = tuple(f"in_specs inferred as {as_partition_spec(d)}" for d in dims)
     else:
-        paired = broadcast_prefix(options.in_specs, call.args, is_spec_leaf)
-        if isinstance(paired, PrefixMismatch) or len(paired) != len(leaves):
+        specs = broadcast_prefix(options.in_specs, call.args, is_spec_leaf)
+        if isinstance(specs, PrefixMismatch) or len(specs) != len(leaves):
             return None
-        specs = paired
-    shown = options.shown("in", call.args)
-    entries = tuple(f"in_axes {a}" for a in shown) if shown is not None else tuple(f"in_specs {spec}" for spec in specs)
+        dims = [() if spec is None else spec_dims(spec, mesh, manual, "") for spec in specs]
+        shown = options.shown("in", call.args)
+        entries = tuple(f"in_axes {a}" for a in shown) if shown is not None else tuple(f"in_specs {s}" for s in specs)
     return DrawMap(
         transform,
         options.kind,
-        tuple(_spec_axes(spec) & manual for spec in specs),
+        tuple(frozenset(a for d in dim for a in d) & manual for dim in dims),
         entries,
         tuple(leaf.label for leaf in leaves),
         frozenset(manual),
         tuple((name, size) for name, size in zip(mesh.names, mesh.sizes, strict=True) if name in manual),
         "device",
     )
-
-
-def _spec_axes(spec: Any) -> frozenset[str]:
-    if spec is None:
-        return frozenset()
-    named: set[str] = set()
-    for entry in spec_entries(spec):
-        if entry is not None:
-            named.update(entry if isinstance(entry, tuple) else (entry,))
-    return frozenset(named)
 
 
 class Passed(NamedTuple):
