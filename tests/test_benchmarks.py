@@ -23,6 +23,7 @@ GROUPS = {
     "leaves",
     "failure",
     "model",
+    "draws",
     "memory",
     "jit",
     "import",
@@ -38,7 +39,7 @@ def test_benchmark_script_runs_in_quick_mode(tmp_path: Path) -> None:
         [sys.executable, str(BENCH), "--quick", "--json", str(out), "--markdown", str(table)],
         capture_output=True,
         text=True,
-        timeout=600,
+        timeout=900,
         check=True,
     )
     assert proc.stdout.splitlines()[1].split() == ["what", "jax", "axischeck", "ratio", "target", "met?"]
@@ -56,6 +57,7 @@ def test_benchmark_script_runs_in_quick_mode(tmp_path: Path) -> None:
         assert results["failure"][f"{tag}_predict_us"] > 0
         assert results["failure"][f"{tag}_call_us"] > 0
     assert results["shard_map"]["speedup_first_sight_new_transform"] > 0
+    assert results["draws"]["mlp_first_ax_us"] > 0 and results["draws"]["analysis_us"] > 0
     assert {"parse_per_input_growth", "error_signature_1000_us_per_leaf", "str_prediction_1000_us"} <= set(
         results["leaves"]
     )
