@@ -419,3 +419,22 @@ def test_nnx_rng_state_not_split_to_the_mapped_size(split: int | None, axis_size
     with caught() as found:
         out = fixed(_nnx_model(), x)
     assert not found and not rows_equal(out)
+
+
+def test_nnx_rng_state_alone_mapped_names_no_size() -> None:
+    """Only the RNG state is mapped: nothing says how many examples there are, so the split
+    is the user's to size (no number is guessed, no fix is labelled checked)."""
+    nnx = pytest.importorskip("flax.nnx")
+    import axischeck.nnx as axnnx
+
+    def make(rngs: Any) -> Any:
+        return nnx.Linear(3, 3, rngs=rngs)
+
+    with pytest.raises(ValueError, match="rank should be at least 1"):
+        nnx.vmap(make, in_axes=(0,))(nnx.Rngs(0))
+    with pytest.raises(ax.AxisCheckError) as info:
+        axnnx.vmap(make, in_axes=(0,))(nnx.Rngs(0))
+    text = str(info.value)
+    assert "nothing else mapped" in text and "@nnx.split_rngs(splits=n)" in text and "Fix:" not in text
+    made = nnx.split_rngs(splits=4)(axnnx.vmap(make, in_axes=(0,)))(nnx.Rngs(0))
+    assert made.kernel[...].shape == (4, 3, 3) and not rows_equal(made.kernel[...])

@@ -544,26 +544,37 @@ class _Mapped(Generic[P, R]):
             return None
         size = self._options.get("axis_size")
         sizes = {size} if isinstance(size, int) else resolved.mapped_sizes(skip={id(s.value) for s in streams})
-        wrong = [s for s in streams if s.split_into() not in sizes or len(sizes) != 1]
-        if not wrong or len(sizes) > 1:
+        if len(sizes) > 1:
+            return None  # the other arguments disagree among themselves: the map's own error
+        n = next(iter(sizes), None)
+        wrong = [s for s in streams if s.split_into() is None or s.split_into() != n]
+        if not wrong:
             return None
-        (n,) = sizes
-        fixed = resolved.with_streams_split(streams, n)
-        try:
-            self._checker(resolved).predict(*fixed, **resolved.kwargs)
-            checked = True
-        except AxisCheckError:
-            checked = False
         first = min(wrong, key=lambda s: not s.where.endswith("['key']"))  # a stream's key before its count
         split = first.split_into()
         how = "was not split (its keys have no axis to map)" if split is None else f"was split into {split}"
+        head = f"the RNG stream {first.tag!r} ({first.where}) is mapped at axis {first.axis} by its in_axes entry"
+        if n is None:  # only RNG state is mapped: the split's size is the user's to say
+            return ArgumentError(
+                f"{head} {_show(first.spec)}, but it {how}, and nothing else mapped (no other argument, no"
+                " axis_size) says how many examples it is to be split into",
+                transform=self._title(),
+                notes=(
+                    "Split the streams, one per example: decorate the function with @nnx.split_rngs(splits=n),"
+                    " n the number of examples (and give nnx.vmap axis_size=n where nothing else is mapped).",
+                ),
+            )
+        try:
+            self._checker(resolved).predict(*resolved.with_streams_split(streams, n), **resolved.kwargs)
+            checked = True
+        except AxisCheckError:
+            checked = False
         where = f"axis_size={size}" if isinstance(size, int) else "the mapped arguments"
         decorate = (
             f"decorate the function with @nnx.split_rngs(splits={n}) so that each of the {n} examples has its own key"
         )
         return ArgumentError(
-            f"the RNG stream {first.tag!r} ({first.where}) is mapped at axis {first.axis} by its in_axes"
-            f" entry {_show(first.spec)}, but it {how}, and the mapped size is {n} (from {where})",
+            f"{head} {_show(first.spec)}, but it {how}, and the mapped size is {n} (from {where})",
             transform=self._title(),
             fix=decorate if checked else None,
             notes=() if checked else (f"Split the streams to the mapped size: {decorate}.",),
