@@ -238,13 +238,15 @@ def check_draws(
         return
     try:
         found_map = draw_map()
-    except Exception:  # a call the engine would refuse (JAX accepted it): nothing said of its draws
+        if found_map is None or len(found_map.leaves) != len(watch.seen):
+            return
+        varying = [found_map.leaves[i] for i in replay.dyn]
+        found = [
+            _warning(s, found_map, watch, fun, speaker) for s in shared_draws(replay.closed, varying, found_map.axes)
+        ]
+    except Exception:  # a call the engine would refuse (JAX accepted it), a record it cannot read: JAX's answer stands
         return
-    if found_map is None or len(found_map.leaves) != len(watch.seen):
-        return
-    varying = [found_map.leaves[i] for i in replay.dyn]
-    for shared in shared_draws(replay.closed, varying, found_map.axes):
-        warning = _warning(shared, found_map, watch, fun, speaker)
+    for warning in found:
         warn_at_user(warning, also_skipped=() if speaker is None else (speaker.package,))
 
 
