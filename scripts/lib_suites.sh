@@ -21,11 +21,12 @@
 #   modes. Files: test_vmap.py, test_pmap.py and test_nn.py (its layers call filter_vmap).
 #
 # - flax, at $FLAX_VERSION (default 0.12.8): its source distribution (which has the tests),
-#   fetched as optax's; needs absl-py. Files: the tests under tests/nnx that call nnx.vmap,
+#   fetched as optax's; needs absl-py and cloudpickle. Files: the tests under tests/nnx that call nnx.vmap,
 #   nnx.pmap, jax.vmap or jax.pmap (Flax NNX's transforms and what they build on).
 # - numpyro, at $NUMPYRO_VERSION (default 0.22.0): its source distribution (tests under
 #   test/), and its wheel with multipledispatch and tqdm installed under $LIB_SUITES_DIR.
-#   Files: the tests that call vmap or pmap.
+#   Files: the tests that call vmap or pmap (of test_distributions.py, the seven tests
+#   that map; its other thousands of parametrized cases are left out).
 #
 # Each run lists every SharedRandomnessWarning it gave (`lib_suites: ...` lines, from the
 # plugin tests/lib_suites/axischeck_lib_report.py): warned, or raised where a library's
@@ -126,7 +127,7 @@ flax_suite() {
   local version=${FLAX_VERSION:-0.12.8} src deps files
   src=$(sdist_of flax "$version") || return 2
   deps=$dir/flax-deps
-  [[ -d $deps/absl ]] || pip_target "$deps" absl-py || return 2
+  [[ -d $deps/cloudpickle ]] || pip_target "$deps" absl-py cloudpickle || return 2
   if [[ -n ${LIB_SUITE_FILES:-} ]]; then
     read -r -a files <<< "$LIB_SUITE_FILES"
   else
@@ -146,7 +147,15 @@ numpyro_suite() {
   if [[ -n ${LIB_SUITE_FILES:-} ]]; then
     read -r -a files <<< "$LIB_SUITE_FILES"
   else
-    mapfile -t files < <(cd "$src" && grep -rlE "\b(vmap|pmap)\(" --include='test_*.py' test | sort)
+    # The tests that call vmap or pmap: whole files, and of test_distributions.py (thousands
+    # of parametrized cases) the tests that map.
+    mapfile -t files < <(cd "$src" && grep -rlE "\b(vmap|pmap)\(" --include='test_*.py' test | grep -v test_distributions.py | sort)
+    local mapped
+    for mapped in test_vmap_dist test_vmap_validate_args test_vmapped_binomial_p0 \
+      test_promote_batch_shape_expanded_preserves_input test_promote_batch_shape_shares_data_and_preserves_input \
+      test_log_prob_LKJCholesky test_kl_multivariate_normal_consistency_with_independent_normals; do
+      files+=("test/test_distributions.py::$mapped")
+    done
   fi
   run_modes numpyro "$src" "$deps" "${files[@]}" -- "$@"
 }

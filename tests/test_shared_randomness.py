@@ -438,3 +438,18 @@ def test_nnx_rng_state_alone_mapped_names_no_size() -> None:
     assert "nothing else mapped" in text and "@nnx.split_rngs(splits=n)" in text and "Fix:" not in text
     made = nnx.split_rngs(splits=4)(axnnx.vmap(make, in_axes=(0,)))(nnx.Rngs(0))
     assert made.kernel[...].shape == (4, 3, 3) and not rows_equal(made.kernel[...])
+
+
+def test_a_map_of_one_shares_nothing() -> None:
+    """Along an axis of size 1 there is no other member to share the draws with (NumPyro's
+    test_vmap_dist samples a batch of one distribution with a fixed key)."""
+
+    def sample(scale: jax.Array) -> jax.Array:
+        return scale * jax.random.exponential(jax.random.key(0), (3,))
+
+    with caught() as found:
+        ax.vmap(sample)(jnp.ones((1, 3)))
+    assert not found
+    with caught() as found:
+        ax.vmap(sample)(jnp.ones((2, 3)))
+    assert len(found) == 1

@@ -242,7 +242,9 @@ def check_draws(
             return
         varying = [found_map.leaves[i] for i in replay.dyn]
         found = [
-            _warning(s, found_map, watch, fun, speaker) for s in shared_draws(replay.closed, varying, found_map.axes)
+            _warning(s, found_map, watch, fun, speaker)
+            for s in shared_draws(replay.closed, varying, found_map.axes)
+            if found_map.size(s.axes) != 1  # one member along the axes: nothing to share the draws with
         ]
     except Exception:  # a call the engine would refuse (JAX accepted it), a record it cannot read: JAX's answer stands
         return
