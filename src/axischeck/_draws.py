@@ -186,6 +186,37 @@ class Speaker:
         )
 
 
+class Sites:
+    """The calls whose random draws were checked, per code, options and call key (see
+    `site_key`): a map written once and run many times (a lambda inside a loop, a
+    transform made anew at each call) is read once per shape, as the warning it may give
+    is said once per place in the code. Bounded, thread-safe."""
+
+    __slots__ = ("_checked",)
+
+    def __init__(self) -> None:
+        self._checked: BoundedCache[bool] = BoundedCache(4096)
+
+    def draws_due(self, key: Hashable | None) -> bool:
+        return key is None or lookup(self._checked, key) is None
+
+    def draws_checked(self, key: Hashable | None) -> None:
+        store(self._checked, key, True)
+
+
+SITES = Sites()
+"""Every map's checked calls, but for a library transform's (kept by its `Speaker`)."""
+
+
+def site_key(code: object, options_key: Hashable | None, call_key: Hashable | None) -> Hashable | None:
+    """The key of a map's call in `SITES`: the code the map runs (`code_of` the function:
+    a function made anew from the same code is the same place), its options and the call's
+    key; None where one of them is not known (the call is then checked each time)."""
+    if code is None or options_key is None or call_key is None:
+        return None
+    return (code, options_key, call_key)
+
+
 SPEAKING: ContextVar[Speaker | None] = ContextVar("axischeck_speaking", default=None)
 
 

@@ -22,6 +22,7 @@ mean different things (`1` and `True`, a tuple and a namedtuple).
 from __future__ import annotations
 
 import dataclasses
+import functools
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Hashable, Mapping
 from typing import Any, ClassVar, Generic, Self, TypeVar, overload
@@ -89,9 +90,9 @@ class Options(ABC, Generic[V]):
         built with, for one built again later (a list given as in_axes may be changed after
         the transform is made; JAX read it when it made its own)."""
         changes = {
-            f.name: _containers_copied(value)
-            for f in dataclasses.fields(self)  # type: ignore[arg-type]
-            if f.init and isinstance(value := getattr(self, f.name), (list, dict))
+            name: _containers_copied(value)
+            for name in _init_fields(type(self))
+            if isinstance(value := getattr(self, name), (list, dict))
         }
         return dataclasses.replace(self, **changes) if changes else self  # type: ignore[type-var]
 
@@ -128,6 +129,12 @@ class Options(ABC, Generic[V]):
     silently): a function that declares no dims then has nothing to check before JAX runs
     a call, and a refusal is explained after it. A fact a subclass finds once, when its
     options are made (every construction reads it)."""
+
+
+@functools.cache
+def _init_fields(kind: type) -> tuple[str, ...]:
+    """The names of an options class's fields given to its constructor (read once per class)."""
+    return tuple(f.name for f in dataclasses.fields(kind) if f.init)
 
 
 def _containers_copied(value: Any) -> Any:

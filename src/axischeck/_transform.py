@@ -18,14 +18,14 @@ from typing import Any, Concatenate, Generic, NamedTuple, ParamSpec, Self, TypeV
 
 from ._call import checking_leaks, checks_after, diagnosis, refuse_unflattenable, verify_output
 from ._core._annotations import check_text_dims
-from ._core._cache import Wrapper, runs_code
+from ._core._cache import Wrapper, code_of, runs_code
 from ._core._errors import AxisCheckError, SpecError, with_jax_error
 from ._core._jax_compat import filter_traceback_at_boundary, inside_boundary, jax_transform_of, traceback_boundary
 from ._core._keys import draws_key
 from ._core._leaves import plain_function
 from ._core._prediction import Prediction
 from ._core._trees import shapes_text
-from ._draws import DrawMap, Speaker, check_draws, level_draw_map, speaker_for
+from ._draws import SITES, DrawMap, Sites, Speaker, check_draws, level_draw_map, site_key, speaker_for
 from ._engine._function import Nestable, declared_core, declares_nothing, fn_name, known_declares_nothing
 from ._engine._in_trace import Recorder, Watch
 from ._engine._levels import MapLevel
@@ -43,11 +43,12 @@ T = TypeVar("T")
 
 
 class DrawsDue(NamedTuple):
-    """A call whose random draws are checked once JAX has answered: the call's key, who
-    keeps the keys checked, and the library transform the call is made by (if any)."""
+    """A call whose random draws are checked once JAX has answered: its key in the table
+    that keeps the checked calls (`SITES`, or the library transform's that made the call,
+    `speaker`)."""
 
     key: Hashable | None
-    kept_by: Predictor | Speaker
+    kept_by: Sites | Speaker
     speaker: Speaker | None
 
 
@@ -428,13 +429,19 @@ class Transformed(Wrapper, Nestable, Generic[P, R], ABC):
         if key is not None and key == self._draws_seen:
             return None
         speaker = speaker_for(self.__wrapped__)
-        kept_by: Predictor | Speaker = self._predictor if speaker is None else speaker
-        if not kept_by.draws_due(key):
+        kept_by: Sites | Speaker = SITES if speaker is None else speaker
+        site = site_key(self._code, self._options_key, key) if speaker is None else key
+        if not kept_by.draws_due(site):
             self._draws_seen = key
             return None
         if checking_leaks():  # a leak the record would meet makes JAX's trace fail: run once, JAX's way
             return None
-        return DrawsDue(key, kept_by, speaker)
+        return DrawsDue(site, kept_by, speaker)
+
+    @cached_property
+    def _code(self) -> object:
+        """The code the function runs (see `code_of`), which keys the check of the draws."""
+        return code_of(self.__wrapped__)
 
     @cached_property
     def _recording(self) -> tuple[Recorder, Callable[..., Any]]:

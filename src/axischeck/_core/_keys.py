@@ -62,12 +62,12 @@ def arrays_by_position(args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> bool
 
 def draws_key(args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> Hashable | None:
     """The key of a checked call's verdict on its random draws (see `_engine._randomness`),
-    which comes from JAX's trace of the function: for arrays by position (the commonest
-    eager call), their shapes and dtypes, read without flattening, and the trace context;
-    otherwise `trace_key`. None where a leaf cannot be keyed (the call is checked each
-    time it is traced)."""
+    which comes from JAX's trace of the function: for concrete arrays by position (the
+    commonest eager call, made outside any trace: no axis environment), their shapes and
+    dtypes, read without flattening; otherwise `trace_key`, JAX's trace context with it.
+    None where a leaf cannot be keyed (the call is checked each time it is traced)."""
     if arrays_by_position(args, kwargs):
-        return ("arrays", tuple([(arg.shape, arg.dtype) for arg in args]), trace_context())
+        return ("arrays", tuple([(arg.shape, arg.dtype) for arg in args]))
     try:
         leaves, treedef = jax.tree_util.tree_flatten((args, kwargs))
     except Exception:

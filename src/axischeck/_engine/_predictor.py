@@ -91,7 +91,6 @@ class Predictor:
         self._inputs_passed_by_call: BoundedCache[bool] = BoundedCache(256)
         self._plan_by_structure: BoundedCache[Plan | ShardPlan] = BoundedCache(64)
         self._names_clear_by_context: BoundedCache[bool] = BoundedCache(16)
-        self._draws_checked_by_call: BoundedCache[bool] = BoundedCache(64)  # see `draws_due`
         self._last_clear_context: Any = None  # the trace context `_confirm_names` last found clear
         # `_prediction_by_call` itself, once the models are known, where its keys are the
         # argument shapes alone (a signature's answers): a checked call of arrays by
@@ -317,15 +316,6 @@ class Predictor:
         except AxisCheckError as err:
             raise self.refusal(jax_fn, err, args, kwargs) from err.__cause__
         return None
-
-    def draws_due(self, key: Hashable | None) -> bool:
-        """Whether a call whose trace key (`draws_key`) is `key` has its random draws to
-        check (see `_engine._randomness`): once per key, the first time JAX traces it.
-        A key that cannot be made is checked at every call JAX traces."""
-        return lookup(self._draws_checked_by_call, key) is None
-
-    def draws_checked(self, key: Hashable | None) -> None:
-        store(self._draws_checked_by_call, key, True)
 
     def _inputs_unchecked(self, args: tuple[Any, ...], kwargs: dict[str, Any], flat: tuple[list[Any], Any]) -> bool:
         """Whether a call without a declared output has checks due before JAX runs it
