@@ -66,8 +66,14 @@ def draws_key(args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> Hashable | No
     commonest eager call, made outside any trace: no axis environment), their shapes and
     dtypes, read without flattening; otherwise `trace_key`, JAX's trace context with it.
     None where a leaf cannot be keyed (the call is checked each time it is traced)."""
-    if arrays_by_position(args, kwargs):
-        return ("arrays", tuple([(arg.shape, arg.dtype) for arg in args]))
+    if not kwargs:
+        parts = []
+        for arg in args:  # one loop: the types read as `arrays_by_position` reads them
+            if type(arg) not in TRUSTED_ARRAY_TYPES:
+                break
+            parts.append((arg.shape, arg.dtype))
+        else:
+            return ("arrays", tuple(parts))
     try:
         leaves, treedef = jax.tree_util.tree_flatten((args, kwargs))
     except Exception:
