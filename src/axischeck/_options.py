@@ -89,12 +89,19 @@ class Options(ABC, Generic[V]):
         """These options with their list and dict values copied: what JAX's transform was
         built with, for one built again later (a list given as in_axes may be changed after
         the transform is made; JAX read it when it made its own)."""
+        if not self.may_hold_containers:
+            return self
         changes = {
             name: _containers_copied(value)
             for name in _init_fields(type(self))
             if isinstance(value := getattr(self, name), (list, dict))
         }
         return dataclasses.replace(self, **changes) if changes else self  # type: ignore[type-var]
+
+    @property
+    def may_hold_containers(self) -> bool:
+        """Whether an option value may be a list or dict (for `as_built` to copy)."""
+        return True
 
     def changed(self, changes: Mapping[str, Any]) -> Self:
         """These options with some changed (a fix's), validated as any are when used."""

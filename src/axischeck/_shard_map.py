@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Set
 from dataclasses import dataclass, field, replace
-from typing import Any, ClassVar, ParamSpec, Self, TypeVar, overload
+from typing import Any, ClassVar, ParamSpec, TypeVar, overload
 
 import jax
 import numpy as np
@@ -169,9 +169,10 @@ class ShardMapOptions(Options[Settled]):
             for specs, what in ((self.in_specs, "in_specs"), (self.out_specs, "out_specs")):
                 check_nesting(specs, f"shard_map {what}")  # jaxlib's flatten must never meet a cycle
 
-    def as_built(self) -> Self:
-        """Flat options hold no list or dict to copy (see `Options.as_built`)."""
-        return self if self._flat else Options.as_built(self)
+    @property
+    def may_hold_containers(self) -> bool:
+        """Flat options hold no list or dict (see `Options.as_built`)."""
+        return not self._flat
 
     def key(self) -> Hashable | None:
         """The options as a key (None when they cannot be one): every value with its type,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field, replace
-from typing import Any, ClassVar, ParamSpec, Self, TypeVar, overload
+from typing import Any, ClassVar, ParamSpec, TypeVar, overload
 
 from ._core._axes import check_axis_name, check_axis_size, check_flag, check_hashable, freeze_in_axes, freeze_out_axes
 from ._core._errors import SpecError
@@ -76,9 +76,10 @@ class VmapOptions(Options[MapLevel | None]):
         check reads JAX's own trace of the call (see `_in_trace`)."""
         return self.axis_name is not None
 
-    def as_built(self) -> Self:
-        """Flat options hold no list or dict to copy (see `Options.as_built`)."""
-        return self if self._flat else Options.as_built(self)
+    @property
+    def may_hold_containers(self) -> bool:
+        """Flat options hold no list or dict (see `Options.as_built`)."""
+        return not self._flat
 
     def key(self) -> Hashable:
         if self.jax_refuses_every_mistake:
