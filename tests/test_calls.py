@@ -115,9 +115,8 @@ def test_passthrough_keeps_numpy_output_type() -> None:
 def test_a_call_with_nothing_to_check_is_jaxs_own_and_builds_nothing() -> None:
     """A vmap of a plain function whose annotations declare no dims, without a signature or
     an axis name, has nothing to check before JAX runs: the call is JAX's, and the shared
-    predictor holds only which calls had their random draws checked (its models are built
-    only when something asks for them). Annotations that declare dims are still checked
-    before JAX runs."""
+    predictor is found only when something asks for it. Annotations that declare dims are
+    still checked before JAX runs."""
 
     def typed(x: jax.Array) -> jax.Array:
         return x * 2
@@ -129,8 +128,8 @@ def test_a_call_with_nothing_to_check_is_jaxs_own_and_builds_nothing() -> None:
     for fun in (lambda v: v * 2, typed):
         f = ax.vmap(fun)
         assert np.array_equal(np.asarray(f(x)), np.asarray(jax.vmap(fun)(x)))
-        assert predictor_of(f, make=False)._models is None  # the models were not needed
-        assert f.predict(x).shapes == (2, 3) and predictor_of(f, make=False)._models is not None
+        assert predictor_of(f, make=False) is None  # no predictor was needed
+        assert f.predict(x).shapes == (2, 3) and predictor_of(f, make=False) is not None
     with pytest.raises(ax.ArgumentError, match="dimension 'n' disagrees"):  # the annotations' own check
         ax.vmap(dims)(x, jnp.ones((2, 4)))
 

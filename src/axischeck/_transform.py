@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Hashable, Mapping
-from functools import cached_property
+from functools import cached_property, partial
 from types import FunctionType
 from typing import Any, Concatenate, Generic, NamedTuple, ParamSpec, Self, TypeVar, overload
 
@@ -408,7 +408,9 @@ class Transformed(Wrapper, Nestable, Generic[P, R], ABC):
             if watch is not None:
                 checks_after(watch, args, kwargs)
                 if draws is not None:
-                    check_draws(watch, lambda: self._draw_map(args, kwargs), self.__wrapped__, draws.speaker)
+                    # A partial, not a lambda: a closure would make the arguments cells of
+                    # this frame, which JAX's leak checker cannot walk through.
+                    check_draws(watch, partial(self._draw_map, args, kwargs), self.__wrapped__, draws.speaker)
                     draws.kept_by.draws_checked(draws.key)
             if pred is not None and not pred.matches(out):
                 verify_output(self._predictor, self._describe(), out, pred, args, kwargs)
