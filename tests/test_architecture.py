@@ -51,7 +51,19 @@ LAYERS: list[tuple[str, set[str]]] = [
     ("the predictor: caches and the engine for one function", {"_predictor", "_in_trace"}),
     (
         "transforms: the drop-ins",
-        {"_switch", "_options", "_transform", "_call", "_draws", "_vmap", "_check", "_pmap", "_shard_map", "_smap"},
+        {
+            "_switch",
+            "_options",
+            "_transform",
+            "_call",
+            "_draws",
+            "_may_draw",
+            "_vmap",
+            "_check",
+            "_pmap",
+            "_shard_map",
+            "_smap",
+        },
     ),
     (
         "public surface and tools",

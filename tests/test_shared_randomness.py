@@ -453,3 +453,60 @@ def test_a_map_of_one_shares_nothing() -> None:
     with caught() as found:
         ax.vmap(sample)(jnp.ones((2, 3)))
     assert len(found) == 1
+
+
+def test_pmap_runs_as_often_as_jax() -> None:
+    """pmap keeps the trace of each key: the calls after the checked one run the transform
+    that made it, and the function is traced as often as under `jax.pmap`."""
+    n = jax.local_device_count()
+    runs: list[int] = []
+
+    def counted(x: jax.Array, key: jax.Array) -> jax.Array:
+        runs.append(1)
+        return noisy(x, key)
+
+    def calls(pmap: Callable[..., Any]) -> int:
+        runs[:] = []
+        f = pmap(counted, in_axes=(0, None))
+        for shape in ((n, 3), (n, 3), (n, 4), (n, 3), (n, 4)):
+            f(jnp.zeros(shape), KEY)
+        return len(runs)
+
+    with caught() as found:
+        assert calls(ax.pmap) == calls(jax.pmap) == 2
+    assert len(found) == 2  # one per shape: each is a trace of its own
+
+
+def helper_that_draws(x: jax.Array) -> jax.Array:
+    return x + jax.random.normal(KEY, x.shape)
+
+
+class Noise:
+    def __call__(self, x: jax.Array) -> jax.Array:
+        return helper_that_draws(x)
+
+
+def test_a_call_that_cannot_draw_is_jaxs_own() -> None:
+    """A call with no key among its arguments, whose function reaches neither a key nor a
+    sampler, is JAX's own: nothing is recorded. A sampler reached through a helper, a
+    callable object, a closure or a `functools.partial` is read as one."""
+    import functools
+
+    from axischeck._may_draw import may_draw
+
+    x = jnp.zeros((4, 3))
+    plain = ax.vmap(lambda v: jnp.sin(v) * 2)
+    plain(x)
+    assert "_recording" not in plain.__dict__
+    assert not may_draw(lambda v: jnp.sin(v) * 2, (x,), {})
+    assert may_draw(lambda v: v, (jax.random.split(RAW_KEY, 4),), {})  # a raw key among the arguments
+    for drawing in (
+        lambda v: helper_that_draws(v),
+        Noise(),
+        functools.partial(noisy, key=KEY),
+        (lambda k: lambda v: v + k)(RAW_KEY),
+    ):
+        assert may_draw(drawing, (x,), {})
+    with caught() as found:
+        out = ax.vmap(lambda v: helper_that_draws(v))(x)
+    assert rows_equal(out) and len(found) == 1

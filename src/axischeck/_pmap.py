@@ -85,11 +85,10 @@ class PmapOptions(Options[MapLevel | None]):
 
     @property
     def rides_jax_trace(self) -> bool:
-        """pmap traces a function once per key and answers later calls from its cache: its
-        records of that trace (kept for those calls) answer whether an output given None in
-        out_axes varies over the devices, and whether the devices draw the same random
-        numbers (see `_in_trace`). A call it answers from its cache runs no function."""
-        return True
+        """A None in out_axes takes device 0's block of that output: whether it varies
+        over the devices is read from JAX's own trace of the call (see `_in_trace`)."""
+        leaves = jax.tree_util.tree_leaves(self.out_axes, is_leaf=lambda x: x is None)
+        return any(leaf is None for leaf in leaves)
 
     def key(self) -> Hashable:
         return typed_key("pmap", *self.as_kwargs().values())

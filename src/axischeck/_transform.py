@@ -33,6 +33,7 @@ from ._engine._models import Model
 from ._engine._predictor import JAX_ALONE, PREDICTORS, Predictor
 from ._engine._signature import Signature, SignatureLike, parsed_signature
 from ._engine._transform_models import Models
+from ._may_draw import may_draw
 from ._options import Options, validated
 from ._switch import CHECKS_OFF
 
@@ -388,10 +389,9 @@ class Transformed(Wrapper, Nestable, Generic[P, R], ABC):
                 else:
                     pred = before
             draws = self._draws_due(args, kwargs)
-            jax_call = self._jax_call
             if draws is not None and watch is None:
-                recorder, jax_call = self._recording
-                watch = Watch(recorder, self._predictor, args, kwargs, None, self.options.jax_caches_traces)
+                watch = Watch(self._recording[0], self._predictor, args, kwargs, None, self.options.jax_caches_traces)
+            jax_call = self._jax_call if draws is None else self._recording[1]
             try:
                 out = jax_call(*args, **kwargs) if watch is None else watch.run(jax_call, args, kwargs)
             except AxisCheckError:
@@ -423,8 +423,13 @@ class Transformed(Wrapper, Nestable, Generic[P, R], ABC):
         """Whether this call's random draws are to be checked (see `_draws`): under which
         key, kept by whom (the predictor its function and options share, or the library
         transform that made this call), or None: the transform maps no function of the
-        user's it records, or a call with this key was checked (by this transform: one
-        comparison; else as its keeper says)."""
+        user's it records, a call with this key was checked (by this transform: one
+        comparison; else as its keeper says), or the call cannot draw (`may_draw`: no key
+        among its arguments, none reached by its function; a library's transform passes
+        its keys as arguments, and its own function is not read).
+
+        A call that cannot draw is not kept in the table: whether it can is read from the
+        function's closure and globals too, which its code and key do not name."""
         if not self._draws_checked:
             return None
         key = draws_key(args, kwargs)
@@ -433,7 +438,7 @@ class Transformed(Wrapper, Nestable, Generic[P, R], ABC):
         speaker = speaker_for(self.__wrapped__)
         kept_by: Sites | Speaker = SITES if speaker is None else speaker
         site = site_key(self._code, self._options_key, key) if speaker is None else key
-        if not kept_by.draws_due(site):
+        if not kept_by.draws_due(site) or (speaker is None and not may_draw(self.__wrapped__, args, kwargs)):
             self._draws_seen = key
             return None
         if checking_leaks():  # a leak the record would meet makes JAX's trace fail: run once, JAX's way
@@ -450,12 +455,17 @@ class Transformed(Wrapper, Nestable, Generic[P, R], ABC):
         """A recorder of the function and JAX's transform holding it, for the calls whose
         checks ride JAX's trace: JAX's own transform where it holds one already, else one
         made at the first such call (every other call then runs JAX's transform of the
-        function itself: as deep in the stack, at no cost)."""
+        function itself: as deep in the stack, at no cost). A transform that keeps its
+        traces (pmap) runs the one made for every later call: the trace it made and
+        compiled for this call is not made again."""
         if self._recorder is not None:
             return self._recorder, self._jax_call
         options = self._options_as_built
         recorder = Recorder(self.__wrapped__, options.kind, options.jax_caches_traces)
-        return recorder, inside_boundary(options.jax_transform(recorder))
+        jax_call = inside_boundary(options.jax_transform(recorder))
+        if options.jax_caches_traces:  # pmap: every later call runs the transform that keeps the trace
+            self._jax_call = jax_call
+        return recorder, jax_call
 
     def _draw_map(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> DrawMap | None:
         """How the transform maps this call, for the check of its draws: a vmap's or

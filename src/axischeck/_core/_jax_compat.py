@@ -630,6 +630,25 @@ _RANDOM_MODULE = os.path.join("jax", "_src", "random.py")
 and 0.12.1; `jax/_src/random.py` in older releases, matched below too)."""
 
 
+RANDOM_MODULES = ("jax.random", "jax._src.random", "jax._src.prng")
+"""The modules JAX's random functions and keys are defined in (with their submodules:
+`jax._src.random.core` in 0.10.2 and 0.12.1, `jax._src.random` itself before)."""
+
+JAX_MODULES = ("jax", "jaxlib")
+"""The packages whose functions a map's function may call without their code being read
+for draws: none draws but those of `RANDOM_MODULES`."""
+
+
+def random_module(name: str) -> bool:
+    """Whether a module (by name) is one of JAX's random modules, or inside one."""
+    return any(name == module or name.startswith(module + ".") for module in RANDOM_MODULES)
+
+
+def jax_module(name: str) -> bool:
+    """Whether a module (by name) is JAX's own (see `JAX_MODULES`)."""
+    return any(name == package or name.startswith(package + ".") for package in JAX_MODULES)
+
+
 def random_function(file_name: str) -> bool:
     """Whether a traceback frame's file is JAX's `jax.random` code."""
     return _RANDOM_SOURCE in file_name or file_name.endswith(_RANDOM_MODULE)
