@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from jax.sharding import PartitionSpec as P
 
 import axischeck as ax
+from axischeck._core._jax_compat import VMAP_MATCHES_CONTAINERS_BY_POSITION
 
 EINSUM = "(a,b),(b,c),(a,c)->(a,c)"
 
@@ -142,17 +143,26 @@ def test_a_keyword_argument_is_passed_by_position_never_given_an_entry() -> None
 
 
 @pytest.mark.parametrize(
-    ("in_axes", "want"),
+    ("in_axes", "want", "jax_runs_it"),
     [
-        (([0, 1],), ((0, 1),)),  # a list inside where the argument is a tuple
-        ((0, 1), ((0, 1),)),  # the axes of one tuple argument, not nested
+        # a list inside where the argument is a tuple: jax.vmap matches containers by
+        # position from 0.12.1 on, and runs it
+        (([0, 1],), ((0, 1),), VMAP_MATCHES_CONTAINERS_BY_POSITION),
+        ((0, 1), ((0, 1),), False),  # the axes of one tuple argument, not nested
     ],
 )
-def test_structural_in_axes_mistakes(in_axes: Any, want: Any) -> None:
+def test_structural_in_axes_mistakes(in_axes: Any, want: Any, jax_runs_it: bool) -> None:
     def add(pair: tuple[jax.Array, jax.Array]) -> jax.Array:
         return pair[0] + pair[1].T
 
-    pair = (jnp.ones((8, 3)), jnp.ones((3, 8)))
+    pair = (jnp.arange(24.0).reshape(8, 3), jnp.arange(24.0).reshape(3, 8))
+    if jax_runs_it:
+        want_out = jax.vmap(add, in_axes=in_axes)(pair)
+        assert ax.vmap(add, in_axes=in_axes).predict(pair).shapes == want_out.shape
+        assert (ax.vmap(add, in_axes=in_axes)(pair) == want_out).all()
+        return
+    with pytest.raises(ValueError):
+        jax.vmap(add, in_axes=in_axes)(pair)
     err = _refused(lambda: ax.vmap(add, in_axes=in_axes)(pair))
     assert [s.as_kwargs() for s in err.suggestions] == [{"in_axes": want}]
     _fixes_work(err, add, pair)

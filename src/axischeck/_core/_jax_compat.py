@@ -15,6 +15,9 @@ its version:
   legacy accessor); both expose `.eqns`, `.invars` and `.outvars`, which is all
   axischeck reads. `scan_layout(params)`: a scan's constants and carries are counted
   by `num_consts`/`num_carry` before 0.12 and by `ft_in` from then on.
+- `VMAP_MATCHES_CONTAINERS_BY_POSITION`: from 0.12.1, `jax.vmap` matches the containers
+  of `in_axes`/`out_axes` to the arguments' and outputs' by their number of children
+  (a tuple for a dict, a list for a tuple) before its strict prefix check; pmap does not.
 - `INFER_SPECS`, `JAX_SMAP`: names JAX does not export everywhere.
 
 Where axischeck must tell one JAX error from another by its wording (JAX raises a plain
@@ -289,6 +292,11 @@ def batched_here(value: Any) -> bool:
 NEGATIVE_COLLECTIVE_AXES_FAIL_LOWERING: bool = JAX_VERSION < (0, 11, 0)
 """psum_scatter's scatter_dimension and all_to_all's split/concat axes: negative values
 trace but fail to lower before JAX 0.11 (which normalizes them when binding)."""
+
+VMAP_MATCHES_CONTAINERS_BY_POSITION: bool = JAX_VERSION >= (0, 12, 1)
+"""`jax.vmap` (not pmap) reads in_axes/out_axes with `tuptree_flat` first (jax 0.12.1,
+checked against 0.12.0.1 and 0.12.1): a container of the axes meets a node of the
+arguments or outputs with as many children (dicts: the same keys), of any type."""
 
 
 def ppermute_axes_in_mesh_order() -> bool:

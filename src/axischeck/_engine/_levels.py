@@ -17,11 +17,12 @@ import jax
 from .._core._axes import Axes, _is_axis, canonical_axis
 from .._core._errors import ArgumentError, AxisCheckError, AxisCheckWarning, OutputError, Place, warn_at_user
 from .._core._explain import Scene, tables_read
+from .._core._jax_compat import VMAP_MATCHES_CONTAINERS_BY_POSITION
 from .._core._leaves import Call, Leaf, abstract, resharded, scalar_struct
 from .._core._shape import Shape, format_shape
 from .._core._steps import ArgRows, MapStep, OutRow, Step
 from .._core._text import and_list, int_text
-from .._core._trees import PrefixMismatch, broadcast_prefix, leaf_paths, seq_repr
+from .._core._trees import PrefixMismatch, broadcast_by_position, broadcast_prefix, leaf_paths, seq_repr
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,6 +62,19 @@ class MapLevel:
 
 
 # --------------------------------------------------------------------------- inputs
+
+
+def axes_of(level: MapLevel, axes: Any, tree: Any) -> list[Any] | PrefixMismatch:
+    """Each leaf of `tree` paired with its axis from `axes` (an in_axes entry or out_axes),
+    as the level's transform pairs them: a strict tree prefix, or for vmap from jax 0.12.1
+    containers matched by position where the strict prefix fails. The mismatch reported is
+    the strict one, as JAX's error is."""
+    got = broadcast_prefix(axes, tree, _is_axis)
+    if isinstance(got, PrefixMismatch) and level.kind == "vmap" and VMAP_MATCHES_CONTAINERS_BY_POSITION:
+        by_position = broadcast_by_position(axes, tree, _is_axis)
+        if by_position is not None:
+            return by_position
+    return got
 
 
 def _mismatch_error(
@@ -155,7 +169,7 @@ def resolve_in_axes(level: MapLevel, call: Call, trail: tuple[Step, ...]) -> lis
             axes.extend([None] * len(jax.tree_util.tree_leaves(arg)))
             continue
         entry = spec[i] if isinstance(spec, tuple) else spec
-        got = broadcast_prefix(entry, arg, _is_axis)
+        got = axes_of(level, entry, arg)
         if isinstance(got, PrefixMismatch):
             where = f"in_axes[{i}]" if isinstance(spec, tuple) else "in_axes"
             if isinstance(arg, Leaf) and _several_axes(entry):
@@ -538,7 +552,7 @@ def map_outputs(
     `sources(j)`: the mapped arguments output `j` is computed from, where known."""
     leaves, treedef = jax.tree_util.tree_flatten(shapes)
     labels = ["output" + p for p in leaf_paths(shapes)]
-    got = broadcast_prefix(level.out_axes.value, shapes, _is_axis)
+    got = axes_of(level, level.out_axes.value, shapes)
     if isinstance(got, PrefixMismatch):
         raise _mismatch_error(level, "out_axes", "the output", got, trail, OutputError)
     out: list[Shape] = []

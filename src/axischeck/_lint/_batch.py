@@ -29,6 +29,7 @@ from typing import Any
 
 from ._checks import SiteChecker, _plural
 from ._flow import CALL_METHODS, Use, written_to_fail
+from ._jax_release import vmap_matches_containers_by_position
 from ._literals import UNKNOWN, axes_text
 from ._module import ModuleInfo
 from ._shapes import Array, Mesh, Spec
@@ -225,6 +226,7 @@ def _check_call(checker: SiteChecker, values: Values, use: Use, call: ast.Call, 
         return True
     if kind == "smap" and keywords:
         return False  # smap's keyword arguments: not read here
+    by_position = kind == "vmap" and site.transform.native and vmap_matches_containers_by_position()
     leaves: list[Leaf] = []
     unread = False
     for i, node in enumerate(args):
@@ -233,7 +235,7 @@ def _check_call(checker: SiteChecker, values: Values, use: Use, call: ast.Call, 
             continue  # passed whole to every call: no rule reads its value
         label = names[i] if i < len(names) else f"argument {i}"
         try:
-            _collect(values.of(node, use.module), axes, label, node, leaves, kind != "smap")
+            _collect(values.of(node, use.module), axes, label, node, leaves, kind != "smap", by_position)
         except Unread:
             unread = True
         except NotPrefix as bad:
@@ -243,7 +245,7 @@ def _check_call(checker: SiteChecker, values: Values, use: Use, call: ast.Call, 
         for k in keywords:
             assert k.arg is not None
             try:
-                _collect(values.of(k.value, use.module), 0, k.arg, k.value, leaves, True)
+                _collect(values.of(k.value, use.module), 0, k.arg, k.value, leaves, True, by_position)
             except Unread:
                 unread = True
     if unread:
@@ -315,9 +317,13 @@ def _unmapped(in_axes: Any) -> bool:
     return in_axes is None
 
 
-def _collect(value: Any, axes: Any, label: str, node: ast.expr, out: list[Leaf], prefix: bool) -> None:
+def _collect(
+    value: Any, axes: Any, label: str, node: ast.expr, out: list[Leaf], prefix: bool, by_position: bool
+) -> None:
     """The mapped leaves of `value` under the in_axes prefix `axes` (JAX's tree-prefix rule).
-    With `prefix`, a container of axes against a leaf or another container raises NotPrefix."""
+    With `prefix`, a container of axes against a leaf or another container raises NotPrefix.
+    With `by_position` (jax.vmap from 0.12.1), a container of axes meets any container with
+    as many children, dicts with the same keys, child by child in flatten order."""
     if axes is None:
         return
     if value is UNKNOWN:
@@ -325,19 +331,31 @@ def _collect(value: Any, axes: Any, label: str, node: ast.expr, out: list[Leaf],
     if type(axes) is int:
         _broadcast(value, axes, label, node, out)
         return
-    if isinstance(axes, (tuple, list)) and type(value) is type(axes) and len(value) == len(axes):
-        for i, (v, a) in enumerate(zip(value, axes, strict=True)):
-            _collect(v, a, f"{label}[{i}]", node, out, prefix)
-        return
     if isinstance(axes, dict) and isinstance(value, dict) and set(value) == set(axes):
         for k in sorted(value, key=repr):
-            _collect(value[k], axes[k], f"{label}[{k!r}]", node, out, prefix)
+            _collect(value[k], axes[k], f"{label}[{k!r}]", node, out, prefix, by_position)
+        return
+    same_kind = isinstance(axes, (tuple, list)) and type(value) is type(axes)
+    if (same_kind or by_position and _container(axes) and _container(value)) and len(value) == len(axes):
+        for (key, v), a in zip(_children(value), _children(axes), strict=True):
+            _collect(v, a[1], f"{label}[{key!r}]", node, out, prefix, by_position)
         return
     if prefix and isinstance(axes, (tuple, list, dict)) and _plain_tree(value):
         # JAX flattens in_axes up to the arguments' structure: a tuple of axes where the
         # argument is an array or a number (or a dict, a list of another length) is refused.
         raise NotPrefix(label, node, axes, value)
     raise Unread
+
+
+def _container(value: Any) -> bool:
+    return type(value) in (tuple, list, dict)
+
+
+def _children(value: Any) -> list[tuple[Any, Any]]:
+    """(key, child) of a tuple, list or dict read by the interpreter, in JAX's flatten order."""
+    if isinstance(value, dict):
+        return [(k, value[k]) for k in sorted(value, key=repr)]
+    return list(enumerate(value))
 
 
 def _plain_tree(value: Any) -> bool:

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from ._callee import Callee, Resolver, Site, is_default
 from ._flow import Use, expects_failure, uses_of_def, uses_of_value, written_to_fail
+from ._jax_release import vmap_matches_containers_by_position
 from ._literals import UNKNOWN, axes_text, axis_leaves, bad_axis
 from ._module import ModuleInfo
 from ._names import PARTITION_SPEC, qualname
@@ -409,6 +410,13 @@ class SiteChecker:
         returns = f"{c.name} returns a tuple of {k}"
         if isinstance(value, tuple) and len(value) == k:
             return
+        if (
+            self.site.transform.kind == "vmap"
+            and self.site.transform.native
+            and len(value) == k
+            and vmap_matches_containers_by_position()
+        ):
+            return  # jax.vmap from 0.12.1 matches a list or dict of k axes to the tuple by position
         if isinstance(value, dict):
             problem = f"out_axes is a dict but {returns}"
             fix = None
