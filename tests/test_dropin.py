@@ -3,7 +3,10 @@ ever hands out a stale or shared answer (the rule is in `axischeck._core._keys`)
 
 from __future__ import annotations
 
+import contextlib
 import copy
+import dataclasses
+import enum
 import functools
 import gc
 import inspect
@@ -18,6 +21,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from jax.sharding import PartitionSpec as P
 
 import axischeck as ax
 from axischeck._debug import predictor_of, predictors_kept
@@ -378,6 +382,99 @@ def test_nested_named_vmaps_run_the_function_as_often_as_jax(inner_name: str) ->
         with warnings.catch_warnings():  # the same name twice is warned of (equinox#49): not the point here
             warnings.simplefilter("ignore", ax.AxisCheckWarning)
             outs[name] = [two(x[0], w) for _ in range(3)] + [three(x, w) for _ in range(3)]
+        counts[name] = runs[0]
+    assert counts["ax"] == counts["jax"], counts
+    for ours, theirs in zip(outs["ax"], outs["jax"], strict=True):
+        np.testing.assert_array_equal(ours, theirs)
+
+
+def _nest(lib: Any, kind: str, f: Callable[..., Any]) -> tuple[Callable[..., Any], jax.Array]:
+    """One of the nests whose checks ride JAX's trace, built from `lib` (jax or ax) around
+    `f`, and an argument for it."""
+    auto = jax.sharding.AxisType.Auto
+    mesh = jax.make_mesh((8,), ("d",), axis_types=(auto,), devices=jax.devices("cpu")[:8])
+    x = jnp.arange(32 * 3.0).reshape(32, 3)
+    if kind == "named vmap in shard_map":
+        return lib.shard_map(lib.vmap(f, axis_name="i"), mesh=mesh, in_specs=P("d"), out_specs=P("d")), x
+    if kind == "named vmap in smap":
+        return lib.smap(lib.vmap(f, axis_name="i"), in_axes=0, out_axes=0, axis_name="d"), x
+    if kind == "vmap in named vmap":
+        return lib.vmap(lib.vmap(f), axis_name="j"), x
+    if kind == "vmap in named vmap, out_axes None":
+        return lib.vmap(lib.vmap(lambda v: jnp.zeros_like(f(v)).sum() + 1.0), axis_name="j", out_axes=None), x
+    if kind == "shard_map in named vmap":
+        return lib.vmap(lib.shard_map(f, mesh=mesh, in_specs=P("d"), out_specs=P("d")), axis_name="j"), x.T
+    assert kind == "vmap in pmap, out_axes None"
+    return lib.pmap(lib.vmap(lambda v: jnp.zeros_like(f(v)).sum() + 1.0), axis_name="p", out_axes=None), x[:24].reshape(
+        8, 3, 3
+    )
+
+
+NESTS = (  # (nest, whether the function calls a collective over the shard_map's mesh axis)
+    ("named vmap in shard_map", False),
+    ("named vmap in shard_map", True),
+    ("named vmap in smap", False),
+    ("named vmap in smap", True),
+    ("vmap in named vmap", False),
+    ("vmap in named vmap, out_axes None", False),
+    ("shard_map in named vmap", False),
+    ("shard_map in named vmap", True),
+    ("vmap in pmap, out_axes None", False),
+)
+
+
+@pytest.mark.parametrize("jit", [True, False])
+@pytest.mark.parametrize(("kind", "collective"), NESTS)
+def test_nests_run_the_function_as_often_as_jax(kind: str, collective: bool, jit: bool) -> None:
+    """The checks of a nest ride the one trace JAX makes of the innermost function, on
+    the first call and later ones, eager and under jit: an inner check asks JAX's record
+    made inside the shard_map (typed with the mesh axes it varies over), and an inner
+    transform without a check of its own records the function for the one around it."""
+    auto = jax.sharding.AxisType.Auto
+    context = jax.make_mesh((8,), ("d",), axis_types=(auto,), devices=jax.devices("cpu")[:8])
+    counts, outs = {}, {}
+    for name, lib in (("jax", jax), ("ax", ax)):
+        f, runs = counting(lambda v: jax.lax.psum(v * 2.0, "d") if collective else v * 2.0)
+        g, x = _nest(lib, kind, f)
+        g = jax.jit(g) if jit else g
+        with jax.set_mesh(context) if "smap" in kind else contextlib.nullcontext():  # smap's mesh is the context's
+            outs[name] = [g(x) for _ in range(3)]
+        counts[name] = runs[0]
+    assert counts["ax"] == counts["jax"], counts
+    for ours, theirs in zip(outs["ax"], outs["jax"], strict=True):
+        np.testing.assert_array_equal(ours, theirs)
+
+
+@dataclasses.dataclass(frozen=True)
+class _Settings:
+    scale: float = 2.0
+
+
+class _Mode(enum.Enum):
+    TRAIN = 2.0
+    EVAL = 3.0
+
+
+@pytest.mark.parametrize("setting", [_Settings(), _Mode.TRAIN], ids=["frozen dataclass", "enum"])
+@pytest.mark.parametrize("transform", ["named vmap", "pmap with out_axes None"])
+def test_settings_among_the_arguments_run_the_function_as_often_as_jax(transform: str, setting: Any) -> None:
+    """A hashable argument that is neither an array nor a scalar (a frozen dataclass of
+    settings, an enum) keys JAX's record of the function by its value, as JAX keys a
+    static argument: the check asks the record instead of tracing the function again."""
+
+    def step(x: jax.Array, s: Any) -> jax.Array:
+        scale = s.scale if isinstance(s, _Settings) else s.value
+        return jax.lax.psum(x * scale, "i")
+
+    x = jnp.arange(24.0).reshape(8, 3)
+    counts, outs = {}, {}
+    for name, lib in (("jax", jax), ("ax", ax)):
+        f, runs = counting(step)
+        if transform == "pmap with out_axes None":
+            g = lib.pmap(f, axis_name="i", static_broadcasted_argnums=(1,), out_axes=None)
+        else:
+            g = lib.vmap(f, axis_name="i", in_axes=(0, None))
+        outs[name] = [g(x, setting) for _ in range(7)]
         counts[name] = runs[0]
     assert counts["ax"] == counts["jax"], counts
     for ours, theirs in zip(outs["ax"], outs["jax"], strict=True):

@@ -14,7 +14,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Hashable, Mapping
 from functools import cached_property
 from types import FunctionType
-from typing import Any, Concatenate, Generic, ParamSpec, Self, TypeVar, overload
+from typing import Any, Concatenate, Generic, ParamSpec, Protocol, Self, TypeVar, overload
 
 from ._call import checks_after, diagnosis, refuse_unflattenable, verify_output
 from ._core._annotations import check_text_dims
@@ -25,7 +25,7 @@ from ._core._leaves import plain_function
 from ._core._prediction import Prediction
 from ._core._trees import shapes_text
 from ._engine._function import Nestable, declared_core, declares_nothing, fn_name, known_declares_nothing
-from ._engine._in_trace import Recorder, Watch
+from ._engine._in_trace import Recorder, Watch, records_wanted
 from ._engine._models import Model
 from ._engine._predictor import JAX_ALONE, PREDICTORS, Predictor
 from ._engine._signature import Signature, SignatureLike, parsed_signature
@@ -351,20 +351,24 @@ class Transformed(Wrapper, Nestable, Generic[P, R], ABC):
                 return self._jax_call(*args, **kwargs)  # type: ignore[no-any-return]
             pred: Prediction | None = None
             watch: Watch | None = None  # where the check rides JAX's trace of the call
-            if self._declares_nothing():
+            recorder, jax_call = self._recorder, self._jax_call
+            collected = recorder is None and records_wanted() and not isinstance(self.__wrapped__, Transformed)
+            if collected:  # a check around this call records the function, or asks its records (`_recording`)
+                recorder, jax_call = self._recording
+            if not collected and self._declares_nothing():
                 refuse_unflattenable(args, kwargs)
             else:
                 before = self._predictor.check_call(
-                    args, kwargs, self._jax_fn, self._recorder, self.options.jax_caches_traces
+                    args, kwargs, self._jax_fn, recorder, self.options.jax_caches_traces
                 )
                 if before is JAX_ALONE:
-                    return self._jax_call(*args, **kwargs)  # type: ignore[no-any-return]
+                    return jax_call(*args, **kwargs)  # type: ignore[no-any-return]
                 if isinstance(before, Watch):
                     watch = before
                 else:
                     pred = before
             try:
-                out = self._jax_call(*args, **kwargs) if watch is None else watch.run(self._jax_call, args, kwargs)
+                out = jax_call(*args, **kwargs) if watch is None else watch.run(jax_call, args, kwargs)
             except AxisCheckError:
                 raise  # an inner axischeck transform has explained it
             except Exception as err:
@@ -382,6 +386,16 @@ class Transformed(Wrapper, Nestable, Generic[P, R], ABC):
         except Exception as failure:
             filter_traceback_at_boundary(failure)
             raise  # bare: the frames as filtered, none added
+
+    @cached_property
+    def _recording(self) -> tuple[Recorder, Callable[..., Any]]:
+        """For a transform whose function JAX holds as it is (no check of its own rides
+        JAX's trace), called inside a checked transform that collects the records of the
+        function it maps: a recorder of the function and JAX's transform of that, so the
+        trace JAX makes records the function once for both checks (see `_in_trace`)."""
+        fun, options = self.__wrapped__, self.options
+        recorder = Recorder(fun, options.kind, options.jax_caches_traces)
+        return recorder, inside_boundary(_built_by_jax(options, fun, recorder))
 
     def _declares_nothing(self) -> bool:
         """Whether a call has nothing to check before JAX runs: a plain function without a
@@ -438,12 +452,24 @@ def explain_refusal(jax_err: Exception, validate: Callable[[], object]) -> None:
         pass
 
 
+class Method(Protocol[R]):
+    """What `Bound` binds: a checked transform (axischeck's, or a library wrapper's)."""
+
+    __wrapped__: Any
+
+    def __call__(self, *args: Any, **kwargs: Any) -> R: ...
+
+    def predict(self, *args: Any, **kwargs: Any) -> Prediction: ...
+
+    def explain(self, *args: Any, **kwargs: Any) -> str: ...
+
+
 class Bound(Wrapper, Generic[P, R]):
     """A transformed method bound to an instance: call, predict and explain prepend it."""
 
-    def __init__(self, transform: Transformed[..., R], instance: Any) -> None:
+    def __init__(self, transform: Method[R], instance: Any) -> None:
         self.__self__ = instance
-        self.__func__ = transform
+        self.__func__: Any = transform  # a `Transformed` has `signature` and `infer_signature` too
         self.__wrapped__ = transform.__wrapped__
         for name in _SHOWN_FROM_JAX:  # as a bound method shows its function's
             value = transform.__dict__.get(name)

@@ -337,6 +337,14 @@ up to JAX 0.7, `pcast(x, axes, to='varying')` from then on (0.10.2 and 0.12 have
 `pvary`)."""
 
 
+def cast_to_varying(value: Any, axes: tuple[str, ...]) -> Any:
+    """`value` marked as varying over the mesh axes `axes` (inside a shard_map that checks
+    vma): the cast `VARYING_CAST` names, applied."""
+    if hasattr(jax.lax, "pcast"):
+        return jax.lax.pcast(value, axes, to="varying")
+    return jax.lax.pvary(value, axes)  # pragma: no cover - JAX up to 0.7
+
+
 def varying_cast(value: str, axes: tuple[str, ...]) -> str:
     """The call that makes `value` (source text) vary over `axes`, spelled for this JAX."""
     named = repr(axes[0]) if len(axes) == 1 else repr(tuple(axes))
@@ -544,6 +552,49 @@ def jaxpr_function(closed: Any) -> Callable[..., list[Any]] | None:
     except ImportError:  # pragma: no cover - a future layout
         return None
     return cast(Callable[..., list[Any]], jaxpr_as_fun(closed))
+
+
+_VARYING_CASTS = frozenset({"pvary", "pcast", "reduced_vary_cast_p"})
+"""The primitives that only mark a value as varying over a shard_map's mesh axes (value
+and shape unchanged): `pvary` in JAX 0.10 to 0.12, `pcast` where JAX names it so."""
+
+
+def jaxpr_function_unvaried(closed: Any) -> Callable[..., list[Any]] | None:
+    """`jaxpr_function` for a record made inside a shard_map that checks vma, asked again
+    outside it (a vmap's check after JAX traced it in a shard_map body): the casts that
+    mark values as varying are dropped, a psum of varying values is a plain psum, and vma
+    is not checked (`_check_vma` off). Values and shapes are what the record computes.
+    None where this JAX has moved what it reads."""
+    try:
+        from jax._src.config import _check_vma
+        from jax._src.lax.parallel import psum_p
+    except ImportError:  # pragma: no cover - a future layout
+        return None
+    jaxpr, consts = closed.jaxpr, closed.consts
+
+    def run(*args: Any) -> list[Any]:
+        env: dict[Any, Any] = dict(zip(jaxpr.constvars, consts, strict=True))
+        env.update(zip(jaxpr.invars, args, strict=True))
+
+        def read(var: Any) -> Any:
+            return var.val if is_literal(var) else env[var]
+
+        with _check_vma(False):
+            for eqn in equations(jaxpr):
+                values = [read(v) for v in eqn.invars]
+                primitive, params = eqn.primitive, eqn.primitive.get_bind_params(eqn.params)
+                if primitive.name in _VARYING_CASTS:
+                    env.update(zip(eqn.outvars, values, strict=True))
+                    continue
+                if primitive.name == "psum_invariant":  # psum's form for varying values
+                    primitive, params = psum_p, {"axes": params["axes"], "axis_index_groups": None}
+                with eqn.ctx.manager:
+                    out = primitive.bind(*values, **params)
+                outs = out if primitive.multiple_results else [out]
+                env.update(zip(eqn.outvars, outs, strict=True))
+        return [read(v) for v in jaxpr.outvars]
+
+    return run
 
 
 def equations(jaxpr: Any) -> Any:

@@ -33,7 +33,7 @@ from jax.core import Tracer
 
 from .._core._errors import FunctionError
 from .._core._jax_compat import name_trace
-from ._trace import RECORDED, Records, Replay, substituting
+from ._trace import RECORDED, Records, Replay, recorded_first, substituting
 
 if TYPE_CHECKING:
     from ._predictor import Predictor
@@ -68,7 +68,9 @@ class Recorder:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         watch = WATCHING.get()
         if watch is None or watch.recorder is not self or watch.recorded:
-            return self.fun(*args, **kwargs)
+            # A check asking a transform around this one (shard_map's trace of the nest)
+            # takes the function from the records JAX's trace made, as the check's own trace does.
+            return recorded_first(self.fun)(*args, **kwargs)
         return watch.record(self, args, kwargs)
 
 
@@ -112,7 +114,7 @@ class Watch:
         dyn = tuple(i for i, leaf in enumerate(leaves) if isinstance(leaf, Tracer))
         traced = [leaves[i] for i in dyn]
         fun = recorder.fun
-        recorded = substituting(fun, treedef, leaves, dyn)
+        recorded = substituting(recorded_first(fun), treedef, leaves, dyn)
         labels = [leaf.label for leaf in self.predictor.label(args, kwargs).flat()[0]]
         if len(labels) == len(leaves):
             name_trace(recorded, fun, [labels[i] for i in dyn], traced_for=recorder.kind)
@@ -124,10 +126,10 @@ class Watch:
             # the user must see, so the function runs as JAX would run it.
             return fun(*args, **kwargs)
         replay = Replay(closed, jax.tree_util.tree_structure(out), dyn)
-        self.records.keep(args, kwargs, replay)
+        self.records.keep(fun, args, kwargs, replay)
         around = self.enclosing
         while around is not None:  # the same function at the same values, for each check of the nest
-            around.records.keep(args, kwargs, replay)
+            around.records.keep(fun, args, kwargs, replay)
             around = around.enclosing
         return replay.traced(*traced)
 
@@ -151,6 +153,13 @@ class Watch:
 
 WATCHING: ContextVar[Watch | None] = ContextVar("axischeck_watching", default=None)
 """The checked call whose check rides the trace JAX is making, if any."""
+
+
+def records_wanted() -> bool:
+    """Whether a transform called now should have JAX trace its function through a
+    recorder: a transform around it collects the records (`collecting`), or a check is
+    answering from them (`RECORDED`), which the recorder then asks in place of the function."""
+    return collecting() or RECORDED.get() is not None
 
 
 def collecting() -> bool:

@@ -62,6 +62,7 @@ from ._trace import (
     check_ppermutes,
     jaxpr_under_levels,
     only_vmaps,
+    recorded_first,
     under_pmap,
     varying_sources,
     warn_repeated_sums,
@@ -479,8 +480,8 @@ class ShardModel:
         on what only a trace can tell (collectives, vma, the replication promise of
         out_specs, its batching rules), in the user's terms."""
         o = self.options
-        fn = self.fn
-        assert fn is not None
+        assert self.fn is not None
+        fn = recorded_first(self.fn)  # JAX's own trace of it, where the check rides one
         recorded: list[Any] = []
         returned: list[Any] = []  # the traced outputs themselves: their vma types explain a refusal
         entered: list[bool] = []

@@ -8,6 +8,7 @@ size-only `vmap`s with `in_axes=None`, so collectives follow vmap's own shape ru
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable, Hashable, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -17,7 +18,7 @@ import jax
 import numpy as np
 from jax.core import Tracer
 
-from .._core._cache import BoundedCache
+from .._core._cache import BoundedCache, held_function
 from .._core._errors import AxisCheckWarning, warn_at_user
 from .._core._jax_compat import (
     JAX_VERSION,
@@ -26,9 +27,11 @@ from .._core._jax_compat import (
     abstract_values,
     batched_here,
     canonical_dtype,
+    cast_to_varying,
     equations,
     is_literal,
     jaxpr_function,
+    jaxpr_function_unvaried,
     name_trace,
     ppermute_axes_in_mesh_order,
     psum_scatter_size_refused,
@@ -161,8 +164,28 @@ class Replay:
     dyn: tuple[int, ...]
 
     def traced(self, *leaves: Any) -> Any:
-        """The recorded function of the traced leaves (those at `dyn`)."""
+        """The recorded function of the traced leaves (those at `dyn`).
+
+        A record made inside a shard_map that checks vma types its inputs as varying over
+        mesh axes. Asked with leaves that do not vary so (a vmap's check inside that
+        shard_map traces its own, untyped arguments), the leaves are cast to the
+        record's types where the mesh axes are in scope, so its collectives answer as in
+        JAX's trace; elsewhere it answers without its varying casts (shapes only)."""
+        varied = [varying_axes(v) or frozenset() for v in self.closed.jaxpr.invars]
+        given = [varying_axes(leaf) or frozenset() for leaf in leaves]
         run = jaxpr_function(self.closed)
+        if any(varied) and varied != given:
+            try:
+                cast = [
+                    cast_to_varying(leaf, tuple(sorted(want - have))) if want - have else leaf
+                    for leaf, want, have in zip(leaves, varied, given, strict=True)
+                ]
+            except Exception:  # the mesh axes are not in scope here
+                cast = None
+            if cast is not None and [varying_axes(leaf) or frozenset() for leaf in cast] == varied:
+                leaves = tuple(cast)
+            else:  # no shard_map that checks vma here: the record without its types
+                run = jaxpr_function_unvaried(self.closed)
         if run is None:  # pragma: no cover - a future JAX layout
             raise RuntimeError("this JAX cannot run a recorded jaxpr")
         return jax.tree_util.tree_unflatten(self.out_tree, run(*leaves))
@@ -254,24 +277,36 @@ def replay_of(closed: Any, out: Any, dyn: Sequence[int]) -> Replay | None:
 
 class Records:
     """The user's function as JAX's own traces of it recorded it (see
-    `axischeck._in_trace`), by what those traces saw: per argument leaf, a tracer's
-    shape, dtype and weak type, or the value of anything else (as JAX keys its static
-    arguments), and the x64 setting. A concrete array keys as a tracer of its type: the
-    transform that keeps records for later calls (pmap) traces every array argument. A
-    check asks them in place of the function (JAX answered a call like it from its cache
-    without tracing, or traced it just now), so it runs none of the user's Python; a key
-    that cannot be made finds nothing."""
+    `axischeck._in_trace`), by which function and what those traces saw: per argument
+    leaf, a tracer's shape, dtype and weak type, or the value of anything else (as JAX keys
+    its static arguments), and the x64 setting. A concrete array keys as a tracer of its
+    type: the transform that keeps records for later calls (pmap) traces every array
+    argument. A check asks them in place of the function (JAX answered a call like it from
+    its cache without tracing, or traced it just now), so it runs none of the user's
+    Python; a key that cannot be made finds nothing. The function is held weakly (its
+    identity keys it), so a record never answers for another function."""
 
     __slots__ = ("_replays",)
 
     def __init__(self) -> None:
-        self._replays: BoundedCache[Replay] = BoundedCache(8)
+        self._replays: BoundedCache[tuple[weakref.ref[Any], Replay]] = BoundedCache(8)
 
-    def keep(self, args: tuple[Any, ...], kwargs: dict[str, Any], replay: Replay) -> None:
-        store(self._replays, _record_key(args, kwargs), replay)
+    def keep(self, fun: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any], replay: Replay) -> None:
+        fun = held_function(fun)
+        try:
+            ref = weakref.ref(fun)
+        except TypeError:  # a function that cannot be held weakly is not kept
+            return
+        key = _record_key(args, kwargs)
+        store(self._replays, None if key is None else (id(fun), key), (ref, replay))
 
-    def find(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Replay | None:
-        return lookup(self._replays, _record_key(args, kwargs))  # type: ignore[no-any-return]
+    def find(self, fun: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Replay | None:
+        fun = held_function(fun)
+        key = _record_key(args, kwargs)
+        found = lookup(self._replays, None if key is None else (id(fun), key))
+        if found is None or found[0]() is not fun:
+            return None
+        return found[1]  # type: ignore[no-any-return]
 
 
 def _record_key(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Hashable | None:
@@ -283,14 +318,16 @@ def _record_key(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Hashable | Non
     for x in leaves:
         if isinstance(x, Tracer | jax.Array):  # an array is never static: JAX traces it
             parts.append(("traced", x.shape, x.dtype, getattr(x.aval, "weak_type", False)))
-        elif type(x) in _BY_VALUE:
-            parts.append((type(x), x))
-        else:
+            continue
+        # Anything else the function was traced with as it is (a Python scalar, a frozen
+        # dataclass of settings, an enum): by its type and value, as JAX keys a static
+        # argument (hash and equality); one that cannot be hashed keys nothing.
+        try:
+            hash(x)
+        except Exception:
             return None
+        parts.append((type(x), x))
     return (treedef, tuple(parts), canonical_dtype(np.float64) == np.float64)  # x64 on
-
-
-_BY_VALUE = (bool, int, float, complex, str, bytes, type(None))
 
 
 def recorded_first(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -300,7 +337,7 @@ def recorded_first(fn: Callable[..., Any]) -> Callable[..., Any]:
         return fn
 
     def call(*args: Any, **kwargs: Any) -> Any:
-        return (records.find(args, kwargs) or fn)(*args, **kwargs)
+        return (records.find(fn, args, kwargs) or fn)(*args, **kwargs)
 
     return call
 
