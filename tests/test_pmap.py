@@ -229,3 +229,29 @@ def test_a_python_int_a_pmap_needs_concrete_is_made_static_by_the_fix(path: str)
     assert info.value.fix is not None and info.value.fix.startswith("static_broadcasted_argnums=(1,) would pass n")
     fixed = jax.pmap(_double_n_times, **info.value.suggestions[0].as_kwargs())
     np.testing.assert_array_equal(fixed(x, 3), x * 8)
+
+
+@pytest.mark.parametrize(
+    ("shape", "options", "error"),
+    [
+        ((8, 24, 5), {"out_axes": -1}, ax.OutputError),  # JAX returns (192, 5, 1)
+        ((8, 5, 24), {"out_axes": -2}, ax.OutputError),  # JAX returns (40, 1, 24)
+        ((8, 5, 1), {"in_axes": -1}, ax.ArgumentError),  # JAX returns (1, 8, 5)
+    ],
+)
+def test_a_call_with_negative_axes_is_refused_as_predict_refuses_it(
+    shape: tuple[int, ...], options: dict[str, int], error: type[ax.AxisCheckError]
+) -> None:
+    """JAX's pmap shards axis 0 and squeezes or inserts the negative axis, returning a
+    wrongly shaped result with no error: a call is checked before JAX runs it, as
+    `predict` is (docs/jax-semantics.md#pmap)."""
+    x = jnp.arange(float(np.prod(shape))).reshape(shape)
+    jax_out = jax.pmap(lambda v: v * 2, **options)(x)  # JAX answers silently
+    assert jax_out.shape != x.shape
+    f = ax.pmap(lambda v: v * 2, **options)
+    with pytest.raises(error) as predicted:
+        f.predict(x)
+    with pytest.raises(error) as called:
+        f(x)
+    assert str(called.value) == str(predicted.value)
+    assert "negative" in str(called.value)
