@@ -497,3 +497,23 @@ def test_filter_jit_of_a_wrapped_model_traces_as_equinox() -> None:
         for batch in (4, 4, 5):
             step(jnp.ones((batch, 3)))
     assert traces["axischeck"] == traces["equinox"] == 2
+
+
+def test_a_wrapper_used_as_a_method_predicts_with_the_instance() -> None:
+    """Bound as Equinox binds its own wrapper (an `eqx.Partial`: a pytree), with
+    `predict` and `explain` that pass the instance first."""
+    import equinox as eqx
+
+    class Model(eqx.Module):
+        w: jax.Array
+
+        @axeqx.filter_vmap(in_axes=(None, 0))
+        def apply(self, x: jax.Array) -> jax.Array:
+            return x @ self.w
+
+    model = Model(jnp.arange(6.0).reshape(3, 2))
+    x = jnp.arange(12.0).reshape(4, 3)
+    assert isinstance(model.apply, eqx.Partial)
+    np.testing.assert_array_equal(model.apply(x), x @ model.w)
+    assert model.apply.predict(x).shapes == (4, 2)
+    assert "4, 2" in model.apply.explain(x)

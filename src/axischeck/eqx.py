@@ -324,9 +324,11 @@ class _Filtered(Generic[P, R]):
         return out
 
     def __get__(self, instance: Any, owner: type | None = None) -> Any:
+        """Bound as Equinox binds its own wrapper (an `eqx.Partial`, a pytree), with
+        `predict` and `explain` that take the instance first too."""
         if instance is None:
             return self
-        return _eqx.Partial(self, instance)
+        return _BoundMethod(self, instance)
 
     def __eq__(self, other: object) -> bool:
         """Equal when Equinox's own wrappers are (the same function and options), as two
@@ -393,6 +395,18 @@ def _unflatten(static: _Options, children: tuple[Any, ...]) -> _Filtered[..., An
 
 
 jax.tree_util.register_pytree_node(_Filtered, _flatten, _unflatten)
+
+
+class _BoundMethod(_eqx.Partial):  # type: ignore[misc]
+    """A wrapper used as a method, bound to its instance: Equinox's `eqx.Partial` (so it
+    stays the pytree Equinox's own binding is), whose `predict` and `explain` pass the
+    instance first, as a call does."""
+
+    def predict(self, *args: Any, **kwargs: Any) -> Prediction:
+        return self.func.predict(*self.args, *args, **self.keywords, **kwargs)  # type: ignore[no-any-return]
+
+    def explain(self, *args: Any, **kwargs: Any) -> str:
+        return self.func.explain(*self.args, *args, **self.keywords, **kwargs)  # type: ignore[no-any-return]
 
 
 @overload

@@ -23,6 +23,7 @@ from ._core._prediction import Prediction
 from ._core._trees import seq_repr
 from ._libs._mapped import retitled
 from ._pmap import pmap as ax_pmap
+from ._transform import Bound
 from ._vmap import vmap as ax_vmap
 
 __all__ = ["pmap", "vmap"]
@@ -77,9 +78,12 @@ class _Resolved:
     """The call's arguments as plain pytrees of arrays (modules as nested dicts of their
     state), one axis per array, and how to rebuild the arguments from them."""
 
-    def __init__(self, args: tuple[Any, ...], in_axes: Any, kwargs: dict[str, Any]) -> None:
+    def __init__(
+        self, args: tuple[Any, ...], in_axes: Any, kwargs: dict[str, Any], static: frozenset[int] = frozenset()
+    ) -> None:
         # Keyword arguments reach here only in Flax's tree mode, which maps them at axis 0 as
         # jax.vmap does; graph mode has bound them to positions (see `_as_flax_passes`).
+        # `static`: pmap's static_broadcasted_argnums, passed whole (their in_axes ignored).
         if not all(_is_arraylike(x) for x in jax.tree_util.tree_leaves(kwargs)):
             raise _Unsupported
         self.kwargs = kwargs
@@ -89,8 +93,12 @@ class _Resolved:
         self.rebuilders: list[Callable[[Any], Any]] = []
         dynamic: list[Any] = []
         axes: list[Any] = []
-        for arg, spec in zip(args, specs, strict=True):
-            if _nnx.graph.is_graph_node(arg):
+        for i, (arg, spec) in enumerate(zip(args, specs, strict=True)):
+            if i in static:
+                self.rebuilders.append(lambda _, value=arg: value)
+                dynamic.append(None)
+                axes.append(None)
+            elif _nnx.graph.is_graph_node(arg):
                 filters, filter_axes = (
                     (tuple(spec._filters), tuple(spec._axes)) if isinstance(spec, _nnx.StateAxes) else ((...,), (spec,))
                 )
@@ -311,7 +319,9 @@ class _Mapped(Generic[P, R]):
 
     def _resolved(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> _Resolved:
         passed, named, _ = _as_flax_passes(self.__wrapped__, self._mode, args, kwargs)
-        return _Resolved(passed, self.in_axes, named)
+        argnums = self._options.get("static_broadcasted_argnums", ())
+        static = frozenset((argnums,) if isinstance(argnums, int) else argnums)  # pmap ignores negative ones
+        return _Resolved(passed, self.in_axes, named, static)
 
     def predict(self, *args: Any, **kwargs: Any) -> Prediction:
         """The shapes of the call's outputs, from the arguments' shapes (runs no FLOPs);
@@ -455,6 +465,13 @@ class _Mapped(Generic[P, R]):
                 raise err from lib_err
             raise
         return out
+
+    def __get__(self, instance: Any, owner: type | None = None) -> Any:
+        """Decorating a method binds `self` as Flax's (a function's) binding does; the bound
+        method has `predict` and `explain` too."""
+        if instance is None:
+            return self
+        return Bound(self, instance)
 
     def __repr__(self) -> str:
         return f"<axischeck {self._title()}>"
