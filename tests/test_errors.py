@@ -139,11 +139,14 @@ def test_a_short_in_axes_names_the_arguments_it_leaves_without_an_entry() -> Non
 
 
 def test_in_axes_structure_mismatch() -> None:
-    f = ax.vmap(lambda d: d["a"], in_axes=((0, 1),))
+    """A container of axes that no JAX release matches to the argument (another length)."""
+    f = ax.vmap(lambda d: d["a"], in_axes=((0, 1, 0),))
     text = _message(f, {"a": (3,), "b": (3,)})
-    assert "in_axes[0] is a tuple of length 2, but argument d is a dict with keys ['a', 'b']" in text
-    g = ax.vmap(lambda p: p[0], in_axes=((0, 1),))
-    assert "is a tuple of length 2, but argument p is a list of length 2" in _message(g, [(3,), (4, 3)])
+    assert "in_axes[0] is a tuple of length 3, but argument d is a dict with keys ['a', 'b']" in text
+    g = ax.vmap(lambda p: p[0], in_axes=((0, 1, 0),))
+    assert "is a tuple of length 3, but argument p is a list of length 2" in _message(g, [(3,), (4, 3)])
+    pmapped = ax.pmap(lambda p: p[0], in_axes=((0, 0),))  # pmap: another type on every release
+    assert "lists and tuples differ" in _message(pmapped, [(2,), (2, 3)])
 
 
 def test_dict_in_axes_keys_must_match() -> None:
