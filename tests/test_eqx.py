@@ -517,3 +517,38 @@ def test_a_wrapper_used_as_a_method_predicts_with_the_instance() -> None:
     np.testing.assert_array_equal(model.apply(x), x @ model.w)
     assert model.apply.predict(x).shapes == (4, 2)
     assert "4, 2" in model.apply.explain(x)
+
+
+@pytest.mark.parametrize(
+    ("options", "args"),
+    [
+        ({"in_axes": None, "out_axes": None}, (jnp.arange(3.0), 2)),
+        ({}, (2, 3.0)),  # no arrays among the arguments: if_array(0) maps nothing
+        ({"in_axes": None, "out_axes": None}, (2, 3)),
+    ],
+)
+def test_nothing_mapped_is_called_as_it_is_as_equinox_calls_it(options: dict[str, Any], args: tuple[Any, ...]) -> None:
+    """With nothing mapped and no axis_size, Equinox calls the function without vmap:
+    predict answers with the outputs' shapes (not "nothing to map", not axis_size=1)."""
+    import equinox as eqx
+
+    f = lambda x, n: x * 2  # noqa: E731
+    want = eqx.filter_vmap(f, **options)(*args)
+    wrapped = axeqx.filter_vmap(f, **options)
+    np.testing.assert_array_equal(wrapped(*args), want)
+    shapes = wrapped.predict(*args).shapes
+    assert shapes == (np.shape(want) if isinstance(want, jax.Array) else None)
+
+
+def test_nothing_mapped_with_a_mapped_output_is_refused_as_equinox_refuses_it() -> None:
+    import equinox as eqx
+
+    f = lambda x, n: x * 2  # noqa: E731
+    with pytest.raises(ValueError, match="Cannot resolve batch dimension"):
+        eqx.filter_vmap(f, in_axes=None)(jnp.arange(3.0), 2)
+    wrapped = axeqx.filter_vmap(f, in_axes=None)
+    with pytest.raises(ax.SpecError, match="nothing is mapped") as predicted:
+        wrapped.predict(jnp.arange(3.0), 2)
+    assert "out_axes=None" in (predicted.value.fix or "")
+    with pytest.raises(ax.SpecError, match="Cannot resolve batch dimension"):
+        wrapped(jnp.arange(3.0), 2)

@@ -19,9 +19,10 @@ from typing import Any, Generic, ParamSpec, TypeVar, overload
 import jax
 import numpy as np
 
-from ._core._errors import AxisCheckError, SpecError
+from ._core._errors import AxisCheckError, FunctionError, SpecError, with_jax_error
 from ._core._jax_compat import JAX_VMAP
 from ._core._prediction import Prediction
+from ._core._shape import Shape
 from ._core._trees import seq_repr
 from ._libs._mapped import NotArray, Resolved, _is_array, arg_path, checker, retitled
 
@@ -283,10 +284,53 @@ class _Filtered(Generic[P, R]):
             resolved = self._resolved(args)
         except NotArray as mistake:
             raise mistake.error(self.__wrapped__, self._title()) from None
+        return self._predicted(args, resolved)
+
+    def _predicted(self, args: tuple[Any, ...], resolved: Resolved, lib_err: BaseException | None = None) -> Prediction:
+        """The prediction of a resolved call, or its error in Equinox's terms (with the
+        library's exception type kept, where the library raised)."""
+        if self._transform == "vmap" and not resolved.mapped and self._options.get("axis_size") is None:
+            try:
+                return self._called_as_it_is(resolved)
+            except AxisCheckError as err:
+                raise (err if lib_err is None else retitled(err, self._title(), lib_err)) from None
         try:
             return self._checker(resolved).predict(*resolved.dynamic)  # type: ignore[no-any-return]
         except AxisCheckError as err:
-            raise self._equinox_terms(retitled(err, self._title()), args, resolved) from None
+            raise self._equinox_terms(retitled(err, self._title(), lib_err), args, resolved) from None
+
+    def _called_as_it_is(self, resolved: Resolved) -> Prediction:
+        """With nothing mapped and no axis_size, Equinox's filter_vmap calls the function as
+        it is, without vmap, and refuses the call only where out_axes maps an output (no
+        batch size to give it): predicted so, with that refusal in the user's terms."""
+        fun: Callable[..., Any] = self.__wrapped__
+        mapped_outputs: list[str] = []
+
+        def as_it_is(*dynamic: Any) -> Any:
+            out = fun(*resolved.rebuild(dynamic))
+            paths = jax.tree_util.tree_flatten_with_path(out)[0]
+            axes = jax.tree_util.tree_structure(out).flatten_up_to(_out_axes_of(out, self.out_axes))
+            mapped_outputs[:] = [
+                "output" + jax.tree_util.keystr(path) for (path, _), a in zip(paths, axes, strict=True) if a is not None
+            ]
+            return jax.tree_util.tree_map(lambda x: x if _is_array(x) else None, out)
+
+        name = getattr(fun, "__name__", type(fun).__name__)
+        try:
+            out = jax.eval_shape(as_it_is, *resolved.dynamic)
+        except Exception as err:
+            raise with_jax_error(
+                FunctionError(f"{name} fails on the arguments as they are: {type(err).__name__}: {err}"), err
+            ) from err
+        if mapped_outputs:
+            raise SpecError(
+                f"nothing is mapped (no argument array has an in_axes entry) and axis_size is not given, so"
+                f" Equinox calls {name} without vmap, but out_axes={_show(self.out_axes)} maps"
+                f" {mapped_outputs[0]}, which has no batch axis to give it",
+                transform=self._title(),
+                fix="out_axes=None, or map an argument (in_axes), or give axis_size",
+            )
+        return Prediction(jax.tree_util.tree_map(lambda x: Shape(x.shape), out), None, ())
 
     def explain(self, *args: Any, **kwargs: Any) -> str:
         """The derivation table for the call (also for a passing call)."""
@@ -315,9 +359,9 @@ class _Filtered(Generic[P, R]):
             if resolved is None or isinstance(lib_err, AxisCheckError):
                 raise
             try:
-                self._checker(resolved).predict(*resolved.dynamic)
+                self._predicted(tuple(args), resolved, lib_err)
             except AxisCheckError as err:
-                raise self._equinox_terms(retitled(err, self._title(), lib_err), tuple(args), resolved) from lib_err
+                raise err from lib_err
             except Exception:
                 pass
             raise
