@@ -25,6 +25,7 @@ from ._core._prediction import Prediction
 from ._core._shape import Shape
 from ._core._trees import seq_repr
 from ._libs._mapped import NotArray, Resolved, _is_array, arg_path, checker, retitled
+from ._switch import CHECKS_OFF, checks_off, unchecked
 
 __all__ = ["filter_pmap", "filter_vmap"]
 
@@ -340,6 +341,8 @@ class _Filtered(Generic[P, R]):
             return str(err)
 
     def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
+        if CHECKS_OFF.get():  # inside `checks_disabled()`: Equinox's transform, unchecked
+            return self._library(*args, **kwargs)  # type: ignore[no-any-return]
         resolved: Resolved | None = None
         if not kwargs:  # Equinox refuses keyword arguments: its own error, unchanged
             try:
@@ -498,6 +501,16 @@ def filter_vmap(
     the contracted dimension is axis 1 of m.weight (size 3) but axis 1 of x (size 4) [per-example axis 0 of (4,)].
     ```
     """
+    if checks_off():  # AXISCHECK_DISABLE=1 or `checks_disabled()`: Equinox's own
+        return unchecked(
+            _eqx.filter_vmap,
+            fun,
+            in_axes=in_axes,
+            out_axes=out_axes,
+            axis_name=axis_name,
+            axis_size=axis_size,
+            **vmapkwargs,
+        )
     if fun is None:
         return functools.partial(
             filter_vmap, in_axes=in_axes, out_axes=out_axes, axis_name=axis_name, axis_size=axis_size, **vmapkwargs
@@ -544,6 +557,17 @@ def filter_pmap(
     True
     ```
     """
+    if checks_off():  # AXISCHECK_DISABLE=1 or `checks_disabled()`: Equinox's own
+        return unchecked(
+            _eqx.filter_pmap,
+            fun,
+            in_axes=in_axes,
+            out_axes=out_axes,
+            axis_name=axis_name,
+            axis_size=axis_size,
+            donate=donate,
+            **pmapkwargs,
+        )
     if fun is None:
         return functools.partial(
             filter_pmap,

@@ -23,6 +23,7 @@ from ._core._prediction import Prediction
 from ._core._trees import seq_repr
 from ._libs._mapped import retitled
 from ._pmap import pmap as ax_pmap
+from ._switch import CHECKS_OFF, checks_off, made_checked, unchecked
 from ._transform import Bound
 from ._vmap import vmap as ax_vmap
 
@@ -315,7 +316,8 @@ class _Mapped(Generic[P, R]):
         per_example.__qualname__ = per_example.__name__
         options = {k: self._options[k] for k in ("axis_name", "axis_size") if self._options.get(k) is not None}
         make = ax_vmap if self._transform == "vmap" else ax_pmap
-        return make(per_example, in_axes=resolved.axes, out_axes=_pure_out_axes(self.out_axes), **options)
+        with made_checked():
+            return make(per_example, in_axes=resolved.axes, out_axes=_pure_out_axes(self.out_axes), **options)
 
     def _resolved(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> _Resolved:
         passed, named, _ = _as_flax_passes(self.__wrapped__, self._mode, args, kwargs)
@@ -441,6 +443,8 @@ class _Mapped(Generic[P, R]):
         return None
 
     def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
+        if CHECKS_OFF.get():  # inside `checks_disabled()`: Flax's transform, unchecked
+            return self._library(*args, **kwargs)  # type: ignore[no-any-return]
         resolved: _Resolved | None = None
         try:
             resolved = self._resolved(tuple(args), dict(kwargs))
@@ -570,6 +574,8 @@ def pmap(
 
 
 def _make(transform: str, f: Any, options: dict[str, Any]) -> Any:
+    if checks_off():  # AXISCHECK_DISABLE=1 or `checks_disabled()`: Flax's own
+        return unchecked(_LIBRARY[transform], f, **options)
     defaults = inspect.signature(_LIBRARY[transform]).parameters
     unknown = set(options) - set(defaults)
     if unknown:
