@@ -80,10 +80,12 @@ def axes_of(level: MapLevel, axes: Any, tree: Any) -> list[Any] | PrefixMismatch
 def _mismatch_error(
     level: MapLevel, where: str, owner: str, m: PrefixMismatch, trail: tuple[Step, ...], cls: type[AxisCheckError]
 ) -> AxisCheckError:
+    by_position = level.kind == "vmap" and VMAP_MATCHES_CONTAINERS_BY_POSITION
+    rule = "containers must have as many children" if by_position else "lists and tuples differ"
     return Scene(trail, level.describe()).error(
         cls,
         f"{where}{m.path} is {m.spec_kind}, but {owner}{m.path} is {m.value_kind} ({m.detail});"
-        f" {where} must be a tree prefix of it (lists and tuples differ, dict keys must match)",
+        f" {where} must be a tree prefix of it ({rule}, dict keys must match)",
     )
 
 
