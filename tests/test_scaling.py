@@ -213,6 +213,25 @@ def test_an_error_among_many_leaves_formats_only_the_rows_it_shows(monkeypatch: 
     assert formatted and max(formatted) == 1
 
 
+def test_an_error_among_many_leaves_matches_only_the_labels_its_text_holds(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Which rows an error names is a whole-word match of each label in the problem's
+    text: asked only of the labels the text holds, not compiled into a pattern per row
+    (16,000 rows took seconds, most of it compiling)."""
+    checked, _, params = _model(4000)
+    bad = params | {"w02000": jax.ShapeDtypeStruct((4, 5), np.float32)}
+    searched: list[str] = []
+    search = _explain.re.search
+
+    def counting(pattern: str, text: str) -> Any:
+        searched.append(pattern)
+        return search(pattern, text)
+
+    monkeypatch.setattr(_explain.re, "search", counting)
+    with pytest.raises(ax.AxisCheckError):
+        checked.predict(jax.ShapeDtypeStruct((2, 3), np.float32), bad)
+    assert len(searched) <= 4, len(searched)
+
+
 def test_the_whole_table_of_many_leaves() -> None:
     """`str(prediction)` shows every leaf, aligned, once each."""
     checked, _, params = _model(3000)

@@ -235,7 +235,11 @@ def named_in(problem: str, places: Sequence[Place]) -> Focus:
     labels = {p.arg for p in places}
 
     def named(label: str) -> bool:
-        return label in labels or re.search(rf"(?<![\w\]'\[]){re.escape(label)}(?![\w\[])", problem) is not None
+        if label in labels:
+            return True
+        # Only a label the problem's text holds is matched as a whole word: asked of every
+        # row of a long table, a pattern compiled per label would cost the table its time.
+        return label in problem and re.search(rf"(?<![\w\]'\[]){re.escape(label)}(?![\w\[])", problem) is not None
 
     return named
 
