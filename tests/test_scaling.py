@@ -217,8 +217,8 @@ def test_an_error_among_many_leaves_matches_only_the_labels_its_text_holds(monke
     """Which rows an error names is a whole-word match of each label in the problem's
     text: asked only of the labels the text holds, not compiled into a pattern per row
     (16,000 rows took seconds, most of it compiling)."""
-    checked, _, params = _model(4000)
-    bad = params | {"w02000": jax.ShapeDtypeStruct((4, 5), np.float32)}
+    f = ax.vmap(lambda p: p["k0"], signature=ax.Signature(("n",), output="n"))
+    bad = {f"k{i}": (3, 2) for i in range(4000)} | {"k0": (4, 2)}  # one leaf with another batch size
     searched: list[str] = []
     search = _explain.re.search
 
@@ -227,8 +227,9 @@ def test_an_error_among_many_leaves_matches_only_the_labels_its_text_holds(monke
         return search(pattern, text)
 
     monkeypatch.setattr(_explain.re, "search", counting)
-    with pytest.raises(ax.AxisCheckError):
-        checked.predict(jax.ShapeDtypeStruct((2, 3), np.float32), bad)
+    with pytest.raises(ax.AxisCheckError) as info:
+        f.predict(bad)
+    assert "p['k0']" in str(info.value)
     assert len(searched) <= 4, len(searched)
 
 
