@@ -126,8 +126,25 @@ class Project:
             return self.module(exact[0]) if len(exact) == 1 else None
         if not names:
             return None
+        beside = self._beside(names, start)
+        if beside is not None:  # what `python <start's file>` imports (its folder is sys.path[0])
+            linted = self._by_parts.get(beside, [])
+            return self.module(linted[0]) if linted else None
         found = self._by_parts.get(names, []) + self._by_parts.get((*names, "__init__"), [])
         return self.module(found[0]) if len(found) == 1 else None
+
+    @staticmethod
+    def _beside(names: tuple[str, ...], start: ModuleInfo) -> tuple[str, ...] | None:
+        """The parts of the module `names` in the importing file's own folder, where one
+        is on disk there (a `.py` file or a package): Python imports that one first for a
+        script run from there, whichever files are linted beside it (pre-commit passes
+        `a/train.py b/utils.py`, and `from utils import ...` in a/train.py is a/utils.py)."""
+        folder = Path("/", *start.parts[:-1]).joinpath(*names)
+        if folder.with_suffix(".py").is_file():
+            return (*start.parts[:-1], *names)
+        if (folder / "__init__.py").is_file():
+            return (*start.parts[:-1], *names, "__init__")
+        return None
 
     # ------------------------------------------------------------------ run
 
