@@ -618,6 +618,41 @@ def test_nested_transforms_binding_one_axis_name_warn_at_the_users_line() -> Non
         ax.vmap(ax.vmap(center, axis_name="batch"), axis_name="rows")(x)
 
 
+@pytest.mark.parametrize("depth", [2, 3])
+def test_one_axis_name_bound_twice_without_a_collective_over_it_says_nothing(depth: int) -> None:
+    """The shadowing changes a result only where a collective reduces over the name: a
+    nest that binds one name twice around a function with none runs under
+    `filterwarnings = error` (a project's pytest setting), as under JAX."""
+
+    def scale(x: jax.Array) -> jax.Array:
+        return x * 2.0
+
+    x = jnp.arange(24.0).reshape(2, 3, 4)
+    nest: Any = scale
+    names = ["batch", "batch"] if depth == 2 else ["batch", "rows", "batch"]
+    for name in names:
+        nest = ax.vmap(nest, axis_name=name)
+    plain: Any = scale
+    for name in names:
+        plain = jax.vmap(plain, axis_name=name)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        out = nest(x if depth == 3 else x[0])
+    np.testing.assert_array_equal(out, plain(x if depth == 3 else x[0]))
+
+
+def test_a_collective_under_a_name_bound_two_levels_up_is_warned_of() -> None:
+    """Three levels, the innermost and outermost binding one name: the pmean inside sees
+    the innermost axis only, and the level that hides the outer one says so."""
+
+    def center(x: jax.Array) -> jax.Array:
+        return x - jax.lax.pmean(x, "batch")
+
+    nest = ax.vmap(ax.vmap(ax.vmap(center, axis_name="batch"), axis_name="rows"), axis_name="batch")
+    with pytest.warns(ax.AxisCheckWarning, match="binds axis_name='batch', which a transform around it binds"):
+        nest(jnp.arange(24.0).reshape(2, 3, 4))
+
+
 def test_axischeck_leaves_jaxs_trace_context_as_it_found_it() -> None:
     """A first checked call imports nothing that joins JAX's trace context (the public
     jax.extend.core pulls Pallas in, whose settings do on JAX 0.12): every cache key taken

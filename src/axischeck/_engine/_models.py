@@ -51,6 +51,7 @@ from ._trace import (
     Replay,
     SilentCollectiveError,
     batched_outputs,
+    collective_names,
     eval_per_example,
     only_vmaps,
     recorded_first,
@@ -68,7 +69,7 @@ class Outcome:
     bindings: Bindings
     inputs_only: bool = False  # Signature.unify stops before the outputs
     traced: bool = False  # the user's function was traced: the answer may depend on anything it saw
-    replay: Replay | None = None  # the traced function as JAX recorded it, for the level around it
+    replay: Replay | None = None  # the traced function as JAX recorded it, for the levels around it
     batched: list[bool] | None = None  # which flat outputs the innermost level batches, if a trace said
 
 
@@ -107,11 +108,11 @@ class MapModel:
                 fix="use one pmap over a flattened device axis, or jax.shard_map over a 2-D mesh",
             )
         self._check_spmd(trail)
-        self._warn_shadowed(env)
         size, per_call, step, axes = map_inputs(self.level, call, trail)
         spmd = tuple(sorted(self.level.spmd, key=str))
         inner_env = (*env, Bound(self.level.axis_name, size, tuple(axes), self.level.kind, spmd))
         inner = self.inner.predict(per_call, inner_env, trail + (step,))
+        self._warn_shadowed(env, inner.replay)
         if inner.inputs_only:  # Signature.unify: no outputs to map
             return Outcome(None, (step,) + inner.steps, inner.bindings, inputs_only=True, traced=inner.traced)
         # Without a function to ask, an output is batched iff some input is mapped here.
@@ -144,14 +145,21 @@ class MapModel:
 
         shapes, outs = map_outputs(self.level, size, inner.shapes, is_batched, trail + (step,) + inner.steps, sources)
         traced = inner.traced or (probe is not None and probe.asked)
-        return Outcome(shapes, (replace(step, outs=outs),) + inner.steps, inner.bindings, traced=traced)
+        # The record of the function, for a level around this one (its shadowed names).
+        return Outcome(
+            shapes, (replace(step, outs=outs),) + inner.steps, inner.bindings, traced=traced, replay=inner.replay
+        )
 
-    def _warn_shadowed(self, env: Env) -> None:
+    def _warn_shadowed(self, env: Env, replay: Replay | None) -> None:
         """JAX lets a nested transform bind an axis name an outer one binds: the inner
         binding hides the outer, so a collective inside reduces over the inner axis alone,
-        silently (equinox#49). Said where the nest is seen (lint's AX006, statically)."""
+        silently (equinox#49). Said where the nest is seen and the function's record shows
+        a collective over the name, the one case the shadowing changes a result (lint's
+        AX006 says it statically)."""
         name = self.level.axis_name
         if name is None or not any(bound.name == name for bound in env):
+            return
+        if replay is None or name not in collective_names(replay.closed):
             return
         warn_at_user(
             AxisCheckWarning(

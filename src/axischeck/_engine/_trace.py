@@ -613,6 +613,21 @@ def _axes_param(params: Any) -> tuple[Any, ...]:
     return tuple(axes) if isinstance(axes, (tuple, list)) else (axes,)
 
 
+def collective_names(jaxpr: Any) -> frozenset[Hashable]:
+    """The axis names the collectives of `jaxpr` (sub-jaxprs included) reduce, gather or
+    index over: psum's `axes`, all_gather's and axis_index's `axis_name`, ..."""
+    names: set[Hashable] = set()
+    for eqn, _ in _equations(jaxpr, ()):
+        for key in ("axes", "axis_name"):
+            value = eqn.params.get(key)
+            if value is None:
+                continue
+            for name in value if isinstance(value, tuple | list) else (value,):
+                if not isinstance(name, int):  # an int is a positional (array) axis, not a name
+                    names.add(name)
+    return frozenset(names)
+
+
 def _equations(jaxpr: Any, mesh_names: tuple[str, ...]) -> Any:
     """Every equation of `jaxpr`, sub-jaxprs (cond, scan, jit, shard_map, ...) included,
     each with the axis names of the innermost shard_map mesh around it."""
