@@ -54,6 +54,10 @@ Codes (stable; each finding names the transform, the argument and what JAX would
   of the mesh axes its PartitionSpec splits it over (`jax.make_mesh` with literal sizes).
 - AX021 inside jax.shard_map, a `lax.scan` carry that starts as an array built from
   constants (the same on every device) and comes back varying along a mesh axis.
+- AX023 a transform given a keyword it does not take (`axis=`, `in_axis=`, `out_axis=`,
+  `check_rep=`), with the option meant: JAX raises TypeError when it is made.
+- AX024 at a call, an iterator (`zip(...)`, `map(...)`, a generator expression) passed
+  where in_axes maps an argument: JAX maps arrays, not the items an iterator yields.
 
 Values are read one step away from the transform (`_values`): names bound once,
 parameters every visible call gives one value, `functools.partial`, and the shapes of

@@ -234,6 +234,18 @@ def _check_call(checker: SiteChecker, values: Values, use: Use, call: ast.Call, 
         if axes is None:
             continue  # passed whole to every call: no rule reads its value
         label = names[i] if i < len(names) else f"argument {i}"
+        iterator = _iterator(node, use.module)
+        if iterator is not None:
+            report(
+                use.module,
+                node,
+                "AX024",
+                f"{label} is {iterator}, an iterator, where in_axes maps an argument: {kind} maps arrays (or"
+                f" pytrees of them), not the items an iterator yields; JAX raises TypeError 'is not a valid"
+                " JAX type'",
+                None,
+            )
+            return True
         try:
             _collect(values.of(node, use.module), axes, label, node, leaves, kind != "smap", by_position)
         except Unread:
@@ -345,6 +357,20 @@ def _collect(
         # argument is an array or a number (or a dict, a list of another length) is refused.
         raise NotPrefix(label, node, axes, value)
     raise Unread
+
+
+_ITERATORS = frozenset({"zip", "map", "filter", "iter", "reversed", "enumerate"})
+
+
+def _iterator(node: ast.expr, module: ModuleInfo) -> str | None:
+    """How the argument at `node` makes an iterator (`zip(...)`, a generator expression),
+    if it plainly does: a call of a builtin iterator not rebound in the module."""
+    if isinstance(node, ast.GeneratorExp):
+        return "a generator expression"
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _ITERATORS:
+        if node.func.id not in module.scope.bindings:
+            return f"{node.func.id}(...)"
+    return None
 
 
 def _container(value: Any) -> bool:

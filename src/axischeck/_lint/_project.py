@@ -174,7 +174,8 @@ class Project:
             callee = self.resolver.site_callee(site)
             self.stats.understood += callee is not None
             checker = SiteChecker(self.resolver, site, callee, self.add)
-            checker.run()
+            if checker.run():
+                continue  # refused when the transform is made: no call of it runs
             check_outputs(checker)
             check_scan_carries(checker, self.values)
             self.stats.calls_read += check_calls(checker, self.values)

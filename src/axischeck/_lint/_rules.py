@@ -51,6 +51,10 @@ RULES: dict[str, Rule] = {
             "a shard_map argument's dimension is not a multiple of the mesh axes it is split over",
         ),
         Rule("AX021", "scan-carry-varies", "a scan carry inside shard_map starts the same on every device and varies"),
+        Rule("AX023", "unknown-option", "a transform is given a keyword it does not take (a misspelled option)"),
+        Rule(
+            "AX024", "mapped-iterator", "an iterator (zip, map, a generator) is passed where in_axes maps an argument"
+        ),
     )
 }
 
