@@ -648,7 +648,8 @@ def test_a_collective_under_a_name_bound_two_levels_up_is_warned_of() -> None:
     def center(x: jax.Array) -> jax.Array:
         return x - jax.lax.pmean(x, "batch")
 
-    nest = ax.vmap(ax.vmap(ax.vmap(center, axis_name="batch"), axis_name="rows"), axis_name="batch")
+    inner = ax.vmap(center, axis_name="batch")  # axischeck: ignore[AX006] - the mistake under test
+    nest = ax.vmap(ax.vmap(inner, axis_name="rows"), axis_name="batch")
     with pytest.warns(ax.AxisCheckWarning, match="binds axis_name='batch', which a transform around it binds"):
         nest(jnp.arange(24.0).reshape(2, 3, 4))
 

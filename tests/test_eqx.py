@@ -549,6 +549,6 @@ def test_nothing_mapped_with_a_mapped_output_is_refused_as_equinox_refuses_it() 
     wrapped = axeqx.filter_vmap(f, in_axes=None)
     with pytest.raises(ax.SpecError, match="nothing is mapped") as predicted:
         wrapped.predict(jnp.arange(3.0), 2)
-    assert "out_axes=None" in (predicted.value.fix or "")
+    assert "out_axes=None" in (predicted.value.hint or "")
     with pytest.raises(ax.SpecError, match="Cannot resolve batch dimension"):
         wrapped(jnp.arange(3.0), 2)

@@ -362,7 +362,7 @@ def test_vmap_psum_scatter_hole_is_reported_not_copied() -> None:
     assert jax.eval_shape(jax.vmap(f, axis_name="i"), x).shape == (16, 3)  # JAX's accident
     with pytest.raises(ax.CollectiveError, match="size 16 must match shard count 8") as info:
         ax.vmap(f, axis_name="i").predict(x)
-    assert "tiled=True" in (info.value.fix or "")
+    assert "tiled=True" in (info.value.hint or "")
     # With matching sizes it is the real collective, predicted like JAX.
     ok = jax.ShapeDtypeStruct((8, 8, 3), jnp.float32)
     assert ax.vmap(f, axis_name="i").predict(ok).shapes == jax.eval_shape(jax.vmap(f, axis_name="i"), ok).shape
@@ -378,7 +378,7 @@ def test_batched_signature_catches_the_silent_wrong_axis_bug() -> None:
     jax.vmap(complex_operation, in_axes=(0, 0, 0))(x, y, z)  # plain JAX runs the wrong axes silently
     with pytest.raises(ax.SpecError, match=r"contradict the batched signature") as info:
         ax.vmap(complex_operation, in_axes=(0, 0, 0), signature=s)
-    assert "in_axes=(0, 1, 0)" in (info.value.fix or "")
+    assert "in_axes=(0, 1, 0)" in (info.value.hint or "")
     assert ax.vmap(complex_operation, in_axes=(0, 1, 0), signature=s).predict(x, y, z).shapes == (16, 8, 2)
     # Variadics: the batch axis is counted from the side that does not move.
     v = ax.Signature.batched("(*s, n, c) -> (n, *s)", over="n")
@@ -511,7 +511,7 @@ def test_a_collective_over_a_name_smap_does_not_bind_is_explained_as_jaxs_error(
     assert text.splitlines()[0].endswith(
         "total calls a collective over axis name 'batch', which no enclosing transform binds"
     )
-    assert "Fix: call the collective over an axis this smap binds ('x')" in text
+    assert "Hint: call the collective over an axis this smap binds ('x')" in text
     assert "JAX: NameError" not in text  # the engine's probe, not what JAX raised
     assert text.count("JAX: ") == 1 and "JAX: AssertionError (with no message)" in text
 
@@ -529,12 +529,12 @@ def test_two_axes_of_one_array_in_one_vmap_get_nested_vmaps() -> None:
     err = info.value
     assert "in_axes[0] is (0, 1), several axes for a, an array; one vmap maps one axis of each argument" in err.problem
     nested = "jax.vmap(jax.vmap(solve, in_axes=(0, 0)), in_axes=(0, 0))"
-    assert err.fix == f"nest one vmap per axis, the outermost mapping the first: {nested}"
+    assert err.hint == f"nest one vmap per axis, the outermost mapping the first: {nested}"
     assert jax.vmap(jax.vmap(solve, in_axes=(0, 0)), in_axes=(0, 0))(a, b).shape == (3, 2, 2)
     c = jnp.ones((2, 2, 3))
     with pytest.raises(ax.ArgumentError) as info:
         ax.vmap(solve, in_axes=((1, 0), (0, 2)))(a, c)  # later axes first: nothing moves down
-    assert info.value.fix is not None and info.value.fix.endswith(
+    assert info.value.hint is not None and info.value.hint.endswith(
         "jax.vmap(jax.vmap(solve, in_axes=(0, 1)), in_axes=(1, 0))"
     )
     assert jax.vmap(jax.vmap(solve, in_axes=(0, 1)), in_axes=(1, 0))(a, c).shape == (2, 3, 2)
@@ -552,7 +552,7 @@ def test_nested_vmaps_are_offered_only_as_jax_runs_them() -> None:
     with pytest.raises(ax.ArgumentError) as info:
         ax.vmap(solve, in_axes=((0, -3), (0, -2)))(a, b)
     nested = "jax.vmap(jax.vmap(solve, in_axes=(0, 0)), in_axes=(0, 0))"
-    assert info.value.fix is not None and info.value.fix.endswith(nested)
+    assert info.value.hint is not None and info.value.hint.endswith(nested)
     with pytest.raises(ax.ArgumentError) as info:
         ax.vmap(solve, in_axes=((1, 0), (0, 2)))(a, b)  # a's axis 1 has 2, b's axis 0 has 3
     assert info.value.fix is None
@@ -597,7 +597,7 @@ def test_a_dict_in_axes_for_a_one_argument_function_names_the_argument() -> None
     with pytest.raises(ax.SpecError) as info:
         ax.vmap(pick, in_axes={"a": 0})  # type: ignore[arg-type]  # axischeck: ignore
     assert isinstance(info.value, TypeError)  # JAX's type
-    assert info.value.fix == (
+    assert info.value.hint == (
         "in_axes is matched to the positional arguments: in_axes=({'a': 0},) gives the axes inside x, the dict argument"
     )
     assert ax.vmap(pick, in_axes=({"a": 0},))({"a": jnp.ones((3, 2))}).shape == (3, 2)
@@ -617,7 +617,9 @@ def test_an_unmapped_output_names_the_mapped_arguments_it_comes_from() -> None:
         f.predict(jnp.ones(3), {"key": jnp.ones(3), "scale": jnp.float32(2.0)})
     err = info.value
     assert "output[1] depends on params['key'], which in_axes maps" in err.problem
-    assert err.fix is not None and err.fix.startswith("leave params['key'] unmapped (in_axes entry None) if output[1]")
+    assert err.hint is not None and err.hint.startswith(
+        "leave params['key'] unmapped (in_axes entry None) if output[1]"
+    )
 
 
 def test_an_unmapped_output_names_only_the_arguments_the_record_shows_it_comes_from() -> None:

@@ -37,7 +37,7 @@ def test_seed_collective_example_fails_before_anything_compiles() -> None:
     with pytest.raises(ax.CollectiveError) as info:
         f.predict(x)
     text = str(info.value)
-    assert "size 16 must match shard count 8" in text and "tiled=True" in (info.value.fix or "")
+    assert "size 16 must match shard count 8" in text and "tiled=True" in (info.value.hint or "")
     with pytest.raises(ax.CollectiveError):
         f(x)  # the checked call stops it too, before JAX compiles
     # On 16 devices it would work: per device (16,) -> psum_scatter () -> all_gather (16,) -> mean ().
@@ -102,7 +102,7 @@ def test_out_axes_none_on_a_mapped_output_is_device_0s_block_with_a_warning() ->
     with pytest.warns(ax.AxisCheckWarning, match="device 0's block"):
         assert f.predict(sds(1, 3)).shapes == want.shape == (3,)
     x = jnp.arange(3.0).reshape(1, 3)
-    with pytest.warns(ax.AxisCheckWarning, match=r"Fix: reduce it over the devices first \(give the pmap") as record:
+    with pytest.warns(ax.AxisCheckWarning, match=r"Hint: reduce over the devices first \(give the pmap") as record:
         out = f(x)
     assert record[0].filename == __file__  # the user's line, not axischeck's or JAX's
     assert str(record[0].message).endswith("; or out_axes=0 to get every device's block")

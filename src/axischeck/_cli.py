@@ -32,6 +32,7 @@ from ._core._text import int_text, short_repr  # JAX-free
 # `axischeck lint` (which reads source text only) starts without JAX.
 if TYPE_CHECKING:
     from ._core._prediction import Prediction
+    from ._engine._signature import Signature
 
 P = TypeVar("P", bound="Prediction")
 
@@ -266,9 +267,20 @@ def _run(argv: Sequence[str] | None) -> int:
     except UsageError as err:
         return _usage_error(str(err))
     return _report(
-        lambda: sig.predict(*shapes),
+        lambda: _advised_prediction(sig, shapes),
         lambda pred: [f"predicted: {shapes_text(pred.shapes)}", f"batched signature: {sig}", render_steps(pred.steps)],
     )
+
+
+def _advised_prediction(sig: Signature, shapes: list[Any]) -> Any:
+    """The signature's prediction, or its error with the fixes the engine checked."""
+    from ._advice import advise_signature
+    from ._core._errors import AxisCheckError
+
+    try:
+        return sig.predict(*shapes)
+    except AxisCheckError as err:
+        raise advise_signature(sig.model(), sig.labelled(tuple(shapes), {}), err) from err.__cause__
 
 
 def load_function(target: str) -> Any:

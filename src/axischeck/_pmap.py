@@ -18,7 +18,7 @@ from ._engine._levels import MapLevel
 from ._engine._models import MapModel
 from ._engine._signature import SignatureLike
 from ._engine._transform_models import level_models
-from ._options import Options, Shown, custom_axes, refuse_cyclic_axes, typed_key
+from ._options import Options, Shown, custom_axes, refuse_cyclic_axes, refusing_misspelled_options, typed_key
 from ._switch import checks_off, unchecked
 from ._transform import Transformed, described
 
@@ -190,6 +190,7 @@ def pmap(
 
 
 @traceback_boundary
+@refusing_misspelled_options
 def pmap(
     fun: Callable[P, R] | None = None,
     axis_name: Hashable | None = None,

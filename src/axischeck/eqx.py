@@ -25,7 +25,7 @@ from ._core._prediction import Prediction
 from ._core._shape import Shape
 from ._core._trees import seq_repr
 from ._libs._mapped import NotArray, Resolved, _is_array, arg_path, checker, retitled
-from ._switch import CHECKS_OFF, checks_off, unchecked
+from ._switch import CHECKS_OFF, checks_disabled, checks_off, unchecked
 
 __all__ = ["filter_pmap", "filter_vmap"]
 
@@ -284,8 +284,33 @@ class _Filtered(Generic[P, R]):
         try:
             resolved = self._resolved(args)
         except NotArray as mistake:
-            raise mistake.error(self.__wrapped__, self._title()) from None
+            raise self._not_array(mistake, args) from None
         return self._predicted(args, resolved)
+
+    def _not_array(self, mistake: NotArray, args: tuple[Any, ...]) -> AxisCheckError:
+        """An int in_axes entry that reaches a leaf that is not an array (a model's
+        activation function): in the user's terms, with `eqx.if_array(k)` for that
+        argument's entry (arrays at axis k, the rest unmapped) as the fix where the call
+        then checks and its mapped outputs still differ from example to example."""
+        err = mistake.error(self.__wrapped__, self._title())
+        index = mistake.path[0].idx if mistake.path and isinstance(mistake.path[0], jax.tree_util.SequenceKey) else None
+        spec = _named(self.__wrapped__, self.in_axes, len(args))
+        specs = spec if isinstance(spec, tuple) else (spec,) * len(args)
+        if index is None or len(specs) != len(args) or type(specs[index]) is not int:
+            return err
+        candidate = (*specs[:index], _eqx.if_array(specs[index]), *specs[index + 1 :])
+        try:
+            resolved = Resolved(args, candidate, _resolve_leaf)
+            if not resolved.mapped:
+                return err
+            self._checker(resolved).predict(*resolved.dynamic)
+        except Exception:  # noqa: BLE001 - the candidate does not check: the hint stands
+            return err
+        where = arg_path(self.__wrapped__, (jax.tree_util.SequenceKey(index),))
+        err.fix = f"in_axes={_show(candidate)} maps {where}'s arrays at axis {specs[index]} and passes the rest whole"
+        err.fix_head = f"in_axes={_show(candidate)}"
+        ValueError.__init__(err, err.render())
+        return err
 
     def _predicted(self, args: tuple[Any, ...], resolved: Resolved, lib_err: BaseException | None = None) -> Prediction:
         """The prediction of a resolved call, or its error in Equinox's terms (with the
@@ -294,6 +319,11 @@ class _Filtered(Generic[P, R]):
             try:
                 return self._called_as_it_is(resolved)
             except AxisCheckError as err:
+                spec = _named(self.__wrapped__, self.in_axes, len(args))
+                mapped = self._map_one(args, spec if isinstance(spec, tuple) else (spec,) * len(args))
+                if mapped is not None:  # the function fails on the whole arrays: mapping one runs
+                    err.fix, err.fix_head = mapped, mapped.split(" would ")[0]
+                    ValueError.__init__(err, err.render())
                 raise (err if lib_err is None else retitled(err, self._title(), lib_err)) from None
         try:
             return self._checker(resolved).predict(*resolved.dynamic)  # type: ignore[no-any-return]
@@ -310,7 +340,8 @@ class _Filtered(Generic[P, R]):
         def as_it_is(*dynamic: Any) -> Any:
             out = fun(*resolved.rebuild(dynamic))
             paths = jax.tree_util.tree_flatten_with_path(out)[0]
-            axes = jax.tree_util.tree_structure(out).flatten_up_to(_out_axes_of(out, self.out_axes))
+            treedef: Any = jax.tree_util.tree_structure(out)
+            axes = treedef.flatten_up_to(_out_axes_of(out, self.out_axes))
             mapped_outputs[:] = [
                 "output" + jax.tree_util.keystr(path) for (path, _), a in zip(paths, axes, strict=True) if a is not None
             ]
@@ -329,7 +360,7 @@ class _Filtered(Generic[P, R]):
                 f" Equinox calls {name} without vmap, but out_axes={_show(self.out_axes)} maps"
                 f" {mapped_outputs[0]}, which has no batch axis to give it",
                 transform=self._title(),
-                fix="out_axes=None, or map an argument (in_axes), or give axis_size",
+                hint="out_axes=None, or map an argument (in_axes), or give axis_size",
             )
         return Prediction(jax.tree_util.tree_map(lambda x: Shape(x.shape), out), None, ())
 
@@ -347,7 +378,13 @@ class _Filtered(Generic[P, R]):
         if not kwargs:  # Equinox refuses keyword arguments: its own error, unchanged
             try:
                 resolved = self._resolved(tuple(args))
-            except (ValueError, TypeError, NotArray):
+            except NotArray as mistake:  # JAX refuses a non-array it is given to map: explained
+                try:
+                    with checks_disabled():  # JAX's own refusal (its type and words), not an inner check's
+                        return self._library(*args, **kwargs)  # type: ignore[no-any-return]
+                except Exception as lib_err:
+                    raise with_jax_error(self._not_array(mistake, tuple(args)), lib_err) from None
+            except (ValueError, TypeError):
                 resolved = None  # a malformed in_axes: Equinox reports it in its own words
         if resolved is not None and not resolved.sizes_agree(self._options.get("axis_size")):
             try:

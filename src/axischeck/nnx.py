@@ -96,7 +96,7 @@ class _Resolved:
         axes: list[Any] = []
         for i, (arg, spec) in enumerate(zip(args, specs, strict=True)):
             if i in static:
-                self.rebuilders.append(lambda _, value=arg: value)
+                self.rebuilders.append(functools.partial(_static, arg))
                 dynamic.append(None)
                 axes.append(None)
             elif _nnx.graph.is_graph_node(arg):
@@ -150,6 +150,11 @@ class _Resolved:
 def _is_arraylike(x: Any) -> bool:
     # A Python scalar is a rank-0 array to jax.vmap (mapped at an axis, it fails as one).
     return hasattr(x, "shape") or isinstance(x, bool | int | float | complex)
+
+
+def _static(value: Any, _dynamic: None) -> Any:
+    """A static argument, as it was given (it has no dynamic part to rebuild it from)."""
+    return value
 
 
 def _rebuild_node(graphdef: Any, whole: Any, pure: Any) -> Any:
@@ -352,7 +357,7 @@ class _Mapped(Generic[P, R]):
             f" variable's mapped axis between in_axes and out_axes: in_axes gives it {found.axis_in!r},"
             f" out_axes {found.axis_out!r}",
             transform=self._title(),
-            fix=f"out_axes giving {found.where} the axis {found.axis_in!r}, as in_axes does",
+            hint=f"out_axes giving {found.where} the axis {found.axis_in!r}, as in_axes does",
         )
 
     def _not_modelled(self) -> SpecError:
@@ -423,6 +428,8 @@ class _Mapped(Generic[P, R]):
             f" Flax binds keyword arguments and defaults to positions, so the default"
             f" {defaults} is an argument too",
             transform=self._title(),
+            # Checked: the call then passes, and it passes each default whole, as leaving
+            # the defaults out of the call means.
             fix=fix,
         )
 

@@ -246,7 +246,7 @@ def _target(err: BaseException) -> str | None:
 
 def _target_in(text: str) -> str | None:
     """The function the first transform named in `text` maps."""
-    match = re.search(r"\b(?:vmap|pmap|shard_map|smap)\(([\w<>.]+)", text)
+    match = re.search(r"\b(?:filter_)?(?:vmap|pmap|shard_map|smap)\(([\w<>.]+)", text)
     return match.group(1) if match else None
 
 

@@ -7,7 +7,7 @@ import weakref
 from collections.abc import Callable, Hashable
 from functools import partial
 from types import FunctionType, MethodType
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, TypeVar, cast
 
 V = TypeVar("V")
 
@@ -238,7 +238,7 @@ class WeakCallable:
 def held_function(fun: Callable[..., Any]) -> Any:
     """The function `fun` calls: the referent of a `WeakCallable` (None once it is gone),
     else `fun` itself, so that both key the same records of it."""
-    return fun._ref() if type(fun) is WeakCallable else fun
+    return fun._ref() if isinstance(fun, WeakCallable) else fun
 
 
 def held_weakly(fun: Callable[..., Any]) -> Callable[..., Any]:

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ._shape import Shape, format_shape
+from ._text import format_shape
 
 Size = int | tuple[int, ...]
 
@@ -31,10 +31,10 @@ class Place:
     """
 
     arg: str
-    shape: Shape | None = None
+    shape: tuple[int, ...] | None = None
     axis: int | None = None
     size: Size | None = None
-    batched_shape: Shape | None = None
+    batched_shape: tuple[int, ...] | None = None
     batched_axis: int | None = None
     unit: str = "per-example"  # what `shape` is: one example, or one device's block
 
@@ -67,7 +67,8 @@ class AxisCheckError(ValueError):
     - `symbol`: the dimension symbol or batch size that conflicts, if any.
     - `places`: the `Place`s that disagree, first binding first.
     - `table`: the derivation table (argument rows), if one was built.
-    - `fix`: a concrete suggestion, if one is clear.
+    - `hint`: what to change, in words, where the engine can say it (not checked).
+    - `fix`: a change that was checked against what the program means (see `suggestions`).
     - `fix_head`: the checked fix in a few words (`in_axes=(0, 0)`), ending the headline.
 
     ```python
@@ -87,6 +88,7 @@ class AxisCheckError(ValueError):
     symbol: str | None
     places: tuple[Place, ...]
     table: str | None
+    hint: str | None
     fix: str | None
 
     def __init__(
@@ -98,6 +100,7 @@ class AxisCheckError(ValueError):
         places: tuple[Place, ...] = (),
         table: str | None = None,
         notes: tuple[str, ...] = (),
+        hint: str | None = None,
         fix: str | None = None,
         fix_head: str | None = None,
     ) -> None:
@@ -107,9 +110,10 @@ class AxisCheckError(ValueError):
         self.places = places
         self.table = table
         self.notes = notes
+        self.hint = hint
         self.fix = fix
         self.fix_head = fix_head
-        self.suggestions: tuple[Any, ...] = ()  # structured fixes (see axischeck._suggest)
+        self.suggestions: tuple[Any, ...] = ()  # the checked fixes, as data (see axischeck._advice)
         # The arguments and labelled call the engine found this in, carried to the fix
         # search (labelling 16,000 leaves again costs 20-45 ms), which takes it; never
         # pickled or copied into another error.
@@ -117,9 +121,9 @@ class AxisCheckError(ValueError):
         super().__init__(self.render())
 
     def render(self) -> str:
-        """The message: headline (what is wrong and, when the engine checked one, the
-        fix in a few words, so a one-line log says both), table, the places that
-        disagree, notes, and the fix in full."""
+        """The message: headline (what is wrong and, where one was checked, the fix in a
+        few words, so a one-line log says both), table, the places that disagree, notes,
+        and the fix in full (or, where none was checked, the hint)."""
         head = f"{self.transform}: {self.problem}" if self.transform else self.problem
         lines = [f"{head}; fix: {self.fix_head}" if self._fix_head_holds() else head]
         if self.table:
@@ -132,6 +136,8 @@ class AxisCheckError(ValueError):
         lines.extend(f"  {note}" for note in self.notes)
         if self.fix:
             lines.append(f"  Fix: {self.fix}")
+        elif self.hint:
+            lines.append(f"  Hint: {self.hint}")
         return "\n".join(lines)
 
     def disagreement(self) -> str | None:

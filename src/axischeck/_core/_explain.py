@@ -11,9 +11,9 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from ._errors import AxisCheckError, Place
-from ._shape import Shape, format_shape
+from ._shape import Shape
 from ._steps import ArgRows, BaseStep, MapStep, ShardRow, ShardStep, SpecRow, SpecRows, Step
-from ._text import int_text
+from ._text import format_shape, int_text
 
 
 class _Shapes:
@@ -103,7 +103,13 @@ def _arg_table(maps: Sequence[MapStep], base: BaseStep | None, focus: Focus | No
             at_level = [level.get(name) for name in names]
             if k == 0:
                 out.append([shape(args.shapes[j]) if j is not None else "" for j in at_level])
-            out.append([_axis(args.axes[j]) if j is not None else "" for j in at_level])
+            by_keyword = maps[k].keywords
+            out.append(
+                [
+                    "" if j is None else _axis(args.axes[j]) + (" (keyword)" if _root(names[n]) in by_keyword else "")
+                    for n, j in enumerate(at_level)
+                ]
+            )
             out.append([shape(args.per_example[j]) if j is not None else "" for j in at_level])
         rows = [at.get(name) for name in names]
         if not maps:
@@ -117,6 +123,11 @@ def _arg_table(maps: Sequence[MapStep], base: BaseStep | None, focus: Focus | No
     marked = {k for k, note in enumerate(spec.notes) if "<--" in note or "<--" in spec.binds[k]}
     shown = [i for i, label in enumerate(labels) if at.get(label) in marked] if marked and signature else []
     return _Rows(header, len(labels), columns, shown or _focused(labels, focus, limit))
+
+
+def _root(label: str) -> str:
+    """The argument a leaf's label belongs to (`params` for `params['w']`)."""
+    return label.partition("[")[0]
 
 
 def _row_of(labels: Sequence[str]) -> dict[str, int]:

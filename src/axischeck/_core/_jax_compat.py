@@ -275,6 +275,17 @@ def vmappable_value(value: Any) -> bool:
     return type(value) in _batching.vmappables
 
 
+def tracing_now() -> bool:
+    """Whether JAX is making a trace here (inside `jit`, a transform's trace, ...), where
+    an operation on concrete values would be staged into it rather than computed."""
+    try:
+        from jax._src import core
+
+        return not isinstance(core.trace_ctx.trace, core.EvalTrace)
+    except (ImportError, AttributeError):  # pragma: no cover - a future layout
+        return True
+
+
 def batched_here(value: Any) -> bool:
     """Inside a function traced under `jax.vmap`: whether `value` carries the batch dim of
     the innermost vmap (JAX's test for `out_axes=None`). True when JAX's internals have
@@ -330,27 +341,18 @@ def varying_axes(value: Any) -> frozenset[str] | None:
     return None if varying is None else frozenset(str(a) for a in varying)
 
 
-VARYING_CAST: str = "jax.lax.pcast" if hasattr(jax.lax, "pcast") else "jax.lax.pvary"
-"""JAX's function that marks a value as varying over mesh axes (what a value invariant
-over an axis needs before it meets a varying one in a loop carry or a branch): `pvary`
-up to JAX 0.7, `pcast(x, axes, to='varying')` from then on (0.10.2 and 0.12 have no
-`pvary`)."""
-
-
 def cast_to_varying(value: Any, axes: tuple[str, ...]) -> Any:
     """`value` marked as varying over the mesh axes `axes` (inside a shard_map that checks
-    vma): the cast `VARYING_CAST` names, applied."""
-    if hasattr(jax.lax, "pcast"):
-        return jax.lax.pcast(value, axes, to="varying")
-    return jax.lax.pvary(value, axes)  # pragma: no cover - JAX up to 0.7
+    vma): what a value invariant over an axis needs before it meets a varying one in a
+    loop carry or a branch (`pcast(x, axes, to='varying')`; JAX up to 0.7 spelled it
+    `pvary`, which 0.10.2 and 0.12 no longer have)."""
+    return jax.lax.pcast(value, axes, to="varying")
 
 
 def varying_cast(value: str, axes: tuple[str, ...]) -> str:
-    """The call that makes `value` (source text) vary over `axes`, spelled for this JAX."""
+    """The call that makes `value` (source text) vary over `axes`, as user code writes it."""
     named = repr(axes[0]) if len(axes) == 1 else repr(tuple(axes))
-    if VARYING_CAST == "jax.lax.pcast":
-        return f"jax.lax.pcast({value}, {named}, to='varying')"
-    return f"jax.lax.pvary({value}, {named})"
+    return f"jax.lax.pcast({value}, {named}, to='varying')"
 
 
 def _traceback_util() -> Any:

@@ -80,6 +80,7 @@ class MapStep:
     axis_size: int | None  # None: not determined (the failure was before it)
     args: Sequence[ArgRow]
     outs: tuple[OutRow, ...] = ()
+    keywords: frozenset[str] = frozenset()  # arguments passed by keyword (mapped over axis 0 whatever in_axes says)
 
     def __post_init__(self) -> None:
         # Rows are kept as ArgRows however they were given, so equal steps compare and hash alike.

@@ -11,7 +11,8 @@ import numpy as np
 from jax.tree_util import keystr
 
 from ._jax_compat import TRUSTED_ARRAY_TYPES
-from ._shape import Shape, format_shape
+from ._shape import Shape
+from ._text import format_shape
 
 
 @dataclass(frozen=True, slots=True)

@@ -26,7 +26,7 @@ import functools
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import jax
 from jax.core import Tracer
@@ -35,8 +35,16 @@ from .._core._errors import FunctionError
 from .._core._jax_compat import name_trace
 from ._trace import RECORDED, Records, Replay, recorded_first, substituting
 
-if TYPE_CHECKING:
-    from ._predictor import Predictor
+
+class Checker(Protocol):
+    """What a watch asks of the predictor whose check it carries (`Predictor`, which
+    makes the watches: this module is below it)."""
+
+    records: Records
+
+    def label(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any: ...
+
+    def checked_answer(self, args: tuple[Any, ...], kwargs: dict[str, Any], flat: tuple[list[Any], Any]) -> Any: ...
 
 
 class Recorder:
@@ -81,7 +89,7 @@ class Watch:
     def __init__(
         self,
         recorder: Recorder | None,
-        predictor: Predictor,
+        predictor: Checker,
         args: tuple[Any, ...],
         kwargs: dict[str, Any],
         flat: tuple[list[Any], Any],

@@ -19,9 +19,9 @@ from .._core._errors import ArgumentError, AxisCheckError, AxisCheckWarning, Out
 from .._core._explain import Scene, tables_read
 from .._core._jax_compat import VMAP_MATCHES_CONTAINERS_BY_POSITION
 from .._core._leaves import Call, Leaf, abstract, resharded, scalar_struct
-from .._core._shape import Shape, format_shape
+from .._core._shape import Shape
 from .._core._steps import ArgRows, MapStep, OutRow, Step
-from .._core._text import and_list, int_text
+from .._core._text import and_list, format_shape, int_text
 from .._core._trees import PrefixMismatch, broadcast_by_position, broadcast_prefix, leaf_paths, seq_repr
 
 
@@ -105,7 +105,7 @@ def _several_axes_error(level: MapLevel, where: str, call: Call, i: int, trail: 
         ArgumentError,
         f"{where} is {entry!r}, several axes for {call.arg_labels[i]}, {what}; one {level.kind} maps one"
         " axis of each argument (a tuple entry is read as a tuple argument's entries)",
-        fix=fix,
+        hint=fix,
     )
 
 
@@ -154,7 +154,7 @@ def resolve_in_axes(level: MapLevel, call: Call, trail: tuple[Step, ...]) -> lis
                 ArgumentError,
                 f"pmap in_axes is a list, {spec!r}, but the positional arguments form a tuple;"
                 " unlike vmap, pmap does not read a top-level list as a tuple",
-                fix=f"write in_axes={tuple(spec)!r}",
+                hint=f"write in_axes={tuple(spec)!r}",
             )
     if isinstance(spec, tuple) and len(spec) != len(call.args):
         unmatched = call.arg_labels[len(spec) :]
@@ -210,7 +210,7 @@ def _pmap_size_checks(
         raise fail(
             ArgumentError,
             "pmap needs at least one argument with a mapped axis (axis_size cannot stand in for one)",
-            fix="map at least one array argument (an int in in_axes)",
+            hint="map at least one array argument (an int in in_axes)",
         )
     for leaf, axis in zip(leaves, axes, strict=True):
         if axis is not None and axis < 0 and leaf.shape is not None:
@@ -218,7 +218,7 @@ def _pmap_size_checks(
                 ArgumentError,
                 f"pmap in_axes entry {int_text(axis)} for {leaf.label} is negative; JAX 0.10's pmap shards"
                 " axis 0 but squeezes the negative axis, so it fails or silently gives wrong shapes",
-                fix=f"write the axis counted from the front: {axis + len(leaf.shape)}",
+                hint=f"write the axis counted from the front: {axis + len(leaf.shape)}",
             )
 
 
@@ -255,7 +255,7 @@ def map_inputs(level: MapLevel, call: Call, trail: tuple[Step, ...]) -> tuple[in
         )
         per_example.append(per)
     rows = ArgRows(_labels(leaves), _shapes(leaves), tuple(axes), tuple(per_example))
-    step = MapStep(level.describe(), level.symbol, size, rows)
+    step = MapStep(level.describe(), level.symbol, size, rows, keywords=frozenset(call.kwargs))
     return size, call.rebuilt(treedef, new_leaves), step, canon
 
 
@@ -333,7 +333,9 @@ def _checked(
             if tables_read()
             else ArgRows()  # a trial of the fix search: nobody reads its table
         )
-        return scene.then(MapStep(level.describe(), level.symbol, size, rows)).error(cls, problem, **facts)
+        keywords = frozenset(leaf.label.partition("[")[0] for leaf in leaves[first_keyword or len(leaves) :])
+        step = MapStep(level.describe(), level.symbol, size, rows, keywords=keywords)
+        return scene.then(step).error(cls, problem, **facts)
 
     if level.kind == "pmap":
         _pmap_size_checks(level, leaves, axes, fail)
@@ -341,7 +343,7 @@ def _checked(
         raise fail(
             ArgumentError,
             "there is nothing to map: no argument holds an array, and axis_size is not given",
-            fix="pass at least one array argument, or give axis_size",
+            hint="pass at least one array argument, or give axis_size",
         )
     canon: list[int | None] = []
     for i, (leaf, axis) in enumerate(zip(leaves, axes, strict=True)):
@@ -362,7 +364,7 @@ def _checked(
                 f"{asked}, but {leaf.label} has shape {format_shape(leaf.shape)} of rank {len(leaf.shape)}"
                 f" (it needs rank >= {int_text(need)})",
                 places=(leaf.place(None, leaf.shape),),
-                fix=_keyword_fix(level, leaf) if by_keyword else _range_fix(leaf, axis),
+                hint=_keyword_fix(level, leaf) if by_keyword else _range_fix(leaf, axis),
             )
         canon.append(c)
     # Indices and ints, not a (leaf, axis) pair per mapped leaf: no object per leaf to collect.
@@ -374,7 +376,7 @@ def _checked(
         raise fail(
             ArgumentError,
             "every in_axes entry is None, so there is no batch size",
-            fix="map at least one argument (an int in in_axes), or give axis_size",
+            hint="map at least one argument (an int in in_axes), or give axis_size",
         )
     if len(distinct) > 1:
         text, places = _disagreement(leaves, canon, mapped, sizes)
@@ -396,7 +398,7 @@ def _checked(
             " available: the size must be between 1 and the device count",
             symbol=f"batch size {level.symbol}",
             places=tuple(leaves[i].place(canon[i], sizes[0]) for i in mapped[:1]),
-            fix=f"map at most {level.devices} per call (reshape to (devices, -1, ...) and vmap inside),"
+            hint=f"map at most {level.devices} per call (reshape to (devices, -1, ...) and vmap inside),"
             f" or run with {size} devices",
         )
     return canon, size
@@ -468,7 +470,7 @@ def _reject_mapped_non_arrays(leaves: list[Leaf], axes: list[int | None], fail: 
                 ArgumentError,
                 f"{leaf.label} is a {type(leaf.value).__name__}, not a JAX array, so it cannot be mapped"
                 f" (in_axes entry {axis})",
-                fix=f"give {leaf.label} the in_axes entry None to pass it through unmapped",
+                hint=f"give {leaf.label} the in_axes entry None to pass it through unmapped",
             )
 
 
@@ -559,21 +561,13 @@ def map_outputs(
         raise _mismatch_error(level, "out_axes", "the output", got, trail, OutputError)
     out: list[Shape] = []
     rows: list[OutRow] = []
+    device_zero: list[int] = []  # outputs a pmap's out_axes None takes from device 0
     for j, (label, shape, axis) in enumerate(zip(labels, leaves, got, strict=True)):
         if axis is None:
             if not level.sum_match and is_batched(j):
                 name = "" if level.axis_name is None else f" (axis_name={level.axis_name!r})"
-                if level.kind == "pmap":  # JAX answers with device 0's block: so do we, and say so
-                    mapped = _out_axes_mapping(level.out_axes.value, shapes, j)
-                    every = f"out_axes={mapped!r}" if mapped is not None else "an integer out_axes entry for it"
-                    warn_at_user(
-                        AxisCheckWarning(
-                            f"{level.describe()}: out_axes is None for {label}, but {label} depends on the"
-                            f" mapped arguments, so JAX's pmap returns device 0's block {format_shape(shape)}."
-                            f" Fix: reduce it over the devices first ({_reduce_over(level.axis_name)}) if one"
-                            f" value was meant; or {every} to get every device's block"
-                        )
-                    )
+                if level.kind == "pmap":  # JAX answers with device 0's block: so do we, and say so (once)
+                    device_zero.append(j)
                     out.append(shape)
                     rows.append(OutRow(label, shape, axis, shape))
                     continue
@@ -585,7 +579,7 @@ def map_outputs(
                     f"out_axes is None for {label}, but {label} {which}, so it"
                     f" has a batch dimension{name} that None would have to drop",
                     places=(Place(label, shape),),
-                    fix=f"{shared}give {label} an integer out_axes entry (0 puts the batch first),"
+                    hint=f"{shared}give {label} an integer out_axes entry (0 puts the batch first),"
                     " or pass sum_match=True to sum over the batch",
                 )
             new = shape
@@ -598,7 +592,7 @@ def map_outputs(
                     f"pmap out_axes entry {int_text(axis)} for {label} is negative; JAX 0.10's pmap silently"
                     " returns wrongly shaped outputs for negative out_axes",
                     places=(Place(label, shape),),
-                    fix=f"count the axis from the front: out_axes={c if c is not None else 0}",
+                    hint=f"count the axis from the front: out_axes={c if c is not None else 0}",
                 )
             if c is None:
                 raise Scene(trail, level.describe()).error(
@@ -607,9 +601,35 @@ def map_outputs(
                     f" shape {format_shape(shape)}, so the batched output has rank {r} and its axes"
                     f" are {-r}..{r - 1}",
                     places=(Place(label, shape),),
-                    fix=f"use an out_axes entry in [{-r}, {r - 1}] for {label}",
+                    hint=f"use an out_axes entry in [{-r}, {r - 1}] for {label}",
                 )
             new = shape.insert(c, size)
         out.append(new)
         rows.append(OutRow(label, shape, axis, new))
+    if device_zero:
+        _warn_device_zero(
+            level, shapes, [labels[j] for j in device_zero], [leaves[j] for j in device_zero], device_zero
+        )
     return jax.tree_util.tree_unflatten(treedef, out), tuple(rows)
+
+
+def _warn_device_zero(level: MapLevel, shapes: Any, labels: list[str], blocks: list[Shape], flat: list[int]) -> None:
+    """One warning per call for every output a pmap's out_axes None takes from device 0
+    although it depends on the mapped arguments: JAX answers so, and so does axischeck."""
+    mapped: Any = _out_axes_mapping(level.out_axes.value, shapes, flat[0]) if len(flat) == 1 else None
+    if len(flat) > 1 and level.out_axes.value is None:
+        mapped = 0
+    every = f"out_axes={mapped!r}" if mapped is not None else "an integer out_axes entry for each"
+    if len(labels) == 1:
+        what = f"{labels[0]}, but {labels[0]} depends"
+        block = f"device 0's block {format_shape(blocks[0])}"
+    else:
+        what = f"{and_list(labels)}, but they depend"
+        block = "device 0's block of each"
+    warn_at_user(
+        AxisCheckWarning(
+            f"{level.describe()}: out_axes is None for {what} on the mapped arguments, so JAX's pmap returns"
+            f" {block}. Hint: reduce over the devices first ({_reduce_over(level.axis_name)}) if one value was"
+            f" meant; or {every} to get every device's block"
+        )
+    )

@@ -19,8 +19,8 @@ from jax.sharding import AbstractMesh, Mesh, PartitionSpec
 
 from .._core._errors import SpecError
 from .._core._jax_compat import spec_entries, type_spec
-from .._core._shape import Shape, format_shape
-from .._core._text import short_repr
+from .._core._shape import Shape
+from .._core._text import format_shape, short_repr
 
 SpecDims = tuple[tuple[str, ...], ...]
 """A PartitionSpec as the mesh axes of each array dim, `()` for an unsharded dim."""
@@ -78,7 +78,7 @@ def context_mesh(where: str) -> MeshShape:
     if mesh.empty:
         raise SpecError(
             f"{where} has mesh=None, and no mesh is set",
-            fix="pass mesh=..., or call it inside `with jax.set_mesh(mesh):`",
+            hint="pass mesh=..., or call it inside `with jax.set_mesh(mesh):`",
         )
     return mesh_shape(mesh, where)
 
@@ -93,13 +93,13 @@ def context_conflict(mesh: Any) -> str | None:
 
 
 class SpecMistake(Exception):
-    """One spec that cannot apply to one array: what is wrong, and the fix. (A plain
+    """One spec that cannot apply to one array: what is wrong, and a hint. (A plain
     exception: whatever handles it may add notes or a traceback to it.)"""
 
-    def __init__(self, problem: str, fix: str | None = None) -> None:
+    def __init__(self, problem: str, hint: str | None = None) -> None:
         super().__init__(problem)
         self.problem = problem
-        self.fix = fix
+        self.hint = hint
 
 
 def spec_dims(spec: Any, mesh: MeshShape, manual: frozenset[str], what: str) -> SpecDims:

@@ -38,10 +38,10 @@ from .._core._jax_compat import (
     vmap_shmap_error_enabled,
 )
 from .._core._leaves import Call, Leaf, check_jax_outputs
-from .._core._shape import Shape, format_shape
+from .._core._shape import Shape
 from .._core._spec import SigCore, SpecTree
 from .._core._steps import BaseStep, MapStep, ShardStep, SpecRow, SpecRows, Step
-from .._core._text import int_text
+from .._core._text import format_shape, int_text
 from .._core._trees import PrefixMismatch, broadcast_flat, broadcast_prefix, leaf_paths, walk_prefix
 from ._levels import MapLevel, Sources, map_inputs, map_outputs
 from ._trace import (
@@ -105,7 +105,7 @@ class MapModel:
             raise Scene(trail, self.level.describe()).error(
                 ArgumentError,
                 "pmap inside pmap fails in JAX 0.10 (a context-mesh error): nested pmap is not supported",
-                fix="use one pmap over a flattened device axis, or jax.shard_map over a 2-D mesh",
+                hint="use one pmap over a flattened device axis, or jax.shard_map over a 2-D mesh",
             )
         self._check_spmd(trail)
         size, per_call, step, axes = map_inputs(self.level, call, trail)
@@ -165,7 +165,7 @@ class MapModel:
             AxisCheckWarning(
                 f"{self.level.describe()} binds axis_name={name!r}, which a transform around it binds too:"
                 f" a collective over {name!r} inside reduces over this inner {self.level.kind}'s axis only,"
-                " not over both. Fix: give each level its own name, and name both where a collective"
+                " not over both. Hint: give each level its own name, and name both where a collective"
                 f" must reduce over both (e.g. jax.lax.pmean(x, ({name!r}, 'outer')))"
             )
         )
@@ -184,7 +184,7 @@ class MapModel:
                     ArgumentError,
                     f"spmd_axis_name {clash} is also named by the shard_map's {where}; JAX refuses"
                     " to shard the vmapped axis over a mesh axis the shard_map already splits",
-                    fix=f"drop spmd_axis_name, or leave {clash} out of the shard_map's {where}",
+                    hint=f"drop spmd_axis_name, or leave {clash} out of the shard_map's {where}",
                 )
 
 
@@ -276,7 +276,7 @@ def trace(fn: Callable[..., Any], name: str, call: Call, env: Env, trail: tuple[
     except AxisCheckError:
         raise
     except SilentCollectiveError as err:
-        raise collective_error(name, str(err), only_vmaps(env), trail, err.fix) from None
+        raise collective_error(name, str(err), only_vmaps(env), trail, err.hint) from None
     except Exception as err:
         unit = f"{unit_of(env)} arguments"
         if returned:  # the function itself finished: JAX failed batching what it returned
@@ -289,7 +289,7 @@ def trace(fn: Callable[..., Any], name: str, call: Call, env: Env, trail: tuple[
             raise Scene(trail, _innermost_transform(trail)).error(
                 SpecError,
                 f"vmap's spmd_axis_name is also a mesh axis that {name}'s inner shard_map specs use, which JAX refuses",
-                fix="give vmap a spmd_axis_name the inner shard_map does not shard over",
+                hint="give vmap a spmd_axis_name the inner shard_map does not shard over",
             ) from err
         raise function_error(name, leaves, unit, err, trail) from err
 
@@ -302,7 +302,7 @@ def _leaf_shapes(leaves: list[Leaf], most: int = 4) -> str:
 
 
 def function_error(
-    name: str, leaves: list[Leaf], unit: str, err: Exception, trail: tuple[Step, ...], fix: str | None = None
+    name: str, leaves: list[Leaf], unit: str, err: Exception, trail: tuple[Step, ...], hint: str | None = None
 ) -> FunctionError:
     """The function failed on these (per-example or per-device) arguments: JAX's words, our
     shapes, and, where JAX's message names two sizes that disagree and each sits in one
@@ -315,7 +315,7 @@ def function_error(
             FunctionError,
             f"{name} calls a collective over axis name {axis!r}, which no enclosing transform binds",
             notes=(f"JAX: {jax_says}",),
-            fix=fix,
+            hint=hint,
         )
     blamed = _blame(str(err), leaves, unit.removesuffix(" arguments"))
     if blamed is None:
@@ -359,12 +359,12 @@ def _blame(message: str, leaves: list[Leaf], unit: str) -> tuple[str, tuple[Plac
 
 
 def collective_error(
-    name: str, text: str, under_vmap: bool, trail: tuple[Step, ...], fix: str | None = None
+    name: str, text: str, under_vmap: bool, trail: tuple[Step, ...], hint: str | None = None
 ) -> CollectiveError:
     """A collective that does not fit its axis (`text` names it first: "psum_scatter: ...");
-    with `fix`, `text` is the whole account of a collective JAX rejects only when lowering."""
+    with `hint`, `text` is the whole account of a collective JAX rejects only when lowering."""
     detail = text.removeprefix("psum_scatter: ")
-    if fix is not None:
+    if hint is not None:
         problem = f"{name} calls {text}; JAX finds this only when it compiles"
     elif text.startswith("ppermute"):
         problem = f"{name} calls {text}; " + (
@@ -372,13 +372,13 @@ def collective_error(
             if under_vmap
             else "JAX finds this only when it compiles"
         )
-        fix = "give each source and each destination at most once in perm"
+        hint = "give each source and each destination at most once in perm"
     elif tiled_scatter_indivisible(text):  # only device axes get here; vmap raises itself
         problem = (
             f"{name} calls psum_scatter (tiled=True), which needs the scattered dimension to divide"
             f" evenly by the size of the device axis ({detail})"
         )
-        fix = "make the scattered dimension a multiple of the axis size (pad it), or scatter another dimension"
+        hint = "make the scattered dimension a multiple of the axis size (pad it), or scatter another dimension"
     else:
         problem = (
             f"{name} calls psum_scatter (tiled=False), which needs the scattered dimension to equal"
@@ -389,11 +389,11 @@ def collective_error(
                 "; under vmap JAX does not check this and silently returns a mislabelled batch sum,"
                 " so axischeck reports it"
             )
-        fix = (
+        hint = (
             "pass tiled=True (the dimension must then divide evenly by the axis size), or make the mapped"
             " axis as long as the scattered dimension (under pmap and shard_map: that many devices on the axis)"
         )
-    return Scene(trail, _innermost_transform(trail)).error(CollectiveError, problem, fix=fix)
+    return Scene(trail, _innermost_transform(trail)).error(CollectiveError, problem, hint=hint)
 
 
 def _known_defects(message: str) -> tuple[str, ...]:
@@ -533,7 +533,7 @@ class SignatureModel:
                 raise fail(
                     SpecError,
                     f"keyword arguments {sorted(call.kwargs)} cannot be matched to a signature without parameter names",
-                    fix="pass them positionally, or decorate the function so its parameter names are known",
+                    hint="pass them positionally, or decorate the function so its parameter names are known",
                 )
             if len(call.args) != len(core.inputs):
                 raise fail(
@@ -577,7 +577,7 @@ class SignatureModel:
                 SpecError,
                 "the signature does not determine the output shape"
                 + (f": {', '.join(missing)} is not bound by any input" if out is not None else " (no '->' output)"),
-                fix="name output dimensions after input dimensions, or decorate a function so it can be traced",
+                hint="name output dimensions after input dimensions, or decorate a function so it can be traced",
             )
         shapes = trace(self.fn, self.name, call, env, trail + (BaseStep("signature", rows, ()),)).shapes
         if out is not None:

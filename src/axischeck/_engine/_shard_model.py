@@ -198,8 +198,8 @@ class ShardModel:
 
         scene = Scene(trail, transform)
 
-        def fail(cls: type[AxisCheckError], problem: str, fix: str | None, rows: list[ShardRow]) -> AxisCheckError:
-            return scene.then(ShardStep(transform, sizes, tuple(rows))).error(cls, problem, fix=fix)
+        def fail(cls: type[AxisCheckError], problem: str, hint: str | None, rows: list[ShardRow]) -> AxisCheckError:
+            return scene.then(ShardStep(transform, sizes, tuple(rows))).error(cls, problem, hint=hint)
 
         self._check_setting(call, env, mesh, manual, fail)
         leaves, treedef = call.flat()
@@ -287,7 +287,7 @@ class ShardModel:
                 self._check_explicit(leaf, entry, dims, mesh, manual, what)
             except SpecMistake as m:
                 rows.append(ShardRow(leaf.label, leaf.shape, str(spec), None))
-                raise fail(ArgumentError, m.problem, m.fix, rows) from None
+                raise fail(ArgumentError, m.problem, m.hint, rows) from None
             block = block_shape(leaf.shape, dims, mesh)
             rows.append(ShardRow(leaf.label, leaf.shape, str(spec), block))
             value = struct(block, abstract(leaf.value).dtype)
@@ -358,7 +358,7 @@ class ShardModel:
         try:
             return spec_dims(spec, mesh, manual, what)
         except SpecMistake as m:
-            raise fail(SpecError, m.problem, m.fix, []) from None
+            raise fail(SpecError, m.problem, m.hint, []) from None
 
     @staticmethod
     def _inferred(leaf: Leaf, manual: frozenset[str]) -> tuple[Any, SpecDims]:
@@ -397,7 +397,7 @@ class ShardModel:
             try:
                 spec_dims(spec, mesh, manual, f"an {o.word('out')} entry")
             except SpecMistake as m:
-                raise fail(m.problem, m.fix) from None
+                raise fail(m.problem, m.hint) from None
         paired = broadcast_prefix(o.out_specs, blocks, lambda x: isinstance(x, PartitionSpec))
         if isinstance(paired, PrefixMismatch):
             word = o.word("out")
@@ -417,7 +417,7 @@ class ShardModel:
             try:
                 check_fits(dims, entry, block, what, f"the per-device {label}", mesh, split=False)
             except SpecMistake as m:
-                raise fail(m.problem, m.fix) from None
+                raise fail(m.problem, m.hint) from None
             outs.append(ShardRow(label, global_shape(block, dims, mesh), str(spec), block))
         treedef = jax.tree_util.tree_structure(blocks)
         return jax.tree_util.tree_unflatten(treedef, [r.shape for r in outs]), outs
@@ -503,7 +503,7 @@ class ShardModel:
         except AxisCheckError:
             raise
         except SilentCollectiveError as err:
-            raise collective_error(o.name, str(err), False, trail, err.fix) from None
+            raise collective_error(o.name, str(err), False, trail, err.hint) from None
         except Exception as err:
             text = str(err)
             if psum_scatter_size_refused(err):
@@ -614,7 +614,7 @@ class ShardModel:
                 OutputError,
                 f"{_promise(o)} that an output is the same on every device along a mesh axis, but"
                 f" {o.name}'s output varies along it: {detail}",
-                fix=_replication_fix(o),
+                hint=_replication_fix(o),
             )
         probed = self.vma_jaxpr(call, env)
         shown = o.shown("out", shapes)
@@ -642,7 +642,7 @@ class ShardModel:
             problem,
             places=tuple(Place(g.label, g.block, unit="per-device") for g in gaps),
             notes=jax_said,
-            fix=_gap_fix(o, gaps),
+            hint=_gap_fix(o, gaps),
         )
 
     def _why_varying(
@@ -751,7 +751,7 @@ class ShardModel:
             f"{o.name}'s {account}",
             symbol=f"mesh axis {lacking[0][1][0]!r}",
             notes=(f"JAX: {type(err).__name__}: {err}",),
-            fix="; and ".join(fixes),
+            hint="; and ".join(fixes),
         )
 
     def _cast_refused(
@@ -781,7 +781,7 @@ class ShardModel:
             FunctionError,
             f"{o.name}'s {account}",
             notes=(f"JAX: {type(err).__name__}: {err}",),
-            fix=fix,
+            hint=fix,
         )
 
 

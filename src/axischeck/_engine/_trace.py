@@ -470,12 +470,12 @@ def jaxpr_under_levels(fn: Callable[..., Any], treedef: Any, values: Sequence[An
 
 class SilentCollectiveError(Exception):
     """A collective that JAX accepts when tracing but that is an accident: its vmap result
-    is silently wrong, or lowering rejects it. `fix` is set where the text alone is the
+    is silently wrong, or lowering rejects it. `hint` is set where the text alone is the
     whole account (else `collective_error` knows the collective's rule)."""
 
-    def __init__(self, text: str, fix: str | None = None) -> None:
+    def __init__(self, text: str, hint: str | None = None) -> None:
         super().__init__(text)
-        self.fix = fix
+        self.hint = hint
 
 
 def _check_silent_collectives(fn: Callable[..., Any], env: Env, structs: Sequence[Any]) -> None:
@@ -522,7 +522,7 @@ def check_ppermutes(jaxpr: Any) -> None:
                 ordered = tuple(a for a in mesh_names if a in axes)
                 raise SilentCollectiveError(
                     f"ppermute over {axes}, which names the mesh axes out of the mesh's order {ordered}",
-                    fix=f"write axis_name={ordered} (perm then indexes the devices in that order),"
+                    hint=f"write axis_name={ordered} (perm then indexes the devices in that order),"
                     ' or allow it with jax.config.update("jax_raise_on_ppermute_sort_diff", False)',
                 )
         elif NEGATIVE_COLLECTIVE_AXES_FAIL_LOWERING and name in _AXIS_PARAMS:
@@ -532,7 +532,7 @@ def check_ppermutes(jaxpr: Any) -> None:
                 version = ".".join(map(str, JAX_VERSION))
                 raise SilentCollectiveError(
                     f"{shown} with {', '.join(negative)}: a negative axis, which JAX {version} traces but cannot lower",
-                    fix="count the axis from the front (ndim + axis)",
+                    hint="count the axis from the front (ndim + axis)",
                 )
 
 
@@ -554,7 +554,7 @@ def warn_repeated_sums(jaxpr: Any) -> None:
     warn_at_user(
         AxisCheckWarning(
             f"psum over {axes!r} of a value that is already a psum over {twice!r}: JAX multiplies"
-            f" the sum by the size of {twice!r} (the value is the same on every member). Fix: sum once"
+            f" the sum by the size of {twice!r} (the value is the same on every member). Hint: sum once"
         )
     )
 

@@ -101,7 +101,7 @@ def inner_model(
         core_a = core_from_annotations(fun) if annotates_itself(fun) else None
     except SpecError as err:  # JAX runs this function: an annotation axischeck cannot read must not stop it
         warn_at_user(
-            AxisCheckWarning(f"{err.problem}; {name} is traced instead (Fix: {err.fix})" if err.fix else err.problem)
+            AxisCheckWarning(f"{err.problem}; {name} is traced instead (hint: {err.hint})" if err.hint else err.problem)
         )
         core_a = None
     if core_a is not None:

@@ -88,7 +88,7 @@ class NotArray(Exception):
         return AxisCheckError(
             f"in_axes maps {where} at axis {self.axis}, but {where} is not an array (a {kind})",
             transform=title,
-            fix=f"give {where} the axis None (eqx.if_array(k) maps arrays only)",
+            hint=f"give {where} the axis None (eqx.if_array(k) maps arrays only)",
         )
 
 
