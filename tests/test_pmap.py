@@ -229,3 +229,24 @@ def test_a_python_int_a_pmap_needs_concrete_is_made_static_by_the_fix(path: str)
     assert info.value.fix is not None and info.value.fix.startswith("static_broadcasted_argnums=(1,) would pass n")
     fixed = jax.pmap(_double_n_times, **info.value.suggestions[0].as_kwargs())
     np.testing.assert_array_equal(fixed(x, 3), x * 8)
+
+
+def test_a_pmap_is_made_without_asking_jax_for_its_devices(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Asking starts JAX's backends, after which `jax.distributed.initialize` refuses to
+    run: a pmap decorated at import, before a job of several processes starts, must not
+    ask. It asks at first use."""
+
+    def started(*args: object, **kwargs: object) -> object:
+        raise AssertionError("asked JAX for its devices")
+
+    for name in ("devices", "local_devices", "device_count", "local_device_count", "process_count", "process_index"):
+        monkeypatch.setattr(jax, name, started)
+    made = [
+        ax.pmap(lambda x: jax.lax.psum(x, "i"), axis_name="i"),
+        ax.pmap(lambda x: jax.lax.psum(x, "i"), axis_name="i", in_axes=(0,), signature="(a)->(a)"),
+        ax.pmap(lambda x: jax.lax.psum(x, "i"), axis_name="i", backend="cpu", axis_size=2, out_axes=None),
+    ]
+    monkeypatch.undo()
+    assert made[1].predict((1, 3)).shapes == (1, 3)
+    with pytest.raises(ax.SpecError, match="pmap backend 'nope' is not available"):
+        ax.pmap(lambda x: x, backend="nope", signature="(a)->(a)").predict((1, 3))
