@@ -23,7 +23,10 @@ import pytest
 PACKAGE = Path(__file__).resolve().parent.parent / "src" / "axischeck"
 
 LAYERS: list[tuple[str, set[str]]] = [
-    ("foundation: JAX facts, values, errors", {"_jax_compat", "_cache", "_shape", "_text", "_errors", "_trees"}),
+    (
+        "foundation: JAX facts, values, errors",
+        {"_jax_compat", "_cache", "_shape", "_text", "_job", "_errors", "_trees"},
+    ),
     (
         "parsing: dims, axes, signatures, arguments",
         {"_dims", "_axes", "_spec", "_annotation_text", "_annotations", "_leaves", "_keys"},

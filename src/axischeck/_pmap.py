@@ -11,6 +11,7 @@ import jax
 from ._core._axes import check_axis_name, check_axis_size, freeze_out_axes, freeze_pmap_in_axes
 from ._core._errors import AxisCheckError, SpecError
 from ._core._jax_compat import JAX_PMAP, traceback_boundary
+from ._core._job import this_job
 from ._core._leaves import shapes_as_structs
 from ._core._prediction import Prediction
 from ._core._text import short_repr
@@ -67,7 +68,8 @@ class Unplaced:
     backend: str | None
 
     def placed(self) -> MapLevel:
-        """The level for the device count JAX would use."""
+        """The level for the device count JAX would use, and (in a job of several
+        processes) how the processes share the devices."""
         if self.devices is not None:
             count = len(self.devices)
         else:
@@ -75,7 +77,7 @@ class Unplaced:
                 count = len(jax.devices(self.backend))
             except RuntimeError as err:
                 raise SpecError(f"pmap backend {self.backend!r} is not available: {err}") from None
-        return replace(self.level, devices=count)
+        return replace(self.level, devices=count, job=this_job(self.devices, self.backend))
 
 
 @dataclass(frozen=True, slots=True)
@@ -178,7 +180,7 @@ class Pmapped(Transformed[P, R]):
             raise SpecError(f"predict_with_devices needs a device count >= 1, got {short_repr(devices)}")
         model = self.model
         assert isinstance(model, MapModel)
-        model = replace(model, level=replace(model.level, devices=devices))
+        model = replace(model, level=replace(model.level, devices=devices, job=None))  # a machine of its own
         args, kwargs = shapes_as_structs(args, kwargs, self._predictor.tuple_dtypes)
         try:
             return self._predictor.derive(args, kwargs, model)

@@ -7,9 +7,12 @@ import sys
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ._shape import Shape, format_shape
+
+if TYPE_CHECKING:  # not imported at run time: the linter reads errors without importing JAX
+    from ._job import Job
 
 Size = int | tuple[int, ...]
 
@@ -69,6 +72,9 @@ class AxisCheckError(ValueError):
     - `table`: the derivation table (argument rows), if one was built.
     - `fix`: a concrete suggestion, if one is clear.
     - `fix_head`: the checked fix in a few words (`in_axes=(0, 0)`), ending the headline.
+    - `job`: in a job of several processes, when the failure is about how its processes
+      share the devices: their count, this one's index, its local devices and the global
+      count (`job.processes`, `job.process`, `job.local_devices`, `job.global_devices`).
 
     ```python
     >>> f = ax.vmap(lambda x, y: x @ y, in_axes=(0, 1), signature="(a,b),(b,c)->(a,c)")
@@ -88,6 +94,7 @@ class AxisCheckError(ValueError):
     places: tuple[Place, ...]
     table: str | None
     fix: str | None
+    job: Job | None
 
     def __init__(
         self,
@@ -100,6 +107,7 @@ class AxisCheckError(ValueError):
         notes: tuple[str, ...] = (),
         fix: str | None = None,
         fix_head: str | None = None,
+        job: Job | None = None,
     ) -> None:
         self.transform = transform
         self.problem = problem
@@ -109,6 +117,7 @@ class AxisCheckError(ValueError):
         self.notes = notes
         self.fix = fix
         self.fix_head = fix_head
+        self.job = job
         self.suggestions: tuple[Any, ...] = ()  # structured fixes (see axischeck._suggest)
         # The arguments and labelled call the engine found this in, carried to the fix
         # search (labelling 16,000 leaves again costs 20-45 ms), which takes it; never

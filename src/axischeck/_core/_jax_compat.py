@@ -254,6 +254,16 @@ mesh context, ...), as JAX keys its own caches with it: part of every cache key 
 answer that came from tracing. (JAX's own function: it runs on every cached predict.)"""
 
 
+def tracing() -> bool:
+    """Whether JAX is tracing here (inside `jax.jit`, a transform or `eval_shape`): in a
+    job of several processes, JAX's pmap then lays its mesh over this process's devices
+    alone, where an eager call lays it over every process's (pmap.py:_get_mesh_devices,
+    0.10.2 to 0.12.1)."""
+    from jax._src import core
+
+    return not core.trace_state_clean()
+
+
 def quiet_tracebacks() -> AbstractContextManager[Any]:
     """JAX's traceback filtering off, for traces whose exceptions axischeck only reads (the
     fix search's trials, JAX's verdict on a call): JAX filters each exception leaving its

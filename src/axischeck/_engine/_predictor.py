@@ -27,7 +27,13 @@ import numpy as np
 
 from .._core._cache import BoundedCache, PerFunction, code_of, held_weakly, same_code
 from .._core._errors import AxisCheckError, FunctionError, SpecError, with_jax_error
-from .._core._jax_compat import quiet_tracebacks, spmd_axis_in_shard_map_specs, trace_context, unbound_axis_name
+from .._core._jax_compat import (
+    quiet_tracebacks,
+    spmd_axis_in_shard_map_specs,
+    trace_context,
+    tracing,
+    unbound_axis_name,
+)
 from .._core._keys import arrays_key, lookup, shape_key, store, trace_key
 from .._core._leaves import Call, abstract, flatten_call, label_call, opaque_leaves, shapes_as_structs, struct
 from .._core._prediction import Prediction
@@ -352,7 +358,10 @@ class Predictor:
         verdict (its exception type and message) where JAX refuses the call too, so code
         written against JAX's errors keeps working."""
         err = self.with_fix(err, args, kwargs)
-        jax_err = _jax_verdict(jax_fn, args, kwargs)
+        if err.job is not None and not tracing():  # an eager pmap in a job: its abstract verdict differs
+            jax_err = _jax_verdict_lowered(jax_fn, args, kwargs)
+        else:
+            jax_err = _jax_verdict(jax_fn, args, kwargs)
         return err if jax_err is None else with_jax_error(err, jax_err)
 
     # ----------------------------------------------------------------- answers
@@ -460,8 +469,12 @@ class Predictor:
         """`err` with concrete fixes the engine has checked, running the function at most
         `fix_traces` times to try them, and once more for JAX's verdict on the fix shown
         where the engine's rules are not JAX's trace (see `_jax_accepts`). The function's
-        own failure gets none: an option that makes it run would be a guess."""
+        own failure gets none: an option that makes it run would be a guess, and neither does
+        a mistake about how the processes of a job share the devices (`err.job`), whose
+        remedy is in the process's arguments (its own part), not in an option."""
         if ASKING_JAX.get() or (isinstance(err, FunctionError) and unbound_axis_name(err.__cause__ or err) is None):
+            return err
+        if err.job is not None:  # how a job's processes share the devices: its remedy is no option's
             return err
         try:
             with quiet_tracebacks():  # the trials' exceptions are only read
@@ -578,6 +591,28 @@ def _jax_verdict(jax_fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict
     try:
         with quiet_tracebacks():  # only its type and message are kept
             jax.eval_shape(substituting(jax_fn, treedef, leaves, dyn), *[leaves[i] for i in dyn])
+    except AxisCheckError:
+        return None
+    except Exception as err:
+        return err
+    finally:
+        ASKING_JAX.reset(asking)
+    return None
+
+
+def _jax_verdict_lowered(jax_fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Exception | None:
+    """JAX's own exception for this call as made eagerly, found by lowering it (never
+    run): in a job of several processes an eager pmap lays its mesh over every process's
+    devices, where `eval_shape` traces it over this process's alone, and it refuses a
+    process's arguments that do not fit while converting them to global arrays or tracing,
+    both of which lowering does. None when JAX accepts it, or cannot lower it."""
+    lower = getattr(jax_fn, "lower", None)
+    if lower is None:
+        return None
+    asking = ASKING_JAX.set(True)
+    try:
+        with quiet_tracebacks():  # only its type and message are kept
+            lower(*args, **kwargs)
     except AxisCheckError:
         return None
     except Exception as err:
