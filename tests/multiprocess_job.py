@@ -141,6 +141,26 @@ def main(port: int, process: int) -> None:
             lambda: jax.smap(total, in_axes=0, out_axes=None, axis_name="x")(whole),
             lambda: ax.smap(total, in_axes=0, out_axes=None, axis_name="x")(whole),
         )
+        record["smap_local_data"] = {
+            "jax": _outcome(lambda: jax.smap(total, in_axes=0, out_axes=None, axis_name="x")(np.asarray(rows(local)))),
+            "ax": _outcome(lambda: ax.smap(total, in_axes=0, out_axes=None, axis_name="x")(np.asarray(rows(local)))),
+        }
+
+    # This process's own rows given where the global array belongs.
+    local_rows = np.asarray(rows(local))
+    both(
+        "shard_map_local_data",
+        lambda: jax.shard_map(total, mesh=mesh, in_specs=P("x"), out_specs=P())(local_rows),
+        lambda: ax.shard_map(total, mesh=mesh, in_specs=P("x"), out_specs=P())(local_rows),
+    )
+    record["shard_map_local_data"]["predict"] = _outcome(
+        lambda: ax.shard_map(total, mesh=mesh, in_specs=P("x"), out_specs=P()).predict(local_rows)
+    )
+    both(
+        "jit_shard_map_local_data",
+        lambda: jax.jit(jax.shard_map(total, mesh=mesh, in_specs=P("x"), out_specs=P()))(local_rows),
+        lambda: jax.jit(ax.shard_map(total, mesh=mesh, in_specs=P("x"), out_specs=P()))(local_rows),
+    )
     print(json.dumps(record), flush=True)
 
 

@@ -12,8 +12,12 @@ from __future__ import annotations
 import re
 from typing import Any
 
+import jax
+import jax.numpy as jnp
+import numpy as np
 import pytest
 from jax import lax
+from jax.sharding import PartitionSpec as P
 
 import axischeck as ax
 from axischeck._core._job import Job
@@ -63,6 +67,7 @@ def in_a_job(monkeypatch: pytest.MonkeyPatch) -> Any:
 
     def enter(process: int) -> None:
         monkeypatch.setattr("axischeck._pmap.this_job", lambda devices=None, backend=None: job(process))
+        monkeypatch.setattr("axischeck._engine._shard_model.this_job", lambda: job(process))
 
     return enter
 
@@ -125,6 +130,33 @@ def test_a_global_axis_size_that_leaves_a_process_out_is_explained(in_a_job: Any
     assert info.value.fix == "leave axis_size out: in a job it is the global size, here 8"
     in_a_job(0)
     assert ax.pmap(_psum(), axis_name="i", axis_size=4).predict((4, 3)).shapes == (4, 3)
+
+
+@pytest.mark.parametrize(
+    ("arg", "own"), [(np.zeros((4, 3), np.float32), True), (jax.ShapeDtypeStruct((4, 3), jnp.float32), False)]
+)
+def test_process_local_data_on_a_mesh_of_the_job_names_the_remedy(in_a_job: Any, arg: Any, own: bool) -> None:
+    in_a_job(0)
+    f = ax.shard_map(lambda a: lax.psum(a, "x"), mesh={"x": 8}, in_specs=P("x"), out_specs=P())
+    with pytest.raises(ax.ArgumentError) as info:
+        f.predict(arg)
+    err = info.value
+    assert err.job is not None and err.job.global_devices == 8
+    assert "8 does not divide 4" in err.problem
+    assert "the mesh spans the job's 2 processes (8 devices, 4 of them this process's)" in err.problem
+    assert ("a is this process's own data" in err.problem) == own
+    assert err.fix is not None
+    assert "jax.make_array_from_process_local_data(NamedSharding(mesh, P('x',)), a)" in err.fix
+    assert err.fix.startswith("if a is this process's part") != own
+
+
+def test_a_mesh_of_this_processs_devices_keeps_the_usual_fix(in_a_job: Any) -> None:
+    in_a_job(0)
+    f = ax.shard_map(lambda a: lax.psum(a, "x"), mesh={"x": 4}, in_specs=P("x"), out_specs=P())
+    with pytest.raises(ax.ArgumentError) as info:
+        f.predict(np.zeros((6, 3), np.float32))
+    assert info.value.job is None
+    assert "make_array_from_process_local_data" not in str(info.value)
 
 
 def test_one_process_is_no_job() -> None:

@@ -157,3 +157,20 @@ def test_pmap_traced_in_jit_runs_on_this_processs_devices(records: list[dict[str
         _explained_as_jax(seen["ax"], seen["jax"]["error"])
         assert "traced inside jax.jit or another transform" in seen["ax"]["message"]
         assert f"this process's {LOCAL} local devices alone (of the job's {GLOBAL})" in seen["ax"]["message"]
+
+
+@pytest.mark.parametrize("scenario", ["shard_map_local_data", "smap_local_data", "jit_shard_map_local_data"])
+def test_process_local_data_on_a_global_mesh_names_the_remedy(records: list[dict[str, Any]], scenario: str) -> None:
+    for r in records:
+        seen = r[scenario]
+        _explained_as_jax(seen["ax"], seen["jax"]["error"])
+        message = seen["ax"]["message"]
+        assert "8 does not divide 4" in message
+        assert "the mesh spans the job's 2 processes (8 devices, 4 of them this process's)" in message
+        remedy = "jax.make_array_from_process_local_data(NamedSharding(mesh, P('x',)), a), of global shape (8, 3)"
+        assert remedy in message.split("Fix: ", 1)[1]
+        # A NumPy array is this process's own; under jit the tracer cannot say, so it may be.
+        own = scenario != "jit_shard_map_local_data"
+        assert ("a is this process's own data" in message) == own
+        if "predict" in seen:
+            assert seen["predict"]["message"].splitlines()[0] == message.splitlines()[0]

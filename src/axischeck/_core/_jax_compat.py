@@ -264,6 +264,22 @@ def tracing() -> bool:
     return not core.trace_state_clean()
 
 
+def process_global_shape(mesh: Any, spec: Any, shape: tuple[int, ...]) -> tuple[int, ...] | None:
+    """The global shape `jax.make_array_from_process_local_data(NamedSharding(mesh, spec),
+    data)` builds from this process's `data` of `shape`, as JAX infers it
+    (sharding_impls.local_to_global_shape, 0.10.2 to 0.12.1); None where JAX cannot say
+    (a mesh of this process's devices alone, a sharding that is not uniform over the
+    processes, an abstract mesh)."""
+    try:
+        from jax._src.sharding_impls import local_to_global_shape
+
+        found = local_to_global_shape(jax.sharding.NamedSharding(mesh, spec), tuple(shape))
+    except Exception:  # an abstract mesh, or a future layout: no global shape to show
+        return None
+    sizes = [n for n in found if type(n) is int]
+    return tuple(sizes) if len(sizes) == len(found) else None
+
+
 def quiet_tracebacks() -> AbstractContextManager[Any]:
     """JAX's traceback filtering off, for traces whose exceptions axischeck only reads (the
     fix search's trials, JAX's verdict on a call): JAX filters each exception leaving its

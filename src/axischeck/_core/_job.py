@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import jax
+from jax.core import Tracer
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,3 +84,24 @@ def this_job(devices: Sequence[Any] | None = None, backend: str | None = None) -
     else:  # JAX groups them by process (the old pmap's order, kept for collectives' speed)
         owners = tuple(sorted(int(d.process_index) for d in jax.devices(backend)))
     return Job(processes, jax.process_index(backend), jax.local_device_count(backend), owners)
+
+
+def process_local(value: Any) -> bool | None:
+    """Whether a call's argument is this process's own data (a NumPy array or scalar, a
+    Python number, a `jax.Array` on this process's devices alone), not part of a global
+    array that spans other processes; None for a tracer or a `ShapeDtypeStruct`, which do
+    not say."""
+    if isinstance(value, (Tracer, jax.ShapeDtypeStruct)):
+        return None
+    if isinstance(value, jax.Array):
+        return bool(value.is_fully_addressable)
+    return True
+
+
+def spans_processes(job: Job, mesh: Any, devices: int) -> bool:
+    """Whether a mesh of `devices` devices (the JAX `Mesh` itself where there is one)
+    reaches beyond this process: its devices' owners say, else its size (a mesh larger
+    than this process's devices must span others)."""
+    if isinstance(mesh, jax.sharding.Mesh):
+        return len({d.process_index for d in mesh.devices.flat}) > 1
+    return devices > job.local_devices
