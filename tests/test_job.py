@@ -178,3 +178,14 @@ def test_the_job_docstring_example_runs() -> None:
     runner = doctest.DocTestRunner()
     runner.run(test)
     assert test.examples and runner.summarize(verbose=False).failed == 0
+
+
+def test_a_job_error_pickles_with_its_facts(in_a_job: Any) -> None:
+    """Errors cross process boundaries (multiprocessing, a job's logs): the facts go too."""
+    import pickle
+
+    in_a_job(1)
+    with pytest.raises(ax.ArgumentError) as info:
+        ax.pmap(_psum(), axis_name="i").predict((8, 3))
+    back = pickle.loads(pickle.dumps(info.value))
+    assert back.job == info.value.job and str(back) == str(info.value)

@@ -94,7 +94,7 @@ class AxisCheckError(ValueError):
     places: tuple[Place, ...]
     table: str | None
     fix: str | None
-    job: Job | None
+    job: Job | None = None  # a class default too: an error unpickled from an older release lacks it
 
     def __init__(
         self,
