@@ -19,6 +19,10 @@ its version:
   of `in_axes`/`out_axes` to the arguments' and outputs' by their number of children
   (a tuple for a dict, a list for a tuple) before its strict prefix check; pmap does not.
 - `INFER_SPECS`, `JAX_SMAP`: names JAX does not export everywhere.
+- `tracing()`, `process_global_shape()`: JAX's own private functions (the same from 0.10.2
+  to 0.12.1) for whether JAX is tracing, which decides where a pmap in a job of several
+  processes runs, and for the global shape `jax.make_array_from_process_local_data` builds.
+  The gloo CPU collectives such a job needs on one machine are in every release tested.
 
 Where axischeck must tell one JAX error from another by its wording (JAX raises a plain
 ValueError for many things), the wording is read here and nowhere else, by the functions
