@@ -47,6 +47,7 @@ def test_jax_transform_api_is_reached_through_the_shell() -> None:
         assert ours.__wrapped__ is double
 
 
+@pytest.mark.devices(8)
 def test_what_jax_copies_from_the_function_is_on_the_shell_and_the_shells_own_comes_first() -> None:
     """JAX's transforms carry what `functools.wraps` copied from the function (a snapshot,
     taken when the transform is made): the shell carries the same, except where it has an
@@ -237,6 +238,7 @@ def test_pmap_out_axes_none_in_a_training_step() -> None:
         np.testing.assert_array_equal(ours[k], theirs[k])
 
 
+@pytest.mark.devices(2)
 def test_size_one_mesh_axes_left_out_of_types_are_accepted() -> None:
     """With `jax_remove_size_one_mesh_axis_from_type`, an argument's type never names a
     size-1 mesh axis that its in_spec names; JAX accepts that, so axischeck does."""
@@ -342,6 +344,7 @@ def test_without_a_signature_a_spmd_axis_an_inner_shard_map_uses_is_refused(in_s
 # ------------------------------------------------- how often the function is traced
 
 
+@pytest.mark.devices(8)
 @pytest.mark.parametrize("transform", ["vmap", "pmap"])
 def test_a_collective_step_runs_the_function_as_often_as_jax(transform: str) -> None:
     """Eager calls with a named axis: JAX's vmap traces every call, pmap once per shapes;
@@ -384,6 +387,7 @@ def test_nested_named_vmaps_run_the_function_as_often_as_jax(inner_name: str) ->
         np.testing.assert_array_equal(ours, theirs)
 
 
+@pytest.mark.devices(8)
 @pytest.mark.parametrize("transform", ["vmap", "pmap"])
 def test_a_data_parallel_step_with_out_axes_none_traces_once(transform: str) -> None:
     """pmean of a gradient pytree and out_axes=None: which outputs are batched is asked of
@@ -584,6 +588,7 @@ NESTS: dict[str, Any] = {
 }
 
 
+@pytest.mark.devices(8)
 @pytest.mark.parametrize("nest", NESTS)
 def test_a_nest_with_a_named_inner_vmap_traces_as_often_as_jaxs(nest: str) -> None:
     """The outer transform's check traces the function per example before JAX runs the
@@ -632,6 +637,7 @@ def test_a_nest_whose_inner_call_differs_traces_the_inner_function_itself() -> N
     np.testing.assert_array_equal(got, want)
 
 
+@pytest.mark.devices(8)
 @pytest.mark.parametrize("outer", ["vmap", "pmap"])
 def test_an_inner_transform_called_twice_with_other_static_values_gets_each_its_own(outer: str) -> None:
     """Records offered by the outer check close over the inner call's unmapped Python
