@@ -189,3 +189,13 @@ def test_a_job_error_pickles_with_its_facts(in_a_job: Any) -> None:
         ax.pmap(_psum(), axis_name="i").predict((8, 3))
     back = pickle.loads(pickle.dumps(info.value))
     assert back.job == info.value.job and str(back) == str(info.value)
+
+
+def test_devices_that_leave_this_process_out_are_named(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`devices=` (the same list on every process) holding none of this process's devices:
+    JAX's mesh then holds none of them, which fails converting this process's arguments
+    (measured with `axis_size=4` on process 1: "zero-size array to reduction ...")."""
+    monkeypatch.setattr("axischeck._pmap.this_job", lambda devices=None, backend=None: job(1, (0, 0)))
+    with pytest.raises(ax.ArgumentError) as info:
+        ax.pmap(_psum(), axis_name="i").predict((2, 3))
+    assert "none of the 2 devices in pmap's devices= is this process's" in info.value.problem

@@ -441,6 +441,14 @@ def _check_share(
     if held == size:
         return
     share = job.share
+    if share == 0:  # JAX fails converting this process's arguments: it has no device to put them on
+        raise fail(
+            ArgumentError,
+            f"pmap maps {mapped} over devices, but this is process {job.process} of a job of {job.processes},"
+            f" and none of the {job.global_devices} devices in pmap's devices= is this process's",
+            fix="give pmap the same devices= on every process, with as many of each process's devices as it maps",
+            **facts,
+        )
     own = "local devices" if share == job.local_devices else "devices in pmap's devices="
     mesh = job.mesh(size, level.axis_size)
     over = (
