@@ -25,7 +25,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "src" / "axischeck"
 LAYERS: list[tuple[str, set[str]]] = [
     (
         "foundation: JAX facts, values, errors",
-        {"_jax_compat", "_cache", "_shape", "_text", "_option_names", "_errors", "_trees"},
+        {"_jax_compat", "_cache", "_shape", "_text", "_option_names", "_job", "_errors", "_trees"},
     ),
     (
         "parsing: dims, axes, signatures, arguments",

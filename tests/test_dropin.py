@@ -51,6 +51,7 @@ def test_jax_transform_api_is_reached_through_the_shell() -> None:
         assert ours.__wrapped__ is double
 
 
+@pytest.mark.devices(8)
 def test_what_jax_copies_from_the_function_is_on_the_shell_and_the_shells_own_comes_first() -> None:
     """JAX's transforms carry what `functools.wraps` copied from the function (a snapshot,
     taken when the transform is made): the shell carries the same, except where it has an
@@ -241,6 +242,7 @@ def test_pmap_out_axes_none_in_a_training_step() -> None:
         np.testing.assert_array_equal(ours[k], theirs[k])
 
 
+@pytest.mark.devices(2)
 def test_size_one_mesh_axes_left_out_of_types_are_accepted() -> None:
     """With `jax_remove_size_one_mesh_axis_from_type`, an argument's type never names a
     size-1 mesh axis that its in_spec names; JAX accepts that, so axischeck does."""
@@ -346,6 +348,7 @@ def test_without_a_signature_a_spmd_axis_an_inner_shard_map_uses_is_refused(in_s
 # ------------------------------------------------- how often the function is traced
 
 
+@pytest.mark.devices(8)
 @pytest.mark.parametrize("transform", ["vmap", "pmap"])
 def test_a_collective_step_runs_the_function_as_often_as_jax(transform: str) -> None:
     """Eager calls with a named axis: JAX's vmap traces every call, pmap once per shapes;
@@ -423,6 +426,7 @@ NESTS = (  # (nest, whether the function calls a collective over the shard_map's
 )
 
 
+@pytest.mark.devices(8)
 @pytest.mark.parametrize("jit", [True, False])
 @pytest.mark.parametrize(("kind", "collective"), NESTS)
 def test_nests_run_the_function_as_often_as_jax(kind: str, collective: bool, jit: bool) -> None:
@@ -455,6 +459,7 @@ class _Mode(enum.Enum):
     EVAL = 3.0
 
 
+@pytest.mark.devices(8)
 @pytest.mark.parametrize("setting", [_Settings(), _Mode.TRAIN], ids=["frozen dataclass", "enum"])
 @pytest.mark.parametrize("transform", ["named vmap", "pmap with out_axes None"])
 def test_settings_among_the_arguments_run_the_function_as_often_as_jax(transform: str, setting: Any) -> None:
@@ -481,6 +486,7 @@ def test_settings_among_the_arguments_run_the_function_as_often_as_jax(transform
         np.testing.assert_array_equal(ours, theirs)
 
 
+@pytest.mark.devices(8)
 @pytest.mark.parametrize("transform", ["vmap", "pmap"])
 def test_a_data_parallel_step_with_out_axes_none_traces_once(transform: str) -> None:
     """pmean of a gradient pytree and out_axes=None: which outputs are batched is asked of
@@ -717,6 +723,7 @@ NESTS: dict[str, Any] = {
 }
 
 
+@pytest.mark.devices(8)
 @pytest.mark.parametrize("nest", NESTS)
 def test_a_nest_with_a_named_inner_vmap_traces_as_often_as_jaxs(nest: str) -> None:
     """The outer transform's check traces the function per example before JAX runs the
@@ -765,6 +772,7 @@ def test_a_nest_whose_inner_call_differs_traces_the_inner_function_itself() -> N
     np.testing.assert_array_equal(got, want)
 
 
+@pytest.mark.devices(8)
 @pytest.mark.parametrize("outer", ["vmap", "pmap"])
 def test_an_inner_transform_called_twice_with_other_static_values_gets_each_its_own(outer: str) -> None:
     """Records offered by the outer check close over the inner call's unmapped Python

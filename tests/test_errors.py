@@ -434,6 +434,7 @@ def test_an_error_about_one_leaf_among_thousands_stays_short() -> None:
     assert "p['w1234'] (size 5)" in message  # the conflict is still named
 
 
+@pytest.mark.devices(8)
 def test_per_example_failure_notes_are_said_once_and_in_the_right_unit() -> None:
     body = lambda x: x @ jnp.ones((3, 3))  # noqa: E731 - fails for rows of 4
     with pytest.raises(TypeError) as nested:
@@ -496,6 +497,7 @@ def test_a_short_table_stays_whole() -> None:
     assert [line.split()[0] for line in str(info.value).splitlines() if line.startswith(("  a ", "  b "))] == ["a", "b"]
 
 
+@pytest.mark.devices(8)
 def test_a_collective_over_a_name_smap_does_not_bind_is_explained_as_jaxs_error() -> None:
     """jax#3120 written with jax.smap: JAX raises a bare AssertionError; axischeck names
     the axis, says what the smap binds, and is still an AssertionError."""

@@ -36,6 +36,7 @@ NEGATIVE_AXIS_BODIES = {
 }
 
 
+@pytest.mark.devices(8)
 @pytest.mark.parametrize("name", sorted(NEGATIVE_AXIS_BODIES))
 def test_negative_collective_axes_answer_as_this_jax_lowers_them(name: str) -> None:
     mesh = _mesh((4,), ("x",))
@@ -62,6 +63,7 @@ def _ring(a: jax.Array) -> jax.Array:
     return lax.ppermute(a, ("y", "x"), [(i, (i + 1) % 8) for i in range(8)])
 
 
+@pytest.mark.devices(8)
 def test_ppermute_over_axes_out_of_mesh_order_follows_jax_setting() -> None:
     mesh = _mesh((2, 4), ("x", "y"))
     specs = {"mesh": mesh, "in_specs": P(("x", "y")), "out_specs": P(("x", "y"))}
@@ -100,6 +102,7 @@ def test_quiet_tracebacks_turns_jax_s_filtering_off_and_back() -> None:
     assert jax.config.jax_traceback_filtering == before
 
 
+@pytest.mark.devices(8)
 def test_abstract_values_are_jax_s_own_made_once_per_distinct_struct() -> None:
     mesh = _mesh((2,), ("x",))
     plain = jax.ShapeDtypeStruct((4, 3), jnp.float32)
@@ -127,6 +130,7 @@ def test_a_trace_over_abstract_values_answers_as_over_the_structs() -> None:
     assert jax.eval_shape(f, *rebuilt) == jax.eval_shape(f, x, params)
 
 
+@pytest.mark.devices(8)
 def test_a_concrete_arrays_shape_is_its_abstract_values() -> None:
     """`.aval.shape`, which the checked call reads, is what `ArrayImpl.shape` returns, for
     every kind of concrete array a call may pass: the eager call's cache key depends on it."""

@@ -24,6 +24,7 @@ from axischeck._cli import main
 from axischeck._lint import RULES, Finding, LintUsageError, _flow, lint, lint_files
 from axischeck._lint._config import suppressed
 from axischeck._lint._output import github, render
+from conftest import cpu_mesh
 
 HERE = Path(__file__).parent
 CASES = HERE / "lint_cases"
@@ -134,6 +135,7 @@ def _load(path: Path) -> ModuleType:
     return module
 
 
+@pytest.mark.devices(8)
 def test_library_cases_raise_and_the_clean_ones_run() -> None:
     """Equinox's and Flax NNX's transforms: every case of bad_library_transforms.py raises,
     and clean_library_transforms.py runs (skipped where the libraries are not installed)."""
@@ -152,16 +154,32 @@ def test_code_lint_once_misread_runs() -> None:
     assert module.AXES == [0, 0] and module.MORE_AXES == [0, 0]
 
 
-@pytest.mark.parametrize("name", sorted(RUNTIME))
+ON_DEVICES = frozenset(
+    [
+        "bad_axis_name.py",
+        "bad_hidden_facts.py",
+        "bad_out_axes.py",
+        "bad_scan_carry.py",
+        "bad_shard_map.py",
+        "bad_uneven_shards.py",
+    ]
+)
+"""The runtime cases that run pmaps or build meshes of 2 devices: skipped where fewer exist."""
+
+
+@pytest.mark.parametrize(
+    "name", [pytest.param(n, marks=[pytest.mark.devices(2)] if n in ON_DEVICES else []) for n in sorted(RUNTIME)]
+)
 def test_runtime_raises_for_each_seeded_case(name: str) -> None:
     module = _load(CASES / name)
-    mesh = jax.make_mesh((2,), ("x",), axis_types=(jax.sharding.AxisType.Auto,))
     cases = [n for n in dir(module) if n.startswith("case_")]
     assert cases
     accepted = accepted_lines(CASES / name)
     for case in cases:
         fn = getattr(module, case)
-        args: tuple[Any, ...] = (mesh,) if fn.__code__.co_argcount else ()
+        args: tuple[Any, ...] = (
+            (cpu_mesh((2,), ("x",), (jax.sharding.AxisType.Auto,)),) if fn.__code__.co_argcount else ()
+        )
         lines = range(fn.__code__.co_firstlineno, fn.__code__.co_firstlineno + len(inspect.getsource(fn).splitlines()))
         if accepted & set(lines):  # refused by earlier releases only: the installed JAX runs it
             fn(*args)

@@ -381,6 +381,7 @@ def _mesh(size: int = 2) -> jax.sharding.Mesh:
     return jax.make_mesh((size,), ("x",), axis_types=(jax.sharding.AxisType.Auto,))
 
 
+@pytest.mark.devices(8)
 def test_trailing_none_entries_past_an_arguments_rank_are_dropped() -> None:
     """jax#18951: `P(None)` for a scalar (of a function taking *args): None splits nothing,
     so the spec without it is the same split."""
@@ -396,12 +397,14 @@ def test_trailing_none_entries_past_an_arguments_rank_are_dropped() -> None:
     assert fixed(jnp.float32(1.0), jnp.float32(2.0)) == 3.0
 
 
+@pytest.mark.devices(8)
 def test_a_spec_that_splits_an_axis_the_argument_lacks_is_not_trimmed() -> None:
     f = ax.shard_map(lambda x: x, mesh=_mesh(), in_specs=P("x"), out_specs=P())
     err = _refused(lambda: f(jnp.float32(1.0)))
     assert not any("in_specs" in s.as_kwargs() for s in err.suggestions)
 
 
+@pytest.mark.devices(8)
 @pytest.mark.skipif(not hasattr(jax, "smap"), reason="this JAX has no jax.smap")
 def test_a_failed_smap_call_gets_its_checked_out_axes_fix() -> None:
     """out_axes None on an output that varies over the mesh axis: the out_axes that
@@ -419,12 +422,14 @@ def test_a_failed_smap_call_gets_its_checked_out_axes_fix() -> None:
     assert jnp.array_equal(fixed, x * 2.0)
 
 
+@pytest.mark.devices(8)
 def test_a_failed_shard_map_call_gets_its_checked_out_specs_fix() -> None:
     f = ax.shard_map(lambda x: x * 2.0, mesh=_mesh(4), in_specs=P("x"), out_specs=P())
     err = _refused(lambda: f(jnp.arange(8.0)))
     assert [s.as_kwargs() for s in err.suggestions] == [{"out_specs": P("x")}]
 
 
+@pytest.mark.devices(8)
 def test_a_static_pmap_argument_passed_by_keyword_is_passed_by_position() -> None:
     """jax#3007: static_broadcasted_argnums counts positions; the checked fix moves the
     keyword argument to the position it names, where it is static."""
@@ -479,6 +484,7 @@ def test_a_failed_call_offers_the_fixes_predict_offers(in_axes: tuple[int | None
         assert not any("Fix:" in note for note in called.value.__notes__)
 
 
+@pytest.mark.devices(8)
 def test_a_fix_jax_would_refuse_is_never_shown(monkeypatch: pytest.MonkeyPatch) -> None:
     """JAX's own abstract evaluation of the fixed transform has the last word where the
     engine ruled by its own model (a pmap here): a fix the engine accepted but JAX refuses
@@ -551,6 +557,7 @@ def test_shapes_only_options_do_not_crowd_out_the_fix() -> None:
     assert rank(shard_like, None, [fix, *others, replace(fix, text="one more")]) == []  # type: ignore[arg-type]
 
 
+@pytest.mark.devices(4)
 def test_an_indivisible_batch_gets_the_same_devices_in_another_mesh_shape() -> None:
     """LWM#39: a batch of one split over ('dp', 'fsdp') of 4 devices; the project's fix
     moved the devices to 'sp'. The checked fix is that mesh, over the same devices."""
@@ -577,6 +584,7 @@ def test_an_indivisible_batch_gets_the_same_devices_in_another_mesh_shape() -> N
     assert jnp.array_equal(jax.shard_map(attend, mesh=built, in_specs=spec, out_specs=spec)(q), q * 2.0)
 
 
+@pytest.mark.devices(4)
 def test_a_mesh_fix_keeps_the_axis_types_and_the_outputs_shapes() -> None:
     """The reshaped mesh is written with the mesh's own axis types (jax.make_mesh would
     make Explicit axes), and is no fix where it would change an output's shape: a

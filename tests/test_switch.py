@@ -17,6 +17,7 @@ import axischeck as ax
 from jax_oracle import counting
 
 
+@pytest.mark.devices(2)
 def test_transforms_made_inside_the_block_are_jax_own() -> None:
     mesh = jax.make_mesh((2,), ("x",))
     with ax.checks_disabled():

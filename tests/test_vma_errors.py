@@ -24,9 +24,10 @@ from jax.sharding import PartitionSpec as P
 
 import axischeck as ax
 from axischeck._core._jax_compat import replication_refused, varying_cast
+from conftest import cpu_mesh_or_none
 
 AUTO = jax.sharding.AxisType.Auto
-MESH = jax.make_mesh((2, 4), ("x", "y"), axis_types=(AUTO, AUTO))
+MESH = cpu_mesh_or_none((2, 4), ("x", "y"), (AUTO, AUTO))  # None with fewer devices: its tests skip
 
 
 def values(shape: tuple[int, ...]) -> jax.Array:
@@ -59,6 +60,7 @@ def loss_and_params(x: jax.Array, w: jax.Array) -> dict[str, jax.Array]:
     return {"loss": (x @ w).sum(), "w": w * 2.0}
 
 
+@pytest.mark.devices(8)
 def test_a_scalar_leaf_of_a_dict_output_names_the_leaf_the_axis_and_the_argument() -> None:
     x, w = values((8, 4)), values((4,))
     jax_refuses(jax.shard_map(loss_and_params, mesh=MESH, in_specs=(P("x"), P()), out_specs=P()), x, w)
@@ -81,6 +83,7 @@ def test_a_scalar_leaf_of_a_dict_output_names_the_leaf_the_axis_and_the_argument
     assert got["loss"].shape == () and ax.shard_map(reduced, mesh=MESH, in_specs=(P("x"), P()), out_specs=P())(x, w)
 
 
+@pytest.mark.devices(8)
 def test_only_the_varying_leaf_of_a_tuple_gets_a_new_spec() -> None:
     def body(x: jax.Array, w: jax.Array) -> tuple[jax.Array, jax.Array]:
         return x.sum(1), w * 2.0
@@ -98,6 +101,7 @@ def test_only_the_varying_leaf_of_a_tuple_gets_a_new_spec() -> None:
     np.testing.assert_array_equal(fixed(x, w)[0], got[0])
 
 
+@pytest.mark.devices(8)
 def test_an_output_varying_over_two_axes_is_split_over_both_but_that_is_no_fix() -> None:
     """A per-device sum over the first dimension of a block split over ('x', 'y'): the spec
     that concatenates the blocks runs, but stacks 8 partial sums into (16,) where the body on
@@ -119,6 +123,7 @@ def test_an_output_varying_over_two_axes_is_split_over_both_but_that_is_no_fix()
     assert err.hint is not None and "reduce output over ('x', 'y') first" in err.hint
 
 
+@pytest.mark.devices(8)
 @pytest.mark.parametrize(
     ("body", "axis", "culprit"),
     [
@@ -140,6 +145,7 @@ def test_a_collective_that_makes_a_value_vary_is_named(body: Any, axis: str, cul
         jax.eval_shape(jax.shard_map(body, mesh=MESH, in_specs=(P("x"), P()), **s.as_kwargs()), x, w)
 
 
+@pytest.mark.devices(8)
 def test_under_vmap_the_leaf_and_axis_are_named_too() -> None:
     x, w = values((3, 8, 4)), values((4,))
     inner = ax.shard_map(loss_and_params, mesh=MESH, in_specs=(P("x"), P()), out_specs=P())
@@ -159,6 +165,7 @@ def test_a_mesh_larger_than_the_machine() -> None:
     assert jax.tree.map(lambda s: s.shape, want) == ((64, 8), (64,))
 
 
+@pytest.mark.devices(8)
 def test_a_call_raises_jaxs_exception_type() -> None:
     x, w = values((8, 4)), values((4,))
     f = ax.shard_map(loss_and_params, mesh=MESH, in_specs=(P("x"), P()), out_specs=P())
@@ -170,6 +177,7 @@ def test_a_call_raises_jaxs_exception_type() -> None:
     assert len(jax_lines) == 1 and jax_lines[0].lstrip().startswith("JAX: ValueError: "), jax_lines
 
 
+@pytest.mark.devices(8)
 def test_what_a_vma_error_costs_in_traces() -> None:
     calls = []
 
@@ -190,6 +198,7 @@ def test_what_a_vma_error_costs_in_traces() -> None:
 # --------------------------------------------------------------------------- smap
 
 
+@pytest.mark.devices(8)
 def test_smap_out_axes_none_on_a_varying_output() -> None:
     def body(a: jax.Array, b: jax.Array) -> tuple[jax.Array, jax.Array]:
         return a * 2.0, b.sum()
@@ -213,6 +222,7 @@ def test_smap_out_axes_none_on_a_varying_output() -> None:
 # ----------------------------------------------- loop carries and branches
 
 
+@pytest.mark.devices(8)
 def test_a_scan_carry_that_starts_invariant() -> None:
     def body(x: jax.Array, w: jax.Array) -> jax.Array:
         c, _ = lax.scan(lambda c, _: (c + x[0], None), w, None, length=3)
@@ -243,6 +253,7 @@ def test_a_scan_carry_that_starts_invariant() -> None:
     assert jax.shard_map(fixed, mesh=MESH, in_specs=(P("x"), P()), out_specs=P("x"))(x, w).shape == (8,)
 
 
+@pytest.mark.devices(8)
 def test_cond_branches_name_the_invariant_branch() -> None:
     def body(x: jax.Array, w: jax.Array) -> jax.Array:
         return lax.cond(True, lambda: x[0], lambda: w)
@@ -262,6 +273,7 @@ def test_cond_branches_name_the_invariant_branch() -> None:
     assert jax.shard_map(fixed, mesh=MESH, in_specs=(P("x"), P()), out_specs=P("x"))(x, w).shape == (8,)
 
 
+@pytest.mark.devices(8)
 def test_a_fori_loop_carry_in_a_tuple() -> None:
     def body(x: jax.Array, w: jax.Array) -> jax.Array:
         return lax.fori_loop(0, 2, lambda i, c: (c[0] + x[0], c[1]), (w, w))[0]
@@ -274,6 +286,7 @@ def test_a_fori_loop_carry_in_a_tuple() -> None:
     assert "the initial carry loop_carry[1][0]" in err.problem
 
 
+@pytest.mark.devices(8)
 def test_smap_carry_speaks_in_axes() -> None:
     def body(a: jax.Array, b: jax.Array) -> jax.Array:
         return lax.scan(lambda c, _: (c + a[0], None), b, None, length=2)[0]
@@ -287,6 +300,7 @@ def test_smap_carry_speaks_in_axes() -> None:
     assert "a (in_axes entry 0)" in err.problem
 
 
+@pytest.mark.devices(8)
 def test_explicit_mesh_call_names_every_varying_leaf() -> None:
     mesh = jax.make_mesh((2, 4), ("x", "y"), axis_types=(jax.sharding.AxisType.Explicit,) * 2)
     x = jax.device_put(values((8, 4)), jax.sharding.NamedSharding(mesh, P("x")))
@@ -309,6 +323,7 @@ def test_explicit_mesh_call_names_every_varying_leaf() -> None:
     assert "reduce output['h'] and output['loss'] over 'x' first" in err.hint
 
 
+@pytest.mark.devices(8)
 @pytest.mark.parametrize(
     ("axes", "fix"),
     [

@@ -42,8 +42,9 @@ def advise(predictor: Predictor, err: AxisCheckError, args: tuple[Any, ...], kwa
     """`err` with the advice for the call that raised it: the fixes that compute what the
     program means, and what only makes the shapes agree. The function's own failure gets
     none (an option that makes it run would be a guess), but for a collective over an
-    unbound axis name."""
-    if ASKING_JAX.get():
+    unbound axis name; nor does a mistake about how the processes of a job share the
+    devices (`err.job`), whose remedy is in the process's own arguments, not an option."""
+    if ASKING_JAX.get() or err.job is not None:
         return err
     try:
         with quiet_tracebacks():  # the trials' exceptions are only read

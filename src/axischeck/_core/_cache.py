@@ -7,7 +7,7 @@ import weakref
 from collections.abc import Callable, Hashable
 from functools import partial
 from types import FunctionType, MethodType
-from typing import Any, Generic, TypeVar, cast
+from typing import Any, Generic, TypeVar
 
 V = TypeVar("V")
 

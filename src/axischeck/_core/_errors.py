@@ -7,9 +7,12 @@ import sys
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ._text import format_shape
+
+if TYPE_CHECKING:  # not imported at run time: the linter reads errors without importing JAX
+    from ._job import Job
 
 Size = int | tuple[int, ...]
 
@@ -70,6 +73,9 @@ class AxisCheckError(ValueError):
     - `hint`: what to change, in words, where the engine can say it (not checked).
     - `fix`: a change that was checked against what the program means (see `suggestions`).
     - `fix_head`: the checked fix in a few words (`in_axes=(0, 0)`), ending the headline.
+    - `job`: in a job of several processes, when the failure is about how its processes
+      share the devices: their count, this one's index, its local devices and the global
+      count (`job.processes`, `job.process`, `job.local_devices`, `job.global_devices`).
 
     ```python
     >>> f = ax.vmap(lambda x, y: x @ y, in_axes=(0, 1), signature="(a,b),(b,c)->(a,c)")
@@ -90,6 +96,7 @@ class AxisCheckError(ValueError):
     table: str | None
     hint: str | None
     fix: str | None
+    job: Job | None = None  # a class default too: an error unpickled from an older release lacks it
 
     def __init__(
         self,
@@ -103,6 +110,7 @@ class AxisCheckError(ValueError):
         hint: str | None = None,
         fix: str | None = None,
         fix_head: str | None = None,
+        job: Job | None = None,
     ) -> None:
         self.transform = transform
         self.problem = problem
@@ -113,6 +121,7 @@ class AxisCheckError(ValueError):
         self.hint = hint
         self.fix = fix
         self.fix_head = fix_head
+        self.job = job
         self.suggestions: tuple[Any, ...] = ()  # the checked fixes, as data (see axischeck._advice)
         # The arguments and labelled call the engine found this in, carried to the fix
         # search (labelling 16,000 leaves again costs 20-45 ms), which takes it; never

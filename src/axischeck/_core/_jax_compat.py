@@ -19,6 +19,10 @@ its version:
   of `in_axes`/`out_axes` to the arguments' and outputs' by their number of children
   (a tuple for a dict, a list for a tuple) before its strict prefix check; pmap does not.
 - `INFER_SPECS`, `JAX_SMAP`: names JAX does not export everywhere.
+- `tracing()`, `process_global_shape()`: JAX's own private functions (the same from 0.10.2
+  to 0.12.1) for whether JAX is tracing, which decides where a pmap in a job of several
+  processes runs, and for the global shape `jax.make_array_from_process_local_data` builds.
+  The gloo CPU collectives such a job needs on one machine are in every release tested.
 
 Where axischeck must tell one JAX error from another by its wording (JAX raises a plain
 ValueError for many things), the wording is read here and nowhere else, by the functions
@@ -252,6 +256,32 @@ trace_context: Callable[[], Any] = _trace_context
 """The JAX configuration that changes tracing (x64, default device, axis environment,
 mesh context, ...), as JAX keys its own caches with it: part of every cache key for an
 answer that came from tracing. (JAX's own function: it runs on every cached predict.)"""
+
+
+def tracing() -> bool:
+    """Whether JAX is tracing here (inside `jax.jit`, a transform or `eval_shape`): in a
+    job of several processes, JAX's pmap then lays its mesh over this process's devices
+    alone, where an eager call lays it over every process's (pmap.py:_get_mesh_devices,
+    0.10.2 to 0.12.1)."""
+    from jax._src import core
+
+    return not core.trace_state_clean()
+
+
+def process_global_shape(mesh: Any, spec: Any, shape: tuple[int, ...]) -> tuple[int, ...] | None:
+    """The global shape `jax.make_array_from_process_local_data(NamedSharding(mesh, spec),
+    data)` builds from this process's `data` of `shape`, as JAX infers it
+    (sharding_impls.local_to_global_shape, 0.10.2 to 0.12.1); None where JAX cannot say
+    (a mesh of this process's devices alone, a sharding that is not uniform over the
+    processes, an abstract mesh)."""
+    try:
+        from jax._src.sharding_impls import local_to_global_shape
+
+        found = local_to_global_shape(jax.sharding.NamedSharding(mesh, spec), tuple(shape))
+    except Exception:  # an abstract mesh, or a future layout: no global shape to show
+        return None
+    sizes = [n for n in found if type(n) is int]
+    return tuple(sizes) if len(sizes) == len(found) else None
 
 
 def quiet_tracebacks() -> AbstractContextManager[Any]:

@@ -18,6 +18,7 @@ from .._core._axes import Axes, _is_axis, canonical_axis
 from .._core._errors import ArgumentError, AxisCheckError, AxisCheckWarning, OutputError, Place, warn_at_user
 from .._core._explain import Scene, tables_read
 from .._core._jax_compat import VMAP_MATCHES_CONTAINERS_BY_POSITION
+from .._core._job import Job
 from .._core._leaves import Call, Leaf, abstract, resharded, scalar_struct
 from .._core._shape import Shape
 from .._core._steps import ArgRows, MapStep, OutRow, Step
@@ -32,7 +33,8 @@ class MapLevel:
     A pmap level differs from a vmap level only where JAX's pmap does
     (docs/jax-semantics.md#pmap): `devices` bounds the size, `static` argument positions are not mapped, and
     negative axes and `out_axes=None` on mapped outputs, which JAX answers silently and
-    wrongly, are reported.
+    wrongly, are reported. In a job of several processes (`job`), the size is each
+    process's share of the devices instead, and axis_size is the global size.
     """
 
     in_axes: Axes
@@ -44,6 +46,7 @@ class MapLevel:
     symbol: str = "B"
     kind: Literal["vmap", "pmap"] = "vmap"
     devices: int | None = None  # pmap: how many devices the size may use
+    job: Job | None = None  # pmap in a job of several processes: how they share the devices
     static: tuple[int, ...] = ()  # pmap: static_broadcasted_argnums (non-negative)
     spmd: frozenset[Hashable] = frozenset()  # vmap: spmd_axis_name's mesh axes (shapes unchanged)
 
@@ -307,8 +310,16 @@ def _batch_sizes(level: MapLevel, leaves: list[Leaf], axes: list[int | None]) ->
     """The sizes `_checked` compares, when it gets that far (axes it cannot read, a
     negative pmap axis or a mapped non-array make it refuse first): the readable mapped
     axes' sizes and axis_size."""
-    given = {int(level.axis_size)} if level.axis_size is not None else set()
-    return read_sizes(level, leaves, axes) | given
+    given = _compared_axis_size(level)
+    return read_sizes(level, leaves, axes) | ({given} if given is not None else set())
+
+
+def _compared_axis_size(level: MapLevel) -> int | None:
+    """The axis_size the mapped sizes must equal: none for a pmap in a job of several
+    processes, where it is the global size across them (pmap.py:_get_mesh_devices)."""
+    if level.axis_size is None or (level.kind == "pmap" and level.job is not None):
+        return None
+    return int(level.axis_size)
 
 
 def _checked(
@@ -370,7 +381,8 @@ def _checked(
     # Indices and ints, not a (leaf, axis) pair per mapped leaf: no object per leaf to collect.
     mapped = [i for i, c in enumerate(canon) if c is not None]  # canon is None for non-arrays
     sizes = [int(leaves[i].shape[canon[i]]) for i in mapped]  # type: ignore[index]
-    distinct = set(sizes) | ({int(level.axis_size)} if level.axis_size is not None else set())
+    given = _compared_axis_size(level)
+    distinct = set(sizes) | ({given} if given is not None else set())
     if not distinct:
         _reject_mapped_non_arrays(leaves, axes, fail)
         raise fail(
@@ -380,9 +392,9 @@ def _checked(
         )
     if len(distinct) > 1:
         text, places = _disagreement(leaves, canon, mapped, sizes)
-        if level.axis_size is not None:
-            places = (Place("axis_size", None, None, int(level.axis_size)),) + places
-            text = f"axis_size={level.axis_size}; {text}"
+        if given is not None:
+            places = (Place("axis_size", None, None, given),) + places
+            text = f"axis_size={given}; {text}"
         raise fail(
             ArgumentError,
             f"the mapped axes disagree on the batch size: {text}",
@@ -391,7 +403,9 @@ def _checked(
         )
     size = int(next(iter(distinct)))
     _reject_mapped_non_arrays(leaves, axes, fail)
-    if level.kind == "pmap" and (size == 0 or (level.devices is not None and size > level.devices)):
+    if level.kind == "pmap" and level.job is not None and size > 0:
+        _check_share(level, level.job, size, leaves[mapped[0]], cast(int, canon[mapped[0]]), fail)
+    elif level.kind == "pmap" and (size == 0 or (level.devices is not None and size > level.devices)):
         raise fail(
             ArgumentError,
             f"pmap maps an axis of size {size} over devices, but {level.devices} device(s) are"
@@ -402,6 +416,71 @@ def _checked(
             f" or run with {size} devices",
         )
     return canon, size
+
+
+def _check_share(
+    level: MapLevel, job: Job, size: int, leaf: Leaf, axis: int, fail: Callable[..., AxisCheckError]
+) -> None:
+    """pmap in a job of several processes (docs/jax-semantics.md#jobs-of-several-processes):
+    each process passes its own part and maps it over its own devices, so the size a
+    process maps must be the number of the mesh's devices that are its own. JAX says
+    only `AssertionError` or "cannot select an axis to squeeze out" otherwise. Traced
+    (inside jit or another transform), pmap uses this process's devices alone."""
+    where = leaf.place(axis, size)
+    mapped = f"axis {axis} of {leaf.label} (size {size})"
+    facts: dict[str, Any] = {"symbol": f"batch size {level.symbol}", "places": (where,), "job": job}
+    reshape = "reshape to (jax.local_device_count(), -1, ...) and vmap inside"
+    if job.local_only:
+        if size <= job.local_devices:
+            return
+        raise fail(
+            ArgumentError,
+            f"pmap maps {mapped} over devices, but traced inside jax.jit or another transform, a pmap in a job"
+            f" of {job.processes} processes runs on this process's {job.local_devices} local devices alone"
+            f" (of the job's {job.global_devices}): the size must be between 1 and {job.local_devices}",
+            hint=f"map at most {job.local_devices} per call ({reshape})",
+            **facts,
+        )
+    held = job.held_here(size, level.axis_size)
+    if held == size:
+        return
+    share = job.share
+    if share == 0:  # JAX fails converting this process's arguments: it has no device to put them on
+        raise fail(
+            ArgumentError,
+            f"pmap maps {mapped} over devices, but this is process {job.process} of a job of {job.processes},"
+            f" and none of the {job.global_devices} devices in pmap's devices= is this process's",
+            hint="give pmap the same devices= on every process, with as many of each process's devices as it maps",
+            **facts,
+        )
+    own = "local devices" if share == job.local_devices else "devices in pmap's devices="
+    mesh = job.mesh(size, level.axis_size)
+    over = (
+        f"all {len(mesh)} devices of the job" if len(mesh) == job.global_devices else f"the first {len(mesh)} devices"
+    )
+    laid = f"JAX lays this pmap over {over}, {held} of them this process's"
+    why = f"; {size} is the job's global device count" if size == job.global_devices and size != share else ""
+    problem = (
+        f"pmap maps {mapped} over devices, but this is process {job.process} of a job of {job.processes}:"
+        f" each process passes its own part, one slice per device of its {share} {own}, so every process"
+        f" maps {share}{why} ({laid})"
+    )
+    shape = leaf.shape or ()
+    if size == share:  # the size is right: the global axis_size laid the mesh elsewhere
+        hint = f"leave axis_size out: in a job it is the global size, here {share * job.processes}"
+    elif size > share and size % share == 0:
+        split = Shape((*shape[:axis], share, size // share, *shape[axis + 1 :]))
+        hint = f"map {share} per call on each process: {reshape}, here to {split}"
+        if size == job.global_devices:
+            hint += f"; or, if {leaf.label} is the whole job's batch, pass each process only its own {share}"
+    elif size > share:
+        hint = f"map {share} per call on each process: pad axis {axis} to a multiple of {share}, then {reshape}"
+    else:
+        hint = (
+            f"map {share} per call on each process (pad axis {axis} to {share}), or give pmap devices= listing"
+            f" {size} device(s) of each process, the same list on every process"
+        )
+    raise fail(ArgumentError, problem, hint=hint, **facts)
 
 
 def _disagreement(
@@ -542,6 +621,16 @@ class Sources:
                 " in_axes entry None (a keyword argument is always mapped)"
             )
         return " and ".join(ways)
+
+
+def device_axis_size(level: MapLevel, size: int) -> int:
+    """The size collectives over the level's axis name see: the mapped size, but for a pmap
+    called in a job of several processes the devices of every process it spans (an
+    `all_gather` there gathers from all of them)."""
+    job = level.job
+    if level.kind != "pmap" or job is None:
+        return size
+    return len(job.mesh(size, level.axis_size))
 
 
 def map_outputs(

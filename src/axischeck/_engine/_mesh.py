@@ -83,6 +83,17 @@ def context_mesh(where: str) -> MeshShape:
     return mesh_shape(mesh, where)
 
 
+def concrete_mesh(mesh: Any) -> Mesh | None:
+    """The devices' mesh behind a shard_map's `mesh` (the `jax.set_mesh` context's for
+    None), or None where there are no devices to read (an AbstractMesh, axis sizes)."""
+    if isinstance(mesh, Mesh):
+        return mesh
+    if mesh is None:
+        context = jax.sharding.get_mesh()
+        return context if isinstance(context, Mesh) and not context.empty else None
+    return None
+
+
 def context_conflict(mesh: Any) -> str | None:
     """How the `jax.set_mesh` context contradicts an explicit `mesh`, if it does (JAX
     requires them to be the same mesh)."""
@@ -96,10 +107,11 @@ class SpecMistake(Exception):
     """One spec that cannot apply to one array: what is wrong, and a hint. (A plain
     exception: whatever handles it may add notes or a traceback to it.)"""
 
-    def __init__(self, problem: str, hint: str | None = None) -> None:
+    def __init__(self, problem: str, hint: str | None = None, *, indivisible: bool = False) -> None:
         super().__init__(problem)
         self.problem = problem
         self.hint = hint
+        self.indivisible = indivisible  # a dim the mesh axes do not divide (a size, not the spec)
 
 
 def spec_dims(spec: Any, mesh: MeshShape, manual: frozenset[str], what: str) -> SpecDims:
@@ -142,6 +154,7 @@ def check_fits(dims: SpecDims, spec: Any, shape: Shape, what: str, arg: str, mes
                     f"{what} is {spec}, which splits axis {d} of {arg} (size {shape[d]}, shape"
                     f" {format_shape(shape)}) over {mesh.describe_axes(axes)}, but {n} does not divide {shape[d]}",
                     f"make axis {d} a multiple of {n} (pad it), shard it over fewer devices, or shard another axis",
+                    indivisible=True,
                 )
     seen: set[str] = set()
     for axes in dims:

@@ -34,6 +34,7 @@ from .._core._jax_compat import (
     mismatched_sizes,
     spmd_axis_in_shard_map_specs,
     tiled_scatter_indivisible,
+    tracing,
     unbound_axis_name,
     vmap_shmap_error_enabled,
 )
@@ -43,7 +44,7 @@ from .._core._spec import SigCore, SpecTree
 from .._core._steps import BaseStep, MapStep, ShardStep, SpecRow, SpecRows, Step
 from .._core._text import format_shape, int_text
 from .._core._trees import PrefixMismatch, broadcast_flat, broadcast_prefix, leaf_paths, walk_prefix
-from ._levels import MapLevel, Sources, map_inputs, map_outputs
+from ._levels import MapLevel, Sources, device_axis_size, map_inputs, map_outputs
 from ._trace import (
     Bound,
     Env,
@@ -100,17 +101,27 @@ class MapModel:
     inner: Model
     fn: Callable[..., Any] | None = None
 
+    @property
+    def shape_keyed(self) -> bool:
+        """Not for a pmap in a job of several processes: whether it runs over every
+        process's devices or this one's alone depends on whether JAX is tracing it."""
+        return self.level.job is None
+
     def predict(self, call: Call, env: Env, trail: tuple[Step, ...]) -> Outcome:
-        if self.level.kind == "pmap" and under_pmap(env):
-            raise Scene(trail, self.level.describe()).error(
+        level = self.level
+        job = level.job
+        if job is not None and not job.local_only and (env or tracing()):
+            level = replace(level, job=replace(job, local_only=True))  # traced: this process's devices
+        if level.kind == "pmap" and under_pmap(env):
+            raise Scene(trail, level.describe()).error(
                 ArgumentError,
                 "pmap inside pmap fails in JAX 0.10 (a context-mesh error): nested pmap is not supported",
                 hint="use one pmap over a flattened device axis, or jax.shard_map over a 2-D mesh",
             )
         self._check_spmd(trail)
-        size, per_call, step, axes = map_inputs(self.level, call, trail)
-        spmd = tuple(sorted(self.level.spmd, key=str))
-        inner_env = (*env, Bound(self.level.axis_name, size, tuple(axes), self.level.kind, spmd))
+        size, per_call, step, axes = map_inputs(level, call, trail)
+        spmd = tuple(sorted(level.spmd, key=str))
+        inner_env = (*env, Bound(level.axis_name, device_axis_size(level, size), tuple(axes), level.kind, spmd))
         inner = self.inner.predict(per_call, inner_env, trail + (step,))
         self._warn_shadowed(env, inner.replay)
         if inner.inputs_only:  # Signature.unify: no outputs to map
@@ -143,7 +154,7 @@ class MapModel:
                 tuple(step.args[i].label for i in mapped if i >= positional),
             )
 
-        shapes, outs = map_outputs(self.level, size, inner.shapes, is_batched, trail + (step,) + inner.steps, sources)
+        shapes, outs = map_outputs(level, size, inner.shapes, is_batched, trail + (step,) + inner.steps, sources)
         traced = inner.traced or (probe is not None and probe.asked)
         # The record of the function, for a level around this one (its shadowed names).
         return Outcome(

@@ -29,7 +29,13 @@ import numpy as np
 
 from .._core._cache import BoundedCache, PerFunction, code_of, held_weakly, same_code
 from .._core._errors import AxisCheckError, FunctionError, SpecError, with_jax_error
-from .._core._jax_compat import quiet_tracebacks, spmd_axis_in_shard_map_specs, trace_context, unbound_axis_name
+from .._core._jax_compat import (
+    quiet_tracebacks,
+    spmd_axis_in_shard_map_specs,
+    trace_context,
+    tracing,
+    unbound_axis_name,
+)
 from .._core._keys import arrays_key, lookup, shape_key, store, trace_key
 from .._core._leaves import Call, flatten_call, label_call, opaque_leaves, shapes_as_structs, struct
 from .._core._prediction import Prediction
@@ -349,7 +355,10 @@ class Predictor:
         """`err`, before JAX ran the call, with JAX's own verdict (its exception type and
         message) where JAX refuses the call too, so code written against JAX's errors
         keeps working. It still carries the call it was found in, for the advice."""
-        jax_err = jax_verdict(jax_fn, args, kwargs)
+        if err.job is not None and not tracing():  # an eager pmap in a job: its abstract verdict differs
+            jax_err = _jax_verdict_lowered(jax_fn, args, kwargs)
+        else:
+            jax_err = jax_verdict(jax_fn, args, kwargs)
         if jax_err is None:
             return err
         found_in = err._found_in
@@ -547,6 +556,28 @@ def jax_verdict(jax_fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[
     try:
         with quiet_tracebacks():  # only its type and message are kept
             jax.eval_shape(substituting(jax_fn, treedef, leaves, dyn), *[leaves[i] for i in dyn])
+    except AxisCheckError:
+        return None
+    except Exception as err:
+        return err
+    finally:
+        ASKING_JAX.reset(asking)
+    return None
+
+
+def _jax_verdict_lowered(jax_fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Exception | None:
+    """JAX's own exception for this call as made eagerly, found by lowering it (never
+    run): in a job of several processes an eager pmap lays its mesh over every process's
+    devices, where `eval_shape` traces it over this process's alone, and it refuses a
+    process's arguments that do not fit while converting them to global arrays or tracing,
+    both of which lowering does. None when JAX accepts it, or cannot lower it."""
+    lower = getattr(jax_fn, "lower", None)
+    if lower is None:
+        return None
+    asking = ASKING_JAX.set(True)
+    try:
+        with quiet_tracebacks():  # only its type and message are kept
+            lower(*args, **kwargs)
     except AxisCheckError:
         return None
     except Exception as err:

@@ -24,6 +24,7 @@ from .._core._jax_compat import (
     INFER_SPECS,
     JAX_SHARD_MAP,
     manual_types_differ,
+    process_global_shape,
     psum_scatter_size_refused,
     quiet_tracebacks,
     replication_refusal_lines,
@@ -35,10 +36,11 @@ from .._core._jax_compat import (
     varying_cast,
     varying_cast_refused,
 )
+from .._core._job import Job, process_local, spans_processes, this_job
 from .._core._leaves import Call, Leaf, abstract, check_jax_outputs, struct
 from .._core._shape import Shape
 from .._core._steps import ShardRow, ShardStep, Step
-from .._core._text import and_list, short_repr
+from .._core._text import and_list, format_shape, short_repr
 from .._core._trees import PrefixMismatch, broadcast_prefix, leaf_paths
 from ._function import parameters_of
 from ._mesh import (
@@ -48,6 +50,7 @@ from ._mesh import (
     as_partition_spec,
     block_shape,
     check_fits,
+    concrete_mesh,
     context_conflict,
     context_mesh,
     global_shape,
@@ -198,8 +201,10 @@ class ShardModel:
 
         scene = Scene(trail, transform)
 
-        def fail(cls: type[AxisCheckError], problem: str, hint: str | None, rows: list[ShardRow]) -> AxisCheckError:
-            return scene.then(ShardStep(transform, sizes, tuple(rows))).error(cls, problem, hint=hint)
+        def fail(
+            cls: type[AxisCheckError], problem: str, hint: str | None, rows: list[ShardRow], **facts: Any
+        ) -> AxisCheckError:
+            return scene.then(ShardStep(transform, sizes, tuple(rows))).error(cls, problem, hint=hint, **facts)
 
         self._check_setting(call, env, mesh, manual, fail)
         leaves, treedef = call.flat()
@@ -287,12 +292,50 @@ class ShardModel:
                 self._check_explicit(leaf, entry, dims, mesh, manual, what)
             except SpecMistake as m:
                 rows.append(ShardRow(leaf.label, leaf.shape, str(spec), None))
+                local = self._process_part(m, leaf, spec, mesh) if m.indivisible else None
+                if local is not None:
+                    problem, hint, job = local
+                    raise fail(ArgumentError, problem, hint, rows, job=job) from None
                 raise fail(ArgumentError, m.problem, m.hint, rows) from None
             block = block_shape(leaf.shape, dims, mesh)
             rows.append(ShardRow(leaf.label, leaf.shape, str(spec), block))
             value = struct(block, abstract(leaf.value).dtype)
             blocks.append(Leaf(leaf.label, block, value, leaf.user_shape, leaf.origin))
         return rows, blocks
+
+    def _process_part(
+        self, mistake: SpecMistake, leaf: Leaf, spec: Any, mesh: MeshShape
+    ) -> tuple[str, str, Job] | None:
+        """In a job of several processes, a size that a mesh spanning them does not divide
+        is most often one process's own part given where the whole global array belongs
+        (docs/jax-semantics.md#jobs-of-several-processes): shard_map and jit read each
+        argument as the global array. The remedy is JAX's
+        `jax.make_array_from_process_local_data`, with the global shape it would build.
+        None in a job of one process, for a mesh of this process's devices, or for an
+        argument that is a global array already (its size is the mistake)."""
+        job = this_job()
+        if job is None:
+            return None
+        devices = concrete_mesh(self.options.jax_mesh)
+        total = int(np.prod(mesh.sizes))
+        local = process_local(leaf.value)
+        if not spans_processes(job, devices, total) or local is False or leaf.shape is None:
+            return None
+        kind = self.options.kind
+        built = f"jax.make_array_from_process_local_data(NamedSharding(mesh, {spec}), {leaf.label})"
+        shape = process_global_shape(devices, spec, leaf.shape) if devices is not None else None
+        of = f", of global shape {format_shape(shape)}" if shape is not None else ""
+        spread = (
+            f"the mesh spans the job's {job.processes} processes ({total} devices, {job.local_devices} of them"
+            f" this process's), where {kind} reads each argument as the whole global array"
+        )
+        if local:
+            problem = f"{mistake.problem}: {leaf.label} is this process's own data, but {spread}"
+            hint = f"build the global array from every process's part: {built}{of}"
+        else:
+            problem = f"{mistake.problem}; {spread}"
+            hint = f"if {leaf.label} is this process's part, build the global array before the call: {built}{of}"
+        return problem, hint, job
 
     def _in_specs(
         self,
