@@ -124,6 +124,7 @@ RUNTIME = {
     "bad_hidden_facts.py": r"in_axes|pytree structure|unbound axis name|positional argument",
     "bad_misspelled_option.py": r"unexpected keyword argument",
     "bad_mapped_iterator.py": r"iterator|not a valid JAX type|iterable type",
+    "bad_size_one_axis.py": r"require replication",
 }
 
 
@@ -162,6 +163,7 @@ ON_DEVICES = frozenset(
         "bad_scan_carry.py",
         "bad_shard_map.py",
         "bad_uneven_shards.py",
+        "bad_size_one_axis.py",
     ]
 )
 """The runtime cases that run pmaps or build meshes of 2 devices: skipped where fewer exist."""

@@ -31,7 +31,7 @@ from ._checks import SiteChecker, _plural
 from ._flow import CALL_METHODS, Use, written_to_fail
 from ._jax_release import vmap_matches_containers_by_position
 from ._literals import UNKNOWN, axes_text
-from ._module import ModuleInfo
+from ._module import FunctionNode, ModuleInfo
 from ._shapes import Array, Mesh, Spec
 from ._values import Values
 
@@ -181,6 +181,63 @@ def _uneven(checker: SiteChecker, use: Use, mesh: Mesh, specs: Any, arguments: l
                 return
 
 
+def _scalar_fix(checker: SiteChecker, scalar: Leaf, args: list[ast.expr]) -> str | None:
+    """The fix for a mapped Python scalar: in_axes None passes it whole to every call; but
+    pmap traces what it does not map, so a scalar the function uses as a size (`range(n)`,
+    `jnp.zeros(n)`, a slice, a Python `if`) must be static there. None for a scalar
+    inside a container (its entry is the user's to write)."""
+    if "[" in scalar.label:
+        return None
+    position = next((i for i, node in enumerate(args) if node is scalar.node), None)
+    callee = checker.callee
+    if (
+        checker.site.transform.kind == "pmap"
+        and position is not None
+        and callee is not None
+        and callee.func is not None
+        and position < len(callee.positional)
+        and _used_as_size(callee.func.node, callee.positional[position])
+    ):
+        static = sorted({*(checker.static_argnums() or ()), position})
+        return (
+            f"static_broadcasted_argnums={axes_text(tuple(static))} ({scalar.label} is used as a size, which pmap"
+            " cannot trace: static, it is passed to every device as a Python value)"
+        )
+    return f"in_axes None for {scalar.label} (a scalar is passed whole to every call)"
+
+
+_SIZE_CALLS = frozenset(
+    {
+        "range", "int", "zeros", "ones", "empty", "full", "arange", "eye", "identity", "linspace", "reshape",
+        "tile", "repeat", "broadcast_to", "one_hot", "split", "array_split", "top_k",
+    }
+)  # fmt: skip
+"""Functions whose arguments must be concrete Python values (sizes, shapes, counts)."""
+
+
+def _used_as_size(func: FunctionNode, name: str) -> bool:
+    """Whether the function's body uses the parameter `name` where a traced value cannot
+    go: an argument (or inside a shape tuple) of a call in `_SIZE_CALLS`, a slice bound,
+    or the test of a Python `if`, `while` or conditional expression."""
+    body: list[ast.AST] = [func.body] if isinstance(func, ast.Lambda) else list(func.body)
+
+    def names_it(node: ast.AST | None) -> bool:
+        return node is not None and any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(node))
+
+    for top in body:
+        for node in ast.walk(top):
+            if isinstance(node, ast.Call):
+                callee = node.func
+                called = callee.attr if isinstance(callee, ast.Attribute) else getattr(callee, "id", None)
+                if called in _SIZE_CALLS and any(names_it(a) for a in (*node.args, *(k.value for k in node.keywords))):
+                    return True
+            elif isinstance(node, ast.Slice) and any(names_it(b) for b in (node.lower, node.upper, node.step)):
+                return True
+            elif isinstance(node, ast.If | ast.While | ast.IfExp) and names_it(node.test):
+                return True
+    return False
+
+
 def _short_value(value: Any) -> str:
     return f"shape {value.text()}" if isinstance(value, Array) else f"the Python scalar {value!r}"
 
@@ -260,23 +317,22 @@ def _check_call(checker: SiteChecker, values: Values, use: Use, call: ast.Call, 
                 _collect(values.of(k.value, use.module), 0, k.arg, k.value, leaves, True, by_position)
             except Unread:
                 unread = True
+    # A mapped Python scalar is a mistake whatever the other arguments are.
+    scalar = next((leaf for leaf in leaves if isinstance(leaf.value, _SCALARS)), None)
+    if scalar is not None:
+        report(
+            use.module,
+            scalar.node,
+            "AX016",
+            f"{scalar.label} is the Python scalar {scalar.value!r}, which has no axis to map, but in_axes maps it"
+            f" over axis {scalar.axis}; JAX raises {_scalar_error(kind, scalar)}",
+            _scalar_fix(checker, scalar, args),
+        )
+        return True
     if unread:
         return False
     partly = any(leaf.value is UNKNOWN for leaf in leaves)
     leaves = [leaf for leaf in leaves if leaf.value is not UNKNOWN]
-    for leaf in leaves:
-        if isinstance(leaf.value, _SCALARS):
-            report(
-                use.module,
-                leaf.node,
-                "AX016",
-                f"{leaf.label} is the Python scalar {leaf.value!r}, which has no axis to map, but in_axes maps it over"
-                f" axis {leaf.axis}; JAX raises {_scalar_error(kind, leaf)}",
-                f"in_axes None for {leaf.label} (a scalar is passed whole to every call)"
-                if "[" not in leaf.label
-                else None,
-            )
-            return True
     for leaf in leaves:
         assert isinstance(leaf.value, Array)
         r = leaf.value.rank

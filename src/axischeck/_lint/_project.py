@@ -16,7 +16,7 @@ from ._checks import SiteChecker
 from ._config import suppressed
 from ._markdown import python_of_markdown
 from ._module import ModuleInfo, build_module
-from ._outputs import check_outputs, check_scan_carries
+from ._outputs import check_outputs, check_scan_carries, check_size_one_axes
 from ._rules import Finding
 from ._values import Values, as_option
 
@@ -177,6 +177,7 @@ class Project:
             if checker.run():
                 continue  # refused when the transform is made: no call of it runs
             check_outputs(checker)
+            check_size_one_axes(checker, self.values)
             check_scan_carries(checker, self.values)
             self.stats.calls_read += check_calls(checker, self.values)
         self.axis_names.check_collectives(module, self.add)

@@ -55,6 +55,11 @@ RULES: dict[str, Rule] = {
         Rule(
             "AX024", "mapped-iterator", "an iterator (zip, map, a generator) is passed where in_axes maps an argument"
         ),
+        Rule(
+            "AX025",
+            "size-one-axis-replication",
+            "out_specs leaves out a mesh axis of size 1 that in_specs splits the output's source over",
+        ),
     )
 }
 
