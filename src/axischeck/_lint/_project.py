@@ -16,6 +16,7 @@ from ._checks import SiteChecker
 from ._config import suppressed
 from ._markdown import python_of_markdown
 from ._module import ModuleInfo, build_module
+from ._notebook import NotANotebook, NotebookCode, read_notebook
 from ._outputs import check_outputs, check_scan_carries
 from ._rules import Finding
 from ._values import Values, as_option
@@ -48,6 +49,7 @@ class Project:
         self.files = list(files)
         self.display = display or {}
         self._sources: dict[Path, str] = {}
+        self._notebooks: dict[Path, NotebookCode] = {}  # a notebook's code cells, and where each line is
         self._modules: dict[Path, ModuleInfo | None] = {}
         self._by_parts: dict[tuple[str, ...], list[Path]] = {}
         for f in self.files:
@@ -66,12 +68,23 @@ class Project:
     # -------------------------------------------------------------- modules
 
     def source(self, path: Path) -> str | None:
+        """The file's Python code: its text, or a notebook's code cells joined (None when it
+        cannot be read; a notebook that is not one is reported as unparsable)."""
         if path not in self._sources:
             try:
                 # utf-8-sig: a byte order mark is not source text (Python's own reader drops it too).
-                self._sources[path] = path.read_bytes().decode("utf-8-sig", errors="replace")
+                text = path.read_bytes().decode("utf-8-sig", errors="replace")
             except OSError:
                 return None
+            if path.suffix.lower() == ".ipynb":
+                try:
+                    notebook = read_notebook(text)
+                except NotANotebook as err:
+                    self.stats.unparsable.append(f"{self.name(path)}:1: {err}")
+                    return None
+                self._notebooks[path] = notebook
+                text = notebook.source
+            self._sources[path] = text
         return self._sources[path]
 
     def module(self, path: Path) -> ModuleInfo | None:
@@ -100,6 +113,9 @@ class Project:
                 else:
                     info.column_shift = shift
                     info.reader = self.read_option
+                    notebook = self._notebooks.get(path)
+                    if notebook is not None:
+                        info.cell_place = notebook.place
         self._modules[path] = info
         return info
 
@@ -173,6 +189,7 @@ class Project:
             if module is not None:
                 module.release()
         self._modules.clear()
+        self._notebooks.clear()
         self._options.clear()
         self.resolver.clear()
         self.values.clear()
@@ -186,7 +203,10 @@ class Project:
         column += module.column_shift.get(line, 0)
         if suppressed(text, code):
             return
-        finding = Finding(module.path, line, column, code, message, fix)
+        cell = None
+        if module.cell_place is not None:
+            cell, line = module.cell_place(line)
+        finding = Finding(module.path, line, column, code, message, fix, cell)
         if finding not in self._reported:
             self._reported.add(finding)
             self.findings.append(finding)
@@ -215,5 +235,5 @@ def lint_files(files: Iterable[Path], display: dict[Path, str] | None = None) ->
         if collecting:
             gc.enable()
     order = {project.name(p): i for i, p in enumerate(project.files)}
-    findings.sort(key=lambda f: (order.get(f.path, 0), f.line, f.column, f.code))
+    findings.sort(key=lambda f: (order.get(f.path, 0), f.cell or 0, f.line, f.column, f.code))
     return findings, project.stats

@@ -57,7 +57,8 @@ RULES: dict[str, Rule] = {
 
 @dataclass(frozen=True, slots=True)
 class Finding:
-    """One reported mistake. `line` and `column` count from 1."""
+    """One reported mistake. `line` and `column` count from 1; in a notebook, `cell` is the
+    cell's number among all its cells (from 1) and `line` counts in that cell."""
 
     path: str
     line: int
@@ -65,10 +66,17 @@ class Finding:
     code: str
     message: str
     fix: str | None = None
+    cell: int | None = None
+
+    def where(self) -> str:
+        """`path:line:col`, or `path:cell 3:line:col` in a notebook."""
+        cell = f"cell {self.cell}:" if self.cell is not None else ""
+        return f"{self.path}:{cell}{self.line}:{self.column}"
 
     def as_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "path": self.path,
+            **({"cell": self.cell} if self.cell is not None else {}),
             "line": self.line,
             "column": self.column,
             "code": self.code,
