@@ -110,5 +110,7 @@ def test_ipython_syntax_is_blanked_and_python_is_kept(line: str, blank: bool) ->
 def test_a_magics_continuation_lines_are_blanked_and_cell_magics_drop_the_cell() -> None:
     assert code_lines("!pip install \\\n    jax\nx = 1") == ["", "", "x = 1"]
     assert code_lines("%%timeit\nf(x)") is None
-    code = read_notebook(json.dumps({"cells": [_cell("code", "%%writefile a.py\nimport os\n"), _cell("code", "y = 2")]}))
+    code = read_notebook(
+        json.dumps({"cells": [_cell("code", "%%writefile a.py\nimport os\n"), _cell("code", "y = 2")]})
+    )
     assert code.source == "y = 2\n" and code.place(1) == (2, 1)

@@ -72,7 +72,8 @@ def read_notebook(text: str) -> NotebookCode:
 
     ```python
     >>> import json
-    >>> cells = [{"cell_type": "markdown", "source": "# hi"}, {"cell_type": "code", "source": ["%time f()\\n", "x = 1"]}]
+    >>> cells = [{"cell_type": "markdown", "source": "# hi"}]
+    >>> cells.append({"cell_type": "code", "source": ["%time f()\\n", "x = 1"]})
     >>> code = read_notebook(json.dumps({"cells": cells}))
     >>> code.source.splitlines(), code.place(2)
     (['', 'x = 1'], (2, 2))

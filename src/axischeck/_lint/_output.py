@@ -46,10 +46,7 @@ def github(f: Finding) -> str:
     where = f"line={f.line},col={f.column},"
     if f.cell is not None:
         where, message = "", f"cell {f.cell}, line {f.line}, column {f.column}: {message}"
-    return (
-        f"::{level} file={_escape_property(f.path)},{where}"
-        f"title={_escape_property(f.code)}::{_escape_data(message)}"
-    )
+    return f"::{level} file={_escape_property(f.path)},{where}title={_escape_property(f.code)}::{_escape_data(message)}"
 
 
 def sarif(findings: Sequence[Finding], version: str) -> dict[str, object]:
