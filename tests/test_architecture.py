@@ -66,6 +66,7 @@ LAYERS: list[tuple[str, set[str]]] = [
             "_debug",
             "_cli",
             "_lint",
+            "_lsp",  # `axischeck lsp`: lint's answers in the editor
             "mypy_plugin",
             "eqx",  # axischeck.eqx / axischeck.nnx: the libraries' transforms, checked
             "nnx",

@@ -29,11 +29,13 @@ from typing import Any
 from ._batch import _plain_call
 from ._callee import Callee, Site, is_default
 from ._checks import SiteChecker, describe
+from ._config import Config, _excluded, find_pyproject, load_config
 from ._flow import Use
 from ._literals import UNKNOWN, axes_text
 from ._module import ModuleInfo
 from ._parsers import SignatureError, parse_signature
-from ._project import Project
+from ._project import Project, lint_files
+from ._rules import Finding
 from ._shapes import Array, Mesh, Spec
 
 UNKNOWN_TEXT = "unknown"
@@ -115,6 +117,33 @@ class CallHint:
 
 def _escape(text: str) -> str:
     return text.replace("|", "\\|")
+
+
+def settings_for(path: str) -> Config:
+    """The `[tool.axischeck.lint]` that `axischeck lint` reads for `path` (the nearest
+    pyproject.toml above it), or the defaults where there is none or it cannot be read."""
+    try:
+        return load_config(find_pyproject(Path(path).parent))
+    except Exception:  # a broken pyproject.toml: `axischeck lint` says so; an editor lints with defaults
+        return Config()
+
+
+def findings_for(path: str, source: str, config: Config | None = None) -> list[Finding]:
+    """Lint's findings in `source`, the text of the file at `path` (unsaved, perhaps), as
+    `axischeck lint path` reports them: the codes `config` disables left out, nothing for
+    a file it excludes. The file is linted alone: imports of other files are not followed.
+    """
+    config = settings_for(path) if config is None else config
+    file = Path(path)
+    if config.exclude:
+        # A folder `axischeck lint` would not enter excludes the files in it.
+        patterns = tuple(p.rstrip("/") for p in config.exclude)
+        root = config.root.resolve() if config.root is not None else None
+        folders = [p for p in file.resolve().parents if root is not None and p != root and p.is_relative_to(root)]
+        if any(_excluded(p, patterns, config.root) for p in (file, *folders)):
+            return []
+    findings, _ = lint_files([file], {file: path}, {file: source})
+    return [f for f in findings if f.code not in config.disable]
 
 
 def facts_at(path: str, source: str, line: int, column: int) -> TransformFacts | None:
@@ -394,7 +423,8 @@ def _char(text: str, byte_offset: int) -> int:
 
 
 def _span(module: ModuleInfo, node: ast.AST) -> Span:
-    line, end_line = getattr(node, "lineno", 1), getattr(node, "end_lineno", None) or getattr(node, "lineno", 1)
+    line: int = getattr(node, "lineno", 1)
+    end_line: int = getattr(node, "end_lineno", None) or line
     start = _char(module.line(line), getattr(node, "col_offset", 0))
     end = getattr(node, "end_col_offset", None)
     return Span(line, start, end_line, _char(module.line(end_line), end) if end is not None else start)
