@@ -30,8 +30,11 @@ from ._convert import diagnostic, from_client, inlay_hint, overlaps, quick_fix, 
 log = logging.getLogger("axischeck.lsp")
 
 DEBOUNCE = 0.05
-"""Seconds a document must stay unchanged before it is linted again: typing a word lints
-once, at its end, and a burst of changes (a paste, a rename) once."""
+"""Seconds of quiet that end a burst of changes. A change after a quiet spell is linted at
+once (its diagnostics come as soon as lint is done); a change that follows another, or a
+lint, within this time waits until the document has been unchanged this long, so a burst
+(fast typing, a paste, a rename, an editor's several changes per keystroke) is linted
+once, at its end."""
 
 LARGEST = 5_000_000
 """Characters above which a document is not linted (a generated file, a data dump opened
@@ -69,6 +72,7 @@ class AxisCheckServer(LanguageServer):
         self.debounce = debounce
         self.linted: dict[str, Linted] = {}  # one entry per open document, replaced at each lint
         self.pending: dict[str, asyncio.TimerHandle] = {}
+        self.last: dict[str, float] = {}  # when each document last changed or was linted (monotonic)
 
     # ------------------------------------------------------------- documents
 
@@ -101,15 +105,21 @@ class AxisCheckServer(LanguageServer):
             findings = _guarded(lambda: findings_for(path, source, self.config(path)), [], f"lint {uri}")
         diagnostics = tuple(diagnostic(doc, f) for f in findings)
         self.linted[uri] = Linted(doc.version, tuple(findings), diagnostics)
+        self.last[uri] = time.monotonic()
         self.text_document_publish_diagnostics(
             types.PublishDiagnosticsParams(uri=uri, diagnostics=list(diagnostics), version=doc.version)
         )
 
-    def lint_later(self, uri: str) -> None:
-        """Lint when the document has not changed for `debounce` seconds."""
+    def changed(self, uri: str) -> None:
+        """A change: lint now after a quiet spell, else when the burst it belongs to ends."""
+        now = time.monotonic()
         waiting = self.pending.pop(uri, None)
+        if waiting is None and now - self.last.get(uri, float("-inf")) >= self.debounce:
+            self.lint_now(uri)
+            return
         if waiting is not None:
             waiting.cancel()
+        self.last[uri] = now
         loop = asyncio.get_running_loop()
         self.pending[uri] = loop.call_later(self.debounce, lambda: _guarded(lambda: self.lint_now(uri), None, "lint"))
 
@@ -118,6 +128,7 @@ class AxisCheckServer(LanguageServer):
         if waiting is not None:
             waiting.cancel()
         self.linted.pop(uri, None)
+        self.last.pop(uri, None)
         self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
 
     def current(self, uri: str) -> tuple[TextDocument, Linted] | None:
@@ -160,7 +171,7 @@ def build(debounce: float = DEBOUNCE) -> AxisCheckServer:
 
     @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
     def did_change(ls: AxisCheckServer, params: types.DidChangeTextDocumentParams) -> None:
-        _guarded(lambda: ls.lint_later(params.text_document.uri), None, "change")
+        _guarded(lambda: ls.changed(params.text_document.uri), None, "change")
 
     @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
     def did_save(ls: AxisCheckServer, params: types.DidSaveTextDocumentParams) -> None:
