@@ -28,7 +28,7 @@ LAYERS: list[tuple[str, set[str]]] = [
         "parsing: dims, axes, signatures, arguments",
         {"_dims", "_axes", "_spec", "_annotation_text", "_annotations", "_leaves", "_keys"},
     ),
-    ("derivation values and their rendering", {"_steps", "_explain", "_prediction"}),
+    ("derivation values and their rendering", {"_steps", "_explain", "_html", "_prediction"}),
     (
         "engine: unify, levels, traces, meshes, models, fast path, fixes",
         {

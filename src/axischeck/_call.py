@@ -11,6 +11,7 @@ from typing import Any
 import jax
 
 from ._core._errors import AxisCheckError, FunctionError, OutputError, with_jax_error
+from ._core._html import ERROR_VIEW
 from ._core._jax_compat import unbound_axis_name
 from ._core._keys import arrays_by_position
 from ._core._leaves import flatten_call, shape_of
@@ -106,6 +107,8 @@ def verify_output(
                 f" the signature predicts {format_shape(want)}{declared}",
                 transform=name,
                 table=str(pred),
+                steps=pred.steps,
+                view=ERROR_VIEW,
             )
 
 

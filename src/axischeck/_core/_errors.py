@@ -7,7 +7,7 @@ import sys
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from ._shape import Shape, format_shape
 
@@ -57,6 +57,13 @@ def _size(size: Size) -> str:
     return format_shape(size) if isinstance(size, tuple) else str(size)
 
 
+class HtmlView(Protocol):
+    """Renders an error as HTML (`_html.ErrorView`, which the engine attaches: the
+    rendering sits above the errors, in the layer of the derivation it draws)."""
+
+    def html(self, err: AxisCheckError) -> str: ...
+
+
 class AxisCheckError(ValueError):
     """Base class of every failure axischeck reports (a `ValueError`).
 
@@ -69,6 +76,11 @@ class AxisCheckError(ValueError):
     - `table`: the derivation table (argument rows), if one was built.
     - `fix`: a concrete suggestion, if one is clear.
     - `fix_head`: the checked fix in a few words (`in_axes=(0, 0)`), ending the headline.
+    - `steps`: the derivation so far (the table's rows as values), if the engine made one.
+
+    In Jupyter an error shown as a cell's value is drawn as HTML (`_repr_html_`): the table
+    with the conflicting rows highlighted and each argument's axes, the conflicting axes
+    marked. Its text is the message, unchanged.
 
     ```python
     >>> f = ax.vmap(lambda x, y: x @ y, in_axes=(0, 1), signature="(a,b),(b,c)->(a,c)")
@@ -100,6 +112,8 @@ class AxisCheckError(ValueError):
         notes: tuple[str, ...] = (),
         fix: str | None = None,
         fix_head: str | None = None,
+        steps: tuple[Any, ...] = (),
+        view: HtmlView | None = None,
     ) -> None:
         self.transform = transform
         self.problem = problem
@@ -109,6 +123,8 @@ class AxisCheckError(ValueError):
         self.notes = notes
         self.fix = fix
         self.fix_head = fix_head
+        self.steps = steps
+        self.view = view
         self.suggestions: tuple[Any, ...] = ()  # structured fixes (see axischeck._suggest)
         # The arguments and labelled call the engine found this in, carried to the fix
         # search (labelling 16,000 leaves again costs 20-45 ms), which takes it; never
@@ -133,6 +149,16 @@ class AxisCheckError(ValueError):
         if self.fix:
             lines.append(f"  Fix: {self.fix}")
         return "\n".join(lines)
+
+    def _repr_html_(self) -> str:
+        """The error as HTML, for Jupyter: drawn where the engine found it, else its text."""
+        view: HtmlView | None = getattr(self, "view", None)  # a state rebuilt without it has none
+        if view is not None:
+            return view.html(self)
+        import html
+
+        text = html.escape(f"{type(self).__name__}: {self}")
+        return f"<pre style='color:#b91c1c'>{text}</pre>"
 
     def disagreement(self) -> str | None:
         """`'b' is axis 2 of x (size 4) but axis 0 of y (size 5).`, when places disagree."""

@@ -285,10 +285,10 @@ class ShardModel:
                 check_fits(dims, entry, leaf.shape, what, leaf.label, mesh, split=True)
                 self._check_explicit(leaf, entry, dims, mesh, manual, what)
             except SpecMistake as m:
-                rows.append(ShardRow(leaf.label, leaf.shape, str(spec), None))
+                rows.append(ShardRow(leaf.label, leaf.shape, str(spec), None, dims))
                 raise fail(ArgumentError, m.problem, m.fix, rows) from None
             block = block_shape(leaf.shape, dims, mesh)
-            rows.append(ShardRow(leaf.label, leaf.shape, str(spec), block))
+            rows.append(ShardRow(leaf.label, leaf.shape, str(spec), block, dims))
             value = struct(block, abstract(leaf.value).dtype)
             blocks.append(Leaf(leaf.label, block, value, leaf.user_shape, leaf.origin))
         return rows, blocks
@@ -417,7 +417,7 @@ class ShardModel:
                 check_fits(dims, entry, block, what, f"the per-device {label}", mesh, split=False)
             except SpecMistake as m:
                 raise fail(m.problem, m.fix) from None
-            outs.append(ShardRow(label, global_shape(block, dims, mesh), str(spec), block))
+            outs.append(ShardRow(label, global_shape(block, dims, mesh), str(spec), block, dims))
         treedef = jax.tree_util.tree_structure(blocks)
         return jax.tree_util.tree_unflatten(treedef, [r.shape for r in outs]), outs
 

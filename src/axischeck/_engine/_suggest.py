@@ -1043,6 +1043,8 @@ def with_suggestions(err: AxisCheckError, options: tuple[Suggestion, ...]) -> Ax
         notes=(*err.notes, *notes),
         fix=text or err.fix,
         fix_head=fixes[0].headline() if fixes else None,
+        steps=err.steps,
+        view=err.view,
     )
     new.suggestions = fixes
     return new
