@@ -156,7 +156,7 @@ def run(lines: int, edits: int, pause: float) -> dict[str, Any]:
             target = text.splitlines().index("out_0 = batched_0(jnp.ones((4,)), jnp.ones((16, 4)), jnp.ones((16,)))")
             good = text.splitlines()[target]
             bad = good.replace("jnp.ones((16,))", "jnp.ones((15,))")
-            times, found, rss_100 = [], [], float("nan")
+            times, found, rss = [], [], {}
             for version in range(1, edits + 1):
                 old, new = (good, bad) if version % 2 else (bad, good)
                 change = {
@@ -174,9 +174,8 @@ def run(lines: int, edits: int, pause: float) -> dict[str, Any]:
                 )
                 found.append(len(diagnostics(version)["params"]["diagnostics"]))
                 times.append(time.perf_counter() - start)
-                if version == min(100, edits):
-                    rss_100 = client.rss_mb()
-            rss_end = client.rss_mb()
+                if version == min(100, edits) or version % 250 == 0 or version == edits:
+                    rss[version] = round(client.rss_mb(), 1)
         finally:
             client.close()
     ms = sorted(1000 * t for t in times)
@@ -188,8 +187,9 @@ def run(lines: int, edits: int, pause: float) -> dict[str, Any]:
         "findings_alternate": sorted(set(found)),
         "change_to_diagnostics_ms_median": statistics.median(ms),
         "change_to_diagnostics_ms_p90": ms[int(0.9 * (len(ms) - 1))],
-        "rss_mb_after_100": rss_100,
-        "rss_mb_after_all": rss_end,
+        "rss_mb_after_100": rss[min(100, edits)],
+        "rss_mb_after_all": rss[edits],
+        "rss_mb_by_edit": rss,
     }
 
 
@@ -207,7 +207,7 @@ def main() -> None:
         " change -> diagnostics"
         f" median {result['change_to_diagnostics_ms_median']:.0f} ms, p90 {result['change_to_diagnostics_ms_p90']:.0f}"
         f" ms (target < 150 ms); server RSS {result['rss_mb_after_100']:.1f} MB after 100 edits,"
-        f" {result['rss_mb_after_all']:.1f} MB after {result['edits']}"
+        f" {result['rss_mb_after_all']:.1f} MB after {result['edits']} (by edit: {result['rss_mb_by_edit']})"
     )
     if args.json is not None:
         args.json.write_text(json.dumps(result, indent=2))

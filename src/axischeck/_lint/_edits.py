@@ -8,7 +8,7 @@ finding's node says where it goes without doubt:
 - `in_axes=...` / `out_axes=...` reported at the option's own value, written as a keyword:
   the value is replaced;
 - `axis_name='i'` reported at a transform call that passes no `axis_name` and no `**kwargs`:
-  the keyword is added before the call's closing parenthesis;
+  the keyword is added after the call's last argument;
 - `write 0 instead of '0'` (a str or float written for an axis): the one constant in the
   option's value that holds the written value is replaced.
 
@@ -45,7 +45,7 @@ _WRITE = re.compile(r"^write (-?\d+) instead of (.+)$")
 
 def edit_for(module: ModuleInfo, node: ast.AST, fix: str | None) -> Edit | None:
     """The edit that applies `fix` at `node`, or None where lint cannot be sure of one."""
-    if fix is None or module.cell_place is not None or module.column_shift:
+    if fix is None or module.path.lower().endswith((".md", ".ipynb")):
         return None  # a notebook or Markdown file: its text is not the module lint read
     edit = _edit(module, node, fix)
     if edit is None or not _parses(apply(module.source, edit)):
@@ -107,29 +107,16 @@ def _replace(module: ModuleInfo, node: ast.AST, text: str) -> Edit | None:
 
 
 def _add_keyword(module: ModuleInfo, node: ast.AST, keyword: str) -> Edit | None:
-    """`keyword` added as the last argument of the call `node` (none of `axis_name`, `**`)."""
-    if not isinstance(node, ast.Call) or node.end_lineno is None or node.end_col_offset is None:
+    """`keyword` added after the last argument of the call `node` (which passes no `**` and
+    not that keyword): `jax.vmap(f)` becomes `jax.vmap(f, axis_name='i')`, and a call
+    written over several lines keeps its layout."""
+    if not isinstance(node, ast.Call) or any(k.arg is None or k.arg == "axis_name" for k in node.keywords):
         return None
-    if any(k.arg is None or k.arg == "axis_name" for k in node.keywords):
+    last = max([*node.args, *node.keywords], key=lambda n: (n.end_lineno or 0, n.end_col_offset or 0), default=None)
+    if last is None or last.end_lineno is None or last.end_col_offset is None:
         return None
-    line = module.line(node.end_lineno)
-    close = _position(module, node.end_lineno, node.end_col_offset) - 1
-    if close < 0 or line[close : close + 1] != ")":
-        return None
-    before = _text_before(module, node.end_lineno, close)
-    text = keyword if before in ("(", ",") else f", {keyword}"
-    if before == ",":
-        text = " " + keyword
-    return Edit(node.end_lineno, close, node.end_lineno, close, text)
-
-
-def _text_before(module: ModuleInfo, line: int, column: int) -> str:
-    """The last character before (line, column) that is not blank, across lines."""
-    text = module.line(line)[:column].rstrip()
-    while not text and line > 1:
-        line -= 1
-        text = module.line(line).split("#")[0].rstrip()
-    return text[-1:] if text else ""
+    column = _position(module, last.end_lineno, last.end_col_offset)
+    return Edit(last.end_lineno, column, last.end_lineno, column, f", {keyword}")
 
 
 def apply(source: str, edit: Edit) -> str:
