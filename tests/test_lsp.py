@@ -7,12 +7,14 @@ what an editor asks: diagnostics, hover, quick fixes, inlay hints.
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import subprocess
 import sys
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import IO, Any
 
 import pytest
 
@@ -263,6 +265,63 @@ def test_the_server_stops_when_its_client_dies(tmp_path: Path) -> None:
             assert pipe is not None
             pipe.close()
     assert server.returncode is not None
+
+
+def _frame(message: dict[str, object]) -> bytes:
+    body = json.dumps(message).encode()
+    return b"Content-Length: %d\r\n\r\n%s" % (len(body), body)
+
+
+def _read_until(stream: IO[bytes], wanted: str, limit: float = 60) -> dict[str, Any]:
+    """The first message whose method (or id) is `wanted`."""
+    end = time.monotonic() + limit
+    while time.monotonic() < end:
+        length = 0
+        while True:
+            line = stream.readline()
+            assert line, "the server closed its output"
+            if line in (b"\r\n", b"\n"):
+                break
+            if line.lower().startswith(b"content-length:"):
+                length = int(line.split(b":")[1])
+        message: dict[str, Any] = json.loads(stream.read(length))
+        if message.get("method") == wanted or str(message.get("id")) == wanted:
+            return message
+    raise AssertionError(f"no {wanted} from the server")
+
+
+def test_the_server_never_runs_the_users_code(tmp_path: Path) -> None:
+    """Started in the project's folder (as editors do; `-P`, as docs/editors.md says for
+    `python -m`, keeps the folder off `sys.path` from the start), with modules there named
+    like the standard library's and a file whose top level would leave a mark if run or
+    imported: nothing of it runs, and its findings arrive."""
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    for name in ("ast", "json", "tomllib", "typing"):
+        (tmp_path / f"{name}.py").write_text(f"open({str(marks / name)!r}, 'w').close()\n")
+    user = tmp_path / "train.py"
+    user.write_text(f"open({str(marks / 'train')!r}, 'w').close()\n" + SOURCE)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONSAFEPATH"}
+    command = [SERVER[0], "-P", *SERVER[1:]]
+    server = subprocess.Popen(command, cwd=tmp_path, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    assert server.stdin is not None and server.stdout is not None
+    try:
+        server.stdin.write(_frame({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"capabilities": {}}}))
+        server.stdin.flush()
+        _read_until(server.stdout, "1")
+        item = {"uri": user.as_uri(), "languageId": "python", "version": 1, "text": user.read_text()}
+        server.stdin.write(_frame({"jsonrpc": "2.0", "method": "initialized", "params": {}}))
+        server.stdin.write(
+            _frame({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": item}})
+        )
+        server.stdin.flush()
+        published = _read_until(server.stdout, "textDocument/publishDiagnostics")
+        assert [d["code"] for d in published["params"]["diagnostics"]] == ["AX013", "AX002"]
+    finally:
+        server.stdin.close()
+        server.wait(timeout=30)
+        server.stdout.close()
+    assert list(marks.iterdir()) == []
 
 
 def test_a_clear_message_without_pygls(tmp_path: Path) -> None:

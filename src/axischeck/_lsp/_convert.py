@@ -69,23 +69,24 @@ def text_edit(doc: TextDocument, edit: Edit) -> types.TextEdit:
     return types.TextEdit(span(doc, edit.line, edit.column, edit.end_line, edit.end_column), edit.text)
 
 
-def quick_fix(doc: TextDocument, f: Finding, diag: types.Diagnostic) -> types.CodeAction | None:
-    """A finding's sure fix as a quick fix that edits the document (None without one)."""
+def quick_fix(doc: TextDocument, f: Finding, diag: types.Diagnostic, versioned: bool = True) -> types.CodeAction | None:
+    """A finding's sure fix as a quick fix that edits the document (None without one):
+    an edit of the document's version when the client takes `documentChanges`, else a
+    plain `changes` entry."""
     if f.edit is None:
         return None
+    edits = [text_edit(doc, f.edit)]
+    if versioned:
+        document = types.OptionalVersionedTextDocumentIdentifier(doc.uri, doc.version)
+        workspace_edit = types.WorkspaceEdit(document_changes=[types.TextDocumentEdit(document, list(edits))])
+    else:
+        workspace_edit = types.WorkspaceEdit(changes={doc.uri: list(edits)})
     return types.CodeAction(
         title=f"axischeck: {f.fix}",
         kind=types.CodeActionKind.QuickFix,
         diagnostics=[diag],
         is_preferred=True,
-        edit=types.WorkspaceEdit(
-            document_changes=[
-                types.TextDocumentEdit(
-                    types.OptionalVersionedTextDocumentIdentifier(doc.uri, doc.version),
-                    [text_edit(doc, f.edit)],
-                )
-            ]
-        ),
+        edit=workspace_edit,
     )
 
 

@@ -205,10 +205,13 @@ def build(debounce: float = DEBOUNCE) -> AxisCheckServer:
             if found is None:
                 return None
             doc, linted = found
+            workspace = ls.client_capabilities.workspace
+            edits = workspace.workspace_edit if workspace is not None else None
+            versioned = bool(edits is not None and edits.document_changes)
             actions = []
             for f, diag in zip(linted.findings, linted.diagnostics, strict=True):
                 if overlaps(diag.range, params.range):
-                    action = quick_fix(doc, f, diag)
+                    action = quick_fix(doc, f, diag, versioned)
                     if action is not None:
                         actions.append(action)
             return actions
