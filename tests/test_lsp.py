@@ -239,6 +239,29 @@ async def test_it_survives_what_editors_send(client: LanguageClient, tmp_path: P
 
 
 @pytest.mark.asyncio
+async def test_columns_are_the_clients_utf16_units(client: LanguageClient, tmp_path: Path) -> None:
+    """A line with an accented letter and an emoji before the finding: lint counts
+    characters, the client UTF-16 code units (the emoji is two)."""
+    line = 'note = "é😀"; pm = jax.pmap(op, in_axes=[0, 1, 0])'
+    uri = _open(client, tmp_path / "wide.py", SOURCE.replace(SOURCE.splitlines()[10], line))
+    found = [d for d in await _diagnostics(client, uri) if d.code == "AX002"]
+    (diag,) = found
+    start = line.index("[")
+    units = len(line[:start].encode("utf-16-le")) // 2
+    assert units == start + 1  # the emoji
+    assert (diag.range.start.character, diag.range.end.character) == (units, units + len("[0, 1, 0]"))
+    actions = await client.text_document_code_action_async(
+        types.CodeActionParams(types.TextDocumentIdentifier(uri), diag.range, types.CodeActionContext([diag]))
+    )
+    (action,) = actions or []
+    assert isinstance(action, types.CodeAction) and action.edit is not None
+    (change,) = action.edit.document_changes or []
+    assert isinstance(change, types.TextDocumentEdit)
+    (edit,) = change.edits
+    assert (edit.range.start.character, edit.range.end.character) == (units, units + len("[0, 1, 0]"))
+
+
+@pytest.mark.asyncio
 async def test_the_config_of_pyproject_toml_applies(client: LanguageClient, tmp_path: Path) -> None:
     (tmp_path / "pyproject.toml").write_text('[tool.axischeck.lint]\ndisable = ["AX002"]\nexclude = ["generated"]\n')
     (tmp_path / "generated").mkdir()
