@@ -112,7 +112,8 @@ def _add_keyword(module: ModuleInfo, node: ast.AST, keyword: str) -> Edit | None
     written over several lines keeps its layout."""
     if not isinstance(node, ast.Call) or any(k.arg is None or k.arg == "axis_name" for k in node.keywords):
         return None
-    last = max([*node.args, *node.keywords], key=lambda n: (n.end_lineno or 0, n.end_col_offset or 0), default=None)
+    arguments: list[ast.expr | ast.keyword] = [*node.args, *node.keywords]
+    last = max(arguments, key=lambda n: (n.end_lineno or 0, n.end_col_offset or 0), default=None)
     if last is None or last.end_lineno is None or last.end_col_offset is None:
         return None
     column = _position(module, last.end_lineno, last.end_col_offset)

@@ -19,9 +19,10 @@ from .._lint._query import CallHint
 SOURCE = "axischeck"
 
 
-def position(doc: TextDocument, line: int, column: int) -> types.Position:
-    """The client's position of lint's (line from 1, character column from 0)."""
-    lines = doc.lines
+def position(doc: TextDocument, line: int, column: int, lines: Sequence[str] | None = None) -> types.Position:
+    """The client's position of lint's (line from 1, character column from 0); `lines`
+    are the document's, when the caller has them already (splitting costs a copy)."""
+    lines = doc.lines if lines is None else lines
     if not lines:
         return types.Position(0, 0)
     line0 = min(max(line - 1, 0), len(lines) - 1)
@@ -36,19 +37,28 @@ def from_client(doc: TextDocument, where: types.Position) -> tuple[int, int]:
     return server.line + 1, server.character
 
 
-def span(doc: TextDocument, line: int, column: int, end_line: int | None, end_column: int | None) -> types.Range:
-    start = position(doc, line, column)
+def span(
+    doc: TextDocument,
+    line: int,
+    column: int,
+    end_line: int | None,
+    end_column: int | None,
+    lines: Sequence[str] | None = None,
+) -> types.Range:
+    lines = doc.lines if lines is None else lines
+    start = position(doc, line, column, lines)
     if end_line is None or end_column is None:
         return types.Range(start, start)
-    return types.Range(start, position(doc, end_line, end_column))
+    return types.Range(start, position(doc, end_line, end_column, lines))
 
 
-def diagnostic(doc: TextDocument, f: Finding) -> types.Diagnostic:
+def diagnostic(doc: TextDocument, f: Finding, lines: Sequence[str] | None = None) -> types.Diagnostic:
     """A finding as a diagnostic: its code, its message's first line, its related places."""
+    lines = doc.lines if lines is None else lines
     severity = types.DiagnosticSeverity.Warning if RULES[f.code].level == "warning" else types.DiagnosticSeverity.Error
     related = [
         types.DiagnosticRelatedInformation(
-            types.Location(doc.uri, span(doc, r.line, r.column, r.end_line, r.end_column)), r.message
+            types.Location(doc.uri, span(doc, r.line, r.column, r.end_line, r.end_column, lines)), r.message
         )
         for r in f.related
     ]
@@ -56,7 +66,7 @@ def diagnostic(doc: TextDocument, f: Finding) -> types.Diagnostic:
     if f.fix:
         message += f" (fix: {f.fix})"
     return types.Diagnostic(
-        range=span(doc, f.line, f.column - 1, f.end_line, f.end_column),
+        range=span(doc, f.line, f.column - 1, f.end_line, f.end_column, lines),
         message=message,
         severity=severity,
         code=f.code,

@@ -16,10 +16,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
-from urllib.parse import unquote, urlparse
+from urllib.parse import urlparse
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
+from pygls.uris import to_fs_path
 from pygls.workspace import TextDocument
 
 from .._lint import Finding
@@ -38,7 +39,7 @@ once, at its end."""
 
 LARGEST = 5_000_000
 """Characters above which a document is not linted (a generated file, a data dump opened
-by mistake): the server says so once and stays responsive."""
+by mistake): the server logs why, publishes no findings and stays responsive."""
 
 T = TypeVar("T")
 
@@ -54,10 +55,11 @@ class Linted:
 
 def path_of(uri: str) -> str:
     """The file path a document's URI names (an `untitled:` buffer gets a name of its own)."""
-    parsed = urlparse(uri)
-    if parsed.scheme == "file":
-        return unquote(parsed.path)
-    return f"{parsed.scheme or 'buffer'}-{abs(hash(uri))}.py"
+    if urlparse(uri).scheme == "file":
+        path = to_fs_path(uri)
+        if path is not None:
+            return path
+    return f"{urlparse(uri).scheme or 'buffer'}-{abs(hash(uri))}.py"
 
 
 def is_python(doc: TextDocument) -> bool:
@@ -103,7 +105,8 @@ class AxisCheckServer(LanguageServer):
         else:
             path = path_of(uri)
             findings = _guarded(lambda: findings_for(path, source, self.config(path)), [], f"lint {uri}")
-        diagnostics = tuple(diagnostic(doc, f) for f in findings)
+        lines = doc.lines
+        diagnostics = tuple(diagnostic(doc, f, lines) for f in findings)
         self.linted[uri] = Linted(doc.version, tuple(findings), diagnostics)
         self.last[uri] = time.monotonic()
         self.text_document_publish_diagnostics(
