@@ -347,6 +347,52 @@ def test_the_server_never_runs_the_users_code(tmp_path: Path) -> None:
     assert list(marks.iterdir()) == []
 
 
+def test_handled_notifications_are_let_go() -> None:
+    """Each didChange is forgotten once handled (pygls 2.1 alone keeps a future per
+    notification it handles with one of its own generator handlers, for ever)."""
+    from axischeck._lsp._server import build
+
+    server = build(debounce=0)
+    written: list[bytes] = []
+
+    class Writer:
+        def write(self, data: bytes) -> None:
+            written.append(data)
+
+        def close(self) -> None:
+            pass
+
+    server.protocol.set_writer(Writer())
+
+    def send(message: dict[str, Any]) -> None:
+        parsed = json.loads(json.dumps({"jsonrpc": "2.0", **message}), object_hook=server.protocol.structure_message)
+        server.protocol.handle_message(parsed)
+
+    async def session() -> None:
+        send({"id": 1, "method": "initialize", "params": {"capabilities": {}}})
+        send({"method": "initialized", "params": {}})
+        item = {"uri": "file:///tmp/edited.py", "languageId": "python", "version": 0, "text": SOURCE}
+        send({"method": "textDocument/didOpen", "params": {"textDocument": item}})
+        for version in range(1, 201):
+            old, new = (BAD_CALL, GOOD_CALL) if version % 2 else (GOOD_CALL, BAD_CALL)
+            change = {"range": {"start": {"line": 9, "character": 0}, "end": {"line": 9, "character": len(old)}}}
+            send(
+                {
+                    "method": "textDocument/didChange",
+                    "params": {
+                        "textDocument": {"uri": item["uri"], "version": version},
+                        "contentChanges": [{**change, "text": new}],
+                    },
+                }
+            )
+        await asyncio.sleep(0)
+
+    asyncio.run(session())
+    published = [w for w in written if b"publishDiagnostics" in w]
+    assert len(published) == 201  # open, then every change, linted at once (no pause)
+    assert server.protocol._request_futures == {}
+
+
 def test_a_clear_message_without_pygls(tmp_path: Path) -> None:
     """Without the extra, the command says what to install (and exits 2)."""
     blocker = tmp_path / "pygls.py"
