@@ -40,6 +40,8 @@ main() {
   if [[ $mode == swapped ]]; then export AXISCHECK_JAX_SWAP=1; else unset AXISCHECK_JAX_SWAP; fi
 
   # JAX's pytest settings (filterwarnings=error, importlib mode) come from its pyproject.toml.
+  # The dev extra's pytest-asyncio and pytest-lsp (for axischeck's own server tests) are not
+  # JAX's plugins: left out (pytest-asyncio warns under JAX's settings, which fails them).
   config=()
   [[ -f $root/pyproject.toml ]] && config=(-c "$root/pyproject.toml")
 
@@ -50,6 +52,7 @@ main() {
     name=${f%.py}
     start=$(date +%s)
     "$python" -m pytest "${config[@]}" --rootdir "$root" -p axischeck_jax_swap -p no:cacheprovider \
+      -p no:asyncio -p no:pytest-lsp \
       -q -rA --junitxml "$out/$name.xml" "$tests_dir/$f" "$@" > "$out/$name.txt" 2>&1
     rc=$?
     (( rc > 1 )) && status=$rc

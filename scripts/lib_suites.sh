@@ -53,7 +53,9 @@ run_modes() {
     for mode in plain axischeck; do
       out=$dir/$name-$mode.txt
       # axischeck_lib_report (tests/lib_suites/) says whose jax.vmap the session ended with.
-      local flags=(-p no:cacheprovider -p axischeck_lib_report -o addopts= -q -rfE)
+      # The dev extra's pytest-asyncio and pytest-lsp (axischeck's server tests) are not the
+      # libraries' plugins: left out, so each suite runs with its own.
+      local flags=(-p no:cacheprovider -p no:asyncio -p no:pytest-lsp -p axischeck_lib_report -o addopts= -q -rfE)
       [[ $mode == axischeck ]] && flags+=(--axischeck)
       "$python" -m pytest "${flags[@]}" "${files[@]}" "${extra[@]}" > "$out" 2>&1
       rc=$?

@@ -31,7 +31,7 @@ LAYERS: list[tuple[str, set[str]]] = [
         "parsing: dims, axes, signatures, arguments",
         {"_dims", "_axes", "_spec", "_annotation_text", "_annotations", "_leaves", "_keys"},
     ),
-    ("derivation values and their rendering", {"_steps", "_explain", "_prediction"}),
+    ("derivation values and their rendering", {"_steps", "_explain", "_html", "_scene", "_prediction"}),
     (
         "engine: unify, levels, traces, meshes, models, fast path, fixes",
         {
@@ -72,6 +72,7 @@ LAYERS: list[tuple[str, set[str]]] = [
             "_debug",
             "_cli",
             "_lint",
+            "_lsp",  # `axischeck lsp`: lint's answers in the editor
             "mypy_plugin",
             "eqx",  # axischeck.eqx / axischeck.nnx: the libraries' transforms, checked
             "nnx",

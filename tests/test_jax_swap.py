@@ -51,6 +51,7 @@ def _run(tmp_path: Path, swapped: bool) -> subprocess.CompletedProcess[str]:
     if swapped:
         env["AXISCHECK_JAX_SWAP"] = "1"
     args = [sys.executable, "-m", "pytest", "-s", "-p", "axischeck_jax_swap", "-p", "no:cacheprovider"]
+    args += ["-p", "no:asyncio", "-p", "no:pytest-lsp"]  # as scripts/jax_suite.sh: not JAX's plugins
     args += ["-c", str(tmp_path / "pytest.ini"), "--rootdir", str(tmp_path), str(tmp_path / "stand_in_test.py")]
     return subprocess.run(args, capture_output=True, text=True, timeout=300, env=env, cwd=tmp_path)
 

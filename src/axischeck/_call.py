@@ -12,6 +12,7 @@ import jax
 
 from ._advice import advise
 from ._core._errors import AxisCheckError, FunctionError, OutputError, with_jax_error
+from ._core._html import ERROR_VIEW
 from ._core._jax_compat import unbound_axis_name
 from ._core._keys import arrays_by_position
 from ._core._leaves import flatten_call, shape_of
@@ -110,6 +111,8 @@ def verify_output(
                 f" the signature predicts {format_shape(want)}{declared}",
                 transform=name,
                 table=str(pred),
+                steps=pred.steps,
+                view=ERROR_VIEW,
             )
 
 

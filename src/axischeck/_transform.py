@@ -21,6 +21,7 @@ from ._call import checks_after, diagnosis, refuse_unflattenable, verify_output
 from ._core._annotations import check_text_dims
 from ._core._cache import Wrapper, runs_code
 from ._core._errors import AxisCheckError, SpecError, with_jax_error
+from ._core._html import Explanation
 from ._core._jax_compat import filter_traceback_at_boundary, inside_boundary, jax_transform_of, traceback_boundary
 from ._core._leaves import plain_function
 from ._core._prediction import Prediction
@@ -250,12 +251,17 @@ class Transformed(Wrapper, Nestable, Generic[P, R], ABC):
             raise advise(predictor, err, args, kwargs) from err.__cause__
 
     def explain(self, *args: Any, **kwargs: Any) -> str:
-        """The derivation table for these arguments; for a failing call, the error text."""
+        """The derivation table for these arguments; for a failing call, the error text.
+
+        The text is a `str` (an `Explanation`, equal to the same plain text); Jupyter shows
+        it as HTML, with the table and a drawing of each argument's axes.
+        """
         try:
             pred = self.predict(*args, **kwargs)
         except AxisCheckError as err:
-            return f"{type(err).__name__}: {err}"
-        return f"{self._describe()} -> {shapes_text(pred.shapes)}\n{pred}"
+            return Explanation(f"{type(err).__name__}: {err}", err)
+        head = f"{self._describe()} -> {shapes_text(pred.shapes)}"
+        return Explanation(f"{head}\n{pred}", pred, head)
 
     @traceback_boundary
     def infer_signature(self, *args: Any, **kwargs: Any) -> Signature:

@@ -20,6 +20,7 @@ import jax
 import numpy as np
 
 from ._core._errors import AxisCheckError, FunctionError, SpecError, with_jax_error
+from ._core._html import Explanation
 from ._core._jax_compat import JAX_VMAP
 from ._core._prediction import Prediction
 from ._core._shape import Shape
@@ -365,11 +366,13 @@ class _Filtered(Generic[P, R]):
         return Prediction(jax.tree_util.tree_map(lambda x: Shape(x.shape), out), None, ())
 
     def explain(self, *args: Any, **kwargs: Any) -> str:
-        """The derivation table for the call (also for a passing call)."""
+        """The derivation table for the call (also for a passing call); Jupyter shows it
+        as HTML (an `Explanation`: a `str` equal to the same text)."""
         try:
-            return str(self.predict(*args, **kwargs))
+            pred = self.predict(*args, **kwargs)
         except AxisCheckError as err:
-            return str(err)
+            return Explanation(str(err), err)
+        return Explanation(str(pred), pred)
 
     def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
         if CHECKS_OFF.get():  # inside `checks_disabled()`: Equinox's transform, unchecked

@@ -19,6 +19,7 @@ from typing import Any, Generic, ParamSpec, TypeVar, overload
 import jax
 
 from ._core._errors import AxisCheckError, SpecError
+from ._core._html import Explanation
 from ._core._prediction import Prediction
 from ._core._trees import seq_repr
 from ._libs._mapped import retitled
@@ -369,11 +370,13 @@ class _Mapped(Generic[P, R]):
         )
 
     def explain(self, *args: Any, **kwargs: Any) -> str:
-        """The derivation table for the call (also for a passing call)."""
+        """The derivation table for the call (also for a passing call); Jupyter shows it
+        as HTML (an `Explanation`: a `str` equal to the same text)."""
         try:
-            return str(self.predict(*args, **kwargs))
+            pred = self.predict(*args, **kwargs)
         except AxisCheckError as err:
-            return str(err)
+            return Explanation(str(err), err)
+        return Explanation(str(pred), pred)
 
     def _user_terms(self, err: AxisCheckError, resolved: _Resolved) -> AxisCheckError:
         """The fix with each module's axes written as the user wrote them where they are

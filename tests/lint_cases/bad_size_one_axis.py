@@ -12,6 +12,8 @@ import jax.numpy as jnp
 from jax.sharding import PartitionSpec as P
 
 AUTO = (jax.sharding.AxisType.Auto,) * 2
+WEIGHTS_SPLIT = (P("data", None), P(None, "model"))
+ROWS = P("data", None)
 
 
 def dense(x, w):
@@ -20,7 +22,7 @@ def dense(x, w):
 
 def case_weights_on_a_size_one_axis():
     mesh = jax.make_mesh((2, 1), ("data", "model"), axis_types=AUTO)
-    f = jax.shard_map(dense, mesh=mesh, in_specs=(P("data", None), P(None, "model")), out_specs=P("data", None))  # expect: AX025
+    f = jax.shard_map(dense, mesh=mesh, in_specs=WEIGHTS_SPLIT, out_specs=ROWS)  # expect: AX025
     return f(jnp.ones((8, 16)), jnp.ones((16, 4)))
 
 

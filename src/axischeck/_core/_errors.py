@@ -7,7 +7,7 @@ import sys
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ._text import format_shape
 
@@ -60,6 +60,13 @@ def _size(size: Size) -> str:
     return format_shape(size) if isinstance(size, tuple) else str(size)
 
 
+class HtmlView(Protocol):
+    """Renders an error as HTML (`_html.ErrorView`, which the engine attaches: the
+    rendering sits above the errors, in the layer of the derivation it draws)."""
+
+    def html(self, err: AxisCheckError) -> str: ...
+
+
 class AxisCheckError(ValueError):
     """Base class of every failure axischeck reports (a `ValueError`).
 
@@ -76,6 +83,11 @@ class AxisCheckError(ValueError):
     - `job`: in a job of several processes, when the failure is about how its processes
       share the devices: their count, this one's index, its local devices and the global
       count (`job.processes`, `job.process`, `job.local_devices`, `job.global_devices`).
+    - `steps`: the derivation so far (the table's rows as values), if the engine made one.
+
+    In Jupyter an error shown as a cell's value is drawn as HTML (`_repr_html_`): the table
+    with the conflicting rows highlighted and each argument's axes, the conflicting axes
+    marked. Its text is the message, unchanged.
 
     ```python
     >>> f = ax.vmap(lambda x, y: x @ y, in_axes=(0, 1), signature="(a,b),(b,c)->(a,c)")
@@ -111,6 +123,8 @@ class AxisCheckError(ValueError):
         fix: str | None = None,
         fix_head: str | None = None,
         job: Job | None = None,
+        steps: tuple[Any, ...] = (),
+        view: HtmlView | None = None,
     ) -> None:
         self.transform = transform
         self.problem = problem
@@ -122,6 +136,8 @@ class AxisCheckError(ValueError):
         self.fix = fix
         self.fix_head = fix_head
         self.job = job
+        self.steps = steps
+        self.view = view
         self.suggestions: tuple[Any, ...] = ()  # the checked fixes, as data (see axischeck._advice)
         # The arguments and labelled call the engine found this in, carried to the fix
         # search (labelling 16,000 leaves again costs 20-45 ms), which takes it; never
@@ -148,6 +164,16 @@ class AxisCheckError(ValueError):
         elif self.hint:
             lines.append(f"  Hint: {self.hint}")
         return "\n".join(lines)
+
+    def _repr_html_(self) -> str:
+        """The error as HTML, for Jupyter: drawn where the engine found it, else its text."""
+        view: HtmlView | None = getattr(self, "view", None)  # a state rebuilt without it has none
+        if view is not None:
+            return view.html(self)
+        import html
+
+        text = html.escape(f"{type(self).__name__}: {self}")
+        return f"<pre style='color:#b91c1c'>{text}</pre>"
 
     def disagreement(self) -> str | None:
         """`'b' is axis 2 of x (size 4) but axis 0 of y (size 5).`, when places disagree."""

@@ -162,6 +162,7 @@ class ShardRow:
     shape: Shape | None  # global: the argument as passed, or the assembled output
     spec: str  # its PartitionSpec ("static" for an in_specs None entry)
     block: Shape | None  # what each device sees (or returns)
+    split: tuple[tuple[str, ...], ...] | None = None  # the mesh axes that split each dim, where checked
 
 
 @dataclass(frozen=True, slots=True)

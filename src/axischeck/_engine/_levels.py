@@ -16,10 +16,11 @@ import jax
 
 from .._core._axes import Axes, _is_axis, canonical_axis
 from .._core._errors import ArgumentError, AxisCheckError, AxisCheckWarning, OutputError, Place, warn_at_user
-from .._core._explain import Scene, tables_read
+from .._core._explain import tables_read
 from .._core._jax_compat import VMAP_MATCHES_CONTAINERS_BY_POSITION
 from .._core._job import Job
 from .._core._leaves import Call, Leaf, abstract, resharded, scalar_struct
+from .._core._scene import Scene
 from .._core._shape import Shape
 from .._core._steps import ArgRows, MapStep, OutRow, Step
 from .._core._text import and_list, format_shape, int_text

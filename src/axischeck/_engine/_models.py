@@ -28,7 +28,7 @@ from .._core._errors import (
     SpecError,
     warn_at_user,
 )
-from .._core._explain import Scene, tables_read
+from .._core._explain import tables_read
 from .._core._jax_compat import (
     einsum_size_mismatch,
     mismatched_sizes,
@@ -39,6 +39,7 @@ from .._core._jax_compat import (
     vmap_shmap_error_enabled,
 )
 from .._core._leaves import Call, Leaf, check_jax_outputs
+from .._core._scene import Scene
 from .._core._shape import Shape
 from .._core._spec import SigCore, SpecTree
 from .._core._steps import BaseStep, MapStep, ShardStep, SpecRow, SpecRows, Step

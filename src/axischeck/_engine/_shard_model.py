@@ -19,7 +19,6 @@ import numpy as np
 from jax.sharding import PartitionSpec
 
 from .._core._errors import ArgumentError, AxisCheckError, FunctionError, OutputError, Place, SpecError
-from .._core._explain import Scene
 from .._core._jax_compat import (
     INFER_SPECS,
     JAX_SHARD_MAP,
@@ -38,6 +37,7 @@ from .._core._jax_compat import (
 )
 from .._core._job import Job, process_local, spans_processes, this_job
 from .._core._leaves import Call, Leaf, abstract, check_jax_outputs, struct
+from .._core._scene import Scene
 from .._core._shape import Shape
 from .._core._steps import ShardRow, ShardStep, Step
 from .._core._text import and_list, format_shape, short_repr
@@ -291,14 +291,14 @@ class ShardModel:
                 check_fits(dims, entry, leaf.shape, what, leaf.label, mesh, split=True)
                 self._check_explicit(leaf, entry, dims, mesh, manual, what)
             except SpecMistake as m:
-                rows.append(ShardRow(leaf.label, leaf.shape, str(spec), None))
+                rows.append(ShardRow(leaf.label, leaf.shape, str(spec), None, dims))
                 local = self._process_part(m, leaf, spec, mesh) if m.indivisible else None
                 if local is not None:
                     problem, hint, job = local
                     raise fail(ArgumentError, problem, hint, rows, job=job) from None
                 raise fail(ArgumentError, m.problem, m.hint, rows) from None
             block = block_shape(leaf.shape, dims, mesh)
-            rows.append(ShardRow(leaf.label, leaf.shape, str(spec), block))
+            rows.append(ShardRow(leaf.label, leaf.shape, str(spec), block, dims))
             value = struct(block, abstract(leaf.value).dtype)
             blocks.append(Leaf(leaf.label, block, value, leaf.user_shape, leaf.origin))
         return rows, blocks
@@ -461,7 +461,7 @@ class ShardModel:
                 check_fits(dims, entry, block, what, f"the per-device {label}", mesh, split=False)
             except SpecMistake as m:
                 raise fail(m.problem, m.hint) from None
-            outs.append(ShardRow(label, global_shape(block, dims, mesh), str(spec), block))
+            outs.append(ShardRow(label, global_shape(block, dims, mesh), str(spec), block, dims))
         treedef = jax.tree_util.tree_structure(blocks)
         return jax.tree_util.tree_unflatten(treedef, [r.shape for r in outs]), outs
 

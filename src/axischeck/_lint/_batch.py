@@ -27,7 +27,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from ._checks import SiteChecker, _plural
+from ._checks import Related, SiteChecker, _plural
 from ._flow import CALL_METHODS, Use, written_to_fail
 from ._jax_release import vmap_matches_containers_by_position
 from ._literals import UNKNOWN, axes_text
@@ -260,10 +260,12 @@ def _check_call(checker: SiteChecker, values: Values, use: Use, call: ast.Call, 
     kind = site.transform.kind
     args, keywords = use.arguments()
 
-    def report(module: ModuleInfo, node: ast.AST, code: str, message: str, fix: str | None = None) -> None:
+    def report(
+        module: ModuleInfo, node: ast.AST, code: str, message: str, fix: str | None = None, related: Related = ()
+    ) -> None:
         # Asked only for a finding: it follows the function's uses.
         if not written_to_fail(checker.resolver, use.module, use.node):
-            checker.report_at(module, node, code, message, fix)
+            checker.report_at(module, node, code, message, fix, related)
 
     if isinstance(in_axes, tuple) and len(in_axes) != len(args):
         return False  # AX001's finding
@@ -360,6 +362,7 @@ def _check_call(checker: SiteChecker, values: Values, use: Use, call: ast.Call, 
             "AX013",
             f"axis_size={axis_size}, but {_where(leaf)} has size {size}; JAX raises ValueError 'vmap got inconsistent"
             " sizes for array axes to be mapped'",
+            related=((use.module, leaf.node, f"{_where(leaf)} has size {size}"),),
         )
         return True
     for leaf, size in known[1:]:
@@ -371,6 +374,10 @@ def _check_call(checker: SiteChecker, values: Values, use: Use, call: ast.Call, 
                 "AX013",
                 f"the mapped axes disagree on the batch size: {_where(first)} has size {first_size}, but"
                 f" {_where(leaf)} has size {size}; JAX raises ValueError {_size_error(kind)}",
+                related=(
+                    (use.module, first.node, f"{_where(first)} has size {first_size}"),
+                    (use.module, leaf.node, f"{_where(leaf)} has size {size}"),
+                ),
             )
             return True
     return not partly

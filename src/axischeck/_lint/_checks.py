@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import ast
 import difflib
-from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Any
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any, Protocol
 
 from .._core._option_names import MEANT as _MEANT
 from ._callee import Callee, Resolver, Site, is_default
@@ -24,7 +24,16 @@ from ._parsers import Ranks, SignatureError, parse_signature
 if TYPE_CHECKING:
     from .._core._spec import SigCore
 
-Report = Callable[[ModuleInfo, ast.AST, str, str, "str | None"], None]
+Related = tuple[tuple[ModuleInfo, ast.AST, str], ...]
+"""Other places a finding is about (the conflicting argument), each with what it holds."""
+
+
+class Report(Protocol):
+    """How a check reports a finding: where, its code, message, fix and related places."""
+
+    def __call__(
+        self, module: ModuleInfo, node: ast.AST, code: str, message: str, fix: str | None = None, related: Related = ()
+    ) -> None: ...
 
 
 def _short(node: ast.AST | None, limit: int = 60) -> str:
@@ -101,10 +110,12 @@ class SiteChecker:
         if not self._expected_failure():
             self.report(self.site.module, node, code, f"{self.what}: {message}", fix)
 
-    def report_at(self, module: ModuleInfo, node: ast.AST, code: str, message: str, fix: str | None = None) -> None:
+    def report_at(
+        self, module: ModuleInfo, node: ast.AST, code: str, message: str, fix: str | None = None, related: Related = ()
+    ) -> None:
         """A finding at a use of the site (a call of its result), named after the transform."""
         if not self._expected_failure():
-            self.report(module, node, code, f"{self.what}: {message}", fix)
+            self.report(module, node, code, f"{self.what}: {message}", fix, related)
 
     def _expected_failure(self) -> bool:
         """The site, or every use of what it returns, is in code written to fail (a

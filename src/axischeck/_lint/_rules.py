@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+
+from ._edits import Edit
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,8 +67,22 @@ RULES: dict[str, Rule] = {
 
 
 @dataclass(frozen=True, slots=True)
+class Location:
+    """Another place a finding is about (the argument that conflicts), with what it holds.
+    Lines count from 1, columns are characters from 0."""
+
+    path: str
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
 class Finding:
-    """One reported mistake. `line` and `column` count from 1."""
+    """One reported mistake. `line` and `column` count from 1; in a notebook, `cell` is the
+    cell's number among all its cells (from 1) and `line` counts in that cell."""
 
     path: str
     line: int
@@ -74,10 +90,23 @@ class Finding:
     code: str
     message: str
     fix: str | None = None
+    cell: int | None = None
+    # For editors: where the finding's expression ends (end_column counts characters from 0),
+    # the places it is about, and its fix as an edit where lint is sure of one (`_edits`).
+    end_line: int | None = field(default=None, compare=False)
+    end_column: int | None = field(default=None, compare=False)
+    related: tuple[Location, ...] = field(default=(), compare=False)
+    edit: Edit | None = field(default=None, compare=False)
+
+    def where(self) -> str:
+        """`path:line:col`, or `path:cell 3:line:col` in a notebook."""
+        cell = f"cell {self.cell}:" if self.cell is not None else ""
+        return f"{self.path}:{cell}{self.line}:{self.column}"
 
     def as_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "path": self.path,
+            **({"cell": self.cell} if self.cell is not None else {}),
             "line": self.line,
             "column": self.column,
             "code": self.code,
