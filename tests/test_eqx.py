@@ -347,6 +347,34 @@ def test_a_failure_inside_the_function_gets_no_guessed_fix() -> None:
     assert "dot_general requires contracting dimensions" in str(info.value)
 
 
+class _Field(eqx.Module):
+    w: jax.Array
+    out_scale: jax.Array
+
+    def __call__(self, t: jax.Array, y: jax.Array) -> jax.Array:
+        return self.out_scale * jnp.tanh(self.w @ y) * t
+
+
+def test_a_model_mapped_by_the_default_is_left_whole_before_the_data() -> None:
+    """filter_vmap's default maps every array: a model and a state of 4 against times of
+    8. The fix leaves the model (and the state) whole and maps the times, the model
+    evaluated at each time; mapping the model's weight rows instead (the only reading that
+    keeps the 4) is not offered as the fix."""
+
+    def evolve(model: _Field, y0: jax.Array, t: jax.Array) -> jax.Array:
+        return model(t, y0)
+
+    model = _Field(jax.random.normal(jax.random.key(0), (4, 4)), jax.random.normal(jax.random.key(1), (4,)))
+    y0, ts = jax.random.normal(jax.random.key(2), (4,)), jnp.linspace(0.0, 1.0, 8)
+    with pytest.raises(ax.ArgumentError) as info:
+        axeqx.filter_vmap(evolve)(model, y0, ts)
+    err = info.value
+    assert err.fix is not None and err.fix.startswith("in_axes=(None, None, eqx.if_array(0))")
+    (fix,) = err.suggestions
+    fixed = eqx.filter_vmap(evolve, in_axes=dict(fix.options)["in_axes"])(model, y0, ts)
+    np.testing.assert_allclose(fixed, jnp.stack([evolve(model, y0, t) for t in ts]), rtol=1e-5)
+
+
 def _by_rank(leaf: Any) -> int | None:
     """An out_axes callable as Equinox's docs describe: it sees one example's output leaf."""
     return 1 if eqx.is_array(leaf) and leaf.ndim >= 1 else None

@@ -60,8 +60,9 @@ def diagnosis(
         return with_jax_error(advise(predictor, ours, args, kwargs), err)
     if ours.hint is not None:
         return with_jax_error(ours, err)  # a failure the engine understands (a carry's vma type)
-    advised = advise(predictor, ours, args, kwargs)  # the real cause, where the call shows it (a list as an array)
-    if advised.hint is not None:
+    # The real cause, where the call shows it (a list as an array), or a fix its facts point to.
+    advised = advise(predictor, ours, args, kwargs)
+    if advised.hint is not None or advised.fix is not None:
         return with_jax_error(advised, err)
     notes = getattr(err, "__notes__", None)
     if isinstance(notes, list):  # an inner axischeck transform's note gives way to this one

@@ -10,6 +10,7 @@ paths (`model['linear']['kernel']`) and a checked fix. Each result has `predict`
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import importlib
 import inspect
@@ -162,6 +163,16 @@ def _rebuild_node(graphdef: Any, whole: Any, pure: Any) -> Any:
     state = jax.tree_util.tree_map(lambda x: x, whole)
     _nnx.replace_by_pure_dict(state, pure)
     return _nnx.merge(graphdef, state)
+
+
+def _as_written(entry: Any, before: Any, spec: Any) -> Any:
+    """One argument's in_axes entry of a fix as nnx.vmap takes it: the user's own entry
+    where the fix leaves it unchanged; one int or None where the fix gives a module's whole
+    state one axis (the engine writes a module's state as a dict of its arrays' axes)."""
+    if entry == before:
+        return spec
+    leaves = set(jax.tree_util.tree_leaves(entry, is_leaf=lambda a: a is None))
+    return next(iter(leaves)) if isinstance(entry, dict) and len(leaves) == 1 else entry
 
 
 def _is_axes_leaf(a: Any) -> bool:
@@ -380,28 +391,25 @@ class _Mapped(Generic[P, R]):
 
     def _user_terms(self, err: AxisCheckError, resolved: _Resolved) -> AxisCheckError:
         """The fix with each module's axes written as the user wrote them where they are
-        unchanged (`StateAxes(...)`), or as one int/None where the fix gives all its state one."""
+        unchanged (`StateAxes(...)`), or as one int/None where the fix gives all its state
+        one: in the text and in `err.suggestions` alike (what nnx.vmap takes for a module)."""
         if not err.fix:
             return err
         fix = err.fix
         specs = self.in_axes if isinstance(self.in_axes, tuple | list) else (self.in_axes,) * len(resolved.axes)
+        suggestions = []
         for suggestion in getattr(err, "suggestions", ()):
-            axes = dict(getattr(suggestion, "options", ())).get("in_axes")
+            axes = dict(suggestion.options).get("in_axes")
             if not isinstance(axes, tuple) or len(axes) != len(resolved.axes):
+                suggestions.append(suggestion)
                 continue
-            shown = []
-            for entry, before, spec in zip(axes, resolved.axes, specs, strict=True):
-                leaves = set(jax.tree_util.tree_leaves(entry, is_leaf=lambda a: a is None))
-                if entry == before:
-                    shown.append(_show(spec))
-                elif not isinstance(entry, dict) or len(leaves) != 1:
-                    shown.append(repr(entry) if not isinstance(entry, dict) else seq_repr((entry,))[1:-2])
-                else:
-                    shown.append(repr(next(iter(leaves))))
-            fix = fix.replace(
-                f"in_axes={seq_repr(axes)}", f"in_axes=({', '.join(shown)}{',' if len(shown) == 1 else ''})"
-            )
+            users = tuple(_as_written(e, b, spec) for e, b, spec in zip(axes, resolved.axes, specs, strict=True))
+            shown = ", ".join(_show(u) for u in users) + ("," if len(users) == 1 else "")
+            fix = fix.replace(f"in_axes={seq_repr(axes)}", f"in_axes=({shown})")
+            options = tuple((k, users if k == "in_axes" else v) for k, v in suggestion.options)
+            suggestions.append(dataclasses.replace(suggestion, options=options))
         err.fix = fix
+        err.suggestions = tuple(suggestions)
         ValueError.__init__(err, err.render())
         return err
 

@@ -21,9 +21,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from .._core._errors import AxisCheckError, FunctionError
+from .._core._errors import AxisCheckError
 from .._core._explain import tables_unread
-from .._core._jax_compat import quiet_tracebacks, unbound_axis_name
+from .._core._jax_compat import quiet_tracebacks
 from .._core._leaves import Call, abstract, struct
 from .._engine._models import MapModel, Model
 from .._engine._predictor import ASKING_JAX, Predictor, jax_verdict, ruled_apart_from_jax
@@ -41,9 +41,10 @@ __all__ = ["Suggestion", "advise", "advise_signature"]
 def advise(predictor: Predictor, err: AxisCheckError, args: tuple[Any, ...], kwargs: dict[str, Any]) -> AxisCheckError:
     """`err` with the advice for the call that raised it: the fixes that compute what the
     program means, and what only makes the shapes agree. The function's own failure gets
-    none (an option that makes it run would be a guess), but for a collective over an
-    unbound axis name; nor does a mistake about how the processes of a job share the
-    devices (`err.job`), whose remedy is in the process's own arguments, not an option."""
+    only the changes its facts point to (a collective's unbound axis name; an argument left
+    unmapped that has an axis of the batch size: see `candidates`); a mistake about how the
+    processes of a job share the devices (`err.job`) gets none: its remedy is in the
+    process's own arguments, not an option."""
     if ASKING_JAX.get() or err.job is not None:
         return err
     try:
@@ -51,8 +52,6 @@ def advise(predictor: Predictor, err: AxisCheckError, args: tuple[Any, ...], kwa
             args, kwargs, call = predictor.found_in(err, args, kwargs)
             model = predictor.models.model
             named = cause(call, err, _kind(model))
-            if isinstance(err, FunctionError) and unbound_axis_name(err.__cause__ or err) is None:
-                return worded(err, [], named)
             found = candidates(model, call, err, Budget(predictor.fix_traces), predictor.by_position(args, kwargs))
             run_with = predictor.run_with
             if found and run_with is not None:

@@ -29,7 +29,7 @@ from .._core._shape import Shape
 from .._core._steps import MapStep
 from .._core._text import and_list
 from .._core._trees import PrefixMismatch, broadcast_prefix, seq_repr
-from .._engine._levels import resolve_in_axes, takes
+from .._engine._levels import read_sizes, resolve_in_axes, takes
 from .._engine._models import MapModel, Model, Outcome, TraceModel, chain, is_symbolic, run
 from .._engine._shard_model import ShardModel
 from .._engine._trace import Replay, replay_of
@@ -149,7 +149,7 @@ def _in_axes_options(model: MapModel, call: Call, budget: Budget) -> list[Sugges
     # first that happens to run.
     found: list[tuple[Suggestion, Outcome]] = []
     for edits in (1, 2):  # the smallest edit that works
-        candidates: list[tuple[tuple[int, int, int, int], int, tuple[Any, ...], tuple[int, ...]]] = []
+        candidates: list[tuple[tuple[int, int, int, int, int], int, tuple[Any, ...], tuple[int, ...]]] = []
         for axes, idx in itertools.islice(_edited(entries, choices, edits), MAX_TRIES):
             level = replace(model.level, in_axes=freeze_in_axes(axes))
             try:
@@ -159,16 +159,16 @@ def _in_axes_options(model: MapModel, call: Call, budget: Budget) -> list[Sugges
             except Exception:
                 continue
             candidates.append((intent(entries, axes, level, call), len(candidates), axes, idx))
-        best: tuple[int, int, int] | None = None
+        best: tuple[int, int, int, int] | None = None
         for reading, _, axes, idx in sorted(candidates):
-            if best is not None and reading[:3] != best:
+            if best is not None and reading[:4] != best:
                 break  # a less supported reading than the one found: no fix, a guess
             level = replace(model.level, in_axes=freeze_in_axes(axes))
             outcome = _works(MapModel(level, model.inner, model.fn), call, budget)
             if outcome is not None:
                 why = " and ".join(_describe_arg(call, i, axes[i]) for i in idx)
                 found.append((Suggestion(f"in_axes={seq_repr(axes)} would {why}", (("in_axes", axes),)), outcome))
-                best = reading[:3]
+                best = reading[:4]
         if found:
             break
     return _kept(found)
@@ -518,6 +518,37 @@ def _axis_name_options(model: MapModel, call: Call, err: AxisCheckError, budget:
             (("axis_name", name),),
         )
     ]
+
+
+def _left_unmapped_options(model: MapModel, call: Call, budget: Budget) -> list[Suggestion]:
+    """The function fails per example, and an argument left unmapped (its in_axes entry
+    None) has an axis of the batch size: mapping it there, every other entry as it is,
+    may be what was meant (a per-example noise vector given None, a state batch mapped
+    elsewhere). Each such argument alone, at each axis of that size; kept where the
+    function then runs (the meaning check judges them)."""
+    entries = per_argument(model.level.in_axes.value, len(call.args))
+    if entries is None:
+        return []
+    try:
+        with tables_unread():
+            sizes = read_sizes(model.level, call.flat()[0], resolve_in_axes(model.level, call, ()))
+    except AxisCheckError:
+        return []
+    if len(sizes) != 1:
+        return []
+    (size,) = sizes
+    found: list[tuple[Suggestion, Outcome]] = []
+    for i, (arg, entry) in enumerate(zip(call.args, entries, strict=True)):
+        if entry is not None or not isinstance(arg, Leaf) or arg.shape is None:
+            continue
+        for axis in (a for a, n in enumerate(arg.shape) if n == size):
+            axes = (*entries[:i], axis, *entries[i + 1 :])
+            level = replace(model.level, in_axes=freeze_in_axes(axes))
+            outcome = _works(MapModel(level, model.inner, model.fn), call, budget)
+            if outcome is not None:
+                text = f"in_axes={seq_repr(axes)} would {_describe_arg(call, i, axis)}, the others as they are"
+                found.append((Suggestion(text, (("in_axes", axes),)), outcome))
+    return _kept(found)
 
 
 def _entries(spec: PartitionSpec) -> list[tuple[str, ...]]:
@@ -899,8 +930,8 @@ def candidates(
         options = _static_keyword_options(model, *positional, budget) or _keyword_options(model, *positional, budget)
         if options:
             return options
-    if isinstance(err, FunctionError):  # the function's own failure: only an unbound axis name has a fix
-        return _axis_name_options(model, call, err, budget)
+    if isinstance(err, FunctionError):  # the function's own failure: an unbound axis name, or a batch left unmapped
+        return _axis_name_options(model, call, err, budget) or _left_unmapped_options(model, call, budget)
     nonnegative = _nonnegative_options(model, call, budget)
     if nonnegative:
         return nonnegative

@@ -51,7 +51,7 @@ def _judged(model: MapModel, call: Call, found: list[Suggestion]) -> list[Sugges
     in_axes read is what was meant only where no candidate keeps one they read (the
     user pointed at the wrong axis)."""
     given = _given_sizes(model, call)
-    reasons = [s.shapes_only or _shapes_only(model, call, s, s.outcome) for s in found]
+    reasons = [s.shapes_only or _shapes_only(model, call, s, found) for s in found]
     odd = [_odd_size(given, s.outcome) for s in found]
     pointed = any(why is None and not o for why, o in zip(reasons, odd, strict=True))
     judged = []
@@ -93,13 +93,16 @@ def _given_sizes(model: MapModel, call: Call) -> frozenset[int]:
     return read_sizes(model.level, leaves, axes)
 
 
-def _shapes_only(model: MapModel, call: Call, s: Suggestion, outcome: Outcome | None) -> str | None:
+def _shapes_only(model: MapModel, call: Call, s: Suggestion, found: list[Suggestion]) -> str | None:
     """Why a working candidate only makes the shapes agree, if it does: an output rank
     other than the declared one; or, with no declared inputs to vouch for the per-example
-    shapes, mapped arguments of another size left unmapped where no more of the mapped
-    arrays share the size it keeps (Flax's per-example gradients keep x and y's 8 and
-    unmap w's 3: a fix; Flax's VAE example, logits of batch 64 against labels of 8, has
-    one on each side: nothing says which batch was meant)."""
+    shapes, mapped arrays of another size left unmapped where no more of the mapped
+    arrays share the size it keeps, and another candidate that runs keeps theirs without
+    mapping a tree this one leaves unmapped (Flax's per-example gradients keep x and y's 8
+    and unmap w's 3: a fix; Flax's VAE example, logits of batch 64 against labels of 8,
+    has one on each side: nothing says which batch was meant; a model and a state of 4
+    against times of 8, where only a map of the model keeps the 4: the times)."""
+    outcome = s.outcome
     if _wrong_rank(model, outcome):
         return "its output rank is not the one the signature declares"
     size = _batch_size(outcome)
@@ -110,17 +113,31 @@ def _shapes_only(model: MapModel, call: Call, s: Suggestion, outcome: Outcome | 
     if not isinstance(axes, tuple) or before is None or len(axes) != len(before):
         return None
     dissent = [
-        call.arg_labels[i]
+        i
         for i, (b, a) in enumerate(zip(before, axes, strict=True))
         if a is None and _size_at(call.args[i], b) not in (None, size)
     ]
     kept = sum(len(jax.tree_util.tree_leaves(arg)) for arg, a in zip(call.args, axes, strict=True) if a is not None)
-    if dissent and kept <= len(dissent):
-        return (
-            f"it unmaps {and_list(dissent)}: as many mapped arrays have another size as keep its batch"
-            f" size, {size}, so nothing says which batch you meant"
-        )
-    return None
+    if not dissent or kept > len(dissent):
+        return None
+    # A reading that leaves a tree whole (a model) against one that keeps the other size:
+    # the search tries the readings that leave the same trees whole before this one (they
+    # unmap no more arrays and more arguments have their size), so if none of them was
+    # found, the other size runs only with a tree mapped (`intent`'s second rule).
+    trees_left = {i for i, a in enumerate(axes) if a is None and not isinstance(call.args[i], Leaf)}
+    others = {_size_at(call.args[i], before[i]) for i in dissent}
+    if trees_left and not any(_batch_size(o.outcome) in others and trees_left <= _left(o) for o in found):
+        return None
+    return (
+        f"it unmaps {and_list([call.arg_labels[i] for i in dissent])}: as many mapped arrays have another size"
+        f" as keep its batch size, {size}, so nothing says which batch you meant"
+    )
+
+
+def _left(s: Suggestion) -> set[int]:
+    """The arguments a candidate's in_axes leaves unmapped."""
+    axes = dict(s.options).get("in_axes")
+    return {i for i, a in enumerate(axes) if a is None} if isinstance(axes, tuple) else set()
 
 
 def _size_at(arg: Any, axis: Any) -> int | None:
@@ -165,20 +182,25 @@ def _odd_size(given: frozenset[int], outcome: Outcome | None) -> bool:
     return bool(given) and size is not None and size not in given
 
 
-def intent(original: list[Any], axes: tuple[Any, ...], level: MapLevel, call: Call) -> tuple[int, int, int, int]:
+def intent(original: list[Any], axes: tuple[Any, ...], level: MapLevel, call: Call) -> tuple[int, int, int, int, int]:
     """How far candidate in_axes stray from what the call's arguments say was meant,
     lower first (the rule every axes fix is ranked by):
 
     1. how many arguments the user mapped it leaves unmapped (each was mapped for a reason);
-    2. how few of those arguments have an axis of its batch size at all (the size most of
-       them share is the batch: `(0, 1)` on (10, 4) and (10, 2) meant 10, not 2);
-    3. how many entries it changes (the smallest edit);
-    4. among equals, an edit of a later argument first: the leading argument is usually
+    2. of those, how many are single arrays: a tree of several arrays (a model, a params
+       dict) is the likelier to be mapped only because one entry, or a default such as
+       Equinox's `if_array(0)`, covers every argument (per-example gradients map the data,
+       not the parameters);
+    3. how few of the arguments the user mapped have an axis of its batch size at all (the
+       size most of them share is the batch: `(0, 1)` on (10, 4) and (10, 2) meant 10, not 2);
+    4. how many entries it changes (the smallest edit);
+    5. among equals, an edit of a later argument first: the leading argument is usually
        the data whose layout the program sets, and the arguments after it are fitted to
        it (JAX's SPMD MNIST example: labels laid out (per device, devices) next to images
        laid out (devices, per device, ...) want `(0, 1)`, not `(1, 0)`).
     """
-    unmapped = sum(1 for o, a in zip(original, axes, strict=True) if o is not None and a is None)
+    left = [i for i, (o, a) in enumerate(zip(original, axes, strict=True)) if o is not None and a is None]
+    arrays_left = sum(1 for i in left if isinstance(call.args[i], Leaf))
     leaves, _ = call.flat()
     sizes = read_sizes(level, leaves, resolve_in_axes(level, call, ()))
     size = next(iter(sizes)) if len(sizes) == 1 else None
@@ -188,4 +210,4 @@ def intent(original: list[Any], axes: tuple[Any, ...], level: MapLevel, call: Ca
             shapes = [leaf.shape for leaf in jax.tree_util.tree_leaves(call.args[i]) if leaf.shape is not None]
             support += any(size in shape for shape in shapes)
     edited = [i for i, (o, a) in enumerate(zip(original, axes, strict=True)) if o != a]
-    return unmapped, -support, len(edited), -min(edited, default=0)
+    return len(left), arrays_left, -support, len(edited), -min(edited, default=0)
