@@ -125,6 +125,24 @@ def test_out_axes_none_on_a_mapped_output_is_device_0s_block_with_a_warning() ->
 
 
 @pytest.mark.devices(8)
+def test_out_axes_none_over_a_reduced_and_a_mapped_output_names_the_entry_of_each() -> None:
+    """jax#14296: a pmean'd loss and per-device predictions under out_axes=None: JAX returns
+    device 0's predictions; the hint keeps None for the loss and maps the predictions
+    (out_axes=0 for both would stack copies of the loss)."""
+
+    def loss_and_preds(x: jax.Array) -> tuple[jax.Array, jax.Array]:
+        preds = x * 2.0
+        return lax.pmean(jnp.mean(preds), "d"), preds
+
+    x = jnp.arange(24.0).reshape(8, 3)
+    with pytest.warns(ax.AxisCheckWarning, match="out_axes is None for output\\[1\\]") as record:
+        ax.pmap(loss_and_preds, axis_name="d", out_axes=None)(x)
+    assert str(record[0].message).endswith("; or out_axes=(None, 0) to get every device's block")
+    loss, preds = jax.pmap(loss_and_preds, axis_name="d", out_axes=(None, 0))(x)
+    assert loss.shape == () and preds.shape == (8, 3)
+
+
+@pytest.mark.devices(8)
 def test_out_axes_none_on_a_reduced_output_is_the_per_device_value() -> None:
     f = ax.pmap(lambda v: lax.psum(v, "i"), axis_name="i", out_axes=None)
     want = jax.eval_shape(jax.pmap(lambda v: lax.psum(v, "i"), axis_name="i", out_axes=None), sds(8, 3))

@@ -578,19 +578,27 @@ def _reduce_over(axis_name: Hashable | None) -> str:
     return f"jax.lax.pmean or psum over {axis_name!r}"
 
 
-def _out_axes_mapping(out_axes: Any, shapes: Any, j: int) -> Any:
-    """out_axes with flat output `j` mapped over axis 0 instead of None, where out_axes
-    says it in one place (None for everything, or a tuple entry for a whole output that
-    is one array); else None."""
+def _out_axes_mapping(out_axes: Any, shapes: Any, flat: list[int]) -> Any:
+    """out_axes with the flat outputs `flat` mapped over axis 0 instead of None, where
+    out_axes says it in one place per output: None for a tuple of outputs becomes one entry
+    each (0 for those in `flat`, None for the others, which stay one value); None for one
+    output, 0; a tuple's None entry for a whole output that is one array, 0. Else None."""
+    leaves = (
+        [len(jax.tree_util.tree_leaves(s, is_leaf=lambda x: isinstance(x, Shape))) for s in shapes]
+        if isinstance(shapes, tuple)
+        else []
+    )
+    starts = [sum(leaves[:k]) for k in range(len(leaves))]
+    owners = {next(k for k in range(len(leaves)) if starts[k] + leaves[k] > j) for j in flat} if leaves else set()
     if out_axes is None:
-        return 0
-    if not isinstance(out_axes, tuple) or not isinstance(shapes, tuple) or len(out_axes) != len(shapes):
+        if not leaves or len(owners) == len(leaves):
+            return 0
+        return tuple(0 if k in owners else None for k in range(len(leaves)))
+    if not isinstance(out_axes, tuple) or len(out_axes) != len(leaves):
         return None
-    leaves = [len(jax.tree_util.tree_leaves(s, is_leaf=lambda x: isinstance(x, Shape))) for s in shapes]
-    k = next((k for k in range(len(shapes)) if sum(leaves[: k + 1]) > j), None)
-    if k is None or leaves[k] != 1 or out_axes[k] is not None:
+    if any(leaves[k] != 1 or out_axes[k] is not None for k in owners):
         return None
-    return (*out_axes[:k], 0, *out_axes[k + 1 :])
+    return tuple(0 if k in owners else a for k, a in enumerate(out_axes))
 
 
 @dataclass(frozen=True, slots=True)
@@ -706,9 +714,7 @@ def map_outputs(
 def _warn_device_zero(level: MapLevel, shapes: Any, labels: list[str], blocks: list[Shape], flat: list[int]) -> None:
     """One warning per call for every output a pmap's out_axes None takes from device 0
     although it depends on the mapped arguments: JAX answers so, and so does axischeck."""
-    mapped: Any = _out_axes_mapping(level.out_axes.value, shapes, flat[0]) if len(flat) == 1 else None
-    if len(flat) > 1 and level.out_axes.value is None:
-        mapped = 0
+    mapped: Any = _out_axes_mapping(level.out_axes.value, shapes, flat)
     every = f"out_axes={mapped!r}" if mapped is not None else "an integer out_axes entry for each"
     if len(labels) == 1:
         what = f"{labels[0]}, but {labels[0]} depends"
