@@ -348,6 +348,30 @@ def test_without_a_signature_a_spmd_axis_an_inner_shard_map_uses_is_refused(in_s
 # ------------------------------------------------- how often the function is traced
 
 
+def _group_norm(x: jax.Array, w: jax.Array, b: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """A batch norm over a named axis, as Flax NNX's BatchNorm(axis_name=...) computes it."""
+    y = x @ w + b[None, :]
+    stats = jax.lax.pmean(jnp.stack([jnp.mean(y, axis=0), jnp.mean(jnp.square(y), axis=0)]), "groups")
+    mean, var = stats[0], jnp.maximum(0.0, stats[1] - jnp.square(stats[0]))
+    return (y - mean[None, :]) * jax.lax.rsqrt(var + 1e-5)[None, :], mean
+
+
+def test_a_checked_named_vmap_computes_jaxs_bits_eagerly_and_stages_jaxs_program() -> None:
+    """The check of a named vmap rides JAX's trace and hands JAX the function's record:
+    eagerly, JAX runs jax.numpy's jits (`jnp.mean`) as compiled calls, whose numerics can
+    differ from their operations run one by one (one unit in the last place on jax 0.12),
+    so the record keeps them as calls; under jit, the staged program is JAX's own."""
+    x = jax.random.normal(jax.random.key(1), (5, 6, 3))
+    w, b = jax.random.normal(jax.random.key(2), (3, 4)), jax.random.normal(jax.random.key(3), (4,))
+    options: dict[str, Any] = {"in_axes": (1, None, None), "axis_name": "groups"}
+    theirs = jax.vmap(_group_norm, **options)(x, w, b)
+    ours = ax.vmap(_group_norm, **options)(x, w, b)
+    for mine, jaxs in zip(ours, theirs, strict=True):
+        assert np.asarray(mine).tobytes() == np.asarray(jaxs).tobytes()
+    lowered = [jax.jit(lib.vmap(_group_norm, **options)).lower(x, w, b).as_text() for lib in (jax, ax)]
+    assert lowered[0] == lowered[1]
+
+
 @pytest.mark.devices(8)
 @pytest.mark.parametrize("transform", ["vmap", "pmap"])
 def test_a_collective_step_runs_the_function_as_often_as_jax(transform: str) -> None:

@@ -23,6 +23,12 @@ its version:
   to 0.12.1) for whether JAX is tracing, which decides where a pmap in a job of several
   processes runs, and for the global shape `jax.make_array_from_process_local_data` builds.
   The gloo CPU collectives such a job needs on one machine are in every release tested.
+- `JitsKept`: a record of the user's function (the check that rides JAX's trace) keeps
+  the jits it calls as calls, through JAX's staging rule of jit (the same private rule
+  from 0.10.2 to 0.12.1): JAX inlines a jit marked to inline early (`inline=True` up to
+  0.11, `Inline.JAX_EARLY` from then on; jax.numpy's reductions) into a staged jaxpr, but
+  runs it eagerly as one compiled call, whose numerics can differ from its operations run
+  one by one (on jax 0.12). Where the rule has moved, JAX runs the function itself.
 
 Where axischeck must tell one JAX error from another by its wording (JAX raises a plain
 ValueError for many things), the wording is read here and nowhere else, by the functions
@@ -38,6 +44,7 @@ import re
 import sys
 from collections.abc import Callable
 from contextlib import AbstractContextManager
+from contextvars import ContextVar
 from operator import attrgetter
 from pathlib import Path
 from types import CellType, CodeType
@@ -627,6 +634,117 @@ def jaxpr_function_unvaried(closed: Any) -> Callable[..., list[Any]] | None:
         return [read(v) for v in jaxpr.outvars]
 
     return run
+
+
+class JitsKept:
+    """A function to record (`record`) with the jits it calls kept as calls in the record.
+
+    JAX inlines a jit marked to inline early (jax.numpy's reductions, `jnp.mean` among
+    them) into any jaxpr it stages, but an eager call runs it as one compiled computation,
+    whose numerics may differ from its operations run one by one (XLA may multiply by the
+    reciprocal of a constant divisor: one unit in the last place, on jax 0.12). A record
+    replayed where JAX runs eagerly must run such a jit as JAX does, and replayed where JAX
+    stages, must stage it as JAX does: the jits this function calls are kept as calls while
+    it is recorded, and each one's own inline mode is put back in the record.
+
+    Only the record's own trace is concerned (a jit inside a jit, a scan body or the
+    function's jit-wrapped callees is traced as always), and only while `record` runs (a
+    context variable: other threads' traces are untouched)."""
+
+    # Named apart from the attributes of the jit that `jax.make_jaxpr` wraps around this
+    # object, which copies them (a `trace` would hide the jit's own `.trace`).
+    def __init__(self, fn: Callable[..., Any]) -> None:
+        self._kept_fn = fn
+        self._kept_trace: Any = None
+        self._kept_modes: list[Any] = []  # the inline mode of each jit staged at the record's trace, in order
+
+    def __call__(self, *args: Any) -> Any:
+        self._kept_trace = _current_trace()
+        return self._kept_fn(*args)
+
+    def record(self, *args: Any) -> tuple[Any, Any] | None:
+        """`jax.make_jaxpr(fn, return_shape=True)(*args)` with the jits `fn` calls kept as
+        calls; None where this JAX does not let them be kept (the caller then lets JAX run
+        the function itself). The function's own failure propagates."""
+        if not _keeps_jits():
+            return None
+        token = _JITS_KEPT.set(self)
+        try:
+            closed, out = jax.make_jaxpr(self, return_shape=True)(*args)
+        finally:
+            _JITS_KEPT.reset(token)
+        restored = self._restored(closed)
+        return None if restored is None else (restored, out)
+
+    def _restored(self, closed: Any) -> Any:
+        """The record with each kept jit's own inline mode back (None where the record's
+        calls are not the ones staged, one for one)."""
+        from jax._src.pjit import jit_p
+
+        inner = closed.jaxpr
+        eqns = list(inner.eqns)
+        calls = [i for i, eqn in enumerate(eqns) if eqn.primitive is jit_p]
+        if len(calls) != len(self._kept_modes):
+            return None
+        for i, mode in zip(calls, self._kept_modes, strict=True):
+            if _inlines_early(mode):
+                eqns[i] = eqns[i].replace(params={**eqns[i].params, "inline": mode})
+        if inner is closed:  # one class from JAX 0.11
+            return closed.replace(eqns=eqns)
+        return closed.replace(jaxpr=inner.replace(eqns=eqns))
+
+
+_JITS_KEPT: ContextVar[JitsKept | None] = ContextVar("axischeck_jits_kept", default=None)
+
+
+def _current_trace() -> Any:
+    from jax._src import core
+
+    return core.trace_ctx.trace
+
+
+def _inlines_early(mode: Any) -> bool:
+    """Whether a jit's inline mode inlines it when staged: `inline=True` up to 0.11,
+    `Inline.JAX_EARLY` from the release that names the modes."""
+    return mode is _EARLY if _EARLY is not None else bool(mode)
+
+
+def _inline_modes() -> tuple[Any, Any]:
+    """The inline mode that inlines a staged jit early and the one that keeps it a call."""
+    from jax._src import core
+
+    modes = getattr(core, "Inline", None)
+    if modes is None:  # booleans: up to 0.11
+        return None, False
+    return modes.JAX_EARLY, modes.JAX_LATE
+
+
+_EARLY, _KEPT_AS_CALL = _inline_modes()
+
+
+@functools.cache
+def _keeps_jits() -> bool:
+    """Wraps JAX's staging rule of jit once, so that a `JitsKept` record keeps the jits
+    staged at its own trace as calls; False where this JAX has moved the rule."""
+    try:
+        from jax._src.interpreters import partial_eval as pe
+        from jax._src.pjit import jit_p
+    except ImportError:  # pragma: no cover - a future layout
+        return False
+    rule = pe.custom_staging_rules.get(jit_p)
+    if rule is None:  # pragma: no cover - a future layout
+        return False
+
+    def keeping(trace: Any, source_info: Any, *args: Any, **params: Any) -> Any:
+        kept = _JITS_KEPT.get()
+        if kept is not None and trace is kept._kept_trace:
+            kept._kept_modes.append(params["inline"])
+            if _inlines_early(params["inline"]):
+                params = {**params, "inline": _KEPT_AS_CALL}
+        return rule(trace, source_info, *args, **params)
+
+    pe.custom_staging_rules[jit_p] = keeping
+    return True
 
 
 def equations(jaxpr: Any) -> Any:

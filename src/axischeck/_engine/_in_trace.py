@@ -32,7 +32,7 @@ import jax
 from jax.core import Tracer
 
 from .._core._errors import FunctionError
-from .._core._jax_compat import name_trace
+from .._core._jax_compat import JitsKept, name_trace
 from ._trace import RECORDED, Records, Replay, recorded_first, substituting
 
 
@@ -122,17 +122,22 @@ class Watch:
         dyn = tuple(i for i, leaf in enumerate(leaves) if isinstance(leaf, Tracer))
         traced = [leaves[i] for i in dyn]
         fun = recorder.fun
-        recorded = substituting(recorded_first(fun), treedef, leaves, dyn)
+        # Replayed in JAX's trace, the record computes what JAX would: its jits are kept
+        # as the calls JAX runs or stages (see `JitsKept`).
+        recorded = JitsKept(substituting(recorded_first(fun), treedef, leaves, dyn))
         labels = [leaf.label for leaf in self.predictor.label(args, kwargs).flat()[0]]
         if len(labels) == len(leaves):
             name_trace(recorded, fun, [labels[i] for i in dyn], traced_for=recorder.kind)
         try:
-            closed, out = jax.make_jaxpr(recorded, return_shape=True)(*traced)
+            made = recorded.record(*traced)
         except Exception:
             # The function fails. Recorded, it may fail otherwise than in JAX's own
             # evaluation (which runs the transform's rules op by op): JAX's is the error
             # the user must see, so the function runs as JAX would run it.
             return fun(*args, **kwargs)
+        if made is None:  # a record that could not keep its jits: JAX runs the function itself
+            return fun(*args, **kwargs)
+        closed, out = made
         replay = Replay(closed, jax.tree_util.tree_structure(out), dyn)
         self.records.keep(fun, args, kwargs, replay)
         around = self.enclosing
