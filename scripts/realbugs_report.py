@@ -105,6 +105,9 @@ def main() -> None:
     parser.add_argument("cases", nargs="*", help="case folder names (default: all)")
     args = parser.parse_args()
     cases = [c for c in load_cases(HELDOUT if args.heldout else CASES) if not args.cases or c.name in args.cases]
+    for case in (c for c in cases if c.fixed_by_jax):
+        print(f"{case.name}: not scored (jax {case.jax_fixed_in} fixed this bug itself)")
+    cases = [c for c in cases if not c.fixed_by_jax]
     rows = [_row(case, args.verbose) for case in cases]
 
     width = max(len(str(r["case"])) for r in rows)

@@ -23,12 +23,15 @@ import pytest
 PACKAGE = Path(__file__).resolve().parent.parent / "src" / "axischeck"
 
 LAYERS: list[tuple[str, set[str]]] = [
-    ("foundation: JAX facts, values, errors", {"_jax_compat", "_cache", "_shape", "_text", "_errors", "_trees"}),
+    (
+        "foundation: JAX facts, values, errors",
+        {"_jax_compat", "_cache", "_shape", "_text", "_option_names", "_job", "_errors", "_trees"},
+    ),
     (
         "parsing: dims, axes, signatures, arguments",
         {"_dims", "_axes", "_spec", "_annotation_text", "_annotations", "_leaves", "_keys"},
     ),
-    ("derivation values and their rendering", {"_steps", "_explain", "_prediction"}),
+    ("derivation values and their rendering", {"_steps", "_explain", "_html", "_scene", "_prediction"}),
     (
         "engine: unify, levels, traces, meshes, models, fast path, fixes",
         {
@@ -41,7 +44,6 @@ LAYERS: list[tuple[str, set[str]]] = [
             "_shard_model",
             "_fastpath",
             "_signature",
-            "_suggest",
             "_infer",
             "_function",
             "_transform_models",
@@ -49,6 +51,10 @@ LAYERS: list[tuple[str, set[str]]] = [
         },
     ),
     ("the predictor: caches and the engine for one function", {"_predictor", "_in_trace"}),
+    (
+        "advice: candidate fixes checked against what the program means, ranked and worded",
+        {"_advice", "_suggestion", "_candidates", "_causes", "_meaning", "_rank", "_words"},
+    ),
     (
         "transforms: the drop-ins",
         {
@@ -79,6 +85,7 @@ LAYERS: list[tuple[str, set[str]]] = [
             "_debug",
             "_cli",
             "_lint",
+            "_lsp",  # `axischeck lsp`: lint's answers in the editor
             "mypy_plugin",
             "eqx",  # axischeck.eqx / axischeck.nnx: the libraries' transforms, checked
             "nnx",
@@ -95,7 +102,7 @@ def _layer_of(module: str) -> int:
     raise AssertionError(f"{module} is in no layer: add it to LAYERS in {Path(__file__).name}")
 
 
-GROUPS = {"_core": range(0, 3), "_engine": range(3, 5)}
+GROUPS = {"_core": range(0, 3), "_engine": range(3, 5), "_advice": range(5, 6)}
 """The engine's folders and the layers each holds; everything else sits at the top."""
 
 
@@ -137,7 +144,11 @@ def _imports(paths: list[Path], own: str) -> list[tuple[str, int, bool]]:
             for parts in targets:
                 if not parts or parts[0] == "_lint" and own == "_lint":
                     continue
-                name = _name((*parts[:1], f"{parts[1]}.py") if len(parts) > 1 and parts[0] in GROUPS else (parts[0],))
+                if len(parts) > 1 and parts[0] in GROUPS:  # a module of the folder, or a name its __init__ holds
+                    module = f"{parts[1]}.py" if (PACKAGE / parts[0] / f"{parts[1]}.py").exists() else "__init__.py"
+                    name = _name((parts[0], module))
+                else:
+                    name = _name((parts[0],))
                 if name not in (own, "__version__") and name not in GROUPS:
                     out.append((name, node.lineno, id(node) in top_level))
     return out
@@ -145,13 +156,14 @@ def _imports(paths: list[Path], own: str) -> list[tuple[str, int, bool]]:
 
 def test_folders_hold_their_layers() -> None:
     """A listing shows the layers: `_core/` the foundation and parsing, `_engine/` the
-    engine and predictor, the top level the transforms, the public surface and the tools."""
+    engine and predictor, `_advice/` the advice, the top level the transforms, the public
+    surface and the tools."""
     for path in sorted(PACKAGE.rglob("*.py")):
         parts = path.relative_to(PACKAGE).parts
         name = _name(parts)
         if name in GROUPS:
             continue
-        want = GROUPS.get(parts[0], range(5, len(LAYERS)))
+        want = GROUPS.get(parts[0], range(6, len(LAYERS)))
         assert _layer_of(name) in want, f"{'/'.join(parts)} is in layer {_layer_of(name)}, not in its folder's"
 
 
@@ -170,9 +182,14 @@ def test_imports_point_down(module: str) -> None:
         )
 
 
-def test_module_level_imports_have_no_cycle() -> None:
+@pytest.mark.parametrize("lazy", [False, True], ids=["module level", "lazy and type-only too"])
+def test_imports_have_no_cycle(lazy: bool) -> None:
+    """No module imports another that imports it back, at module level or inside a
+    function or a `TYPE_CHECKING` block (a lazy import hides a cycle, it does not remove
+    it: the advice, which runs the engine, sits above it rather than being imported by
+    it)."""
     modules = _modules()
-    graph = {m: {t for t, _, top in _imports(paths, m) if top} for m, paths in modules.items()}
+    graph = {m: {t for t, _, top in _imports(paths, m) if top or lazy} for m, paths in modules.items()}
     done: set[str] = set()
 
     def visit(module: str, path: tuple[str, ...]) -> None:

@@ -95,3 +95,30 @@ def test_only_refuses_unknown_groups() -> None:
     )
     assert proc.returncode == 2
     assert "unknown group(s) nonesuch" in proc.stderr
+
+
+def test_lsp_benchmark_runs(tmp_path: Path) -> None:
+    """bench_lsp.py starts the server, edits a file and reads the server's memory."""
+    pytest.importorskip("pygls", reason="needs the lsp extra (pygls), which the dev extra installs")
+    out = tmp_path / "lsp.json"
+    subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "benchmarks" / "bench_lsp.py"),
+            "--lines",
+            "200",
+            "--edits",
+            "6",
+            "--json",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=True,
+    )
+    result = json.loads(out.read_text())
+    assert result["lines"] >= 200 and result["edits"] == 6
+    # Every other edit adds a finding and the next removes it: the diagnostics follow.
+    assert result["findings_on_open"] == 0 and result["findings_alternate"] == [0, 1]
+    assert result["change_to_diagnostics_ms_median"] > 0 and result["rss_mb_after_all"] > 0

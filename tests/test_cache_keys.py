@@ -31,6 +31,7 @@ from axischeck._debug import predictor_of
 from jax_oracle import sds
 
 
+@pytest.mark.devices(8)
 def test_functions_built_with_the_same_options_keep_their_own_names_and_parameters() -> None:
     """What a transform makes of its options is shared by every function given them (a
     lambda written inline is a new function each time): the function's own name and
@@ -313,6 +314,7 @@ def test_looking_for_a_callables_code_runs_none_of_its_code() -> None:
     assert Strange.reads == 0
 
 
+@pytest.mark.devices(8)
 def test_shard_map_options_that_compare_equal_but_differ_share_nothing() -> None:
     """shard_map's options key types what it holds, not only the top level: specs in two
     namedtuple types, in pytree nodes whose `__eq__` says equal whatever they hold, and
@@ -385,6 +387,7 @@ def test_code_compiled_anew_equal_by_value_is_new_code() -> None:
     assert ax.vmap(wrapper).predict((3, 4)).shapes == want
 
 
+@pytest.mark.devices(8)
 def test_shard_map_check_vma_and_axis_names_are_keyed_by_type() -> None:
     """A check_vma object whose `__eq__` says equal to any other of its kind, and axis names
     of another str type, share nothing: each transform answers, and hands JAX, its own."""

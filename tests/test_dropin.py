@@ -3,7 +3,10 @@ ever hands out a stale or shared answer (the rule is in `axischeck._core._keys`)
 
 from __future__ import annotations
 
+import contextlib
 import copy
+import dataclasses
+import enum
 import functools
 import gc
 import inspect
@@ -18,6 +21,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from jax.sharding import PartitionSpec as P
 
 import axischeck as ax
 from axischeck._debug import predictor_of, predictors_kept
@@ -47,6 +51,7 @@ def test_jax_transform_api_is_reached_through_the_shell() -> None:
         assert ours.__wrapped__ is double
 
 
+@pytest.mark.devices(8)
 def test_what_jax_copies_from_the_function_is_on_the_shell_and_the_shells_own_comes_first() -> None:
     """JAX's transforms carry what `functools.wraps` copied from the function (a snapshot,
     taken when the transform is made): the shell carries the same, except where it has an
@@ -237,6 +242,7 @@ def test_pmap_out_axes_none_in_a_training_step() -> None:
         np.testing.assert_array_equal(ours[k], theirs[k])
 
 
+@pytest.mark.devices(2)
 def test_size_one_mesh_axes_left_out_of_types_are_accepted() -> None:
     """With `jax_remove_size_one_mesh_axis_from_type`, an argument's type never names a
     size-1 mesh axis that its in_spec names; JAX accepts that, so axischeck does."""
@@ -342,6 +348,31 @@ def test_without_a_signature_a_spmd_axis_an_inner_shard_map_uses_is_refused(in_s
 # ------------------------------------------------- how often the function is traced
 
 
+def _group_norm(x: jax.Array, w: jax.Array, b: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """A batch norm over a named axis, as Flax NNX's BatchNorm(axis_name=...) computes it."""
+    y = x @ w + b[None, :]
+    stats = jax.lax.pmean(jnp.stack([jnp.mean(y, axis=0), jnp.mean(jnp.square(y), axis=0)]), "groups")
+    mean, var = stats[0], jnp.maximum(0.0, stats[1] - jnp.square(stats[0]))
+    return (y - mean[None, :]) * jax.lax.rsqrt(var + 1e-5)[None, :], mean
+
+
+def test_a_checked_named_vmap_computes_jaxs_bits_eagerly_and_stages_jaxs_program() -> None:
+    """The check of a named vmap rides JAX's trace and hands JAX the function's record:
+    eagerly, JAX runs jax.numpy's jits (`jnp.mean`) as compiled calls, whose numerics can
+    differ from their operations run one by one (one unit in the last place on jax 0.12),
+    so the record keeps them as calls; under jit, the staged program is JAX's own."""
+    x = jax.random.normal(jax.random.key(1), (5, 6, 3))
+    w, b = jax.random.normal(jax.random.key(2), (3, 4)), jax.random.normal(jax.random.key(3), (4,))
+    options: dict[str, Any] = {"in_axes": (1, None, None), "axis_name": "groups"}
+    theirs = jax.vmap(_group_norm, **options)(x, w, b)
+    ours = ax.vmap(_group_norm, **options)(x, w, b)
+    for mine, jaxs in zip(ours, theirs, strict=True):
+        assert np.asarray(mine).tobytes() == np.asarray(jaxs).tobytes()
+    lowered = [jax.jit(lib.vmap(_group_norm, **options)).lower(x, w, b).as_text() for lib in (jax, ax)]
+    assert lowered[0] == lowered[1]
+
+
+@pytest.mark.devices(8)
 @pytest.mark.parametrize("transform", ["vmap", "pmap"])
 def test_a_collective_step_runs_the_function_as_often_as_jax(transform: str) -> None:
     """Eager calls with a named axis: JAX's vmap traces every call, pmap once per shapes;
@@ -384,6 +415,102 @@ def test_nested_named_vmaps_run_the_function_as_often_as_jax(inner_name: str) ->
         np.testing.assert_array_equal(ours, theirs)
 
 
+def _nest(lib: Any, kind: str, f: Callable[..., Any]) -> tuple[Callable[..., Any], jax.Array]:
+    """One of the nests whose checks ride JAX's trace, built from `lib` (jax or ax) around
+    `f`, and an argument for it."""
+    auto = jax.sharding.AxisType.Auto
+    mesh = jax.make_mesh((8,), ("d",), axis_types=(auto,), devices=jax.devices("cpu")[:8])
+    x = jnp.arange(32 * 3.0).reshape(32, 3)
+    if kind == "named vmap in shard_map":
+        return lib.shard_map(lib.vmap(f, axis_name="i"), mesh=mesh, in_specs=P("d"), out_specs=P("d")), x
+    if kind == "named vmap in smap":
+        return lib.smap(lib.vmap(f, axis_name="i"), in_axes=0, out_axes=0, axis_name="d"), x
+    if kind == "vmap in named vmap":
+        return lib.vmap(lib.vmap(f), axis_name="j"), x
+    if kind == "vmap in named vmap, out_axes None":
+        return lib.vmap(lib.vmap(lambda v: jnp.zeros_like(f(v)).sum() + 1.0), axis_name="j", out_axes=None), x
+    if kind == "shard_map in named vmap":
+        return lib.vmap(lib.shard_map(f, mesh=mesh, in_specs=P("d"), out_specs=P("d")), axis_name="j"), x.T
+    assert kind == "vmap in pmap, out_axes None"
+    return lib.pmap(lib.vmap(lambda v: jnp.zeros_like(f(v)).sum() + 1.0), axis_name="p", out_axes=None), x[:24].reshape(
+        8, 3, 3
+    )
+
+
+NESTS = (  # (nest, whether the function calls a collective over the shard_map's mesh axis)
+    ("named vmap in shard_map", False),
+    ("named vmap in shard_map", True),
+    ("named vmap in smap", False),
+    ("named vmap in smap", True),
+    ("vmap in named vmap", False),
+    ("vmap in named vmap, out_axes None", False),
+    ("shard_map in named vmap", False),
+    ("shard_map in named vmap", True),
+    ("vmap in pmap, out_axes None", False),
+)
+
+
+@pytest.mark.devices(8)
+@pytest.mark.parametrize("jit", [True, False])
+@pytest.mark.parametrize(("kind", "collective"), NESTS)
+def test_nests_run_the_function_as_often_as_jax(kind: str, collective: bool, jit: bool) -> None:
+    """The checks of a nest ride the one trace JAX makes of the innermost function, on
+    the first call and later ones, eager and under jit: an inner check asks JAX's record
+    made inside the shard_map (typed with the mesh axes it varies over), and an inner
+    transform without a check of its own records the function for the one around it."""
+    auto = jax.sharding.AxisType.Auto
+    context = jax.make_mesh((8,), ("d",), axis_types=(auto,), devices=jax.devices("cpu")[:8])
+    counts, outs = {}, {}
+    for name, lib in (("jax", jax), ("ax", ax)):
+        f, runs = counting(lambda v: jax.lax.psum(v * 2.0, "d") if collective else v * 2.0)
+        g, x = _nest(lib, kind, f)
+        g = jax.jit(g) if jit else g
+        with jax.set_mesh(context) if "smap" in kind else contextlib.nullcontext():  # smap's mesh is the context's
+            outs[name] = [g(x) for _ in range(3)]
+        counts[name] = runs[0]
+    assert counts["ax"] == counts["jax"], counts
+    for ours, theirs in zip(outs["ax"], outs["jax"], strict=True):
+        np.testing.assert_array_equal(ours, theirs)
+
+
+@dataclasses.dataclass(frozen=True)
+class _Settings:
+    scale: float = 2.0
+
+
+class _Mode(enum.Enum):
+    TRAIN = 2.0
+    EVAL = 3.0
+
+
+@pytest.mark.devices(8)
+@pytest.mark.parametrize("setting", [_Settings(), _Mode.TRAIN], ids=["frozen dataclass", "enum"])
+@pytest.mark.parametrize("transform", ["named vmap", "pmap with out_axes None"])
+def test_settings_among_the_arguments_run_the_function_as_often_as_jax(transform: str, setting: Any) -> None:
+    """A hashable argument that is neither an array nor a scalar (a frozen dataclass of
+    settings, an enum) keys JAX's record of the function by its value, as JAX keys a
+    static argument: the check asks the record instead of tracing the function again."""
+
+    def step(x: jax.Array, s: Any) -> jax.Array:
+        scale = s.scale if isinstance(s, _Settings) else s.value
+        return jax.lax.psum(x * scale, "i")
+
+    x = jnp.arange(24.0).reshape(8, 3)
+    counts, outs = {}, {}
+    for name, lib in (("jax", jax), ("ax", ax)):
+        f, runs = counting(step)
+        if transform == "pmap with out_axes None":
+            g = lib.pmap(f, axis_name="i", static_broadcasted_argnums=(1,), out_axes=None)
+        else:
+            g = lib.vmap(f, axis_name="i", in_axes=(0, None))
+        outs[name] = [g(x, setting) for _ in range(7)]
+        counts[name] = runs[0]
+    assert counts["ax"] == counts["jax"], counts
+    for ours, theirs in zip(outs["ax"], outs["jax"], strict=True):
+        np.testing.assert_array_equal(ours, theirs)
+
+
+@pytest.mark.devices(8)
 @pytest.mark.parametrize("transform", ["vmap", "pmap"])
 def test_a_data_parallel_step_with_out_axes_none_traces_once(transform: str) -> None:
     """pmean of a gradient pytree and out_axes=None: which outputs are batched is asked of
@@ -521,6 +648,42 @@ def test_nested_transforms_binding_one_axis_name_warn_at_the_users_line() -> Non
         ax.vmap(ax.vmap(center, axis_name="batch"), axis_name="rows")(x)
 
 
+@pytest.mark.parametrize("depth", [2, 3])
+def test_one_axis_name_bound_twice_without_a_collective_over_it_says_nothing(depth: int) -> None:
+    """The shadowing changes a result only where a collective reduces over the name: a
+    nest that binds one name twice around a function with none runs under
+    `filterwarnings = error` (a project's pytest setting), as under JAX."""
+
+    def scale(x: jax.Array) -> jax.Array:
+        return x * 2.0
+
+    x = jnp.arange(24.0).reshape(2, 3, 4)
+    nest: Any = scale
+    names = ["batch", "batch"] if depth == 2 else ["batch", "rows", "batch"]
+    for name in names:
+        nest = ax.vmap(nest, axis_name=name)
+    plain: Any = scale
+    for name in names:
+        plain = jax.vmap(plain, axis_name=name)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        out = nest(x if depth == 3 else x[0])
+    np.testing.assert_array_equal(out, plain(x if depth == 3 else x[0]))
+
+
+def test_a_collective_under_a_name_bound_two_levels_up_is_warned_of() -> None:
+    """Three levels, the innermost and outermost binding one name: the pmean inside sees
+    the innermost axis only, and the level that hides the outer one says so."""
+
+    def center(x: jax.Array) -> jax.Array:
+        return x - jax.lax.pmean(x, "batch")
+
+    inner = ax.vmap(center, axis_name="batch")  # axischeck: ignore[AX006] - the mistake under test
+    nest = ax.vmap(ax.vmap(inner, axis_name="rows"), axis_name="batch")
+    with pytest.warns(ax.AxisCheckWarning, match="binds axis_name='batch', which a transform around it binds"):
+        nest(jnp.arange(24.0).reshape(2, 3, 4))
+
+
 def test_axischeck_leaves_jaxs_trace_context_as_it_found_it() -> None:
     """A first checked call imports nothing that joins JAX's trace context (the public
     jax.extend.core pulls Pallas in, whose settings do on JAX 0.12): every cache key taken
@@ -584,6 +747,7 @@ NESTS: dict[str, Any] = {
 }
 
 
+@pytest.mark.devices(8)
 @pytest.mark.parametrize("nest", NESTS)
 def test_a_nest_with_a_named_inner_vmap_traces_as_often_as_jaxs(nest: str) -> None:
     """The outer transform's check traces the function per example before JAX runs the
@@ -632,6 +796,7 @@ def test_a_nest_whose_inner_call_differs_traces_the_inner_function_itself() -> N
     np.testing.assert_array_equal(got, want)
 
 
+@pytest.mark.devices(8)
 @pytest.mark.parametrize("outer", ["vmap", "pmap"])
 def test_an_inner_transform_called_twice_with_other_static_values_gets_each_its_own(outer: str) -> None:
     """Records offered by the outer check close over the inner call's unmapped Python

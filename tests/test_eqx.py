@@ -347,6 +347,34 @@ def test_a_failure_inside_the_function_gets_no_guessed_fix() -> None:
     assert "dot_general requires contracting dimensions" in str(info.value)
 
 
+class _Field(eqx.Module):
+    w: jax.Array
+    out_scale: jax.Array
+
+    def __call__(self, t: jax.Array, y: jax.Array) -> jax.Array:
+        return self.out_scale * jnp.tanh(self.w @ y) * t
+
+
+def test_a_model_mapped_by_the_default_is_left_whole_before_the_data() -> None:
+    """filter_vmap's default maps every array: a model and a state of 4 against times of
+    8. The fix leaves the model (and the state) whole and maps the times, the model
+    evaluated at each time; mapping the model's weight rows instead (the only reading that
+    keeps the 4) is not offered as the fix."""
+
+    def evolve(model: _Field, y0: jax.Array, t: jax.Array) -> jax.Array:
+        return model(t, y0)
+
+    model = _Field(jax.random.normal(jax.random.key(0), (4, 4)), jax.random.normal(jax.random.key(1), (4,)))
+    y0, ts = jax.random.normal(jax.random.key(2), (4,)), jnp.linspace(0.0, 1.0, 8)
+    with pytest.raises(ax.ArgumentError) as info:
+        axeqx.filter_vmap(evolve)(model, y0, ts)
+    err = info.value
+    assert err.fix is not None and err.fix.startswith("in_axes=(None, None, eqx.if_array(0))")
+    (fix,) = err.suggestions
+    fixed = eqx.filter_vmap(evolve, in_axes=dict(fix.options)["in_axes"])(model, y0, ts)
+    np.testing.assert_allclose(fixed, jnp.stack([evolve(model, y0, t) for t in ts]), rtol=1e-5)
+
+
 def _by_rank(leaf: Any) -> int | None:
     """An out_axes callable as Equinox's docs describe: it sees one example's output leaf."""
     return 1 if eqx.is_array(leaf) and leaf.ndim >= 1 else None
@@ -497,3 +525,58 @@ def test_filter_jit_of_a_wrapped_model_traces_as_equinox() -> None:
         for batch in (4, 4, 5):
             step(jnp.ones((batch, 3)))
     assert traces["axischeck"] == traces["equinox"] == 2
+
+
+def test_a_wrapper_used_as_a_method_predicts_with_the_instance() -> None:
+    """Bound as Equinox binds its own wrapper (an `eqx.Partial`: a pytree), with
+    `predict` and `explain` that pass the instance first."""
+    import equinox as eqx
+
+    class Model(eqx.Module):
+        w: jax.Array
+
+        @axeqx.filter_vmap(in_axes=(None, 0))
+        def apply(self, x: jax.Array) -> jax.Array:
+            return x @ self.w
+
+    model = Model(jnp.arange(6.0).reshape(3, 2))
+    x = jnp.arange(12.0).reshape(4, 3)
+    assert isinstance(model.apply, eqx.Partial)
+    np.testing.assert_array_equal(model.apply(x), x @ model.w)
+    assert model.apply.predict(x).shapes == (4, 2)
+    assert "4, 2" in model.apply.explain(x)
+
+
+@pytest.mark.parametrize(
+    ("options", "args"),
+    [
+        ({"in_axes": None, "out_axes": None}, (jnp.arange(3.0), 2)),
+        ({}, (2, 3.0)),  # no arrays among the arguments: if_array(0) maps nothing
+        ({"in_axes": None, "out_axes": None}, (2, 3)),
+    ],
+)
+def test_nothing_mapped_is_called_as_it_is_as_equinox_calls_it(options: dict[str, Any], args: tuple[Any, ...]) -> None:
+    """With nothing mapped and no axis_size, Equinox calls the function without vmap:
+    predict answers with the outputs' shapes (not "nothing to map", not axis_size=1)."""
+    import equinox as eqx
+
+    f = lambda x, n: x * 2  # noqa: E731
+    want = eqx.filter_vmap(f, **options)(*args)
+    wrapped = axeqx.filter_vmap(f, **options)
+    np.testing.assert_array_equal(wrapped(*args), want)
+    shapes = wrapped.predict(*args).shapes
+    assert shapes == (np.shape(want) if isinstance(want, jax.Array) else None)
+
+
+def test_nothing_mapped_with_a_mapped_output_is_refused_as_equinox_refuses_it() -> None:
+    import equinox as eqx
+
+    f = lambda x, n: x * 2  # noqa: E731
+    with pytest.raises(ValueError, match="Cannot resolve batch dimension"):
+        eqx.filter_vmap(f, in_axes=None)(jnp.arange(3.0), 2)
+    wrapped = axeqx.filter_vmap(f, in_axes=None)
+    with pytest.raises(ax.SpecError, match="nothing is mapped") as predicted:
+        wrapped.predict(jnp.arange(3.0), 2)
+    assert "out_axes=None" in (predicted.value.hint or "")
+    with pytest.raises(ax.SpecError, match="Cannot resolve batch dimension"):
+        wrapped(jnp.arange(3.0), 2)

@@ -139,11 +139,14 @@ def test_a_short_in_axes_names_the_arguments_it_leaves_without_an_entry() -> Non
 
 
 def test_in_axes_structure_mismatch() -> None:
-    f = ax.vmap(lambda d: d["a"], in_axes=((0, 1),))
+    """A container of axes that no JAX release matches to the argument (another length)."""
+    f = ax.vmap(lambda d: d["a"], in_axes=((0, 1, 0),))
     text = _message(f, {"a": (3,), "b": (3,)})
-    assert "in_axes[0] is a tuple of length 2, but argument d is a dict with keys ['a', 'b']" in text
-    g = ax.vmap(lambda p: p[0], in_axes=((0, 1),))
-    assert "is a tuple of length 2, but argument p is a list of length 2" in _message(g, [(3,), (4, 3)])
+    assert "in_axes[0] is a tuple of length 3, but argument d is a dict with keys ['a', 'b']" in text
+    g = ax.vmap(lambda p: p[0], in_axes=((0, 1, 0),))
+    assert "is a tuple of length 3, but argument p is a list of length 2" in _message(g, [(3,), (4, 3)])
+    pmapped = ax.pmap(lambda p: p[0], in_axes=((0, 0),))  # pmap: another type on every release
+    assert "lists and tuples differ" in _message(pmapped, [(2,), (2, 3)])
 
 
 def test_dict_in_axes_keys_must_match() -> None:
@@ -359,7 +362,7 @@ def test_vmap_psum_scatter_hole_is_reported_not_copied() -> None:
     assert jax.eval_shape(jax.vmap(f, axis_name="i"), x).shape == (16, 3)  # JAX's accident
     with pytest.raises(ax.CollectiveError, match="size 16 must match shard count 8") as info:
         ax.vmap(f, axis_name="i").predict(x)
-    assert "tiled=True" in (info.value.fix or "")
+    assert "tiled=True" in (info.value.hint or "")
     # With matching sizes it is the real collective, predicted like JAX.
     ok = jax.ShapeDtypeStruct((8, 8, 3), jnp.float32)
     assert ax.vmap(f, axis_name="i").predict(ok).shapes == jax.eval_shape(jax.vmap(f, axis_name="i"), ok).shape
@@ -375,7 +378,7 @@ def test_batched_signature_catches_the_silent_wrong_axis_bug() -> None:
     jax.vmap(complex_operation, in_axes=(0, 0, 0))(x, y, z)  # plain JAX runs the wrong axes silently
     with pytest.raises(ax.SpecError, match=r"contradict the batched signature") as info:
         ax.vmap(complex_operation, in_axes=(0, 0, 0), signature=s)
-    assert "in_axes=(0, 1, 0)" in (info.value.fix or "")
+    assert "in_axes=(0, 1, 0)" in (info.value.hint or "")
     assert ax.vmap(complex_operation, in_axes=(0, 1, 0), signature=s).predict(x, y, z).shapes == (16, 8, 2)
     # Variadics: the batch axis is counted from the side that does not move.
     v = ax.Signature.batched("(*s, n, c) -> (n, *s)", over="n")
@@ -431,6 +434,7 @@ def test_an_error_about_one_leaf_among_thousands_stays_short() -> None:
     assert "p['w1234'] (size 5)" in message  # the conflict is still named
 
 
+@pytest.mark.devices(8)
 def test_per_example_failure_notes_are_said_once_and_in_the_right_unit() -> None:
     body = lambda x: x @ jnp.ones((3, 3))  # noqa: E731 - fails for rows of 4
     with pytest.raises(TypeError) as nested:
@@ -493,6 +497,7 @@ def test_a_short_table_stays_whole() -> None:
     assert [line.split()[0] for line in str(info.value).splitlines() if line.startswith(("  a ", "  b "))] == ["a", "b"]
 
 
+@pytest.mark.devices(8)
 def test_a_collective_over_a_name_smap_does_not_bind_is_explained_as_jaxs_error() -> None:
     """jax#3120 written with jax.smap: JAX raises a bare AssertionError; axischeck names
     the axis, says what the smap binds, and is still an AssertionError."""
@@ -508,7 +513,7 @@ def test_a_collective_over_a_name_smap_does_not_bind_is_explained_as_jaxs_error(
     assert text.splitlines()[0].endswith(
         "total calls a collective over axis name 'batch', which no enclosing transform binds"
     )
-    assert "Fix: call the collective over an axis this smap binds ('x')" in text
+    assert "Hint: call the collective over an axis this smap binds ('x')" in text
     assert "JAX: NameError" not in text  # the engine's probe, not what JAX raised
     assert text.count("JAX: ") == 1 and "JAX: AssertionError (with no message)" in text
 
@@ -526,12 +531,12 @@ def test_two_axes_of_one_array_in_one_vmap_get_nested_vmaps() -> None:
     err = info.value
     assert "in_axes[0] is (0, 1), several axes for a, an array; one vmap maps one axis of each argument" in err.problem
     nested = "jax.vmap(jax.vmap(solve, in_axes=(0, 0)), in_axes=(0, 0))"
-    assert err.fix == f"nest one vmap per axis, the outermost mapping the first: {nested}"
+    assert err.hint == f"nest one vmap per axis, the outermost mapping the first: {nested}"
     assert jax.vmap(jax.vmap(solve, in_axes=(0, 0)), in_axes=(0, 0))(a, b).shape == (3, 2, 2)
     c = jnp.ones((2, 2, 3))
     with pytest.raises(ax.ArgumentError) as info:
         ax.vmap(solve, in_axes=((1, 0), (0, 2)))(a, c)  # later axes first: nothing moves down
-    assert info.value.fix is not None and info.value.fix.endswith(
+    assert info.value.hint is not None and info.value.hint.endswith(
         "jax.vmap(jax.vmap(solve, in_axes=(0, 1)), in_axes=(1, 0))"
     )
     assert jax.vmap(jax.vmap(solve, in_axes=(0, 1)), in_axes=(1, 0))(a, c).shape == (2, 3, 2)
@@ -549,7 +554,7 @@ def test_nested_vmaps_are_offered_only_as_jax_runs_them() -> None:
     with pytest.raises(ax.ArgumentError) as info:
         ax.vmap(solve, in_axes=((0, -3), (0, -2)))(a, b)
     nested = "jax.vmap(jax.vmap(solve, in_axes=(0, 0)), in_axes=(0, 0))"
-    assert info.value.fix is not None and info.value.fix.endswith(nested)
+    assert info.value.hint is not None and info.value.hint.endswith(nested)
     with pytest.raises(ax.ArgumentError) as info:
         ax.vmap(solve, in_axes=((1, 0), (0, 2)))(a, b)  # a's axis 1 has 2, b's axis 0 has 3
     assert info.value.fix is None
@@ -594,7 +599,7 @@ def test_a_dict_in_axes_for_a_one_argument_function_names_the_argument() -> None
     with pytest.raises(ax.SpecError) as info:
         ax.vmap(pick, in_axes={"a": 0})  # type: ignore[arg-type]  # axischeck: ignore
     assert isinstance(info.value, TypeError)  # JAX's type
-    assert info.value.fix == (
+    assert info.value.hint == (
         "in_axes is matched to the positional arguments: in_axes=({'a': 0},) gives the axes inside x, the dict argument"
     )
     assert ax.vmap(pick, in_axes=({"a": 0},))({"a": jnp.ones((3, 2))}).shape == (3, 2)
@@ -614,7 +619,9 @@ def test_an_unmapped_output_names_the_mapped_arguments_it_comes_from() -> None:
         f.predict(jnp.ones(3), {"key": jnp.ones(3), "scale": jnp.float32(2.0)})
     err = info.value
     assert "output[1] depends on params['key'], which in_axes maps" in err.problem
-    assert err.fix is not None and err.fix.startswith("leave params['key'] unmapped (in_axes entry None) if output[1]")
+    assert err.hint is not None and err.hint.startswith(
+        "leave params['key'] unmapped (in_axes entry None) if output[1]"
+    )
 
 
 def test_an_unmapped_output_names_only_the_arguments_the_record_shows_it_comes_from() -> None:

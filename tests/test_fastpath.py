@@ -17,6 +17,7 @@ from jax.sharding import PartitionSpec as P
 import axischeck as ax
 from axischeck._debug import predictor_of
 from axischeck._engine._fastpath import Plan, ShardPlan
+from conftest import cpu_mesh
 
 AUTO = AxisType.Auto
 
@@ -112,11 +113,8 @@ def test_a_mesh_axis_named_in_the_signature_binds_its_size() -> None:
 def test_a_cached_shard_map_answer_is_not_reused_under_another_context_mesh() -> None:
     """JAX refuses a shard_map whose mesh differs from the `jax.set_mesh` context: an answer
     cached outside the context must not stand inside it."""
-    devices = jax.devices()
-    if len(devices) < 8:
-        pytest.skip("needs 8 CPU devices (tests/conftest.py forces them)")
-    given_mesh = jax.make_mesh((8,), ("x",), axis_types=(AUTO,))
-    context = jax.make_mesh((4, 2), ("x", "y"), axis_types=(AUTO, AUTO))
+    given_mesh = cpu_mesh((8,), ("x",), (AUTO,))
+    context = cpu_mesh((4, 2), ("x", "y"), (AUTO, AUTO))
     f = ax.shard_map(lambda a: a * 2, mesh=given_mesh, in_specs=P("x"), out_specs=P("x"), signature="(n)->(n)")
     g = jax.shard_map(lambda a: a * 2, mesh=given_mesh, in_specs=P("x"), out_specs=P("x"))
     x = jax.ShapeDtypeStruct((16,), jnp.float32)
@@ -131,6 +129,7 @@ def test_a_cached_shard_map_answer_is_not_reused_under_another_context_mesh() ->
     assert f.predict(x).shapes == (16,)
 
 
+@pytest.mark.devices(8)
 def test_a_checked_calls_shape_lookup_answers_only_where_the_full_one_would(monkeypatch: pytest.MonkeyPatch) -> None:
     """A kept eager call with a signature finds its cached prediction by the arrays' shapes
     alone (`arrays_key`), so the engine never runs again for shapes seen; a transform whose

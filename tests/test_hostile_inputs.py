@@ -317,6 +317,7 @@ def test_cyclic_signature_pytree() -> None:
     _still_works()
 
 
+@pytest.mark.devices(4)
 def test_cyclic_shard_map_specs_are_refused_before_anything_flattens_them() -> None:
     """jaxlib's flatten of a cycle raises RecursionError from C++ and can leave the
     interpreter unable to recurse: specs that contain themselves are a SpecError."""

@@ -36,6 +36,7 @@ NEGATIVE_AXIS_BODIES = {
 }
 
 
+@pytest.mark.devices(8)
 @pytest.mark.parametrize("name", sorted(NEGATIVE_AXIS_BODIES))
 def test_negative_collective_axes_answer_as_this_jax_lowers_them(name: str) -> None:
     mesh = _mesh((4,), ("x",))
@@ -62,6 +63,7 @@ def _ring(a: jax.Array) -> jax.Array:
     return lax.ppermute(a, ("y", "x"), [(i, (i + 1) % 8) for i in range(8)])
 
 
+@pytest.mark.devices(8)
 def test_ppermute_over_axes_out_of_mesh_order_follows_jax_setting() -> None:
     mesh = _mesh((2, 4), ("x", "y"))
     specs = {"mesh": mesh, "in_specs": P(("x", "y")), "out_specs": P(("x", "y"))}
@@ -100,6 +102,7 @@ def test_quiet_tracebacks_turns_jax_s_filtering_off_and_back() -> None:
     assert jax.config.jax_traceback_filtering == before
 
 
+@pytest.mark.devices(8)
 def test_abstract_values_are_jax_s_own_made_once_per_distinct_struct() -> None:
     mesh = _mesh((2,), ("x",))
     plain = jax.ShapeDtypeStruct((4, 3), jnp.float32)
@@ -127,6 +130,7 @@ def test_a_trace_over_abstract_values_answers_as_over_the_structs() -> None:
     assert jax.eval_shape(f, *rebuilt) == jax.eval_shape(f, x, params)
 
 
+@pytest.mark.devices(8)
 def test_a_concrete_arrays_shape_is_its_abstract_values() -> None:
     """`.aval.shape`, which the checked call reads, is what `ArrayImpl.shape` returns, for
     every kind of concrete array a call may pass: the eager call's cache key depends on it."""
@@ -145,3 +149,73 @@ def test_a_concrete_arrays_shape_is_its_abstract_values() -> None:
         assert type(x) in compat.CONCRETE_ARRAY_TYPES
         assert x.aval.shape == x.shape and type(x.aval.shape) is tuple
     assert jax.ShapeDtypeStruct not in compat.CONCRETE_ARRAY_TYPES
+
+
+# jax 0.12.1: jax.vmap matches the containers of in_axes/out_axes to the arguments' and
+# outputs' by position; earlier releases and pmap refuse a container of another type.
+
+
+def _tree(kind: str, a: jax.Array, b: jax.Array) -> object:
+    return {"tuple": (a, b), "list": [a, b], "dict": {"a": a, "b": b}}[kind]
+
+
+KINDS = ("tuple", "list", "dict")
+
+
+def _outcome(run: object) -> object:
+    try:
+        out = run()  # type: ignore[operator]
+    except ValueError:  # JAX's own, or axischeck's (a ValueError too)
+        return ValueError
+    return jax.tree.map(lambda x: tuple(getattr(x, "shape", x)), out, is_leaf=lambda x: isinstance(x, ax.Shape))
+
+
+@pytest.mark.parametrize("spec_kind", KINDS)
+@pytest.mark.parametrize("arg_kind", KINDS)
+def test_in_axes_containers_meet_the_arguments_as_this_jax_reads_them(spec_kind: str, arg_kind: str) -> None:
+    x = jnp.arange(12.0).reshape(3, 4)
+    arg = _tree(arg_kind, x, x.T)
+    spec = (_tree(spec_kind, 0, 1),)
+    want = _outcome(lambda: jax.vmap(lambda t: t, in_axes=spec)(arg))
+    same_kind = spec_kind == arg_kind
+    assert (want is ValueError) == (not same_kind and not compat.VMAP_MATCHES_CONTAINERS_BY_POSITION)
+    f = ax.vmap(lambda t: t, in_axes=spec)
+    assert _outcome(lambda: f(arg)) == want
+    assert _outcome(lambda: f.predict(arg).shapes) == want
+
+
+@pytest.mark.parametrize("spec_kind", KINDS)
+def test_out_axes_containers_meet_the_outputs_as_this_jax_reads_them(spec_kind: str) -> None:
+    x = jnp.arange(12.0).reshape(3, 4)
+    out_axes = _tree(spec_kind, 0, 1)
+    want = _outcome(lambda: jax.vmap(lambda v: (v, v * 2), out_axes=out_axes)(x))
+    f = ax.vmap(lambda v: (v, v * 2), out_axes=out_axes)
+    assert _outcome(lambda: f(x)) == want
+    assert _outcome(lambda: f.predict(x).shapes) == want
+    if spec_kind != "tuple":
+        assert (want is ValueError) != compat.VMAP_MATCHES_CONTAINERS_BY_POSITION
+
+
+def test_pmap_keeps_the_strict_prefix_on_every_release() -> None:
+    x = jnp.arange(8.0).reshape(2, 4)
+    arg = {"a": x, "b": x}
+    with pytest.raises(ValueError):
+        jax.pmap(lambda t: t, in_axes=((0, 0),))(arg)
+    with pytest.raises(ax.AxisCheckError):
+        ax.pmap(lambda t: t, in_axes=((0, 0),)).predict(arg)
+
+
+def test_a_tuple_of_another_length_is_refused_on_every_release() -> None:
+    x = jnp.arange(12.0).reshape(3, 4)
+    arg = {"a": x, "b": x}
+    with pytest.raises(ValueError):
+        jax.vmap(lambda t: t, in_axes=((0, 0, 0),))(arg)
+    with pytest.raises(ax.AxisCheckError, match=r"in_axes\[0\]"):
+        ax.vmap(lambda t: t, in_axes=((0, 0, 0),)).predict(arg)
+
+
+def test_lint_reads_the_same_release_threshold() -> None:
+    from axischeck._lint import _jax_release
+
+    assert _jax_release.installed_jax() == compat.JAX_VERSION
+    assert _jax_release.vmap_matches_containers_by_position() == compat.VMAP_MATCHES_CONTAINERS_BY_POSITION

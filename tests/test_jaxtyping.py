@@ -182,6 +182,28 @@ def test_string_annotations_with_unresolvable_names_are_parsed_not_evaluated() -
     assert str(ax.check(k).signature) == "(_) -> ()"  # ?n may differ from leaf to leaf: unchecked
 
 
+def test_an_alias_named_before_it_is_defined_is_read_at_the_call() -> None:
+    """The annotations are read at the first call, not when the transform is made: a
+    string naming an alias defined after the decorator still declares its dims."""
+    namespace: dict[str, Any] = {"ax": ax}
+    exec(  # a module whose alias follows the decorated function
+        textwrap.dedent(
+            """
+            from jaxtyping import Array, Float
+
+            @ax.vmap
+            def f(x: "Row") -> "Row":
+                return x[:2]
+
+            Row = Float[Array, "n"]
+            """
+        ),
+        namespace,
+    )
+    with pytest.raises(ax.OutputError, match=r"output has shape \(3, 2\), but the signature predicts \(3, 4\)"):
+        namespace["f"](jnp.ones((3, 4)))
+
+
 def test_tree_path_dims() -> None:
     def per_leaf(p: PyTree[Float[Array, "?n"]]) -> Float[Array, ""]:
         return jnp.zeros(())

@@ -489,3 +489,41 @@ def test_a_vmap_of_a_vmap_maps_twice_as_flax_does() -> None:
     assert ours(x).shape == (3, 2)
     assert ours.predict(x).shapes == (3, 2)
     assert repr(ours).startswith("<axischeck nnx.vmap(f, in_axes=1")
+
+
+@pytest.mark.parametrize("patched", [False, True])
+def test_a_module_method_binds_self_as_flax_does(patched: bool) -> None:
+    """`axischeck.nnx.vmap` as a method's decorator binds the instance, as Flax's (a
+    function) is bound; so under `ax.patch()`, where `nnx.vmap` is axischeck's; the
+    bound method predicts and explains with the instance passed first."""
+
+    def make_model(vmap: Any) -> Any:
+        class Model(nnx.Module):
+            def __init__(self) -> None:
+                self.w = nnx.Param(jnp.arange(6.0).reshape(3, 2))
+
+            @vmap(in_axes=(None, 0))
+            def apply(self, x: jax.Array) -> jax.Array:
+                return x @ self.w
+
+        return Model()
+
+    x = jnp.arange(12.0).reshape(4, 3)
+    want = make_model(nnx.vmap).apply(x)
+    if patched:
+        with ax.patch():
+            model = make_model(nnx.vmap)
+    else:
+        model = make_model(axnnx.vmap)
+    np.testing.assert_array_equal(model.apply(x), want)
+    assert model.apply.predict(x).shapes == want.shape
+    assert "(4, 2)" in model.apply.explain(x) or "4, 2" in model.apply.explain(x)
+
+
+def test_pmap_static_broadcasted_argnums_are_passed_whole_as_flax_passes_them() -> None:
+    """A static argument is given to every device as it is: neither mapped nor refused."""
+    x = jnp.arange(24.0).reshape(8, 3)
+    want = nnx.pmap(lambda v, n: v * n, static_broadcasted_argnums=(1,))(x, 3)
+    f = axnnx.pmap(lambda v, n: v * n, static_broadcasted_argnums=(1,))
+    np.testing.assert_array_equal(f(x, 3), want)
+    assert f.predict(x, 3).shapes == want.shape

@@ -197,6 +197,7 @@ def _smapped(x: jax.Array) -> Any:
         return total, jax.smap(lambda a: a * 2.0, in_axes=1, out_axes=1, axis_name="x")(x.T)
 
 
+@pytest.mark.devices(8)
 def test_patched_smap_gives_the_same_values() -> None:
     if JAX["smap"] is None:
         pytest.skip("this JAX has no jax.smap")

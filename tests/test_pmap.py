@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import re
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -11,6 +14,7 @@ from hypothesis import strategies as st
 from jax import lax
 
 import axischeck as ax
+from conftest import cpu_devices
 
 
 def sds(*shape: int) -> jax.ShapeDtypeStruct:
@@ -25,10 +29,15 @@ def complex_parallel_computation(x: jax.Array) -> jax.Array:
     return jnp.mean(gathered, axis=0)
 
 
-def test_eight_devices_are_forced() -> None:
-    assert jax.device_count() == 8
+def test_the_suite_runs_on_the_cpu_devices_it_forces() -> None:
+    """8, or the count the run's XLA_FLAGS asks for; the CPU is the default backend."""
+    asked = re.search(r"--xla_force_host_platform_device_count=(\d+)", os.environ["XLA_FLAGS"])
+    assert asked is not None
+    devices = cpu_devices(1)
+    assert len(jax.devices("cpu")) == int(asked.group(1)) and jax.devices()[0] == devices[0]
 
 
+@pytest.mark.devices(8)
 def test_seed_collective_example_fails_before_anything_compiles() -> None:
     f = ax.pmap(complex_parallel_computation, axis_name="devices")
     x = jnp.arange(16 * 8.0).reshape(8, 16)
@@ -37,7 +46,7 @@ def test_seed_collective_example_fails_before_anything_compiles() -> None:
     with pytest.raises(ax.CollectiveError) as info:
         f.predict(x)
     text = str(info.value)
-    assert "size 16 must match shard count 8" in text and "tiled=True" in (info.value.fix or "")
+    assert "size 16 must match shard count 8" in text and "tiled=True" in (info.value.hint or "")
     with pytest.raises(ax.CollectiveError):
         f(x)  # the checked call stops it too, before JAX compiles
     # On 16 devices it would work: per device (16,) -> psum_scatter () -> all_gather (16,) -> mean ().
@@ -66,6 +75,7 @@ def test_seed_training_step_shapes() -> None:
     assert jax.tree_util.tree_map(lambda a: a.shape, out) == got
 
 
+@pytest.mark.devices(8)
 @pytest.mark.parametrize(
     ("kwargs", "shape", "fragment"),
     [
@@ -82,6 +92,7 @@ def test_what_jax_rejects_is_explained(kwargs: dict[str, object], shape: tuple[i
         ax.pmap(lambda v: v * 2, **kwargs).predict(sds(*shape))  # type: ignore[arg-type]
 
 
+@pytest.mark.devices(8)
 @pytest.mark.parametrize(
     ("kwargs", "shape", "jax_answer"),
     [({"in_axes": -1}, (4, 1), (1, 4)), ({"out_axes": -1}, (8, 3), (24, 1))],
@@ -102,7 +113,7 @@ def test_out_axes_none_on_a_mapped_output_is_device_0s_block_with_a_warning() ->
     with pytest.warns(ax.AxisCheckWarning, match="device 0's block"):
         assert f.predict(sds(1, 3)).shapes == want.shape == (3,)
     x = jnp.arange(3.0).reshape(1, 3)
-    with pytest.warns(ax.AxisCheckWarning, match=r"Fix: reduce it over the devices first \(give the pmap") as record:
+    with pytest.warns(ax.AxisCheckWarning, match=r"Hint: reduce over the devices first \(give the pmap") as record:
         out = f(x)
     assert record[0].filename == __file__  # the user's line, not axischeck's or JAX's
     assert str(record[0].message).endswith("; or out_axes=0 to get every device's block")
@@ -113,12 +124,32 @@ def test_out_axes_none_on_a_mapped_output_is_device_0s_block_with_a_warning() ->
     assert str(record[0].message).endswith("; or out_axes=(0, 0) to get every device's block")
 
 
+@pytest.mark.devices(8)
+def test_out_axes_none_over_a_reduced_and_a_mapped_output_names_the_entry_of_each() -> None:
+    """jax#14296: a pmean'd loss and per-device predictions under out_axes=None: JAX returns
+    device 0's predictions; the hint keeps None for the loss and maps the predictions
+    (out_axes=0 for both would stack copies of the loss)."""
+
+    def loss_and_preds(x: jax.Array) -> tuple[jax.Array, jax.Array]:
+        preds = x * 2.0
+        return lax.pmean(jnp.mean(preds), "d"), preds
+
+    x = jnp.arange(24.0).reshape(8, 3)
+    with pytest.warns(ax.AxisCheckWarning, match="out_axes is None for output\\[1\\]") as record:
+        ax.pmap(loss_and_preds, axis_name="d", out_axes=None)(x)
+    assert str(record[0].message).endswith("; or out_axes=(None, 0) to get every device's block")
+    loss, preds = jax.pmap(loss_and_preds, axis_name="d", out_axes=(None, 0))(x)
+    assert loss.shape == () and preds.shape == (8, 3)
+
+
+@pytest.mark.devices(8)
 def test_out_axes_none_on_a_reduced_output_is_the_per_device_value() -> None:
     f = ax.pmap(lambda v: lax.psum(v, "i"), axis_name="i", out_axes=None)
     want = jax.eval_shape(jax.pmap(lambda v: lax.psum(v, "i"), axis_name="i", out_axes=None), sds(8, 3))
     assert f.predict(sds(8, 3)).shapes == want.shape == (3,)
 
 
+@pytest.mark.devices(8)
 def test_static_broadcasted_argnums() -> None:
     f = ax.pmap(lambda v, n: v * n, in_axes=(0, None), static_broadcasted_argnums=1)
     x = jnp.ones((8, 3))
@@ -131,13 +162,14 @@ def test_static_broadcasted_argnums() -> None:
 
 
 def test_devices_argument_sets_the_device_count() -> None:
-    f = ax.pmap(lambda v: v, devices=jax.devices()[:2])
+    f = ax.pmap(lambda v: v, devices=cpu_devices(2))
     assert f.predict(sds(2, 3)).shapes == (2, 3)
     with pytest.raises(ax.ArgumentError, match=r"2 device\(s\) are available"):
         f.predict(sds(4, 3))
     assert f.predict_with_devices(64, sds(64, 3)).shapes == (64, 3)
 
 
+@pytest.mark.devices(8)
 def test_nesting_with_vmap_and_nested_pmap() -> None:
     psum = lambda v: lax.psum(v, "i")
     assert ax.vmap(ax.pmap(psum, axis_name="i")).predict(sds(2, 8, 3)).shapes == (2, 8, 3)
@@ -146,6 +178,7 @@ def test_nesting_with_vmap_and_nested_pmap() -> None:
         ax.pmap(ax.pmap(lambda v: v, axis_name="j"), axis_name="i").predict(sds(2, 2, 3))
 
 
+@pytest.mark.devices(8)
 def test_signature_path_and_explain() -> None:
     f = ax.pmap(lambda v, w: v @ w, in_axes=(0, None), signature="(n,k),(k,m)->(n,m)")
     assert f.predict(sds(8, 4, 5), sds(5, 2)).shapes == (8, 4, 2)
@@ -229,3 +262,50 @@ def test_a_python_int_a_pmap_needs_concrete_is_made_static_by_the_fix(path: str)
     assert info.value.fix is not None and info.value.fix.startswith("static_broadcasted_argnums=(1,) would pass n")
     fixed = jax.pmap(_double_n_times, **info.value.suggestions[0].as_kwargs())
     np.testing.assert_array_equal(fixed(x, 3), x * 8)
+
+
+@pytest.mark.parametrize(
+    ("shape", "options", "error"),
+    [
+        ((8, 24, 5), {"out_axes": -1}, ax.OutputError),  # JAX returns (192, 5, 1)
+        ((8, 5, 24), {"out_axes": -2}, ax.OutputError),  # JAX returns (40, 1, 24)
+        ((8, 5, 1), {"in_axes": -1}, ax.ArgumentError),  # JAX returns (1, 8, 5)
+    ],
+)
+def test_a_call_with_negative_axes_is_refused_as_predict_refuses_it(
+    shape: tuple[int, ...], options: dict[str, int], error: type[ax.AxisCheckError]
+) -> None:
+    """JAX's pmap shards axis 0 and squeezes or inserts the negative axis, returning a
+    wrongly shaped result with no error: a call is checked before JAX runs it, as
+    `predict` is (docs/jax-semantics.md#pmap)."""
+    x = jnp.arange(float(np.prod(shape))).reshape(shape)
+    jax_out = jax.pmap(lambda v: v * 2, **options)(x)  # JAX answers silently
+    assert jax_out.shape != x.shape
+    f = ax.pmap(lambda v: v * 2, **options)
+    with pytest.raises(error) as predicted:
+        f.predict(x)
+    with pytest.raises(error) as called:
+        f(x)
+    assert str(called.value) == str(predicted.value)
+    assert "negative" in str(called.value)
+
+
+def test_a_pmap_is_made_without_asking_jax_for_its_devices(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Asking starts JAX's backends, after which `jax.distributed.initialize` refuses to
+    run: a pmap decorated at import, before a job of several processes starts, must not
+    ask. It asks at first use."""
+
+    def started(*args: object, **kwargs: object) -> object:
+        raise AssertionError("asked JAX for its devices")
+
+    for name in ("devices", "local_devices", "device_count", "local_device_count", "process_count", "process_index"):
+        monkeypatch.setattr(jax, name, started)
+    made = [
+        ax.pmap(lambda x: jax.lax.psum(x, "i"), axis_name="i"),
+        ax.pmap(lambda x: jax.lax.psum(x, "i"), axis_name="i", in_axes=(0,), signature="(a)->(a)"),
+        ax.pmap(lambda x: jax.lax.psum(x, "i"), axis_name="i", backend="cpu", axis_size=2, out_axes=None),
+    ]
+    monkeypatch.undo()
+    assert made[1].predict((1, 3)).shapes == (1, 3)
+    with pytest.raises(ax.SpecError, match="pmap backend 'nope' is not available"):
+        ax.pmap(lambda x: x, backend="nope", signature="(a)->(a)").predict((1, 3))

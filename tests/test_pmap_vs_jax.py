@@ -365,6 +365,7 @@ def test_pmap_checked_call_agrees_with_jax(p: Problem) -> None:
 # --------------------------------------------------------------- fixed in_axes / out_axes cases
 
 
+@pytest.mark.devices(8)
 def test_top_level_list_in_axes_is_a_prefix_error() -> None:
     f = lambda x, y: x + y
     args = (sds((4, 3)), sds((4, 3)))
@@ -432,6 +433,7 @@ def test_rank0_mapped_leaf_after_a_good_one() -> None:
     assert_predict_agrees(ax_predictor(lambda: ax.pmap(f)), expected, args)
 
 
+@pytest.mark.devices(8)
 @pytest.mark.parametrize("k", [1, 2, 4, 8])
 @pytest.mark.parametrize("n", [1, 2, 4, 8])
 def test_devices_subset(k: int, n: int) -> None:
@@ -476,6 +478,7 @@ def test_negative_in_axes_always_raise(n: int, per: list[int], axis: int) -> Non
     _assert_ax_raises(lambda: ax.pmap(f, in_axes=(axis,)), (sds(shape),))
 
 
+@pytest.mark.devices(8)
 @pytest.mark.parametrize("out_axes", [-1, -2, (-1,), (0, -1)])
 def test_negative_out_axes_raise_although_jax_returns(out_axes: Any) -> None:
     if isinstance(out_axes, tuple) and len(out_axes) == 2:
@@ -489,11 +492,13 @@ def test_negative_out_axes_raise_although_jax_returns(out_axes: Any) -> None:
     _assert_ax_raises(lambda: ax.pmap(f, out_axes=out_axes), args)
 
 
+@pytest.mark.devices(8)
 def test_negative_out_axis_jax_accident_is_real() -> None:
     got = _jax_returns(jax.pmap(lambda x: x * 2, out_axes=-1), (sds((4, 3, 5)),))
     assert got.shapes == [(12, 5, 1)]  # vmap would give (3, 5, 4)
 
 
+@pytest.mark.devices(8)
 def test_out_axes_none_on_mapped_output_is_device_0s_block_with_a_warning() -> None:
     f = lambda x: x * 2
     got = _jax_returns(jax.pmap(f, out_axes=None), (sds((4, 3)),))
@@ -510,6 +515,7 @@ def test_out_axes_none_on_mapped_output_is_device_0s_block_with_a_warning() -> N
     np.testing.assert_array_equal(np.asarray(ours), [0.0, 1.0, 2.0])
 
 
+@pytest.mark.devices(8)
 @pytest.mark.parametrize(
     ("fun", "axis_name", "in_axes", "out_axes", "shapes"),
     [
@@ -592,6 +598,7 @@ def test_static_broadcasted_argnums(
     assert_predict_agrees(ax_predictor(lambda: ax.pmap(_static_fun, **kw)), expected, (x, 2.0, y), context=str(kw))
 
 
+@pytest.mark.devices(8)
 def test_static_entry_in_in_axes_is_ignored() -> None:
     kw = {"in_axes": (0, 7, 1), "static_broadcasted_argnums": 1}
     x, y = sds((4, 3)), sds((3, 4))
@@ -741,6 +748,7 @@ def test_collectives_checked_call(c: Coll) -> None:
     assert_call_agrees(afn, jfn, tracker, (x,), context=repr(c))
 
 
+@pytest.mark.devices(8)
 @pytest.mark.parametrize(
     ("fun", "per", "n", "ok"),
     [
@@ -858,6 +866,7 @@ def complex_parallel_computation(x: Any) -> Any:  # x: (16,) per device
     return jnp.mean(gathered, axis=0)
 
 
+@pytest.mark.devices(8)
 def test_seed_collectives_example_on_8_devices() -> None:
     x = jnp.arange(16 * NDEV, dtype=jnp.float32).reshape(NDEV, 16)
     expected = jax_eval_shape(jax.pmap(complex_parallel_computation, axis_name="devices"), (x,))
@@ -948,6 +957,7 @@ def test_seed_training_step_real_call() -> None:
 # ================================================================ extra: dependence, structure, jit
 
 
+@pytest.mark.devices(8)
 @pytest.mark.parametrize(
     ("fun", "invariant"),
     [
@@ -973,6 +983,7 @@ def test_out_axes_none_follows_device_variance(fun: Any, invariant: bool) -> Non
             assert_predict_agrees(ax_predictor(make), expected, args)
 
 
+@pytest.mark.devices(8)
 def test_ppermute_duplicate_destinations() -> None:
     """eval_shape misses it (a lowering-time check); the real call raises; axischeck raises."""
     f = lambda x: lax.ppermute(x, "i", [(0, 1), (1, 1)])
@@ -1060,6 +1071,7 @@ def test_int_axis_name_zero(body: str) -> None:
     assert_predict_agrees(ax_predictor(lambda: ax.pmap(f, axis_name=0)), expected, (sds((4, 3)),))
 
 
+@pytest.mark.devices(8)
 def test_int_axis_name_real_call_fails() -> None:
     """`axis_name=1`: eval_shape succeeds but the real call raises TypeError; the checked
     call must raise AxisCheckError (an int name is read as a positional axis, §5.1)."""
@@ -1079,6 +1091,7 @@ def test_jit_of_checked_pmap() -> None:
     assert_call_agrees(afn, jfn, Tracked(), args)
 
 
+@pytest.mark.devices(8)
 @pytest.mark.parametrize(
     ("sig", "shapes", "ok"),
     [

@@ -127,6 +127,38 @@ RUNNER = (
 )
 
 
+# An Equinox ensemble whose members and data disagree on the batch size, importing equinox
+# before jax (the order isort and ruff give) or after it.
+EQUINOX_FIRST = """\
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+
+
+def run_member(w, x):
+    return x @ w
+
+
+eqx.filter_vmap(run_member)(jnp.ones((3, 4, 2)), jnp.ones((5, 4)))
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("first", ["equinox", "jax"])
+def test_equinox_is_routed_whichever_it_imports_first(tmp_path: Path, first: str) -> None:
+    """A library imported before jax imports jax half-way through its own import: its
+    transforms are routed once that import returns, and messages name the user's function
+    and parameters, never Equinox's internals."""
+    pytest.importorskip("equinox")
+    program = EQUINOX_FIRST if first == "equinox" else "import jax\n" + EQUINOX_FIRST
+    write(tmp_path / "ensemble.py", program)
+    r = python("-m", "axischeck", "run", "ensemble.py", cwd=tmp_path)
+    assert r.returncode == 1
+    assert "eqx.filter_vmap(run_member" in r.stderr
+    assert "size 3 at axis 0 of w; size 5 at axis 0 of x" in r.stderr
+    assert "_dynamic_args" not in r.stderr and "_fun_wrapper" not in r.stderr
+
+
 @pytest.mark.slow
 def test_settings_a_program_makes_before_importing_jax_hold(tmp_path: Path) -> None:
     write(tmp_path / "x64.py", SETS_JAX_ENVIRONMENT)

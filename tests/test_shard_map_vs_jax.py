@@ -31,6 +31,7 @@ from jax.sharding import AbstractMesh, Mesh
 from jax.sharding import PartitionSpec as P
 
 import axischeck as ax
+from conftest import cpu_devices, cpu_mesh_or_none
 
 AUTO = jax.sharding.AxisType.Auto  # said wherever a mesh is built: the defaults differ across JAX versions
 
@@ -71,7 +72,7 @@ def _no_live_spec_compares_as_an_array() -> Iterator[None]:
 
 def real_mesh(sizes: tuple[int, ...], names: tuple[str, ...]) -> Mesh:
     n = int(np.prod(sizes))
-    return Mesh(np.array(jax.devices()[:n]).reshape(sizes), names, axis_types=(AUTO,) * len(names))
+    return Mesh(np.array(cpu_devices(n)).reshape(sizes), names, axis_types=(AUTO,) * len(names))
 
 
 @st.composite
@@ -279,6 +280,7 @@ def duplicate_in_spec_axes(case: Case) -> bool:
     return any(_repeats(spec) for spec in _flat_specs(case))
 
 
+@pytest.mark.devices(8)
 def test_duplicate_in_spec_axes_raise_in_a_real_run() -> None:
     """The deviation above, with JAX's real-run verdict."""
     f = jax.shard_map(lambda a: a, mesh=MESH, in_specs=P("x", "x"), out_specs=P("x"), check_vma=False)
@@ -425,6 +427,7 @@ def explicit_cases(draw: st.DrawFn) -> tuple[Any, list[jax.ShapeDtypeStruct], An
     return mesh, args, (tuple(arg_specs) if in_specs == "given" else None), out_specs, body
 
 
+@pytest.mark.devices(8)
 @given(explicit_cases())
 def test_shard_map_on_explicit_meshes_agrees_with_jax(case: tuple[Any, list[Any], Any, Any, Body]) -> None:
     mesh, args, in_specs, out_specs, body = case
@@ -453,9 +456,10 @@ def _repeats(spec: Any) -> bool:
 # ------------------------------------------------------------------ explicit cases
 
 
-MESH = real_mesh((4, 2), ("x", "y"))
+MESH = cpu_mesh_or_none((4, 2), ("x", "y"), (AUTO, AUTO))  # None with fewer devices: its tests skip
 
 
+@pytest.mark.devices(8)
 def test_real_run_matches_prediction_and_jax_bit_for_bit() -> None:
     def step(a: jax.Array, b: jax.Array) -> jax.Array:
         return lax.psum(a * b.sum(), "y")
@@ -472,6 +476,7 @@ def test_real_run_matches_prediction_and_jax_bit_for_bit() -> None:
     assert jax.jit(f)(a, b).shape == pred.shapes
 
 
+@pytest.mark.devices(8)
 def test_divisibility_error_names_argument_spec_and_mesh_axis() -> None:
     f = ax.shard_map(lambda a, b: a + b.sum(), mesh=MESH, in_specs=(P("x", None), P("x")), out_specs=P("x"))
     with pytest.raises(ax.ArgumentError) as info:
@@ -490,6 +495,7 @@ def test_divisibility_error_names_argument_spec_and_mesh_axis() -> None:
         f(jnp.ones((16, 6)), jnp.ones(6))
 
 
+@pytest.mark.devices(8)
 def test_rank_unknown_axis_and_duplicate_errors() -> None:
     rank = ax.shard_map(lambda a: a, mesh=MESH, in_specs=P("x", "y"), out_specs=P("x"))
     with pytest.raises(ax.ArgumentError, match=r"has length 2, but a has shape \(8,\), which has rank 1"):
@@ -502,15 +508,20 @@ def test_rank_unknown_axis_and_duplicate_errors() -> None:
         dup.predict((8, 8))
 
 
+@pytest.mark.devices(8)
 def test_replication_promise_is_explained() -> None:
     f = ax.shard_map(lambda a: a.sum(0), mesh=MESH, in_specs=P("x"), out_specs=P())
     with pytest.raises(ax.OutputError, match="varies along it") as info:
         f.predict((16, 6))
-    assert "check_vma=False" in (info.value.fix or "")
-    (fix,) = info.value.suggestions  # checked by the engine: name the axis the output varies over
-    assert fix.as_kwargs() == {"out_specs": P("x")}
+    assert "check_vma=False" in (info.value.hint or "")
+    # Naming the axis runs (the engine accepts it) but stacks the 8 blocks' sums, where the
+    # body on the whole array sums once: not what the program means, so no Fix.
+    assert info.value.suggestions == ()
+    (runs_but,) = [n for n in info.value.notes if n.startswith("Runs, but ")]
+    assert "out_specs=P('x',)" in runs_but and "where the program on one device gives (6,)" in runs_but
     spec = jax.ShapeDtypeStruct((16, 6), jnp.float32)
-    assert jax.eval_shape(jax.shard_map(lambda a: a.sum(0), mesh=MESH, in_specs=P("x"), out_specs=P("x")), spec)
+    stacked = jax.eval_shape(jax.shard_map(lambda a: a.sum(0), mesh=MESH, in_specs=P("x"), out_specs=P("x")), spec)
+    assert stacked.shape != (6,)
     ok = ax.shard_map(lambda a: lax.psum(a.sum(0), "x"), mesh=MESH, in_specs=P("x"), out_specs=P())
     assert ok.predict((16, 6)).shapes == (6,)
 
@@ -547,6 +558,7 @@ def test_mesh_larger_than_the_machine() -> None:
     assert small.predict_with_mesh({"x": 128, "y": 1}, (1024, 3)).block_shapes == (8, 3)
 
 
+@pytest.mark.devices(8)
 def test_context_mesh_and_decorator_form() -> None:
     @ax.shard_map(in_specs=P("x"), out_specs=P("x"))
     def double(a: jax.Array) -> jax.Array:
@@ -561,6 +573,7 @@ def test_context_mesh_and_decorator_form() -> None:
         assert double.predict((16,)).block_shapes == (2,)
 
 
+@pytest.mark.devices(8)
 def test_explicit_mesh_needs_matching_shardings() -> None:
     mesh = jax.make_mesh((4, 2), ("x", "y"), axis_types=(jax.sharding.AxisType.Explicit,) * 2)
     f = ax.shard_map(lambda a: a, mesh=mesh, in_specs=P("x"), out_specs=P("x"))
@@ -572,6 +585,7 @@ def test_explicit_mesh_needs_matching_shardings() -> None:
     assert inferred.predict(sharded).shapes == (16, 12)
 
 
+@pytest.mark.devices(8)
 def test_nested_with_vmap_both_ways() -> None:
     inner = ax.vmap(lambda a: lax.all_gather(a, "x", tiled=True))
     outer = ax.shard_map(inner, mesh=MESH, in_specs=P(None, "x"), out_specs=P(None, "x"))
@@ -585,6 +599,7 @@ def test_nested_with_vmap_both_ways() -> None:
     assert per.predict((16, 5, 6)).shapes == want.shape
 
 
+@pytest.mark.devices(8)
 def test_bad_options_are_spec_errors() -> None:
     with pytest.raises(ax.SpecError, match=r"write P\('x'\)"):
         ax.shard_map(lambda a: a, mesh=MESH, in_specs="x", out_specs=P("x"))
@@ -597,6 +612,7 @@ def test_bad_options_are_spec_errors() -> None:
         f.predict(a=(16,))
 
 
+@pytest.mark.devices(8)
 def test_shard_shape_matches_named_sharding() -> None:
     for spec in [P("x", "y"), P(("x", "y")), P(None, "x"), P()]:
         sharding = jax.sharding.NamedSharding(MESH, spec)
@@ -610,6 +626,7 @@ def test_shard_shape_matches_named_sharding() -> None:
         jax.sharding.NamedSharding(MESH, P("x")).shard_shape((6, 6))
 
 
+@pytest.mark.devices(8)
 def test_checked_calls_report_lies_and_function_errors_per_device() -> None:
     liar = ax.shard_map(lambda a: a.sum(0), mesh=MESH, in_specs=P("x"), out_specs=P("x"), signature="(n,k)->(n,k)")
     with pytest.raises(ax.OutputError, match=r"contradicts its signature: output has shape \(24,\)"):
@@ -716,9 +733,10 @@ def test_jax_batching_crash_under_vmap_is_predicted() -> None:
 
 # ------------------------------------------------- adversarial review findings (fixed)
 
-EXPLICIT = jax.make_mesh((4, 2), ("x", "y"), axis_types=(jax.sharding.AxisType.Explicit,) * 2)
+EXPLICIT = cpu_mesh_or_none((4, 2), ("x", "y"), (jax.sharding.AxisType.Explicit,) * 2)
 
 
+@pytest.mark.devices(8)
 def test_explicit_mesh_arguments_read_their_type_under_jit_too() -> None:
     xs = jax.device_put(jnp.ones((16, 6)), jax.sharding.NamedSharding(EXPLICIT, P("x")))
     f = ax.shard_map(lambda a: a, mesh=EXPLICIT, in_specs=P("x"), out_specs=P("x"))
@@ -732,6 +750,7 @@ def test_explicit_mesh_arguments_read_their_type_under_jit_too() -> None:
     assert replicated(auto).shape == (16, 6)
 
 
+@pytest.mark.devices(8)
 def test_predictions_are_not_cached_across_shardings_or_context_meshes() -> None:
     xs = jax.device_put(jnp.ones((16, 6)), jax.sharding.NamedSharding(EXPLICIT, P("x")))
     xy = jax.device_put(jnp.ones((16, 6)), jax.sharding.NamedSharding(EXPLICIT, P("x", "y")))
@@ -757,6 +776,7 @@ def test_jax_refusals_before_the_function_runs_are_not_blamed_on_it() -> None:
         ax.pmap(inner).predict((2, 16, 6))
 
 
+@pytest.mark.devices(8)
 def test_options_as_jax_takes_them() -> None:
     both = ax.shard_map(lambda a: (a, None), mesh=MESH, in_specs=P("x"), out_specs=(P("x"), None))
     assert both.predict((16, 6)).shapes == ((16, 6), None)
@@ -772,6 +792,7 @@ def test_options_as_jax_takes_them() -> None:
         static.predict(*text)  # jax.eval_shape cannot take it
 
 
+@pytest.mark.devices(8)
 @pytest.mark.parametrize("check_vma", [True, False, 1, 0, None])
 def test_shard_map_hands_jax_check_vma_as_given(check_vma: Any) -> None:
     """JAX records check_vma as it was given (its jaxpr shows `check_vma=1`): the drop-in
@@ -800,6 +821,7 @@ def test_specs_with_unreduced_axes_agree_with_jax(spec: Any) -> None:
         assert pred.shapes == tuple(want.shape)
 
 
+@pytest.mark.devices(8)
 def test_shard_shape_reads_layouts_as_jax_does() -> None:
     for spec, shape in [(P("x", None, None), (16, 6)), (P(None), ()), (P(P.UNCONSTRAINED, "x"), (16, 8))]:
         assert ax.shard_shape(shape, jax.sharding.NamedSharding(MESH, spec)) == jax.sharding.NamedSharding(
@@ -810,6 +832,7 @@ def test_shard_shape_reads_layouts_as_jax_does() -> None:
         ax.shard_shape((16, 8), ({"x": 4}, "x"))
 
 
+@pytest.mark.devices(8)
 @pytest.mark.parametrize("in_specs", [P("x", "y"), "inferred"])
 @pytest.mark.parametrize("signature", [None, "(n,k)->(n,k)"])
 def test_vmap_keeps_explicit_shardings_of_the_other_dims(in_specs: Any, signature: str | None) -> None:
@@ -855,6 +878,7 @@ def test_vmap_spmd_axis_name_around_shard_map(spmd: Any, in_specs: Any, out_spec
         assert pred.shapes == tuple(want.shape)
 
 
+@pytest.mark.devices(8)
 def test_nested_shard_map_takes_the_enclosing_mesh() -> None:
     """JAX's nesting pattern: the inner shard_map has mesh=None and sees the outer's mesh."""
 
@@ -876,6 +900,7 @@ def test_nested_shard_map_takes_the_enclosing_mesh() -> None:
     assert pred.block_shapes == (4, 3)
 
 
+@pytest.mark.devices(8)
 def test_a_struct_whose_sharding_cannot_hold_its_shape_is_refused_as_jax_refuses_it() -> None:
     bad = jax.ShapeDtypeStruct((8, 3, 4), jnp.float32, sharding=jax.sharding.NamedSharding(EXPLICIT, P(None, "x")))
     with pytest.raises(ValueError, match="does not evenly divide"):
@@ -901,6 +926,7 @@ def test_signature_conflicts_are_explained_per_device() -> None:
     )
 
 
+@pytest.mark.devices(8)
 @pytest.mark.parametrize(
     "make",
     [
@@ -917,24 +943,31 @@ def test_non_jax_outputs_are_the_functions_own_error(make: Any) -> None:
         f.predict((8, 3))
 
 
+@pytest.mark.devices(8)
 def test_an_axis_the_mesh_does_not_divide_gets_a_checked_padding() -> None:
     f = ax.shard_map(lambda a: a * 2, mesh=MESH, in_specs=P("x"), out_specs=P("x"))
     with pytest.raises(ax.ArgumentError, match="4 does not divide 6") as info:
         f.predict((6, 3))
-    reshaped, padding = info.value.suggestions  # the same 8 devices as 2 x 4 split 6 in 2
+    (reshaped,) = info.value.suggestions  # the same 8 devices as 2 x 4 split 6 in 2, computing a * 2 alike
     assert dict(reshaped.as_kwargs()["mesh"].shape) == {"x": 2, "y": 4}
-    assert padding.as_kwargs() == {} and padding.pads == ((0, 0, 8),)  # a change to the argument
-    assert info.value.fix is not None
-    assert info.value.fix.endswith("; or pad axis 0 of a from 6 to 8 (a multiple of 4, e.g. jnp.pad)")
+    assert info.value.fix is not None and info.value.fix.startswith("the mesh reshaped to (2, 4)")
+    # Padding changes the program's data, so it is never checked as a fix: it runs, and says so.
+    (padding,) = [n for n in info.value.notes if n.startswith("Runs, but ")]
+    assert padding.endswith("pad axis 0 of a from 6 to 8 (a multiple of 4, e.g. jnp.pad)")
     assert f.predict((8, 3)).shapes == (8, 3)
-    # Another mesh axis that divides the axis is offered when the whole call then works.
-    total = lambda a: a.sum(0)  # noqa: E731 - replicated in fact: check_vma=False says so
+    # Another mesh axis that divides the axis runs, and so does another mesh shape; but each
+    # device then sums its own rows, and out_specs=P() (check_vma=False) returns device 0's
+    # partial sum, where the body on the whole array sums every row: no Fix, and each is
+    # shown as what it changes.
+    total = lambda a: a.sum(0)  # noqa: E731
     g = ax.shard_map(total, mesh=MESH, in_specs=P("x"), out_specs=P(), check_vma=False)
     with pytest.raises(ax.ArgumentError) as other:
         g.predict((6, 3))
-    fixes = [(s.as_kwargs(), s.pads) for s in other.value.suggestions]
-    assert fixes[0] == ({"in_specs": P("y")}, ()) and fixes[2] == ({}, ((0, 0, 8),))
-    assert dict(fixes[1][0]["mesh"].shape) == {"x": 2, "y": 4}
+    assert other.value.suggestions == ()
+    runs_but = [n for n in other.value.notes if n.startswith("Runs, but ")]
+    assert any(
+        "in_specs=P('y',)" in n and "computes other values than the program on one device" in n for n in runs_but
+    )
     assert ax.shard_map(total, mesh=MESH, in_specs=P("y"), out_specs=P(), check_vma=False).predict((6, 3)).shapes == (
         3,
     )

@@ -38,6 +38,7 @@ import axischeck as ax
 import axischeck.strategies as axst
 from axischeck._core._jax_compat import JAX_SMAP
 from axischeck._debug import predictor_of
+from conftest import cpu_mesh
 from test_shard_map_vs_jax import Body, bodies, verdicts_agree
 
 pytestmark = pytest.mark.skipif(JAX_SMAP is None, reason="this JAX has no jax.smap")
@@ -48,11 +49,11 @@ F32 = jnp.float32
 
 
 def mesh8(kind: AxisType = AUTO) -> jax.sharding.Mesh:
-    return jax.make_mesh((8,), ("x",), axis_types=(kind,))
+    return cpu_mesh((8,), ("x",), (kind,))
 
 
 def mesh42(kind: AxisType = AUTO) -> jax.sharding.Mesh:
-    return jax.make_mesh((4, 2), ("x", "y"), axis_types=(kind, kind))
+    return cpu_mesh((4, 2), ("x", "y"), (kind, kind))
 
 
 def abstract(sizes: tuple[int, ...], names: tuple[str, ...], kinds: tuple[AxisType, ...]) -> AbstractMesh:
@@ -602,6 +603,7 @@ def test_a_jax_without_smap_imports_and_refuses_clearly(monkeypatch: pytest.Monk
     assert "does not have" in done.stdout and "ax.shard_map" in done.stdout
 
 
+@pytest.mark.devices(8)
 @pytest.mark.parametrize("kind", ["smap", "shard_map"])
 def test_planning_on_an_abstract_mesh_leaves_later_real_calls_alone(kind: str) -> None:
     """JAX keys a context-mesh transform's traces by the function alone: axischeck's own

@@ -17,6 +17,7 @@ import axischeck as ax
 from jax_oracle import counting
 
 
+@pytest.mark.devices(2)
 def test_transforms_made_inside_the_block_are_jax_own() -> None:
     mesh = jax.make_mesh((2,), ("x",))
     with ax.checks_disabled():
@@ -73,3 +74,48 @@ def test_patch_swaps_nothing_with_the_checks_off() -> None:
     with ax.patch():
         assert jax.vmap is ax.vmap
     assert jax.vmap is original
+
+
+def test_library_wrappers_made_before_still_predict_inside_the_block() -> None:
+    """Equinox's and Flax NNX's wrappers made before the block answer predict and explain
+    inside it (the transform that checks for them is axischeck's), and their calls are
+    the library's own; a wrapper made inside the block is the library's."""
+    eqx = pytest.importorskip("equinox")
+    nnx = pytest.importorskip("flax.nnx")
+    import axischeck.eqx as axeqx
+    import axischeck.nnx as axnnx
+
+    made_before = [axeqx.filter_vmap(lambda x: x * 2), axnnx.vmap(lambda x: x * 2)]
+    x, bad = jnp.arange(6.0).reshape(3, 2), (jnp.ones((3, 2)), jnp.ones((4, 2)))
+    with ax.checks_disabled():
+        for wrapper in made_before:
+            assert wrapper.predict(x).shapes == (3, 2)
+            assert "(3, 2)" in wrapper.explain(x)
+            np.testing.assert_array_equal(wrapper(x), x * 2)
+        two = lambda a, b: a + b  # noqa: E731
+        with pytest.raises(ValueError) as unchecked:
+            axeqx.filter_vmap(two)(*bad)
+        assert not isinstance(unchecked.value, ax.AxisCheckError)
+        assert not isinstance(axeqx.filter_vmap(two), type(made_before[0]))
+        assert not isinstance(axnnx.vmap(two), type(made_before[1]))
+    assert eqx is not None and nnx is not None
+
+
+def test_pytest_axischeck_says_nothing_is_patched_with_the_checks_off(tmp_path: os.PathLike[str]) -> None:
+    """With AXISCHECK_DISABLE=1 the session header says the checks are off, not that the
+    patch is on (nothing is patched)."""
+    test = os.path.join(tmp_path, "test_one.py")
+    with open(test, "w") as f:
+        f.write("import jax\n\n\ndef test_jax_own():\n    assert not jax.vmap.__module__.startswith('axischeck')\n")
+    env = {**os.environ, "AXISCHECK_DISABLE": "1", "JAX_PLATFORMS": "cpu"}
+    out = subprocess.run(
+        [sys.executable, "-m", "pytest", "--axischeck", "-p", "no:cacheprovider", test],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        cwd=tmp_path,
+    )
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "patch mode on" not in out.stdout
+    assert "axischeck: checks off (AXISCHECK_DISABLE is set)" in out.stdout

@@ -9,7 +9,6 @@ from typing import Annotated, Any
 
 import jax
 import jax.numpy as jnp
-import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis.errors import InvalidArgument
@@ -17,6 +16,7 @@ from hypothesis.errors import InvalidArgument
 import axischeck as ax
 import axischeck.strategies as axst
 from axischeck.testing import assert_predicts_jax, check_against_jax, set_n_cpu_devices
+from conftest import cpu_mesh, cpu_mesh_or_none
 
 EINSUM = "(a,b),(b,c),(a,c)->(a,c)"
 
@@ -25,6 +25,7 @@ def complex_operation(x: jax.Array, y: jax.Array, z: jax.Array) -> jax.Array:
     return jnp.einsum("ab,bc->ac", x, y) + z
 
 
+@pytest.mark.devices(8)
 def test_agreement_and_both_raising() -> None:
     f = ax.vmap(complex_operation, in_axes=(0, 1, 0), signature=EINSUM)
     pred = assert_predicts_jax(f, (16, 8, 4), (4, 16, 2), (16, 8, 2))
@@ -42,6 +43,7 @@ def test_a_lying_signature_is_shown_as_a_diff() -> None:
         assert_predicts_jax(liar, (5, 3, 2))
 
 
+@pytest.mark.devices(8)
 @pytest.mark.slow
 def test_set_n_cpu_devices() -> None:
     assert jax.device_count() == 8
@@ -152,11 +154,10 @@ def test_arguments_for_pmap_fits_the_devices(args: tuple[Any, ...]) -> None:
     assert 1 <= x.shape[0] <= jax.device_count()
 
 
-_MESH = jax.sharding.Mesh(
-    np.array(jax.devices()).reshape(4, 2), ("x", "y"), axis_types=(jax.sharding.AxisType.Auto,) * 2
-)
+_MESH = cpu_mesh_or_none((4, 2), ("x", "y"), (jax.sharding.AxisType.Auto,) * 2)  # None with fewer: its tests skip
 
 
+@pytest.mark.devices(8)
 def test_check_against_jax_with_shard_map() -> None:
     P = jax.sharding.PartitionSpec
     matmul = ax.shard_map(
@@ -211,7 +212,7 @@ def test_check_against_jax_shard_map_of_vmap_and_planned_meshes() -> None:
     def mm(a: jax.Array, b: jax.Array) -> jax.Array:
         return a @ b
 
-    mesh8 = jax.sharding.Mesh(np.array(jax.devices()), ("x",), axis_types=(jax.sharding.AxisType.Auto,))
+    mesh8 = cpu_mesh((8,), ("x",), (jax.sharding.AxisType.Auto,))
     inner = ax.vmap(mm, in_axes=(0, None), signature="(n,k),(k,m)->(n,m)")
     check_against_jax(ax.shard_map(inner, mesh=mesh8, in_specs=(P("x"), P()), out_specs=P("x")), max_examples=10)
     planned = ax.shard_map(mm, mesh={"x": 64}, in_specs=(P("x"), P()), out_specs=P("x"), signature="(n,k),(k,m)->(n,m)")

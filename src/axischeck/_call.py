@@ -10,13 +10,15 @@ from typing import Any
 
 import jax
 
+from ._advice import advise
 from ._core._errors import AxisCheckError, FunctionError, OutputError, with_jax_error
+from ._core._html import ERROR_VIEW
 from ._core._jax_compat import unbound_axis_name
 from ._core._keys import arrays_by_position
 from ._core._leaves import flatten_call, shape_of
 from ._core._prediction import Prediction
-from ._core._shape import format_shape
 from ._core._steps import BaseStep
+from ._core._text import format_shape
 from ._core._trees import leaf_paths
 from ._engine._in_trace import Watch
 from ._engine._predictor import ASKING_JAX, Predictor
@@ -30,13 +32,13 @@ def refuse_unflattenable(args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
         flatten_call(args, kwargs)
 
 
-def checks_after(watch: Watch, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+def checks_after(watch: Watch, predictor: Predictor, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
     """The check of a call JAX has run (see `Predictor.check_call`): axischeck's error,
-    with the fixes the engine verified, for a call it refuses (JAX accepted it)."""
+    with the advice, for a call it refuses (JAX accepted it)."""
     try:
         watch.check()
     except AxisCheckError as err:
-        raise watch.predictor.with_fix(err, args, kwargs) from err.__cause__
+        raise advise(predictor, err, args, kwargs) from err.__cause__
 
 
 def diagnosis(
@@ -52,12 +54,16 @@ def diagnosis(
     if ours is None:
         return None
     if not isinstance(ours, FunctionError):
-        return with_jax_error(predictor.with_fix(ours, args, kwargs), err)
+        return with_jax_error(advise(predictor, ours, args, kwargs), err)
     if unbound_axis_name(ours.__cause__ or err) is not None:
         # JAX's message sends the user to shard_map; ours names the axis and binds it.
-        return with_jax_error(predictor.with_fix(ours, args, kwargs), err)
-    if ours.fix is not None:
+        return with_jax_error(advise(predictor, ours, args, kwargs), err)
+    if ours.hint is not None:
         return with_jax_error(ours, err)  # a failure the engine understands (a carry's vma type)
+    # The real cause, where the call shows it (a list as an array), or a fix its facts point to.
+    advised = advise(predictor, ours, args, kwargs)
+    if advised.hint is not None or advised.fix is not None:
+        return with_jax_error(advised, err)
     notes = getattr(err, "__notes__", None)
     if isinstance(notes, list):  # an inner axischeck transform's note gives way to this one
         notes[:] = [n for n in notes if not (isinstance(n, str) and n.startswith("axischeck: "))]
@@ -75,7 +81,7 @@ def _per_example_note(ours: FunctionError, name: str) -> str:
     lines = [f"{head}: {disagreement}" if disagreement else f"{head}:"]
     lines += ["  " + row for row in (ours.table or "").splitlines()]
     lines += ["  " + note for note in ours.notes]
-    lines += [f"  Fix: {ours.fix}"] if ours.fix else []
+    lines += [f"  Hint: {ours.hint}"] if ours.hint else []
     return "\n".join(lines)
 
 
@@ -106,6 +112,8 @@ def verify_output(
                 f" the signature predicts {format_shape(want)}{declared}",
                 transform=name,
                 table=str(pred),
+                steps=pred.steps,
+                view=ERROR_VIEW,
             )
 
 

@@ -32,6 +32,7 @@ from ._core._text import int_text, short_repr  # JAX-free
 # `axischeck lint` (which reads source text only) starts without JAX.
 if TYPE_CHECKING:
     from ._core._prediction import Prediction
+    from ._engine._signature import Signature
 
 P = TypeVar("P", bound="Prediction")
 
@@ -166,6 +167,8 @@ def _build(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--no-config", action="store_true", help="ignore [tool.axischeck.lint] in pyproject.toml")
     p.add_argument("--markdown", action="store_true", help="also lint the Python cells of .md files in folders")
     p.add_argument("--statistics", action="store_true", help="print counts of files, lines and sites to stderr")
+    p = sub.add_parser("lsp", help="a language server over stdio: lint's findings, shapes and fixes in the editor")
+    p.add_argument("--debounce-ms", type=int, default=50, help="pause after a change before linting (default 50)")
     # Listed for --help only: `run` is dispatched before argparse (see `run()`), which would
     # take the program's own options (`-m`, `--help`, `--`) for ours.
     p = sub.add_parser("run", help="run a Python program with jax.vmap & co. routed through axischeck", add_help=False)
@@ -237,6 +240,10 @@ def _run(argv: Sequence[str] | None) -> int:
             return demo()
         if args.command == "lint":
             return _lint(args)
+        if args.command == "lsp":
+            from ._lsp import main as lsp
+
+            return lsp([f"--debounce-ms={args.debounce_ms}"])
         if args.command == "run":  # only behind something argparse took as a global option
             raise UsageError("run must come first: axischeck run SCRIPT [ARG ...] or axischeck run -m MODULE [ARG ...]")
         from ._core._dims import quote
@@ -266,9 +273,20 @@ def _run(argv: Sequence[str] | None) -> int:
     except UsageError as err:
         return _usage_error(str(err))
     return _report(
-        lambda: sig.predict(*shapes),
+        lambda: _advised_prediction(sig, shapes),
         lambda pred: [f"predicted: {shapes_text(pred.shapes)}", f"batched signature: {sig}", render_steps(pred.steps)],
     )
+
+
+def _advised_prediction(sig: Signature, shapes: list[Any]) -> Any:
+    """The signature's prediction, or its error with the fixes the engine checked."""
+    from ._advice import advise_signature
+    from ._core._errors import AxisCheckError
+
+    try:
+        return sig.predict(*shapes)
+    except AxisCheckError as err:
+        raise advise_signature(sig.model(), sig.labelled(tuple(shapes), {}), err) from err.__cause__
 
 
 def load_function(target: str) -> Any:

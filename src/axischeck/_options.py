@@ -33,6 +33,7 @@ from ._core._cache import BoundedCache
 from ._core._errors import SpecError
 from ._core._jax_compat import custom_axis_spec
 from ._core._keys import lookup, store
+from ._core._option_names import MEANT
 from ._core._trees import check_nesting, flat_axes
 from ._engine._predictor import Predictor
 from ._engine._signature import Signature
@@ -241,3 +242,31 @@ def custom_axes(*trees: Any) -> bool:
         if any(custom_axis_spec(leaf) for leaf in leaves):
             return True
     return False
+
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def refusing_misspelled_options(make: F) -> F:
+    """`make` (a transform's public function) refusing a keyword it does not take as
+    Python does, with a `TypeError` that is also a `SpecError` and names the option
+    meant (`axis=0` for `in_axes=0`: "did you mean in_axes?"). Its signature, as
+    `inspect.signature` and type checkers read it, stays `make`'s own."""
+    import difflib
+    import functools
+    import inspect
+
+    known = frozenset(inspect.signature(make).parameters)
+    name = make.__name__
+
+    @functools.wraps(make)
+    def checked(*args: Any, **kwargs: Any) -> Any:
+        unknown = kwargs.keys() - known
+        if unknown:
+            word = sorted(unknown)[0]
+            meant = [MEANT[word]] if MEANT.get(word) in known else difflib.get_close_matches(word, sorted(known), n=1)
+            hint = f"write {meant[0]}={kwargs[word]!r} (did you mean {meant[0]}?)" if meant else None
+            raise SpecError(f"{name}() got an unexpected keyword argument {word!r}", hint=hint)
+        return make(*args, **kwargs)
+
+    return checked  # type: ignore[return-value]

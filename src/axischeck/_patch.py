@@ -263,8 +263,12 @@ def patch_at_jax_import() -> PatchContext:
         if owner:
             _generation += 1
         _active = True
-        if not any(type(finder) is _PatchOnJaxImport for finder in sys.meta_path):
-            sys.meta_path.insert(0, _PatchOnJaxImport())
+        # A library imported before jax (`import equinox` first, as isort orders it)
+        # imports jax itself, half-way through its own import: its transforms are routed
+        # when that import returns, so the library's finder is in place from the start.
+        for hook in (_PatchOnLibraryImport, _PatchOnJaxImport):
+            if not any(type(finder) is hook for finder in sys.meta_path):
+                sys.meta_path.insert(0, hook())
         context = PatchContext(owner, _generation)
     if sys.modules.get("jax") is not None:  # imported by another thread meanwhile, past the finder
         patch()  # (`patch()` waits for that import to finish; patching twice is harmless)

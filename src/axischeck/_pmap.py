@@ -11,14 +11,15 @@ import jax
 from ._core._axes import check_axis_name, check_axis_size, freeze_out_axes, freeze_pmap_in_axes
 from ._core._errors import AxisCheckError, SpecError
 from ._core._jax_compat import JAX_PMAP, traceback_boundary
+from ._core._job import this_job
 from ._core._leaves import shapes_as_structs
 from ._core._prediction import Prediction
 from ._core._text import short_repr
 from ._engine._levels import MapLevel
 from ._engine._models import MapModel
-from ._engine._signature import SignatureLike
-from ._engine._transform_models import level_models
-from ._options import Options, Shown, custom_axes, refuse_cyclic_axes, typed_key
+from ._engine._signature import Signature, SignatureLike
+from ._engine._transform_models import Models, level_models
+from ._options import Options, Shown, custom_axes, refuse_cyclic_axes, refusing_misspelled_options, typed_key
 from ._switch import checks_off, unchecked
 from ._transform import Transformed, described
 
@@ -36,8 +37,9 @@ def _argnums(value: int | Iterable[int], what: str) -> tuple[int, ...]:
     return nums
 
 
-def _device_count(devices: Sequence[Any] | None, backend: str | None) -> int:
-    """The devices JAX's pmap would use: `devices`, else every device of `backend`."""
+def _checked_devices(devices: Sequence[Any] | None, backend: str | None) -> tuple[Any, ...] | None:
+    """`devices` as a tuple, checked as JAX checks them (a backend name, too), without
+    asking JAX for any device."""
     if devices is not None:
         if not isinstance(devices, (list, tuple)) or not all(isinstance(d, jax.Device) for d in devices):
             raise SpecError(
@@ -45,17 +47,41 @@ def _device_count(devices: Sequence[Any] | None, backend: str | None) -> int:
             )
         if len(devices) == 0:
             raise SpecError("'devices' argument to pmap must be non-empty, or None")
-        return len(devices)
+        return tuple(devices)
     if backend is not None and not isinstance(backend, str):
         raise SpecError(f"pmap backend must be a platform name such as 'cpu', got {short_repr(backend)}")
-    try:
-        return len(jax.devices(backend))
-    except RuntimeError as err:
-        raise SpecError(f"pmap backend {backend!r} is not available: {err}") from None
+    return None
 
 
 @dataclass(frozen=True, slots=True)
-class PmapOptions(Options[MapLevel | None]):
+class Unplaced:
+    """pmap's options in the engine's terms, but for the devices: its level, and where
+    its devices come from (`devices` as given, else every device of `backend`).
+
+    They are counted when the models are made (`placed`, at first use), not when the
+    transform is: counting them starts JAX's backends, after which
+    `jax.distributed.initialize` refuses to run, so a pmap decorated at import must not,
+    in a program that starts a job of several processes later."""
+
+    level: MapLevel
+    devices: tuple[Any, ...] | None
+    backend: str | None
+
+    def placed(self) -> MapLevel:
+        """The level for the device count JAX would use, and (in a job of several
+        processes) how the processes share the devices."""
+        if self.devices is not None:
+            count = len(self.devices)
+        else:
+            try:
+                count = len(jax.devices(self.backend))
+            except RuntimeError as err:
+                raise SpecError(f"pmap backend {self.backend!r} is not available: {err}") from None
+        return replace(self.level, devices=count, job=this_job(self.devices, self.backend))
+
+
+@dataclass(frozen=True, slots=True)
+class PmapOptions(Options[Unplaced | None]):
     """`jax.pmap`'s options, as given (see `pmap`): a transform's `options`, frozen.
 
     ```python
@@ -63,8 +89,8 @@ class PmapOptions(Options[MapLevel | None]):
     'i'
     ```
 
-    Validated into a `MapLevel` for the device count JAX would use, or None for spec
-    types axischeck cannot model.
+    Validated into a `MapLevel` whose devices are counted at first use (see `Unplaced`),
+    or None for spec types axischeck cannot model.
     """
 
     axis_name: Hashable | None = None
@@ -96,7 +122,7 @@ class PmapOptions(Options[MapLevel | None]):
     def __post_init__(self) -> None:
         refuse_cyclic_axes(self.in_axes, self.out_axes, "pmap")
 
-    def validate(self) -> MapLevel | None:
+    def validate(self) -> Unplaced | None:
         if self.defers_to_jax:
             return None
         in_axes = freeze_pmap_in_axes(self.in_axes)
@@ -105,11 +131,16 @@ class PmapOptions(Options[MapLevel | None]):
         check_axis_name(self.axis_name, "pmap axis_name")
         static = _argnums(self.static_broadcasted_argnums, "static_broadcasted_argnums")
         _argnums(self.donate_argnums, "donate_argnums")
-        count = _device_count(self.devices, self.backend)
+        devices = _checked_devices(self.devices, self.backend)
         statics = tuple(sorted(n for n in static if n >= 0))  # JAX ignores negative static argnums
-        return MapLevel(in_axes, out_axes, size, self.axis_name, kind="pmap", devices=count, static=statics)
+        level = MapLevel(in_axes, out_axes, size, self.axis_name, kind="pmap", static=statics)
+        return Unplaced(level, devices, self.backend)
 
-    models = staticmethod(level_models)
+    @staticmethod
+    def models(
+        meaning: Unplaced | None, fun: Callable[..., Any], held: Callable[..., Any], signature: Signature | None
+    ) -> Models:
+        return level_models(meaning.placed() if meaning is not None else None, fun, held, signature)
 
     def jax_transform(self, fun: Callable[..., Any]) -> Callable[..., Any]:
         return JAX_PMAP(fun, **self.as_kwargs())  # type: ignore[no-any-return]
@@ -149,7 +180,7 @@ class Pmapped(Transformed[P, R]):
             raise SpecError(f"predict_with_devices needs a device count >= 1, got {short_repr(devices)}")
         model = self.model
         assert isinstance(model, MapModel)
-        model = replace(model, level=replace(model.level, devices=devices))
+        model = replace(model, level=replace(model.level, devices=devices, job=None))  # a machine of its own
         args, kwargs = shapes_as_structs(args, kwargs, self._predictor.tuple_dtypes)
         try:
             return self._predictor.derive(args, kwargs, model)
@@ -190,6 +221,7 @@ def pmap(
 
 
 @traceback_boundary
+@refusing_misspelled_options
 def pmap(
     fun: Callable[P, R] | None = None,
     axis_name: Hashable | None = None,

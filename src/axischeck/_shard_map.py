@@ -25,7 +25,7 @@ from ._engine._predictor import FIX_TRACES, Predictor
 from ._engine._shard_model import ShardModel, ShardOptions, is_spec_leaf
 from ._engine._signature import Signature, SignatureLike
 from ._engine._transform_models import Models, shard_models
-from ._options import Options
+from ._options import Options, refusing_misspelled_options
 from ._switch import checks_off, unchecked
 from ._transform import Transformed
 
@@ -268,7 +268,7 @@ class ShardMapped(Transformed[P, R]):
         if self._settled.for_prediction_only:
             raise SpecError(
                 f"{self._describe()} was given its mesh as {{name: size}}, which can predict but not run",
-                fix="pass a jax.sharding.Mesh (for example jax.make_mesh(...)) to run it",
+                hint="pass a jax.sharding.Mesh (for example jax.make_mesh(...)) to run it",
             )
         if self._settled.has_static and self._passes_non_arrays(args):
             # A real call closes over what in_specs passes whole, even a str, which
@@ -343,6 +343,7 @@ def shard_map(
 
 
 @traceback_boundary
+@refusing_misspelled_options
 def shard_map(
     f: Callable[P, R] | None = None,
     /,

@@ -23,7 +23,7 @@ from ._engine._predictor import Predictor
 from ._engine._shard_model import ShardOptions
 from ._engine._signature import Signature, SignatureLike
 from ._engine._transform_models import Models, shard_models
-from ._options import Options, Shown, refuse_cyclic_axes, require_callable, typed_key
+from ._options import Options, Shown, refuse_cyclic_axes, refusing_misspelled_options, require_callable, typed_key
 from ._shard_map import Settled, ShardMapped, ShardPredictor
 from ._switch import checks_off, unchecked
 
@@ -62,7 +62,7 @@ def _check_options(in_axes: Any, out_axes: Any, axis_name: object) -> None:
     if isinstance(axis_name, (list, tuple)):
         raise SpecError(
             f"smap axis_name must be one mesh axis name, got {short_repr(axis_name)}",
-            fix="nest one smap per axis, or use ax.shard_map(..., axis_names={...}) for several axes",
+            hint="nest one smap per axis, or use ax.shard_map(..., axis_names={...}) for several axes",
         )
     try:
         hash(axis_name)
@@ -76,7 +76,7 @@ def _check_options(in_axes: Any, out_axes: Any, axis_name: object) -> None:
             raise SpecError(
                 "smap in_axes must be an int, None, or a tuple with one entry per positional argument, but got"
                 f" {short_repr(in_axes)} (of type {type(in_axes).__name__})",
-                fix=f"write it as {hint}" if hint else None,
+                hint=f"write it as {hint}" if hint else None,
             )
         _check_leaves(in_axes, "in_axes")
     _check_leaves(out_axes, "out_axes")
@@ -112,7 +112,7 @@ def _warn_negative(options: ShardOptions, in_axes: Any, out_axes: Any) -> None:
             AxisCheckWarning(
                 f"{options.describe()}: jax.smap splits (or concatenates along) axis 0 for a negative axis"
                 f" ({', '.join(found)}), not the axis counted from the end; axischeck predicts what JAX"
-                " does. Fix: write the axis as a non-negative number (for the last axis of a rank-r array, r - 1)"
+                " does. Hint: write the axis as a non-negative number (for the last axis of a rank-r array, r - 1)"
             )
         )
 
@@ -186,7 +186,7 @@ class Smapped(ShardMapped[P, R]):
         if JAX_SMAP is None:
             raise AxisCheckError(
                 f"axischeck.smap runs jax.smap, which JAX {jax.__version__} does not have",
-                fix="upgrade JAX, or use ax.shard_map(f, in_specs=..., out_specs=..., axis_names={axis_name})",
+                hint="upgrade JAX, or use ax.shard_map(f, in_specs=..., out_specs=..., axis_names={axis_name})",
             )
         super().__init__(f, options, signature)
         _warn_negative(self.shard_options, options.in_axes, options.out_axes)
@@ -220,6 +220,7 @@ def smap(
 
 
 @traceback_boundary
+@refusing_misspelled_options
 def smap(
     f: Callable[P, R] | None = None,
     /,

@@ -47,6 +47,18 @@ def checks_disabled() -> Iterator[None]:
         CHECKS_OFF.reset(token)
 
 
+@contextmanager
+def made_checked() -> Iterator[None]:
+    """For axischeck's own library wrappers: the transform that checks a call for them,
+    made when they are asked (`predict`), is axischeck's even inside `checks_disabled()`,
+    as the wrapper itself was made before it."""
+    token = CHECKS_OFF.set(False)
+    try:
+        yield
+    finally:
+        CHECKS_OFF.reset(token)
+
+
 def unchecked(make: Callable[..., Any], fun: Callable[..., Any] | None, /, **options: Any) -> Any:
     """JAX's transform `make` of `fun` with the options as given (a decorator when `fun`
     is None, as the drop-ins are used bare or called)."""

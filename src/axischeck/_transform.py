@@ -14,20 +14,22 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Hashable, Mapping
 from functools import cached_property, partial
 from types import FunctionType
-from typing import Any, Concatenate, Generic, NamedTuple, ParamSpec, Self, TypeVar, overload
+from typing import Any, Concatenate, Generic, NamedTuple, ParamSpec, Protocol, Self, TypeVar, overload
 
+from ._advice import advise
 from ._call import checking_leaks, checks_after, diagnosis, refuse_unflattenable, verify_output
 from ._core._annotations import check_text_dims
 from ._core._cache import Wrapper, code_of, runs_code
 from ._core._errors import AxisCheckError, SpecError, with_jax_error
+from ._core._html import Explanation
 from ._core._jax_compat import filter_traceback_at_boundary, inside_boundary, jax_transform_of, traceback_boundary
 from ._core._keys import draws_key
 from ._core._leaves import plain_function
 from ._core._prediction import Prediction
 from ._core._trees import shapes_text
 from ._draws import SITES, DrawMap, Sites, Speaker, check_draws, level_draw_map, site_key, speaker_for
-from ._engine._function import Nestable, declared_core, declares_nothing, fn_name, known_declares_nothing
-from ._engine._in_trace import Recorder, Watch
+from ._engine._function import Nestable, declared_core, declares_nothing, fn_name
+from ._engine._in_trace import Recorder, Watch, records_wanted
 from ._engine._levels import MapLevel
 from ._engine._models import Model
 from ._engine._predictor import JAX_ALONE, PREDICTORS, Predictor
@@ -41,6 +43,7 @@ P = ParamSpec("P")
 Q = ParamSpec("Q")
 R = TypeVar("R")
 T = TypeVar("T")
+R_co = TypeVar("R_co", covariant=True)
 
 
 class DrawsDue(NamedTuple):
@@ -72,9 +75,7 @@ class Transformed(Wrapper, Nestable, Generic[P, R], ABC):
         """What every transform does with its function and options: JAX's own transform
         of the function made (JAX's refusal of the function or the options explained
         where axischeck can), and what a user must hear when decorating said now (see
-        `_check_at_decoration`; flat axes with JAX's defaults and no signature leave
-        nothing to say). The rest (the predictor, what the options mean to the engine) is
-        found at first use."""
+        `_check_at_decoration`). The predictor is found at first use (`_predictor`)."""
         if signature is not None and type(signature) is not str:
             signature = parsed_signature(signature)  # a pytree of dims is checked before anything flattens it
         recorder = _recorder_for(fun, options)
@@ -84,32 +85,55 @@ class Transformed(Wrapper, Nestable, Generic[P, R], ABC):
         self.__wrapped__ = fun
         self.options = options
         self._declared = signature  # as given (text stays text): for `_remake`
-        self._shared: Predictor | None = None  # found at first use (see `_predictor`)
-        self._draws_seen: Hashable | None = None  # the last call key whose draws were found checked
-        self._options_as_built: Options[Any] = options  # copied where it holds lists (`_check_at_decoration`)
-        self._explains = True  # whether a failed call is explained (see `only_draws`)
-        if signature is not None or not options.jax_refuses_every_mistake:
-            self._check_at_decoration(fun, signature)
-        # True: nothing to check before JAX runs a call (no signature, options whose every
-        # mistake JAX refuses, annotations that declare no dims); a call is then JAX's
-        # own, explained only if JAX refuses it. None: the annotations are read at the
-        # first call (`declares_nothing`; a string annotation may name what is defined later).
-        self._straight: bool | None = False
+        # The options' key as they are now (a list given as in_axes may change later):
+        # what they mean (validated once per key) and the predictor are found under it,
+        # and JAX's transform is built again from a copy of them (see `_recording`).
+        self._options_key = options.key()
+        self._meaning = validated(options, self._options_key)
+        self._options_as_built = options.as_built()
+        self._shared = self._check_at_decoration(fun, signature)
+        # Whether a call may have nothing to check before JAX runs: options whose every
+        # mistake JAX refuses, no signature, a plain function. Its annotations then say
+        # (`declares_nothing`), read at a call: a string annotation may name what is
+        # defined after the decorator runs.
+        self._unchecked_unless_annotated = (
+            options.jax_refuses_every_mistake and signature is None and plain_function(fun)
+        )
         # Whether the random draws of its calls are checked: a map of the user's function
         # (an axischeck transform inside checks its own).
         self._draws_checked = options.maps and (
             type(fun) is FunctionType or (callable(fun) and not isinstance(fun, Transformed))
         )
-        if options.jax_refuses_every_mistake and signature is None and plain_function(fun):
-            self._straight = known_declares_nothing(fun)
-        # Annotations that declare no dims have none to refuse; a transform that shares
-        # the predictor of one made before had its text checked when that one was made.
-        if self._straight is not True and self._shared is None:
-            check_text_dims(fun)
-        # What the function JAX returns shows (its name, doc, ...), as instance attributes,
-        # as on that function. JAX's transforms return functions, which have them all (a
-        # doc or module of None included); so has ax.check's, the user's function itself.
-        jax_fn = self._jax_fn
+        self._draws_seen: Hashable | None = None  # the last call key whose draws were found checked
+        self._library_own = False  # a library's own transform, whose draws alone are checked (`only_draws`)
+        self._show_as(self._jax_fn)
+
+    def _check_at_decoration(self, fun: Callable[..., Any], signature: Signature | str | None) -> Predictor | None:
+        """What a user must hear when decorating: a declared signature that does not fit
+        the function's parameters (see `declared_core`), dims written as text in its
+        annotations that no reader accepts (see `check_text_dims`). Returns the predictor
+        the function, options and signature share, if another transform has made it: they
+        were checked when that one was made (a transform written inline checks once)."""
+        if signature is not None and self._options_key is not None:
+            try:
+                shared = PREDICTORS.get(fun, (self._options_key, signature))
+            except Exception:  # options whose `__eq__` misbehaves: shared with none
+                shared = None
+            if shared is not None:
+                return shared
+        if signature is not None:
+            declared_core(fun, parsed_signature(signature))
+        check_text_dims(fun)
+        return None
+
+    def _show_as(self, jax_fn: Callable[..., Any]) -> None:
+        """What the function JAX returns shows (its name, doc, ...), as instance
+        attributes, as on that function. JAX's transforms return functions, which have
+        them all (a doc or module of None included); so has ax.check's, the user's
+        function itself. Then what functools.wraps copied onto JAX's function from the
+        one it maps (a callable object's fields): on the shell too, so a transform
+        wrapping this one copies them again, as `jax.vmap(jax.vmap(obj))` does. The
+        shell's own attributes come first."""
         if type(jax_fn) is FunctionType:
             self.__name__ = jax_fn.__name__
             self.__qualname__ = jax_fn.__qualname__
@@ -120,54 +144,13 @@ class Transformed(Wrapper, Nestable, Generic[P, R], ABC):
             for name in _SHOWN_FROM_JAX:
                 value = getattr(jax_fn, name, None)
                 if value is None:
-                    value = getattr(fun, name, None)
+                    value = getattr(self.__wrapped__, name, None)
                 if value is not None:
                     setattr(self, name, value)
-        # What functools.wraps copied onto JAX's function from the one it maps (a callable
-        # object's fields): on the shell too, so a transform wrapping this one copies them
-        # again, as `jax.vmap(jax.vmap(obj))` does. The shell's own attributes come first.
         shell = type(self)
         for name, value in getattr(jax_fn, "__dict__", {}).items():
             if name != "__wrapped__" and name not in self.__dict__ and not hasattr(shell, name):
                 setattr(self, name, value)
-
-    def _check_at_decoration(self, fun: Callable[..., Any], signature: Signature | str | None) -> None:
-        """What a user must hear when decorating: options axischeck refuses (validated
-        once per key, see `validated`), and a declared signature that does not fit the
-        function's parameters (see `declared_core`). Written inline, a transform finds the
-        predictor its function, options and signature share, if one of them has made it:
-        its signature was fitted to the function (this code) then."""
-        options = self.options
-        # The key of the options as they are now (a list given as in_axes may change
-        # later): what they mean and the predictor are found under it, and JAX's transform
-        # is made again from them (see `_recording`).
-        options_key = self._options_key = options.key()
-        self._options_as_built = options.as_built()
-        if not options.jax_refuses_every_mistake:
-            self._meaning = validated(options, options_key)
-        if signature is None:
-            return
-        if options_key is not None:
-            try:
-                self._shared = PREDICTORS.get(fun, (options_key, signature))
-            except Exception:  # options whose `__eq__` misbehaves: shared with none
-                pass
-        if self._shared is None:
-            declared_core(fun, parsed_signature(signature))
-
-    @cached_property
-    def _options_key(self) -> Hashable | None:
-        """The options' key (see `Options.key`): taken when the transform is made where
-        its construction needs it, else at first use (flat axes with JAX's defaults, which
-        cannot change)."""
-        return self.options.key()
-
-    @cached_property
-    def _meaning(self) -> Any:
-        """What the options mean to the engine (`Options.validate`, once per key): found
-        at first use where the options hold nothing axischeck refuses (flat axes, JAX's
-        defaults), else when the transform is made."""
-        return validated(self.options, self._options_key)
 
     @property
     def _predictor(self) -> Predictor:
@@ -285,15 +268,24 @@ class Transformed(Wrapper, Nestable, Generic[P, R], ABC):
         plain tuples of ints standing for shapes, in any pytree. Raises an
         `AxisCheckError` exactly where JAX would raise (with JAX's own message kept).
         """
-        return self._predictor.predict(args, kwargs, self._jax_to_ask, self._describe)
+        predictor = self._predictor
+        try:
+            return predictor.predict(args, kwargs, self._jax_to_ask, self._describe)
+        except AxisCheckError as err:
+            raise advise(predictor, err, args, kwargs) from err.__cause__
 
     def explain(self, *args: Any, **kwargs: Any) -> str:
-        """The derivation table for these arguments; for a failing call, the error text."""
+        """The derivation table for these arguments; for a failing call, the error text.
+
+        The text is a `str` (an `Explanation`, equal to the same plain text); Jupyter shows
+        it as HTML, with the table and a drawing of each argument's axes.
+        """
         try:
             pred = self.predict(*args, **kwargs)
         except AxisCheckError as err:
-            return f"{type(err).__name__}: {err}"
-        return f"{self._describe()} -> {shapes_text(pred.shapes)}\n{pred}"
+            return Explanation(f"{type(err).__name__}: {err}", err)
+        head = f"{self._describe()} -> {shapes_text(pred.shapes)}"
+        return Explanation(f"{head}\n{pred}", pred, head)
 
     @traceback_boundary
     def infer_signature(self, *args: Any, **kwargs: Any) -> Signature:
@@ -342,7 +334,7 @@ class Transformed(Wrapper, Nestable, Generic[P, R], ABC):
             raise SpecError(
                 f"{fn_name(fun)} is already mapped by {mapped_by}: the signature inferred here would"
                 " describe the batched function as one example's",
-                fix=f"infer the signature of the function {mapped_by} maps, or map it with axischeck's transform",
+                hint=f"infer the signature of the function {mapped_by} maps, or map it with axischeck's transform",
             )
 
         def rebuild(sig: Signature) -> Any:
@@ -376,29 +368,39 @@ class Transformed(Wrapper, Nestable, Generic[P, R], ABC):
                 return self._jax_call(*args, **kwargs)  # type: ignore[no-any-return]
             pred: Prediction | None = None
             watch: Watch | None = None  # where the check rides JAX's trace of the call
-            if self._declares_nothing():
+            recorder, jax_call = self._recorder, self._jax_call
+            collected = recorder is None and records_wanted() and not isinstance(self.__wrapped__, Transformed)
+            if collected:  # a check around this call records the function, or asks its records (`_recording`)
+                recorder, jax_call = self._recording
+            if not collected and (
+                self._library_own or (self._unchecked_unless_annotated and declares_nothing(self.__wrapped__))
+            ):
                 refuse_unflattenable(args, kwargs)
             else:
-                before = self._predictor.check_call(
-                    args, kwargs, self._jax_fn, self._recorder, self.options.jax_caches_traces
-                )
+                try:
+                    before = self._predictor.check_call(
+                        args, kwargs, self._jax_fn, recorder, self.options.jax_caches_traces
+                    )
+                except AxisCheckError as err:  # refused before JAX runs: with the advice
+                    raise advise(self._predictor, err, args, kwargs) from err.__cause__
                 if before is JAX_ALONE:
-                    return self._jax_call(*args, **kwargs)  # type: ignore[no-any-return]
+                    return jax_call(*args, **kwargs)  # type: ignore[no-any-return]
                 if isinstance(before, Watch):
                     watch = before
                 else:
                     pred = before
             draws = self._draws_due(args, kwargs)
-            if draws is not None and watch is None:
-                watch = Watch(self._recording[0], self._predictor, args, kwargs, None, self.options.jax_caches_traces)
-            jax_call = self._jax_call if draws is None else self._recording[1]
+            if draws is not None:  # JAX's trace records the function for the check of its draws
+                recorder, jax_call = self._recording
+                if watch is None:
+                    watch = Watch(recorder, self._predictor, args, kwargs, None, self.options.jax_caches_traces)
             try:
                 out = jax_call(*args, **kwargs) if watch is None else watch.run(jax_call, args, kwargs)
             except AxisCheckError:
                 raise  # an inner axischeck transform has explained it
             except Exception as err:
-                if not self._explains:
-                    raise
+                if self._library_own:
+                    raise  # the library's wrapper explains it
                 ours = diagnosis(self._predictor, self._describe(), err, args, kwargs)
                 if ours is None:
                     raise
@@ -406,7 +408,7 @@ class Transformed(Wrapper, Nestable, Generic[P, R], ABC):
                 # (as a refusal before the run does): no chained JAX traceback above the user's.
                 raise ours from None
             if watch is not None:
-                checks_after(watch, args, kwargs)
+                checks_after(watch, self._predictor, args, kwargs)
                 if draws is not None:
                     # A partial, not a lambda: a closure would make the arguments cells of
                     # this frame, which JAX's leak checker cannot walk through.
@@ -453,16 +455,18 @@ class Transformed(Wrapper, Nestable, Generic[P, R], ABC):
     @cached_property
     def _recording(self) -> tuple[Recorder, Callable[..., Any]]:
         """A recorder of the function and JAX's transform holding it, for the calls whose
-        checks ride JAX's trace: JAX's own transform where it holds one already, else one
-        made at the first such call (every other call then runs JAX's transform of the
-        function itself: as deep in the stack, at no cost). A transform that keeps its
+        checks ride JAX's trace (the check of their draws, or a check around this call
+        that collects the records of the function it maps, so the trace JAX makes records
+        the function once for both): JAX's own transform where it holds one already, else
+        one made at the first such call (every other call then runs JAX's transform of
+        the function itself: as deep in the stack, at no cost). A transform that keeps its
         traces (pmap) runs the one made for every later call: the trace it made and
         compiled for this call is not made again."""
         if self._recorder is not None:
             return self._recorder, self._jax_call
         options = self._options_as_built
         recorder = Recorder(self.__wrapped__, options.kind, options.jax_caches_traces)
-        jax_call = inside_boundary(options.jax_transform(recorder))
+        jax_call = inside_boundary(_built_by_jax(options, self.__wrapped__, recorder))
         if options.jax_caches_traces:  # pmap: every later call runs the transform that keeps the trace
             self._jax_call = jax_call
         return recorder, jax_call
@@ -479,18 +483,7 @@ class Transformed(Wrapper, Nestable, Generic[P, R], ABC):
         """Check only the random draws of this transform's calls (it is a library's own,
         made by axischeck's wrapper of that library, which checks and explains the rest):
         nothing before JAX runs, and JAX's errors pass through as they are."""
-        self._straight = True
-        self._explains = False
-
-    def _declares_nothing(self) -> bool:
-        """Whether a call has nothing to check before JAX runs: a plain function without a
-        signature whose annotations declare no dims (settled once, at the first call if
-        the transform could not tell when it was made: see `declares_nothing`). JAX then
-        checks the call itself, and a refusal is explained after it."""
-        straight = self._straight
-        if straight is None:
-            straight = self._straight = declares_nothing(self.__wrapped__)
-        return straight
+        self._library_own = True
 
 
 def _rebuilt(make: Callable[..., Any], fun: Callable[..., Any], options: dict[str, Any]) -> Any:
@@ -537,10 +530,22 @@ def explain_refusal(jax_err: Exception, validate: Callable[[], object]) -> None:
         pass
 
 
+class Method(Protocol[R_co]):
+    """What `Bound` binds: a checked transform (axischeck's, or a library wrapper's)."""
+
+    __wrapped__: Any
+
+    def __call__(self, *args: Any, **kwargs: Any) -> R_co: ...
+
+    def predict(self, *args: Any, **kwargs: Any) -> Prediction: ...
+
+    def explain(self, *args: Any, **kwargs: Any) -> str: ...
+
+
 class Bound(Wrapper, Generic[P, R]):
     """A transformed method bound to an instance: call, predict and explain prepend it."""
 
-    def __init__(self, transform: Transformed[..., R], instance: Any) -> None:
+    def __init__(self, transform: Method[R], instance: Any) -> None:
         self.__self__ = instance
         self.__func__ = transform
         self.__wrapped__ = transform.__wrapped__
@@ -568,11 +573,19 @@ class Bound(Wrapper, Generic[P, R]):
         return self.__func__.explain(self.__self__, *args, **kwargs)
 
     def infer_signature(self, *args: Any, **kwargs: Any) -> Signature:
-        return self.__func__.infer_signature(self.__self__, *args, **kwargs)
+        return self._transform().infer_signature(self.__self__, *args, **kwargs)
 
     @property
     def signature(self) -> Signature | None:
-        return self.__func__.signature
+        return self._transform().signature
+
+    def _transform(self) -> Transformed[..., R]:
+        """The bound transform, where it is axischeck's own (a library wrapper's has no
+        signature to show or infer: AttributeError, as for any attribute it lacks)."""
+        transform = self.__func__
+        if not isinstance(transform, Transformed):
+            raise AttributeError(f"{type(transform).__name__!r} object has no signature")
+        return transform
 
     @property
     def __signature__(self) -> Any:

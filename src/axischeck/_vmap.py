@@ -14,7 +14,7 @@ from ._engine._function import parameters_of
 from ._engine._levels import MapLevel
 from ._engine._signature import Signature, SignatureLike
 from ._engine._transform_models import level_models
-from ._options import Options, Shown, custom_axes, refuse_cyclic_axes, typed_key
+from ._options import Options, Shown, custom_axes, refuse_cyclic_axes, refusing_misspelled_options, typed_key
 from ._switch import checks_off, unchecked
 from ._transform import Transformed, described
 
@@ -127,7 +127,7 @@ def _named_dict_fix(err: SpecError, in_axes: object, fun: Callable[..., Any]) ->
         f"in_axes is matched to the positional arguments: in_axes=({in_axes!r},) gives the axes"
         f" inside {found[0][0]}, the dict argument"
     )
-    return SpecError(err.problem, transform=err.transform, notes=err.notes, fix=fix)
+    return SpecError(err.problem, transform=err.transform, notes=err.notes, hint=fix)
 
 
 class Vmapped(Transformed[P, R]):
@@ -180,7 +180,7 @@ def _axes_from_batched(sig: Signature, options: VmapOptions) -> tuple[VmapOption
             f"in_axes={in_axes!r}, out_axes={out_axes!r} contradict the batched signature"
             f" {sig.core} over {level.symbol!r}, which puts {level.symbol!r} at in_axes={want_in!r},"
             f" out_axes={want_out!r}",
-            fix=f"pass in_axes={want_in!r}, out_axes={want_out!r}, or leave both out to derive them",
+            hint=f"pass in_axes={want_in!r}, out_axes={want_out!r}, or leave both out to derive them",
         )
     return options, core
 
@@ -214,6 +214,7 @@ def vmap(
 
 
 @traceback_boundary
+@refusing_misspelled_options
 def vmap(
     fun: Callable[P, R] | None = None,
     in_axes: Any = 0,

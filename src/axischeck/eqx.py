@@ -20,13 +20,16 @@ import jax
 import numpy as np
 
 from ._core._cache import BoundedCache, PerFunction
-from ._core._errors import AxisCheckError, SpecError
+from ._core._errors import AxisCheckError, FunctionError, SpecError, with_jax_error
+from ._core._html import Explanation
 from ._core._jax_compat import JAX_VMAP
 from ._core._prediction import Prediction
+from ._core._shape import Shape
 from ._core._trees import seq_repr
 from ._draws import Passed, Speaker, speaking
 from ._libs._mapped import NotArray, Resolved, _is_array, arg_path, checker, retitled
 from ._libs._routing import route, routing
+from ._switch import CHECKS_OFF, checks_disabled, checks_off, unchecked
 
 __all__ = ["filter_pmap", "filter_vmap"]
 
@@ -288,25 +291,109 @@ class _Filtered(Generic[P, R]):
         try:
             resolved = self._resolved(args)
         except NotArray as mistake:
-            raise mistake.error(self.__wrapped__, self._title()) from None
+            raise self._not_array(mistake, args) from None
+        return self._predicted(args, resolved)
+
+    def _not_array(self, mistake: NotArray, args: tuple[Any, ...]) -> AxisCheckError:
+        """An int in_axes entry that reaches a leaf that is not an array (a model's
+        activation function): in the user's terms, with `eqx.if_array(k)` for that
+        argument's entry (arrays at axis k, the rest unmapped) as the fix where the call
+        then checks and its mapped outputs still differ from example to example."""
+        err = mistake.error(self.__wrapped__, self._title())
+        index = mistake.path[0].idx if mistake.path and isinstance(mistake.path[0], jax.tree_util.SequenceKey) else None
+        spec = _named(self.__wrapped__, self.in_axes, len(args))
+        specs = spec if isinstance(spec, tuple) else (spec,) * len(args)
+        if index is None or len(specs) != len(args) or type(specs[index]) is not int:
+            return err
+        candidate = (*specs[:index], _eqx.if_array(specs[index]), *specs[index + 1 :])
+        try:
+            resolved = Resolved(args, candidate, _resolve_leaf)
+            if not resolved.mapped:
+                return err
+            self._checker(resolved).predict(*resolved.dynamic)
+        except Exception:  # noqa: BLE001 - the candidate does not check: the hint stands
+            return err
+        where = arg_path(self.__wrapped__, (jax.tree_util.SequenceKey(index),))
+        err.fix = f"in_axes={_show(candidate)} maps {where}'s arrays at axis {specs[index]} and passes the rest whole"
+        err.fix_head = f"in_axes={_show(candidate)}"
+        ValueError.__init__(err, err.render())
+        return err
+
+    def _predicted(self, args: tuple[Any, ...], resolved: Resolved, lib_err: BaseException | None = None) -> Prediction:
+        """The prediction of a resolved call, or its error in Equinox's terms (with the
+        library's exception type kept, where the library raised)."""
+        if self._transform == "vmap" and not resolved.mapped and self._options.get("axis_size") is None:
+            try:
+                return self._called_as_it_is(resolved)
+            except AxisCheckError as err:
+                spec = _named(self.__wrapped__, self.in_axes, len(args))
+                mapped = self._map_one(args, spec if isinstance(spec, tuple) else (spec,) * len(args))
+                if mapped is not None:  # the function fails on the whole arrays: mapping one runs
+                    err.fix, err.fix_head = mapped, mapped.split(" would ")[0]
+                    ValueError.__init__(err, err.render())
+                raise (err if lib_err is None else retitled(err, self._title(), lib_err)) from None
         try:
             return self._checker(resolved).predict(*resolved.dynamic)  # type: ignore[no-any-return]
         except AxisCheckError as err:
-            raise self._equinox_terms(retitled(err, self._title()), args, resolved) from None
+            raise self._equinox_terms(retitled(err, self._title(), lib_err), args, resolved) from None
+
+    def _called_as_it_is(self, resolved: Resolved) -> Prediction:
+        """With nothing mapped and no axis_size, Equinox's filter_vmap calls the function as
+        it is, without vmap, and refuses the call only where out_axes maps an output (no
+        batch size to give it): predicted so, with that refusal in the user's terms."""
+        fun: Callable[..., Any] = self.__wrapped__
+        mapped_outputs: list[str] = []
+
+        def as_it_is(*dynamic: Any) -> Any:
+            out = fun(*resolved.rebuild(dynamic))
+            paths = jax.tree_util.tree_flatten_with_path(out)[0]
+            treedef: Any = jax.tree_util.tree_structure(out)
+            axes = treedef.flatten_up_to(_out_axes_of(out, self.out_axes))
+            mapped_outputs[:] = [
+                "output" + jax.tree_util.keystr(path) for (path, _), a in zip(paths, axes, strict=True) if a is not None
+            ]
+            return jax.tree_util.tree_map(lambda x: x if _is_array(x) else None, out)
+
+        name = getattr(fun, "__name__", type(fun).__name__)
+        try:
+            out = jax.eval_shape(as_it_is, *resolved.dynamic)
+        except Exception as err:
+            raise with_jax_error(
+                FunctionError(f"{name} fails on the arguments as they are: {type(err).__name__}: {err}"), err
+            ) from err
+        if mapped_outputs:
+            raise SpecError(
+                f"nothing is mapped (no argument array has an in_axes entry) and axis_size is not given, so"
+                f" Equinox calls {name} without vmap, but out_axes={_show(self.out_axes)} maps"
+                f" {mapped_outputs[0]}, which has no batch axis to give it",
+                transform=self._title(),
+                hint="out_axes=None, or map an argument (in_axes), or give axis_size",
+            )
+        return Prediction(jax.tree_util.tree_map(lambda x: Shape(x.shape), out), None, ())
 
     def explain(self, *args: Any, **kwargs: Any) -> str:
-        """The derivation table for the call (also for a passing call)."""
+        """The derivation table for the call (also for a passing call); Jupyter shows it
+        as HTML (an `Explanation`: a `str` equal to the same text)."""
         try:
-            return str(self.predict(*args, **kwargs))
+            pred = self.predict(*args, **kwargs)
         except AxisCheckError as err:
-            return str(err)
+            return Explanation(str(err), err)
+        return Explanation(str(pred), pred)
 
     def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
+        if CHECKS_OFF.get():  # inside `checks_disabled()`: Equinox's transform, unchecked
+            return self._library(*args, **kwargs)  # type: ignore[no-any-return]
         resolved: Resolved | None = None
         if not kwargs:  # Equinox refuses keyword arguments: its own error, unchanged
             try:
                 resolved = self._resolved(tuple(args))
-            except (ValueError, TypeError, NotArray):
+            except NotArray as mistake:  # JAX refuses a non-array it is given to map: explained
+                try:
+                    with checks_disabled():  # JAX's own refusal (its type and words), not an inner check's
+                        return self._library(*args, **kwargs)  # type: ignore[no-any-return]
+                except Exception as lib_err:
+                    raise with_jax_error(self._not_array(mistake, tuple(args)), lib_err) from None
+            except (ValueError, TypeError):
                 resolved = None  # a malformed in_axes: Equinox reports it in its own words
         if resolved is not None and not resolved.sizes_agree(self._options.get("axis_size")):
             try:
@@ -323,9 +410,9 @@ class _Filtered(Generic[P, R]):
             if resolved is None or isinstance(lib_err, AxisCheckError):
                 raise
             try:
-                self._checker(resolved).predict(*resolved.dynamic)
+                self._predicted(tuple(args), resolved, lib_err)
             except AxisCheckError as err:
-                raise self._equinox_terms(retitled(err, self._title(), lib_err), tuple(args), resolved) from lib_err
+                raise err from lib_err
             except Exception:
                 pass
             raise
@@ -354,9 +441,11 @@ class _Filtered(Generic[P, R]):
         )
 
     def __get__(self, instance: Any, owner: type | None = None) -> Any:
+        """Bound as Equinox binds its own wrapper (an `eqx.Partial`, a pytree), with
+        `predict` and `explain` that take the instance first too."""
         if instance is None:
             return self
-        return _eqx.Partial(self, instance)
+        return _BoundMethod(self, instance)
 
     def __eq__(self, other: object) -> bool:
         """Equal when Equinox's own wrappers are (the same function and options), as two
@@ -425,6 +514,18 @@ def _unflatten(static: _Options, children: tuple[Any, ...]) -> _Filtered[..., An
 jax.tree_util.register_pytree_node(_Filtered, _flatten, _unflatten)
 
 
+class _BoundMethod(_eqx.Partial):  # type: ignore[misc]
+    """A wrapper used as a method, bound to its instance: Equinox's `eqx.Partial` (so it
+    stays the pytree Equinox's own binding is), whose `predict` and `explain` pass the
+    instance first, as a call does."""
+
+    def predict(self, *args: Any, **kwargs: Any) -> Prediction:
+        return self.func.predict(*self.args, *args, **self.keywords, **kwargs)  # type: ignore[no-any-return]
+
+    def explain(self, *args: Any, **kwargs: Any) -> str:
+        return self.func.explain(*self.args, *args, **self.keywords, **kwargs)  # type: ignore[no-any-return]
+
+
 @overload
 def filter_vmap(
     *,
@@ -470,6 +571,16 @@ def filter_vmap(
     the contracted dimension is axis 1 of m.weight (size 3) but axis 1 of x (size 4) [per-example axis 0 of (4,)].
     ```
     """
+    if checks_off():  # AXISCHECK_DISABLE=1 or `checks_disabled()`: Equinox's own
+        return unchecked(
+            _eqx.filter_vmap,
+            fun,
+            in_axes=in_axes,
+            out_axes=out_axes,
+            axis_name=axis_name,
+            axis_size=axis_size,
+            **vmapkwargs,
+        )
     if fun is None:
         return functools.partial(
             filter_vmap, in_axes=in_axes, out_axes=out_axes, axis_name=axis_name, axis_size=axis_size, **vmapkwargs
@@ -516,6 +627,17 @@ def filter_pmap(
     True
     ```
     """
+    if checks_off():  # AXISCHECK_DISABLE=1 or `checks_disabled()`: Equinox's own
+        return unchecked(
+            _eqx.filter_pmap,
+            fun,
+            in_axes=in_axes,
+            out_axes=out_axes,
+            axis_name=axis_name,
+            axis_size=axis_size,
+            donate=donate,
+            **pmapkwargs,
+        )
     if fun is None:
         return functools.partial(
             filter_pmap,

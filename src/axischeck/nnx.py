@@ -10,6 +10,7 @@ paths (`model['linear']['kernel']`) and a checked fix. Each result has `predict`
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import importlib
 import inspect
@@ -20,12 +21,15 @@ import jax
 
 from ._core._cache import BoundedCache, PerFunction
 from ._core._errors import ArgumentError, AxisCheckError, SpecError
+from ._core._html import Explanation
 from ._core._prediction import Prediction
 from ._core._trees import seq_repr
 from ._draws import Passed, Speaker, speaking
 from ._libs._mapped import retitled
 from ._libs._routing import route, routing
 from ._pmap import pmap as ax_pmap
+from ._switch import CHECKS_OFF, checks_off, made_checked, unchecked
+from ._transform import Bound
 from ._vmap import vmap as ax_vmap
 
 __all__ = ["pmap", "vmap"]
@@ -80,9 +84,17 @@ class _Resolved:
     """The call's arguments as plain pytrees of arrays (modules as nested dicts of their
     state), one axis per array, and how to rebuild the arguments from them."""
 
-    def __init__(self, args: tuple[Any, ...], in_axes: Any, kwargs: dict[str, Any], names: list[str]) -> None:
+    def __init__(
+        self,
+        args: tuple[Any, ...],
+        in_axes: Any,
+        kwargs: dict[str, Any],
+        names: list[str],
+        static: frozenset[int] = frozenset(),
+    ) -> None:
         # Keyword arguments reach here only in Flax's tree mode, which maps them at axis 0 as
         # jax.vmap does; graph mode has bound them to positions (see `_as_flax_passes`).
+        # `static`: pmap's static_broadcasted_argnums, passed whole (their in_axes ignored).
         if not all(_is_arraylike(x) for x in jax.tree_util.tree_leaves(kwargs)):
             raise _Unsupported
         self.kwargs = kwargs
@@ -93,9 +105,13 @@ class _Resolved:
         self.streams: list[_Stream] = []  # the modules' RNG streams' keys and counts, with their axes
         dynamic: list[Any] = []
         axes: list[Any] = []
-        for index, (arg, spec) in enumerate(zip(args, specs, strict=True)):
-            if _nnx.graph.is_graph_node(arg):
-                self.streams += _streams_of(arg, spec, names[index] if index < len(names) else f"args[{index}]")
+        for i, (arg, spec) in enumerate(zip(args, specs, strict=True)):
+            if i in static:
+                self.rebuilders.append(functools.partial(_static, arg))
+                dynamic.append(None)
+                axes.append(None)
+            elif _nnx.graph.is_graph_node(arg):
+                self.streams += _streams_of(arg, spec, names[i] if i < len(names) else f"args[{i}]")
                 filters, filter_axes = (
                     (tuple(spec._filters), tuple(spec._axes)) if isinstance(spec, _nnx.StateAxes) else ((...,), (spec,))
                 )
@@ -214,10 +230,25 @@ def _is_arraylike(x: Any) -> bool:
     return hasattr(x, "shape") or isinstance(x, bool | int | float | complex)
 
 
+def _static(value: Any, _dynamic: None) -> Any:
+    """A static argument, as it was given (it has no dynamic part to rebuild it from)."""
+    return value
+
+
 def _rebuild_node(graphdef: Any, whole: Any, pure: Any) -> Any:
     state = jax.tree_util.tree_map(lambda x: x, whole)
     _nnx.replace_by_pure_dict(state, pure)
     return _nnx.merge(graphdef, state)
+
+
+def _as_written(entry: Any, before: Any, spec: Any) -> Any:
+    """One argument's in_axes entry of a fix as nnx.vmap takes it: the user's own entry
+    where the fix leaves it unchanged; one int or None where the fix gives a module's whole
+    state one axis (the engine writes a module's state as a dict of its arrays' axes)."""
+    if entry == before:
+        return spec
+    leaves = set(jax.tree_util.tree_leaves(entry, is_leaf=lambda a: a is None))
+    return next(iter(leaves)) if isinstance(entry, dict) and len(leaves) == 1 else entry
 
 
 def _is_axes_leaf(a: Any) -> bool:
@@ -380,11 +411,14 @@ class _Mapped(Generic[P, R]):
         per_example.__qualname__ = per_example.__name__
         options = {k: self._options[k] for k in ("axis_name", "axis_size") if self._options.get(k) is not None}
         make = ax_vmap if self._transform == "vmap" else ax_pmap
-        return make(per_example, in_axes=resolved.axes, out_axes=_pure_out_axes(self.out_axes), **options)
+        with made_checked():
+            return make(per_example, in_axes=resolved.axes, out_axes=_pure_out_axes(self.out_axes), **options)
 
     def _resolved(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> _Resolved:
         passed, named, _ = _as_flax_passes(self.__wrapped__, self._mode, args, kwargs)
-        return _Resolved(passed, self.in_axes, named, _parameter_names(self.__wrapped__))
+        argnums = self._options.get("static_broadcasted_argnums", ())
+        static = frozenset((argnums,) if isinstance(argnums, int) else argnums)  # pmap ignores negative ones
+        return _Resolved(passed, self.in_axes, named, _parameter_names(self.__wrapped__), static)
 
     def predict(self, *args: Any, **kwargs: Any) -> Prediction:
         """The shapes of the call's outputs, from the arguments' shapes (runs no FLOPs);
@@ -413,7 +447,7 @@ class _Mapped(Generic[P, R]):
             f" variable's mapped axis between in_axes and out_axes: in_axes gives it {found.axis_in!r},"
             f" out_axes {found.axis_out!r}",
             transform=self._title(),
-            fix=f"out_axes giving {found.where} the axis {found.axis_in!r}, as in_axes does",
+            hint=f"out_axes giving {found.where} the axis {found.axis_in!r}, as in_axes does",
         )
 
     def _not_modelled(self) -> SpecError:
@@ -425,36 +459,35 @@ class _Mapped(Generic[P, R]):
         )
 
     def explain(self, *args: Any, **kwargs: Any) -> str:
-        """The derivation table for the call (also for a passing call)."""
+        """The derivation table for the call (also for a passing call); Jupyter shows it
+        as HTML (an `Explanation`: a `str` equal to the same text)."""
         try:
-            return str(self.predict(*args, **kwargs))
+            pred = self.predict(*args, **kwargs)
         except AxisCheckError as err:
-            return str(err)
+            return Explanation(str(err), err)
+        return Explanation(str(pred), pred)
 
     def _user_terms(self, err: AxisCheckError, resolved: _Resolved) -> AxisCheckError:
         """The fix with each module's axes written as the user wrote them where they are
-        unchanged (`StateAxes(...)`), or as one int/None where the fix gives all its state one."""
+        unchanged (`StateAxes(...)`), or as one int/None where the fix gives all its state
+        one: in the text and in `err.suggestions` alike (what nnx.vmap takes for a module)."""
         if not err.fix:
             return err
         fix = err.fix
         specs = self.in_axes if isinstance(self.in_axes, tuple | list) else (self.in_axes,) * len(resolved.axes)
+        suggestions = []
         for suggestion in getattr(err, "suggestions", ()):
-            axes = dict(getattr(suggestion, "options", ())).get("in_axes")
+            axes = dict(suggestion.options).get("in_axes")
             if not isinstance(axes, tuple) or len(axes) != len(resolved.axes):
+                suggestions.append(suggestion)
                 continue
-            shown = []
-            for entry, before, spec in zip(axes, resolved.axes, specs, strict=True):
-                leaves = set(jax.tree_util.tree_leaves(entry, is_leaf=lambda a: a is None))
-                if entry == before:
-                    shown.append(_show(spec))
-                elif not isinstance(entry, dict) or len(leaves) != 1:
-                    shown.append(repr(entry) if not isinstance(entry, dict) else seq_repr((entry,))[1:-2])
-                else:
-                    shown.append(repr(next(iter(leaves))))
-            fix = fix.replace(
-                f"in_axes={seq_repr(axes)}", f"in_axes=({', '.join(shown)}{',' if len(shown) == 1 else ''})"
-            )
+            users = tuple(_as_written(e, b, spec) for e, b, spec in zip(axes, resolved.axes, specs, strict=True))
+            shown = ", ".join(_show(u) for u in users) + ("," if len(users) == 1 else "")
+            fix = fix.replace(f"in_axes={seq_repr(axes)}", f"in_axes=({shown})")
+            options = tuple((k, users if k == "in_axes" else v) for k, v in suggestion.options)
+            suggestions.append(dataclasses.replace(suggestion, options=options))
         err.fix = fix
+        err.suggestions = tuple(suggestions)
         ValueError.__init__(err, err.render())
         return err
 
@@ -484,6 +517,8 @@ class _Mapped(Generic[P, R]):
             f" Flax binds keyword arguments and defaults to positions, so the default"
             f" {defaults} is an argument too",
             transform=self._title(),
+            # Checked: the call then passes, and it passes each default whole, as leaving
+            # the defaults out of the call means.
             fix=fix,
         )
 
@@ -507,6 +542,8 @@ class _Mapped(Generic[P, R]):
         return None
 
     def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
+        if CHECKS_OFF.get():  # inside `checks_disabled()`: Flax's transform, unchecked
+            return self._library(*args, **kwargs)  # type: ignore[no-any-return]
         resolved: _Resolved | None = None
         try:
             resolved = self._resolved(tuple(args), dict(kwargs))
@@ -598,6 +635,13 @@ class _Mapped(Generic[P, R]):
 
         checked = _DRAWS_CHECKED.get_or_make(self.__wrapped__, _draws_key(self), lambda: BoundedCache(64))
         return Speaker(self._title(), "flax", passed, checked, "output[1]")
+
+    def __get__(self, instance: Any, owner: type | None = None) -> Any:
+        """Decorating a method binds `self` as Flax's (a function's) binding does; the bound
+        method has `predict` and `explain` too."""
+        if instance is None:
+            return self
+        return Bound(self, instance)
 
     def __repr__(self) -> str:
         return f"<axischeck {self._title()}>"
@@ -733,6 +777,8 @@ def pmap(
 
 
 def _make(transform: str, f: Any, options: dict[str, Any]) -> Any:
+    if checks_off():  # AXISCHECK_DISABLE=1 or `checks_disabled()`: Flax's own
+        return unchecked(_LIBRARY[transform], f, **options)
     defaults = inspect.signature(_LIBRARY[transform]).parameters
     unknown = set(options) - set(defaults)
     if unknown:

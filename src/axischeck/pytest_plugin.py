@@ -67,6 +67,10 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
     """
     if not config.stash.get(_PATCHED, False):
         return []
+    from ._switch import DISABLED_BY_ENVIRONMENT
+
+    if DISABLED_BY_ENVIRONMENT:
+        return ["axischeck: checks off (AXISCHECK_DISABLE is set): --axischeck patches nothing"]
     from ._patch import TRANSFORMS, originals
 
     if sys.modules.get("jax") is None:

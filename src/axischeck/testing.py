@@ -27,7 +27,7 @@ from ._core._errors import AxisCheckError, SpecError
 from ._core._jax_compat import backend_initialized
 from ._core._leaves import shapes_as_structs
 from ._core._prediction import Prediction
-from ._core._shape import format_shape
+from ._core._text import format_shape
 from ._core._trees import leaf_paths
 from ._transform import Transformed
 

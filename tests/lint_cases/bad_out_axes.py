@@ -19,7 +19,7 @@ def case_too_many():
 
 
 def case_list_for_tuple():
-    return jax.vmap(stats, out_axes=[0, 0])(jnp.ones((3, 4)))  # expect: AX004
+    return jax.vmap(stats, out_axes=[0, 0])(jnp.ones((3, 4)))  # expect(jax<0.12.1): AX004
 
 
 @partial(ax.vmap, in_axes=0, out_axes=(0, None))  # expect: AX004

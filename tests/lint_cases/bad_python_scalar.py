@@ -41,6 +41,23 @@ def case_stray_leaf_in_a_list():
     return jax.pmap(ident)(x)  # expect: AX016
 
 
+def loaded():
+    """An array whose shape lint cannot read."""
+    return jnp.stack([jnp.ones(3) * k for k in range(2)])
+
+
+def case_pmap_int_beside_an_unknown_shape():
+    return jax.pmap(step)(loaded(), 10)  # expect: AX016
+
+
+def tiled(x, n):
+    return jnp.tile(x, n)
+
+
+def case_pmap_int_used_as_a_size():
+    return jax.pmap(tiled)(loaded(), 3)  # expect: AX016
+
+
 def case_smap_int(mesh):
     with jax.set_mesh(mesh):
         return jax.smap(step, in_axes=(0, 0), out_axes=0, axis_name="x")(jnp.ones((4, 3)), 3)  # expect: AX016
@@ -51,4 +68,6 @@ if __name__ == "__main__":
     case_vmap_constant()
     case_inside_a_dict()
     case_stray_leaf_in_a_list()
+    case_pmap_int_beside_an_unknown_shape()
+    case_pmap_int_used_as_a_size()
     case_smap_int(jax.make_mesh((2,), ("x",), axis_types=(jax.sharding.AxisType.Auto,)))

@@ -73,3 +73,16 @@ def carries():
     b = jax.shard_map(count, mesh=mesh, in_specs=P("i"), out_specs=P("i"))(jnp.ones((8, 3)))
     c = jax.shard_map(unchecked, mesh=mesh, in_specs=P("i"), out_specs=P("i"), check_vma=False)(jnp.ones((8, 3)))
     return a, b, c
+
+
+def size_one_axes():
+    """A mesh axis of size 1 that out_specs names, that in_specs leaves out, or with the
+    replication check off: nothing to report (AX025)."""
+    mesh = jax.make_mesh((1, 1), ("data", "model"), axis_types=(jax.sharding.AxisType.Auto,) * 2)
+    x, w = jnp.ones((8, 16)), jnp.ones((16, 4))
+    named = jax.shard_map(matmul, mesh=mesh, in_specs=(P("data", None), P(None, "model")), out_specs=P("data", "model"))
+    left_out = jax.shard_map(matmul, mesh=mesh, in_specs=(P("data", None), P()), out_specs=P("data", None))
+    unchecked = jax.shard_map(
+        matmul, mesh=mesh, in_specs=(P("data", None), P(None, "model")), out_specs=P("data", None), check_vma=False
+    )
+    return named(x, w), left_out(x, w), unchecked(x, w)

@@ -23,6 +23,9 @@ a folder `<set>/<NN>_<slug>/` holding `buggy.py`, `fixed.py` (each defines
   (the k-th transform of a function of that name); by default every transform in buggy.py.
 - `lint_line`: the line of buggy.py a static linter should point at (0: nowhere).
 - `notes`: free text.
+- `jax_fixed_in` (optional): the first JAX release in which buggy.py no longer fails
+  (JAX fixed the bug itself): on that release and later, buggy.py must run under
+  axischeck as under plain JAX, and the case is not scored.
 - `[known_gap]` (optional): `facts = "..."` and/or `fix = "..."`, what axischeck gets wrong
   today; the matching test is a strict xfail, so it turns red once axischeck improves.
 
@@ -81,6 +84,12 @@ class Case:
     notes: str
     gap_facts: str = ""
     gap_fix: str = ""
+    jax_fixed_in: str | None = None
+
+    @property
+    def fixed_by_jax(self) -> bool:
+        """Whether the installed JAX has fixed the bug itself (see `jax_fixed_in`)."""
+        return self.jax_fixed_in is not None and _release(jax.__version__) >= _release(self.jax_fixed_in)
 
     @property
     def buggy(self) -> Path:
@@ -113,9 +122,15 @@ def load_cases(root: Path = CASES) -> list[Case]:
                 notes=data.get("notes", ""),
                 gap_facts=gap.get("facts", ""),
                 gap_fix=gap.get("fix", ""),
+                jax_fixed_in=data.get("jax_fixed_in"),
             )
         )
     return cases
+
+
+def _release(version: str) -> tuple[int, ...]:
+    """`0.12.1` -> (0, 12, 1); a suffix such as `.dev` is dropped."""
+    return tuple(int(part) for part in re.findall(r"\d+", version)[:3])
 
 
 # ------------------------------------------------------------------ running programs
@@ -246,7 +261,7 @@ def _target(err: BaseException) -> str | None:
 
 def _target_in(text: str) -> str | None:
     """The function the first transform named in `text` maps."""
-    match = re.search(r"\b(?:vmap|pmap|shard_map|smap)\(([\w<>.]+)", text)
+    match = re.search(r"\b(?:filter_)?(?:vmap|pmap|shard_map|smap)\(([\w<>.]+)", text)
     return match.group(1) if match else None
 
 

@@ -112,21 +112,21 @@ def _jaxtyping_dim(token: str, dim_str: str, where: str, in_pytree: bool) -> Dim
         raise Refused(
             f"jaxtyping dimension {quote(token)} (in {quote(dim_str)} of {where}) is not a dimension:"
             " neither a name, a size in ASCII digits, nor an expression jaxtyping could evaluate",
-            fix="write a name (like 'n') or a size in ASCII digits (like '2')",
+            hint="write a name (like 'n') or a size in ASCII digits (like '2')",
         )
     if is_size(body) or (body and not body.isidentifier()):
         raise SpecError(
             f"jaxtyping dimension {quote(token)} (in {quote(dim_str)} of {where}) is not one axischeck reads:"
             " it reads names, integers, 'name=4', '_', '#name', '*name', '?name' and '...',"
             " and evaluates no expressions",
-            fix="pass signature=... to the decorator to declare these shapes for axischeck",
+            hint="pass signature=... to the decorator to declare these shapes for axischeck",
         )
     if "*" in flags:
         if "#" in flags:
             raise SpecError(
                 f"jaxtyping dimension {token!r} (in {dim_str!r} of {where}) is a broadcastable run,"
                 " which axischeck does not check",
-                fix="pass signature=... to the decorator, with '*name' (exact) or '...' (unchecked)",
+                hint="pass signature=... to the decorator, with '*name' (exact) or '...' (unchecked)",
             )
         return Variadic(None if anonymous or not body else body)
     if anonymous or not body:

@@ -96,7 +96,7 @@ def check_text_dims(fn: Callable[..., Any]) -> None:
             where = "the return annotation" if name == "return" else f"parameter {name!r}"
             refusal = _refusal_of_text(value, where)
             if refusal is not None:
-                raise SpecError(*refusal[:1], fix=refusal[1])
+                raise SpecError(*refusal[:1], hint=refusal[1])
 
 
 def _refusal_of_text(text: str, where: str) -> tuple[str, str | None] | None:
@@ -112,7 +112,7 @@ def _refusal_of_text(text: str, where: str) -> tuple[str, str | None] | None:
         dims_of_text(text, where)
         verdict: tuple[str, str | None] | None = None
     except Refused as err:
-        verdict = (err.problem, err.fix)
+        verdict = (err.problem, err.hint)
     except SpecError:
         verdict = None
     if len(text) < 1000:

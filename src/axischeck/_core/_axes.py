@@ -54,7 +54,7 @@ def _freeze(value: Any, what: str) -> Axes:
         raise SpecError(
             f"{what} must be an int, None, or a (nested) container of those, but {short_repr(bad[0])}"
             f" (of type {type(bad[0]).__name__}) is in {short_repr(value)}",
-            fix=_leaf_fix(bad[0], what),
+            hint=_leaf_fix(bad[0], what),
         )
     return Axes(treedef, tuple(leaves))
 
@@ -79,7 +79,7 @@ def freeze_in_axes(in_axes: Any, transform: str = "vmap") -> Axes:
         raise SpecError(
             f"{transform} in_axes must be an int, None, or a tuple with one entry per positional"
             f" argument, but got {in_axes!r} (of type {type(in_axes).__name__})",
-            fix=_top_fix(in_axes),
+            hint=_top_fix(in_axes),
         )
     return _freeze(in_axes, f"{transform} in_axes")
 
@@ -136,7 +136,7 @@ def check_axis_name(axis_name: Any, what: str = "vmap axis_name") -> None:
         raise SpecError(
             f"{what} {axis_name!r} is an {type(axis_name).__name__}: collectives would read it as"
             f" {'a positional array axis' if isinstance(axis_name, int) else 'several axis names'}",
-            fix="name the axis with a string, e.g. axis_name='batch'",
+            hint="name the axis with a string, e.g. axis_name='batch'",
         )
     check_hashable(axis_name, what)
 

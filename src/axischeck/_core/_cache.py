@@ -235,6 +235,12 @@ class WeakCallable:
         return self._ref()
 
 
+def held_function(fun: Callable[..., Any]) -> Any:
+    """The function `fun` calls: the referent of a `WeakCallable` (None once it is gone),
+    else `fun` itself, so that both key the same records of it."""
+    return fun._ref() if isinstance(fun, WeakCallable) else fun
+
+
 def held_weakly(fun: Callable[..., Any]) -> Callable[..., Any]:
     """`fun` behind a weak reference where it can be weakly referenced, else `fun`."""
     try:

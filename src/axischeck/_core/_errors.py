@@ -7,9 +7,12 @@ import sys
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
-from ._shape import Shape, format_shape
+from ._text import format_shape
+
+if TYPE_CHECKING:  # not imported at run time: the linter reads errors without importing JAX
+    from ._job import Job
 
 Size = int | tuple[int, ...]
 
@@ -31,10 +34,10 @@ class Place:
     """
 
     arg: str
-    shape: Shape | None = None
+    shape: tuple[int, ...] | None = None
     axis: int | None = None
     size: Size | None = None
-    batched_shape: Shape | None = None
+    batched_shape: tuple[int, ...] | None = None
     batched_axis: int | None = None
     unit: str = "per-example"  # what `shape` is: one example, or one device's block
 
@@ -57,6 +60,13 @@ def _size(size: Size) -> str:
     return format_shape(size) if isinstance(size, tuple) else str(size)
 
 
+class HtmlView(Protocol):
+    """Renders an error as HTML (`_html.ErrorView`, which the engine attaches: the
+    rendering sits above the errors, in the layer of the derivation it draws)."""
+
+    def html(self, err: AxisCheckError) -> str: ...
+
+
 class AxisCheckError(ValueError):
     """Base class of every failure axischeck reports (a `ValueError`).
 
@@ -67,8 +77,17 @@ class AxisCheckError(ValueError):
     - `symbol`: the dimension symbol or batch size that conflicts, if any.
     - `places`: the `Place`s that disagree, first binding first.
     - `table`: the derivation table (argument rows), if one was built.
-    - `fix`: a concrete suggestion, if one is clear.
+    - `hint`: what to change, in words, where the engine can say it (not checked).
+    - `fix`: a change that was checked against what the program means (see `suggestions`).
     - `fix_head`: the checked fix in a few words (`in_axes=(0, 0)`), ending the headline.
+    - `job`: in a job of several processes, when the failure is about how its processes
+      share the devices: their count, this one's index, its local devices and the global
+      count (`job.processes`, `job.process`, `job.local_devices`, `job.global_devices`).
+    - `steps`: the derivation so far (the table's rows as values), if the engine made one.
+
+    In Jupyter an error shown as a cell's value is drawn as HTML (`_repr_html_`): the table
+    with the conflicting rows highlighted and each argument's axes, the conflicting axes
+    marked. Its text is the message, unchanged.
 
     ```python
     >>> f = ax.vmap(lambda x, y: x @ y, in_axes=(0, 1), signature="(a,b),(b,c)->(a,c)")
@@ -87,7 +106,9 @@ class AxisCheckError(ValueError):
     symbol: str | None
     places: tuple[Place, ...]
     table: str | None
+    hint: str | None
     fix: str | None
+    job: Job | None = None  # a class default too: an error unpickled from an older release lacks it
 
     def __init__(
         self,
@@ -98,8 +119,12 @@ class AxisCheckError(ValueError):
         places: tuple[Place, ...] = (),
         table: str | None = None,
         notes: tuple[str, ...] = (),
+        hint: str | None = None,
         fix: str | None = None,
         fix_head: str | None = None,
+        job: Job | None = None,
+        steps: tuple[Any, ...] = (),
+        view: HtmlView | None = None,
     ) -> None:
         self.transform = transform
         self.problem = problem
@@ -107,9 +132,13 @@ class AxisCheckError(ValueError):
         self.places = places
         self.table = table
         self.notes = notes
+        self.hint = hint
         self.fix = fix
         self.fix_head = fix_head
-        self.suggestions: tuple[Any, ...] = ()  # structured fixes (see axischeck._suggest)
+        self.job = job
+        self.steps = steps
+        self.view = view
+        self.suggestions: tuple[Any, ...] = ()  # the checked fixes, as data (see axischeck._advice)
         # The arguments and labelled call the engine found this in, carried to the fix
         # search (labelling 16,000 leaves again costs 20-45 ms), which takes it; never
         # pickled or copied into another error.
@@ -117,9 +146,9 @@ class AxisCheckError(ValueError):
         super().__init__(self.render())
 
     def render(self) -> str:
-        """The message: headline (what is wrong and, when the engine checked one, the
-        fix in a few words, so a one-line log says both), table, the places that
-        disagree, notes, and the fix in full."""
+        """The message: headline (what is wrong and, where one was checked, the fix in a
+        few words, so a one-line log says both), table, the places that disagree, notes,
+        and the fix in full (or, where none was checked, the hint)."""
         head = f"{self.transform}: {self.problem}" if self.transform else self.problem
         lines = [f"{head}; fix: {self.fix_head}" if self._fix_head_holds() else head]
         if self.table:
@@ -132,7 +161,19 @@ class AxisCheckError(ValueError):
         lines.extend(f"  {note}" for note in self.notes)
         if self.fix:
             lines.append(f"  Fix: {self.fix}")
+        elif self.hint:
+            lines.append(f"  Hint: {self.hint}")
         return "\n".join(lines)
+
+    def _repr_html_(self) -> str:
+        """The error as HTML, for Jupyter: drawn where the engine found it, else its text."""
+        view: HtmlView | None = getattr(self, "view", None)  # a state rebuilt without it has none
+        if view is not None:
+            return view.html(self)
+        import html
+
+        text = html.escape(f"{type(self).__name__}: {self}")
+        return f"<pre style='color:#b91c1c'>{text}</pre>"
 
     def disagreement(self) -> str | None:
         """`'b' is axis 2 of x (size 4) but axis 0 of y (size 5).`, when places disagree."""

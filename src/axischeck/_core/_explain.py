@@ -1,5 +1,5 @@
 """Plain-text derivation tables (aligned columns, no colour, one row per leaf), and the
-one way the engine builds an error: from the scene where it found the mistake."""
+table an error shows of the derivation so far (see `_scene`, which builds errors)."""
 
 from __future__ import annotations
 
@@ -8,12 +8,11 @@ from collections.abc import Callable, Collection, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import Any, TypeVar
 
-from ._errors import AxisCheckError, Place
-from ._shape import Shape, format_shape
+from ._errors import Place
+from ._shape import Shape
 from ._steps import ArgRows, BaseStep, MapStep, ShardRow, ShardStep, SpecRow, SpecRows, Step
-from ._text import int_text
+from ._text import format_shape, int_text
 
 
 class _Shapes:
@@ -103,7 +102,13 @@ def _arg_table(maps: Sequence[MapStep], base: BaseStep | None, focus: Focus | No
             at_level = [level.get(name) for name in names]
             if k == 0:
                 out.append([shape(args.shapes[j]) if j is not None else "" for j in at_level])
-            out.append([_axis(args.axes[j]) if j is not None else "" for j in at_level])
+            by_keyword = maps[k].keywords
+            out.append(
+                [
+                    "" if j is None else _axis(args.axes[j]) + (" (keyword)" if _root(names[n]) in by_keyword else "")
+                    for n, j in enumerate(at_level)
+                ]
+            )
             out.append([shape(args.per_example[j]) if j is not None else "" for j in at_level])
         rows = [at.get(name) for name in names]
         if not maps:
@@ -117,6 +122,11 @@ def _arg_table(maps: Sequence[MapStep], base: BaseStep | None, focus: Focus | No
     marked = {k for k, note in enumerate(spec.notes) if "<--" in note or "<--" in spec.binds[k]}
     shown = [i for i, label in enumerate(labels) if at.get(label) in marked] if marked and signature else []
     return _Rows(header, len(labels), columns, shown or _focused(labels, focus, limit))
+
+
+def _root(label: str) -> str:
+    """The argument a leaf's label belongs to (`params` for `params['w']`)."""
+    return label.partition("[")[0]
 
 
 def _row_of(labels: Sequence[str]) -> dict[str, int]:
@@ -169,9 +179,8 @@ def _focused(labels: Sequence[str], focus: Focus | None, limit: int | None) -> l
     return [i for i, label in enumerate(labels) if focus(label)]
 
 
-def _shard_section(step: ShardStep, outputs: bool, limit: int | None, focus: Focus | None = None) -> list[str]:
+def _shard_rows(step: ShardStep, focus: Focus | None = None, limit: int | None = None) -> tuple[_Rows, _Rows]:
     """Global shape -> spec -> per-device block for each argument, and back for outputs."""
-    parts = [f"{step.transform}: {step.mesh_text()}"]
 
     def columns(rows: Sequence[ShardRow], global_first: bool) -> Callable[[Sequence[int]], list[list[str]]]:
         """label, shape, spec, shape: global then per-device for arguments, the other way for outputs."""
@@ -185,15 +194,69 @@ def _shard_section(step: ShardStep, outputs: bool, limit: int | None, focus: Foc
 
         return make
 
-    args, outs = columns(step.args, True), columns(step.outs, False)
-
     marked = _focused([r.label for r in step.args], focus, limit)
-    header = ["arg", "global shape", "in_spec", "per-device block"]
-    parts.append(table(_Rows(header, len(step.args), args, marked), limit))
+    args = _Rows(
+        ["arg", "global shape", "in_spec", "per-device block"], len(step.args), columns(step.args, True), marked
+    )
+    outs = _Rows(["output", "per-device block", "out_spec", "global shape"], len(step.outs), columns(step.outs, False))
+    return args, outs
+
+
+def _shard_section(step: ShardStep, outputs: bool, limit: int | None, focus: Focus | None = None) -> list[str]:
+    parts = [f"{step.transform}: {step.mesh_text()}"]
+    args, outs = _shard_rows(step, focus, limit)
+    parts.append(table(args, limit))
     if outputs and step.outs:
-        header = ["output", "per-device block", "out_spec", "global shape"]
-        parts.append(table(_Rows(header, len(step.outs), outs), limit))
+        parts.append(table(outs, limit))
     return parts
+
+
+@dataclass(frozen=True, slots=True)
+class Grid:
+    """One derivation table as cells: what the text table shows, for other renderings
+    (`_html`). `marked` are the body rows an error is about; `left_out` counts the rows
+    not shown (a tree of 16,000 leaves shows the first `limit`)."""
+
+    title: str
+    header: tuple[str, ...]
+    rows: tuple[tuple[str, ...], ...]
+    marked: frozenset[int] = frozenset()
+    left_out: int = 0
+
+
+def _grid(title: str, rows: _Rows, limit: int | None) -> Grid:
+    shown: Sequence[int] = range(rows.count)
+    if limit is not None and rows.count > limit:
+        shown = sorted({*range(limit), *rows.marked})
+    columns = rows.columns(shown)
+    cells = tuple(zip(*columns, strict=True)) if columns and shown else ()
+    marked = frozenset(k for k, i in enumerate(shown) if i in set(rows.marked))
+    return Grid(title, tuple(rows.header), cells, marked, rows.count - len(shown))
+
+
+def derivation_grids(steps: Sequence[Step], *, outputs: bool = True, limit: int | None = None) -> list[Grid]:
+    """The tables `render_steps` writes, as cells (titles are its section lines)."""
+    maps = [s for s in steps if isinstance(s, MapStep)]
+    base = next((s for s in steps if isinstance(s, BaseStep)), None)
+    grids = []
+    for shard in (s for s in steps if isinstance(s, ShardStep)):
+        args, outs = _shard_rows(shard)
+        grids.append(_grid(f"{shard.transform}: {shard.mesh_text()}", args, limit))
+        if outputs and shard.outs:
+            grids.append(_grid("outputs", outs, limit))
+    if grids and not maps and (base is None or base.source == "traced"):
+        return grids
+    title = ", ".join(
+        ("batch size " if len(maps) == 1 else f"[{i + 1}] {m.transform}: batch size ")
+        + ("undetermined" if m.axis_size is None else f"{m.symbol}={m.axis_size}")
+        for i, m in enumerate(maps)
+    )
+    if maps or (base is not None and base.args):
+        grids.append(_grid(title or "arguments", _arg_table(maps, base, None, limit), limit))
+    has_outs = (base is not None and base.outs) or any(m.outs for m in maps)
+    if outputs and has_outs:
+        grids.append(_grid("outputs", _out_table(maps, base), limit))
+    return grids
 
 
 def render_steps(
@@ -235,30 +298,13 @@ def named_in(problem: str, places: Sequence[Place]) -> Focus:
     labels = {p.arg for p in places}
 
     def named(label: str) -> bool:
-        return label in labels or re.search(rf"(?<![\w\]'\[]){re.escape(label)}(?![\w\[])", problem) is not None
+        if label in labels:
+            return True
+        # Only a label the problem's text holds is matched as a whole word: asked of every
+        # row of a long table, a pattern compiled per label would cost the table its time.
+        return label in problem and re.search(rf"(?<![\w\]'\[]){re.escape(label)}(?![\w\[])", problem) is not None
 
     return named
-
-
-E = TypeVar("E", bound=AxisCheckError)
-
-
-@dataclass(frozen=True, slots=True)
-class Scene:
-    """Where the engine stands when it finds a mistake: the transform it is checking and
-    the derivation so far. Every engine error is built by `error`, so each one carries
-    the same facts (headline, table of the arguments so far) in the same order."""
-
-    trail: tuple[Step, ...]
-    transform: str | None = None
-
-    def then(self, step: Step) -> Scene:
-        """The same scene with one more derivation step (the rows of the current level)."""
-        return Scene((*self.trail, step), self.transform)
-
-    def error(self, cls: type[E], problem: str, **facts: Any) -> E:
-        table = table_so_far(self.trail, named_in(problem, facts.get("places", ()))) if _TABLES.get() else None
-        return cls(problem, transform=self.transform, table=table, **facts)
 
 
 _TABLES: ContextVar[bool] = ContextVar("axischeck_error_tables", default=True)

@@ -15,7 +15,20 @@ its version:
   legacy accessor); both expose `.eqns`, `.invars` and `.outvars`, which is all
   axischeck reads. `scan_layout(params)`: a scan's constants and carries are counted
   by `num_consts`/`num_carry` before 0.12 and by `ft_in` from then on.
+- `VMAP_MATCHES_CONTAINERS_BY_POSITION`: from 0.12.1, `jax.vmap` matches the containers
+  of `in_axes`/`out_axes` to the arguments' and outputs' by their number of children
+  (a tuple for a dict, a list for a tuple) before its strict prefix check; pmap does not.
 - `INFER_SPECS`, `JAX_SMAP`: names JAX does not export everywhere.
+- `tracing()`, `process_global_shape()`: JAX's own private functions (the same from 0.10.2
+  to 0.12.1) for whether JAX is tracing, which decides where a pmap in a job of several
+  processes runs, and for the global shape `jax.make_array_from_process_local_data` builds.
+  The gloo CPU collectives such a job needs on one machine are in every release tested.
+- `JitsKept`: a record of the user's function (the check that rides JAX's trace) keeps
+  the jits it calls as calls, through JAX's staging rule of jit (the same private rule
+  from 0.10.2 to 0.12.1): JAX inlines a jit marked to inline early (`inline=True` up to
+  0.11, `Inline.JAX_EARLY` from then on; jax.numpy's reductions) into a staged jaxpr, but
+  runs it eagerly as one compiled call, whose numerics can differ from its operations run
+  one by one (on jax 0.12). Where the rule has moved, JAX runs the function itself.
 
 Where axischeck must tell one JAX error from another by its wording (JAX raises a plain
 ValueError for many things), the wording is read here and nowhere else, by the functions
@@ -31,6 +44,7 @@ import re
 import sys
 from collections.abc import Callable
 from contextlib import AbstractContextManager
+from contextvars import ContextVar
 from operator import attrgetter
 from pathlib import Path
 from types import CellType, CodeType
@@ -251,6 +265,32 @@ mesh context, ...), as JAX keys its own caches with it: part of every cache key 
 answer that came from tracing. (JAX's own function: it runs on every cached predict.)"""
 
 
+def tracing() -> bool:
+    """Whether JAX is tracing here (inside `jax.jit`, a transform or `eval_shape`): in a
+    job of several processes, JAX's pmap then lays its mesh over this process's devices
+    alone, where an eager call lays it over every process's (pmap.py:_get_mesh_devices,
+    0.10.2 to 0.12.1)."""
+    from jax._src import core
+
+    return not core.trace_state_clean()
+
+
+def process_global_shape(mesh: Any, spec: Any, shape: tuple[int, ...]) -> tuple[int, ...] | None:
+    """The global shape `jax.make_array_from_process_local_data(NamedSharding(mesh, spec),
+    data)` builds from this process's `data` of `shape`, as JAX infers it
+    (sharding_impls.local_to_global_shape, 0.10.2 to 0.12.1); None where JAX cannot say
+    (a mesh of this process's devices alone, a sharding that is not uniform over the
+    processes, an abstract mesh)."""
+    try:
+        from jax._src.sharding_impls import local_to_global_shape
+
+        found = local_to_global_shape(jax.sharding.NamedSharding(mesh, spec), tuple(shape))
+    except Exception:  # an abstract mesh, or a future layout: no global shape to show
+        return None
+    sizes = [n for n in found if type(n) is int]
+    return tuple(sizes) if len(sizes) == len(found) else None
+
+
 def quiet_tracebacks() -> AbstractContextManager[Any]:
     """JAX's traceback filtering off, for traces whose exceptions axischeck only reads (the
     fix search's trials, JAX's verdict on a call): JAX filters each exception leaving its
@@ -272,6 +312,17 @@ def vmappable_value(value: Any) -> bool:
     return type(value) in _batching.vmappables
 
 
+def tracing_now() -> bool:
+    """Whether JAX is making a trace here (inside `jit`, a transform's trace, ...), where
+    an operation on concrete values would be staged into it rather than computed."""
+    try:
+        from jax._src import core
+
+        return not isinstance(core.trace_ctx.trace, core.EvalTrace)
+    except (ImportError, AttributeError):  # pragma: no cover - a future layout
+        return True
+
+
 def batched_here(value: Any) -> bool:
     """Inside a function traced under `jax.vmap`: whether `value` carries the batch dim of
     the innermost vmap (JAX's test for `out_axes=None`). True when JAX's internals have
@@ -289,6 +340,11 @@ def batched_here(value: Any) -> bool:
 NEGATIVE_COLLECTIVE_AXES_FAIL_LOWERING: bool = JAX_VERSION < (0, 11, 0)
 """psum_scatter's scatter_dimension and all_to_all's split/concat axes: negative values
 trace but fail to lower before JAX 0.11 (which normalizes them when binding)."""
+
+VMAP_MATCHES_CONTAINERS_BY_POSITION: bool = JAX_VERSION >= (0, 12, 1)
+"""`jax.vmap` (not pmap) reads in_axes/out_axes with `tuptree_flat` first (jax 0.12.1,
+checked against 0.12.0.1 and 0.12.1): a container of the axes meets a node of the
+arguments or outputs with as many children (dicts: the same keys), of any type."""
 
 
 def ppermute_axes_in_mesh_order() -> bool:
@@ -322,19 +378,18 @@ def varying_axes(value: Any) -> frozenset[str] | None:
     return None if varying is None else frozenset(str(a) for a in varying)
 
 
-VARYING_CAST: str = "jax.lax.pcast" if hasattr(jax.lax, "pcast") else "jax.lax.pvary"
-"""JAX's function that marks a value as varying over mesh axes (what a value invariant
-over an axis needs before it meets a varying one in a loop carry or a branch): `pvary`
-up to JAX 0.7, `pcast(x, axes, to='varying')` from then on (0.10.2 and 0.12 have no
-`pvary`)."""
+def cast_to_varying(value: Any, axes: tuple[str, ...]) -> Any:
+    """`value` marked as varying over the mesh axes `axes` (inside a shard_map that checks
+    vma): what a value invariant over an axis needs before it meets a varying one in a
+    loop carry or a branch (`pcast(x, axes, to='varying')`; JAX up to 0.7 spelled it
+    `pvary`, which 0.10.2 and 0.12 no longer have)."""
+    return jax.lax.pcast(value, axes, to="varying")
 
 
 def varying_cast(value: str, axes: tuple[str, ...]) -> str:
-    """The call that makes `value` (source text) vary over `axes`, spelled for this JAX."""
+    """The call that makes `value` (source text) vary over `axes`, as user code writes it."""
     named = repr(axes[0]) if len(axes) == 1 else repr(tuple(axes))
-    if VARYING_CAST == "jax.lax.pcast":
-        return f"jax.lax.pcast({value}, {named}, to='varying')"
-    return f"jax.lax.pvary({value}, {named})"
+    return f"jax.lax.pcast({value}, {named}, to='varying')"
 
 
 def _traceback_util() -> Any:
@@ -536,6 +591,160 @@ def jaxpr_function(closed: Any) -> Callable[..., list[Any]] | None:
     except ImportError:  # pragma: no cover - a future layout
         return None
     return cast(Callable[..., list[Any]], jaxpr_as_fun(closed))
+
+
+_VARYING_CASTS = frozenset({"pvary", "pcast", "reduced_vary_cast_p"})
+"""The primitives that only mark a value as varying over a shard_map's mesh axes (value
+and shape unchanged): `pvary` in JAX 0.10 to 0.12, `pcast` where JAX names it so."""
+
+
+def jaxpr_function_unvaried(closed: Any) -> Callable[..., list[Any]] | None:
+    """`jaxpr_function` for a record made inside a shard_map that checks vma, asked again
+    outside it (a vmap's check after JAX traced it in a shard_map body): the casts that
+    mark values as varying are dropped, a psum of varying values is a plain psum, and vma
+    is not checked (`_check_vma` off). Values and shapes are what the record computes.
+    None where this JAX has moved what it reads."""
+    try:
+        from jax._src.config import _check_vma
+        from jax._src.lax.parallel import psum_p
+    except ImportError:  # pragma: no cover - a future layout
+        return None
+    jaxpr, consts = closed.jaxpr, closed.consts
+
+    def run(*args: Any) -> list[Any]:
+        env: dict[Any, Any] = dict(zip(jaxpr.constvars, consts, strict=True))
+        env.update(zip(jaxpr.invars, args, strict=True))
+
+        def read(var: Any) -> Any:
+            return var.val if is_literal(var) else env[var]
+
+        with _check_vma(False):
+            for eqn in equations(jaxpr):
+                values = [read(v) for v in eqn.invars]
+                primitive, params = eqn.primitive, eqn.primitive.get_bind_params(eqn.params)
+                if primitive.name in _VARYING_CASTS:
+                    env.update(zip(eqn.outvars, values, strict=True))
+                    continue
+                if primitive.name == "psum_invariant":  # psum's form for varying values
+                    primitive, params = psum_p, {"axes": params["axes"], "axis_index_groups": None}
+                with eqn.ctx.manager:
+                    out = primitive.bind(*values, **params)
+                outs = out if primitive.multiple_results else [out]
+                env.update(zip(eqn.outvars, outs, strict=True))
+        return [read(v) for v in jaxpr.outvars]
+
+    return run
+
+
+class JitsKept:
+    """A function to record (`record`) with the jits it calls kept as calls in the record.
+
+    JAX inlines a jit marked to inline early (jax.numpy's reductions, `jnp.mean` among
+    them) into any jaxpr it stages, but an eager call runs it as one compiled computation,
+    whose numerics may differ from its operations run one by one (XLA may multiply by the
+    reciprocal of a constant divisor: one unit in the last place, on jax 0.12). A record
+    replayed where JAX runs eagerly must run such a jit as JAX does, and replayed where JAX
+    stages, must stage it as JAX does: the jits this function calls are kept as calls while
+    it is recorded, and each one's own inline mode is put back in the record.
+
+    Only the record's own trace is concerned (a jit inside a jit, a scan body or the
+    function's jit-wrapped callees is traced as always), and only while `record` runs (a
+    context variable: other threads' traces are untouched)."""
+
+    # Named apart from the attributes of the jit that `jax.make_jaxpr` wraps around this
+    # object, which copies them (a `trace` would hide the jit's own `.trace`).
+    def __init__(self, fn: Callable[..., Any]) -> None:
+        self._kept_fn = fn
+        self._kept_trace: Any = None
+        self._kept_modes: list[Any] = []  # the inline mode of each jit staged at the record's trace, in order
+
+    def __call__(self, *args: Any) -> Any:
+        self._kept_trace = _current_trace()
+        return self._kept_fn(*args)
+
+    def record(self, *args: Any) -> tuple[Any, Any] | None:
+        """`jax.make_jaxpr(fn, return_shape=True)(*args)` with the jits `fn` calls kept as
+        calls; None where this JAX does not let them be kept (the caller then lets JAX run
+        the function itself). The function's own failure propagates."""
+        if not _keeps_jits():
+            return None
+        token = _JITS_KEPT.set(self)
+        try:
+            closed, out = jax.make_jaxpr(self, return_shape=True)(*args)
+        finally:
+            _JITS_KEPT.reset(token)
+        restored = self._restored(closed)
+        return None if restored is None else (restored, out)
+
+    def _restored(self, closed: Any) -> Any:
+        """The record with each kept jit's own inline mode back (None where the record's
+        calls are not the ones staged, one for one)."""
+        from jax._src.pjit import jit_p
+
+        inner = closed.jaxpr
+        eqns = list(inner.eqns)
+        calls = [i for i, eqn in enumerate(eqns) if eqn.primitive is jit_p]
+        if len(calls) != len(self._kept_modes):
+            return None
+        for i, mode in zip(calls, self._kept_modes, strict=True):
+            if _inlines_early(mode):
+                eqns[i] = eqns[i].replace(params={**eqns[i].params, "inline": mode})
+        if inner is closed:  # one class from JAX 0.11
+            return closed.replace(eqns=eqns)
+        return closed.replace(jaxpr=inner.replace(eqns=eqns))
+
+
+_JITS_KEPT: ContextVar[JitsKept | None] = ContextVar("axischeck_jits_kept", default=None)
+
+
+def _current_trace() -> Any:
+    from jax._src import core
+
+    return core.trace_ctx.trace
+
+
+def _inlines_early(mode: Any) -> bool:
+    """Whether a jit's inline mode inlines it when staged: `inline=True` up to 0.11,
+    `Inline.JAX_EARLY` from the release that names the modes."""
+    return mode is _EARLY if _EARLY is not None else bool(mode)
+
+
+def _inline_modes() -> tuple[Any, Any]:
+    """The inline mode that inlines a staged jit early and the one that keeps it a call."""
+    from jax._src import core
+
+    modes = getattr(core, "Inline", None)
+    if modes is None:  # booleans: up to 0.11
+        return None, False
+    return modes.JAX_EARLY, modes.JAX_LATE
+
+
+_EARLY, _KEPT_AS_CALL = _inline_modes()
+
+
+@functools.cache
+def _keeps_jits() -> bool:
+    """Wraps JAX's staging rule of jit once, so that a `JitsKept` record keeps the jits
+    staged at its own trace as calls; False where this JAX has moved the rule."""
+    try:
+        from jax._src.interpreters import partial_eval as pe
+        from jax._src.pjit import jit_p
+    except ImportError:  # pragma: no cover - a future layout
+        return False
+    rule = pe.custom_staging_rules.get(jit_p)
+    if rule is None:  # pragma: no cover - a future layout
+        return False
+
+    def keeping(trace: Any, source_info: Any, *args: Any, **params: Any) -> Any:
+        kept = _JITS_KEPT.get()
+        if kept is not None and trace is kept._kept_trace:
+            kept._kept_modes.append(params["inline"])
+            if _inlines_early(params["inline"]):
+                params = {**params, "inline": _KEPT_AS_CALL}
+        return rule(trace, source_info, *args, **params)
+
+    pe.custom_staging_rules[jit_p] = keeping
+    return True
 
 
 def equations(jaxpr: Any) -> Any:

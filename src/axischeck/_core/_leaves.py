@@ -269,7 +269,7 @@ def _check_layout(x: jax.ShapeDtypeStruct, label: str) -> None:
     except ValueError as err:
         raise ArgumentError(
             f"{label}'s sharding cannot lay out its shape {tuple(x.shape)}: {err}",
-            fix="make the sharded dims multiples of their mesh axes, or shard other dims",
+            hint="make the sharded dims multiples of their mesh axes, or shard other dims",
         ) from None
 
 

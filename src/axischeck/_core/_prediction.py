@@ -8,6 +8,7 @@ from typing import Any
 import jax
 
 from ._explain import render_steps
+from ._html import prediction_html
 from ._jax_compat import TRUSTED_ARRAY_TYPES
 from ._shape import Shape
 from ._steps import Step
@@ -19,6 +20,10 @@ class Prediction:
     - `shapes`: a pytree shaped like the function's output, with `Shape` leaves.
     - `axis_size`: the mapped size of the outermost transform (None for `check`).
     - `steps`: the derivation, outermost transform first; `str(prediction)` renders it.
+
+    In Jupyter a prediction shown as a cell's value is drawn as HTML (`_repr_html_`): the
+    derivation table and each argument's axes with the mapped one marked (for pmap,
+    shard_map and smap, the mesh and one device's block).
 
     ```python
     >>> f = lambda x, y, z: jnp.einsum("ab,bc->ac", x, y) + z
@@ -117,6 +122,10 @@ class Prediction:
 
     def __repr__(self) -> str:
         return f"Prediction(shapes={self.shapes!r}, axis_size={self.axis_size!r})"
+
+    def _repr_html_(self) -> str:
+        """The prediction as HTML, for Jupyter: its tables and drawings."""
+        return prediction_html(self)
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Prediction):

@@ -6,7 +6,8 @@ from typing import Any, SupportsIndex
 
 import numpy as np
 
-from ._text import int_text, short_repr
+from ._errors import SpecError
+from ._text import format_shape, short_repr
 
 
 class Shape(tuple[int, ...]):
@@ -82,8 +83,6 @@ def _checked(items: tuple[Any, ...]) -> tuple[int, ...]:
     out = []
     for i, d in enumerate(items):
         if isinstance(d, (bool, np.bool_)) or not isinstance(d, (int, np.integer)) or d < 0:
-            from ._errors import SpecError  # _errors imports this module
-
             raise SpecError(
                 f"Shape sizes must be ints >= 0, got {_short(d)} (of type {type(d).__name__}) at position {i}"
             )
@@ -92,8 +91,6 @@ def _checked(items: tuple[Any, ...]) -> tuple[int, ...]:
 
 
 def _bad_sequence(dims: object) -> Exception:
-    from ._errors import SpecError
-
     return SpecError(
         f"Shape takes a sequence of sizes like (16, 8), got {_short(dims)} (of type {type(dims).__name__})"
     )
@@ -101,10 +98,3 @@ def _bad_sequence(dims: object) -> Exception:
 
 def _short(value: object) -> str:
     return short_repr(value)
-
-
-def format_shape(dims: tuple[int, ...]) -> str:
-    """`(16, 8, 2)`, `(3,)` or `()`, as Python prints a tuple of ints."""
-    if len(dims) == 1:
-        return f"({int_text(dims[0])},)"
-    return "(" + ", ".join(map(int_text, dims)) + ")"

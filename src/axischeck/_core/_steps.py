@@ -80,6 +80,7 @@ class MapStep:
     axis_size: int | None  # None: not determined (the failure was before it)
     args: Sequence[ArgRow]
     outs: tuple[OutRow, ...] = ()
+    keywords: frozenset[str] = frozenset()  # arguments passed by keyword (mapped over axis 0 whatever in_axes says)
 
     def __post_init__(self) -> None:
         # Rows are kept as ArgRows however they were given, so equal steps compare and hash alike.
@@ -161,6 +162,7 @@ class ShardRow:
     shape: Shape | None  # global: the argument as passed, or the assembled output
     spec: str  # its PartitionSpec ("static" for an in_specs None entry)
     block: Shape | None  # what each device sees (or returns)
+    split: tuple[tuple[str, ...], ...] | None = None  # the mesh axes that split each dim, where checked
 
 
 @dataclass(frozen=True, slots=True)

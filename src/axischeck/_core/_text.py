@@ -37,3 +37,10 @@ class _ShortRepr(reprlib.Repr):
             keep = max(0, (self.maxlong - 3) // 2)
             text = text[:keep] + "..." + text[len(text) - keep :]
         return text
+
+
+def format_shape(dims: tuple[int, ...]) -> str:
+    """`(16, 8, 2)`, `(3,)` or `()`, as Python prints a tuple of ints."""
+    if len(dims) == 1:
+        return f"({int_text(dims[0])},)"
+    return "(" + ", ".join(map(int_text, dims)) + ")"

@@ -11,7 +11,8 @@ import numpy as np
 from jax.tree_util import keystr
 
 from ._jax_compat import TRUSTED_ARRAY_TYPES
-from ._shape import Shape, format_shape
+from ._shape import Shape
+from ._text import format_shape
 
 
 @dataclass(frozen=True, slots=True)
@@ -22,6 +23,38 @@ class PrefixMismatch:
     spec_kind: str
     value_kind: str
     detail: str
+
+
+def broadcast_by_position(spec: Any, full: Any, is_spec_leaf: Callable[[Any], bool]) -> list[Any] | None:
+    """Each leaf of `full` paired with the `spec` leaf above it, where containers meet by
+    position: a spec container matches any node of `full` with as many children (and the
+    same keys where both are dicts), whatever their types. None where even that fails.
+
+    Mirrors `jax._src.api.tuptree_flat`, which `jax.vmap` tries before its strict prefix
+    check from jax 0.12.1 on (a tuple may stand for a dict, a list for a tuple; see
+    docs/jax-semantics.md#in_axes-and-out_axes-trees). Depth is bounded by the spec, which
+    `check_nesting` bounds when the options are made.
+    """
+    if is_spec_leaf(spec):
+        return [spec] * num_leaves(full)
+    try:
+        spec_children, spec_def = _one_level(spec)
+    except Exception:  # not a pytree JAX can flatten: JAX's strict check says why
+        return None
+    if _is_leaf_node(spec_def):
+        return None
+    full_children, full_def = _one_level(full)
+    if _is_leaf_node(full_def) or len(spec_children) != len(full_children):
+        return None
+    if type(spec) is dict and type(full) is dict and sorted(spec, key=str) != sorted(full, key=str):
+        return None
+    out: list[Any] = []
+    for s, f in zip(spec_children, full_children, strict=True):
+        sub = broadcast_by_position(s, f, is_spec_leaf)
+        if sub is None:
+            return None
+        out.extend(sub)
+    return out
 
 
 def _kind(x: Any) -> str:

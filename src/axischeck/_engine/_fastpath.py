@@ -20,7 +20,6 @@ from typing import Any
 import jax
 from jax.sharding import PartitionSpec
 
-from .._core._axes import _is_axis
 from .._core._dims import ANY, ArraySpec, Fixed, Named, Variadic
 from .._core._errors import AxisCheckError
 from .._core._jax_compat import INFER_SPECS
@@ -29,7 +28,7 @@ from .._core._prediction import Prediction, ShardPrediction
 from .._core._shape import Shape
 from .._core._steps import Step
 from .._core._trees import PrefixMismatch, broadcast_prefix
-from ._levels import resolve_in_axes
+from ._levels import axes_of, resolve_in_axes
 from ._mesh import MeshShape, SpecMistake, context_conflict, spec_dims
 from ._models import MapModel, Model, SignatureModel
 from ._shard_model import ShardModel, is_spec_leaf
@@ -223,7 +222,7 @@ def _map_plan(model: Model, call: Call) -> Plan | None:
             axes = resolve_in_axes(lv, call, ())
             if any(a is not None and leaf.shape is None for leaf, a in zip(leaves, axes, strict=True)):
                 return None
-            out_axes = broadcast_prefix(lv.out_axes.value, out_value, lambda x: _is_axis(x))
+            out_axes = axes_of(lv, lv.out_axes.value, out_value)
             if isinstance(out_axes, PrefixMismatch) or (None in out_axes and not lv.sum_match):
                 return None
             name = lv.axis_name if isinstance(lv.axis_name, str) else None

@@ -10,7 +10,7 @@ import weakref
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from types import FunctionType
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .._core._cache import BoundedCache
 from .._core._errors import SpecError
@@ -19,9 +19,6 @@ from .._core._keys import lookup, store
 from .._core._leaves import parameter_names, plain_function
 from .._core._spec import SigCore
 from ._signature import Signature
-
-if TYPE_CHECKING:
-    from ._transform_models import Models
 
 
 class Nestable(ABC):
@@ -37,8 +34,10 @@ class Nestable(ABC):
 
     @property
     @abstractmethod
-    def models(self) -> Models:
-        """The models of this transform (see `Models`)."""
+    def models(self) -> Any:
+        """The models of this transform (a `_transform_models.Models`, which module
+        builds them from this one's: typed here as Any, so neither imports the other's
+        types in a circle)."""
 
     @abstractmethod
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
@@ -90,8 +89,8 @@ _MAX_LAYERS = 32
 def declares_nothing(fun: Callable[..., Any]) -> bool:
     """Whether a plain function's annotations declare no dims (none at all, or types like
     `jax.Array` only), read once per function: then a transform of it without a signature
-    has nothing to check before JAX runs. Read at the first call, as the models read them
-    (a string annotation may name what is defined after the decorator runs)."""
+    has nothing to check before JAX runs. Annotations that cannot be read yet (a string
+    naming what is defined after the decorator runs) are left to the models: False."""
     known = known_declares_nothing(fun)
     if known is None:
         from .._core._annotations import core_from_annotations

@@ -26,17 +26,25 @@ import functools
 from collections.abc import Callable, Hashable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import jax
 from jax.core import Tracer
 
 from .._core._errors import FunctionError
-from .._core._jax_compat import is_literal, literal_array, name_trace
-from ._trace import RECORDED, Records, Replay, substituting
+from .._core._jax_compat import JitsKept, is_literal, literal_array, name_trace
+from ._trace import RECORDED, Records, Replay, recorded_first, substituting
 
-if TYPE_CHECKING:
-    from ._predictor import Predictor
+
+class Checker(Protocol):
+    """What a watch asks of the predictor whose check it carries (`Predictor`, which
+    makes the watches: this module is below it)."""
+
+    records: Records
+
+    def label(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any: ...
+
+    def checked_answer(self, args: tuple[Any, ...], kwargs: dict[str, Any], flat: tuple[list[Any], Any]) -> Any: ...
 
 
 class Recorder:
@@ -68,7 +76,9 @@ class Recorder:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         watch = WATCHING.get()
         if watch is None or watch.recorder is not self or watch.recorded:
-            return self.fun(*args, **kwargs)
+            # A check asking a transform around this one (shard_map's trace of the nest)
+            # takes the function from the records JAX's trace made, as the check's own trace does.
+            return recorded_first(self.fun)(*args, **kwargs)
         return watch.record(self, args, kwargs)
 
 
@@ -95,7 +105,7 @@ class Watch:
     def __init__(
         self,
         recorder: Recorder | None,
-        predictor: Predictor,
+        predictor: Checker,
         args: tuple[Any, ...],
         kwargs: dict[str, Any],
         flat: tuple[list[Any], Any] | None,
@@ -134,33 +144,39 @@ class Watch:
         leaves, treedef = jax.tree_util.tree_flatten((args, kwargs))
         dyn = tuple(i for i, leaf in enumerate(leaves) if isinstance(leaf, Tracer))
         fun = recorder.fun
+        traced = [leaves[i] for i in dyn]
         if not dyn and self.call[2] is None:  # nothing traced, so nothing varies: no draws to check
             return fun(*args, **kwargs)
-        traced = [leaves[i] for i in dyn]
-        recorded = substituting(fun, treedef, leaves, dyn)
-        labels = [leaf.label for leaf in self.predictor.label(args, kwargs).flat()[0]]
-        if len(labels) == len(leaves):
-            name_trace(recorded, fun, [labels[i] for i in dyn], traced_for=recorder.kind)
+        substituted = substituting(recorded_first(fun), treedef, leaves, dyn)
         returned: list[Any] = []
 
         def keeping(*values: Any) -> Any:  # what the function itself returns, for the outputs no tracer carries
-            out = recorded(*values)
+            out = substituted(*values)
             returned[:] = jax.tree_util.tree_leaves(out)
             return out
 
+        # Replayed in JAX's trace, the record computes what JAX would: its jits are kept
+        # as the calls JAX runs or stages (see `JitsKept`).
+        recorded = JitsKept(keeping)
+        labels = [leaf.label for leaf in self.predictor.label(args, kwargs).flat()[0]]
+        if len(labels) == len(leaves):
+            name_trace(recorded, fun, [labels[i] for i in dyn], traced_for=recorder.kind)
         try:
-            closed, out = jax.make_jaxpr(keeping, return_shape=True)(*traced)
+            made = recorded.record(*traced)
         except Exception:
             # The function fails. Recorded, it may fail otherwise than in JAX's own
             # evaluation (which runs the transform's rules op by op): JAX's is the error
             # the user must see, so the function runs as JAX would run it.
             return fun(*args, **kwargs)
+        if made is None:  # a record that could not keep its jits: JAX runs the function itself
+            return fun(*args, **kwargs)
+        closed, out = made
         replay = Replay(closed, jax.tree_util.tree_structure(out), dyn)
         self.replay, self.seen = replay, leaves
-        self.records.keep(args, kwargs, replay)
+        self.records.keep(fun, args, kwargs, replay)
         around = self.enclosing
         while around is not None:  # the same function at the same values, for each check of the nest
-            around.records.keep(args, kwargs, replay)
+            around.records.keep(fun, args, kwargs, replay)
             around = around.enclosing
         return _as_returned(replay, traced, returned)
 
@@ -200,6 +216,13 @@ def _as_returned(replay: Replay, traced: list[Any], returned: list[Any]) -> Any:
 
 WATCHING: ContextVar[Watch | None] = ContextVar("axischeck_watching", default=None)
 """The checked call whose check rides the trace JAX is making, if any."""
+
+
+def records_wanted() -> bool:
+    """Whether a transform called now should have JAX trace its function through a
+    recorder: a transform around it collects the records (`collecting`), or a check is
+    answering from them (`RECORDED`), which the recorder then asks in place of the function."""
+    return collecting() or RECORDED.get() is not None
 
 
 def collecting() -> bool:

@@ -29,8 +29,9 @@ import jax.numpy as jnp
 from .._core._errors import AxisCheckError, AxisCheckWarning, with_jax_error
 from .._core._leaves import flatten_call, label_call, parameter_names, resharded, shape_of, shapes_as_structs
 from .._core._prediction import Prediction
-from .._core._shape import Shape, format_shape
+from .._core._shape import Shape
 from .._core._steps import ArgRow, MapStep, OutRow, ShardRow, ShardStep
+from .._core._text import format_shape
 from ._signature import Inference, Signature
 from ._trace import substituting
 
@@ -275,8 +276,8 @@ class _Inference:
 
     # ------------------------------------------------------------ the levels
 
-    def _error(self, problem: str, fix: str | None = None) -> AxisCheckError:
-        return AxisCheckError(f"cannot infer a signature: {problem}", transform=self.subject.describe, fix=fix)
+    def _error(self, problem: str, hint: str | None = None) -> AxisCheckError:
+        return AxisCheckError(f"cannot infer a signature: {problem}", transform=self.subject.describe, hint=hint)
 
     def _inputs(
         self, levels: list[MapStep | ShardStep], leaves: list[Any]
@@ -335,7 +336,7 @@ class _Inference:
         if any(b == 0 and g == 0 for g, b in zip(shape, block, strict=True)):
             raise self._error(
                 f"{label} has an empty dimension, so its device split cannot be read",
-                fix="give example arguments without size-0 dimensions",
+                hint="give example arguments without size-0 dimensions",
             )
         return _Split(tuple(g // b for g, b in zip(shape, block, strict=True)))
 
@@ -737,7 +738,7 @@ class _Inference:
         if params is None:
             raise self._error(
                 "keyword arguments need parameter names, and the function's positional ones cannot be read",
-                fix="pass the arguments positionally",
+                hint="pass the arguments positionally",
             )
         named: dict[str, Any] = dict(zip(params + sorted(self.kwargs), inputs, strict=True))
         if out_specs is not None:

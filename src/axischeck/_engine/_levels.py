@@ -16,12 +16,15 @@ import jax
 
 from .._core._axes import Axes, _is_axis, canonical_axis
 from .._core._errors import ArgumentError, AxisCheckError, AxisCheckWarning, OutputError, Place, warn_at_user
-from .._core._explain import Scene, tables_read
+from .._core._explain import tables_read
+from .._core._jax_compat import VMAP_MATCHES_CONTAINERS_BY_POSITION
+from .._core._job import Job
 from .._core._leaves import Call, Leaf, abstract, resharded, scalar_struct
-from .._core._shape import Shape, format_shape
+from .._core._scene import Scene
+from .._core._shape import Shape
 from .._core._steps import ArgRows, MapStep, OutRow, Step
-from .._core._text import and_list, int_text
-from .._core._trees import PrefixMismatch, broadcast_prefix, leaf_paths, seq_repr
+from .._core._text import and_list, format_shape, int_text
+from .._core._trees import PrefixMismatch, broadcast_by_position, broadcast_prefix, leaf_paths, seq_repr
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,7 +34,8 @@ class MapLevel:
     A pmap level differs from a vmap level only where JAX's pmap does
     (docs/jax-semantics.md#pmap): `devices` bounds the size, `static` argument positions are not mapped, and
     negative axes and `out_axes=None` on mapped outputs, which JAX answers silently and
-    wrongly, are reported.
+    wrongly, are reported. In a job of several processes (`job`), the size is each
+    process's share of the devices instead, and axis_size is the global size.
     """
 
     in_axes: Axes
@@ -43,6 +47,7 @@ class MapLevel:
     symbol: str = "B"
     kind: Literal["vmap", "pmap"] = "vmap"
     devices: int | None = None  # pmap: how many devices the size may use
+    job: Job | None = None  # pmap in a job of several processes: how they share the devices
     static: tuple[int, ...] = ()  # pmap: static_broadcasted_argnums (non-negative)
     spmd: frozenset[Hashable] = frozenset()  # vmap: spmd_axis_name's mesh axes (shapes unchanged)
 
@@ -63,13 +68,28 @@ class MapLevel:
 # --------------------------------------------------------------------------- inputs
 
 
+def axes_of(level: MapLevel, axes: Any, tree: Any) -> list[Any] | PrefixMismatch:
+    """Each leaf of `tree` paired with its axis from `axes` (an in_axes entry or out_axes),
+    as the level's transform pairs them: a strict tree prefix, or for vmap from jax 0.12.1
+    containers matched by position where the strict prefix fails. The mismatch reported is
+    the strict one, as JAX's error is."""
+    got = broadcast_prefix(axes, tree, _is_axis)
+    if isinstance(got, PrefixMismatch) and level.kind == "vmap" and VMAP_MATCHES_CONTAINERS_BY_POSITION:
+        by_position = broadcast_by_position(axes, tree, _is_axis)
+        if by_position is not None:
+            return by_position
+    return got
+
+
 def _mismatch_error(
     level: MapLevel, where: str, owner: str, m: PrefixMismatch, trail: tuple[Step, ...], cls: type[AxisCheckError]
 ) -> AxisCheckError:
+    by_position = level.kind == "vmap" and VMAP_MATCHES_CONTAINERS_BY_POSITION
+    rule = "containers must have as many children" if by_position else "lists and tuples differ"
     return Scene(trail, level.describe()).error(
         cls,
         f"{where}{m.path} is {m.spec_kind}, but {owner}{m.path} is {m.value_kind} ({m.detail});"
-        f" {where} must be a tree prefix of it (lists and tuples differ, dict keys must match)",
+        f" {where} must be a tree prefix of it ({rule}, dict keys must match)",
     )
 
 
@@ -89,7 +109,7 @@ def _several_axes_error(level: MapLevel, where: str, call: Call, i: int, trail: 
         ArgumentError,
         f"{where} is {entry!r}, several axes for {call.arg_labels[i]}, {what}; one {level.kind} maps one"
         " axis of each argument (a tuple entry is read as a tuple argument's entries)",
-        fix=fix,
+        hint=fix,
     )
 
 
@@ -138,7 +158,7 @@ def resolve_in_axes(level: MapLevel, call: Call, trail: tuple[Step, ...]) -> lis
                 ArgumentError,
                 f"pmap in_axes is a list, {spec!r}, but the positional arguments form a tuple;"
                 " unlike vmap, pmap does not read a top-level list as a tuple",
-                fix=f"write in_axes={tuple(spec)!r}",
+                hint=f"write in_axes={tuple(spec)!r}",
             )
     if isinstance(spec, tuple) and len(spec) != len(call.args):
         unmatched = call.arg_labels[len(spec) :]
@@ -155,7 +175,7 @@ def resolve_in_axes(level: MapLevel, call: Call, trail: tuple[Step, ...]) -> lis
             axes.extend([None] * len(jax.tree_util.tree_leaves(arg)))
             continue
         entry = spec[i] if isinstance(spec, tuple) else spec
-        got = broadcast_prefix(entry, arg, _is_axis)
+        got = axes_of(level, entry, arg)
         if isinstance(got, PrefixMismatch):
             where = f"in_axes[{i}]" if isinstance(spec, tuple) else "in_axes"
             if isinstance(arg, Leaf) and _several_axes(entry):
@@ -194,7 +214,7 @@ def _pmap_size_checks(
         raise fail(
             ArgumentError,
             "pmap needs at least one argument with a mapped axis (axis_size cannot stand in for one)",
-            fix="map at least one array argument (an int in in_axes)",
+            hint="map at least one array argument (an int in in_axes)",
         )
     for leaf, axis in zip(leaves, axes, strict=True):
         if axis is not None and axis < 0 and leaf.shape is not None:
@@ -202,7 +222,7 @@ def _pmap_size_checks(
                 ArgumentError,
                 f"pmap in_axes entry {int_text(axis)} for {leaf.label} is negative; JAX 0.10's pmap shards"
                 " axis 0 but squeezes the negative axis, so it fails or silently gives wrong shapes",
-                fix=f"write the axis counted from the front: {axis + len(leaf.shape)}",
+                hint=f"write the axis counted from the front: {axis + len(leaf.shape)}",
             )
 
 
@@ -239,7 +259,7 @@ def map_inputs(level: MapLevel, call: Call, trail: tuple[Step, ...]) -> tuple[in
         )
         per_example.append(per)
     rows = ArgRows(_labels(leaves), _shapes(leaves), tuple(axes), tuple(per_example))
-    step = MapStep(level.describe(), level.symbol, size, rows)
+    step = MapStep(level.describe(), level.symbol, size, rows, keywords=frozenset(call.kwargs))
     return size, call.rebuilt(treedef, new_leaves), step, canon
 
 
@@ -291,8 +311,16 @@ def _batch_sizes(level: MapLevel, leaves: list[Leaf], axes: list[int | None]) ->
     """The sizes `_checked` compares, when it gets that far (axes it cannot read, a
     negative pmap axis or a mapped non-array make it refuse first): the readable mapped
     axes' sizes and axis_size."""
-    given = {int(level.axis_size)} if level.axis_size is not None else set()
-    return read_sizes(level, leaves, axes) | given
+    given = _compared_axis_size(level)
+    return read_sizes(level, leaves, axes) | ({given} if given is not None else set())
+
+
+def _compared_axis_size(level: MapLevel) -> int | None:
+    """The axis_size the mapped sizes must equal: none for a pmap in a job of several
+    processes, where it is the global size across them (pmap.py:_get_mesh_devices)."""
+    if level.axis_size is None or (level.kind == "pmap" and level.job is not None):
+        return None
+    return int(level.axis_size)
 
 
 def _checked(
@@ -317,7 +345,9 @@ def _checked(
             if tables_read()
             else ArgRows()  # a trial of the fix search: nobody reads its table
         )
-        return scene.then(MapStep(level.describe(), level.symbol, size, rows)).error(cls, problem, **facts)
+        keywords = frozenset(leaf.label.partition("[")[0] for leaf in leaves[first_keyword or len(leaves) :])
+        step = MapStep(level.describe(), level.symbol, size, rows, keywords=keywords)
+        return scene.then(step).error(cls, problem, **facts)
 
     if level.kind == "pmap":
         _pmap_size_checks(level, leaves, axes, fail)
@@ -325,7 +355,7 @@ def _checked(
         raise fail(
             ArgumentError,
             "there is nothing to map: no argument holds an array, and axis_size is not given",
-            fix="pass at least one array argument, or give axis_size",
+            hint="pass at least one array argument, or give axis_size",
         )
     canon: list[int | None] = []
     for i, (leaf, axis) in enumerate(zip(leaves, axes, strict=True)):
@@ -346,25 +376,26 @@ def _checked(
                 f"{asked}, but {leaf.label} has shape {format_shape(leaf.shape)} of rank {len(leaf.shape)}"
                 f" (it needs rank >= {int_text(need)})",
                 places=(leaf.place(None, leaf.shape),),
-                fix=_keyword_fix(level, leaf) if by_keyword else _range_fix(leaf, axis),
+                hint=_keyword_fix(level, leaf) if by_keyword else _range_fix(leaf, axis),
             )
         canon.append(c)
     # Indices and ints, not a (leaf, axis) pair per mapped leaf: no object per leaf to collect.
     mapped = [i for i, c in enumerate(canon) if c is not None]  # canon is None for non-arrays
     sizes = [int(leaves[i].shape[canon[i]]) for i in mapped]  # type: ignore[index]
-    distinct = set(sizes) | ({int(level.axis_size)} if level.axis_size is not None else set())
+    given = _compared_axis_size(level)
+    distinct = set(sizes) | ({given} if given is not None else set())
     if not distinct:
         _reject_mapped_non_arrays(leaves, axes, fail)
         raise fail(
             ArgumentError,
             "every in_axes entry is None, so there is no batch size",
-            fix="map at least one argument (an int in in_axes), or give axis_size",
+            hint="map at least one argument (an int in in_axes), or give axis_size",
         )
     if len(distinct) > 1:
         text, places = _disagreement(leaves, canon, mapped, sizes)
-        if level.axis_size is not None:
-            places = (Place("axis_size", None, None, int(level.axis_size)),) + places
-            text = f"axis_size={level.axis_size}; {text}"
+        if given is not None:
+            places = (Place("axis_size", None, None, given),) + places
+            text = f"axis_size={given}; {text}"
         raise fail(
             ArgumentError,
             f"the mapped axes disagree on the batch size: {text}",
@@ -373,17 +404,84 @@ def _checked(
         )
     size = int(next(iter(distinct)))
     _reject_mapped_non_arrays(leaves, axes, fail)
-    if level.kind == "pmap" and (size == 0 or (level.devices is not None and size > level.devices)):
+    if level.kind == "pmap" and level.job is not None and size > 0:
+        _check_share(level, level.job, size, leaves[mapped[0]], cast(int, canon[mapped[0]]), fail)
+    elif level.kind == "pmap" and (size == 0 or (level.devices is not None and size > level.devices)):
         raise fail(
             ArgumentError,
             f"pmap maps an axis of size {size} over devices, but {level.devices} device(s) are"
             " available: the size must be between 1 and the device count",
             symbol=f"batch size {level.symbol}",
             places=tuple(leaves[i].place(canon[i], sizes[0]) for i in mapped[:1]),
-            fix=f"map at most {level.devices} per call (reshape to (devices, -1, ...) and vmap inside),"
+            hint=f"map at most {level.devices} per call (reshape to (devices, -1, ...) and vmap inside),"
             f" or run with {size} devices",
         )
     return canon, size
+
+
+def _check_share(
+    level: MapLevel, job: Job, size: int, leaf: Leaf, axis: int, fail: Callable[..., AxisCheckError]
+) -> None:
+    """pmap in a job of several processes (docs/jax-semantics.md#jobs-of-several-processes):
+    each process passes its own part and maps it over its own devices, so the size a
+    process maps must be the number of the mesh's devices that are its own. JAX says
+    only `AssertionError` or "cannot select an axis to squeeze out" otherwise. Traced
+    (inside jit or another transform), pmap uses this process's devices alone."""
+    where = leaf.place(axis, size)
+    mapped = f"axis {axis} of {leaf.label} (size {size})"
+    facts: dict[str, Any] = {"symbol": f"batch size {level.symbol}", "places": (where,), "job": job}
+    reshape = "reshape to (jax.local_device_count(), -1, ...) and vmap inside"
+    if job.local_only:
+        if size <= job.local_devices:
+            return
+        raise fail(
+            ArgumentError,
+            f"pmap maps {mapped} over devices, but traced inside jax.jit or another transform, a pmap in a job"
+            f" of {job.processes} processes runs on this process's {job.local_devices} local devices alone"
+            f" (of the job's {job.global_devices}): the size must be between 1 and {job.local_devices}",
+            hint=f"map at most {job.local_devices} per call ({reshape})",
+            **facts,
+        )
+    held = job.held_here(size, level.axis_size)
+    if held == size:
+        return
+    share = job.share
+    if share == 0:  # JAX fails converting this process's arguments: it has no device to put them on
+        raise fail(
+            ArgumentError,
+            f"pmap maps {mapped} over devices, but this is process {job.process} of a job of {job.processes},"
+            f" and none of the {job.global_devices} devices in pmap's devices= is this process's",
+            hint="give pmap the same devices= on every process, with as many of each process's devices as it maps",
+            **facts,
+        )
+    own = "local devices" if share == job.local_devices else "devices in pmap's devices="
+    mesh = job.mesh(size, level.axis_size)
+    over = (
+        f"all {len(mesh)} devices of the job" if len(mesh) == job.global_devices else f"the first {len(mesh)} devices"
+    )
+    laid = f"JAX lays this pmap over {over}, {held} of them this process's"
+    why = f"; {size} is the job's global device count" if size == job.global_devices and size != share else ""
+    problem = (
+        f"pmap maps {mapped} over devices, but this is process {job.process} of a job of {job.processes}:"
+        f" each process passes its own part, one slice per device of its {share} {own}, so every process"
+        f" maps {share}{why} ({laid})"
+    )
+    shape = leaf.shape or ()
+    if size == share:  # the size is right: the global axis_size laid the mesh elsewhere
+        hint = f"leave axis_size out: in a job it is the global size, here {share * job.processes}"
+    elif size > share and size % share == 0:
+        split = Shape((*shape[:axis], share, size // share, *shape[axis + 1 :]))
+        hint = f"map {share} per call on each process: {reshape}, here to {split}"
+        if size == job.global_devices:
+            hint += f"; or, if {leaf.label} is the whole job's batch, pass each process only its own {share}"
+    elif size > share:
+        hint = f"map {share} per call on each process: pad axis {axis} to a multiple of {share}, then {reshape}"
+    else:
+        hint = (
+            f"map {share} per call on each process (pad axis {axis} to {share}), or give pmap devices= listing"
+            f" {size} device(s) of each process, the same list on every process"
+        )
+    raise fail(ArgumentError, problem, hint=hint, **facts)
 
 
 def _disagreement(
@@ -452,7 +550,7 @@ def _reject_mapped_non_arrays(leaves: list[Leaf], axes: list[int | None], fail: 
                 ArgumentError,
                 f"{leaf.label} is a {type(leaf.value).__name__}, not a JAX array, so it cannot be mapped"
                 f" (in_axes entry {axis})",
-                fix=f"give {leaf.label} the in_axes entry None to pass it through unmapped",
+                hint=f"give {leaf.label} the in_axes entry None to pass it through unmapped",
             )
 
 
@@ -480,19 +578,27 @@ def _reduce_over(axis_name: Hashable | None) -> str:
     return f"jax.lax.pmean or psum over {axis_name!r}"
 
 
-def _out_axes_mapping(out_axes: Any, shapes: Any, j: int) -> Any:
-    """out_axes with flat output `j` mapped over axis 0 instead of None, where out_axes
-    says it in one place (None for everything, or a tuple entry for a whole output that
-    is one array); else None."""
+def _out_axes_mapping(out_axes: Any, shapes: Any, flat: list[int]) -> Any:
+    """out_axes with the flat outputs `flat` mapped over axis 0 instead of None, where
+    out_axes says it in one place per output: None for a tuple of outputs becomes one entry
+    each (0 for those in `flat`, None for the others, which stay one value); None for one
+    output, 0; a tuple's None entry for a whole output that is one array, 0. Else None."""
+    leaves = (
+        [len(jax.tree_util.tree_leaves(s, is_leaf=lambda x: isinstance(x, Shape))) for s in shapes]
+        if isinstance(shapes, tuple)
+        else []
+    )
+    starts = [sum(leaves[:k]) for k in range(len(leaves))]
+    owners = {next(k for k in range(len(leaves)) if starts[k] + leaves[k] > j) for j in flat} if leaves else set()
     if out_axes is None:
-        return 0
-    if not isinstance(out_axes, tuple) or not isinstance(shapes, tuple) or len(out_axes) != len(shapes):
+        if not leaves or len(owners) == len(leaves):
+            return 0
+        return tuple(0 if k in owners else None for k in range(len(leaves)))
+    if not isinstance(out_axes, tuple) or len(out_axes) != len(leaves):
         return None
-    leaves = [len(jax.tree_util.tree_leaves(s, is_leaf=lambda x: isinstance(x, Shape))) for s in shapes]
-    k = next((k for k in range(len(shapes)) if sum(leaves[: k + 1]) > j), None)
-    if k is None or leaves[k] != 1 or out_axes[k] is not None:
+    if any(leaves[k] != 1 or out_axes[k] is not None for k in owners):
         return None
-    return (*out_axes[:k], 0, *out_axes[k + 1 :])
+    return tuple(0 if k in owners else a for k, a in enumerate(out_axes))
 
 
 @dataclass(frozen=True, slots=True)
@@ -526,6 +632,16 @@ class Sources:
         return " and ".join(ways)
 
 
+def device_axis_size(level: MapLevel, size: int) -> int:
+    """The size collectives over the level's axis name see: the mapped size, but for a pmap
+    called in a job of several processes the devices of every process it spans (an
+    `all_gather` there gathers from all of them)."""
+    job = level.job
+    if level.kind != "pmap" or job is None:
+        return size
+    return len(job.mesh(size, level.axis_size))
+
+
 def map_outputs(
     level: MapLevel,
     size: int,
@@ -538,26 +654,18 @@ def map_outputs(
     `sources(j)`: the mapped arguments output `j` is computed from, where known."""
     leaves, treedef = jax.tree_util.tree_flatten(shapes)
     labels = ["output" + p for p in leaf_paths(shapes)]
-    got = broadcast_prefix(level.out_axes.value, shapes, _is_axis)
+    got = axes_of(level, level.out_axes.value, shapes)
     if isinstance(got, PrefixMismatch):
         raise _mismatch_error(level, "out_axes", "the output", got, trail, OutputError)
     out: list[Shape] = []
     rows: list[OutRow] = []
+    device_zero: list[int] = []  # outputs a pmap's out_axes None takes from device 0
     for j, (label, shape, axis) in enumerate(zip(labels, leaves, got, strict=True)):
         if axis is None:
             if not level.sum_match and is_batched(j):
                 name = "" if level.axis_name is None else f" (axis_name={level.axis_name!r})"
-                if level.kind == "pmap":  # JAX answers with device 0's block: so do we, and say so
-                    mapped = _out_axes_mapping(level.out_axes.value, shapes, j)
-                    every = f"out_axes={mapped!r}" if mapped is not None else "an integer out_axes entry for it"
-                    warn_at_user(
-                        AxisCheckWarning(
-                            f"{level.describe()}: out_axes is None for {label}, but {label} depends on the"
-                            f" mapped arguments, so JAX's pmap returns device 0's block {format_shape(shape)}."
-                            f" Fix: reduce it over the devices first ({_reduce_over(level.axis_name)}) if one"
-                            f" value was meant; or {every} to get every device's block"
-                        )
-                    )
+                if level.kind == "pmap":  # JAX answers with device 0's block: so do we, and say so (once)
+                    device_zero.append(j)
                     out.append(shape)
                     rows.append(OutRow(label, shape, axis, shape))
                     continue
@@ -569,7 +677,7 @@ def map_outputs(
                     f"out_axes is None for {label}, but {label} {which}, so it"
                     f" has a batch dimension{name} that None would have to drop",
                     places=(Place(label, shape),),
-                    fix=f"{shared}give {label} an integer out_axes entry (0 puts the batch first),"
+                    hint=f"{shared}give {label} an integer out_axes entry (0 puts the batch first),"
                     " or pass sum_match=True to sum over the batch",
                 )
             new = shape
@@ -582,7 +690,7 @@ def map_outputs(
                     f"pmap out_axes entry {int_text(axis)} for {label} is negative; JAX 0.10's pmap silently"
                     " returns wrongly shaped outputs for negative out_axes",
                     places=(Place(label, shape),),
-                    fix=f"count the axis from the front: out_axes={c if c is not None else 0}",
+                    hint=f"count the axis from the front: out_axes={c if c is not None else 0}",
                 )
             if c is None:
                 raise Scene(trail, level.describe()).error(
@@ -591,9 +699,33 @@ def map_outputs(
                     f" shape {format_shape(shape)}, so the batched output has rank {r} and its axes"
                     f" are {-r}..{r - 1}",
                     places=(Place(label, shape),),
-                    fix=f"use an out_axes entry in [{-r}, {r - 1}] for {label}",
+                    hint=f"use an out_axes entry in [{-r}, {r - 1}] for {label}",
                 )
             new = shape.insert(c, size)
         out.append(new)
         rows.append(OutRow(label, shape, axis, new))
+    if device_zero:
+        _warn_device_zero(
+            level, shapes, [labels[j] for j in device_zero], [leaves[j] for j in device_zero], device_zero
+        )
     return jax.tree_util.tree_unflatten(treedef, out), tuple(rows)
+
+
+def _warn_device_zero(level: MapLevel, shapes: Any, labels: list[str], blocks: list[Shape], flat: list[int]) -> None:
+    """One warning per call for every output a pmap's out_axes None takes from device 0
+    although it depends on the mapped arguments: JAX answers so, and so does axischeck."""
+    mapped: Any = _out_axes_mapping(level.out_axes.value, shapes, flat)
+    every = f"out_axes={mapped!r}" if mapped is not None else "an integer out_axes entry for each"
+    if len(labels) == 1:
+        what = f"{labels[0]}, but {labels[0]} depends"
+        block = f"device 0's block {format_shape(blocks[0])}"
+    else:
+        what = f"{and_list(labels)}, but they depend"
+        block = "device 0's block of each"
+    warn_at_user(
+        AxisCheckWarning(
+            f"{level.describe()}: out_axes is None for {what} on the mapped arguments, so JAX's pmap returns"
+            f" {block}. Hint: reduce over the devices first ({_reduce_over(level.axis_name)}) if one value was"
+            f" meant; or {every} to get every device's block"
+        )
+    )

@@ -19,8 +19,8 @@ from jax.sharding import AbstractMesh, Mesh, PartitionSpec
 
 from .._core._errors import SpecError
 from .._core._jax_compat import spec_entries, type_spec
-from .._core._shape import Shape, format_shape
-from .._core._text import short_repr
+from .._core._shape import Shape
+from .._core._text import format_shape, short_repr
 
 SpecDims = tuple[tuple[str, ...], ...]
 """A PartitionSpec as the mesh axes of each array dim, `()` for an unsharded dim."""
@@ -78,9 +78,20 @@ def context_mesh(where: str) -> MeshShape:
     if mesh.empty:
         raise SpecError(
             f"{where} has mesh=None, and no mesh is set",
-            fix="pass mesh=..., or call it inside `with jax.set_mesh(mesh):`",
+            hint="pass mesh=..., or call it inside `with jax.set_mesh(mesh):`",
         )
     return mesh_shape(mesh, where)
+
+
+def concrete_mesh(mesh: Any) -> Mesh | None:
+    """The devices' mesh behind a shard_map's `mesh` (the `jax.set_mesh` context's for
+    None), or None where there are no devices to read (an AbstractMesh, axis sizes)."""
+    if isinstance(mesh, Mesh):
+        return mesh
+    if mesh is None:
+        context = jax.sharding.get_mesh()
+        return context if isinstance(context, Mesh) and not context.empty else None
+    return None
 
 
 def context_conflict(mesh: Any) -> str | None:
@@ -93,13 +104,14 @@ def context_conflict(mesh: Any) -> str | None:
 
 
 class SpecMistake(Exception):
-    """One spec that cannot apply to one array: what is wrong, and the fix. (A plain
+    """One spec that cannot apply to one array: what is wrong, and a hint. (A plain
     exception: whatever handles it may add notes or a traceback to it.)"""
 
-    def __init__(self, problem: str, fix: str | None = None) -> None:
+    def __init__(self, problem: str, hint: str | None = None, *, indivisible: bool = False) -> None:
         super().__init__(problem)
         self.problem = problem
-        self.fix = fix
+        self.hint = hint
+        self.indivisible = indivisible  # a dim the mesh axes do not divide (a size, not the spec)
 
 
 def spec_dims(spec: Any, mesh: MeshShape, manual: frozenset[str], what: str) -> SpecDims:
@@ -142,6 +154,7 @@ def check_fits(dims: SpecDims, spec: Any, shape: Shape, what: str, arg: str, mes
                     f"{what} is {spec}, which splits axis {d} of {arg} (size {shape[d]}, shape"
                     f" {format_shape(shape)}) over {mesh.describe_axes(axes)}, but {n} does not divide {shape[d]}",
                     f"make axis {d} a multiple of {n} (pad it), shard it over fewer devices, or shard another axis",
+                    indivisible=True,
                 )
     seen: set[str] = set()
     for axes in dims:

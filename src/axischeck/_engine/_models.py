@@ -28,22 +28,24 @@ from .._core._errors import (
     SpecError,
     warn_at_user,
 )
-from .._core._explain import Scene, tables_read
+from .._core._explain import tables_read
 from .._core._jax_compat import (
     einsum_size_mismatch,
     mismatched_sizes,
     spmd_axis_in_shard_map_specs,
     tiled_scatter_indivisible,
+    tracing,
     unbound_axis_name,
     vmap_shmap_error_enabled,
 )
 from .._core._leaves import Call, Leaf, check_jax_outputs
-from .._core._shape import Shape, format_shape
+from .._core._scene import Scene
+from .._core._shape import Shape
 from .._core._spec import SigCore, SpecTree
 from .._core._steps import BaseStep, MapStep, ShardStep, SpecRow, SpecRows, Step
-from .._core._text import int_text
+from .._core._text import format_shape, int_text
 from .._core._trees import PrefixMismatch, broadcast_flat, broadcast_prefix, leaf_paths, walk_prefix
-from ._levels import MapLevel, Sources, map_inputs, map_outputs
+from ._levels import MapLevel, Sources, device_axis_size, map_inputs, map_outputs
 from ._trace import (
     Bound,
     Env,
@@ -51,6 +53,7 @@ from ._trace import (
     Replay,
     SilentCollectiveError,
     batched_outputs,
+    collective_names,
     eval_per_example,
     only_vmaps,
     recorded_first,
@@ -68,7 +71,7 @@ class Outcome:
     bindings: Bindings
     inputs_only: bool = False  # Signature.unify stops before the outputs
     traced: bool = False  # the user's function was traced: the answer may depend on anything it saw
-    replay: Replay | None = None  # the traced function as JAX recorded it, for the level around it
+    replay: Replay | None = None  # the traced function as JAX recorded it, for the levels around it
     batched: list[bool] | None = None  # which flat outputs the innermost level batches, if a trace said
 
 
@@ -99,19 +102,29 @@ class MapModel:
     inner: Model
     fn: Callable[..., Any] | None = None
 
+    @property
+    def shape_keyed(self) -> bool:
+        """Not for a pmap in a job of several processes: whether it runs over every
+        process's devices or this one's alone depends on whether JAX is tracing it."""
+        return self.level.job is None
+
     def predict(self, call: Call, env: Env, trail: tuple[Step, ...]) -> Outcome:
-        if self.level.kind == "pmap" and under_pmap(env):
-            raise Scene(trail, self.level.describe()).error(
+        level = self.level
+        job = level.job
+        if job is not None and not job.local_only and (env or tracing()):
+            level = replace(level, job=replace(job, local_only=True))  # traced: this process's devices
+        if level.kind == "pmap" and under_pmap(env):
+            raise Scene(trail, level.describe()).error(
                 ArgumentError,
                 "pmap inside pmap fails in JAX 0.10 (a context-mesh error): nested pmap is not supported",
-                fix="use one pmap over a flattened device axis, or jax.shard_map over a 2-D mesh",
+                hint="use one pmap over a flattened device axis, or jax.shard_map over a 2-D mesh",
             )
         self._check_spmd(trail)
-        self._warn_shadowed(env)
-        size, per_call, step, axes = map_inputs(self.level, call, trail)
-        spmd = tuple(sorted(self.level.spmd, key=str))
-        inner_env = (*env, Bound(self.level.axis_name, size, tuple(axes), self.level.kind, spmd))
+        size, per_call, step, axes = map_inputs(level, call, trail)
+        spmd = tuple(sorted(level.spmd, key=str))
+        inner_env = (*env, Bound(level.axis_name, device_axis_size(level, size), tuple(axes), level.kind, spmd))
         inner = self.inner.predict(per_call, inner_env, trail + (step,))
+        self._warn_shadowed(env, inner.replay)
         if inner.inputs_only:  # Signature.unify: no outputs to map
             return Outcome(None, (step,) + inner.steps, inner.bindings, inputs_only=True, traced=inner.traced)
         # Without a function to ask, an output is batched iff some input is mapped here.
@@ -142,22 +155,29 @@ class MapModel:
                 tuple(step.args[i].label for i in mapped if i >= positional),
             )
 
-        shapes, outs = map_outputs(self.level, size, inner.shapes, is_batched, trail + (step,) + inner.steps, sources)
+        shapes, outs = map_outputs(level, size, inner.shapes, is_batched, trail + (step,) + inner.steps, sources)
         traced = inner.traced or (probe is not None and probe.asked)
-        return Outcome(shapes, (replace(step, outs=outs),) + inner.steps, inner.bindings, traced=traced)
+        # The record of the function, for a level around this one (its shadowed names).
+        return Outcome(
+            shapes, (replace(step, outs=outs),) + inner.steps, inner.bindings, traced=traced, replay=inner.replay
+        )
 
-    def _warn_shadowed(self, env: Env) -> None:
+    def _warn_shadowed(self, env: Env, replay: Replay | None) -> None:
         """JAX lets a nested transform bind an axis name an outer one binds: the inner
         binding hides the outer, so a collective inside reduces over the inner axis alone,
-        silently (equinox#49). Said where the nest is seen (lint's AX006, statically)."""
+        silently (equinox#49). Said where the nest is seen and the function's record shows
+        a collective over the name, the one case the shadowing changes a result (lint's
+        AX006 says it statically)."""
         name = self.level.axis_name
         if name is None or not any(bound.name == name for bound in env):
+            return
+        if replay is None or name not in collective_names(replay.closed):
             return
         warn_at_user(
             AxisCheckWarning(
                 f"{self.level.describe()} binds axis_name={name!r}, which a transform around it binds too:"
                 f" a collective over {name!r} inside reduces over this inner {self.level.kind}'s axis only,"
-                " not over both. Fix: give each level its own name, and name both where a collective"
+                " not over both. Hint: give each level its own name, and name both where a collective"
                 f" must reduce over both (e.g. jax.lax.pmean(x, ({name!r}, 'outer')))"
             )
         )
@@ -176,7 +196,7 @@ class MapModel:
                     ArgumentError,
                     f"spmd_axis_name {clash} is also named by the shard_map's {where}; JAX refuses"
                     " to shard the vmapped axis over a mesh axis the shard_map already splits",
-                    fix=f"drop spmd_axis_name, or leave {clash} out of the shard_map's {where}",
+                    hint=f"drop spmd_axis_name, or leave {clash} out of the shard_map's {where}",
                 )
 
 
@@ -268,7 +288,7 @@ def trace(fn: Callable[..., Any], name: str, call: Call, env: Env, trail: tuple[
     except AxisCheckError:
         raise
     except SilentCollectiveError as err:
-        raise collective_error(name, str(err), only_vmaps(env), trail, err.fix) from None
+        raise collective_error(name, str(err), only_vmaps(env), trail, err.hint) from None
     except Exception as err:
         unit = f"{unit_of(env)} arguments"
         if returned:  # the function itself finished: JAX failed batching what it returned
@@ -281,7 +301,7 @@ def trace(fn: Callable[..., Any], name: str, call: Call, env: Env, trail: tuple[
             raise Scene(trail, _innermost_transform(trail)).error(
                 SpecError,
                 f"vmap's spmd_axis_name is also a mesh axis that {name}'s inner shard_map specs use, which JAX refuses",
-                fix="give vmap a spmd_axis_name the inner shard_map does not shard over",
+                hint="give vmap a spmd_axis_name the inner shard_map does not shard over",
             ) from err
         raise function_error(name, leaves, unit, err, trail) from err
 
@@ -294,7 +314,7 @@ def _leaf_shapes(leaves: list[Leaf], most: int = 4) -> str:
 
 
 def function_error(
-    name: str, leaves: list[Leaf], unit: str, err: Exception, trail: tuple[Step, ...], fix: str | None = None
+    name: str, leaves: list[Leaf], unit: str, err: Exception, trail: tuple[Step, ...], hint: str | None = None
 ) -> FunctionError:
     """The function failed on these (per-example or per-device) arguments: JAX's words, our
     shapes, and, where JAX's message names two sizes that disagree and each sits in one
@@ -307,7 +327,7 @@ def function_error(
             FunctionError,
             f"{name} calls a collective over axis name {axis!r}, which no enclosing transform binds",
             notes=(f"JAX: {jax_says}",),
-            fix=fix,
+            hint=hint,
         )
     blamed = _blame(str(err), leaves, unit.removesuffix(" arguments"))
     if blamed is None:
@@ -351,12 +371,12 @@ def _blame(message: str, leaves: list[Leaf], unit: str) -> tuple[str, tuple[Plac
 
 
 def collective_error(
-    name: str, text: str, under_vmap: bool, trail: tuple[Step, ...], fix: str | None = None
+    name: str, text: str, under_vmap: bool, trail: tuple[Step, ...], hint: str | None = None
 ) -> CollectiveError:
     """A collective that does not fit its axis (`text` names it first: "psum_scatter: ...");
-    with `fix`, `text` is the whole account of a collective JAX rejects only when lowering."""
+    with `hint`, `text` is the whole account of a collective JAX rejects only when lowering."""
     detail = text.removeprefix("psum_scatter: ")
-    if fix is not None:
+    if hint is not None:
         problem = f"{name} calls {text}; JAX finds this only when it compiles"
     elif text.startswith("ppermute"):
         problem = f"{name} calls {text}; " + (
@@ -364,13 +384,13 @@ def collective_error(
             if under_vmap
             else "JAX finds this only when it compiles"
         )
-        fix = "give each source and each destination at most once in perm"
+        hint = "give each source and each destination at most once in perm"
     elif tiled_scatter_indivisible(text):  # only device axes get here; vmap raises itself
         problem = (
             f"{name} calls psum_scatter (tiled=True), which needs the scattered dimension to divide"
             f" evenly by the size of the device axis ({detail})"
         )
-        fix = "make the scattered dimension a multiple of the axis size (pad it), or scatter another dimension"
+        hint = "make the scattered dimension a multiple of the axis size (pad it), or scatter another dimension"
     else:
         problem = (
             f"{name} calls psum_scatter (tiled=False), which needs the scattered dimension to equal"
@@ -381,11 +401,11 @@ def collective_error(
                 "; under vmap JAX does not check this and silently returns a mislabelled batch sum,"
                 " so axischeck reports it"
             )
-        fix = (
+        hint = (
             "pass tiled=True (the dimension must then divide evenly by the axis size), or make the mapped"
             " axis as long as the scattered dimension (under pmap and shard_map: that many devices on the axis)"
         )
-    return Scene(trail, _innermost_transform(trail)).error(CollectiveError, problem, fix=fix)
+    return Scene(trail, _innermost_transform(trail)).error(CollectiveError, problem, hint=hint)
 
 
 def _known_defects(message: str) -> tuple[str, ...]:
@@ -525,7 +545,7 @@ class SignatureModel:
                 raise fail(
                     SpecError,
                     f"keyword arguments {sorted(call.kwargs)} cannot be matched to a signature without parameter names",
-                    fix="pass them positionally, or decorate the function so its parameter names are known",
+                    hint="pass them positionally, or decorate the function so its parameter names are known",
                 )
             if len(call.args) != len(core.inputs):
                 raise fail(
@@ -569,7 +589,7 @@ class SignatureModel:
                 SpecError,
                 "the signature does not determine the output shape"
                 + (f": {', '.join(missing)} is not bound by any input" if out is not None else " (no '->' output)"),
-                fix="name output dimensions after input dimensions, or decorate a function so it can be traced",
+                hint="name output dimensions after input dimensions, or decorate a function so it can be traced",
             )
         shapes = trace(self.fn, self.name, call, env, trail + (BaseStep("signature", rows, ()),)).shapes
         if out is not None:

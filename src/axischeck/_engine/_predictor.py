@@ -6,12 +6,14 @@ the work done). It holds the models (built at first use, so annotations are read
 the compiled fast path, and caches keyed as `_core._keys` says. It has two entry points:
 
 - `predict(args, kwargs, ...)`: `f.predict`, an answer without running the function's
-  FLOPs (or the explained error, with the fixes the engine checked);
+  FLOPs (or the explained error);
 - `check_call(args, kwargs, ...)`: the checks before JAX runs a call, which give the
   prediction to verify the output against;
 
-and, after JAX has failed, `diagnose` and `with_fix` explain the failure. Predictions
-handed to callers are copies; the caches keep their own, and never keep exceptions.
+and, after JAX has failed, `diagnose` explains the failure. The fixes are the advice
+layer's (`axischeck._advice`), which asks the predictor what it needs: the call an error
+was found in, JAX's transform with other options, the models. Predictions handed to
+callers are copies; the caches keep their own, and never keep exceptions.
 """
 
 from __future__ import annotations
@@ -27,9 +29,15 @@ import numpy as np
 
 from .._core._cache import BoundedCache, PerFunction, code_of, held_weakly, same_code
 from .._core._errors import AxisCheckError, FunctionError, SpecError, with_jax_error
-from .._core._jax_compat import quiet_tracebacks, spmd_axis_in_shard_map_specs, trace_context, unbound_axis_name
+from .._core._jax_compat import (
+    quiet_tracebacks,
+    spmd_axis_in_shard_map_specs,
+    trace_context,
+    tracing,
+    unbound_axis_name,
+)
 from .._core._keys import arrays_key, lookup, shape_key, store, trace_key
-from .._core._leaves import Call, abstract, flatten_call, label_call, opaque_leaves, shapes_as_structs, struct
+from .._core._leaves import Call, flatten_call, label_call, opaque_leaves, shapes_as_structs, struct
 from .._core._prediction import Prediction
 from .._core._shape import Shape
 from .._core._steps import MapStep
@@ -37,7 +45,6 @@ from ._fastpath import Plan, ShardPlan, compile_plan
 from ._function import Nestable, fn_name, parameters_of
 from ._in_trace import Recorder, Watch, collecting
 from ._models import MapModel, Model, Outcome, chain, run, shape_keyed
-from ._suggest import Suggestion, suggest, with_suggestions
 from ._trace import Records, substituting
 from ._transform_models import Build, Models
 
@@ -48,7 +55,7 @@ where a transform's candidates cost more). Candidates the transform's own checks
 cost no run, so the budget goes to those that pass; the success path never searches."""
 
 ASKING_JAX: ContextVar[bool] = ContextVar("axischeck_asking_jax", default=False)
-"""True while JAX's own verdict on a call is asked (see `_jax_verdict`): only its exception
+"""True while JAX's own verdict on a call is asked (see `jax_verdict`): only its exception
 type and message are kept, so an axischeck transform inside explains nothing and tries no
 fix (that would run the user's function for nothing)."""
 
@@ -193,10 +200,7 @@ class Predictor:
             return pred
         if self.defers_to_jax or opaque_leaves(flat[0]):
             return _predicted_by_jax(jax_fn(), args, kwargs, name)
-        try:
-            pred = self.checked_answer(args, kwargs, flat).copy()
-        except AxisCheckError as err:
-            raise self.with_fix(err, args, kwargs) from err.__cause__
+        pred = self.checked_answer(args, kwargs, flat).copy()  # a refusal carries its call (see `_run`)
         if not pred.traced:
             try:
                 self._confirm_names(jax_fn(), args, kwargs)
@@ -247,7 +251,7 @@ class Predictor:
             raise with_jax_error(
                 FunctionError(
                     f"{name} calls a collective over an axis name that no enclosing transform binds",
-                    fix="name the axis in the transform (axis_name=...), or call the function under the"
+                    hint="name the axis in the transform (axis_name=...), or call the function under the"
                     " transform that binds it",
                 ),
                 err,
@@ -258,7 +262,7 @@ class Predictor:
                     SpecError(
                         f"vmap's spmd_axis_name is also a mesh axis that {fn_name(self.fun)}'s inner shard_map"
                         " specs use, which JAX refuses",
-                        fix="give vmap a spmd_axis_name the inner shard_map does not shard over",
+                        hint="give vmap a spmd_axis_name the inner shard_map does not shard over",
                     ),
                     err,
                 ) from err
@@ -348,12 +352,19 @@ class Predictor:
     def refusal(
         self, jax_fn: Callable[..., Any], err: AxisCheckError, args: tuple[Any, ...], kwargs: dict[str, Any]
     ) -> AxisCheckError:
-        """`err`, before JAX ran the call, with the fixes the engine verified and JAX's own
-        verdict (its exception type and message) where JAX refuses the call too, so code
-        written against JAX's errors keeps working."""
-        err = self.with_fix(err, args, kwargs)
-        jax_err = _jax_verdict(jax_fn, args, kwargs)
-        return err if jax_err is None else with_jax_error(err, jax_err)
+        """`err`, before JAX ran the call, with JAX's own verdict (its exception type and
+        message) where JAX refuses the call too, so code written against JAX's errors
+        keeps working. It still carries the call it was found in, for the advice."""
+        if err.job is not None and not tracing():  # an eager pmap in a job: its abstract verdict differs
+            jax_err = _jax_verdict_lowered(jax_fn, args, kwargs)
+        else:
+            jax_err = jax_verdict(jax_fn, args, kwargs)
+        if jax_err is None:
+            return err
+        found_in = err._found_in
+        err = with_jax_error(err, jax_err)
+        err._found_in = found_in
+        return err
 
     # ----------------------------------------------------------------- answers
 
@@ -433,12 +444,12 @@ class Predictor:
 
     def _run(self, model: Model, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Outcome:
         """`model` on the labelled call. An error carries the call it was found in, for
-        `with_fix` to try its options on (labelling 16,000 leaves again costs 20-45 ms)."""
+        the advice to try its options on (labelling 16,000 leaves again costs 20-45 ms)."""
         call = self.label(args, kwargs)
         try:
             return run(model, call)
         except AxisCheckError as err:
-            err._found_in = (args, kwargs, call)  # carried to `with_fix` (see AxisCheckError)
+            err._found_in = (self, args, kwargs, call)  # carried to the advice (see `found_in`)
             raise
 
     # ---------------------------------------------------------------- explain
@@ -456,43 +467,26 @@ class Predictor:
             return None
         return None
 
-    def with_fix(self, err: AxisCheckError, args: tuple[Any, ...], kwargs: dict[str, Any]) -> AxisCheckError:
-        """`err` with concrete fixes the engine has checked, running the function at most
-        `fix_traces` times to try them, and once more for JAX's verdict on the fix shown
-        where the engine's rules are not JAX's trace (see `_jax_accepts`). The function's
-        own failure gets none: an option that makes it run would be a guess."""
-        if ASKING_JAX.get() or (isinstance(err, FunctionError) and unbound_axis_name(err.__cause__ or err) is None):
-            return err
-        try:
-            with quiet_tracebacks():  # the trials' exceptions are only read
-                call = self._labelled(err, args, kwargs)
-                options = suggest(self.models.model, call, err, self.fix_traces, self._by_position(args, kwargs))
-                if options and not self._jax_accepts(options[0], args, kwargs):
-                    options = ()  # a fix JAX would refuse (a pmap tracing a Python int) is none
-        except Exception:  # a suggestion must never hide the error itself
-            return err
-        return with_suggestions(err, options)
-
-    def _jax_accepts(self, fix: Suggestion, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
-        """Whether JAX's own transform with the fix applied (its options, and the call
-        changed as it says) runs these arguments, asked abstractly. Asked of a pmap only:
-        the engine models it as a map over devices, where JAX traces an unmapped Python
-        scalar. A vmap or shard_map of the function itself was checked by JAX's own trace
-        already, and a declared signature is the user's word that needs no run of the
-        function (whose body may be a stub)."""
-        if self._jax_with is None or not _ruled_apart_from_jax(self.models.model):
-            return True
-        fixed = self._jax_with(self._held, fix.as_kwargs())
-        return _jax_verdict(fixed, *_fixed_call(fix, args, kwargs)) is None
-
-    def _labelled(self, err: AxisCheckError, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Call:
-        """The call `err` was found in, if it was these very arguments, else these labelled anew."""
+    def found_in(
+        self, err: AxisCheckError, args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> tuple[tuple[Any, ...], dict[str, Any], Call]:
+        """The call `err` was found in by this predictor (its arguments as the engine read
+        them: shape tuples as structs), else these arguments labelled anew."""
         kept, err._found_in = getattr(err, "_found_in", None), None
-        if kept is not None and kept[0] is args and kept[1] is kwargs:
-            return cast(Call, kept[2])
-        return self.label(args, kwargs)
+        if kept is not None and kept[0] is self:
+            return kept[1], kept[2], cast(Call, kept[3])
+        return args, kwargs, self.label(args, kwargs)
 
-    def _by_position(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Call, tuple[str, ...]] | None:
+    @property
+    def run_with(self) -> Callable[[Mapping[str, Any]], Callable[..., Any]] | None:
+        """How JAX's own transform of the function is made with some options changed (a
+        fix's), or None where it cannot be made again (no options to change)."""
+        jax_with, held = self._jax_with, self._held
+        if jax_with is None:
+            return None
+        return lambda changes: jax_with(held, changes)
+
+    def by_position(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Call, tuple[str, ...]] | None:
         """The call with its keyword arguments passed by position, when they are the
         function's next positional parameters (in any order), else None."""
         if not kwargs or self.params is None:
@@ -542,29 +536,13 @@ def _predicted_by_jax(
     return Prediction(shapes, None, (), traced=True)
 
 
-def _ruled_apart_from_jax(model: Model) -> bool:
+def ruled_apart_from_jax(model: Model) -> bool:
     """Whether the engine answers for `model` by rules of its own where JAX's trace of the
-    same transform differs: a pmap (see `Predictor._jax_accepts`)."""
+    same transform differs: a pmap (JAX traces an unmapped Python scalar it maps over devices)."""
     return any(isinstance(m, MapModel) and m.level.kind == "pmap" for m in chain(model))
 
 
-def _fixed_call(
-    fix: Suggestion, args: tuple[Any, ...], kwargs: dict[str, Any]
-) -> tuple[tuple[Any, ...], dict[str, Any]]:
-    """The call as `fix` changes it: keyword arguments passed by position, an argument
-    transposed or padded (as an abstract value of its new shape)."""
-    kwargs = dict(kwargs)
-    moved = [*args, *(kwargs.pop(name) for name in fix.by_position)]
-    for i, order in fix.transposes:
-        x = abstract(moved[i])
-        moved[i] = struct(tuple(x.shape[a] for a in order), x.dtype, x.weak_type)
-    for i, axis, size in fix.pads:
-        x = abstract(moved[i])
-        moved[i] = struct((*x.shape[:axis], size, *x.shape[axis + 1 :]), x.dtype, x.weak_type)
-    return tuple(moved), kwargs
-
-
-def _jax_verdict(jax_fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Exception | None:
+def jax_verdict(jax_fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Exception | None:
     """JAX's own exception for this call, found abstractly (no FLOPs): arrays are traced,
     every other leaf is passed as the real call passes it. None when JAX accepts it
     (it answers silently and wrongly, or axischeck is stricter: axischeck's error stands)."""
@@ -578,6 +556,28 @@ def _jax_verdict(jax_fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict
     try:
         with quiet_tracebacks():  # only its type and message are kept
             jax.eval_shape(substituting(jax_fn, treedef, leaves, dyn), *[leaves[i] for i in dyn])
+    except AxisCheckError:
+        return None
+    except Exception as err:
+        return err
+    finally:
+        ASKING_JAX.reset(asking)
+    return None
+
+
+def _jax_verdict_lowered(jax_fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Exception | None:
+    """JAX's own exception for this call as made eagerly, found by lowering it (never
+    run): in a job of several processes an eager pmap lays its mesh over every process's
+    devices, where `eval_shape` traces it over this process's alone, and it refuses a
+    process's arguments that do not fit while converting them to global arrays or tracing,
+    both of which lowering does. None when JAX accepts it, or cannot lower it."""
+    lower = getattr(jax_fn, "lower", None)
+    if lower is None:
+        return None
+    asking = ASKING_JAX.set(True)
+    try:
+        with quiet_tracebacks():  # only its type and message are kept
+            lower(*args, **kwargs)
     except AxisCheckError:
         return None
     except Exception as err:

@@ -19,11 +19,11 @@ import numpy as np
 from jax.sharding import PartitionSpec
 
 from .._core._errors import ArgumentError, AxisCheckError, FunctionError, OutputError, Place, SpecError
-from .._core._explain import Scene
 from .._core._jax_compat import (
     INFER_SPECS,
     JAX_SHARD_MAP,
     manual_types_differ,
+    process_global_shape,
     psum_scatter_size_refused,
     quiet_tracebacks,
     replication_refusal_lines,
@@ -35,10 +35,12 @@ from .._core._jax_compat import (
     varying_cast,
     varying_cast_refused,
 )
+from .._core._job import Job, process_local, spans_processes, this_job
 from .._core._leaves import Call, Leaf, abstract, check_jax_outputs, struct
+from .._core._scene import Scene
 from .._core._shape import Shape
 from .._core._steps import ShardRow, ShardStep, Step
-from .._core._text import and_list, short_repr
+from .._core._text import and_list, format_shape, short_repr
 from .._core._trees import PrefixMismatch, broadcast_prefix, leaf_paths
 from ._function import parameters_of
 from ._mesh import (
@@ -48,6 +50,7 @@ from ._mesh import (
     as_partition_spec,
     block_shape,
     check_fits,
+    concrete_mesh,
     context_conflict,
     context_mesh,
     global_shape,
@@ -62,6 +65,7 @@ from ._trace import (
     check_ppermutes,
     jaxpr_under_levels,
     only_vmaps,
+    recorded_first,
     under_pmap,
     varying_sources,
     warn_repeated_sums,
@@ -197,8 +201,10 @@ class ShardModel:
 
         scene = Scene(trail, transform)
 
-        def fail(cls: type[AxisCheckError], problem: str, fix: str | None, rows: list[ShardRow]) -> AxisCheckError:
-            return scene.then(ShardStep(transform, sizes, tuple(rows))).error(cls, problem, fix=fix)
+        def fail(
+            cls: type[AxisCheckError], problem: str, hint: str | None, rows: list[ShardRow], **facts: Any
+        ) -> AxisCheckError:
+            return scene.then(ShardStep(transform, sizes, tuple(rows))).error(cls, problem, hint=hint, **facts)
 
         self._check_setting(call, env, mesh, manual, fail)
         leaves, treedef = call.flat()
@@ -285,13 +291,51 @@ class ShardModel:
                 check_fits(dims, entry, leaf.shape, what, leaf.label, mesh, split=True)
                 self._check_explicit(leaf, entry, dims, mesh, manual, what)
             except SpecMistake as m:
-                rows.append(ShardRow(leaf.label, leaf.shape, str(spec), None))
-                raise fail(ArgumentError, m.problem, m.fix, rows) from None
+                rows.append(ShardRow(leaf.label, leaf.shape, str(spec), None, dims))
+                local = self._process_part(m, leaf, spec, mesh) if m.indivisible else None
+                if local is not None:
+                    problem, hint, job = local
+                    raise fail(ArgumentError, problem, hint, rows, job=job) from None
+                raise fail(ArgumentError, m.problem, m.hint, rows) from None
             block = block_shape(leaf.shape, dims, mesh)
-            rows.append(ShardRow(leaf.label, leaf.shape, str(spec), block))
+            rows.append(ShardRow(leaf.label, leaf.shape, str(spec), block, dims))
             value = struct(block, abstract(leaf.value).dtype)
             blocks.append(Leaf(leaf.label, block, value, leaf.user_shape, leaf.origin))
         return rows, blocks
+
+    def _process_part(
+        self, mistake: SpecMistake, leaf: Leaf, spec: Any, mesh: MeshShape
+    ) -> tuple[str, str, Job] | None:
+        """In a job of several processes, a size that a mesh spanning them does not divide
+        is most often one process's own part given where the whole global array belongs
+        (docs/jax-semantics.md#jobs-of-several-processes): shard_map and jit read each
+        argument as the global array. The remedy is JAX's
+        `jax.make_array_from_process_local_data`, with the global shape it would build.
+        None in a job of one process, for a mesh of this process's devices, or for an
+        argument that is a global array already (its size is the mistake)."""
+        job = this_job()
+        if job is None:
+            return None
+        devices = concrete_mesh(self.options.jax_mesh)
+        total = int(np.prod(mesh.sizes))
+        local = process_local(leaf.value)
+        if not spans_processes(job, devices, total) or local is False or leaf.shape is None:
+            return None
+        kind = self.options.kind
+        built = f"jax.make_array_from_process_local_data(NamedSharding(mesh, {spec}), {leaf.label})"
+        shape = process_global_shape(devices, spec, leaf.shape) if devices is not None else None
+        of = f", of global shape {format_shape(shape)}" if shape is not None else ""
+        spread = (
+            f"the mesh spans the job's {job.processes} processes ({total} devices, {job.local_devices} of them"
+            f" this process's), where {kind} reads each argument as the whole global array"
+        )
+        if local:
+            problem = f"{mistake.problem}: {leaf.label} is this process's own data, but {spread}"
+            hint = f"build the global array from every process's part: {built}{of}"
+        else:
+            problem = f"{mistake.problem}; {spread}"
+            hint = f"if {leaf.label} is this process's part, build the global array before the call: {built}{of}"
+        return problem, hint, job
 
     def _in_specs(
         self,
@@ -357,7 +401,7 @@ class ShardModel:
         try:
             return spec_dims(spec, mesh, manual, what)
         except SpecMistake as m:
-            raise fail(SpecError, m.problem, m.fix, []) from None
+            raise fail(SpecError, m.problem, m.hint, []) from None
 
     @staticmethod
     def _inferred(leaf: Leaf, manual: frozenset[str]) -> tuple[Any, SpecDims]:
@@ -396,7 +440,7 @@ class ShardModel:
             try:
                 spec_dims(spec, mesh, manual, f"an {o.word('out')} entry")
             except SpecMistake as m:
-                raise fail(m.problem, m.fix) from None
+                raise fail(m.problem, m.hint) from None
         paired = broadcast_prefix(o.out_specs, blocks, lambda x: isinstance(x, PartitionSpec))
         if isinstance(paired, PrefixMismatch):
             word = o.word("out")
@@ -416,8 +460,8 @@ class ShardModel:
             try:
                 check_fits(dims, entry, block, what, f"the per-device {label}", mesh, split=False)
             except SpecMistake as m:
-                raise fail(m.problem, m.fix) from None
-            outs.append(ShardRow(label, global_shape(block, dims, mesh), str(spec), block))
+                raise fail(m.problem, m.hint) from None
+            outs.append(ShardRow(label, global_shape(block, dims, mesh), str(spec), block, dims))
         treedef = jax.tree_util.tree_structure(blocks)
         return jax.tree_util.tree_unflatten(treedef, [r.shape for r in outs]), outs
 
@@ -479,8 +523,8 @@ class ShardModel:
         on what only a trace can tell (collectives, vma, the replication promise of
         out_specs, its batching rules), in the user's terms."""
         o = self.options
-        fn = self.fn
-        assert fn is not None
+        assert self.fn is not None
+        fn = recorded_first(self.fn)  # JAX's own trace of it, where the check rides one
         recorded: list[Any] = []
         returned: list[Any] = []  # the traced outputs themselves: their vma types explain a refusal
         entered: list[bool] = []
@@ -502,7 +546,7 @@ class ShardModel:
         except AxisCheckError:
             raise
         except SilentCollectiveError as err:
-            raise collective_error(o.name, str(err), False, trail, err.fix) from None
+            raise collective_error(o.name, str(err), False, trail, err.hint) from None
         except Exception as err:
             text = str(err)
             if psum_scatter_size_refused(err):
@@ -613,7 +657,7 @@ class ShardModel:
                 OutputError,
                 f"{_promise(o)} that an output is the same on every device along a mesh axis, but"
                 f" {o.name}'s output varies along it: {detail}",
-                fix=_replication_fix(o),
+                hint=_replication_fix(o),
             )
         probed = self.vma_jaxpr(call, env)
         shown = o.shown("out", shapes)
@@ -641,7 +685,7 @@ class ShardModel:
             problem,
             places=tuple(Place(g.label, g.block, unit="per-device") for g in gaps),
             notes=jax_said,
-            fix=_gap_fix(o, gaps),
+            hint=_gap_fix(o, gaps),
         )
 
     def _why_varying(
@@ -750,7 +794,7 @@ class ShardModel:
             f"{o.name}'s {account}",
             symbol=f"mesh axis {lacking[0][1][0]!r}",
             notes=(f"JAX: {type(err).__name__}: {err}",),
-            fix="; and ".join(fixes),
+            hint="; and ".join(fixes),
         )
 
     def _cast_refused(
@@ -780,7 +824,7 @@ class ShardModel:
             FunctionError,
             f"{o.name}'s {account}",
             notes=(f"JAX: {type(err).__name__}: {err}",),
-            fix=fix,
+            hint=fix,
         )
 
 

@@ -79,13 +79,13 @@ def shard_shape(x: Any, sharding: Any) -> Any:
         shape = getattr(leaf, "shape", None)
         if shape is None:
             raise ArgumentError(
-                f"{label} is a {type(leaf).__name__}, not an array", fix="pass an array, a struct or a shape tuple"
+                f"{label} is a {type(leaf).__name__}, not an array", hint="pass an array, a struct or a shape tuple"
             )
         spec = _as_layout(spec, len(shape))
         try:
             dims = spec_dims(spec, mesh, frozenset(mesh.names), f"the spec of {label}")
             check_fits(dims, spec, Shape(shape), f"the spec of {label}", label, mesh, split=True)
         except SpecMistake as m:
-            raise ArgumentError(f"{m.problem} (mesh {mesh})", fix=m.fix) from None
+            raise ArgumentError(f"{m.problem} (mesh {mesh})", hint=m.hint) from None
         out.append(block_shape(Shape(shape), dims, mesh))
     return jax.tree_util.tree_unflatten(jax.tree_util.tree_structure(tree), out)

@@ -11,7 +11,7 @@ import jax
 
 from .._core._axes import check_axis_name, check_axis_size, freeze_in_axes, freeze_out_axes
 from .._core._dims import ANY, ArraySpec, Named, Variadic, parse_signature_text
-from .._core._errors import ArgumentError, AxisCheckError, SpecError
+from .._core._errors import ArgumentError, SpecError
 from .._core._explain import tables_unread
 from .._core._leaves import flatten_call, label_call, shapes_as_structs
 from .._core._prediction import Prediction
@@ -225,7 +225,9 @@ class Signature:
             model = MapModel(level, model)
         return model
 
-    def _call(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    def labelled(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """The arguments as the engine reads them (shape tuples as structs), each labelled
+        with the parameter name the signature gives it."""
         flatten_call(args, kwargs)  # reports unflattenable arguments as ArgumentError
         args, kwargs = shapes_as_structs(args, kwargs)
         params = list(self._core.params or ())
@@ -241,13 +243,7 @@ class Signature:
         Shape(8, 2)
         ```
         """
-        model, call = self.model(), self._call(args, kwargs)
-        try:
-            outcome = run(model, call)
-        except AxisCheckError as err:
-            from ._suggest import suggest, with_suggestions  # the fix search runs the engine
-
-            raise with_suggestions(err, suggest(model, call, err)) from err.__cause__
+        outcome = run(self.model(), self.labelled(args, kwargs))
         maps = [s for s in outcome.steps if isinstance(s, MapStep)]
         return Prediction(outcome.shapes, maps[0].axis_size if maps else None, outcome.steps)
 
@@ -267,7 +263,7 @@ class Signature:
         """
         try:
             with tables_unread():  # a Conflict carries no table: the first one ends the run
-                outcome = run(self.model(inputs_only=True), self._call(args, kwargs))
+                outcome = run(self.model(inputs_only=True), self.labelled(args, kwargs))
         except ArgumentError as err:
             return Conflict(err.problem, err.symbol, err.places)
         sizes: dict[str, int | tuple[int, ...]] = dict(outcome.bindings.sizes)
@@ -324,7 +320,7 @@ class Signature:
         if self._levels:
             raise SpecError(
                 f"as_code writes per-example signatures, and {self} has vmap levels",
-                fix="write the per-example signature and give the axes to the transform",
+                hint="write the per-example signature and give the axes to the transform",
             )
         if style == "signature":
             return _signature_code(self._core)

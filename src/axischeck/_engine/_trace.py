@@ -8,6 +8,7 @@ size-only `vmap`s with `in_axes=None`, so collectives follow vmap's own shape ru
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable, Hashable, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -17,7 +18,7 @@ import jax
 import numpy as np
 from jax.core import Tracer
 
-from .._core._cache import BoundedCache
+from .._core._cache import BoundedCache, held_function
 from .._core._errors import AxisCheckWarning, warn_at_user
 from .._core._jax_compat import (
     JAX_VERSION,
@@ -26,9 +27,11 @@ from .._core._jax_compat import (
     abstract_values,
     batched_here,
     canonical_dtype,
+    cast_to_varying,
     equations,
     is_literal,
     jaxpr_function,
+    jaxpr_function_unvaried,
     name_trace,
     ppermute_axes_in_mesh_order,
     psum_scatter_size_refused,
@@ -165,8 +168,28 @@ class Replay:
         return jax.tree_util.tree_unflatten(self.out_tree, self.flat_traced(*leaves))
 
     def flat_traced(self, *leaves: Any) -> list[Any]:
-        """`traced`'s outputs, flat."""
+        """`traced`'s outputs, flat.
+
+        A record made inside a shard_map that checks vma types its inputs as varying over
+        mesh axes. Asked with leaves that do not vary so (a vmap's check inside that
+        shard_map traces its own, untyped arguments), the leaves are cast to the
+        record's types where the mesh axes are in scope, so its collectives answer as in
+        JAX's trace; elsewhere it answers without its varying casts (shapes only)."""
+        varied = [varying_axes(v) or frozenset() for v in self.closed.jaxpr.invars]
+        given = [varying_axes(leaf) or frozenset() for leaf in leaves]
         run = jaxpr_function(self.closed)
+        if any(varied) and varied != given:
+            try:
+                cast = [
+                    cast_to_varying(leaf, tuple(sorted(want - have))) if want - have else leaf
+                    for leaf, want, have in zip(leaves, varied, given, strict=True)
+                ]
+            except Exception:  # the mesh axes are not in scope here
+                cast = None
+            if cast is not None and [varying_axes(leaf) or frozenset() for leaf in cast] == varied:
+                leaves = tuple(cast)
+            else:  # no shard_map that checks vma here: the record without its types
+                run = jaxpr_function_unvaried(self.closed)
         if run is None:  # pragma: no cover - a future JAX layout
             raise RuntimeError("this JAX cannot run a recorded jaxpr")
         return list(run(*leaves))
@@ -258,24 +281,36 @@ def replay_of(closed: Any, out: Any, dyn: Sequence[int]) -> Replay | None:
 
 class Records:
     """The user's function as JAX's own traces of it recorded it (see
-    `axischeck._in_trace`), by what those traces saw: per argument leaf, a tracer's
-    shape, dtype and weak type, or the value of anything else (as JAX keys its static
-    arguments), and the x64 setting. A concrete array keys as a tracer of its type: the
-    transform that keeps records for later calls (pmap) traces every array argument. A
-    check asks them in place of the function (JAX answered a call like it from its cache
-    without tracing, or traced it just now), so it runs none of the user's Python; a key
-    that cannot be made finds nothing."""
+    `axischeck._in_trace`), by which function and what those traces saw: per argument
+    leaf, a tracer's shape, dtype and weak type, or the value of anything else (as JAX keys
+    its static arguments), and the x64 setting. A concrete array keys as a tracer of its
+    type: the transform that keeps records for later calls (pmap) traces every array
+    argument. A check asks them in place of the function (JAX answered a call like it from
+    its cache without tracing, or traced it just now), so it runs none of the user's
+    Python; a key that cannot be made finds nothing. The function is held weakly (its
+    identity keys it), so a record never answers for another function."""
 
     __slots__ = ("_replays",)
 
     def __init__(self) -> None:
-        self._replays: BoundedCache[Replay] = BoundedCache(8)
+        self._replays: BoundedCache[tuple[weakref.ref[Any], Replay]] = BoundedCache(8)
 
-    def keep(self, args: tuple[Any, ...], kwargs: dict[str, Any], replay: Replay) -> None:
-        store(self._replays, _record_key(args, kwargs), replay)
+    def keep(self, fun: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any], replay: Replay) -> None:
+        fun = held_function(fun)
+        try:
+            ref = weakref.ref(fun)
+        except TypeError:  # a function that cannot be held weakly is not kept
+            return
+        key = _record_key(args, kwargs)
+        store(self._replays, None if key is None else (id(fun), key), (ref, replay))
 
-    def find(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Replay | None:
-        return lookup(self._replays, _record_key(args, kwargs))  # type: ignore[no-any-return]
+    def find(self, fun: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Replay | None:
+        fun = held_function(fun)
+        key = _record_key(args, kwargs)
+        found = lookup(self._replays, None if key is None else (id(fun), key))
+        if found is None or found[0]() is not fun:
+            return None
+        return found[1]  # type: ignore[no-any-return]
 
 
 def _record_key(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Hashable | None:
@@ -287,14 +322,16 @@ def _record_key(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Hashable | Non
     for x in leaves:
         if isinstance(x, Tracer | jax.Array):  # an array is never static: JAX traces it
             parts.append(("traced", x.shape, x.dtype, getattr(x.aval, "weak_type", False)))
-        elif type(x) in _BY_VALUE:
-            parts.append((type(x), x))
-        else:
+            continue
+        # Anything else the function was traced with as it is (a Python scalar, a frozen
+        # dataclass of settings, an enum): by its type and value, as JAX keys a static
+        # argument (hash and equality); one that cannot be hashed keys nothing.
+        try:
+            hash(x)
+        except Exception:
             return None
+        parts.append((type(x), x))
     return (treedef, tuple(parts), canonical_dtype(np.float64) == np.float64)  # x64 on
-
-
-_BY_VALUE = (bool, int, float, complex, str, bytes, type(None))
 
 
 def recorded_first(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -304,7 +341,7 @@ def recorded_first(fn: Callable[..., Any]) -> Callable[..., Any]:
         return fn
 
     def call(*args: Any, **kwargs: Any) -> Any:
-        return (records.find(args, kwargs) or fn)(*args, **kwargs)
+        return (records.find(fn, args, kwargs) or fn)(*args, **kwargs)
 
     return call
 
@@ -437,12 +474,12 @@ def jaxpr_under_levels(fn: Callable[..., Any], treedef: Any, values: Sequence[An
 
 class SilentCollectiveError(Exception):
     """A collective that JAX accepts when tracing but that is an accident: its vmap result
-    is silently wrong, or lowering rejects it. `fix` is set where the text alone is the
+    is silently wrong, or lowering rejects it. `hint` is set where the text alone is the
     whole account (else `collective_error` knows the collective's rule)."""
 
-    def __init__(self, text: str, fix: str | None = None) -> None:
+    def __init__(self, text: str, hint: str | None = None) -> None:
         super().__init__(text)
-        self.fix = fix
+        self.hint = hint
 
 
 def _check_silent_collectives(fn: Callable[..., Any], env: Env, structs: Sequence[Any]) -> None:
@@ -489,7 +526,7 @@ def check_ppermutes(jaxpr: Any) -> None:
                 ordered = tuple(a for a in mesh_names if a in axes)
                 raise SilentCollectiveError(
                     f"ppermute over {axes}, which names the mesh axes out of the mesh's order {ordered}",
-                    fix=f"write axis_name={ordered} (perm then indexes the devices in that order),"
+                    hint=f"write axis_name={ordered} (perm then indexes the devices in that order),"
                     ' or allow it with jax.config.update("jax_raise_on_ppermute_sort_diff", False)',
                 )
         elif NEGATIVE_COLLECTIVE_AXES_FAIL_LOWERING and name in _AXIS_PARAMS:
@@ -499,7 +536,7 @@ def check_ppermutes(jaxpr: Any) -> None:
                 version = ".".join(map(str, JAX_VERSION))
                 raise SilentCollectiveError(
                     f"{shown} with {', '.join(negative)}: a negative axis, which JAX {version} traces but cannot lower",
-                    fix="count the axis from the front (ndim + axis)",
+                    hint="count the axis from the front (ndim + axis)",
                 )
 
 
@@ -521,7 +558,7 @@ def warn_repeated_sums(jaxpr: Any) -> None:
     warn_at_user(
         AxisCheckWarning(
             f"psum over {axes!r} of a value that is already a psum over {twice!r}: JAX multiplies"
-            f" the sum by the size of {twice!r} (the value is the same on every member). Fix: sum once"
+            f" the sum by the size of {twice!r} (the value is the same on every member). Hint: sum once"
         )
     )
 
@@ -578,6 +615,21 @@ def _divided(values: Any, later: list[Any], returned: Any) -> bool:
 def _axes_param(params: Any) -> tuple[Any, ...]:
     axes = params.get("axes", params.get("axis_name", ()))
     return tuple(axes) if isinstance(axes, (tuple, list)) else (axes,)
+
+
+def collective_names(jaxpr: Any) -> frozenset[Hashable]:
+    """The axis names the collectives of `jaxpr` (sub-jaxprs included) reduce, gather or
+    index over: psum's `axes`, all_gather's and axis_index's `axis_name`, ..."""
+    names: set[Hashable] = set()
+    for eqn, _ in _equations(jaxpr, ()):
+        for key in ("axes", "axis_name"):
+            value = eqn.params.get(key)
+            if value is None:
+                continue
+            for name in value if isinstance(value, tuple | list) else (value,):
+                if not isinstance(name, int):  # an int is a positional (array) axis, not a name
+                    names.add(name)
+    return frozenset(names)
 
 
 def _equations(jaxpr: Any, mesh_names: tuple[str, ...]) -> Any:

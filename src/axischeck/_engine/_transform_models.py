@@ -66,9 +66,12 @@ class Models:
 def _answers_silently(level: MapLevel) -> bool:
     """Whether JAX may answer a call of this level silently and wrongly, where only a
     trace of the function tells: a vmap binding an axis name (collectives whose vmap rule
-    does not check), a pmap with out_axes None (which output varies over the devices)."""
+    does not check), a pmap with out_axes None (which output varies over the devices) or
+    with a negative axis (JAX's pmap shards axis 0 and squeezes or inserts the negative
+    axis: docs/jax-semantics.md#pmap)."""
     if level.kind == "pmap":
-        return None in level.out_axes.leaves
+        axes = (*level.in_axes.leaves, *level.out_axes.leaves)
+        return None in level.out_axes.leaves or any(a is not None and a < 0 for a in axes)
     return level.axis_name is not None
 
 
@@ -98,7 +101,7 @@ def inner_model(
         core_a = core_from_annotations(fun) if annotates_itself(fun) else None
     except SpecError as err:  # JAX runs this function: an annotation axischeck cannot read must not stop it
         warn_at_user(
-            AxisCheckWarning(f"{err.problem}; {name} is traced instead (Fix: {err.fix})" if err.fix else err.problem)
+            AxisCheckWarning(f"{err.problem}; {name} is traced instead (hint: {err.hint})" if err.hint else err.problem)
         )
         core_a = None
     if core_a is not None:

@@ -18,6 +18,7 @@ import jax
 
 from .._core._errors import AxisCheckError, with_jax_error
 from .._pmap import pmap as ax_pmap
+from .._switch import made_checked
 from .._vmap import vmap as ax_vmap
 
 
@@ -89,7 +90,7 @@ class NotArray(Exception):
         return AxisCheckError(
             f"in_axes maps {where} at axis {self.axis}, but {where} is not an array (a {kind})",
             transform=title,
-            fix=f"give {where} the axis None (eqx.if_array(k) maps arrays only)",
+            hint=f"give {where} the axis None (eqx.if_array(k) maps arrays only)",
         )
 
 
@@ -134,7 +135,8 @@ def checker(
     per_example.__name__ = getattr(fun, "__name__", type(fun).__name__)
     per_example.__qualname__ = getattr(fun, "__qualname__", per_example.__name__)
     make = ax_vmap if transform == "vmap" else ax_pmap
-    return make(per_example, in_axes=tuple(resolved.dynamic_axes), out_axes=out_axes, **options)
+    with made_checked():
+        return make(per_example, in_axes=tuple(resolved.dynamic_axes), out_axes=out_axes, **options)
 
 
 def retitled(err: AxisCheckError, title: str, jax_err: BaseException | None = None) -> AxisCheckError:

@@ -58,6 +58,12 @@ Codes (stable; each finding names the transform, the argument and what JAX would
   example or device: a parameter with None in in_axes (`P()` in in_specs), a closed-over
   key, or a key made inside from a constant seed (an `nnx.vmap` that broadcasts a module
   of a file that builds an `nnx.Dropout`, too). JAX runs it; a warning.
+- AX023 a transform given a keyword it does not take (`axis=`, `in_axis=`, `out_axis=`,
+  `check_rep=`), with the option meant: JAX raises TypeError when it is made.
+- AX024 at a call, an iterator (`zip(...)`, `map(...)`, a generator expression) passed
+  where in_axes maps an argument: JAX maps arrays, not the items an iterator yields.
+- AX025 a shard_map whose mesh has an axis of size 1 that in_specs splits the output's
+  source over and out_specs leaves out: the replication check reads types, not sizes.
 
 Values are read one step away from the transform (`_values`): names bound once,
 parameters every visible call gives one value, `functools.partial`, and the shapes of

@@ -27,10 +27,11 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from ._checks import SiteChecker, _plural
+from ._checks import Related, SiteChecker, _plural
 from ._flow import CALL_METHODS, Use, written_to_fail
+from ._jax_release import vmap_matches_containers_by_position
 from ._literals import UNKNOWN, axes_text
-from ._module import ModuleInfo
+from ._module import FunctionNode, ModuleInfo
 from ._shapes import Array, Mesh, Spec
 from ._values import Values
 
@@ -180,6 +181,63 @@ def _uneven(checker: SiteChecker, use: Use, mesh: Mesh, specs: Any, arguments: l
                 return
 
 
+def _scalar_fix(checker: SiteChecker, scalar: Leaf, args: list[ast.expr]) -> str | None:
+    """The fix for a mapped Python scalar: in_axes None passes it whole to every call; but
+    pmap traces what it does not map, so a scalar the function uses as a size (`range(n)`,
+    `jnp.zeros(n)`, a slice, a Python `if`) must be static there. None for a scalar
+    inside a container (its entry is the user's to write)."""
+    if "[" in scalar.label:
+        return None
+    position = next((i for i, node in enumerate(args) if node is scalar.node), None)
+    callee = checker.callee
+    if (
+        checker.site.transform.kind == "pmap"
+        and position is not None
+        and callee is not None
+        and callee.func is not None
+        and position < len(callee.positional)
+        and _used_as_size(callee.func.node, callee.positional[position])
+    ):
+        static = sorted({*(checker.static_argnums() or ()), position})
+        return (
+            f"static_broadcasted_argnums={axes_text(tuple(static))} ({scalar.label} is used as a size, which pmap"
+            " cannot trace: static, it is passed to every device as a Python value)"
+        )
+    return f"in_axes None for {scalar.label} (a scalar is passed whole to every call)"
+
+
+_SIZE_CALLS = frozenset(
+    {
+        "range", "int", "zeros", "ones", "empty", "full", "arange", "eye", "identity", "linspace", "reshape",
+        "tile", "repeat", "broadcast_to", "one_hot", "split", "array_split", "top_k",
+    }
+)  # fmt: skip
+"""Functions whose arguments must be concrete Python values (sizes, shapes, counts)."""
+
+
+def _used_as_size(func: FunctionNode, name: str) -> bool:
+    """Whether the function's body uses the parameter `name` where a traced value cannot
+    go: an argument (or inside a shape tuple) of a call in `_SIZE_CALLS`, a slice bound,
+    or the test of a Python `if`, `while` or conditional expression."""
+    body: list[ast.AST] = [func.body] if isinstance(func, ast.Lambda) else list(func.body)
+
+    def names_it(node: ast.AST | None) -> bool:
+        return node is not None and any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(node))
+
+    for top in body:
+        for node in ast.walk(top):
+            if isinstance(node, ast.Call):
+                callee = node.func
+                called = callee.attr if isinstance(callee, ast.Attribute) else getattr(callee, "id", None)
+                if called in _SIZE_CALLS and any(names_it(a) for a in (*node.args, *(k.value for k in node.keywords))):
+                    return True
+            elif isinstance(node, ast.Slice) and any(names_it(b) for b in (node.lower, node.upper, node.step)):
+                return True
+            elif isinstance(node, ast.If | ast.While | ast.IfExp) and names_it(node.test):
+                return True
+    return False
+
+
 def _short_value(value: Any) -> str:
     return f"shape {value.text()}" if isinstance(value, Array) else f"the Python scalar {value!r}"
 
@@ -202,10 +260,12 @@ def _check_call(checker: SiteChecker, values: Values, use: Use, call: ast.Call, 
     kind = site.transform.kind
     args, keywords = use.arguments()
 
-    def report(module: ModuleInfo, node: ast.AST, code: str, message: str, fix: str | None = None) -> None:
+    def report(
+        module: ModuleInfo, node: ast.AST, code: str, message: str, fix: str | None = None, related: Related = ()
+    ) -> None:
         # Asked only for a finding: it follows the function's uses.
         if not written_to_fail(checker.resolver, use.module, use.node):
-            checker.report_at(module, node, code, message, fix)
+            checker.report_at(module, node, code, message, fix, related)
 
     if isinstance(in_axes, tuple) and len(in_axes) != len(args):
         return False  # AX001's finding
@@ -225,6 +285,7 @@ def _check_call(checker: SiteChecker, values: Values, use: Use, call: ast.Call, 
         return True
     if kind == "smap" and keywords:
         return False  # smap's keyword arguments: not read here
+    by_position = kind == "vmap" and site.transform.native and vmap_matches_containers_by_position()
     leaves: list[Leaf] = []
     unread = False
     for i, node in enumerate(args):
@@ -232,8 +293,20 @@ def _check_call(checker: SiteChecker, values: Values, use: Use, call: ast.Call, 
         if axes is None:
             continue  # passed whole to every call: no rule reads its value
         label = names[i] if i < len(names) else f"argument {i}"
+        iterator = _iterator(node, use.module)
+        if iterator is not None:
+            report(
+                use.module,
+                node,
+                "AX024",
+                f"{label} is {iterator}, an iterator, where in_axes maps an argument: {kind} maps arrays (or"
+                f" pytrees of them), not the items an iterator yields; JAX raises TypeError 'is not a valid"
+                " JAX type'",
+                None,
+            )
+            return True
         try:
-            _collect(values.of(node, use.module), axes, label, node, leaves, kind != "smap")
+            _collect(values.of(node, use.module), axes, label, node, leaves, kind != "smap", by_position)
         except Unread:
             unread = True
         except NotPrefix as bad:
@@ -243,26 +316,25 @@ def _check_call(checker: SiteChecker, values: Values, use: Use, call: ast.Call, 
         for k in keywords:
             assert k.arg is not None
             try:
-                _collect(values.of(k.value, use.module), 0, k.arg, k.value, leaves, True)
+                _collect(values.of(k.value, use.module), 0, k.arg, k.value, leaves, True, by_position)
             except Unread:
                 unread = True
+    # A mapped Python scalar is a mistake whatever the other arguments are.
+    scalar = next((leaf for leaf in leaves if isinstance(leaf.value, _SCALARS)), None)
+    if scalar is not None:
+        report(
+            use.module,
+            scalar.node,
+            "AX016",
+            f"{scalar.label} is the Python scalar {scalar.value!r}, which has no axis to map, but in_axes maps it"
+            f" over axis {scalar.axis}; JAX raises {_scalar_error(kind, scalar)}",
+            _scalar_fix(checker, scalar, args),
+        )
+        return True
     if unread:
         return False
     partly = any(leaf.value is UNKNOWN for leaf in leaves)
     leaves = [leaf for leaf in leaves if leaf.value is not UNKNOWN]
-    for leaf in leaves:
-        if isinstance(leaf.value, _SCALARS):
-            report(
-                use.module,
-                leaf.node,
-                "AX016",
-                f"{leaf.label} is the Python scalar {leaf.value!r}, which has no axis to map, but in_axes maps it over"
-                f" axis {leaf.axis}; JAX raises {_scalar_error(kind, leaf)}",
-                f"in_axes None for {leaf.label} (a scalar is passed whole to every call)"
-                if "[" not in leaf.label
-                else None,
-            )
-            return True
     for leaf in leaves:
         assert isinstance(leaf.value, Array)
         r = leaf.value.rank
@@ -290,6 +362,7 @@ def _check_call(checker: SiteChecker, values: Values, use: Use, call: ast.Call, 
             "AX013",
             f"axis_size={axis_size}, but {_where(leaf)} has size {size}; JAX raises ValueError 'vmap got inconsistent"
             " sizes for array axes to be mapped'",
+            related=((use.module, leaf.node, f"{_where(leaf)} has size {size}"),),
         )
         return True
     for leaf, size in known[1:]:
@@ -301,6 +374,10 @@ def _check_call(checker: SiteChecker, values: Values, use: Use, call: ast.Call, 
                 "AX013",
                 f"the mapped axes disagree on the batch size: {_where(first)} has size {first_size}, but"
                 f" {_where(leaf)} has size {size}; JAX raises ValueError {_size_error(kind)}",
+                related=(
+                    (use.module, first.node, f"{_where(first)} has size {first_size}"),
+                    (use.module, leaf.node, f"{_where(leaf)} has size {size}"),
+                ),
             )
             return True
     return not partly
@@ -315,9 +392,13 @@ def _unmapped(in_axes: Any) -> bool:
     return in_axes is None
 
 
-def _collect(value: Any, axes: Any, label: str, node: ast.expr, out: list[Leaf], prefix: bool) -> None:
+def _collect(
+    value: Any, axes: Any, label: str, node: ast.expr, out: list[Leaf], prefix: bool, by_position: bool
+) -> None:
     """The mapped leaves of `value` under the in_axes prefix `axes` (JAX's tree-prefix rule).
-    With `prefix`, a container of axes against a leaf or another container raises NotPrefix."""
+    With `prefix`, a container of axes against a leaf or another container raises NotPrefix.
+    With `by_position` (jax.vmap from 0.12.1), a container of axes meets any container with
+    as many children, dicts with the same keys, child by child in flatten order."""
     if axes is None:
         return
     if value is UNKNOWN:
@@ -325,19 +406,45 @@ def _collect(value: Any, axes: Any, label: str, node: ast.expr, out: list[Leaf],
     if type(axes) is int:
         _broadcast(value, axes, label, node, out)
         return
-    if isinstance(axes, (tuple, list)) and type(value) is type(axes) and len(value) == len(axes):
-        for i, (v, a) in enumerate(zip(value, axes, strict=True)):
-            _collect(v, a, f"{label}[{i}]", node, out, prefix)
-        return
     if isinstance(axes, dict) and isinstance(value, dict) and set(value) == set(axes):
         for k in sorted(value, key=repr):
-            _collect(value[k], axes[k], f"{label}[{k!r}]", node, out, prefix)
+            _collect(value[k], axes[k], f"{label}[{k!r}]", node, out, prefix, by_position)
+        return
+    same_kind = isinstance(axes, (tuple, list)) and type(value) is type(axes)
+    if (same_kind or by_position and _container(axes) and _container(value)) and len(value) == len(axes):
+        for (key, v), a in zip(_children(value), _children(axes), strict=True):
+            _collect(v, a[1], f"{label}[{key!r}]", node, out, prefix, by_position)
         return
     if prefix and isinstance(axes, (tuple, list, dict)) and _plain_tree(value):
         # JAX flattens in_axes up to the arguments' structure: a tuple of axes where the
         # argument is an array or a number (or a dict, a list of another length) is refused.
         raise NotPrefix(label, node, axes, value)
     raise Unread
+
+
+_ITERATORS = frozenset({"zip", "map", "filter", "iter", "reversed", "enumerate"})
+
+
+def _iterator(node: ast.expr, module: ModuleInfo) -> str | None:
+    """How the argument at `node` makes an iterator (`zip(...)`, a generator expression),
+    if it plainly does: a call of a builtin iterator not rebound in the module."""
+    if isinstance(node, ast.GeneratorExp):
+        return "a generator expression"
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _ITERATORS:
+        if node.func.id not in module.scope.bindings:
+            return f"{node.func.id}(...)"
+    return None
+
+
+def _container(value: Any) -> bool:
+    return type(value) in (tuple, list, dict)
+
+
+def _children(value: Any) -> list[tuple[Any, Any]]:
+    """(key, child) of a tuple, list or dict read by the interpreter, in JAX's flatten order."""
+    if isinstance(value, dict):
+        return [(k, value[k]) for k in sorted(value, key=repr)]
+    return list(enumerate(value))
 
 
 def _plain_tree(value: Any) -> bool:

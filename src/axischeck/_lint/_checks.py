@@ -8,20 +8,32 @@ exactly one change is right. A check that needs a value it cannot read stays sil
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Any
+import difflib
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any, Protocol
 
+from .._core._option_names import MEANT as _MEANT
 from ._callee import Callee, Resolver, Site, is_default
 from ._flow import Use, expects_failure, uses_of_def, uses_of_value, written_to_fail
+from ._jax_release import vmap_matches_containers_by_position
 from ._literals import UNKNOWN, axes_text, axis_leaves, bad_axis
 from ._module import ModuleInfo
-from ._names import PARTITION_SPEC, qualname
+from ._names import OPTION_NAMES, PARTITION_SPEC, qualname
 from ._parsers import Ranks, SignatureError, parse_signature
 
 if TYPE_CHECKING:
     from .._core._spec import SigCore
 
-Report = Callable[[ModuleInfo, ast.AST, str, str, "str | None"], None]
+Related = tuple[tuple[ModuleInfo, ast.AST, str], ...]
+"""Other places a finding is about (the conflicting argument), each with what it holds."""
+
+
+class Report(Protocol):
+    """How a check reports a finding: where, its code, message, fix and related places."""
+
+    def __call__(
+        self, module: ModuleInfo, node: ast.AST, code: str, message: str, fix: str | None = None, related: Related = ()
+    ) -> None: ...
 
 
 def _short(node: ast.AST | None, limit: int = 60) -> str:
@@ -98,10 +110,12 @@ class SiteChecker:
         if not self._expected_failure():
             self.report(self.site.module, node, code, f"{self.what}: {message}", fix)
 
-    def report_at(self, module: ModuleInfo, node: ast.AST, code: str, message: str, fix: str | None = None) -> None:
+    def report_at(
+        self, module: ModuleInfo, node: ast.AST, code: str, message: str, fix: str | None = None, related: Related = ()
+    ) -> None:
         """A finding at a use of the site (a call of its result), named after the transform."""
         if not self._expected_failure():
-            self.report(module, node, code, f"{self.what}: {message}", fix)
+            self.report(module, node, code, f"{self.what}: {message}", fix, related)
 
     def _expected_failure(self) -> bool:
         """The site, or every use of what it returns, is in code written to fail (a
@@ -117,20 +131,54 @@ class SiteChecker:
                 )
         return self._expected
 
-    def run(self) -> None:
+    def run(self) -> bool:
+        """The site's checks; True when the transform itself is refused when it is made
+        (a keyword it does not take): nothing else about it is read."""
         kind = self.site.transform.kind
+        if self.check_option_names():
+            return True  # JAX raises TypeError before reading any option
         if kind == "shard_map":
             self.check_specs()
-            return
+            return False
         if not self.site.transform.native:
             self.check_library_in_axes()
-            return
+            return False
         length_reported = self.check_in_axes()
         self.check_out_axes()
         sig = self.check_signature()
         self.check_ranges(sig)
         if not length_reported:
             self.check_calls()
+        return False
+
+    # ------------------------------------------------------------- options
+
+    def check_option_names(self) -> bool:
+        """AX023: a keyword the transform does not take (`axis=`, `in_axis=`, `out_axis=`),
+        with the option meant; True when one was found."""
+        t = self.site.transform
+        known = OPTION_NAMES.get((t.kind, t.native, t.lib == "axischeck", t.positional))
+        if known is None:
+            return False
+        for name, node in self.site.options.items():
+            if name in known:
+                continue
+            meant = _MEANT.get(name) if _MEANT.get(name) in known else None
+            if meant is None:
+                close = difflib.get_close_matches(name, sorted(known), n=1)
+                meant = close[0] if close else None
+            value = self.site.option(name)
+            shown = axes_text(value) if value is not UNKNOWN else "..."
+            did = f"; did you mean {meant}?" if meant else ""
+            self.emit(
+                node,
+                "AX023",
+                f"{t.title.split('.')[-1]}() takes no option {name!r}{did} JAX raises TypeError"
+                f" 'got an unexpected keyword argument {name!r}'",
+                f"{meant}={shown}" if meant and value is not UNKNOWN else None,
+            )
+            return True
+        return False
 
     # ------------------------------------------------------------- in_axes
 
@@ -409,9 +457,16 @@ class SiteChecker:
         returns = f"{c.name} returns a tuple of {k}"
         if isinstance(value, tuple) and len(value) == k:
             return
+        if (
+            self.site.transform.kind == "vmap"
+            and self.site.transform.native
+            and len(value) == k
+            and vmap_matches_containers_by_position()
+        ):
+            return  # jax.vmap from 0.12.1 matches a list or dict of k axes to the tuple by position
+        fix: str | None = None
         if isinstance(value, dict):
             problem = f"out_axes is a dict but {returns}"
-            fix = None
         elif isinstance(value, list):
             if self.site.transform.kind not in ("vmap", "pmap"):
                 return  # verified against JAX for vmap and pmap only
@@ -420,7 +475,10 @@ class SiteChecker:
         else:
             problem = f"out_axes has {_plural(len(value), 'entry')} but {returns}"
             same = {repr(v) for v in value}
-            fix = f"out_axes={axes_text(value[0])}" if len(same) == 1 and value and value[0] is not UNKNOWN else None
+            if len(same) == 1 and value and value[0] is not UNKNOWN:
+                fix = f"out_axes={axes_text(value[0])}"
+            elif len(value) > k and UNKNOWN not in value[:k]:
+                fix = f"out_axes={axes_text(tuple(value[:k]))} (one entry per output: the surplus entries dropped)"
         self.emit(
             node,
             "AX004",

@@ -102,8 +102,9 @@ def python_files(
     markdown: bool = False,
     skipped: list[str] | None = None,
 ) -> Iterator[Path]:
-    """The files to lint, each once, in a stable order (a folder's .py and .pyi files, and its
-    .md files with `markdown`; a file named explicitly is always linted, .md as Markdown).
+    """The files to lint, each once, in a stable order (a folder's .py, .pyi and .ipynb files,
+    and its .md files with `markdown`; a file named explicitly is always linted, .md as
+    Markdown, .ipynb as a notebook).
 
     A name that is not a regular file (a symlink loop, a named pipe, a socket) is skipped,
     with the reason appended to `skipped`: reading a pipe would wait forever, and one bad
@@ -117,7 +118,7 @@ def python_files(
             raise LintUsageError(f"no such file or directory: {given}")
         if path.is_dir():
             candidates: Iterable[Path] = _walk(
-                path, patterns, root, (".py", ".pyi", ".md") if markdown else (".py", ".pyi")
+                path, patterns, root, (".py", ".pyi", ".ipynb", ".md") if markdown else (".py", ".pyi", ".ipynb")
             )
         else:
             candidates = [path]

@@ -157,6 +157,8 @@ class ModuleInfo:
     stored_attrs: set[str]  # attribute names assigned anywhere (`self.f = ...`)
     attr_loads: dict[str, list[ast.Attribute]]  # every `x.name` read, by name
     column_shift: dict[int, int] = field(default_factory=dict)  # Markdown: characters cut per line
+    # A notebook: a module line's (cell number, line in the cell).
+    cell_place: Callable[[int], tuple[int, int]] | None = None
     # Names bound somewhere by an import or assigned a name or an attribute (`vm = jax.vmap`):
     # the only bare names `qualname` follows to an imported function.
     aliases: set[str] = field(default_factory=set)

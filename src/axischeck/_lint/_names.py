@@ -61,6 +61,29 @@ TRANSFORMS: dict[str, TransformKind] = {
     "flax.nnx.pmap": TransformKind("pmap", "flax", (), True, "nnx.pmap"),
 }
 
+_VMAP_OPTIONS = frozenset({"fun", "f", *_VMAP_POS})
+_PMAP_OPTIONS = frozenset(
+    {"fun", "f", "axis_name", "in_axes", "out_axes", "static_broadcasted_argnums", "devices", "backend"}
+    | {"axis_size", "donate_argnums"}
+)
+_SHARD_MAP_OPTIONS = frozenset({"f", "mesh", "in_specs", "out_specs", "axis_names", "check_vma"})
+_SMAP_OPTIONS = frozenset({"f", "in_axes", "out_axes", "axis_name"})
+
+OPTION_NAMES: dict[tuple[str, bool, bool, tuple[str, ...]], frozenset[str]] = {
+    # (kind, JAX's or axischeck's, axischeck's, positional options) -> the keywords it takes
+    ("vmap", True, False, _VMAP_POS): _VMAP_OPTIONS,
+    ("vmap", True, True, _VMAP_POS): _VMAP_OPTIONS | {"signature"},
+    ("pmap", True, False, ("axis_name",)): _PMAP_OPTIONS,
+    ("pmap", True, True, ("axis_name",)): _PMAP_OPTIONS | {"signature"},
+    ("shard_map", True, False, ()): _SHARD_MAP_OPTIONS,
+    ("shard_map", True, True, ()): _SHARD_MAP_OPTIONS | {"signature"},
+    ("smap", True, False, ()): _SMAP_OPTIONS,
+    ("smap", True, True, ()): _SMAP_OPTIONS | {"signature"},
+}
+"""The options each of JAX's and axischeck's transforms takes by keyword (lint's AX023
+reads any other keyword as a misspelled one): JAX 0.10 to 0.12 alike."""
+
+
 PARTIAL = frozenset({"functools.partial"})
 
 # Wrappers that keep the wrapped function's parameters and bind no axis name. A use of

@@ -24,9 +24,9 @@ def render(findings: Sequence[Finding], fmt: str, version: str) -> str:
 
 
 def text(f: Finding) -> str:
-    """`path:line:col: AX001 message (fix: ...)`."""
+    """`path:line:col: AX001 message (fix: ...)` (`path:cell 3:line:col: ...` in a notebook)."""
     fix = f" (fix: {f.fix})" if f.fix else ""
-    return f"{f.path}:{f.line}:{f.column}: {f.code} {f.message}{fix}"
+    return f"{f.where()}: {f.code} {f.message}{fix}"
 
 
 def _escape_data(value: str) -> str:
@@ -38,13 +38,15 @@ def _escape_property(value: str) -> str:
 
 
 def github(f: Finding) -> str:
-    """A workflow command: `::error file=...,line=...,col=...,title=AXnnn::message`."""
+    """A workflow command: `::error file=...,line=...,col=...,title=AXnnn::message`. A
+    notebook's line is not a line of its file (JSON), so its annotation names the file
+    only, and its message starts with the cell and line."""
     level = "warning" if RULES[f.code].level == "warning" else "error"
     message = f.message + (f" (fix: {f.fix})" if f.fix else "")
-    return (
-        f"::{level} file={_escape_property(f.path)},line={f.line},col={f.column},"
-        f"title={_escape_property(f.code)}::{_escape_data(message)}"
-    )
+    where = f"line={f.line},col={f.column},"
+    if f.cell is not None:
+        where, message = "", f"cell {f.cell}, line {f.line}, column {f.column}: {message}"
+    return f"::{level} file={_escape_property(f.path)},{where}title={_escape_property(f.code)}::{_escape_data(message)}"
 
 
 def sarif(findings: Sequence[Finding], version: str) -> dict[str, object]:
@@ -76,8 +78,24 @@ def sarif(findings: Sequence[Finding], version: str) -> dict[str, object]:
                 }
             ],
         }
+        properties: dict[str, object] = {}
         if f.fix:
-            result["properties"] = {"fix": f.fix}
+            properties["fix"] = f.fix
+        if f.cell is not None:
+            # A notebook's cell: SARIF's regions count lines of the file's text, which for a
+            # notebook is JSON; the cell and its line are given as a logical location too.
+            properties["cell"] = f.cell
+            result["locations"] = [
+                {
+                    "physicalLocation": {
+                        "artifactLocation": {"uri": quote(f.path.replace("\\", "/"))},
+                    },
+                    "logicalLocations": [{"name": f"cell {f.cell}", "kind": "notebookCell"}],
+                    "properties": {"cell": f.cell, "line": f.line, "column": f.column},
+                }
+            ]
+        if properties:
+            result["properties"] = properties
         results.append(result)
     return {
         "$schema": SARIF_SCHEMA,

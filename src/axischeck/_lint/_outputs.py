@@ -1,4 +1,5 @@
-"""Outputs that vary along the mapped axis, against an out_axes of None (AX018).
+"""Outputs that vary along the mapped axis, against an out_axes of None (AX018), or along
+a mesh axis of size 1 that out_specs leaves out (AX025).
 
 `out_axes=None` says an output is the same for every example (or device). When the mapped
 function returns something computed from a mapped argument, it is not: vmap raises ("at
@@ -10,6 +11,11 @@ arithmetic on a mapped parameter (`x * 2.0`, `-x`, `x @ w`), an array method or 
 `jax.nn` or `jax.random` function of such a value, or a local name assigned once from
 one. A bare parameter is not enough (it may be an empty pytree), and any other call, a
 collective included (`lax.psum` gives the same value everywhere), is unknown.
+
+A mesh axis of size 1 splits nothing, but shard_map's replication check reads types, not
+sizes: a value computed from an argument whose in_specs names the axis varies along it,
+and an out_specs that leaves the axis out promises it does not (JAX raises "out_specs
+which require replication which can't be statically inferred").
 """
 
 from __future__ import annotations
@@ -22,7 +28,7 @@ from ._checks import SiteChecker
 from ._literals import UNKNOWN, axes_text
 from ._module import ASSIGN, DEF, FunctionInfo, ModuleInfo, unique
 from ._names import TRANSFORMS, qualname
-from ._shapes import Array, Spec
+from ._shapes import Array, Mesh, Spec
 from ._values import Values
 
 # Functions of an array that keep the mapped axis of their first argument (under vmap a
@@ -74,6 +80,52 @@ def check_outputs(checker: SiteChecker) -> None:
             _fix(out_axes, index),
         )
         return
+
+
+def check_size_one_axes(checker: SiteChecker, values: Values) -> None:
+    """AX025 at a shard_map whose mesh (written in the file) has an axis of size 1 that
+    in_specs names for an argument the output is computed from, and out_specs leaves out."""
+    site = checker.site
+    if site.transform.kind != "shard_map" or not site.transform.native or not site.readable or checker.codes:
+        return
+    if any(site.has(check) and site.option(check) is not True for check in ("check_vma", "check_rep")):
+        return  # the replication check off (or not known to be on)
+    mesh = values.of(site.options.get("mesh"), site.module) if "mesh" in site.options else UNKNOWN
+    single = [name for name, size in mesh.sizes if size == 1] if isinstance(mesh, Mesh) else []
+    fn = mapped_def(site)
+    if not single or fn is None or fn.returns is None or fn.cls is not None or len(fn.returns) != 1:
+        return
+    in_specs = values.of(site.options.get("in_specs"), site.module)
+    out_spec = values.of(site.options.get("out_specs"), site.module)
+    params = fn.params.positional[: fn.params.required]
+    specs = in_specs if isinstance(in_specs, tuple) else (in_specs,) * len(params)
+    if not isinstance(out_spec, Spec) or len(specs) != len(params):
+        return
+    for axis in single:
+        if any(axis in entry for entry in out_spec.entries):
+            continue
+        named = {
+            p: spec for p, spec in zip(params, specs, strict=True) if isinstance(spec, Spec) and _names(spec, axis)
+        }
+        source = _Varies(fn, frozenset(named)).why(fn.returns[0]) if named else None
+        if source is None:
+            continue
+        kept = Spec(tuple(tuple(a for a in entry if a != axis) for entry in named[source].entries))
+        checker.emit(
+            site.options["out_specs"],
+            "AX025",
+            f"mesh axis {axis!r} has size 1, and in_specs splits {source} over it ({named[source].text()}), so"
+            f" {fn.qualname}'s output, {ast.unparse(fn.returns[0])} (line {fn.returns[0].lineno}), is typed as"
+            f" varying along {axis!r}; out_specs {out_spec.text()} leaves {axis!r} out, which promises the same"
+            f" value on every device along it, and shard_map checks that from the types, not the size: JAX raises"
+            " ValueError 'shard_map applied to the function ... was given out_specs which require replication'",
+            f"{kept.text()} for {source} in in_specs (a mesh axis of size 1 splits nothing: the blocks stay the same)",
+        )
+        return
+
+
+def _names(spec: Spec, axis: str) -> bool:
+    return any(axis in entry for entry in spec.entries)
 
 
 def _unit(kind: str) -> str:

@@ -12,13 +12,15 @@ from pathlib import Path
 from ._axisnames import AxisNames
 from ._batch import check_calls
 from ._callee import Resolver
-from ._checks import SiteChecker
+from ._checks import Related, SiteChecker
 from ._config import suppressed
+from ._edits import edit_for
 from ._keys import check_shared_keys
 from ._markdown import python_of_markdown
 from ._module import ModuleInfo, build_module
-from ._outputs import check_outputs, check_scan_carries
-from ._rules import Finding
+from ._notebook import NotANotebook, NotebookCode, read_notebook
+from ._outputs import check_outputs, check_scan_carries, check_size_one_axes
+from ._rules import Finding, Location
 from ._values import Values, as_option
 
 # Only a file that names a transform can hold a finding (cross-file uses are not followed
@@ -45,10 +47,14 @@ class Stats:
 
 
 class Project:
-    def __init__(self, files: Sequence[Path], display: dict[Path, str] | None = None) -> None:
+    def __init__(
+        self, files: Sequence[Path], display: dict[Path, str] | None = None, texts: dict[Path, str] | None = None
+    ) -> None:
         self.files = list(files)
         self.display = display or {}
+        self.texts = texts or {}  # files' texts given, not read from disk (an editor's unsaved buffers)
         self._sources: dict[Path, str] = {}
+        self._notebooks: dict[Path, NotebookCode] = {}  # a notebook's code cells, and where each line is
         self._modules: dict[Path, ModuleInfo | None] = {}
         self._by_parts: dict[tuple[str, ...], list[Path]] = {}
         for f in self.files:
@@ -67,12 +73,25 @@ class Project:
     # -------------------------------------------------------------- modules
 
     def source(self, path: Path) -> str | None:
+        """The file's Python code: its text, or a notebook's code cells joined (None when it
+        cannot be read; a notebook that is not one is reported as unparsable)."""
         if path not in self._sources:
             try:
                 # utf-8-sig: a byte order mark is not source text (Python's own reader drops it too).
-                self._sources[path] = path.read_bytes().decode("utf-8-sig", errors="replace")
+                text = (
+                    self.texts[path] if path in self.texts else path.read_bytes().decode("utf-8-sig", errors="replace")
+                )
             except OSError:
                 return None
+            if path.suffix.lower() == ".ipynb":
+                try:
+                    notebook = read_notebook(text)
+                except NotANotebook as err:
+                    self.stats.unparsable.append(f"{self.name(path)}:1: {err}")
+                    return None
+                self._notebooks[path] = notebook
+                text = notebook.source
+            self._sources[path] = text
         return self._sources[path]
 
     def module(self, path: Path) -> ModuleInfo | None:
@@ -101,6 +120,9 @@ class Project:
                 else:
                     info.column_shift = shift
                     info.reader = self.read_option
+                    notebook = self._notebooks.get(path)
+                    if notebook is not None:
+                        info.cell_place = notebook.place
         self._modules[path] = info
         return info
 
@@ -127,8 +149,25 @@ class Project:
             return self.module(exact[0]) if len(exact) == 1 else None
         if not names:
             return None
+        beside = self._beside(names, start)
+        if beside is not None:  # what `python <start's file>` imports (its folder is sys.path[0])
+            linted = self._by_parts.get(beside, [])
+            return self.module(linted[0]) if linted else None
         found = self._by_parts.get(names, []) + self._by_parts.get((*names, "__init__"), [])
         return self.module(found[0]) if len(found) == 1 else None
+
+    @staticmethod
+    def _beside(names: tuple[str, ...], start: ModuleInfo) -> tuple[str, ...] | None:
+        """The parts of the module `names` in the importing file's own folder, where one
+        is on disk there (a `.py` file or a package): Python imports that one first for a
+        script run from there, whichever files are linted beside it (pre-commit passes
+        `a/train.py b/utils.py`, and `from utils import ...` in a/train.py is a/utils.py)."""
+        folder = Path("/", *start.parts[:-1]).joinpath(*names)
+        if folder.with_suffix(".py").is_file():
+            return (*start.parts[:-1], *names)
+        if (folder / "__init__.py").is_file():
+            return (*start.parts[:-1], *names, "__init__")
+        return None
 
     # ------------------------------------------------------------------ run
 
@@ -158,8 +197,10 @@ class Project:
             callee = self.resolver.site_callee(site)
             self.stats.understood += callee is not None
             checker = SiteChecker(self.resolver, site, callee, self.add)
-            checker.run()
+            if checker.run():
+                continue  # refused when the transform is made: no call of it runs
             check_outputs(checker)
+            check_size_one_axes(checker, self.values)
             check_scan_carries(checker, self.values)
             check_shared_keys(checker, self.values)
             self.stats.calls_read += check_calls(checker, self.values)
@@ -175,23 +216,68 @@ class Project:
             if module is not None:
                 module.release()
         self._modules.clear()
+        self._notebooks.clear()
         self._options.clear()
         self.resolver.clear()
         self.values.clear()
         self.axis_names.clear()
 
-    def add(self, module: ModuleInfo, node: ast.AST, code: str, message: str, fix: str | None) -> None:
+    def add(
+        self,
+        module: ModuleInfo,
+        node: ast.AST,
+        code: str,
+        message: str,
+        fix: str | None = None,
+        related: Related = (),
+    ) -> None:
         line = getattr(node, "lineno", 1)
-        col = getattr(node, "col_offset", 0)
         text = module.line(line)
-        column = (col if text.isascii() else len(text.encode()[:col].decode(errors="ignore"))) + 1
-        column += module.column_shift.get(line, 0)
         if suppressed(text, code):
             return
-        finding = Finding(module.path, line, column, code, message, fix)
+        start, end = _span(module, node)
+        cell = None
+        if module.cell_place is not None:
+            cell, line = module.cell_place(line)
+        finding = Finding(
+            module.path,
+            line,
+            start[1] + 1,
+            code,
+            message,
+            fix,
+            cell,
+            end_line=end[0] if cell is None else None,
+            end_column=end[1] if cell is None else None,
+            related=tuple(_location(m, n, what) for m, n, what in related if m.cell_place is None),
+            edit=edit_for(module, node, fix),
+        )
         if finding not in self._reported:
             self._reported.add(finding)
             self.findings.append(finding)
+
+
+def _column(module: ModuleInfo, line: int, byte_offset: int) -> int:
+    """A character column (from 0, in the file: Markdown's cut indentation added back) from
+    `ast`'s UTF-8 byte offset."""
+    text = module.line(line)
+    column = byte_offset if text.isascii() else len(text.encode()[:byte_offset].decode(errors="ignore"))
+    return column + module.column_shift.get(line, 0)
+
+
+def _span(module: ModuleInfo, node: ast.AST) -> tuple[tuple[int, int], tuple[int, int]]:
+    """(line, column) where `node` starts and ends (columns from 0)."""
+    line = getattr(node, "lineno", 1)
+    start = (line, _column(module, line, getattr(node, "col_offset", 0)))
+    end_line, end_col = getattr(node, "end_lineno", None), getattr(node, "end_col_offset", None)
+    if end_line is None or end_col is None:
+        return start, start
+    return start, (end_line, _column(module, end_line, end_col))
+
+
+def _location(module: ModuleInfo, node: ast.AST, message: str) -> Location:
+    (line, column), (end_line, end_column) = _span(module, node)
+    return Location(module.path, line, column, end_line, end_column, message)
 
 
 def _parts(path: Path) -> tuple[str, ...]:
@@ -199,7 +285,9 @@ def _parts(path: Path) -> tuple[str, ...]:
     return (*resolved.parent.parts[1:], resolved.stem)
 
 
-def lint_files(files: Iterable[Path], display: dict[Path, str] | None = None) -> tuple[list[Finding], Stats]:
+def lint_files(
+    files: Iterable[Path], display: dict[Path, str] | None = None, texts: dict[Path, str] | None = None
+) -> tuple[list[Finding], Stats]:
     """Lint `files` as one project; findings in file order, then line, column and code.
 
     The cyclic garbage collector is paused during the run: syntax trees are many small
@@ -207,7 +295,7 @@ def lint_files(files: Iterable[Path], display: dict[Path, str] | None = None) ->
     collection would walk all of them again (it halves the speed). The run ends by letting
     go of them (`Project.close`), so the collector finds nothing of it when it resumes.
     """
-    project = Project(list(files), display)
+    project = Project(list(files), display, texts)
     collecting = gc.isenabled()
     gc.disable()
     try:
@@ -217,5 +305,5 @@ def lint_files(files: Iterable[Path], display: dict[Path, str] | None = None) ->
         if collecting:
             gc.enable()
     order = {project.name(p): i for i, p in enumerate(project.files)}
-    findings.sort(key=lambda f: (order.get(f.path, 0), f.line, f.column, f.code))
+    findings.sort(key=lambda f: (order.get(f.path, 0), f.cell or 0, f.line, f.column, f.code))
     return findings, project.stats

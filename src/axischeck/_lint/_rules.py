@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+
+from ._edits import Edit
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,13 +59,36 @@ RULES: dict[str, Rule] = {
             "a mapped function draws from a random key that is the same for every example or device",
             "warning",
         ),
+        Rule("AX023", "unknown-option", "a transform is given a keyword it does not take (a misspelled option)"),
+        Rule(
+            "AX024", "mapped-iterator", "an iterator (zip, map, a generator) is passed where in_axes maps an argument"
+        ),
+        Rule(
+            "AX025",
+            "size-one-axis-replication",
+            "out_specs leaves out a mesh axis of size 1 that in_specs splits the output's source over",
+        ),
     )
 }
 
 
 @dataclass(frozen=True, slots=True)
+class Location:
+    """Another place a finding is about (the argument that conflicts), with what it holds.
+    Lines count from 1, columns are characters from 0."""
+
+    path: str
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
 class Finding:
-    """One reported mistake. `line` and `column` count from 1."""
+    """One reported mistake. `line` and `column` count from 1; in a notebook, `cell` is the
+    cell's number among all its cells (from 1) and `line` counts in that cell."""
 
     path: str
     line: int
@@ -71,10 +96,23 @@ class Finding:
     code: str
     message: str
     fix: str | None = None
+    cell: int | None = None
+    # For editors: where the finding's expression ends (end_column counts characters from 0),
+    # the places it is about, and its fix as an edit where lint is sure of one (`_edits`).
+    end_line: int | None = field(default=None, compare=False)
+    end_column: int | None = field(default=None, compare=False)
+    related: tuple[Location, ...] = field(default=(), compare=False)
+    edit: Edit | None = field(default=None, compare=False)
+
+    def where(self) -> str:
+        """`path:line:col`, or `path:cell 3:line:col` in a notebook."""
+        cell = f"cell {self.cell}:" if self.cell is not None else ""
+        return f"{self.path}:{cell}{self.line}:{self.column}"
 
     def as_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "path": self.path,
+            **({"cell": self.cell} if self.cell is not None else {}),
             "line": self.line,
             "column": self.column,
             "code": self.code,

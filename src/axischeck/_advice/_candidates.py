@@ -1,7 +1,11 @@
-"""Fix suggestions: search the small space of nearby options with the engine itself.
+"""The candidates: every nearby change of a failed call's options (or of how it passes
+its arguments) that the engine itself accepts, each with the engine's outcome.
 
-Only options the engine accepts are suggested (so JAX accepts them too), and nothing is
-suggested when no option works or too many do to tell which was meant.
+Each search tries a small space the mistake points to (the in_axes entries, a static
+argument, out_axes, the specs of a shard_map, ...) and keeps what passes every check
+of the engine; it runs the user's function at most as often as its `Budget` allows.
+Whether a candidate does what the program means is not decided here (`_meaning`), nor
+which comes first (`_rank`).
 """
 
 from __future__ import annotations
@@ -10,14 +14,13 @@ import functools
 import itertools
 import math
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 import jax
 from jax.sharding import AbstractMesh, AxisType, Mesh, PartitionSpec
 
-from .._core._axes import freeze_in_axes, freeze_out_axes
-from .._core._dims import ArraySpec, Variadic
+from .._core._axes import freeze_in_axes, freeze_out_axes, freeze_pmap_in_axes
 from .._core._errors import AxisCheckError, FunctionError, OutputError
 from .._core._explain import tables_unread
 from .._core._jax_compat import INFER_SPECS, spec_entries, unbound_axis_name, varying_axes
@@ -26,63 +29,18 @@ from .._core._shape import Shape
 from .._core._steps import MapStep
 from .._core._text import and_list
 from .._core._trees import PrefixMismatch, broadcast_prefix, seq_repr
-from ._levels import MapLevel, read_sizes, resolve_in_axes, takes
-from ._models import MapModel, Model, Outcome, SignatureModel, TraceModel, chain, is_symbolic, run
-from ._shard_model import ShardModel
-from ._trace import Replay, replay_of
+from .._engine._levels import read_sizes, resolve_in_axes, takes
+from .._engine._models import MapModel, Model, Outcome, TraceModel, chain, is_symbolic, run
+from .._engine._shard_model import ShardModel
+from .._engine._trace import Replay, replay_of
+from ._rank import intent, per_argument
+from ._suggestion import Suggestion
 
 MAX_TRIES = 48
 MAX_SHOWN = 3
 
 
-@dataclass(frozen=True, slots=True)
-class Suggestion:
-    """One change that makes every check pass, as text and as data: transform options to
-    pass again, and changes to the call (an argument passed transposed, padded along one
-    axis, or keyword arguments passed by position instead), which `as_kwargs()` leaves
-    out: the options alone are the fix only where the call needs no change.
-
-    ```python
-    >>> f = ax.vmap(lambda x, s: x * s)
-    >>> try:
-    ...     f.predict((4, 3), ())
-    ... except ax.AxisCheckError as err:
-    ...     print(err.suggestions[0].as_kwargs())
-    {'in_axes': (0, None)}
-    ```
-    """
-
-    text: str
-    options: tuple[tuple[str, Any], ...]  # e.g. (("in_axes", (0, 1, 0)),)
-    transposes: tuple[tuple[int, tuple[int, ...]], ...] = ()  # (argument position, axis order)
-    pads: tuple[tuple[int, int, int], ...] = ()  # (argument position, axis, padded size)
-    by_position: tuple[str, ...] = ()  # keyword arguments to pass next by position, in this order
-    # Another reading the engine checked and the arguments support as well as the fix's:
-    # shown beside the fix for the user to choose, never as the fix itself.
-    tie: bool = False
-    # Why it runs without doing what was meant (a batch size none of the user's in_axes
-    # read, say): shown as such, never as the fix.
-    shapes_only: str | None = None
-    head: str | None = None  # the change in a few words, where the options' reprs are long (a mesh)
-
-    def as_kwargs(self) -> dict[str, Any]:
-        """The transform options to pass again ({} when the change is to the arguments)."""
-        return dict(self.options)
-
-    def headline(self) -> str | None:
-        """The change in a few words for a message's first line (`in_axes=(0, 0)`,
-        `pass b by position`), or None when only the full text says it (a transposed or
-        padded argument)."""
-        if self.head is not None or self.transposes or self.pads:
-            return self.head
-        options = ", ".join(f"{k}={seq_repr(v) if isinstance(v, tuple) else repr(v)}" for k, v in self.options)
-        if self.by_position:
-            moved = f"pass {', '.join(self.by_position)} by position"
-            return f"{moved}, with {options}" if options else moved
-        return options or None
-
-
-class _Budget:
+class Budget:
     """How many more times the fix search may run the user's function (a trace each).
     Every run is counted where it happens (see `counted`), so a candidate that traces
     twice (a record that fails, then the function under the real nesting) costs two, and
@@ -133,7 +91,7 @@ def _with_replay(model: ShardModel, replay: Replay) -> ShardModel:
     return replace(model, fn=replay, inner=inner)
 
 
-def _works(model: Model, call: Call, budget: _Budget) -> Outcome | None:
+def _works(model: Model, call: Call, budget: Budget) -> Outcome | None:
     """The engine's outcome with this candidate, or None when it fails too."""
     if isinstance(model, MapModel) and not is_symbolic(model):
         try:  # the level's own checks run no user code: they spare the trace budget
@@ -153,124 +111,9 @@ def _works(model: Model, call: Call, budget: _Budget) -> Outcome | None:
         return None
 
 
-# ------------------------------------------------------------------------ ranking
-
-
-def _declared_ranks(model: Model) -> list[int | None] | None:
-    """The per-example rank of each declared output leaf (None: a variadic or any-shape
-    leaf), when the innermost model declares its output."""
-    *_, innermost = chain(model)
-    if not isinstance(innermost, SignatureModel) or innermost.core.output is None:
-        return None
-    return [
-        len(spec.dims) if isinstance(spec, ArraySpec) and not any(isinstance(d, Variadic) for d in spec.dims) else None
-        for spec in innermost.core.output.leaves
-    ]
-
-
-def _given_sizes(model: MapModel, call: Call) -> frozenset[int]:
-    """The batch sizes the user's own in_axes read (and axis_size): a fix whose batch size
-    is none of them maps an axis the user never pointed at."""
-    try:
-        with tables_unread():
-            axes = resolve_in_axes(model.level, call, ())
-    except AxisCheckError:  # the structure itself is wrong: nothing to go by
-        return frozenset()
-    leaves, _ = call.flat()
-    return read_sizes(model.level, leaves, axes)
-
-
-def _shapes_only(model: MapModel, call: Call, s: Suggestion, outcome: Outcome) -> str | None:
-    """Why a working candidate only makes the shapes agree, if it does: an output rank
-    other than the declared one; or, with no declared inputs to vouch for the per-example
-    shapes, mapped arguments of another size left unmapped where no more of the mapped
-    arrays share the size it keeps (Flax's per-example gradients keep x and y's 8 and
-    unmap w's 3: a fix; Flax's VAE example, logits of batch 64 against labels of 8, has
-    one on each side: nothing says which batch was meant)."""
-    if _wrong_rank(model, outcome):
-        return "its output rank is not the one the signature declares"
-    size = _batch_size(outcome)
-    if size is None or _declares_inputs(model):
-        return None
-    axes = dict(s.options).get("in_axes")
-    before = _per_argument(model.level.in_axes.value, len(call.args))
-    if not isinstance(axes, tuple) or before is None or len(axes) != len(before):
-        return None
-    dissent = [
-        call.arg_labels[i]
-        for i, (b, a) in enumerate(zip(before, axes, strict=True))
-        if a is None and _size_at(call.args[i], b) not in (None, size)
-    ]
-    kept = sum(len(jax.tree_util.tree_leaves(arg)) for arg, a in zip(call.args, axes, strict=True) if a is not None)
-    if dissent and kept <= len(dissent):
-        return (
-            f"it unmaps {and_list(dissent)}: as many mapped arrays have another size as keep its batch"
-            f" size, {size}, so nothing says which batch you meant"
-        )
-    return None
-
-
-def _size_at(arg: Any, axis: Any) -> int | None:
-    """The size of an array argument along its in_axes entry (None: not one array, or no such axis)."""
-    if not isinstance(arg, Leaf) or arg.shape is None or type(axis) is not int:
-        return None
-    return arg.shape[axis] if -len(arg.shape) <= axis < len(arg.shape) else None
-
-
-def _declares_inputs(model: Model) -> bool:
-    """Whether the innermost model declares the arguments' per-example shapes (a
-    signature), which a working candidate then matches."""
-    *_, innermost = chain(model)
-    return isinstance(innermost, SignatureModel)
-
-
-def _wrong_rank(model: MapModel, outcome: Outcome) -> bool:
-    """Whether a working candidate's output rank is other than the declared one."""
-    declared = _declared_ranks(model)
-    levels = sum(1 for m in chain(model) if isinstance(m, MapModel))
-    outs = jax.tree_util.tree_leaves(outcome.shapes, is_leaf=lambda x: isinstance(x, Shape))
-    return (
-        declared is not None
-        and len(declared) == len(outs)
-        and any(r is not None and len(o) != r + levels for o, r in zip(outs, declared, strict=True))
-    )
-
-
-def _batch_size(outcome: Outcome) -> int | None:
-    step = next((st for st in outcome.steps if isinstance(st, MapStep)), None)
-    return step.axis_size if step is not None else None
-
-
-def _odd_size(given: frozenset[int], outcome: Outcome) -> bool:
-    """Whether a working candidate's batch size is none of those the user's own in_axes
-    read: it maps an axis the user never pointed at."""
-    size = _batch_size(outcome)
-    return bool(given) and size is not None and size not in given
-
-
-def _ranked(model: MapModel, call: Call, found: list[tuple[Suggestion, Outcome]]) -> list[Suggestion]:
-    """The working options judged: the first (in search order) of those that do what the
-    arguments say was meant is the fix, the others ties; the rest only make the shapes
-    agree, and say why. A batch size none of the user's in_axes read is what was meant
-    only where no option keeps one they read (the user pointed at the wrong axis). When
-    too many are as plausible, all of them (and `suggest` shows none: any one would be a
-    guess)."""
-    if not found:
-        return []
-    given = _given_sizes(model, call)
-    reasons = [_shapes_only(model, call, s, outcome) for s, outcome in found]
-    odd = [_odd_size(given, outcome) for _, outcome in found]
-    pointed = any(why is None and not o for why, o in zip(reasons, odd, strict=True))
-    judged = []
-    for (s, outcome), why, odd_size in zip(found, reasons, odd, strict=True):
-        if why is None and pointed and odd_size:
-            why = f"its batch size, {_batch_size(outcome)}, is none of those your in_axes read"
-        judged.append(replace(s, shapes_only=why))
-    meant = [s for s in judged if s.shapes_only is None]
-    if len(meant) > MAX_SHOWN:
-        return meant
-    only = [s for s in judged if s.shapes_only is not None]
-    return [*meant[:1], *(replace(s, tie=True) for s in meant[1:]), *only]
+def _kept(found: list[tuple[Suggestion, Outcome]]) -> list[Suggestion]:
+    """Each candidate with the engine's outcome kept on it (for the ranking)."""
+    return [replace(s, outcome=outcome) for s, outcome in found]
 
 
 def _describe_arg(call: Call, i: int, axis: int | None) -> str:
@@ -282,10 +125,10 @@ def _describe_arg(call: Call, i: int, axis: int | None) -> str:
     return f"map {name}'s axis {axis} (size {size})"
 
 
-def _in_axes_options(model: MapModel, call: Call, budget: _Budget) -> list[Suggestion]:
+def _in_axes_options(model: MapModel, call: Call, budget: Budget) -> list[Suggestion]:
     current = model.level.in_axes.value
     n = len(call.args)
-    entries = _per_argument(current, n)
+    entries = per_argument(current, n)
     if not entries:
         return []
     choices: list[list[int | None]] = []
@@ -306,7 +149,7 @@ def _in_axes_options(model: MapModel, call: Call, budget: _Budget) -> list[Sugge
     # first that happens to run.
     found: list[tuple[Suggestion, Outcome]] = []
     for edits in (1, 2):  # the smallest edit that works
-        candidates: list[tuple[tuple[int, int, int, int], int, tuple[Any, ...], tuple[int, ...]]] = []
+        candidates: list[tuple[tuple[int, int, int, int, int], int, tuple[Any, ...], tuple[int, ...]]] = []
         for axes, idx in itertools.islice(_edited(entries, choices, edits), MAX_TRIES):
             level = replace(model.level, in_axes=freeze_in_axes(axes))
             try:
@@ -315,29 +158,29 @@ def _in_axes_options(model: MapModel, call: Call, budget: _Budget) -> list[Sugge
                         continue
             except Exception:
                 continue
-            candidates.append((_intent(entries, axes, level, call), len(candidates), axes, idx))
-        best: tuple[int, int, int] | None = None
-        for intent, _, axes, idx in sorted(candidates):
-            if best is not None and intent[:3] != best:
+            candidates.append((intent(entries, axes, level, call), len(candidates), axes, idx))
+        best: tuple[int, int, int, int] | None = None
+        for reading, _, axes, idx in sorted(candidates):
+            if best is not None and reading[:4] != best:
                 break  # a less supported reading than the one found: no fix, a guess
             level = replace(model.level, in_axes=freeze_in_axes(axes))
             outcome = _works(MapModel(level, model.inner, model.fn), call, budget)
             if outcome is not None:
                 why = " and ".join(_describe_arg(call, i, axes[i]) for i in idx)
                 found.append((Suggestion(f"in_axes={seq_repr(axes)} would {why}", (("in_axes", axes),)), outcome))
-                best = intent[:3]
+                best = reading[:4]
         if found:
             break
-    return _ranked(model, call, found)
+    return _kept(found)
 
 
-def _scalar_leaf_options(model: MapModel, call: Call, budget: _Budget) -> list[Suggestion]:
+def _scalar_leaf_options(model: MapModel, call: Call, budget: Budget) -> list[Suggestion]:
     """A container argument mapped whole (one int entry) that holds scalars, which have no
     axis to map: the entry written out over the container, None at its scalar leaves
     (jax#3161: `{'a': None, 'b': 0}` for a dict of a scalar and a vector). Array scalars
     only: a Python number among arrays is more often a stray (jax#4563's `z + [0]`),
     whose fix is to drop it, not to carry it along unmapped."""
-    entries = _per_argument(model.level.in_axes.value, len(call.args))
+    entries = per_argument(model.level.in_axes.value, len(call.args))
     if entries is None:
         return []
     axes = list(entries)
@@ -357,13 +200,6 @@ def _scalar_leaf_options(model: MapModel, call: Call, budget: _Budget) -> list[S
     return [Suggestion(f"in_axes={seq_repr(fixed)} would leave the scalars inside unmapped", (("in_axes", fixed),))]
 
 
-def _per_argument(in_axes: Any, n: int) -> list[Any] | None:
-    """in_axes as one entry per positional argument (a single entry stands for all), or
-    None where a tuple's length is not the arguments'."""
-    entries = list(in_axes) if isinstance(in_axes, tuple) else [in_axes] * n
-    return entries if len(entries) == n else None
-
-
 def _edited(
     entries: list[Any], choices: list[list[int | None]], edits: int
 ) -> Iterator[tuple[tuple[Any, ...], tuple[int, ...]]]:
@@ -377,7 +213,7 @@ def _edited(
             yield tuple(cand), idx
 
 
-def _static_options(model: MapModel, call: Call, budget: _Budget) -> list[Suggestion]:
+def _static_options(model: MapModel, call: Call, budget: Budget) -> list[Suggestion]:
     """pmap traces every argument it does not map, Python scalars too: one the function
     needs as a Python value (`range(n)`) must be static. Tried first for the positional
     Python scalars of a pmap, together: in_axes None would trace them."""
@@ -404,33 +240,7 @@ def _static_options(model: MapModel, call: Call, budget: _Budget) -> list[Sugges
     ]
 
 
-def _intent(original: list[Any], axes: tuple[Any, ...], level: MapLevel, call: Call) -> tuple[int, int, int, int]:
-    """How far candidate in_axes stray from what the call's arguments say was meant,
-    lower first (the rule every axes fix is ranked by):
-
-    1. how many arguments the user mapped it leaves unmapped (each was mapped for a reason);
-    2. how few of those arguments have an axis of its batch size at all (the size most of
-       them share is the batch: `(0, 1)` on (10, 4) and (10, 2) meant 10, not 2);
-    3. how many entries it changes (the smallest edit);
-    4. among equals, an edit of a later argument first: the leading argument is usually
-       the data whose layout the program sets, and the arguments after it are fitted to
-       it (JAX's SPMD MNIST example: labels laid out (per device, devices) next to images
-       laid out (devices, per device, ...) want `(0, 1)`, not `(1, 0)`).
-    """
-    unmapped = sum(1 for o, a in zip(original, axes, strict=True) if o is not None and a is None)
-    leaves, _ = call.flat()
-    sizes = read_sizes(level, leaves, resolve_in_axes(level, call, ()))
-    size = next(iter(sizes)) if len(sizes) == 1 else None
-    support = 0
-    for i, entry in enumerate(original):
-        if entry is not None and size is not None:
-            shapes = [leaf.shape for leaf in jax.tree_util.tree_leaves(call.args[i]) if leaf.shape is not None]
-            support += any(size in shape for shape in shapes)
-    edited = [i for i, (o, a) in enumerate(zip(original, axes, strict=True)) if o != a]
-    return unmapped, -support, len(edited), -min(edited, default=0)
-
-
-def _axis_size_options(model: MapModel, call: Call, budget: _Budget) -> list[Suggestion]:
+def _axis_size_options(model: MapModel, call: Call, budget: Budget) -> list[Suggestion]:
     if model.level.axis_size is None:
         return []
     without = MapModel(replace(model.level, axis_size=None), model.inner, model.fn)
@@ -444,7 +254,7 @@ def _axis_size_options(model: MapModel, call: Call, budget: _Budget) -> list[Sug
     return [Suggestion(f"axis_size={size} (or leave it out) matches the mapped arguments", (("axis_size", size),))]
 
 
-def _unmapped_size_options(model: MapModel, call: Call, budget: _Budget) -> list[Suggestion]:
+def _unmapped_size_options(model: MapModel, call: Call, budget: Budget) -> list[Suggestion]:
     """A vmap that maps nothing (every in_axes entry None, no axis_size) needs axis_size
     (jax#5021). Its value is checked, not guessed, only where it cannot change the result:
     every output unmapped (out_axes None) and no axis name for a collective to count, so
@@ -474,19 +284,96 @@ def _unmapped_size_options(model: MapModel, call: Call, budget: _Budget) -> list
     ]
 
 
-def _out_axes_options(model: MapModel, call: Call, budget: _Budget) -> list[Suggestion]:
-    current = model.level.out_axes.value
-    if not (current is None or type(current) is int):
+def _out_axes_options(model: MapModel, call: Call, budget: Budget) -> list[Suggestion]:
+    """out_axes that fit the outputs: another int (0, -1, 1) for one int; for a tuple of
+    another length than the tuple the function returns, the tuple without a surplus entry
+    (the last first: an entry is most often one too many at the end) or padded with the
+    first entry's axis, and a list of another length likewise; each checked by the engine."""
+    level = model.level
+    current = level.out_axes.value
+    kind = level.kind
+    if current is None or type(current) is int:
+        for cand in (0, -1, 1):
+            if cand == current:
+                continue
+            outcome = _works(
+                MapModel(replace(level, out_axes=freeze_out_axes(cand, kind)), model.inner, model.fn), call, budget
+            )
+            if outcome is not None:
+                return [Suggestion(f"out_axes={cand}", (("out_axes", cand),), outcome=outcome)]
         return []
+    if not isinstance(current, (tuple, list)):
+        return []
+    probe = _works(MapModel(replace(level, out_axes=freeze_out_axes(0, kind)), model.inner, model.fn), call, budget)
+    shapes = probe.shapes if probe is not None else None
+    if not isinstance(shapes, tuple) or len(shapes) == len(current):
+        return []
+    entries = tuple(current)
+    k = len(shapes)
+    candidates: list[tuple[Any, ...]] = []
+    if len(entries) > k:
+        surplus = len(entries) - k
+        candidates += [entries[:i] + entries[i + surplus :] for i in reversed(range(k + 1))]
+    else:
+        candidates.append(entries + (entries[0] if entries else 0,) * (k - len(entries)))
     found = []
-    for cand in (0, -1, 1):
-        if cand == current:
-            continue
-        level = replace(model.level, out_axes=freeze_out_axes(cand))
-        if _works(MapModel(level, model.inner, model.fn), call, budget):
-            found.append(Suggestion(f"out_axes={cand}", (("out_axes", cand),)))
-            break
+    for per_output in dict.fromkeys(candidates):
+        outcome = _works(
+            MapModel(replace(level, out_axes=freeze_out_axes(per_output, kind)), model.inner, model.fn), call, budget
+        )
+        if outcome is not None:
+            why = f"one entry per output: the function returns a tuple of {k}"
+            text = f"out_axes={seq_repr(per_output)} ({why})"
+            found.append(Suggestion(text, (("out_axes", per_output),), outcome=outcome))
     return found
+
+
+def _nonnegative_options(model: MapModel, call: Call, budget: Budget) -> list[Suggestion]:
+    """pmap with a negative in_axes or out_axes entry (JAX's pmap shards axis 0 and
+    squeezes or inserts the negative axis: docs/jax-semantics.md#pmap): the same axes
+    counted from the front, which pmap reads as meant. An in_axes entry is counted against
+    its array's rank; out_axes against the batched outputs' ranks, read from the engine's
+    outcome with the axes put first."""
+    level = model.level
+    if level.kind != "pmap" or not any(
+        a is not None and a < 0 for a in (*level.in_axes.leaves, *level.out_axes.leaves)
+    ):
+        return []
+    entries = per_argument(level.in_axes.value, len(call.args))
+    if entries is None:
+        return []
+    fixed_in: list[Any] = []
+    for arg, entry in zip(call.args, entries, strict=True):
+        if type(entry) is int and entry < 0:
+            if not isinstance(arg, Leaf) or arg.shape is None or not -len(arg.shape) <= entry:
+                return []  # an entry over a pytree, or past the rank: not this mistake alone
+            entry += len(arg.shape)
+        fixed_in.append(entry)
+    in_axes: Any = tuple(fixed_in) if isinstance(level.in_axes.value, tuple) else fixed_in[0] if fixed_in else 0
+    if isinstance(level.in_axes.value, int) and len(set(fixed_in)) > 1:
+        in_axes = tuple(fixed_in)
+    out_axes = level.out_axes.value
+    if any(a is not None and a < 0 for a in level.out_axes.leaves):
+        probe = replace(level, in_axes=freeze_pmap_in_axes(in_axes), out_axes=freeze_out_axes(0, "pmap"))
+        outcome = _works(MapModel(probe, model.inner, model.fn), call, budget)
+        if outcome is None or type(out_axes) is not int:
+            return []
+        ranks = {len(s) for s in jax.tree_util.tree_leaves(outcome.shapes, is_leaf=lambda x: isinstance(x, Shape))}
+        if len(ranks) != 1:
+            return []
+        out_axes += ranks.pop()
+    changed = []
+    if in_axes != level.in_axes.value:
+        changed.append(("in_axes", in_axes))
+    if out_axes != level.out_axes.value:
+        changed.append(("out_axes", out_axes))
+    candidate = replace(level, in_axes=freeze_pmap_in_axes(in_axes), out_axes=freeze_out_axes(out_axes, "pmap"))
+    outcome = _works(MapModel(candidate, model.inner, model.fn), call, budget)
+    if outcome is None:
+        return []
+    shown = ", ".join(f"{k}={seq_repr(v) if isinstance(v, tuple) else v!r}" for k, v in changed)
+    text = f"{shown}: the same axes counted from the front (pmap reads a negative axis as axis 0)"
+    return [Suggestion(text, tuple(changed), outcome=outcome)]
 
 
 def _with_leaf_shape(call: Call, i: int, shape: tuple[int, ...]) -> Call:
@@ -503,7 +390,7 @@ def _transposed(call: Call, i: int, perm: tuple[int, ...]) -> Call:
     return _with_leaf_shape(call, i, tuple(leaf.shape[p] for p in perm))
 
 
-def _transpose_options(model: MapModel, call: Call, budget: _Budget) -> list[Suggestion]:
+def _transpose_options(model: MapModel, call: Call, budget: Budget) -> list[Suggestion]:
     """Transposing one argument, when no change of axes does it (arrays of rank <= 4)."""
     found: list[tuple[Suggestion, Outcome]] = []
     tries = 0
@@ -519,36 +406,42 @@ def _transpose_options(model: MapModel, call: Call, budget: _Budget) -> list[Sug
                 continue
             tries += 1
             if tries > MAX_TRIES:
-                return _ranked(model, call, found)
+                return _kept(found)
             outcome = _works(model, _transposed(call, i, perm), budget)
             if outcome is not None:
                 name = call.arg_labels[i]
                 shape = tuple(leaves[0].shape[p] for p in perm)
                 text = f"passing jnp.transpose({name}, {perm}) (shape {shape}) instead of {name} would agree"
                 found.append((Suggestion(text, (), transposes=((i, perm),)), outcome))
-    return _ranked(model, call, found)
+    return _kept(found)
 
 
-def _keyword_options(model: MapModel, positional: Call, moved: tuple[str, ...], budget: _Budget) -> list[Suggestion]:
-    """Keyword arguments with in_axes entries meant for them: JAX maps keywords over axis 0
-    and gives them no entry, so the fix is to pass them by position (never an entry for
-    a keyword). `positional` is the call with `moved` passed by position."""
-    if not _works(model, positional, budget):
-        return []
+def _keyword_options(model: MapModel, positional: Call, moved: tuple[str, ...], budget: Budget) -> list[Suggestion]:
+    """Keyword arguments, which JAX maps over axis 0 whatever in_axes says (it gives them
+    no entry): the fix passes them by position (never an entry for a keyword). With a
+    tuple in_axes whose entries were meant for them, as it is; with one int for every
+    argument, with the entries the in_axes search finds for the call by position (a
+    shared offset passed as `offset=` wants None). `positional` is the call with `moved`
+    passed by position."""
     names = ", ".join(moved)
+    by_keyword = f"pass {names} by position (JAX maps keyword arguments over axis 0 and gives them no in_axes entry)"
     axes = model.level.in_axes.value
-    return [
-        Suggestion(
-            f"pass {names} by position (JAX maps keyword arguments over axis 0 and gives them no"
-            f" in_axes entry); then in_axes={seq_repr(axes)} applies",
-            (("in_axes", axes),),
-            by_position=moved,
-        )
-    ]
+    if isinstance(axes, tuple):
+        outcome = _works(model, positional, budget)
+        if outcome is None:
+            return []
+        text = f"{by_keyword}; then in_axes={seq_repr(axes)} applies"
+        return [Suggestion(text, (("in_axes", axes),), by_position=moved, outcome=outcome)]
+    if type(axes) is not int:
+        return []
+    spread = (axes,) * len(positional.args)
+    level = replace(model.level, in_axes=freeze_in_axes(spread))
+    found = _in_axes_options(MapModel(level, model.inner, model.fn), positional, budget)
+    return [replace(s, text=f"{by_keyword}, with {s.text}", by_position=moved) for s in found]
 
 
 def _static_keyword_options(
-    model: MapModel, positional: Call, moved: tuple[str, ...], budget: _Budget
+    model: MapModel, positional: Call, moved: tuple[str, ...], budget: Budget
 ) -> list[Suggestion]:
     """A pmap argument that static_broadcasted_argnums names, passed by keyword (jax#3007):
     the positions count, so the fix is to pass the keyword arguments by position (all of
@@ -578,7 +471,7 @@ def _tupled(axes: Any) -> Any:
     return axes
 
 
-def _structure_options(model: MapModel, call: Call, budget: _Budget) -> list[Suggestion]:
+def _structure_options(model: MapModel, call: Call, budget: Budget) -> list[Suggestion]:
     """in_axes written in the wrong shape: lists inside where the arguments hold tuples, a
     tuple of the wrong length, the axes of one tuple argument not nested in a 1-tuple."""
     axes = model.level.in_axes.value
@@ -607,10 +500,10 @@ def _structure_options(model: MapModel, call: Call, budget: _Budget) -> list[Sug
         outcome = _works(MapModel(level, model.inner, model.fn), call, budget)
         if outcome is not None:
             found.append((Suggestion(f"in_axes={seq_repr(cand)} ({why})", (("in_axes", cand),)), outcome))
-    return _ranked(model, call, found)
+    return _kept(found)
 
 
-def _axis_name_options(model: MapModel, call: Call, err: AxisCheckError, budget: _Budget) -> list[Suggestion]:
+def _axis_name_options(model: MapModel, call: Call, err: AxisCheckError, budget: Budget) -> list[Suggestion]:
     """A collective over a name no transform binds: naming this level's axis so."""
     name = unbound_axis_name(err.__cause__ or err)
     if name is None or model.level.axis_name == name:
@@ -627,6 +520,37 @@ def _axis_name_options(model: MapModel, call: Call, err: AxisCheckError, budget:
     ]
 
 
+def _left_unmapped_options(model: MapModel, call: Call, budget: Budget) -> list[Suggestion]:
+    """The function fails per example, and an argument left unmapped (its in_axes entry
+    None) has an axis of the batch size: mapping it there, every other entry as it is,
+    may be what was meant (a per-example noise vector given None, a state batch mapped
+    elsewhere). Each such argument alone, at each axis of that size; kept where the
+    function then runs (the meaning check judges them)."""
+    entries = per_argument(model.level.in_axes.value, len(call.args))
+    if entries is None:
+        return []
+    try:
+        with tables_unread():
+            sizes = read_sizes(model.level, call.flat()[0], resolve_in_axes(model.level, call, ()))
+    except AxisCheckError:
+        return []
+    if len(sizes) != 1:
+        return []
+    (size,) = sizes
+    found: list[tuple[Suggestion, Outcome]] = []
+    for i, (arg, entry) in enumerate(zip(call.args, entries, strict=True)):
+        if entry is not None or not isinstance(arg, Leaf) or arg.shape is None:
+            continue
+        for axis in (a for a, n in enumerate(arg.shape) if n == size):
+            axes = (*entries[:i], axis, *entries[i + 1 :])
+            level = replace(model.level, in_axes=freeze_in_axes(axes))
+            outcome = _works(MapModel(level, model.inner, model.fn), call, budget)
+            if outcome is not None:
+                text = f"in_axes={seq_repr(axes)} would {_describe_arg(call, i, axis)}, the others as they are"
+                found.append((Suggestion(text, (("in_axes", axes),)), outcome))
+    return _kept(found)
+
+
 def _entries(spec: PartitionSpec) -> list[tuple[str, ...]]:
     """Each dim's mesh axes in a spec (`None` -> ())."""
     return [() if e is None else (e,) if isinstance(e, str) else tuple(e) for e in spec_entries(spec)]
@@ -636,7 +560,7 @@ def _spec_of(entries: list[tuple[str, ...]]) -> PartitionSpec:
     return PartitionSpec(*[None if not e else e[0] if len(e) == 1 else e for e in entries])  # type: ignore[no-untyped-call]
 
 
-def _shard_in_options(model: ShardModel, call: Call, budget: _Budget) -> list[Suggestion]:
+def _shard_in_options(model: ShardModel, call: Call, budget: Budget) -> list[Suggestion]:
     """An axis the mesh axes do not divide: shard it over another mesh axis that does,
     give the same devices another mesh shape, or pad it to a multiple (each checked by
     the engine)."""
@@ -691,7 +615,7 @@ def _shard_in_options(model: ShardModel, call: Call, budget: _Budget) -> list[Su
 
 
 def _reshaped_mesh_options(
-    model: ShardModel, call: Call, refused: tuple[str, int, int], budget: _Budget
+    model: ShardModel, call: Call, refused: tuple[str, int, int], budget: Budget
 ) -> list[Suggestion]:
     """The same devices in another mesh shape, same axis names and axis types (what
     reshaping `jax.devices()` differently builds), under which every argument's spec
@@ -785,7 +709,7 @@ def _mesh_of_shape(mesh: Mesh | AbstractMesh, sizes: tuple[int, ...]) -> Mesh | 
     return AbstractMesh(sizes, mesh.axis_names, axis_types=mesh.axis_types)
 
 
-def _surplus_none_options(model: ShardModel, call: Call, budget: _Budget) -> list[Suggestion]:
+def _surplus_none_options(model: ShardModel, call: Call, budget: Budget) -> list[Suggestion]:
     """in_specs entries longer than their argument's rank only by trailing Nones (jax#18951:
     `P(None)` for a scalar): a None splits nothing, so the spec without them is the
     same split, and JAX takes it. A surplus that names a mesh axis asks for a split the
@@ -825,14 +749,14 @@ def _surplus_none_options(model: ShardModel, call: Call, budget: _Budget) -> lis
     ]
 
 
-def _smap_scalar_options(model: ShardModel, call: Call, budget: _Budget) -> list[Suggestion]:
+def _smap_scalar_options(model: ShardModel, call: Call, budget: Budget) -> list[Suggestion]:
     """smap's scalars given an axis to split: the in_axes entry None for each (a scalar,
     a Python number above all, has no axis; smap passes it whole to every shard)."""
     o = model.options
     assert o.smap_axes is not None
     in_axes, out_axes = o.smap_axes
     n = len(call.args)
-    entries = _per_argument(in_axes, n)
+    entries = per_argument(in_axes, n)
     if entries is None:
         return []
     scalars = [
@@ -862,11 +786,14 @@ def _in_specs(o: Any, n: int) -> tuple[Any, ...]:
     return o.in_specs if isinstance(o.in_specs, tuple) else (o.in_specs,) * n
 
 
-def _shard_out_options(model: ShardModel, call: Call, budget: _Budget) -> list[Suggestion]:
+def _shard_out_options(model: ShardModel, call: Call, budget: Budget) -> list[Suggestion]:
     """out_specs (smap: out_axes) that promise replication an output does not have: name
-    the mesh axes each such output leaf varies over in its own entry, read from JAX's vma
-    types (one trace), and checked by the engine (one more). A scalar cannot be split:
-    then nothing is proposed, and the error's own fix says to reduce it first."""
+    the mesh axes each such output leaf varies over in an entry of its own, read from
+    JAX's vma types (one trace), at each dimension the spec leaves free (which one the
+    blocks belong along is for the meaning check to say: a column-parallel `x @ w` is
+    concatenated along its columns), each checked by the engine on the probe's record
+    (no more traces). A scalar cannot be split: then nothing is proposed, and the error's
+    hint says to reduce it first."""
     o = model.options
     if not budget.allows(model):
         return []
@@ -882,23 +809,46 @@ def _shard_out_options(model: ShardModel, call: Call, budget: _Budget) -> list[S
     paired = broadcast_prefix(o.out_specs, shapes, lambda x: isinstance(x, PartitionSpec))
     if not gaps or isinstance(paired, PrefixMismatch):
         return []
-    specs: list[Any] = list(paired)
-    dims: dict[int, int] = {}
+    free: list[list[int]] = []
     for gap in gaps:
-        entries = _entries(gap.spec)
-        entries += [()] * (len(gap.block) - len(entries))
-        free = next((d for d, e in enumerate(entries) if not e), None)
-        if free is None:
+        entries = _entries(gap.spec) + [()] * (len(gap.block) - len(_entries(gap.spec)))
+        free.append([d for d, e in enumerate(entries) if not e])
+        if not free[-1]:
             return []  # a scalar, or every dim already split: no spec can hold it
-        entries[free] = gap.missing
+    # The probe's record answers for the function: a candidate changes how the blocks are
+    # assembled, not what each device computes.
+    leaves, _ = call.flat()
+    replay = replay_of(closed, shapes, range(len(leaves)))
+    found = []
+    for dims in itertools.islice(itertools.product(*free), MAX_TRIES):
+        suggestion = _out_spec_candidate(model, shapes, list(paired), gaps, dims)
+        if suggestion is None:
+            continue
+        option, candidate = suggestion
+        checked = replace(model, options=candidate)
+        outcome = _works(checked if replay is None else _with_replay(checked, replay), call, budget)
+        if outcome is not None:
+            found.append(replace(option, outcome=outcome))
+    return found
+
+
+def _out_spec_candidate(
+    model: ShardModel, shapes: Any, specs: list[Any], gaps: Any, dims: tuple[int, ...]
+) -> tuple[Suggestion, Any] | None:
+    """The out_specs (smap: out_axes) that put each gap's mesh axes at the dimension
+    `dims` gives it, as a suggestion and as the options to check it with."""
+    o = model.options
+    for gap, d in zip(gaps, dims, strict=True):
+        entries = _entries(gap.spec) + [()] * (len(gap.block) - len(_entries(gap.spec)))
+        entries[d] = gap.missing
         specs[gap.index] = _spec_of(entries)
-        dims[gap.index] = free
+    at = {gap.index: d for gap, d in zip(gaps, dims, strict=True)}
     treedef = jax.tree_util.tree_structure(shapes)
     single = isinstance(o.out_specs, PartitionSpec) and all(sp == specs[0] for sp in specs)
     new_specs: Any = specs[0] if single else jax.tree_util.tree_unflatten(treedef, specs)
     labels = " and ".join(g.label for g in gaps)
     axes = list(dict.fromkeys(a for g in gaps for a in g.missing))
-    where = " and ".join(f"axis {dims[g.index]} of {g.label}" for g in gaps)
+    where = " and ".join(f"axis {at[g.index]} of {g.label}" for g in gaps)
     over = " and ".join(repr(a) for a in axes)
     if o.smap_axes is None:
         option: tuple[str, Any] = ("out_specs", new_specs)
@@ -909,35 +859,26 @@ def _shard_out_options(model: ShardModel, call: Call, budget: _Budget) -> list[S
         in_axes, out_axes = o.smap_axes
         flat_axes = broadcast_prefix(out_axes, shapes, lambda x: x is None)
         if isinstance(flat_axes, PrefixMismatch):
-            return []
+            return None
         new_axes = list(flat_axes)
         for gap in gaps:
-            new_axes[gap.index] = dims[gap.index]
+            new_axes[gap.index] = at[gap.index]
         one = not isinstance(out_axes, (tuple, list, dict)) and all(a == new_axes[0] for a in new_axes)
         new_out_axes = new_axes[0] if one else jax.tree_util.tree_unflatten(treedef, new_axes)
         option = ("out_axes", new_out_axes)
         shown = f"out_axes={new_out_axes!r}"
         rest = ""
         candidate = replace(o, out_specs=new_specs, smap_axes=(in_axes, new_out_axes))
-    # The candidate changes how the blocks are assembled, not what each device computes:
-    # the probe's record answers for the function.
-    leaves, _ = call.flat()
-    replay = replay_of(closed, shapes, range(len(leaves)))
-    checked = replace(model, options=candidate)
-    if not _works(checked if replay is None else _with_replay(checked, replay), call, budget):
-        return []
     verb = "varies" if len(gaps) == 1 else "vary"
     mesh_axes = "mesh axis" if len(axes) == 1 else "mesh axes"
-    return [
-        Suggestion(
-            f"{shown}: {labels} {verb} over {mesh_axes} {over}, so the blocks are concatenated along {where}"
-            f" (or reduce over {over} first with jax.lax.psum / pmean{rest})",
-            (option,),
-        )
-    ]
+    text = (
+        f"{shown}: {labels} {verb} over {mesh_axes} {over}, so the blocks are concatenated along {where}"
+        f" (or reduce over {over} first with jax.lax.psum / pmean{rest})"
+    )
+    return Suggestion(text, (option,)), candidate
 
 
-def _shard_out_axes_tried(model: ShardModel, call: Call, budget: _Budget) -> list[Suggestion]:
+def _shard_out_axes_tried(model: ShardModel, call: Call, budget: Budget) -> list[Suggestion]:
     """Where JAX's types cannot be read: try naming each unused manual axis in a single
     out_spec."""
     o = model.options
@@ -964,85 +905,47 @@ def _shard_out_axes_tried(model: ShardModel, call: Call, budget: _Budget) -> lis
     return found
 
 
-def suggest(
+def candidates(
     model: Model,
     call: Call,
     err: AxisCheckError,
-    traces: int = 6,
+    budget: Budget,
     positional: tuple[Call, tuple[str, ...]] | None = None,
-) -> tuple[Suggestion, ...]:
-    """Options that would make this call pass, most specific first; () when unclear.
+) -> list[Suggestion]:
+    """The changes the engine accepts for this failed call, from the first search the
+    mistake points to that finds any (in search order, unranked).
 
-    A model without a signature is traced to try a candidate: at most `traces` are tried.
+    A model without a signature is traced to try a candidate, within `budget`.
     `positional`: the same call with its keyword arguments passed by position (and their
     names), when the function takes them in that order.
     """
-    budget = _Budget(traces)
     model = budget.counted(model)
     if isinstance(model, ShardModel):
         if isinstance(err, OutputError):
-            shard = _shard_out_options(model, call, budget)
-        else:
-            shard = _surplus_none_options(model, call, budget) or _shard_in_options(model, call, budget)
-        return _unless_too_many(shard)
+            return _shard_out_options(model, call, budget)
+        return _surplus_none_options(model, call, budget) or _shard_in_options(model, call, budget)
     if not isinstance(model, MapModel):
-        return ()
+        return []
     if positional is not None:
-        options = _static_keyword_options(model, *positional, budget)
-        if not options and isinstance(model.level.in_axes.value, tuple):
-            options = _keyword_options(model, *positional, budget)
+        options = _static_keyword_options(model, *positional, budget) or _keyword_options(model, *positional, budget)
         if options:
-            return tuple(options)
-    if isinstance(err, FunctionError):  # the function's own failure: only an unbound axis name has a fix
-        return tuple(_axis_name_options(model, call, err, budget))
+            return options
+    if isinstance(err, FunctionError):  # the function's own failure: an unbound axis name, or a batch left unmapped
+        return _axis_name_options(model, call, err, budget) or _left_unmapped_options(model, call, budget)
+    nonnegative = _nonnegative_options(model, call, budget)
+    if nonnegative:
+        return nonnegative
     if isinstance(err, OutputError):
-        options = _out_axes_options(model, call, budget)
-    else:
-        options = (
-            _static_options(model, call, budget)
-            or _axis_size_options(model, call, budget)
-            or _unmapped_size_options(model, call, budget)
-            or _structure_options(model, call, budget)
-            or _scalar_leaf_options(model, call, budget)
-            or _in_axes_options(model, call, budget)
-        )
-        per_example = err.symbol is not None and not err.symbol.startswith("batch size")
-        if not options and per_example:
-            options = _transpose_options(model, call, budget)  # a per-example conflict: axis order
-    return _unless_too_many(options)
-
-
-def _unless_too_many(options: list[Suggestion]) -> tuple[Suggestion, ...]:
-    """The options, or none when more than `MAX_SHOWN` are fixes: any one would be a
-    guess (the ties and shapes-only options beside one fix do not count)."""
-    fixes = [o for o in options if not o.tie and o.shapes_only is None]
-    return () if len(fixes) > MAX_SHOWN else tuple(options)
-
-
-def with_suggestions(err: AxisCheckError, options: tuple[Suggestion, ...]) -> AxisCheckError:
-    """The same error, its `fix` saying what would work (if the engine found anything):
-    options the engine checked replace a general hint, so the Fix line says exactly what
-    `err.suggestions` holds, and then the ties it leaves to the user."""
-    if not options:
-        return err
-    fixes = tuple(o for o in options if not o.tie and o.shapes_only is None)
-    ties = [o.text for o in options if o.tie]
-    notes = tuple(
-        f"Runs, but only makes the shapes agree ({o.shapes_only}): {o.text}" for o in options if o.shapes_only
+        return _out_axes_options(model, call, budget)
+    options = (
+        _static_options(model, call, budget)
+        or _axis_size_options(model, call, budget)
+        or _unmapped_size_options(model, call, budget)
+        or _structure_options(model, call, budget)
+        or _scalar_leaf_options(model, call, budget)
+        or _in_axes_options(model, call, budget)
     )
-    text = "; or ".join(o.text for o in fixes) or None
-    if text and ties:
-        text += f". The shapes fit {'another reading' if len(ties) == 1 else 'other readings'} as well:"
-        text += f" {'; or '.join(ties)}; check which one you meant"
-    new = type(err)(
-        err.problem,
-        transform=err.transform,
-        symbol=err.symbol,
-        places=err.places,
-        table=err.table,
-        notes=(*err.notes, *notes),
-        fix=text or err.fix,
-        fix_head=fixes[0].headline() if fixes else None,
-    )
-    new.suggestions = fixes
-    return new
+    per_example = err.symbol is not None and not err.symbol.startswith("batch size")
+    if not options and per_example:
+        options = _transpose_options(model, call, budget)  # a per-example conflict: axis order
+    return options

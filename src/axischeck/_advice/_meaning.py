@@ -1,0 +1,429 @@
+"""What a program means, and whether a candidate change computes it.
+
+The engine accepts a candidate when every shape agrees; that is not enough to call it
+a fix. Each transform's meaning is checked against a reference, written down here once
+and run on the call's own arguments (or stand-ins of their shapes and dtypes):
+
+- `shard_map` and `smap`: the same program on a one-device mesh (every mesh axis of
+  size 1), which computes the body on the whole arrays. A candidate must give the same
+  shapes and values.
+- `pmap`: `vmap` with the user's own options (axis name and negative axes included):
+  pmap maps over devices what vmap maps over a batch. A candidate must compute what that
+  computes; where that reference fails too, the rules for every transform apply.
+- every transform: a candidate must not leave unmapped every argument the user mapped,
+  and must not make a mapped output the same for every example where an argument the
+  user mapped differs from example to example (three "ensemble members" built from one
+  unsplit key are one member three times).
+
+A declared output signature is checked by the engine itself. The budget: at most
+`RUNS` runs of the program for one failed call, each on at most `MAX_ELEMENTS` argument
+elements. A candidate that cannot be checked within it is not called a fix.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax.core import Tracer
+
+from .._core._jax_compat import sub_jaxprs, tracing_now
+from .._core._leaves import Call
+from .._core._text import and_list
+from .._engine._models import MapModel, Model
+from .._engine._shard_model import ShardModel
+from ._rank import per_argument
+from ._suggestion import Suggestion
+
+RUNS = 4
+"""How many times the meaning check may run the program for one failed call."""
+
+MAX_ELEMENTS = 1 << 22
+"""The most argument elements (all leaves together) a run may take: 4M (16 MB of float32)."""
+
+RunWith = Callable[[Mapping[str, Any]], Callable[..., Any]]
+"""JAX's own transform of the user's function, with some options changed (none: as given)."""
+
+
+@dataclass
+class Program:
+    """A failed call, as what is needed to run it again: JAX's transform with changed
+    options, the model the options were read into, and the call's values (the user's
+    arrays, or stand-ins of their shapes and dtypes)."""
+
+    run_with: RunWith
+    fun: Callable[..., Any]
+    model: Model
+    call: Call
+    args: tuple[Any, ...]
+    kwargs: dict[str, Any]
+    runs: int = RUNS
+
+    def run(self, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """`fn(*args, **kwargs)` evaluated now (also inside a trace JAX is making), counted
+        against the budget; raises `_NotChecked` past it."""
+        if self.runs <= 0:
+            raise _NotChecked("the meaning check's runs are spent")
+        self.runs -= 1
+        with jax.ensure_compile_time_eval() if tracing_now() else contextlib.nullcontext():
+            out = fn(*args, **kwargs)
+            return jax.tree_util.tree_map(np.asarray, out)
+
+
+class _NotChecked(Exception):
+    """The candidate could not be run within the budget, or on this machine."""
+
+
+def program(
+    run_with: RunWith, fun: Callable[..., Any], model: Model, call: Call, args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> Program | None:
+    """The failed call as a `Program`, with stand-ins for abstract or traced arguments;
+    None where its arguments are too large to run within `MAX_ELEMENTS`."""
+    leaves, treedef = jax.tree_util.tree_flatten((args, kwargs))
+    if sum(int(np.prod(getattr(leaf, "shape", ()))) for leaf in leaves) > MAX_ELEMENTS:
+        return None
+    rng = np.random.default_rng(0)
+    values = [_concrete(leaf, rng) for leaf in leaves]
+    args, kwargs = jax.tree_util.tree_unflatten(treedef, values)
+    return Program(run_with, fun, model, call, tuple(args), dict(kwargs))
+
+
+def _concrete(leaf: Any, rng: np.random.Generator) -> Any:
+    """The leaf as a value to compute with: the user's array as it is, a stand-in of the
+    same shape and dtype for a struct or a tracer (values that differ from example to
+    example, as data does)."""
+    if not isinstance(leaf, Tracer | jax.ShapeDtypeStruct):
+        return leaf
+    shape, dtype = tuple(leaf.shape), leaf.dtype
+    if jnp.issubdtype(dtype, jax.dtypes.prng_key):
+        keys = jax.random.split(jax.random.key(0), max(1, int(np.prod(shape))))
+        return keys[: int(np.prod(shape))].reshape(shape)
+    if np.issubdtype(dtype, np.bool_):
+        return rng.random(shape) < 0.5
+    if np.issubdtype(dtype, np.integer):
+        return rng.integers(0, 4, shape).astype(dtype)
+    return rng.standard_normal(shape).astype(dtype)
+
+
+def judged(found: list[Suggestion], prog: Program | None, declared: bool) -> list[Suggestion]:
+    """Each candidate with `shapes_only` set where it does not compute what the program
+    means (what it changes, in words), or could not be checked. `declared`: the function
+    declares its signature, the user's word for its shapes, which the engine has checked
+    the candidate against: one the program cannot be run for here (a stub body, the
+    budget spent) stands on that word."""
+    if not found:
+        return found
+    reference = _Reference(prog) if prog is not None else None
+    out = []
+    for s in found:
+        if s.shapes_only is not None:
+            out.append(s)
+            continue
+        try:
+            if reference is None:
+                raise _NotChecked("the arguments are too large to run it here")
+            why = reference.differs(s)
+        except _NotChecked as not_checked:
+            why = None if declared else f"it could not be checked against what the program means ({not_checked})"
+        out.append(replace(s, shapes_only=why) if why else s)
+    return out
+
+
+class _Reference:
+    """What the program means, for one failed call: the reference output (computed once,
+    when first asked) and the rules a candidate is held to."""
+
+    def __init__(self, prog: Program) -> None:
+        self.prog = prog
+        self._want: Any = _UNSET
+
+    def differs(self, s: Suggestion) -> str | None:
+        """None where `s` computes what the program means, else what it changes."""
+        model = self.prog.model
+        if s.pads:
+            raise _NotChecked("a padded argument changes the program's data")
+        if isinstance(model, ShardModel):
+            return self._shard_differs(s, model)
+        if isinstance(model, MapModel):
+            unmapped = self._unmaps_every_mapped_argument(s, model)
+            if unmapped is not None:
+                return unmapped
+            if model.level.kind == "pmap":
+                want = self._vmap_reference(model)
+                if want is not None:
+                    got = self._as_vmap(s, model)
+                    return _difference(got, want, "vmap with your options")
+            return self._same_for_every_example(s, model)
+        return None
+
+    # --------------------------------------------------------------- shard_map
+
+    def _shard_differs(self, s: Suggestion, model: ShardModel) -> str | None:
+        """The candidate's output against the program on a one-device mesh. A program whose
+        values depend on the mesh itself (a device's index, a permutation or gather over
+        its devices) has no whole-array meaning to compare with: there a candidate that
+        only changes how the blocks are assembled (out_specs, smap's out_axes) keeps what
+        every device computes, and one that changes more is not checked."""
+        if self._want is _UNSET:
+            one_device = _one_device(model, self.prog.fun)
+            args, kwargs = self._call_values(())
+            try:
+                self._want = (
+                    _MESH
+                    if _uses_the_mesh(model, self.prog.fun, args, kwargs)
+                    else self.prog.run(one_device, args, kwargs)
+                )
+            except _NotChecked:
+                raise
+            except Exception:
+                self._want = None  # the program fails on one device: nothing to compare with
+        if self._want is _MESH:
+            if set(s.as_kwargs()) <= {"out_specs", "out_axes"}:
+                return None
+            raise _NotChecked("the program's values depend on its mesh, which one device does not have")
+        if self._want is None:
+            raise _NotChecked("the program fails on a one-device mesh")
+        try:
+            got = self.prog.run(self.prog.run_with(s.as_kwargs()), *self._call_values(s.by_position, s.transposes))
+        except _NotChecked:
+            raise
+        except Exception as err:
+            if set(s.as_kwargs()) <= {"out_specs", "out_axes"} and s.outcome is not None:
+                # A mesh this machine does not have: an assembly that gives the output the
+                # shape the body gives the whole arrays is read as keeping its layout.
+                shapes = jax.tree_util.tree_map(lambda x: np.shape(x), self._want)
+                return _difference(s.outcome.shapes, shapes, "the program on one device", shapes_only=True)
+            raise _NotChecked(f"it does not run here: {type(err).__name__}") from None
+        return _difference(got, self._want, "the program on one device")
+
+    # --------------------------------------------------------------------- pmap
+
+    def _vmap_reference(self, model: MapModel) -> Any:
+        """`vmap` with the user's pmap options, on the call (None where it fails too)."""
+        if self._want is _UNSET:
+            level = model.level
+            try:
+                self._want = self.prog.run(
+                    _as_vmap(self.prog.fun, level.in_axes.value, level.out_axes.value, level.axis_name, level.static),
+                    *self._call_values(()),
+                )
+            except _NotChecked:
+                raise
+            except Exception:
+                self._want = None
+        return self._want
+
+    def _as_vmap(self, s: Suggestion, model: MapModel) -> Any:
+        level, options = model.level, s.as_kwargs()
+        static = options.get("static_broadcasted_argnums", level.static)
+        static = (static,) if isinstance(static, int) else tuple(static)
+        fn = _as_vmap(
+            self.prog.fun,
+            options.get("in_axes", level.in_axes.value),
+            options.get("out_axes", level.out_axes.value),
+            options.get("axis_name", level.axis_name),
+            static,
+        )
+        try:
+            return self.prog.run(fn, *self._call_values(s.by_position, s.transposes))
+        except _NotChecked:
+            raise
+        except Exception as err:
+            raise _NotChecked(f"vmap with it does not run: {type(err).__name__}") from None
+
+    # ---------------------------------------------------------- every transform
+
+    def _unmaps_every_mapped_argument(self, s: Suggestion, model: MapModel) -> str | None:
+        """A candidate that maps no argument at all, where the user mapped some: every
+        example would get the same arguments (and JAX refuses it without an axis_size)."""
+        axes = s.as_kwargs().get("in_axes")
+        n = len(self.prog.call.args)
+        before = per_argument(model.level.in_axes.value, n)
+        after = per_argument(axes, n) if axes is not None else None
+        if before is None or after is None or s.by_position or self.prog.call.kwargs:
+            return None
+        mapped = [i for i, entry in enumerate(before) if entry is not None]
+        if mapped and all(a is None for a in after):
+            names = and_list([self.prog.call.arg_labels[i] for i in mapped])
+            return f"it maps nothing: {names}, which you mapped, would be passed whole to every example"
+        return None
+
+    def _same_for_every_example(self, s: Suggestion, model: MapModel) -> str | None:
+        """A candidate whose every mapped output is the same for each example, where an
+        argument the user mapped differs from example to example. (Under an axis name, a
+        collective may make the examples agree on purpose: a `psum` over the batch.)"""
+        options = s.as_kwargs()
+        if options.get("axis_name", model.level.axis_name) is not None:
+            return None
+        varying = self._user_mapped_varying(model)
+        if not varying:
+            return None
+        try:
+            got = self.prog.run(self.prog.run_with(options), *self._call_values(s.by_position, s.transposes))
+        except _NotChecked:
+            raise
+        except Exception as err:
+            raise _NotChecked(f"it does not run here: {type(err).__name__}") from None
+        out_axes = options.get("out_axes", model.level.out_axes.value)
+        treedef: Any
+        leaves, treedef = jax.tree_util.tree_flatten(got)
+        try:
+            axes = treedef.flatten_up_to(out_axes) if not isinstance(out_axes, int | type(None)) else None
+        except (ValueError, TypeError):
+            return None
+        mapped = [(leaf, a if axes is not None else out_axes) for leaf, a in zip(leaves, axes or leaves, strict=True)]
+        mapped = [(leaf, a) for leaf, a in mapped if a is not None and np.ndim(leaf) > 0]
+        if not mapped or any(not _same_along(leaf, a) for leaf, a in mapped):
+            return None
+        return (
+            f"it gives every example the same output, though {and_list(varying)} (which you mapped)"
+            " differs from example to example"
+        )
+
+    def _user_mapped_varying(self, model: MapModel) -> list[str]:
+        """The arguments the user mapped whose examples differ (along the user's axes)."""
+        n = len(self.prog.call.args)
+        entries = per_argument(model.level.in_axes.value, n)
+        if entries is None:
+            return []
+        names = []
+        for i, (value, entry) in enumerate(zip(self.prog.args, entries, strict=False)):
+            if type(entry) is not int:
+                continue
+            leaves = [leaf for leaf in jax.tree_util.tree_leaves(value) if np.ndim(leaf) > 0]
+            if any(-np.ndim(leaf) <= entry < np.ndim(leaf) and not _same_along(leaf, entry) for leaf in leaves):
+                names.append(self.prog.call.arg_labels[i])
+        return names
+
+    # ---------------------------------------------------------------- the call
+
+    def _call_values(
+        self, by_position: tuple[str, ...], transposes: tuple[tuple[int, tuple[int, ...]], ...] = ()
+    ) -> tuple[tuple[Any, ...], dict[str, Any]]:
+        """The call's values as a candidate changes them: keyword arguments passed by
+        position, an argument transposed."""
+        kwargs = dict(self.prog.kwargs)
+        args = [*self.prog.args, *(kwargs.pop(name) for name in by_position)]
+        for i, order in transposes:
+            args[i] = np.transpose(np.asarray(args[i]), order)
+        return tuple(args), kwargs
+
+
+_UNSET: Any = object()
+_MESH: Any = object()  # the reference of a program whose values depend on its mesh: none
+
+
+def _as_vmap(fun: Callable[..., Any], in_axes: Any, out_axes: Any, axis_name: Any, static: tuple[int, ...]) -> Any:
+    """`vmap` of `fun` with a pmap's options: what the pmap means, batch for devices. Its
+    static arguments are passed whole (vmap has no static arguments: they are bound)."""
+
+    def mapped(*args: Any, **kwargs: Any) -> Any:
+        fixed = {i: args[i] for i in static if 0 <= i < len(args)}
+        dynamic = [a for i, a in enumerate(args) if i not in fixed]
+        axes = in_axes
+        if isinstance(in_axes, tuple | list) and len(in_axes) == len(args):
+            axes = tuple(a for i, a in enumerate(in_axes) if i not in fixed)
+
+        def per_example(*dyn: Any, **kw: Any) -> Any:
+            it = iter(dyn)
+            full = [fixed[i] if i in fixed else next(it) for i in range(len(args))]
+            return fun(*full, **kw)
+
+        return jax.vmap(per_example, in_axes=axes, out_axes=out_axes, axis_name=axis_name)(*dynamic, **kwargs)
+
+    return mapped
+
+
+def _one_device(model: ShardModel, fun: Callable[..., Any]) -> Callable[..., Any]:
+    """The shard_map of `fun` on a one-device mesh of the same axis names: every mesh axis
+    has size 1, so each argument's block is the whole array and every output's is the
+    whole output, whatever the specs say. Written as nested vmaps of size 1 that bind the
+    mesh's axis names (a collective over them answers as over one device) around the body
+    on the whole arrays: no mesh to set, so it runs inside a trace JAX is making too."""
+    o = model.options
+    names = tuple(o.mesh.names) if o.mesh is not None else tuple(sorted(o.axis_names))
+    if not names:
+        raise _NotChecked("no mesh to shrink")
+
+    def whole(*args: Any, **kwargs: Any) -> Any:
+        body: Callable[..., Any] = lambda a, k: fun(*a, **k)  # noqa: E731
+        for name in reversed(names):
+            body = jax.vmap(body, in_axes=None, axis_size=1, axis_name=name)
+        out = body(args, kwargs)
+        return jax.tree_util.tree_map(lambda x: x.reshape(x.shape[len(names) :]), out)
+
+    return whole
+
+
+_MESH_DEPENDENT = frozenset(
+    {"axis_index", "ppermute", "all_gather", "all_gather_invariant", "psum_scatter", "reduce_scatter", "all_to_all"}
+)
+"""Collectives whose values depend on the mesh's size or a device's place in it."""
+
+
+def _uses_the_mesh(model: ShardModel, fun: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
+    """Whether the body calls a collective of `_MESH_DEPENDENT`, read from one abstract
+    trace of it on the whole arrays with the mesh's names bound (a vmap would rewrite the
+    collectives it batches). A body that cannot even be traced so depends on its mesh."""
+    o = model.options
+    names = tuple(o.mesh.names) if o.mesh is not None else tuple(sorted(o.axis_names))
+    try:
+        closed = jax.make_jaxpr(lambda a, k: fun(*a, **k), axis_env=[(n, 1) for n in names])(args, kwargs)
+    except Exception:
+        return True
+    pending = [closed.jaxpr]
+    while pending:
+        for eqn in pending.pop().eqns:
+            if eqn.primitive.name in _MESH_DEPENDENT:
+                return True
+            pending += [sub for value in eqn.params.values() for sub in sub_jaxprs(value)]
+    return False
+
+
+def _same_along(value: Any, axis: int) -> bool:
+    """Whether every slice of `value` along `axis` equals the first."""
+    array = np.asarray(value)
+    if array.ndim == 0 or array.shape[axis] < 2:
+        return False
+    moved = np.moveaxis(array, axis, 0)
+    try:
+        return all(np.array_equal(moved[0], moved[k], equal_nan=True) for k in range(1, moved.shape[0]))
+    except TypeError:  # values that do not compare (keys): say nothing
+        return False
+
+
+def _difference(got: Any, want: Any, what: str, shapes_only: bool = False) -> str | None:
+    """None where `got` equals `want` (structure, shapes and values, up to float
+    rounding; with `shapes_only`, `got` and `want` hold shapes), else how they differ."""
+    is_shape = (lambda x: isinstance(x, tuple) and all(type(d) is int for d in x)) if shapes_only else None
+    got_def: Any
+    got_leaves, got_def = jax.tree_util.tree_flatten(got, is_leaf=is_shape)
+    want_leaves, want_def = jax.tree_util.tree_flatten(want, is_leaf=is_shape)
+    if got_def != want_def:
+        return f"its output is {got_def}, where {what} gives {want_def}"
+    if shapes_only:
+        return next(
+            (
+                f"its output has shape {tuple(g)}, where {what} gives {tuple(w)}"
+                for g, w in zip(got_leaves, want_leaves, strict=True)
+                if tuple(g) != tuple(w)
+            ),
+            None,
+        )
+    for g, w in zip(got_leaves, want_leaves, strict=True):
+        g, w = np.asarray(g), np.asarray(w)
+        if g.shape != w.shape:
+            return f"its output has shape {g.shape}, where {what} gives {w.shape}"
+        try:
+            close = np.allclose(g, w, rtol=1e-5, atol=1e-5, equal_nan=True)
+        except TypeError:
+            close = bool(np.array_equal(g, w))
+        if not close:
+            diff = np.max(np.abs(g.astype(np.float64) - w.astype(np.float64))) if g.size else 0.0
+            return f"it computes other values than {what} (they differ by up to {diff:.3g})"
+    return None

@@ -1,0 +1,213 @@
+"""The one rule that ranks the candidates of a failed call, written once.
+
+A candidate that does what the program means comes before one that only makes the
+shapes agree. Among those that do, the reading the arguments support most comes first
+(`intent`: it unmaps fewest of the arguments the user mapped, keeps the batch size most
+of them share, edits fewest entries, and a later argument before the leading one); the
+others that do as well are ties, shown beside it for the user to choose. More than
+`MAX_SHOWN` such readings: nothing is the fix (any one would be a guess).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+import jax
+
+from .._core._dims import ArraySpec, Variadic
+from .._core._errors import AxisCheckError
+from .._core._explain import tables_unread
+from .._core._leaves import Call, Leaf
+from .._core._shape import Shape
+from .._core._steps import MapStep
+from .._core._text import and_list
+from .._engine._levels import MapLevel, read_sizes, resolve_in_axes
+from .._engine._models import MapModel, Model, Outcome, SignatureModel, chain
+from ._suggestion import Suggestion
+
+MAX_SHOWN = 3
+"""More readings than this that the checks cannot tell apart: none is shown as the fix."""
+
+
+def rank(model: Model, call: Call, found: list[Suggestion]) -> list[Suggestion]:
+    """The candidates, fixes first (the most supported reading first, then its ties),
+    then those that only make the shapes agree; [] when too many readings are equally
+    supported. Each candidate's `shapes_only` is kept (the meaning check's verdict) or
+    set here from what the arguments say was meant (see `_shapes_only`)."""
+    judged = _judged(model, call, found) if isinstance(model, MapModel) else list(found)
+    fixes = [s for s in judged if s.shapes_only is None]
+    if len(fixes) > MAX_SHOWN:
+        return []
+    first = fixes[:1]
+    ties = [replace(s, tie=True) for s in fixes[1:]]
+    return [*first, *ties, *(s for s in judged if s.shapes_only is not None)]
+
+
+def _judged(model: MapModel, call: Call, found: list[Suggestion]) -> list[Suggestion]:
+    """Each candidate's verdict: one the meaning check refused keeps its reason; of the
+    others, one whose output rank is not the declared one, or that unmaps as many mapped
+    arrays as it keeps, only makes the shapes agree; and a batch size none of the user's
+    in_axes read is what was meant only where no candidate keeps one they read (the
+    user pointed at the wrong axis)."""
+    given = _given_sizes(model, call)
+    reasons = [s.shapes_only or _shapes_only(model, call, s, found) for s in found]
+    odd = [_odd_size(given, s.outcome) for s in found]
+    pointed = any(why is None and not o for why, o in zip(reasons, odd, strict=True))
+    judged = []
+    for s, why, odd_size in zip(found, reasons, odd, strict=True):
+        if why is None and pointed and odd_size:
+            why = f"its batch size, {_batch_size(s.outcome)}, is none of those your in_axes read"
+        judged.append(replace(s, shapes_only=why))
+    return judged
+
+
+def per_argument(in_axes: Any, n: int) -> list[Any] | None:
+    """in_axes as one entry per positional argument (a single entry stands for all), or
+    None where a tuple's length is not the arguments'."""
+    entries = list(in_axes) if isinstance(in_axes, tuple) else [in_axes] * n
+    return entries if len(entries) == n else None
+
+
+def _declared_ranks(model: Model) -> list[int | None] | None:
+    """The per-example rank of each declared output leaf (None: a variadic or any-shape
+    leaf), when the innermost model declares its output."""
+    *_, innermost = chain(model)
+    if not isinstance(innermost, SignatureModel) or innermost.core.output is None:
+        return None
+    return [
+        len(spec.dims) if isinstance(spec, ArraySpec) and not any(isinstance(d, Variadic) for d in spec.dims) else None
+        for spec in innermost.core.output.leaves
+    ]
+
+
+def _given_sizes(model: MapModel, call: Call) -> frozenset[int]:
+    """The batch sizes the user's own in_axes read (and axis_size): a fix whose batch size
+    is none of them maps an axis the user never pointed at."""
+    try:
+        with tables_unread():
+            axes = resolve_in_axes(model.level, call, ())
+    except AxisCheckError:  # the structure itself is wrong: nothing to go by
+        return frozenset()
+    leaves, _ = call.flat()
+    return read_sizes(model.level, leaves, axes)
+
+
+def _shapes_only(model: MapModel, call: Call, s: Suggestion, found: list[Suggestion]) -> str | None:
+    """Why a working candidate only makes the shapes agree, if it does: an output rank
+    other than the declared one; or, with no declared inputs to vouch for the per-example
+    shapes, mapped arrays of another size left unmapped where no more of the mapped
+    arrays share the size it keeps, and another candidate that runs keeps theirs without
+    mapping a tree this one leaves unmapped (Flax's per-example gradients keep x and y's 8
+    and unmap w's 3: a fix; Flax's VAE example, logits of batch 64 against labels of 8,
+    has one on each side: nothing says which batch was meant; a model and a state of 4
+    against times of 8, where only a map of the model keeps the 4: the times)."""
+    outcome = s.outcome
+    if _wrong_rank(model, outcome):
+        return "its output rank is not the one the signature declares"
+    size = _batch_size(outcome)
+    if size is None or _declares_inputs(model):
+        return None
+    axes = dict(s.options).get("in_axes")
+    before = per_argument(model.level.in_axes.value, len(call.args))
+    if not isinstance(axes, tuple) or before is None or len(axes) != len(before):
+        return None
+    dissent = [
+        i
+        for i, (b, a) in enumerate(zip(before, axes, strict=True))
+        if a is None and _size_at(call.args[i], b) not in (None, size)
+    ]
+    kept = sum(len(jax.tree_util.tree_leaves(arg)) for arg, a in zip(call.args, axes, strict=True) if a is not None)
+    if not dissent or kept > len(dissent):
+        return None
+    # A reading that leaves a tree whole (a model) against one that keeps the other size:
+    # the search tries the readings that leave the same trees whole before this one (they
+    # unmap no more arrays and more arguments have their size), so if none of them was
+    # found, the other size runs only with a tree mapped (`intent`'s second rule).
+    trees_left = {i for i, a in enumerate(axes) if a is None and not isinstance(call.args[i], Leaf)}
+    others = {_size_at(call.args[i], before[i]) for i in dissent}
+    if trees_left and not any(_batch_size(o.outcome) in others and trees_left <= _left(o) for o in found):
+        return None
+    return (
+        f"it unmaps {and_list([call.arg_labels[i] for i in dissent])}: as many mapped arrays have another size"
+        f" as keep its batch size, {size}, so nothing says which batch you meant"
+    )
+
+
+def _left(s: Suggestion) -> set[int]:
+    """The arguments a candidate's in_axes leaves unmapped."""
+    axes = dict(s.options).get("in_axes")
+    return {i for i, a in enumerate(axes) if a is None} if isinstance(axes, tuple) else set()
+
+
+def _size_at(arg: Any, axis: Any) -> int | None:
+    """The size of an array argument along its in_axes entry (None: not one array, or no such axis)."""
+    if not isinstance(arg, Leaf) or arg.shape is None or type(axis) is not int:
+        return None
+    return arg.shape[axis] if -len(arg.shape) <= axis < len(arg.shape) else None
+
+
+def _declares_inputs(model: Model) -> bool:
+    """Whether the innermost model declares the arguments' per-example shapes (a
+    signature), which a working candidate then matches."""
+    *_, innermost = chain(model)
+    return isinstance(innermost, SignatureModel)
+
+
+def _wrong_rank(model: MapModel, outcome: Outcome | None) -> bool:
+    """Whether a working candidate's output rank is other than the declared one."""
+    declared = _declared_ranks(model)
+    if outcome is None:
+        return False
+    levels = sum(1 for m in chain(model) if isinstance(m, MapModel))
+    outs = jax.tree_util.tree_leaves(outcome.shapes, is_leaf=lambda x: isinstance(x, Shape))
+    return (
+        declared is not None
+        and len(declared) == len(outs)
+        and any(r is not None and len(o) != r + levels for o, r in zip(outs, declared, strict=True))
+    )
+
+
+def _batch_size(outcome: Outcome | None) -> int | None:
+    if outcome is None:
+        return None
+    step = next((st for st in outcome.steps if isinstance(st, MapStep)), None)
+    return step.axis_size if step is not None else None
+
+
+def _odd_size(given: frozenset[int], outcome: Outcome | None) -> bool:
+    """Whether a working candidate's batch size is none of those the user's own in_axes
+    read: it maps an axis the user never pointed at."""
+    size = _batch_size(outcome)
+    return bool(given) and size is not None and size not in given
+
+
+def intent(original: list[Any], axes: tuple[Any, ...], level: MapLevel, call: Call) -> tuple[int, int, int, int, int]:
+    """How far candidate in_axes stray from what the call's arguments say was meant,
+    lower first (the rule every axes fix is ranked by):
+
+    1. how many arguments the user mapped it leaves unmapped (each was mapped for a reason);
+    2. of those, how many are single arrays: a tree of several arrays (a model, a params
+       dict) is the likelier to be mapped only because one entry, or a default such as
+       Equinox's `if_array(0)`, covers every argument (per-example gradients map the data,
+       not the parameters);
+    3. how few of the arguments the user mapped have an axis of its batch size at all (the
+       size most of them share is the batch: `(0, 1)` on (10, 4) and (10, 2) meant 10, not 2);
+    4. how many entries it changes (the smallest edit);
+    5. among equals, an edit of a later argument first: the leading argument is usually
+       the data whose layout the program sets, and the arguments after it are fitted to
+       it (JAX's SPMD MNIST example: labels laid out (per device, devices) next to images
+       laid out (devices, per device, ...) want `(0, 1)`, not `(1, 0)`).
+    """
+    left = [i for i, (o, a) in enumerate(zip(original, axes, strict=True)) if o is not None and a is None]
+    arrays_left = sum(1 for i in left if isinstance(call.args[i], Leaf))
+    leaves, _ = call.flat()
+    sizes = read_sizes(level, leaves, resolve_in_axes(level, call, ()))
+    size = next(iter(sizes)) if len(sizes) == 1 else None
+    support = 0
+    for i, entry in enumerate(original):
+        if entry is not None and size is not None:
+            shapes = [leaf.shape for leaf in jax.tree_util.tree_leaves(call.args[i]) if leaf.shape is not None]
+            support += any(size in shape for shape in shapes)
+    edited = [i for i, (o, a) in enumerate(zip(original, axes, strict=True)) if o != a]
+    return len(left), arrays_left, -support, len(edited), -min(edited, default=0)

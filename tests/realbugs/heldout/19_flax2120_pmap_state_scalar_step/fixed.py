@@ -1,0 +1,22 @@
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+
+
+class TrainState(NamedTuple):
+    step: jax.Array
+    params: dict
+
+
+def loss_fn(state, batch):
+    pred = batch @ state.params["w"] + state.params["b"]
+    return jnp.mean(pred**2)
+
+
+def main():
+    state = TrainState(step=jnp.array(0), params={"w": jnp.arange(3.0) / 3.0, "b": jnp.array(0.5)})
+    batch = jnp.arange(24.0).reshape(4, 2, 3)
+    n_devices = batch.shape[0]
+    state = jax.tree.map(lambda a: jnp.broadcast_to(a, (n_devices, *a.shape)), state)
+    return jax.pmap(loss_fn)(state, batch)
