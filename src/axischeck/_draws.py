@@ -292,9 +292,9 @@ def _warning(
     assert replay is not None
     key = _key_of(shared, dm, watch, fun, speaker)
     n = dm.size(shared.axes)
-    fix = speaker.remedy(key, dm, n) if speaker is not None else None
-    if fix is None:
-        fix = _remedy(key, shared, dm, fun, n)
+    remedy = speaker.remedy(key, dm, n) if speaker is not None else None
+    if remedy is None:
+        remedy = _remedy(key, shared, dm, fun, n)
     checked = bool(key.leaves or key.consts) and _clears(shared, dm, watch, key)
     outputs = _output_labels(replay.out_tree)
     if speaker is not None:
@@ -307,8 +307,8 @@ def _warning(
         outputs=tuple(outputs[j] for j in shared.outputs),
         unit=dm.unit,
         axes=dm.along(shared.axes),
-        fix=fix,
-        fix_checked=checked,
+        fix=remedy if checked else None,
+        hint=None if checked else remedy,
     )
 
 

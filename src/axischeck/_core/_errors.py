@@ -378,8 +378,9 @@ class SharedRandomnessWarning(AxisCheckWarning):
     - `outputs`: the outputs its draws reach, which vary over the map.
     - `unit`: what shares the draws (`"example"`, `"device"`), and `axes`: along which
       axes (as the transform names them).
-    - `fix`: the remedy, `fix_checked`: whether it was checked against the recorded
-      trace of the function (its draws then differ along the axis).
+    - `fix`: the remedy, where it was checked against the recorded trace of the call (the
+      key made to vary along the axes, the sampler's draws differ along them); else
+      None, and `hint` holds the remedy in words (not checked), as on errors.
 
     ```python
     >>> import warnings
@@ -404,7 +405,7 @@ class SharedRandomnessWarning(AxisCheckWarning):
         unit: str,
         axes: str,
         fix: str | None,
-        fix_checked: bool,
+        hint: str | None = None,
     ) -> None:
         self.transform = transform
         self.sampler = sampler
@@ -414,7 +415,7 @@ class SharedRandomnessWarning(AxisCheckWarning):
         self.unit = unit
         self.axes = axes
         self.fix = fix
-        self.fix_checked = fix_checked
+        self.hint = hint
         super().__init__(self.render())
 
     def render(self) -> str:
@@ -427,7 +428,9 @@ class SharedRandomnessWarning(AxisCheckWarning):
             f" {reached}, which {verb} along it"
         ]
         if self.fix:
-            lines.append(f"  {'Fix' if self.fix_checked else 'Remedy (not checked)'}: {self.fix}")
+            lines.append(f"  Fix: {self.fix}")
+        elif self.hint:
+            lines.append(f"  Hint: {self.hint}")
         lines.append("  (if the sharing is meant, filter ax.SharedRandomnessWarning)")
         return "\n".join(lines)
 
