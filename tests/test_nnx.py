@@ -527,3 +527,85 @@ def test_pmap_static_broadcasted_argnums_are_passed_whole_as_flax_passes_them() 
     f = axnnx.pmap(lambda v, n: v * n, static_broadcasted_argnums=(1,))
     np.testing.assert_array_equal(f(x, 3), want)
     assert f.predict(x, 3).shapes == want.shape
+
+
+class _Normed(nnx.Module):
+    def __init__(self, rngs: Any, *, frozen: bool = False) -> None:
+        self.linear = nnx.Linear(3, 4, rngs=rngs)
+        self.bn = nnx.BatchNorm(4, use_running_average=frozen, rngs=rngs)
+
+    def __call__(self, x: jax.Array) -> jax.Array:
+        return self.bn(self.linear(x))  # type: ignore[no-any-return]
+
+
+def _normed_ensemble(frozen: bool = False) -> Any:
+    @nnx.split_rngs(splits=2)
+    @nnx.vmap(in_axes=0, out_axes=0)
+    def make(rngs: Any) -> Any:
+        return _Normed(rngs, frozen=frozen)
+
+    return make(nnx.Rngs(0))
+
+
+def test_batch_statistics_left_unmapped_and_updated_are_explained_in_nnx_terms_with_a_checked_state_axes_fix() -> None:
+    # The Flax NNX transforms guide's ensemble with BatchNorm, its statistics left out of
+    # the StateAxes: Flax hands the updated statistics back at axis None, and raises on
+    # the output side ("got axis spec None but output was batched").
+    x = jnp.arange(2 * 5 * 3.0).reshape(2, 5, 3) / 10.0
+    with jax.numpy_rank_promotion("allow"):  # as by default; this suite raises on it
+        with pytest.raises(ValueError, match="got axis spec None but output was batched"):
+            nnx.vmap(apply, in_axes=(PARAMS_ONLY, 0))(_normed_ensemble(), x)
+        checked = axnnx.vmap(apply, in_axes=(PARAMS_ONLY, 0))
+        with pytest.raises(ax.OutputError) as caught:
+            checked(_normed_ensemble(), x)
+    err = caught.value
+    assert isinstance(err, ValueError)  # JAX's (Flax's) exception type, kept
+    first = str(err).splitlines()[0]
+    assert "model['bn']['mean'] and model['bn']['var'] (nnx.BatchStat, shape (2, 4)" in first
+    assert "out_axes[0][0].states" not in first  # Flax's inner path is JAX's line, not ours
+    assert err.fix == "in_axes=(nnx.StateAxes({nnx.Param: 0, nnx.BatchStat: 0, ...: None}), 0)"
+    with jax.numpy_rank_promotion("allow"), pytest.raises(ax.OutputError, match="nnx.BatchStat"):
+        checked.predict(_normed_ensemble(), x)
+    # The fix computes what Flax computes with it, statistics updated per member.
+    fixed_axes = nnx.StateAxes({nnx.Param: 0, nnx.BatchStat: 0, ...: None})
+    ours, theirs = _normed_ensemble(), _normed_ensemble()
+    got = axnnx.vmap(apply, in_axes=(fixed_axes, 0))(ours, x)
+    want = nnx.vmap(apply, in_axes=(fixed_axes, 0))(theirs, x)
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(ours.bn.mean[...], theirs.bn.mean[...])
+    assert not np.array_equal(ours.bn.mean[...][0], ours.bn.mean[...][1])
+
+
+def test_batch_statistics_read_whole_by_every_member_are_explained_in_nnx_terms() -> None:
+    # Evaluation mode reads the statistics: each member gets all of them (2, 4) and the
+    # normalisation fails per example, in Flax as here; mapping them is the fix.
+    x = jnp.ones((2, 5, 3))
+    with pytest.raises(TypeError, match="cannot reshape"):
+        nnx.vmap(apply, in_axes=(PARAMS_ONLY, 0))(_normed_ensemble(frozen=True), x)
+    with pytest.raises(ax.ArgumentError) as caught:
+        axnnx.vmap(apply, in_axes=(PARAMS_ONLY, 0))(_normed_ensemble(frozen=True), x)
+    assert isinstance(caught.value, TypeError)
+    assert "model['bn']['mean'] and model['bn']['var'] (nnx.BatchStat" in str(caught.value).splitlines()[0]
+    assert caught.value.fix == "in_axes=(nnx.StateAxes({nnx.Param: 0, nnx.BatchStat: 0, ...: None}), 0)"
+
+
+def test_batch_statistics_shared_and_only_read_are_no_mistake() -> None:
+    # One model over a batch, its statistics read (not updated): None is right, as in Flax.
+    model = _Normed(nnx.Rngs(0), frozen=True)
+    x = jnp.ones((6, 3))
+    got = axnnx.vmap(apply, in_axes=(None, 0))(model, x)
+    want = nnx.vmap(apply, in_axes=(None, 0))(model, x)
+    np.testing.assert_array_equal(got, want)
+    assert axnnx.vmap(apply, in_axes=(None, 0)).predict(model, x).shapes == (6, 4)
+
+
+def test_batch_statistics_of_one_model_updated_under_a_map_get_a_hint_not_a_fix() -> None:
+    # One model in training mode under a map of its batch: every example updates the
+    # statistics (Flax raises: "got axis spec None but output was batched"); nothing of
+    # the mapped size to map them along, so no option fix.
+    model = _Normed(nnx.Rngs(0))
+    with pytest.raises(ValueError, match="got axis spec None"):
+        nnx.vmap(apply, in_axes=(None, 0))(model, jnp.ones((6, 3)))
+    with pytest.raises(ax.OutputError) as caught:
+        axnnx.vmap(apply, in_axes=(None, 0))(model, jnp.ones((6, 3)))
+    assert caught.value.fix is None and caught.value.hint is not None and "nnx.BatchStat" in str(caught.value)

@@ -10,17 +10,19 @@ paths (`model['linear']['kernel']`) and a checked fix. Each result has `predict`
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import functools
 import importlib
 import inspect
+import re
 from collections.abc import Callable, Hashable
 from typing import Any, Generic, ParamSpec, TypeVar, overload
 
 import jax
 
 from ._core._cache import BoundedCache, PerFunction
-from ._core._errors import ArgumentError, AxisCheckError, SpecError
+from ._core._errors import ArgumentError, AxisCheckError, FunctionError, OutputError, SpecError
 from ._core._html import Explanation
 from ._core._prediction import Prediction
 from ._core._trees import seq_repr
@@ -72,6 +74,52 @@ def _filter_name(f: Any) -> str:
     return getattr(f, "__name__", repr(f))
 
 
+def _as_code(axes: Any) -> str:
+    """in_axes written as code a user pastes: `nnx.StateAxes({nnx.Param: 0, ...: None})`."""
+    if isinstance(axes, _nnx.StateAxes):
+        parts = ", ".join(f"{_filter_code(f)}: {a!r}" for f, a in zip(axes._filters, axes._axes, strict=True))
+        return f"nnx.StateAxes({{{parts}}})"
+    if isinstance(axes, tuple):
+        inner = ", ".join(_as_code(a) for a in axes)
+        return f"({inner},)" if len(axes) == 1 else f"({inner})"
+    return repr(axes)
+
+
+def _filter_code(f: Any) -> str:
+    name = _filter_name(f)
+    return f"nnx.{name}" if f is not Ellipsis and getattr(_nnx, name, None) is f else name
+
+
+_STATE_PATH = re.compile(r"\[('(?:[^'\\]|\\.)*'|\d+)\]")
+
+
+def _state_place(place: str) -> tuple[int, tuple[Any, ...]] | None:
+    """`output[0]['bn']['mean']` (a place in `_Mapped._checker(..., states=True)`'s
+    output) -> (0, ('bn', 'mean')): the argument's position and the variable's state path."""
+    if not place.startswith("output["):
+        return None
+    keys = [ast.literal_eval(k) for k in _STATE_PATH.findall(place[len("output") :])]
+    if not keys or not isinstance(keys[0], int):
+        return None
+    return keys[0], tuple(keys[1:])
+
+
+def _axis_at(axes: Any, path: tuple[Any, ...]) -> Any:
+    """The axis a module's pure axes tree gives the variable at `path`."""
+    for key in path:
+        if not isinstance(axes, dict):
+            break
+        axes = axes.get(key)
+    return axes
+
+
+def _unmapped_of_kind(module: Any, axes: Any, kind: type) -> list[tuple[Any, Any]]:
+    """The module's variables of type `kind` that its pure axes tree leaves unmapped."""
+    return [
+        (tuple(p), v) for p, v in _nnx.graph.iter_graph(module) if type(v) is kind and _axis_at(axes, tuple(p)) is None
+    ]
+
+
 def _merge(into: dict[Any, Any], more: dict[Any, Any]) -> None:
     for key, value in more.items():
         if isinstance(value, dict) and isinstance(into.get(key), dict):
@@ -98,6 +146,7 @@ class _Resolved:
         if not all(_is_arraylike(x) for x in jax.tree_util.tree_leaves(kwargs)):
             raise _Unsupported
         self.kwargs = kwargs
+        self.passed, self.names, self.static = args, names, static  # as given: for `with_in_axes`
         specs = in_axes if isinstance(in_axes, tuple | list) else (in_axes,) * len(args)
         if len(specs) != len(args):
             raise _Unsupported
@@ -138,6 +187,10 @@ class _Resolved:
                 axes.append(spec)
         self.dynamic = tuple(dynamic)
         self.axes = tuple(axes)
+
+    def with_in_axes(self, in_axes: Any) -> _Resolved:
+        """The same call resolved against other in_axes (a candidate fix's)."""
+        return _Resolved(self.passed, in_axes, self.kwargs, self.names, self.static)
 
     def rebuild(self, dynamic: tuple[Any, ...]) -> tuple[Any, ...]:
         return tuple(make(d) for make, d in zip(self.rebuilders, dynamic, strict=True))
@@ -390,7 +443,10 @@ class _Mapped(Generic[P, R]):
                 parts.append(f"{key}={self._options[key]!r}")
         return f"nnx.{self._transform}({name}, {', '.join(parts)})"
 
-    def _checker(self, resolved: _Resolved) -> Any:
+    def _checker(self, resolved: _Resolved, states: bool = False) -> Any:
+        """axischeck's transform of the function over the call's plain pytrees; with
+        `states`, of what Flax hands back besides the function's output in graph mode: each
+        module argument's state as the function left it, at the axes it came in with."""
         fun: Callable[..., Any] = self.__wrapped__
 
         try:
@@ -400,6 +456,9 @@ class _Mapped(Generic[P, R]):
 
         def per_example(*dynamic: Any, **kwargs: Any) -> Any:
             args = resolved.rebuild(dynamic)
+            if states:
+                fun(*args, **kwargs)
+                return tuple(_nnx.to_pure_dict(_nnx.state(a)) if _nnx.graph.is_graph_node(a) else None for a in args)
             inputs = _variable_axes(args, resolved.axes, names)
             return _pure_output(fun(*args, **kwargs), self.out_axes, inputs)
 
@@ -412,7 +471,8 @@ class _Mapped(Generic[P, R]):
         options = {k: self._options[k] for k in ("axis_name", "axis_size") if self._options.get(k) is not None}
         make = ax_vmap if self._transform == "vmap" else ax_pmap
         with made_checked():
-            return make(per_example, in_axes=resolved.axes, out_axes=_pure_out_axes(self.out_axes), **options)
+            out_axes = resolved.axes if states else _pure_out_axes(self.out_axes)
+            return make(per_example, in_axes=resolved.axes, out_axes=out_axes, **options)
 
     def _resolved(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> _Resolved:
         passed, named, _ = _as_flax_passes(self.__wrapped__, self._mode, args, kwargs)
@@ -433,13 +493,18 @@ class _Mapped(Generic[P, R]):
             mistake = self._defaults_mistake(args, kwargs)
             raise (mistake or self._not_modelled()) from None
         try:
-            return checker.predict(*resolved.dynamic, **resolved.kwargs)  # type: ignore[no-any-return]
+            prediction: Prediction = checker.predict(*resolved.dynamic, **resolved.kwargs)
         except AxisCheckError as err:
             if isinstance(err.__cause__, _Unsupported):  # met inside the traced function
                 raise self._not_modelled() from None
             if isinstance(err.__cause__, _Aliased):
                 raise self._aliased(err.__cause__) from None
-            raise self._user_terms(retitled(err, self._title()), resolved) from None
+            whole = self._whole_per_example(resolved) if isinstance(err, FunctionError) else None
+            raise (whole or self._user_terms(retitled(err, self._title()), resolved)) from None
+        updated = self._updated_unmapped(resolved)
+        if updated is not None:
+            raise updated
+        return prediction
 
     def _aliased(self, found: _Aliased) -> SpecError:
         return SpecError(
@@ -536,10 +601,14 @@ class _Mapped(Generic[P, R]):
             if isinstance(err.__cause__, _Aliased):
                 aliased = self._aliased(err.__cause__)
                 return aliased if lib_err is None else retitled(aliased, self._title(), lib_err)
+            whole = self._whole_per_example(resolved) if isinstance(err, FunctionError) else None
+            if whole is not None:
+                return whole if lib_err is None else retitled(whole, self._title(), lib_err)
             return self._user_terms(retitled(err, self._title(), lib_err), resolved)
         except Exception:  # noqa: BLE001 - anything else: Flax's own report stands
             return None
-        return None
+        updated = self._updated_unmapped(resolved)
+        return updated if updated is None or lib_err is None else retitled(updated, self._title(), lib_err)
 
     def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
         if CHECKS_OFF.get():  # inside `checks_disabled()`: Flax's transform, unchecked
@@ -569,6 +638,123 @@ class _Mapped(Generic[P, R]):
                 raise err from lib_err
             raise
         return out
+
+    def _updated_unmapped(self, resolved: _Resolved) -> AxisCheckError | None:
+        """In graph mode Flax hands each module's state back as the function left it, at the
+        axes it came in with. A variable left unmapped (None) that the function updates from
+        mapped data (a BatchNorm's running statistics under `StateAxes({nnx.Param: 0, ...:
+        None})`) then differs along the map, and Flax refuses it on the output side ("got
+        axis spec None but output was batched"). Said in NNX's terms: the variables by state
+        path and type, and the StateAxes that maps that type too, a Fix where the call then
+        checks (it maps more, unmapping nothing). None: no such variable, or not graph mode."""
+        if self._mode == "tree" or not any(_nnx.graph.is_graph_node(a) for a in resolved.passed):
+            return None
+        try:
+            self._checker(resolved, states=True).predict(*resolved.dynamic, **resolved.kwargs)
+            return None
+        except OutputError as err:
+            found = _state_place(err.places[0].arg) if err.places else None
+        except Exception:  # noqa: BLE001 - a call this model does not read: Flax's own report stands
+            return None
+        if found is None:
+            return None
+        index, path = found
+        module = resolved.passed[index]
+        kind = next((type(v) for p, v in _nnx.graph.iter_graph(module) if tuple(p) == path), None)
+        if kind is None or not issubclass(kind, _nnx.Variable):
+            return None
+        left = _unmapped_of_kind(module, resolved.axes[index], kind)
+        fixed = self._mapping_kind(resolved, index, kind, left)
+        problem = (
+            f"{self._variables(index, kind, left)} {'are' if len(left) > 1 else 'is'} left unmapped by"
+            f" {self._head(index)}'s in_axes entry {_show(self._spec_of(index))}, but"
+            f" {getattr(self.__wrapped__, '__name__', 'the function')} updates"
+            f" {'them' if len(left) > 1 else 'it'} from what in_axes maps: Flax hands the module's state"
+            " back at the axes it came in with, and the updated values differ along the map"
+        )
+        if fixed is not None:
+            return OutputError(problem, transform=self._title(), fix=f"in_axes={_as_code(fixed)}")
+        kind_code = _filter_code(kind)
+        hint = f"map the {kind_code} variables too: add {kind_code}: their axis to {self._head(index)}'s StateAxes"
+        return OutputError(problem, transform=self._title(), hint=hint)
+
+    def _whole_per_example(self, resolved: _Resolved) -> AxisCheckError | None:
+        """The function fails per example, and a module's variables of one type are left
+        unmapped although they have the mapped size (an ensemble's batch statistics under
+        `StateAxes({nnx.Param: 0, ...: None})`, each example given every member's): said in
+        NNX's terms where mapping that type, as the entry's other filters map, makes the
+        call check. None where no such type does."""
+        for index, module in enumerate(resolved.passed):
+            if not _nnx.graph.is_graph_node(module):
+                continue
+            kinds = {type(v) for p, v in _nnx.graph.iter_graph(module) if isinstance(v, _nnx.Variable)}
+            for kind in sorted(kinds, key=lambda k: k.__name__):
+                left = _unmapped_of_kind(module, resolved.axes[index], kind)
+                fixed = self._mapping_kind(resolved, index, kind, left) if left else None
+                if fixed is None:
+                    continue
+                problem = (
+                    f"{self._variables(index, kind, left)} {'are' if len(left) > 1 else 'is'} left unmapped by"
+                    f" {self._head(index)}'s in_axes entry {_show(self._spec_of(index))}, so every example"
+                    f" gets {'them' if len(left) > 1 else 'it'} whole, along the mapped axis too, and"
+                    f" {getattr(self.__wrapped__, '__name__', 'the function')} fails on"
+                    f" {'them' if len(left) > 1 else 'it'}"
+                )
+                return ArgumentError(problem, transform=self._title(), fix=f"in_axes={_as_code(fixed)}")
+        return None
+
+    def _head(self, index: int) -> str:
+        names = _parameter_names(self.__wrapped__)
+        return names[index] if index < len(names) else f"args[{index}]"
+
+    def _variables(self, index: int, kind: type, left: list[tuple[Any, Any]]) -> str:
+        """`model['bn']['mean'] and model['bn']['var'] (nnx.BatchStat, shape (2, 4), passed
+        whole to every example)`."""
+        head = self._head(index)
+        shown = " and ".join(f"{head}{''.join(f'[{k!r}]' for k in p)}" for p, _ in left)
+        shapes = sorted({tuple(v.shape) for _, v in left if hasattr(v, "shape")})
+        noun = "shapes" if len(shapes) > 1 else "shape"
+        return (
+            f"{shown} ({_filter_code(kind)}, {noun} {', '.join(str(s) for s in shapes)}, passed whole to every example)"
+        )
+
+    def _spec_of(self, index: int) -> Any:
+        return self.in_axes[index] if isinstance(self.in_axes, tuple | list) else self.in_axes
+
+    def _mapping_kind(
+        self, resolved: _Resolved, index: int, kind: type, left: list[tuple[Any, Any]]
+    ) -> tuple[Any, ...] | None:
+        """in_axes with argument `index`'s entry a StateAxes that maps `kind` at the axis of
+        the mapped size (the one the entry's other filters use, where it fits), before the
+        filter that caught it; returned where the call then checks, the states included."""
+        sizes = resolved.mapped_sizes(skip=set())
+        size = self._options.get("axis_size")
+        n = size if isinstance(size, int) else next(iter(sizes)) if len(sizes) == 1 else None
+        shapes = [tuple(v.shape) for _, v in left if hasattr(v, "shape")]
+        spec = self._spec_of(index)
+        filters, chosen = (
+            (list(spec._filters), list(spec._axes)) if isinstance(spec, _nnx.StateAxes) else ([...], [spec])
+        )
+        tried = [a for a in chosen if isinstance(a, int)] + [0]
+        axis = next(
+            (a for a in tried if n is not None and all(-len(s) <= a < len(s) and s[a] == n for s in shapes)), None
+        )
+        if axis is None:
+            return None
+        at = next((i for i, f in enumerate(filters) if f is Ellipsis), len(filters))
+        entry = _nnx.StateAxes(
+            dict(zip([*filters[:at], kind, *filters[at:]], [*chosen[:at], axis, *chosen[at:]], strict=True))
+        )
+        specs = list(self.in_axes) if isinstance(self.in_axes, tuple | list) else [self.in_axes] * len(resolved.passed)
+        specs[index] = entry
+        fixed = tuple(specs)
+        try:
+            again = resolved.with_in_axes(fixed)
+            self._checker(again).predict(*again.dynamic, **again.kwargs)
+            self._checker(again, states=True).predict(*again.dynamic, **again.kwargs)
+        except Exception:  # noqa: BLE001 - the call fails otherwise too: no fix
+            return None
+        return fixed
 
     def _rng_not_split(self, resolved: _Resolved) -> AxisCheckError | None:
         """An RNG stream mapped (`StateAxes({nnx.RngState: 0, ...})`) whose keys do not

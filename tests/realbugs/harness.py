@@ -449,8 +449,9 @@ def _overridden(fix: Fix, path: Path) -> Iterator[None]:
     by_position = fix.options.get("by_position", ())
     options = {k: v for k, v in fix.options.items() if k not in ("transpose", "by_position")}
     seen: dict[str, int] = {}
+    by_library: set[str] = set()  # functions a library's transform was given the fix for
 
-    def wrap(original: Callable[..., Any]) -> Callable[..., Any]:
+    def wrap(original: Callable[..., Any], library: bool) -> Callable[..., Any]:
         signature = inspect.signature(original)
 
         def transform(*args: Any, **kwargs: Any) -> Any:
@@ -458,8 +459,12 @@ def _overridden(fix: Fix, path: Path) -> Iterator[None]:
             fun = bound.arguments.get("f", bound.arguments.get("fun"))
             if not callable(fun):  # the decorator-factory form: transform(in_axes=...)(f)
                 return functools.partial(transform, **kwargs)
-            if _library_internal(fun) or not _matches(fix.target, fun, seen):
+            if _library_internal(fun) or (not library and _name_of(fun) in by_library):
+                return original(*args, **kwargs)  # the JAX transform a library's makes of the function
+            if not _matches(fix.target, fun, seen):
                 return original(*args, **kwargs)
+            if library:
+                by_library.add(_name_of(fun) or "")
             bound.arguments.update(options)
             mapped = original(*bound.args, **bound.kwargs)
             if transpose is None and not by_position:
@@ -479,7 +484,7 @@ def _overridden(fix: Fix, path: Path) -> Iterator[None]:
 
     try:
         for module, name, original in originals:
-            setattr(module, name, wrap(original))
+            setattr(module, name, wrap(original, library=module is not jax))
         yield
     finally:
         for module, name, original in originals:
