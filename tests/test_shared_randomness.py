@@ -515,3 +515,38 @@ def test_a_call_that_cannot_draw_is_jaxs_own() -> None:
     with caught() as found:
         out = ax.vmap(lambda v: helper_that_draws(v))(x)
     assert rows_equal(out) and len(found) == 1
+
+
+def test_draws_returned_as_an_output_declared_the_same_are_shared_on_purpose() -> None:
+    # dm-haiku#458's fixed init: one parameter draw for the batch, returned with out_axes
+    # None, and used by the mapped output. The sharing is declared: nothing is said.
+    def init(x: jax.Array, key: jax.Array) -> tuple[jax.Array, jax.Array]:
+        w = jax.random.normal(key, (2,))
+        return x * w.sum(), w
+
+    xs = jnp.arange(3.0)
+    with caught() as found:
+        out = ax.vmap(init, in_axes=(0, None), out_axes=(0, None))(xs, KEY)
+    assert not found
+    np.testing.assert_array_equal(out[1], jax.vmap(init, in_axes=(0, None), out_axes=(0, None))(xs, KEY)[1])
+
+    # The same draws summed over the named axis into that output are not a parameter:
+    # every example's noise is the same, and the sum counts it n times.
+    def summed(x: jax.Array, key: jax.Array) -> tuple[jax.Array, jax.Array]:
+        noise = jax.random.normal(key, ())
+        return x + noise, jax.lax.psum(x * noise, "i")
+
+    with caught() as found:
+        ax.vmap(summed, in_axes=(0, None), out_axes=(0, None), axis_name="i")(xs, KEY)
+    assert len(found) == 1 and "output[0]" in str(found[0])
+
+    mesh = Mesh(jax.devices(), ("x",))
+    x = jnp.zeros((mesh.shape["x"], 3))
+
+    def block(x: jax.Array, key: jax.Array) -> tuple[jax.Array, jax.Array]:
+        w = jax.random.normal(key, (1, 3))
+        return x + w, w
+
+    with caught() as found:
+        ax.shard_map(block, mesh=mesh, in_specs=(P("x"), P()), out_specs=(P("x"), P()))(x, KEY)
+    assert not found

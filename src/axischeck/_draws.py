@@ -16,6 +16,7 @@ on, and its own remedy (NNX's `split_rngs`).
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Hashable, Iterator
 from contextlib import contextmanager
@@ -34,7 +35,7 @@ from ._core._leaves import Call
 from ._core._trees import PrefixMismatch, broadcast_prefix, leaf_paths
 from ._engine._function import fn_name
 from ._engine._in_trace import Watch
-from ._engine._levels import MapLevel, resolve_in_axes
+from ._engine._levels import MapLevel, axes_of, resolve_in_axes
 from ._engine._mesh import MeshShape, SpecDims, as_partition_spec, context_mesh, sharding_spec, spec_dims
 from ._engine._randomness import MAPPED, Axes, SharedDraws, draws_anything, shared_draws
 from ._engine._shard_model import ShardOptions, is_spec_leaf
@@ -54,6 +55,9 @@ class DrawMap:
     axes: Axes
     sizes: tuple[tuple[Hashable, int], ...]
     unit: str  # what shares the draws: "example" or "device"
+    # Which flat outputs the options declare the same along the map (out_axes None, an
+    # out_specs naming none of its axes), given the record's output tree.
+    declared_same: Callable[[Any], frozenset[int]] = field(default=lambda _tree: frozenset())
 
     def size(self, axes: Axes) -> int:
         return math.prod(size for axis, size in self.sizes if axis in axes)
@@ -85,6 +89,7 @@ def level_draw_map(level: MapLevel, call: Call, transform: str) -> DrawMap:
         frozenset({axis}),
         ((axis, size),),
         "example" if level.kind == "vmap" else "device",
+        functools.partial(_declared_same, functools.partial(axes_of, level, level.out_axes.value), _is_none),
     )
 
 
@@ -115,7 +120,37 @@ def shard_draw_map(options: ShardOptions, call: Call, transform: str) -> DrawMap
         frozenset(manual),
         tuple((name, size) for name, size in zip(mesh.names, mesh.sizes, strict=True) if name in manual),
         "device",
+        functools.partial(
+            _declared_same,
+            lambda tree: broadcast_prefix(options.out_specs, tree, is_spec_leaf),
+            lambda spec: spec is None or not (_named(spec) & manual),
+        ),
     )
+
+
+def _is_none(axis: Any) -> bool:
+    return axis is None
+
+
+def _named(spec: Any) -> set[Hashable]:
+    """The mesh axis names a spec names."""
+    names: set[Hashable] = set()
+    for entry in spec:
+        names.update(entry if isinstance(entry, tuple) else () if entry is None else (entry,))
+    return names
+
+
+def _declared_same(
+    pair: Callable[[Any], list[Any] | PrefixMismatch], same: Callable[[Any], bool], out_tree: Any
+) -> frozenset[int]:
+    """The flat outputs (of a record whose outputs have the structure `out_tree`) whose
+    out_axes entry or out_specs (paired with them by `pair`) says they are the same along
+    the map: draws that reach one are shared on purpose (a parameter initialised once for
+    the batch). Empty where the options do not pair with the outputs."""
+    paired = pair(jax.tree_util.tree_unflatten(out_tree, list(range(out_tree.num_leaves))))
+    if isinstance(paired, PrefixMismatch):
+        return frozenset()
+    return frozenset(j for j, entry in enumerate(paired) if same(entry))
 
 
 class Passed(NamedTuple):
@@ -272,9 +307,10 @@ def check_draws(
         if found_map is None or len(found_map.leaves) != len(watch.seen):
             return
         varying = [found_map.leaves[i] for i in replay.dyn]
+        meant = found_map.declared_same(replay.out_tree)
         found = [
             _warning(s, found_map, watch, fun, speaker)
-            for s in shared_draws(replay.closed, varying, found_map.axes)
+            for s in shared_draws(replay.closed, varying, found_map.axes, declared_same=meant)
             if found_map.size(s.axes) != 1  # one member along the axes: nothing to share the draws with
         ]
     except Exception:  # a call the engine would refuse (JAX accepted it), a record it cannot read: JAX's answer stands

@@ -52,3 +52,12 @@ class Model(nnx.Module):
 @nnx.split_rngs(splits=4)
 def case_nnx(model, xs):
     return nnx.vmap(lambda m, x: m(x), in_axes=(nnx.StateAxes({nnx.RngState: 0, ...: None}), 0))(model, xs)
+
+
+def case_parameter_drawn_once_for_the_batch(xs):
+    # dm-haiku#458's init: one draw for the batch, returned with out_axes None.
+    def init(x, key):
+        w = jax.random.normal(key, (2,))
+        return x * w.sum(), w
+
+    return jax.vmap(init, in_axes=(0, None), out_axes=(0, None))(xs, KEY)

@@ -61,11 +61,13 @@ MAPPED = "<the mapped axis>"
 
 class _Fact(NamedTuple):
     """What is known of one value: the axes it varies along, the samplers whose draws it
-    is computed from, and the inputs it is computed from."""
+    is computed from, the inputs it is computed from, and the samplers whose draws reach
+    it through a collective that makes them the same along its axes (a psum)."""
 
     varies: Axes
     draws: frozenset[Path]
     sources: frozenset[Source]
+    reduced: frozenset[Path] = frozenset()
 
 
 _NOTHING = _Fact(frozenset(), frozenset(), frozenset())
@@ -100,12 +102,19 @@ class SharedDraws:
 
 
 def shared_draws(
-    closed: Any, varying: Sequence[Axes], axes: Axes, varying_consts: Mapping[int, Axes] | None = None
+    closed: Any,
+    varying: Sequence[Axes],
+    axes: Axes,
+    varying_consts: Mapping[int, Axes] | None = None,
+    declared_same: frozenset[int] = frozenset(),
 ) -> tuple[SharedDraws, ...]:
     """The samplers of `closed` (a closed jaxpr) whose draws are the same along some of
     `axes` (the map's) while reaching an output that varies along them. `varying[k]`: the
     axes the k-th input varies along; its constants vary along none, but for those in
-    `varying_consts` (a remedy asked about: a closed-over key made to vary)."""
+    `varying_consts` (a remedy asked about: a closed-over key made to vary). A sampler
+    whose draws reach an output in `declared_same` (one the map's options declare the
+    same along it: out_axes None, a parameter initialised once for the batch) as they
+    are, not through a psum of them, is shared on purpose, and not reported."""
     jaxpr = getattr(closed, "jaxpr", closed)
     reading = _Reading()
     if not reading.draws(jaxpr):
@@ -117,8 +126,9 @@ def shared_draws(
     ins = [_Fact(frozenset(v), frozenset(), frozenset({("arg", k)})) for k, v in enumerate(varying)]
     outs = reading.flow(jaxpr, consts + ins, (), constvars=True)
     found: dict[Path, tuple[Axes, list[int]]] = {}
+    meant = {path for j in declared_same if j < len(outs) for path in outs[j].draws - outs[j].reduced}
     for j, out in enumerate(outs):
-        for path in sorted(out.draws):
+        for path in sorted(out.draws - meant):
             sampler = reading.samplers[path]
             lacking = (out.varies & axes) - sampler.key_varies
             if lacking:
@@ -194,7 +204,7 @@ class _Reading:
             return [_Fact(frozenset(collective_axes(eqn.params)), frozenset(), frozenset())] * n_out
         if name in SAME_ALONG_AXES and n_out == len(ins):
             named = frozenset(collective_axes(eqn.params))
-            return [fact._replace(varies=fact.varies - named) for fact in ins]
+            return [fact._replace(varies=fact.varies - named, reduced=fact.reduced | fact.draws) for fact in ins]
         if name in SPREAD_ALONG_AXES:
             whole = _join(ins)
             return [whole._replace(varies=whole.varies | frozenset(collective_axes(eqn.params)))] * n_out
@@ -256,11 +266,13 @@ def _join(facts: Sequence[_Fact]) -> _Fact:
     varies: set[Hashable] = set()
     draws: set[Path] = set()
     sources: set[Source] = set()
+    reduced: set[Path] = set()
     for fact in facts:
         varies |= fact.varies
         draws |= fact.draws
         sources |= fact.sources
-    return _Fact(frozenset(varies), frozenset(draws), frozenset(sources))
+        reduced |= fact.reduced
+    return _Fact(frozenset(varies), frozenset(draws), frozenset(sources), frozenset(reduced))
 
 
 def _sampler(path: Path, trail: list[Any], key: _Fact) -> Sampler:

@@ -14,8 +14,9 @@ remedy (`nnx.split_rngs` and `StateAxes({nnx.RngState: 0, ...: None})`).
 
 Only what is certain is reported: a key read through anything but names bound once,
 subscripts, `split` and `fold_in` is unknown, and so is a function that is not a `def` or
-`lambda` the transform maps directly. A function whose outputs are all unmapped
-(`out_axes=None`) shares on purpose.
+`lambda` the transform maps directly. A function with an output declared unmapped
+(`out_axes=None`, or a None among its entries) may share its draws on purpose: a
+parameter drawn once for the batch and returned, as the run-time check reads it.
 """
 
 from __future__ import annotations
@@ -56,8 +57,9 @@ def check_shared_keys(checker: SiteChecker, values: Values) -> None:
         return
     if kind not in ("vmap", "pmap", "smap", "shard_map") or not site.transform.native:
         return
-    if site.option("out_axes") is None:
-        return  # every output unmapped: the draws are shared on purpose
+    out_axes = site.option("out_axes")
+    if out_axes is None or (isinstance(out_axes, tuple) and None in out_axes):
+        return  # an output declared unmapped: the draws may be one for the batch on purpose (a parameter)
     fn = mapped_def(site)
     if fn is None or fn.cls is not None or fn.params.varargs is not None:
         return
