@@ -171,6 +171,8 @@ class ModuleInfo:
     _lines: list[str] | None = None  # the source's lines, split at the first finding
     # The reads of a name grouped by the scope they resolve to, per name asked (see `reads`).
     _reads: dict[str, dict[Scope | None, tuple[ast.Name, ...]]] = field(default_factory=dict)
+    # The calls of each set of names asked (see `calls_of`): every site of a file asks.
+    _calls_of: dict[frozenset[str], tuple[ast.Call, ...]] = field(default_factory=dict)
 
     def line(self, number: int) -> str:
         """The text of line `number` (1-based; "" past the end)."""
@@ -201,18 +203,24 @@ class ModuleInfo:
         self.classes.clear()
         self.function_of.clear()
         self._reads.clear()
+        self._calls_of.clear()
         self.reader = None
 
-    def calls_of(self, names: frozenset[str]) -> list[ast.Call]:
+    def calls_of(self, names: frozenset[str]) -> tuple[ast.Call, ...]:
         """The calls that may call one of `names`, in source order: `x.name(...)`, and every
         call of a bare name that an import or assignment may make one of them (`vm(...)`
-        after `from jax import vmap as vm`)."""
-        found: list[ast.Call] = []
-        for called, calls in self.calls.items():
-            if called in names or called in self.aliases:
-                found.extend(calls)
-        found.sort(key=_POSITION)
-        return found
+        after `from jax import vmap as vm`). Found once per set of names."""
+        known = self._calls_of.get(names)
+        if known is None:
+            found = [
+                call
+                for called, calls in self.calls.items()
+                if called in names or called in self.aliases
+                for call in calls
+            ]
+            found.sort(key=_POSITION)
+            known = self._calls_of[names] = tuple(found)
+        return known
 
     def reads(self, name: str, owner: Scope) -> tuple[ast.Name, ...]:
         """Every read of `name` that resolves to the bindings of scope `owner` (in the order
