@@ -510,6 +510,29 @@ def test_an_argument_left_unmapped_that_is_per_example_gets_its_entry() -> None:
     assert [s.as_kwargs() for s in laid_out.value.suggestions] == [{"in_axes": (0, 1)}]
 
 
+def test_a_vector_mapped_to_scalars_where_another_argument_was_the_batch_gets_the_swap_said() -> None:
+    """diffrax 8b0c2e6's neural ODE: the times mapped (each example a scalar, which
+    `jnp.diff` refuses) and the batch of initial states passed whole. The axes swapped run;
+    nothing in the call says the batch is 3 rather than 6, so it is no Fix, but JAX's error
+    gets it with what it changes ("Runs, but ..."), in place of no word at all."""
+
+    def solve(ts: jax.Array, y0: jax.Array) -> jax.Array:
+        def step(y: jax.Array, dt: jax.Array) -> tuple[jax.Array, jax.Array]:
+            return y + dt * jnp.tanh(y), y
+
+        _, ys = jax.lax.scan(step, y0, jnp.diff(ts))
+        return ys
+
+    ts, y0 = jnp.linspace(0.0, 1.0, 6), jnp.arange(6.0).reshape(3, 2)
+    with pytest.raises(ValueError, match="diff requires input that is at least one dimensional") as info:
+        ax.vmap(solve, in_axes=(0, None))(ts, y0)
+    assert not isinstance(info.value, ax.AxisCheckError)  # JAX's own error, with axischeck's note
+    (note,) = [n for n in info.value.__notes__ if n.startswith("axischeck:")]
+    assert "Runs, but it unmaps ts" in note
+    assert "in_axes=(None, 0) would map y0's axis 0 (size 3) and pass ts whole (the axes swapped)" in note
+    assert jax.vmap(solve, in_axes=(None, 0))(ts, y0).shape == (3, 5, 2)
+
+
 @pytest.mark.devices(8)
 def test_a_fix_jax_would_refuse_is_never_shown(monkeypatch: pytest.MonkeyPatch) -> None:
     """JAX's own abstract evaluation of the fixed transform has the last word where the

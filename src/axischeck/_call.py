@@ -67,11 +67,11 @@ def diagnosis(
     notes = getattr(err, "__notes__", None)
     if isinstance(notes, list):  # an inner axischeck transform's note gives way to this one
         notes[:] = [n for n in notes if not (isinstance(n, str) and n.startswith("axischeck: "))]
-    err.add_note(_per_example_note(ours, name))
+    err.add_note(_per_example_note(advised, name))  # with what any change the search found alters ("Runs, but")
     return None
 
 
-def _per_example_note(ours: FunctionError, name: str) -> str:
+def _per_example_note(ours: AxisCheckError, name: str) -> str:
     """The note JAX's own exception gets when the function itself fails: where (per
     example or per device), the blame when JAX's message names two sizes, the table (of
     the whole nest, where transforms are nested)."""

@@ -551,6 +551,38 @@ def _left_unmapped_options(model: MapModel, call: Call, budget: Budget) -> list[
     return _kept(found)
 
 
+def _swapped_options(model: MapModel, call: Call, budget: Budget) -> list[Suggestion]:
+    """The function fails per example, the one argument mapped is a vector (each example
+    gets a scalar of it), and others are passed whole: the axes may be swapped (a neural
+    ODE's times mapped where its batch of initial states was meant, diffrax 8b0c2e6).
+    Each argument passed whole, mapped at axis 0 in its place, the vector passed whole;
+    kept where the function then runs (the meaning check judges them)."""
+    entries = per_argument(model.level.in_axes.value, len(call.args))
+    if entries is None:
+        return []
+    mapped = [i for i, entry in enumerate(entries) if entry is not None]
+    if len(mapped) != 1 or not isinstance(call.args[mapped[0]], Leaf):
+        return []
+    (i,) = mapped
+    vector = call.args[i]
+    if vector.shape is None or len(vector.shape) != 1:
+        return []
+    found: list[tuple[Suggestion, Outcome]] = []
+    for j, arg in enumerate(call.args):
+        if j == i or not isinstance(arg, Leaf) or not arg.shape:
+            continue
+        axes = tuple(0 if k == j else None if k == i else entry for k, entry in enumerate(entries))
+        level = replace(model.level, in_axes=freeze_in_axes(axes))
+        outcome = _works(MapModel(level, model.inner, model.fn), call, budget)
+        if outcome is not None:
+            text = (
+                f"in_axes={seq_repr(axes)} would {_describe_arg(call, j, 0)} and pass"
+                f" {call.arg_labels[i]} whole (the axes swapped)"
+            )
+            found.append((Suggestion(text, (("in_axes", axes),)), outcome))
+    return _kept(found)
+
+
 def _entries(spec: PartitionSpec) -> list[tuple[str, ...]]:
     """Each dim's mesh axes in a spec (`None` -> ())."""
     return [() if e is None else (e,) if isinstance(e, str) else tuple(e) for e in spec_entries(spec)]
@@ -931,7 +963,11 @@ def candidates(
         if options:
             return options
     if isinstance(err, FunctionError):  # the function's own failure: an unbound axis name, or a batch left unmapped
-        return _axis_name_options(model, call, err, budget) or _left_unmapped_options(model, call, budget)
+        return (
+            _axis_name_options(model, call, err, budget)
+            or _left_unmapped_options(model, call, budget)
+            or _swapped_options(model, call, budget)
+        )
     nonnegative = _nonnegative_options(model, call, budget)
     if nonnegative:
         return nonnegative
