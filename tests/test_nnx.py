@@ -520,6 +520,7 @@ def test_a_module_method_binds_self_as_flax_does(patched: bool) -> None:
     assert "(4, 2)" in model.apply.explain(x) or "4, 2" in model.apply.explain(x)
 
 
+@pytest.mark.devices(8)
 def test_pmap_static_broadcasted_argnums_are_passed_whole_as_flax_passes_them() -> None:
     """A static argument is given to every device as it is: neither mapped nor refused."""
     x = jnp.arange(24.0).reshape(8, 3)

@@ -100,6 +100,7 @@ def test_shard_map_draws_the_mesh_one_block_and_the_splits() -> None:
     assert "÷ &#x27;data&#x27; (4)" in page and "one device&#x27;s block: (256, 256)" in page
 
 
+@pytest.mark.devices(8)
 def test_pmap_draws_its_devices() -> None:
     page = ax.pmap(lambda x: x * 2).predict((8, 3))._repr_html_()
     assert "mesh &#x27;devices&#x27;: 8" in page and "split over 8 devices" in page

@@ -264,6 +264,7 @@ def test_a_python_int_a_pmap_needs_concrete_is_made_static_by_the_fix(path: str)
     np.testing.assert_array_equal(fixed(x, 3), x * 8)
 
 
+@pytest.mark.devices(8)
 @pytest.mark.parametrize(
     ("shape", "options", "error"),
     [

@@ -219,6 +219,7 @@ def test_loops_and_branches_carry_the_key() -> None:
     assert rows_equal(out) and len(found) == 1
 
 
+@pytest.mark.devices(2)
 def test_pmap_devices_draw_the_same() -> None:
     n = jax.local_device_count()
     x = jnp.zeros((n, 3))
@@ -239,6 +240,7 @@ def test_pmap_devices_draw_the_same() -> None:
     assert not found and not rows_equal(out)
 
 
+@pytest.mark.devices(2)
 def test_shard_map_replicated_key() -> None:
     mesh = Mesh(jax.devices(), ("x",))
     n = mesh.shape["x"]
@@ -262,6 +264,7 @@ def test_shard_map_replicated_key() -> None:
     assert not found and not rows_equal(out)
 
 
+@pytest.mark.devices(2)
 @pytest.mark.skipif(not hasattr(jax, "smap"), reason="this JAX has no jax.smap")
 def test_smap_unmapped_key() -> None:
     mesh = Mesh(jax.devices(), ("x",))
@@ -460,6 +463,7 @@ def test_a_map_of_one_shares_nothing() -> None:
     assert len(found) == 1
 
 
+@pytest.mark.devices(2)
 def test_pmap_runs_as_often_as_jax() -> None:
     """pmap keeps the trace of each key: the calls after the checked one run the transform
     that made it, and the function is traced as often as under `jax.pmap`."""
