@@ -422,3 +422,30 @@ def test_shard_map_check_vma_and_axis_names_are_keyed_by_type() -> None:
         options: dict[str, Any] = {"mesh": mesh, "in_specs": P("i"), "out_specs": P("i"), "axis_names": names}
         ours = jax.make_jaxpr(ax.shard_map(double, **options))(x)
         assert str(ours) == str(jax.make_jaxpr(jax.shard_map(double, **options))(x))
+
+
+class _Tagged:
+    """A pytree whose static aux data is a numpy array: comparing two of its treedefs
+    raises in JAX ("Exception raised while checking equality of metadata fields")."""
+
+    def __init__(self, x: Any, tag: Any) -> None:
+        self.x, self.tag = x, tag
+
+
+jax.tree_util.register_pytree_node(_Tagged, lambda t: ((t.x,), t.tag), lambda tag, ch: _Tagged(ch[0], tag))
+
+
+def test_array_valued_aux_data_keys_every_call_as_jax_does() -> None:
+    """Repeated calls, a fresh instance each, with and without a signature: each equals
+    jax.vmap's answer and predicts its shape (the key of a call is compared with the last
+    one's, which runs the aux data's `__eq__`)."""
+
+    def fn(t: _Tagged) -> jax.Array:
+        return t.x.sum() * t.tag.sum()  # type: ignore[no-any-return]
+
+    for g in (ax.vmap(fn), ax.vmap(fn, signature=ax.Signature((None,), output="()"))):
+        for i in range(3):
+            t = _Tagged(jnp.arange(6.0).reshape(2, 3) + i, np.arange(3))
+            want = jax.vmap(fn)(t)
+            np.testing.assert_array_equal(g(t), want)
+            assert g.predict(t).shapes == want.shape

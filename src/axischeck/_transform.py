@@ -23,7 +23,7 @@ from ._core._cache import Wrapper, code_of, runs_code
 from ._core._errors import AxisCheckError, SpecError, with_jax_error
 from ._core._html import Explanation
 from ._core._jax_compat import filter_traceback_at_boundary, inside_boundary, jax_transform_of, traceback_boundary
-from ._core._keys import draws_key
+from ._core._keys import draws_key, same_key
 from ._core._leaves import plain_function
 from ._core._prediction import Prediction
 from ._core._trees import shapes_text
@@ -435,7 +435,7 @@ class Transformed(Wrapper, Nestable, Generic[P, R], ABC):
         if not self._draws_checked:
             return None
         key = draws_key(args, kwargs)
-        if key is not None and key == self._draws_seen:
+        if same_key(key, self._draws_seen):
             return None
         speaker = speaker_for(self.__wrapped__)
         kept_by: Sites | Speaker = SITES if speaker is None else speaker

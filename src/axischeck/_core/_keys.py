@@ -139,6 +139,17 @@ def lookup(cache: Any, key: Hashable | None) -> Any:
         return None
 
 
+def same_key(key: Hashable | None, other: Hashable | None) -> bool:
+    """`key == other` for two call keys, where comparing them may run user code (pytree aux
+    data with a raising or array-valued `__eq__`): any failure, or None, is a difference."""
+    if key is None or other is None:
+        return False
+    try:
+        return bool(key == other)
+    except Exception:
+        return False
+
+
 def store(cache: Any, key: Hashable | None, value: Any) -> None:
     """`cache.put(key, value)`, skipping keys that cannot be hashed or compared; a key
     whose treedef holds a user's objects is stored as one (see `BoundedCache.put`)."""
