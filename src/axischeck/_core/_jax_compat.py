@@ -787,11 +787,11 @@ def scan_layout(params: Any) -> tuple[int, int] | None:
 
 
 try:
-    from jax._src.core import ClosedJaxpr as _ClosedJaxpr
-    from jax._src.core import Jaxpr as _Jaxpr
+    # The public names; from jax 0.12 one type is both (ClosedJaxpr is Jaxpr there).
+    import jax.extend.core as _extend_core
 
-    _JAXPR_TYPES: tuple[type, ...] = (_Jaxpr, _ClosedJaxpr)
-except ImportError:  # pragma: no cover - a future layout
+    _JAXPR_TYPES: tuple[type, ...] = (_extend_core.Jaxpr, getattr(_extend_core, "ClosedJaxpr", _extend_core.Jaxpr))
+except (ImportError, AttributeError):  # pragma: no cover - a future layout
     _JAXPR_TYPES = ()
 
 
