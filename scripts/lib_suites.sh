@@ -28,6 +28,27 @@
 #   Files: the tests that call vmap or pmap (of test_distributions.py, the seven tests
 #   that map; its other thousands of parametrized cases are left out).
 #
+# Opt-in (not in the default LIB_SUITES: each mode runs for about five minutes of one
+# core's time, longer on a shared machine), as LIB_SUITES="blackjax diffrax lineax":
+# - blackjax, at $BLACKJAX_VERSION (default 1.7.1): its source distribution (which has the
+#   tests), fetched as optax's; needs chex and toolz. Its pytest.ini turns warnings into
+#   errors, in both modes. Files: the tests that call jax.vmap, jax.pmap or jax.shard_map;
+#   of them, the tests whose own code maps (the plugin tests/lib_suites/
+#   axischeck_lib_mapping.py deselects the rest, most of them long statistical checks of
+#   samplers).
+# - diffrax, at $DIFFRAX_VERSION (default 0.7.2): its wheel, with lineax
+#   ($LINEAX_VERSION), optimistix ($OPTIMISTIX_VERSION, default 0.1.0) and tqdm. Its tests
+#   are not in the release: $DIFFRAX_TESTS names the `test` folder of a checkout of that
+#   release (skipped, saying so, when it is unset). Its addopts (jaxtyping's beartype hook)
+#   are left out in both modes. Files: those that call a map, but test_adjoint.py (its one
+#   such test compiles for over ten minutes); of them, the tests whose own code maps.
+# - lineax, at $LINEAX_VERSION (default 0.1.1): its wheel. Its tests are not in the
+#   release: $LINEAX_TESTS names the `tests` folder of a checkout of that release (skipped
+#   when unset); addopts left out as Diffrax's. Files: test_vmap.py whole, and the tests of
+#   test_invert.py, test_misc.py and test_solve.py whose own code maps (not
+#   test_vmap_jvp.py and test_vmap_vmap.py: test_vmap.py's cases again, under a second
+#   transform).
+#
 # Each run lists every SharedRandomnessWarning it gave (`lib_suites: ...` lines, from the
 # plugin tests/lib_suites/axischeck_lib_report.py): warned, or raised where a library's
 # configuration turns warnings into errors.
@@ -160,6 +181,72 @@ numpyro_suite() {
     done
   fi
   run_modes numpyro "$src" "$deps" "${files[@]}" -- "$@"
+}
+
+blackjax_suite() {
+  local version=${BLACKJAX_VERSION:-1.7.1} src deps files
+  src=$(sdist_of blackjax "$version") || return 2
+  deps=$dir/blackjax-deps
+  [[ -d $deps/chex ]] || pip_target "$deps" chex toolz || return 2
+  local only=()
+  if [[ -n ${LIB_SUITE_FILES:-} ]]; then
+    read -r -a files <<< "$LIB_SUITE_FILES"
+  else
+    # Of the files that call jax's maps, the tests whose own code maps (axischeck_lib_mapping
+    # deselects the rest: most of these files' tests check samplers' statistics at length).
+    mapfile -t files < <(cd "$src" && grep -rlE "jax\.(vmap|pmap|shard_map)|from jax import .*(vmap|pmap)" \
+      --include='test_*.py' tests | sort)
+    only=(-p axischeck_lib_mapping --lib-suites-mapping)
+  fi
+  run_modes blackjax "$src" "$deps" "${files[@]}" -- "${only[@]}" "$@"
+}
+
+diffrax_suite() {
+  local version=${DIFFRAX_VERSION:-0.7.2} deps files only=()
+  if [[ -z ${DIFFRAX_TESTS:-} ]]; then
+    echo "diffrax $version: skipped (set DIFFRAX_TESTS to the test folder of a checkout of diffrax v$version)"
+    return 0
+  fi
+  deps=$dir/diffrax-$version-deps
+  if [[ ! -d $deps/diffrax ]]; then
+    pip_target "$deps" "diffrax==$version" "lineax==${LINEAX_VERSION:-0.1.1}" "optimistix==${OPTIMISTIX_VERSION:-0.1.0}" tqdm || return 2
+    chmod -R a-w "$deps"
+  fi
+  if [[ -n ${LIB_SUITE_FILES:-} ]]; then
+    read -r -a files <<< "$LIB_SUITE_FILES"
+  else
+    # Of the files that call a map, the tests whose own code maps (axischeck_lib_mapping);
+    # not test_adjoint.py, whose one such test (test_against, marked slow) compiles for
+    # over ten minutes, and crashed XLA's CPU compiler (a segmentation fault) on jax 0.10.2.
+    mapfile -t files < <(cd "$DIFFRAX_TESTS/.." && grep -lE "vmap|pmap|shard_map" test/test_*.py |
+      grep -v test_adjoint.py | sort)
+    only=(-p axischeck_lib_mapping --lib-suites-mapping)
+  fi
+  run_modes diffrax "$(dirname "$DIFFRAX_TESTS")" "$deps" "${files[@]}" -- "${only[@]}" "$@"
+}
+
+lineax_suite() {
+  local version=${LINEAX_VERSION:-0.1.1} deps files only=()
+  if [[ -z ${LINEAX_TESTS:-} ]]; then
+    echo "lineax $version: skipped (set LINEAX_TESTS to the tests folder of a checkout of lineax v$version)"
+    return 0
+  fi
+  deps=$dir/lineax-$version-deps
+  if [[ ! -d $deps/lineax ]]; then
+    pip_target "$deps" "lineax==$version" || return 2
+    chmod -R a-w "$deps"
+  fi
+  if [[ -n ${LIB_SUITE_FILES:-} ]]; then
+    read -r -a files <<< "$LIB_SUITE_FILES"
+  else
+    # Of the files that call a map, the tests whose own code maps (axischeck_lib_mapping);
+    # not test_vmap_jvp.py and test_vmap_vmap.py, which run test_vmap.py's 336 cases again
+    # under a second transform, each as long again.
+    mapfile -t files < <(cd "$LINEAX_TESTS/.." && grep -lE "vmap|pmap|shard_map" tests/test_*.py |
+      grep -vE "test_vmap_(jvp|vmap).py" | sort)
+    only=(-p axischeck_lib_mapping --lib-suites-mapping)
+  fi
+  run_modes lineax "$(dirname "$LINEAX_TESTS")" "$deps" "${files[@]}" -- "${only[@]}" "$@"
 }
 
 main() {
