@@ -554,3 +554,32 @@ def test_draws_returned_as_an_output_declared_the_same_are_shared_on_purpose() -
     with caught() as found:
         ax.shard_map(block, mesh=mesh, in_specs=(P("x"), P()), out_specs=(P("x"), P()))(x, KEY)
     assert not found
+
+
+def _helper(x: jax.Array) -> jax.Array:
+    return x * 2
+
+
+def _through_helper(x: jax.Array) -> jax.Array:
+    return _helper(x)
+
+
+def test_a_function_that_could_not_draw_is_read_again_when_what_it_reads_changes() -> None:
+    """Whether a function may draw is kept per function (a transform made inline asks at
+    every call), and stands only while every global and closure value it was read from is
+    the same: rebinding a global the function calls to a sampler of a closed-over key is
+    seen at the next call."""
+    global _helper
+    xs = jnp.zeros((4, 3))
+    before = _helper
+    try:
+        with caught() as found:
+            ax.vmap(_through_helper)(xs)
+            ax.vmap(_through_helper)(xs)
+        assert not found
+        _helper = lambda x: x + jax.random.normal(KEY, x.shape)  # noqa: E731
+        with caught() as found:
+            out = ax.vmap(_through_helper)(xs)
+        assert rows_equal(out) and len(found) == 1 and "closed over" in str(found[0])
+    finally:
+        _helper = before

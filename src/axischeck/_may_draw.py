@@ -12,7 +12,9 @@ a key, or a function whose code does. What cannot be read may draw. JAX's own fu
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from functools import partial
 from types import CodeType, FunctionType, MethodType, ModuleType
 from typing import Any
@@ -21,7 +23,7 @@ import jax
 import numpy as np
 
 from ._core._cache import BoundedCache
-from ._core._jax_compat import is_key_array, jax_module, random_module
+from ._core._jax_compat import TRUSTED_ARRAY_TYPES, is_key_array, jax_module, random_module
 
 _WORDS = ("random", "rng", "dropout", "sample")
 """Parts of the names (lower case) by which code draws: `jax.random.normal`, `PRNGKey`,
@@ -44,14 +46,68 @@ def may_draw(fun: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, A
     True
     """
     try:
-        return _holds_key((args, kwargs)) or _reaches(fun, _DEPTH, set())
+        return _holds_key((args, kwargs)) or _function_may_draw(fun)
     except Exception:  # what cannot be read may draw
         return True
 
 
+@dataclass(slots=True)
+class _Trail:
+    """What one reading of a function read: each global, closure cell, code and wrapped
+    function it looked at, with the value it found (`reads`), and whether that is all it
+    read (`sure`: only plain functions, modules and scalars; a value's contents, an
+    object's fields or a class's methods may change without a trace here)."""
+
+    reads: list[tuple[str, Any, Any, Any]] = field(default_factory=list)
+    sure: bool = True
+
+    def still_holds(self) -> bool:
+        """Whether every value read is still the one found (by identity)."""
+        for kind, holder, name, value in self.reads:
+            if kind == "global":
+                now = holder.get(name, _ABSENT)
+            elif kind == "cell":
+                try:
+                    now = holder.cell_contents
+                except ValueError:
+                    now = _ABSENT
+            else:  # "code" or "wrapped": of a function, held weakly
+                fun = holder()
+                if fun is None:
+                    return False
+                now = fun.__code__ if kind == "code" else fun.__dict__.get("__wrapped__")
+            if now is not value:
+                return False
+        return True
+
+
+_VERDICTS: weakref.WeakKeyDictionary[FunctionType, tuple[bool, _Trail]] = weakref.WeakKeyDictionary()
+"""Per plain function: whether it may draw, and what that verdict was read from. A
+transform made anew at each call of the same function (`ax.vmap(f)(x)` written inline)
+asks again: the verdict stands while every value it was read from is the same."""
+
+
+def _function_may_draw(fun: Any) -> bool:
+    if type(fun) is FunctionType:
+        kept = _VERDICTS.get(fun)
+        if kept is not None and kept[1].still_holds():
+            return kept[0]
+    trail = _Trail()
+    reaches = _reaches(fun, _DEPTH, set(), trail)
+    # Kept weakly by the function: not where what it read holds the function itself (a
+    # recursive function), which would keep it alive.
+    if type(fun) is FunctionType and trail.sure and not any(value is fun for *_, value in trail.reads):
+        _VERDICTS[fun] = (reaches, trail)
+    return reaches
+
+
 def _holds_key(value: Any) -> bool:
     """Whether a pytree holds a PRNG key (a typed key, or a raw `uint32` key)."""
-    leaves = jax.tree_util.tree_leaves(value)
+    args, kwargs = value if type(value) is tuple and len(value) == 2 else ((), None)
+    if kwargs == {} and type(args) is tuple and all(type(a) in TRUSTED_ARRAY_TYPES for a in args):
+        leaves = list(args)  # a call of arrays by position (the commonest): no flatten
+    else:
+        leaves = jax.tree_util.tree_leaves(value)
     if len(leaves) > _MAX_LEAVES:
         return True
     for leaf in leaves:
@@ -65,7 +121,7 @@ def _holds_key(value: Any) -> bool:
     return False
 
 
-def _reaches(fun: Any, depth: int, seen: set[int]) -> bool:
+def _reaches(fun: Any, depth: int, seen: set[int], trail: _Trail) -> bool:
     """Whether a callable may reach a key or a sampler: through the wrappers it is made of
     (a `functools.partial`'s bound arguments, a bound method's instance, a callable
     object's fields and its class's `__call__`, `__wrapped__`) to a function, whose code,
@@ -74,10 +130,11 @@ def _reaches(fun: Any, depth: int, seen: set[int]) -> bool:
         seen.add(id(fun))
         kind = type(fun)
         if kind is FunctionType:
-            return _function_reaches(fun, depth, seen)
+            return _function_reaches(fun, depth, seen, trail)
         module = getattr(fun, "__module__", None) if kind is not partial else None
         if isinstance(module, str) and jax_module(module):
             return random_module(module)
+        trail.sure = False  # a wrapper, a class or an object: what it holds may change
         if kind is partial:
             if _holds_key((fun.args, fun.keywords)):
                 return True
@@ -89,7 +146,7 @@ def _reaches(fun: Any, depth: int, seen: set[int]) -> bool:
         elif getattr(fun, "__wrapped__", None) is not None:
             fun = fun.__wrapped__
         elif isinstance(fun, type):  # a class: what making and calling an instance run
-            return any(_reaches(method, depth, seen) for method in _methods(fun, ("__init__", "__call__")))
+            return any(_reaches(method, depth, seen, trail) for method in _methods(fun, ("__init__", "__call__")))
         else:  # a callable object: its fields, and what its class runs
             if _holds_key(fun):
                 return True
@@ -114,7 +171,7 @@ def _methods(kind: type, names: tuple[str, ...]) -> list[FunctionType]:
     return found
 
 
-def _function_reaches(fun: FunctionType, depth: int, seen: set[int]) -> bool:
+def _function_reaches(fun: FunctionType, depth: int, seen: set[int], trail: _Trail) -> bool:
     """Whether a plain function may reach a key or a sampler: JAX's (only `jax.random`'s
     draw), or its code's names (`_names_draws`), the values it closes over and the globals
     its code names (`_value_reaches`), or the function it wraps."""
@@ -122,28 +179,33 @@ def _function_reaches(fun: FunctionType, depth: int, seen: set[int]) -> bool:
     if isinstance(module, str) and jax_module(module):
         return random_module(module)
     code = fun.__code__
+    trail.reads.append(("code", weakref.ref(fun), None, code))
     if _names_draws(code):
         return True
     for cell in fun.__closure__ or ():
         try:
             value = cell.cell_contents
         except ValueError:  # an empty cell
+            trail.reads.append(("cell", cell, None, _ABSENT))
             continue
-        if _value_reaches(value, depth, seen):
+        trail.reads.append(("cell", cell, None, value))
+        if _value_reaches(value, depth, seen, trail):
             return True
     glob = fun.__globals__
     for name in _names(code):
         value = glob.get(name, _ABSENT)
-        if value is not _ABSENT and _value_reaches(value, depth, seen):
+        trail.reads.append(("global", glob, name, value))
+        if value is not _ABSENT and _value_reaches(value, depth, seen, trail):
             return True
     wrapped = fun.__dict__.get("__wrapped__")
-    return wrapped is not None and _reaches(wrapped, depth, seen)
+    trail.reads.append(("wrapped", weakref.ref(fun), None, wrapped))
+    return wrapped is not None and _reaches(wrapped, depth, seen, trail)
 
 
 _ABSENT = object()
 
 
-def _value_reaches(value: Any, depth: int, seen: set[int]) -> bool:
+def _value_reaches(value: Any, depth: int, seen: set[int], trail: _Trail) -> bool:
     """Whether a value a function reads may reach a key or a sampler: a module of
     `jax.random`, a value holding a key, or a callable that may (read `depth` calls deep)."""
     if isinstance(value, ModuleType):
@@ -151,7 +213,8 @@ def _value_reaches(value: Any, depth: int, seen: set[int]) -> bool:
     if isinstance(value, (int, float, str, bool, bytes, type(None))):
         return False
     if callable(value):
-        return depth > 0 and _reaches(value, depth - 1, seen)
+        return depth > 0 and _reaches(value, depth - 1, seen, trail)
+    trail.sure = False  # a container's contents may change
     return _holds_key(value)
 
 
