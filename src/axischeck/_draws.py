@@ -123,21 +123,13 @@ def shard_draw_map(options: ShardOptions, call: Call, transform: str) -> DrawMap
         functools.partial(
             _declared_same,
             lambda tree: broadcast_prefix(options.out_specs, tree, is_spec_leaf),
-            lambda spec: spec is None or not (_named(spec) & manual),
+            lambda spec: spec is None or not any(spec_dims(spec, mesh, manual, "out_specs")),
         ),
     )
 
 
 def _is_none(axis: Any) -> bool:
     return axis is None
-
-
-def _named(spec: Any) -> set[Hashable]:
-    """The mesh axis names a spec names."""
-    names: set[Hashable] = set()
-    for entry in spec:
-        names.update(entry if isinstance(entry, tuple) else () if entry is None else (entry,))
-    return names
 
 
 def _declared_same(

@@ -58,12 +58,15 @@ class _Aliased(Exception):
         self.where, self.axis_in, self.axis_out = where, axis_in, axis_out
 
 
-def _show(axes: Any) -> str:
+def _show(axes: Any, code: bool = False) -> str:
+    """in_axes as messages show them (`StateAxes({Param: 0, ...: None})`), or with `code`
+    as a user pastes them (`nnx.StateAxes({nnx.Param: 0, ...: None})`)."""
     if isinstance(axes, _nnx.StateAxes):
-        parts = ", ".join(f"{_filter_name(f)}: {a!r}" for f, a in zip(axes._filters, axes._axes, strict=True))
-        return f"StateAxes({{{parts}}})"
+        name = _filter_code if code else _filter_name
+        parts = ", ".join(f"{name(f)}: {a!r}" for f, a in zip(axes._filters, axes._axes, strict=True))
+        return f"{'nnx.' if code else ''}StateAxes({{{parts}}})"
     if isinstance(axes, tuple):
-        inner = ", ".join(_show(a) for a in axes)
+        inner = ", ".join(_show(a, code) for a in axes)
         return f"({inner},)" if len(axes) == 1 else f"({inner})"
     return repr(axes)
 
@@ -74,20 +77,14 @@ def _filter_name(f: Any) -> str:
     return getattr(f, "__name__", repr(f))
 
 
-def _as_code(axes: Any) -> str:
-    """in_axes written as code a user pastes: `nnx.StateAxes({nnx.Param: 0, ...: None})`."""
-    if isinstance(axes, _nnx.StateAxes):
-        parts = ", ".join(f"{_filter_code(f)}: {a!r}" for f, a in zip(axes._filters, axes._axes, strict=True))
-        return f"nnx.StateAxes({{{parts}}})"
-    if isinstance(axes, tuple):
-        inner = ", ".join(_as_code(a) for a in axes)
-        return f"({inner},)" if len(axes) == 1 else f"({inner})"
-    return repr(axes)
-
-
 def _filter_code(f: Any) -> str:
     name = _filter_name(f)
     return f"nnx.{name}" if f is not Ellipsis and getattr(_nnx, name, None) is f else name
+
+
+def _arg_name(names: list[str], index: int) -> str:
+    """How messages name the argument at `index`: its parameter's name, else `args[i]`."""
+    return names[index] if index < len(names) else f"args[{index}]"
 
 
 _STATE_PATH = re.compile(r"\[('(?:[^'\\]|\\.)*'|\d+)\]")
@@ -160,7 +157,7 @@ class _Resolved:
                 dynamic.append(None)
                 axes.append(None)
             elif _nnx.graph.is_graph_node(arg):
-                self.streams += _streams_of(arg, spec, names[i] if i < len(names) else f"args[{i}]")
+                self.streams += _streams_of(arg, spec, _arg_name(names, i))
                 filters, filter_axes = (
                     (tuple(spec._filters), tuple(spec._axes)) if isinstance(spec, _nnx.StateAxes) else ((...,), (spec,))
                 )
@@ -322,7 +319,7 @@ def _variable_axes(args: tuple[Any, ...], axes: tuple[Any, ...], names: list[str
     for index, (arg, axis_tree) in enumerate(zip(args, axes, strict=True)):
         if not _nnx.graph.is_graph_node(arg):
             continue
-        head = names[index] if index < len(names) else f"args[{index}]"
+        head = _arg_name(names, index)
         for path, value in _nnx.graph.iter_graph(arg):
             if isinstance(value, _nnx.Variable):
                 axis = axis_tree
@@ -578,7 +575,7 @@ class _Mapped(Generic[P, R]):
         defaults = ", ".join(f"{p.name}={p.default!r}" for p in params if p.name in filled)
         return SpecError(
             f"in_axes has {len(self.in_axes)} entries but nnx.vmap calls"
-            f" {getattr(self.__wrapped__, '__name__', 'the function')} with {len(passed)} arguments:"
+            f" {self._fn_name()} with {len(passed)} arguments:"
             f" Flax binds keyword arguments and defaults to positions, so the default"
             f" {defaults} is an argument too",
             transform=self._title(),
@@ -665,17 +662,17 @@ class _Mapped(Generic[P, R]):
             return None
         left = _unmapped_of_kind(module, resolved.axes[index], kind)
         fixed = self._mapping_kind(resolved, index, kind, left)
+        them = "them" if len(left) > 1 else "it"
         problem = (
-            f"{self._variables(index, kind, left)} {'are' if len(left) > 1 else 'is'} left unmapped by"
-            f" {self._head(index)}'s in_axes entry {_show(self._spec_of(index))}, but"
-            f" {getattr(self.__wrapped__, '__name__', 'the function')} updates"
-            f" {'them' if len(left) > 1 else 'it'} from what in_axes maps: Flax hands the module's state"
-            " back at the axes it came in with, and the updated values differ along the map"
+            f"{self._left_unmapped(resolved, index, kind, left)}, but {self._fn_name()} updates {them} from what"
+            " in_axes maps: Flax hands the module's state back at the axes it came in with, and the updated"
+            " values differ along the map"
         )
         if fixed is not None:
-            return OutputError(problem, transform=self._title(), fix=f"in_axes={_as_code(fixed)}")
+            return OutputError(problem, transform=self._title(), fix=f"in_axes={_show(fixed, code=True)}")
         kind_code = _filter_code(kind)
-        hint = f"map the {kind_code} variables too: add {kind_code}: their axis to {self._head(index)}'s StateAxes"
+        head = _arg_name(resolved.names, index)
+        hint = f"map the {kind_code} variables too: add {kind_code}: their axis to {head}'s StateAxes"
         return OutputError(problem, transform=self._title(), hint=hint)
 
     def _whole_per_example(self, resolved: _Resolved) -> AxisCheckError | None:
@@ -693,29 +690,28 @@ class _Mapped(Generic[P, R]):
                 fixed = self._mapping_kind(resolved, index, kind, left) if left else None
                 if fixed is None:
                     continue
+                them = "them" if len(left) > 1 else "it"
                 problem = (
-                    f"{self._variables(index, kind, left)} {'are' if len(left) > 1 else 'is'} left unmapped by"
-                    f" {self._head(index)}'s in_axes entry {_show(self._spec_of(index))}, so every example"
-                    f" gets {'them' if len(left) > 1 else 'it'} whole, along the mapped axis too, and"
-                    f" {getattr(self.__wrapped__, '__name__', 'the function')} fails on"
-                    f" {'them' if len(left) > 1 else 'it'}"
+                    f"{self._left_unmapped(resolved, index, kind, left)}, so every example gets {them} whole,"
+                    f" along the mapped axis too, and {self._fn_name()} fails on {them}"
                 )
-                return ArgumentError(problem, transform=self._title(), fix=f"in_axes={_as_code(fixed)}")
+                return ArgumentError(problem, transform=self._title(), fix=f"in_axes={_show(fixed, code=True)}")
         return None
 
-    def _head(self, index: int) -> str:
-        names = _parameter_names(self.__wrapped__)
-        return names[index] if index < len(names) else f"args[{index}]"
+    def _fn_name(self) -> str:
+        return getattr(self.__wrapped__, "__name__", "the function")
 
-    def _variables(self, index: int, kind: type, left: list[tuple[Any, Any]]) -> str:
+    def _left_unmapped(self, resolved: _Resolved, index: int, kind: type, left: list[tuple[Any, Any]]) -> str:
         """`model['bn']['mean'] and model['bn']['var'] (nnx.BatchStat, shape (2, 4), passed
-        whole to every example)`."""
-        head = self._head(index)
+        whole to every example) are left unmapped by model's in_axes entry StateAxes(...)`."""
+        head = _arg_name(resolved.names, index)
         shown = " and ".join(f"{head}{''.join(f'[{k!r}]' for k in p)}" for p, _ in left)
         shapes = sorted({tuple(v.shape) for _, v in left if hasattr(v, "shape")})
         noun = "shapes" if len(shapes) > 1 else "shape"
         return (
-            f"{shown} ({_filter_code(kind)}, {noun} {', '.join(str(s) for s in shapes)}, passed whole to every example)"
+            f"{shown} ({_filter_code(kind)}, {noun} {', '.join(str(s) for s in shapes)}, passed whole to every"
+            f" example) {'are' if len(left) > 1 else 'is'} left unmapped by {head}'s in_axes entry"
+            f" {_show(self._spec_of(index))}"
         )
 
     def _spec_of(self, index: int) -> Any:
@@ -813,8 +809,7 @@ class _Mapped(Generic[P, R]):
             specs = self.in_axes if isinstance(self.in_axes, tuple | list) else (self.in_axes,) * len(args)
             found: dict[int, Passed] = {}
             for index, (arg, spec) in enumerate(zip(args, specs, strict=False)):
-                head = names[index] if index < len(names) else f"args[{index}]"
-                found.update(_passed_in(arg, spec, head))
+                found.update(_passed_in(arg, spec, _arg_name(names, index)))
             for name, value in kwargs.items():
                 found.update(_passed_in(value, 0, name))
             return found
