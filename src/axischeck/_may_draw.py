@@ -13,7 +13,7 @@ a key, or a function whose code does. What cannot be read may draw. JAX's own fu
 from __future__ import annotations
 
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from types import CodeType, FunctionType, MethodType, ModuleType
@@ -23,7 +23,8 @@ import jax
 import numpy as np
 
 from ._core._cache import BoundedCache
-from ._core._jax_compat import TRUSTED_ARRAY_TYPES, is_key_array, jax_module, random_module
+from ._core._jax_compat import is_key_array, jax_module, random_module
+from ._core._keys import arrays_by_position
 
 _WORDS = ("random", "rng", "dropout", "sample")
 """Parts of the names (lower case) by which code draws: `jax.random.normal`, `PRNGKey`,
@@ -46,7 +47,7 @@ def may_draw(fun: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, A
     True
     """
     try:
-        return _holds_key((args, kwargs)) or _function_may_draw(fun)
+        return _call_holds_key(args, kwargs) or _function_may_draw(fun)
     except Exception:  # what cannot be read may draw
         return True
 
@@ -101,13 +102,20 @@ def _function_may_draw(fun: Any) -> bool:
     return reaches
 
 
+def _call_holds_key(args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
+    """Whether a call's arguments hold a PRNG key; arrays passed by position (the
+    commonest call) are read as they are, without a flatten."""
+    return _leaves_hold_key(args if arrays_by_position(args, kwargs) else jax.tree_util.tree_leaves((args, kwargs)))
+
+
 def _holds_key(value: Any) -> bool:
-    """Whether a pytree holds a PRNG key (a typed key, or a raw `uint32` key)."""
-    args, kwargs = value if type(value) is tuple and len(value) == 2 else ((), None)
-    if kwargs == {} and type(args) is tuple and all(type(a) in TRUSTED_ARRAY_TYPES for a in args):
-        leaves = list(args)  # a call of arrays by position (the commonest): no flatten
-    else:
-        leaves = jax.tree_util.tree_leaves(value)
+    """Whether a pytree holds a PRNG key."""
+    return _leaves_hold_key(jax.tree_util.tree_leaves(value))
+
+
+def _leaves_hold_key(leaves: Sequence[Any]) -> bool:
+    """Whether a leaf is a PRNG key (a typed key, or a raw `uint32` key); past
+    `_MAX_LEAVES`, the leaves are not read: they may hold one."""
     if len(leaves) > _MAX_LEAVES:
         return True
     for leaf in leaves:
@@ -136,7 +144,7 @@ def _reaches(fun: Any, depth: int, seen: set[int], trail: _Trail) -> bool:
             return random_module(module)
         trail.sure = False  # a wrapper, a class or an object: what it holds may change
         if kind is partial:
-            if _holds_key((fun.args, fun.keywords)):
+            if _call_holds_key(fun.args, fun.keywords):
                 return True
             fun = fun.func
         elif kind is MethodType:

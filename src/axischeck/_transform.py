@@ -438,9 +438,12 @@ class Transformed(Wrapper, Nestable, Generic[P, R], ABC):
         if same_key(key, self._draws_seen):
             return None
         speaker = speaker_for(self.__wrapped__)
+        if speaker is None and not may_draw(self.__wrapped__, args, kwargs):
+            self._draws_seen = key
+            return None
         kept_by: Sites | Speaker = SITES if speaker is None else speaker
         site = site_key(self._code, self._options_key, key) if speaker is None else key
-        if not kept_by.draws_due(site) or (speaker is None and not may_draw(self.__wrapped__, args, kwargs)):
+        if not kept_by.draws_due(site):
             self._draws_seen = key
             return None
         if checking_leaks():  # a leak the record would meet makes JAX's trace fail: run once, JAX's way
