@@ -1,0 +1,12 @@
+import jax.numpy as jnp
+from flax import nnx
+
+
+def fwd(model, x):
+    return model(x)
+
+
+def main():
+    model = nnx.Linear(4, 4, rngs=nnx.Rngs(0))
+    x_batch = jnp.arange(16.0).reshape(4, 4) / 8.0
+    return nnx.vmap(fwd, in_axes=(None, 0))(model, x_batch)
