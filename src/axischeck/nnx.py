@@ -672,8 +672,27 @@ class _Mapped(Generic[P, R]):
             return OutputError(problem, transform=self._title(), fix=f"in_axes={_show(fixed, code=True)}")
         kind_code = _filter_code(kind)
         head = _arg_name(resolved.names, index)
-        hint = f"map the {kind_code} variables too: add {kind_code}: their axis to {head}'s StateAxes"
+        if self._spec_of(index) is None and issubclass(kind, _nnx.BatchStat):
+            hint = self._shared_statistics_hint(resolved, head)
+        else:
+            hint = f"map the {kind_code} variables too: add {kind_code}: their axis to {head}'s StateAxes"
         return OutputError(problem, transform=self._title(), hint=hint)
+
+    def _shared_statistics_hint(self, resolved: _Resolved, head: str) -> str:
+        """One module for every example (in_axes None) whose batch statistics the function
+        updates: Flax averages them over the map where the module's normalization layer and
+        the transform share an axis name (mapping them would make a copy per example)."""
+        sizes = resolved.mapped_sizes(skip=set())
+        size = self._options.get("axis_size")
+        n = size if isinstance(size, int) else next(iter(sizes)) if len(sizes) == 1 else None
+        examples = f"the {n} examples" if n is not None else "the examples"
+        name = self._options.get("axis_name") or "batch"
+        return (
+            f"{head} is one module for every example: to update its statistics from the whole batch, give"
+            f" nnx.vmap axis_name={name!r} and its normalization layer the same one"
+            f" (nnx.BatchNorm(..., axis_name={name!r})), which averages them over {examples}; or call"
+            f" {head}.eval() where they must not change"
+        )
 
     def _whole_per_example(self, resolved: _Resolved) -> AxisCheckError | None:
         """The function fails per example, and a module's variables of one type are left

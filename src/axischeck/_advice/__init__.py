@@ -30,7 +30,7 @@ from .._engine._predictor import ASKING_JAX, Predictor, jax_verdict, ruled_apart
 from .._engine._shard_model import ShardModel
 from ._candidates import Budget, candidates
 from ._causes import cause
-from ._meaning import judged, program
+from ._meaning import judged, partial_results, program
 from ._rank import rank
 from ._suggestion import Suggestion
 from ._words import worded
@@ -51,13 +51,16 @@ def advise(predictor: Predictor, err: AxisCheckError, args: tuple[Any, ...], kwa
         with quiet_tracebacks():  # the trials' exceptions are only read
             args, kwargs, call = predictor.found_in(err, args, kwargs)
             model = predictor.models.model
-            named = cause(call, err, _kind(model))
+            params = predictor.params
+            named = cause(call, err, _kind(model), params[0] if params is not None and params[1] is None else ())
             found = candidates(model, call, err, Budget(predictor.fix_traces), predictor.by_position(args, kwargs))
             run_with = predictor.run_with
-            if found and run_with is not None:
-                prog = program(run_with, predictor.fun, model, call, args, kwargs)
+            prog = program(run_with, predictor.fun, model, call, args, kwargs) if run_with is not None else None
+            if found and prog is not None:
                 found = judged(found, prog, predictor.models.declares_inputs)
             ranked = rank(model, call, found)
+            if not any(s.is_fix for s in ranked):
+                named = named or partial_results(prog, err)
             if ranked and ranked[0].is_fix and not _jax_accepts(predictor, model, ranked[0], args, kwargs):
                 ranked = []  # a fix JAX would refuse (a pmap tracing a Python int) is none
     except Exception:  # advice must never hide the error itself

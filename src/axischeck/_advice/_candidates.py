@@ -215,16 +215,13 @@ def _edited(
 
 def _static_options(model: MapModel, call: Call, budget: Budget) -> list[Suggestion]:
     """pmap traces every argument it does not map, Python scalars too: one the function
-    needs as a Python value (`range(n)`) must be static. Tried first for the positional
-    Python scalars of a pmap, together: in_axes None would trace them."""
+    needs as a Python value (`range(n)`) must be static, and so must an object that is no
+    array at all (a method's `self`, a string), which in_axes None would still trace.
+    Tried first for those positional arguments of a pmap, together."""
     level = model.level
     if level.kind != "pmap":
         return []
-    scalars = [
-        i
-        for i, arg in enumerate(call.args)
-        if i not in level.static and isinstance(arg, Leaf) and isinstance(arg.value, (bool, int, float, complex))
-    ]
+    scalars = [i for i, arg in enumerate(call.args) if i not in level.static and _python_value(arg)]
     if not scalars:
         return []
     static = tuple(sorted({*level.static, *scalars}))
@@ -234,10 +231,26 @@ def _static_options(model: MapModel, call: Call, budget: Budget) -> list[Suggest
     return [
         Suggestion(
             f"static_broadcasted_argnums={seq_repr(static)} would pass {names} to every device as a Python value"
-            " (pmap traces an argument it does not map)",
+            " (pmap traces an argument it does not map, and cannot trace what is no array)",
             (("static_broadcasted_argnums", static),),
         )
     ]
+
+
+def _python_value(arg: Any) -> bool:
+    """Whether an argument is one Python value pmap can pass to every device only as
+    static: a number, or a hashable object that is no array (and no pytree of them)."""
+    if not isinstance(arg, Leaf):
+        return False
+    if isinstance(arg.value, (bool, int, float, complex)):
+        return True
+    if arg.shape is not None:
+        return False
+    try:
+        hash(arg.value)
+    except Exception:
+        return False
+    return True
 
 
 def _axis_size_options(model: MapModel, call: Call, budget: Budget) -> list[Suggestion]:
@@ -306,9 +319,11 @@ def _out_axes_options(model: MapModel, call: Call, budget: Budget) -> list[Sugge
         return []
     probe = _works(MapModel(replace(level, out_axes=freeze_out_axes(0, kind)), model.inner, model.fn), call, budget)
     shapes = probe.shapes if probe is not None else None
-    if not isinstance(shapes, tuple) or len(shapes) == len(current):
+    if not isinstance(shapes, tuple):
         return []
     entries = tuple(current)
+    if len(shapes) == len(current):
+        return _batched_out_axes_options(model, entries, budget, call)
     k = len(shapes)
     candidates: list[tuple[Any, ...]] = []
     if len(entries) > k:
@@ -324,6 +339,32 @@ def _out_axes_options(model: MapModel, call: Call, budget: Budget) -> list[Sugge
         if outcome is not None:
             why = f"one entry per output: the function returns a tuple of {k}"
             text = f"out_axes={seq_repr(per_output)} ({why})"
+            found.append(Suggestion(text, (("out_axes", per_output),), outcome=outcome))
+    return found
+
+
+def _batched_out_axes_options(
+    model: MapModel, entries: tuple[Any, ...], budget: Budget, call: Call
+) -> list[Suggestion]:
+    """An out_axes entry None for an output that differs from example to example: the
+    entry 0, which stacks that output's examples along a new leading axis (each None
+    entry alone, then all of them)."""
+    level = model.level
+    unmapped = [i for i, entry in enumerate(entries) if entry is None]
+    tries = [entries[:i] + (0,) + entries[i + 1 :] for i in unmapped]
+    if len(unmapped) > 1:
+        tries.append(tuple(0 if entry is None else entry for entry in entries))
+    found = []
+    for per_output in tries:
+        changed = [i for i in unmapped if per_output[i] == 0]
+        outcome = _works(
+            MapModel(replace(level, out_axes=freeze_out_axes(per_output, level.kind)), model.inner, model.fn),
+            call,
+            budget,
+        )
+        if outcome is not None:
+            which = and_list([f"output[{i}]" for i in changed])
+            text = f"out_axes={seq_repr(per_output)} stacks {which} along a new axis 0, one row per example"
             found.append(Suggestion(text, (("out_axes", per_output),), outcome=outcome))
     return found
 
@@ -631,6 +672,7 @@ def _shard_in_options(model: ShardModel, call: Call, budget: Budget) -> list[Sug
                         )
                     )
                     break
+            found += _moved_split_options(model, call, i, d, budget)
             found += _reshaped_mesh_options(model, call, (arg.label, d, size), budget)
             padded = -(-size // split) * split
             shape = (*arg.shape[:d], padded, *arg.shape[d + 1 :])
@@ -643,6 +685,37 @@ def _shard_in_options(model: ShardModel, call: Call, budget: Budget) -> list[Sug
                     )
                 )
             return found  # the first dim that does not divide: the one the error names
+    return found
+
+
+def _moved_split_options(model: ShardModel, call: Call, i: int, d: int, budget: Budget) -> list[Suggestion]:
+    """The mesh axes that do not divide axis `d` of argument `i`, moved to another axis of
+    the same argument that they divide (a spec written for another layout of the array:
+    `P('model')` for a `(1, n, h)` array split along `n`)."""
+    o = model.options
+    specs = _in_specs(o, len(call.args))
+    arg, entries = call.args[i], _entries(specs[i])
+    axes, split = entries[d], model.options.mesh.size(entries[d])
+    found = []
+    for other in range(len(arg.shape)):
+        if other == d or (other < len(entries) and entries[other]) or arg.shape[other] % split:
+            continue
+        moved = [*entries, *[()] * (len(arg.shape) - len(entries))]
+        moved[d], moved[other] = (), axes
+        while moved and not moved[-1]:
+            moved.pop()
+        new_spec = _spec_of(moved)
+        new_specs = new_spec if not isinstance(o.in_specs, tuple) else (*specs[:i], new_spec, *specs[i + 1 :])
+        outcome = _works(replace(model, options=replace(o, in_specs=new_specs)), call, budget)
+        if outcome is not None:
+            found.append(
+                Suggestion(
+                    f"in_specs={new_specs!r} splits axis {other} of {arg.label} (size {arg.shape[other]}) over"
+                    f" {and_list([repr(a) for a in axes])} instead of axis {d} (size {arg.shape[d]})",
+                    (("in_specs", new_specs),),
+                    outcome=outcome,
+                )
+            )
     return found
 
 
@@ -837,10 +910,14 @@ def _shard_out_options(model: ShardModel, call: Call, budget: Budget) -> list[Su
         return _shard_out_axes_tried(model, call, budget)
     closed, shapes = probed
     outvars = getattr(closed, "jaxpr", closed).outvars
-    gaps = model.output_gaps(shapes, [varying_axes(v) for v in outvars])
+    varying = [varying_axes(v) for v in outvars]
+    gaps = model.output_gaps(shapes, varying)
     paired = broadcast_prefix(o.out_specs, shapes, lambda x: isinstance(x, PartitionSpec))
     if not gaps or isinstance(paired, PrefixMismatch):
         return []
+    reordered = _reordered_out_specs(model, shapes, varying)
+    if reordered is not None:
+        return [reordered]
     free: list[list[int]] = []
     for gap in gaps:
         entries = _entries(gap.spec) + [()] * (len(gap.block) - len(_entries(gap.spec)))
@@ -862,6 +939,39 @@ def _shard_out_options(model: ShardModel, call: Call, budget: Budget) -> list[Su
         if outcome is not None:
             found.append(replace(option, outcome=outcome))
     return found
+
+
+def _reordered_out_specs(model: ShardModel, shapes: Any, varying: list[Any]) -> Suggestion | None:
+    """A tuple of out_specs whose entries fit the outputs in another order (two outputs
+    written in the order of another function's return): the one order, other than the
+    written one, in which every output's entry holds it, each entry naming as many dims as
+    its output has. The function's record answers for it: no trace."""
+    o = model.options
+    specs = o.out_specs
+    if o.smap_axes is not None or not isinstance(specs, tuple) or not isinstance(shapes, tuple):
+        return None
+    if not 2 <= len(specs) == len(shapes) <= 4 or not all(isinstance(sp, PartitionSpec) for sp in specs):
+        return None
+    if not all(isinstance(shape, Shape) for shape in shapes):
+        return None
+
+    def holds(order: tuple[int, ...]) -> bool:
+        reordered = tuple(specs[j] for j in order)
+        if any(len(_entries(spec)) > len(shape) for spec, shape in zip(reordered, shapes, strict=True)):
+            return False
+        return not replace(model, options=replace(o, out_specs=reordered)).output_gaps(shapes, varying)
+
+    fitting = [
+        order for order in itertools.permutations(range(len(specs))) if list(order) != sorted(order) and holds(order)
+    ]
+    if len(fitting) != 1:
+        return None
+    new_specs = tuple(specs[j] for j in fitting[0])
+    moved = and_list([f"output[{i}]" for i, j in enumerate(fitting[0]) if i != j])
+    return Suggestion(
+        f"out_specs={new_specs!r}: the entries in the order of the outputs ({moved} had another's entry)",
+        (("out_specs", new_specs),),
+    )
 
 
 def _out_spec_candidate(

@@ -10,24 +10,32 @@ a `Fix` (no option is checked): they are the error's hint, in the user's terms.
 from __future__ import annotations
 
 import collections.abc
+import re
+from collections.abc import Sequence
 from typing import Any
 
 import jax
 
-from .._core._errors import AxisCheckError, FunctionError
+from .._core._errors import ArgumentError, AxisCheckError, FunctionError
 from .._core._leaves import Call, Leaf
-from .._core._text import format_shape
+from .._core._text import and_list, format_shape
 
 
-def cause(call: Call, err: AxisCheckError, kind: str) -> str | None:
-    """What is wrong with the call that no option change fixes, if the call shows it."""
+def cause(call: Call, err: AxisCheckError, kind: str, parameters: Sequence[str] = ()) -> str | None:
+    """What is wrong with the call that no option change fixes, if the call shows it
+    (`parameters`: the function's positional parameters, where it has no `*args`)."""
     for label, arg in zip(call.arg_labels, call.args, strict=True):
         found = (
             _iterator(label, arg, kind) or _list_of_arrays(label, arg, err, kind) or _list_of_trees(label, arg, kind)
         )
         if found is not None:
             return found
-    return None
+    return (
+        _missing_arguments(call, err, parameters)
+        or _traced_python_value(call, err, kind)
+        or _unreplicated_tree(call, err, kind)
+        or _replicated_tree(call, err)
+    )
 
 
 def _iterator(label: str, arg: Any, kind: str) -> str | None:
@@ -38,8 +46,9 @@ def _iterator(label: str, arg: Any, kind: str) -> str | None:
     what = type(arg.value).__name__
     return (
         f"{label} is a {what} object, an iterator: {kind} maps arrays (or pytrees of them), not the items an"
-        f" iterator yields, and no in_axes entry changes that; pass the arrays themselves (for zip(a, b):"
-        f" {kind}(f)(a, b) with f taking both), or stack what it yields: jnp.stack(list({label}))"
+        f" iterator yields, and no in_axes entry changes that; pass a tuple of the arrays instead (for zip(a, b):"
+        f" {kind}(f)((a, b)) maps both along axis 0 and gives f one (a[i], b[i]) pair per example), or stack"
+        f" what it yields: jnp.stack(list({label}))"
     )
 
 
@@ -51,7 +60,10 @@ def _list_of_arrays(label: str, arg: Any, err: AxisCheckError, kind: str) -> str
         return None
     shapes = [item.user_shape for item in arg]
     container = "list" if isinstance(arg, list) else "tuple"
-    refused_as_array = isinstance(err, FunctionError) and f"'{container}' object" in str(err.__cause__ or err)
+    said = str(err.__cause__ or err)
+    refused_as_array = isinstance(err, FunctionError) and (
+        f"'{container}' object" in said or f"<class '{container}'>" in said
+    )
     if len(set(shapes)) == 1:
         if not refused_as_array and isinstance(err, FunctionError):
             return None
@@ -87,6 +99,96 @@ def _list_of_trees(label: str, arg: Any, kind: str) -> str | None:
         " arrays, so the list's arrays must be stacked into one tree along a new axis first:"
         f" jax.tree.map(lambda *xs: jnp.stack(xs), *{label}) (for Equinox modules, on their arrays:"
         " eqx.filter(..., eqx.is_array) and eqx.combine), then map it with the in_axes entry 0"
+    )
+
+
+_NEEDED_AS_PYTHON = re.compile(r"depends on the value of the argument ([\w.\[\]'\"]+?)\.?(?:\s|$)")
+
+
+def _traced_python_value(call: Call, err: AxisCheckError, kind: str) -> str | None:
+    """A mapped scalar leaf the function needs as a Python value (`if self.inference:`,
+    `range(n)`): JAX names it; mapped, it is traced. Most often a model's or config's
+    Python values were stacked with its arrays (a `jax.tree.map` over the whole model to
+    replicate it), and no in_axes entry makes a traced value concrete."""
+    if not isinstance(err, FunctionError) or not isinstance(err.__cause__, jax.errors.ConcretizationTypeError):
+        return None
+    found = _NEEDED_AS_PYTHON.search(str(err.__cause__))
+    if found is None:
+        return None
+    name = found.group(1)
+    leaves, _ = call.flat()
+    if not any(leaf.label == name and leaf.user_shape is not None and len(leaf.user_shape) == 1 for leaf in leaves):
+        return None
+    return (
+        f"{name} is an array mapped by {kind}, so the function gets a traced scalar where it needs a Python"
+        f" value (an if, a range): keep {name} a Python value, passed as it is to every example, not"
+        " stacked; for a model replicated with jax.tree.map, stack only its arrays"
+        " (jax.tree.map over eqx.filter(model, eqx.is_array), then eqx.combine with the rest), or make the"
+        " argument static"
+    )
+
+
+def _unreplicated_tree(call: Call, err: AxisCheckError, kind: str) -> str | None:
+    """A parameter tree given to pmap as it is, one copy, where pmap maps axis 0 of each
+    leaf over the devices: the leaves' own first sizes disagree. Replicated (a leading
+    device axis on every leaf), it is what pmap takes (jax#9933)."""
+    if kind != "pmap" or not isinstance(err, ArgumentError) or "disagree on the batch size" not in str(err):
+        return None
+    for label, arg in zip(call.arg_labels, call.args, strict=True):
+        if not isinstance(arg, dict | list | tuple):
+            continue
+        shapes = [leaf.user_shape for leaf in jax.tree_util.tree_leaves(arg)]
+        firsts = {shape[0] for shape in shapes if shape}
+        if len(shapes) >= 2 and len(firsts) >= 2:
+            return (
+                f"pmap maps axis 0 of every leaf of {label} over the devices, and their first sizes differ"
+                f" ({', '.join(map(str, sorted(firsts)))}): if {label} is one copy meant for every device,"
+                f" replicate it first, a leading axis of the device count on every leaf"
+                f" (jax.device_put_replicated({label}, jax.local_devices())), or give it the in_axes entry None"
+                " next to an argument pmap maps"
+            )
+    return None
+
+
+def _replicated_tree(call: Call, err: AxisCheckError) -> str | None:
+    """A parameter tree every leaf of which has a leading axis of size 1, where the
+    function fails: the copies pmap keeps per device (a one-device pmap's output, or a
+    replicated state), read by a function that expects the parameters themselves."""
+    if not isinstance(err, FunctionError):
+        return None
+    for label, arg in zip(call.arg_labels, call.args, strict=True):
+        if not isinstance(arg, dict | list | tuple):
+            continue
+        shapes = [leaf.user_shape for leaf in jax.tree_util.tree_leaves(arg)]
+        if len(shapes) >= 2 and all(shape is not None and len(shape) >= 2 and shape[0] == 1 for shape in shapes):
+            listed = ", ".join(format_shape(shape) for shape in shapes[:3]) + (", ..." if len(shapes) > 3 else "")
+            return (
+                f"every leaf of {label} has a leading axis of size 1 ({listed}): one copy per device, as pmap"
+                " returns replicated parameters, where the function reads the parameters themselves; take the"
+                f" first replica before this call: jax.tree.map(lambda p: p[0], {label})"
+                " (flax.jax_utils.unreplicate)"
+            )
+    return None
+
+
+_ENTRIES_PER_ARGUMENT = re.compile(r"in_axes has (\d+) entries but the function got (\d+) positional")
+
+
+def _missing_arguments(call: Call, err: AxisCheckError, parameters: Sequence[str]) -> str | None:
+    """A tuple in_axes with one entry per parameter of the function, given fewer
+    positional arguments: the call lacks an argument (a list unpacked with `*` that came
+    out empty), and shortening in_axes would only move the error (pymob#161)."""
+    found = _ENTRIES_PER_ARGUMENT.search(str(err))
+    if found is None:
+        return None
+    entries, passed = int(found.group(1)), int(found.group(2))
+    if not passed < entries == len(parameters):
+        return None
+    missing = list(parameters[passed:])
+    return (
+        f"in_axes has one entry per parameter of the function ({', '.join(parameters)}), but the call passes"
+        f" {passed}, so {and_list(missing)} {'gets' if len(missing) == 1 else 'get'} no argument: check what"
+        " the call passes (an argument left out, or a list unpacked with * that came out empty), not in_axes"
     )
 
 

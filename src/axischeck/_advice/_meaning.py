@@ -32,9 +32,10 @@ import jax.numpy as jnp
 import numpy as np
 from jax.core import Tracer
 
+from .._core._errors import AxisCheckError, OutputError
 from .._core._jax_compat import sub_jaxprs, tracing_now
 from .._core._leaves import Call
-from .._core._text import and_list
+from .._core._text import and_list, format_shape
 from .._engine._models import MapModel, Model
 from .._engine._shard_model import ShardModel
 from ._rank import per_argument
@@ -63,6 +64,14 @@ class Program:
     args: tuple[Any, ...]
     kwargs: dict[str, Any]
     runs: int = RUNS
+    _reference: _Reference | None = None
+
+    def reference(self) -> _Reference:
+        """The reference the candidates are held to (one per failed call: what it ran is
+        kept for every question asked of it)."""
+        if self._reference is None:
+            self._reference = _Reference(self)
+        return self._reference
 
     def run(self, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         """`fn(*args, **kwargs)` evaluated now (also inside a trace JAX is making), counted
@@ -118,7 +127,7 @@ def judged(found: list[Suggestion], prog: Program | None, declared: bool) -> lis
     budget spent) stands on that word."""
     if not found:
         return found
-    reference = _Reference(prog) if prog is not None else None
+    reference = prog.reference() if prog is not None else None
     out = []
     for s in found:
         if s.shapes_only is not None:
@@ -132,6 +141,35 @@ def judged(found: list[Suggestion], prog: Program | None, declared: bool) -> lis
             why = None if declared else f"it could not be checked against what the program means ({not_checked})"
         out.append(replace(s, shapes_only=why) if why else s)
     return out
+
+
+def partial_results(prog: Program | None, err: AxisCheckError) -> str | None:
+    """The real cause of a shard_map output promised replicated where each device's block
+    already has the shape the program gives the whole output (a sum or contraction over a
+    split axis, computed on one block: a partial result): no out_specs assembles the
+    blocks into it; a psum over the axis does. Read from the one-device reference (run
+    once for the candidates' check too), None where it does not show it."""
+    if prog is None or not isinstance(prog.model, ShardModel) or not isinstance(err, OutputError):
+        return None
+    try:
+        want = prog.reference().one_device(prog.model)
+    except _NotChecked:
+        return None
+    if want is None or want is _MESH:
+        return None
+    whole = [tuple(np.shape(leaf)) for leaf in jax.tree_util.tree_leaves(want)]
+    partial = [p for p in err.places if p.unit == "per-device" and p.shape is not None and p.shape in whole]
+    if not partial or len(partial) != len(err.places):
+        return None
+    labels = and_list([p.arg for p in partial])
+    shape = partial[0].shape if len({p.shape for p in partial}) == 1 else None
+    size = f" {format_shape(shape)}" if shape is not None else ""
+    return (
+        f"each device's {labels} already has the shape the program gives the whole{size}: a partial result"
+        " of its blocks (a sum or contraction over an axis the in_specs split), which no out_specs entry"
+        " assembles; reduce it over the mesh axes it varies along before returning it (jax.lax.psum for a sum"
+        " or a contraction, jax.lax.pmean for a mean), and keep its out_specs entry"
+    )
 
 
 class _Reference:
@@ -169,19 +207,7 @@ class _Reference:
         its devices) has no whole-array meaning to compare with: there a candidate that
         only changes how the blocks are assembled (out_specs, smap's out_axes) keeps what
         every device computes, and one that changes more is not checked."""
-        if self._want is _UNSET:
-            one_device = _one_device(model, self.prog.fun)
-            args, kwargs = self._call_values(())
-            try:
-                self._want = (
-                    _MESH
-                    if _uses_the_mesh(model, self.prog.fun, args, kwargs)
-                    else self.prog.run(one_device, args, kwargs)
-                )
-            except _NotChecked:
-                raise
-            except Exception:
-                self._want = None  # the program fails on one device: nothing to compare with
+        self.one_device(model)
         if self._want is _MESH:
             if set(s.as_kwargs()) <= {"out_specs", "out_axes"}:
                 return None
@@ -200,6 +226,24 @@ class _Reference:
                 return _difference(s.outcome.shapes, shapes, "the program on one device", shapes_only=True)
             raise _NotChecked(f"it does not run here: {type(err).__name__}") from None
         return _difference(got, self._want, "the program on one device")
+
+    def one_device(self, model: ShardModel) -> Any:
+        """The program's output on a one-device mesh (run once); `_MESH` where its values
+        depend on the mesh, None where it fails there."""
+        if self._want is _UNSET:
+            one_device = _one_device(model, self.prog.fun)
+            args, kwargs = self._call_values(())
+            try:
+                self._want = (
+                    _MESH
+                    if _uses_the_mesh(model, self.prog.fun, args, kwargs)
+                    else self.prog.run(one_device, args, kwargs)
+                )
+            except _NotChecked:
+                raise
+            except Exception:
+                self._want = None  # the program fails on one device: nothing to compare with
+        return self._want
 
     # --------------------------------------------------------------------- pmap
 

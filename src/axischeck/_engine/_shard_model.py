@@ -860,7 +860,10 @@ def _gap_fix(o: ShardOptions, gaps: list[OutputGap]) -> str:
     elif splittable:
         hints.append(f"give {and_list(splittable)} an out_axes (the blocks are then concatenated)")
     labels = and_list([g.label for g in same])
-    hints.append(f"reduce {labels} over {named} first (jax.lax.psum or jax.lax.pmean over {named})")
+    hints.append(
+        f"reduce {labels} over {named} first (jax.lax.psum or jax.lax.pmean over {named}) where each device"
+        " computes a partial result (a sum or contraction over its block of a split axis)"
+    )
     if o.smap_axes is None:  # smap always checks: no opting out
         hints.append("pass check_vma=False if it is replicated in fact")
     return ", or ".join(hints)

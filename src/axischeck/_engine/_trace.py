@@ -44,6 +44,7 @@ from .._core._jax_compat import (
 from .._core._keys import lookup, store
 from .._core._leaves import abstract, resharded
 from .._core._shape import Shape
+from .._core._text import format_shape
 
 
 def _is_abstract(x: object) -> bool:
@@ -530,13 +531,16 @@ def check_ppermutes(jaxpr: Any) -> None:
                     ' or allow it with jax.config.update("jax_raise_on_ppermute_sort_diff", False)',
                 )
         elif NEGATIVE_COLLECTIVE_AXES_FAIL_LOWERING and name in _AXIS_PARAMS:
-            negative = [f"{p}={params[p]}" for p in _AXIS_PARAMS[name] if params.get(p, 0) < 0]
+            negative = [p for p in _AXIS_PARAMS[name] if params.get(p, 0) < 0]
             if negative:
                 shown = "psum_scatter" if name == "reduce_scatter" else name
                 version = ".".join(map(str, JAX_VERSION))
+                shape = tuple(eqn.invars[0].aval.shape)
+                from_front = ", ".join(f"{p}={params[p] + len(shape)}" for p in negative)
                 raise SilentCollectiveError(
-                    f"{shown} with {', '.join(negative)}: a negative axis, which JAX {version} traces but cannot lower",
-                    hint="count the axis from the front (ndim + axis)",
+                    f"{shown} with {', '.join(f'{p}={params[p]}' for p in negative)}: a negative axis, which"
+                    f" JAX {version} traces but cannot lower",
+                    hint=f"count the axis from the front of the operand of shape {format_shape(shape)}: {from_front}",
                 )
 
 
