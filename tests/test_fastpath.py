@@ -70,8 +70,10 @@ def test_shard_map_fast_path_answers_as_the_engine(case: Any, check_vma: bool) -
     fast, full = _fast(f, shape), _engine(f, shape)
     event("refused" if isinstance(full, Exception) else "answered")
     if isinstance(full, Exception):
+        # The engine's account; the advice `predict` adds above it (a fix) is the same
+        # layer whichever path found the refusal.
         assert type(fast) is type(full), (case, fast, full)
-        assert str(fast).splitlines()[0] == str(full).splitlines()[0]
+        assert (fast.transform, fast.problem) == (full.transform, full.problem)
         return
     assert not isinstance(fast, Exception), (case, fast)
     assert (fast.shapes, fast.block_shapes, fast.in_block_shapes, fast.mesh) == (

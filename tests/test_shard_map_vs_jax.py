@@ -513,7 +513,11 @@ def test_replication_promise_is_explained() -> None:
     f = ax.shard_map(lambda a: a.sum(0), mesh=MESH, in_specs=P("x"), out_specs=P())
     with pytest.raises(ax.OutputError, match="varies along it") as info:
         f.predict((16, 6))
-    assert "check_vma=False" in (info.value.hint or "")
+    # Each device's sum already has the whole sum's shape: the hint names the psum, checked
+    # to compute what the body computes on the whole array.
+    hint = info.value.hint or ""
+    assert "already has the shape the program gives the whole (6,)" in hint
+    assert "jax.lax.psum(..., 'x')" in hint and "(checked:" in hint
     # Naming the axis runs (the engine accepts it) but stacks the 8 blocks' sums, where the
     # body on the whole array sums once: not what the program means, so no Fix.
     assert info.value.suggestions == ()

@@ -583,3 +583,24 @@ def test_a_function_that_could_not_draw_is_read_again_when_what_it_reads_changes
         assert rows_equal(out) and len(found) == 1 and "closed over" in str(found[0])
     finally:
         _helper = before
+
+
+def test_raw_keys_mapped_along_their_words_are_reported() -> None:
+    """JEP 9263: `jax.random.split` of a PRNGKey gives raw keys of shape (n, 2); in_axes=1
+    maps each key's two words, so every example gets one word of each key (JAX draws from
+    it silently). Mapping the keys' axis draws from the keys themselves, and is not said."""
+
+    def noise(key: jax.Array) -> jax.Array:
+        return jax.random.uniform(key, (3,))
+
+    keys = jax.random.split(RAW_KEY, 2)  # (2, 2): two keys of two words
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        got = ax.vmap(noise, in_axes=1)(keys)
+        ax.vmap(noise, in_axes=0)(keys)
+    assert jnp.array_equal(got, jax.vmap(noise, in_axes=1)(keys))
+    said = [str(w.message) for w in seen if issubclass(w.category, ax.AxisCheckWarning)]
+    assert len(said) == 1, said
+    assert "key (uint32, shape (2, 2)) is used as raw PRNG keys" in said[0]
+    assert "maps axis 1, the axis of each key's 2 words" in said[0]
+    assert "jax.random.key" in said[0]

@@ -728,3 +728,159 @@ def test_a_collective_over_an_unbound_name_is_traced_once_per_question() -> None
         ax.vmap(inner, in_axes=(0, None), axis_name="i")(jnp.ones((2, 4, 3)), jnp.ones((3, 2)))
     assert isinstance(info.value, NameError) and info.value.fix is not None and "axis_name='k'" in info.value.fix
     assert runs[0] <= 4, runs[0]
+
+
+def test_an_out_axes_none_entry_for_an_output_that_differs_per_example_is_never_the_fix() -> None:
+    """jax#21766: out_axes (0, None) where the second output depends on the mapped data.
+    The entry 0 runs, but None said one value for the batch (a pmean, or an argument meant
+    unmapped, may be what is missing): it is said as what it changes, not as the fix."""
+
+    def normalize(x: jax.Array) -> tuple[jax.Array, jax.Array]:
+        return x / jnp.sum(x), jnp.sum(x)
+
+    x = jnp.arange(12.0).reshape(3, 4) + 1.0
+    err = _refused(lambda: ax.vmap(normalize, out_axes=(0, None))(x))  # axischeck: ignore[AX018]
+    assert err.suggestions == () and err.fix is None
+    assert (
+        "Runs, but output[1] then has a value per example, where out_axes None said one for the whole batch:"
+        " out_axes=(0, 0) stacks output[1] along a new axis 0, one row per example"
+    ) in err.notes
+
+
+@pytest.mark.devices(8)
+def test_pmap_passes_an_argument_that_is_no_array_as_static() -> None:
+    """jax#9248: pmap decorating a method maps `self`; in_axes None would still trace it,
+    so the fix is static_broadcasted_argnums, checked against vmap of the method."""
+
+    class Scaler:
+        def __init__(self, factor: float) -> None:
+            self.factor = factor
+
+        def apply(self, x: jax.Array) -> jax.Array:
+            return x * self.factor
+
+    scaler, x = Scaler(3.0), jnp.arange(4.0)
+    err = _refused(lambda: ax.pmap(Scaler.apply)(scaler, x))
+    assert [s.as_kwargs() for s in err.suggestions] == [{"static_broadcasted_argnums": (0,)}]
+    assert jnp.array_equal(jax.pmap(Scaler.apply, **err.suggestions[0].as_kwargs())(scaler, x), x * 3.0)
+
+
+@pytest.mark.devices(8)
+def test_a_spec_over_a_size_one_axis_moves_to_the_axis_it_divides() -> None:
+    """tpu-inference#2988: a (1, n, h) scale written with the spec of an (n, h) array; the
+    mesh axis moves to the axis it divides, checked against the program on one device."""
+
+    def apply_scale(out: jax.Array, scale: jax.Array) -> jax.Array:
+        return out * scale
+
+    out, scale = jnp.ones((4, 4, 3)), jnp.arange(12.0).reshape(1, 4, 3)
+    f = ax.shard_map(apply_scale, mesh=_mesh(), in_specs=(P(None, "x"), P("x")), out_specs=P(None, "x"))
+    err = _refused(lambda: f(out, scale))
+    assert err.suggestions[0].as_kwargs() == {"in_specs": (P(None, "x"), P(None, "x"))}
+    assert "splits axis 1 of scale (size 4) over 'x' instead of axis 0 (size 1)" in err.fix
+
+
+@pytest.mark.devices(8)
+def test_out_specs_written_in_another_order_are_reordered() -> None:
+    """tpu-inference#2265: two outputs' out_specs swapped; the one order in which every
+    output's entry holds it is offered (here the body is the same on one device)."""
+    mesh = jax.make_mesh((2, 2), ("data", "model"), axis_types=(jax.sharding.AxisType.Auto,) * 2)
+
+    def step(q: jax.Array, cache: jax.Array) -> tuple[jax.Array, jax.Array]:
+        return cache * 2.0, q + 1.0
+
+    f = ax.shard_map(
+        step,
+        mesh=mesh,
+        in_specs=(P("data", "model"), P("data")),
+        out_specs=(P("data", "model"), P("data")),
+    )
+    q, cache = jnp.arange(16.0).reshape(4, 4), jnp.arange(12.0).reshape(4, 3)
+    err = _refused(lambda: f(q, cache))
+    assert err.suggestions[0].as_kwargs() == {"out_specs": (P("data"), P("data", "model"))}
+    assert "in the order of the outputs" in err.fix
+
+
+@pytest.mark.devices(8)
+def test_a_partial_sum_promised_replicated_is_named_with_psum() -> None:
+    """jax#31800: A.T @ A with A's rows split: each device's block already has the whole
+    result's shape, so no out_specs assembles it (each candidate runs, with another
+    shape): the hint names the partial result and the psum, and nothing is a Fix."""
+
+    def gram(rows: jax.Array) -> jax.Array:
+        return rows.T @ rows
+
+    f = ax.shard_map(gram, mesh=_mesh(), in_specs=P("x"), out_specs=P())
+    err = _refused(lambda: f(jnp.arange(32.0).reshape(8, 4)))
+    assert err.fix is None
+    assert err.hint is not None and "already has the shape the program gives the whole (4, 4)" in err.hint
+    assert "jax.lax.psum" in err.hint
+
+
+def test_a_call_short_of_an_argument_is_named_not_in_axes() -> None:
+    """pymob#161: in_axes has one entry per parameter, the call passes one argument fewer
+    (a list unpacked with * came out empty): the parameter left without one is named."""
+
+    def decay(y0: jax.Array, k: jax.Array, t: jax.Array) -> jax.Array:
+        return y0 * jnp.exp(-k * t)
+
+    err = _refused(lambda: ax.vmap(decay, in_axes=(0, 0, 0))(*[], jnp.ones(4), jnp.ones((4, 3))))
+    assert err.hint is not None and "(y0, k, t)" in err.hint and "so t gets no argument" in err.hint
+
+
+def test_a_stacked_python_value_the_function_branches_on_is_named() -> None:
+    """equinox#180: a model replicated with tree_map stacks its Python flags too; the
+    function branches on one, which is then traced: the flag is named, and the remedy is
+    to stack only the arrays."""
+
+    def step(net: dict[str, Any], x: jax.Array) -> jax.Array:
+        return x * net["w"] if net["training"] else x
+
+    net = {"w": jnp.ones((4, 3)), "training": jnp.array([True] * 4)}
+    err = _refused(lambda: ax.vmap(step)(net, jnp.ones((4, 3))))
+    assert err.hint is not None
+    assert err.hint.startswith("net['training'] is an array mapped by vmap, the same value for every example")
+    assert "stack only the arrays" in err.hint
+
+
+def test_a_per_example_value_the_function_branches_on_gets_no_stacking_hint() -> None:
+    """A flag that differs per example is data, not a stacked Python value: no hint to
+    keep it a Python value (jnp.where is what it needs)."""
+
+    def step(x: jax.Array, n: jax.Array) -> jax.Array:
+        return x * 2 if n > 1 else x
+
+    with pytest.raises(jax.errors.TracerBoolConversionError) as info:
+        ax.vmap(step)(jnp.ones(4), jnp.arange(4))
+    assert not any("Python value" in note for note in getattr(info.value, "__notes__", ()))
+
+
+def test_a_tree_of_one_replica_per_device_is_named_where_the_function_fails() -> None:
+    """jaxpi#3: parameters returned by a one-device pmap keep a leading axis of size 1 on
+    every leaf; a vmap over the data that passes them whole fails in the function."""
+
+    def net(params: dict[str, jax.Array], x: jax.Array) -> jax.Array:
+        return jnp.einsum("i,ij->j", x, params["kernel"]) @ params["head"]
+
+    params = {"kernel": jnp.ones((1, 3, 4)), "head": jnp.ones((1, 4))}
+    err = _refused(lambda: ax.vmap(net, in_axes=(None, 0))(params, jnp.ones((5, 3))))
+    assert err.hint is not None and "leading axis of size 1" in err.hint
+    assert "jax.tree.map(lambda p: p[0], params)" in err.hint
+
+
+@pytest.mark.devices(8)
+def test_a_spec_over_a_size_one_mesh_axis_is_dropped_from_the_in_specs() -> None:
+    """A spec written for a larger mesh keeps a size-1 axis: the blocks are whole along it,
+    yet JAX's types say the output varies along it, so out_specs P() is refused; the
+    in_specs without that axis compute the same."""
+    mesh = jax.make_mesh((1, 4), ("data", "model"), axis_types=(jax.sharding.AxisType.Auto,) * 2)
+
+    def total(x: jax.Array, w: jax.Array) -> jax.Array:
+        return jax.lax.psum(jnp.sum(x @ w), "model")
+
+    x, w = jnp.arange(128.0).reshape(8, 16) / 100.0, jnp.ones((16, 4))
+    f = ax.shard_map(total, mesh=mesh, in_specs=(P("data", "model"), P("model")), out_specs=P())
+    err = _refused(lambda: f(x, w))
+    assert [s.as_kwargs() for s in err.suggestions] == [{"in_specs": (P(None, "model"), P("model"))}]
+    fixed = jax.shard_map(total, mesh=mesh, out_specs=P(), **err.suggestions[0].as_kwargs())
+    assert jnp.allclose(fixed(x, w), jnp.sum(x @ w))

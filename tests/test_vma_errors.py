@@ -71,16 +71,20 @@ def test_a_scalar_leaf_of_a_dict_output_names_the_leaf_the_axis_and_the_argument
     assert "computed from x, whose in_specs entry P('x',) splits it over 'x'" in head
     assert "output['w']" not in head  # the replicated leaf is not blamed
     assert "JAX: out_specs is P()" in str(err)  # JAX's words kept
-    # a scalar cannot be split: no option works, the hint says to reduce it
+    # a scalar cannot be split: no option works; each device's loss is a partial sum, and
+    # the hint names the psum, checked against the body on the whole arrays
     assert err.suggestions == ()
-    assert err.hint is not None and err.hint.startswith("reduce output['loss'] over 'x' first (jax.lax.psum")
+    assert err.hint is not None
+    assert err.hint.startswith("each device's output['loss'] already has the shape the program gives the whole ()")
+    assert "jax.lax.psum(..., 'x')" in err.hint
 
     def reduced(x: jax.Array, w: jax.Array) -> dict[str, jax.Array]:
         out = loss_and_params(x, w)
-        return {**out, "loss": lax.pmean(out["loss"], "x")}  # what the hint says
+        return {**out, "loss": lax.psum(out["loss"], "x")}  # what the hint says
 
     got = jax.shard_map(reduced, mesh=MESH, in_specs=(P("x"), P()), out_specs=P())(x, w)
-    assert got["loss"].shape == () and ax.shard_map(reduced, mesh=MESH, in_specs=(P("x"), P()), out_specs=P())(x, w)
+    assert jnp.allclose(got["loss"], (x @ w).sum())
+    assert ax.shard_map(reduced, mesh=MESH, in_specs=(P("x"), P()), out_specs=P())(x, w)
 
 
 @pytest.mark.devices(8)

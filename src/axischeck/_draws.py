@@ -28,17 +28,19 @@ from typing import Any, NamedTuple
 import jax
 
 from ._core._cache import BoundedCache
-from ._core._errors import SharedRandomnessWarning, warn_at_user
+from ._core._errors import AxisCheckWarning, SharedRandomnessWarning, warn_at_user
 from ._core._jax_compat import INFER_SPECS, is_key_array
 from ._core._keys import lookup, store
 from ._core._leaves import Call
+from ._core._text import format_shape
 from ._core._trees import PrefixMismatch, broadcast_prefix, leaf_paths
 from ._engine._function import fn_name
 from ._engine._in_trace import Watch
 from ._engine._levels import MapLevel, axes_of, resolve_in_axes
 from ._engine._mesh import MeshShape, SpecDims, as_partition_spec, context_mesh, sharding_spec, spec_dims
-from ._engine._randomness import MAPPED, Axes, SharedDraws, draws_anything, shared_draws
+from ._engine._randomness import MAPPED, Axes, SharedDraws, draws_anything, shared_draws, wrapped_inputs
 from ._engine._shard_model import ShardOptions, is_spec_leaf
+from ._engine._trace import Replay
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,6 +60,9 @@ class DrawMap:
     # Which flat outputs the options declare the same along the map (out_axes None, an
     # out_specs naming none of its axes), given the record's output tree.
     declared_same: Callable[[Any], frozenset[int]] = field(default=lambda _tree: frozenset())
+    # The flat leaves that would be raw keys mapped along their words (see `raw_keys_split`):
+    # (leaf, its batched shape, the axis the map takes).
+    along_last: tuple[tuple[int, tuple[int, ...], int], ...] = ()
 
     def size(self, axes: Axes) -> int:
         return math.prod(size for axis, size in self.sizes if axis in axes)
@@ -90,6 +95,22 @@ def level_draw_map(level: MapLevel, call: Call, transform: str) -> DrawMap:
         ((axis, size),),
         "example" if level.kind == "vmap" else "device",
         functools.partial(_declared_same, functools.partial(axes_of, level, level.out_axes.value), _is_none),
+        tuple(
+            (i, leaf.shape, a)
+            for i, (leaf, a) in enumerate(zip(leaves, axes, strict=True))
+            if a is not None and _uint32_mapped_along_last(leaf.value, leaf.shape, a)
+        ),
+    )
+
+
+def _uint32_mapped_along_last(value: Any, shape: tuple[int, ...] | None, axis: int) -> bool:
+    """Whether a leaf is a uint32 array of rank 2 or more mapped along its last axis: the
+    words of each key, where it is an array of raw keys (`jax.random.split`'s `(n, 2)`)."""
+    return (
+        shape is not None
+        and len(shape) >= 2
+        and axis % len(shape) == len(shape) - 1
+        and getattr(value, "dtype", None) == jax.numpy.uint32
     )
 
 
@@ -307,8 +328,33 @@ def check_draws(
         ]
     except Exception:  # a call the engine would refuse (JAX accepted it), a record it cannot read: JAX's answer stands
         return
-    for warning in found:
+    for warning in found + raw_keys_split(replay, found_map):
         warn_at_user(warning, also_skipped=() if speaker is None else (speaker.package,))
+
+
+def raw_keys_split(replay: Replay, dm: DrawMap) -> list[AxisCheckWarning]:
+    """A warning for each array of raw keys (uint32, one key per row of its last axis's
+    words: what `jax.random.split` of a `PRNGKey` gives) that the map takes along that
+    last axis while the function uses what it gets as a key: each example then gets one
+    word of every key, not a key, and JAX draws from it silently (JEP 9263)."""
+    if not dm.along_last:
+        return []
+    wrapped = wrapped_inputs(replay.closed)
+    found = []
+    for leaf, shape, axis in dm.along_last:
+        if leaf not in replay.dyn or replay.dyn.index(leaf) not in wrapped:
+            continue
+        label, n, words = dm.labels[leaf], shape[0] if len(shape) == 2 else "the", shape[-1]
+        found.append(
+            AxisCheckWarning(
+                f"{dm.transform}: {label} (uint32, shape {format_shape(shape)}) is used as raw PRNG keys, and"
+                f" its in_axes entry {axis} maps axis {axis % len(shape)}, the axis of each key's {words} words:"
+                f" every {dm.unit} gets one word of each of {n} keys, not a key of its own, and draws from it."
+                f" Hint: map the keys' axis (in_axes entry 0 for keys from jax.random.split), or use typed keys"
+                f" (jax.random.key), whose words no in_axes can reach"
+            )
+        )
+    return found
 
 
 def _warning(

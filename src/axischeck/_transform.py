@@ -396,8 +396,12 @@ class Transformed(Wrapper, Nestable, Generic[P, R], ABC):
                     watch = Watch(recorder, self._predictor, args, kwargs, None, self.options.jax_caches_traces)
             try:
                 out = jax_call(*args, **kwargs) if watch is None else watch.run(jax_call, args, kwargs)
-            except AxisCheckError:
-                raise  # an inner axischeck transform has explained it
+            except AxisCheckError as inner:
+                # An inner axischeck transform has explained it; where it sits says what
+                # this one passed it (an argument left whole by in_axes None, say).
+                if not self._library_own:
+                    inner.add_note(f"axischeck: raised inside {described(self)}")
+                raise
             except Exception as err:
                 if self._library_own:
                     raise  # the library's wrapper explains it

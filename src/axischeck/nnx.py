@@ -682,9 +682,7 @@ class _Mapped(Generic[P, R]):
         """One module for every example (in_axes None) whose batch statistics the function
         updates: Flax averages them over the map where the module's normalization layer and
         the transform share an axis name (mapping them would make a copy per example)."""
-        sizes = resolved.mapped_sizes(skip=set())
-        size = self._options.get("axis_size")
-        n = size if isinstance(size, int) else next(iter(sizes)) if len(sizes) == 1 else None
+        n = self._mapped_size(resolved)
         examples = f"the {n} examples" if n is not None else "the examples"
         name = self._options.get("axis_name") or "batch"
         return (
@@ -717,6 +715,14 @@ class _Mapped(Generic[P, R]):
                 return ArgumentError(problem, transform=self._title(), fix=f"in_axes={_show(fixed, code=True)}")
         return None
 
+    def _mapped_size(self, resolved: _Resolved) -> int | None:
+        """The map's size: axis_size, else the one size the mapped arguments agree on."""
+        size = self._options.get("axis_size")
+        if isinstance(size, int):
+            return size
+        sizes = resolved.mapped_sizes(skip=set())
+        return next(iter(sizes)) if len(sizes) == 1 else None
+
     def _fn_name(self) -> str:
         return getattr(self.__wrapped__, "__name__", "the function")
 
@@ -742,9 +748,7 @@ class _Mapped(Generic[P, R]):
         """in_axes with argument `index`'s entry a StateAxes that maps `kind` at the axis of
         the mapped size (the one the entry's other filters use, where it fits), before the
         filter that caught it; returned where the call then checks, the states included."""
-        sizes = resolved.mapped_sizes(skip=set())
-        size = self._options.get("axis_size")
-        n = size if isinstance(size, int) else next(iter(sizes)) if len(sizes) == 1 else None
+        n = self._mapped_size(resolved)
         shapes = [tuple(v.shape) for _, v in left if hasattr(v, "shape")]
         spec = self._spec_of(index)
         filters, chosen = (

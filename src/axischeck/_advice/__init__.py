@@ -29,9 +29,9 @@ from .._engine._models import MapModel, Model
 from .._engine._predictor import ASKING_JAX, Predictor, jax_verdict, ruled_apart_from_jax
 from .._engine._shard_model import ShardModel
 from ._candidates import Budget, candidates
-from ._causes import cause
+from ._causes import MapFacts, cause
 from ._meaning import judged, partial_results, program
-from ._rank import rank
+from ._rank import per_argument, rank
 from ._suggestion import Suggestion
 from ._words import worded
 
@@ -51,18 +51,17 @@ def advise(predictor: Predictor, err: AxisCheckError, args: tuple[Any, ...], kwa
         with quiet_tracebacks():  # the trials' exceptions are only read
             args, kwargs, call = predictor.found_in(err, args, kwargs)
             model = predictor.models.model
-            params = predictor.params
-            named = cause(call, err, _kind(model), params[0] if params is not None and params[1] is None else ())
+            named = cause(call, err, _map_facts(model, call, predictor.params))
             found = candidates(model, call, err, Budget(predictor.fix_traces), predictor.by_position(args, kwargs))
             run_with = predictor.run_with
             prog = program(run_with, predictor.fun, model, call, args, kwargs) if run_with is not None else None
             if found and prog is not None:
                 found = judged(found, prog, predictor.models.declares_inputs)
             ranked = rank(model, call, found)
-            if not any(s.is_fix for s in ranked):
-                named = named or partial_results(prog, err)
             if ranked and ranked[0].is_fix and not _jax_accepts(predictor, model, ranked[0], args, kwargs):
                 ranked = []  # a fix JAX would refuse (a pmap tracing a Python int) is none
+            if not any(s.is_fix for s in ranked):
+                named = named or partial_results(prog, err)
     except Exception:  # advice must never hide the error itself
         return err
     return worded(err, ranked, named)
@@ -77,6 +76,18 @@ def advise_signature(model: Model, call: Call, err: AxisCheckError) -> AxisCheck
             return worded(err, rank(model, call, candidates(model, call, err, Budget(0))))
     except Exception:
         return err
+
+
+def _map_facts(model: Model, call: Call, params: tuple[list[str], str | None, set[str]] | None) -> MapFacts:
+    """What the causes read of the map: its kind, its in_axes and what it passes whole
+    (a vmap's or pmap's), the function's positional parameters (none past a `*args`)."""
+    parameters = tuple(params[0]) if params is not None and params[1] is None else ()
+    if not isinstance(model, MapModel):
+        return MapFacts(_kind(model), parameters=parameters)
+    in_axes = model.level.in_axes.value
+    entries = per_argument(in_axes, len(call.args)) or []
+    unmapped = frozenset(i for i, entry in enumerate(entries) if entry is None)
+    return MapFacts(model.level.kind, in_axes, unmapped, parameters)
 
 
 def _kind(model: Model) -> str:

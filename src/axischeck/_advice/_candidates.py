@@ -244,13 +244,24 @@ def _python_value(arg: Any) -> bool:
         return False
     if isinstance(arg.value, (bool, int, float, complex)):
         return True
-    if arg.shape is not None:
+    if arg.shape is not None or _holds_arrays(arg.value):
         return False
     try:
         hash(arg.value)
     except Exception:
         return False
     return True
+
+
+def _holds_arrays(value: Any) -> bool:
+    """Whether an object's fields hold arrays: static, they would be constants of the
+    trace pmap keeps for the object (hashed by identity), and a later change to them
+    would not be seen."""
+    fields = dict(getattr(value, "__dict__", {}))
+    for name in getattr(type(value), "__slots__", ()):
+        if hasattr(value, name):
+            fields[name] = getattr(value, name)
+    return any(hasattr(leaf, "shape") and hasattr(leaf, "dtype") for leaf in jax.tree_util.tree_leaves(fields))
 
 
 def _axis_size_options(model: MapModel, call: Call, budget: Budget) -> list[Suggestion]:
@@ -348,7 +359,9 @@ def _batched_out_axes_options(
 ) -> list[Suggestion]:
     """An out_axes entry None for an output that differs from example to example: the
     entry 0, which stacks that output's examples along a new leading axis (each None
-    entry alone, then all of them)."""
+    entry alone, then all of them). Never a fix: None said one value for the batch (a
+    pmean over an axis name, an argument meant unmapped, may be what is missing), so it
+    is said as what it changes."""
     level = model.level
     unmapped = [i for i, entry in enumerate(entries) if entry is None]
     tries = [entries[:i] + (0,) + entries[i + 1 :] for i in unmapped]
@@ -365,7 +378,8 @@ def _batched_out_axes_options(
         if outcome is not None:
             which = and_list([f"output[{i}]" for i in changed])
             text = f"out_axes={seq_repr(per_output)} stacks {which} along a new axis 0, one row per example"
-            found.append(Suggestion(text, (("out_axes", per_output),), outcome=outcome))
+            changes = f"{which} then has a value per example, where out_axes None said one for the whole batch"
+            found.append(Suggestion(text, (("out_axes", per_output),), shapes_only=changes, outcome=outcome))
     return found
 
 
@@ -672,7 +686,7 @@ def _shard_in_options(model: ShardModel, call: Call, budget: Budget) -> list[Sug
                         )
                     )
                     break
-            found += _moved_split_options(model, call, i, d, budget)
+            found += _moved_split_options(model, call, (i, specs, entries), d, budget)
             found += _reshaped_mesh_options(model, call, (arg.label, d, size), budget)
             padded = -(-size // split) * split
             shape = (*arg.shape[:d], padded, *arg.shape[d + 1 :])
@@ -688,14 +702,19 @@ def _shard_in_options(model: ShardModel, call: Call, budget: Budget) -> list[Sug
     return found
 
 
-def _moved_split_options(model: ShardModel, call: Call, i: int, d: int, budget: Budget) -> list[Suggestion]:
+def _moved_split_options(
+    model: ShardModel, call: Call, spec: tuple[int, tuple[Any, ...], list[tuple[str, ...]]], d: int, budget: Budget
+) -> list[Suggestion]:
     """The mesh axes that do not divide axis `d` of argument `i`, moved to another axis of
     the same argument that they divide (a spec written for another layout of the array:
-    `P('model')` for a `(1, n, h)` array split along `n`)."""
+    `P('model')` for a `(1, n, h)` array split along `n`). `spec`: the argument's position,
+    every argument's in_specs entry and its own entry's mesh axes per dim. One spec for
+    every argument is written out per argument, so that only this one's moves."""
     o = model.options
-    specs = _in_specs(o, len(call.args))
-    arg, entries = call.args[i], _entries(specs[i])
-    axes, split = entries[d], model.options.mesh.size(entries[d])
+    i, specs, entries = spec
+    arg = call.args[i]
+    axes = entries[d]
+    split = o.mesh.size(axes)
     found = []
     for other in range(len(arg.shape)):
         if other == d or (other < len(entries) and entries[other]) or arg.shape[other] % split:
@@ -704,8 +723,7 @@ def _moved_split_options(model: ShardModel, call: Call, i: int, d: int, budget: 
         moved[d], moved[other] = (), axes
         while moved and not moved[-1]:
             moved.pop()
-        new_spec = _spec_of(moved)
-        new_specs = new_spec if not isinstance(o.in_specs, tuple) else (*specs[:i], new_spec, *specs[i + 1 :])
+        new_specs = (*specs[:i], _spec_of(moved), *specs[i + 1 :])
         outcome = _works(replace(model, options=replace(o, in_specs=new_specs)), call, budget)
         if outcome is not None:
             found.append(
@@ -915,9 +933,9 @@ def _shard_out_options(model: ShardModel, call: Call, budget: Budget) -> list[Su
     paired = broadcast_prefix(o.out_specs, shapes, lambda x: isinstance(x, PartitionSpec))
     if not gaps or isinstance(paired, PrefixMismatch):
         return []
-    reordered = _reordered_out_specs(model, shapes, varying)
-    if reordered is not None:
-        return [reordered]
+    size_one = _without_size_one_axes(model, call, {a for gap in gaps for a in gap.missing}, budget)
+    if size_one:
+        return size_one
     free: list[list[int]] = []
     for gap in gaps:
         entries = _entries(gap.spec) + [()] * (len(gap.block) - len(_entries(gap.spec)))
@@ -938,14 +956,56 @@ def _shard_out_options(model: ShardModel, call: Call, budget: Budget) -> list[Su
         outcome = _works(checked if replay is None else _with_replay(checked, replay), call, budget)
         if outcome is not None:
             found.append(replace(option, outcome=outcome))
-    return found
+    reordered = _reordered_out_specs(model, shapes, varying)
+    return found if reordered is None else [*found, reordered]
+
+
+def _without_size_one_axes(model: ShardModel, call: Call, missing: set[str], budget: Budget) -> list[Suggestion]:
+    """Where every mesh axis an output varies over against its out_specs has size 1: the
+    in_specs without those axes. Split over one device, an argument is whole, yet JAX's
+    types say its values vary along the axis (a spec written for a larger mesh, kept on a
+    size-1 axis); dropped, the blocks are the same and nothing varies."""
+    o = model.options
+    mesh = o.mesh
+    if mesh is None or o.smap_axes is not None or any(mesh.size((a,)) != 1 for a in missing):
+        return []
+
+    def dropped(spec: Any) -> Any:
+        if not isinstance(spec, PartitionSpec):
+            return spec
+        entries = [tuple(a for a in e if a not in missing) for e in _entries(spec)]
+        while entries and not entries[-1]:
+            entries.pop()
+        return _spec_of(entries)
+
+    if isinstance(o.in_specs, PartitionSpec):
+        new_specs: Any = dropped(o.in_specs)
+    elif isinstance(o.in_specs, tuple):
+        new_specs = tuple(dropped(spec) for spec in o.in_specs)
+    else:
+        return []
+    if new_specs == o.in_specs:
+        return []
+    outcome = _works(replace(model, options=replace(o, in_specs=new_specs)), call, budget)
+    if outcome is None:
+        return []
+    axes = and_list([repr(a) for a in mesh.names if a in missing])
+    return [
+        Suggestion(
+            f"in_specs={new_specs!r}: mesh axis {axes} has size 1, so splitting over it splits nothing, yet"
+            " JAX's types then say the values vary along it",
+            (("in_specs", new_specs),),
+            outcome=outcome,
+        )
+    ]
 
 
 def _reordered_out_specs(model: ShardModel, shapes: Any, varying: list[Any]) -> Suggestion | None:
     """A tuple of out_specs whose entries fit the outputs in another order (two outputs
     written in the order of another function's return): the one order, other than the
     written one, in which every output's entry holds it, each entry naming as many dims as
-    its output has. The function's record answers for it: no trace."""
+    its output has. Tried after the changes of the failing entries alone; the function's
+    record answers for it: no trace."""
     o = model.options
     specs = o.out_specs
     if o.smap_axes is not None or not isinstance(specs, tuple) or not isinstance(shapes, tuple):
@@ -971,6 +1031,7 @@ def _reordered_out_specs(model: ShardModel, shapes: Any, varying: list[Any]) -> 
     return Suggestion(
         f"out_specs={new_specs!r}: the entries in the order of the outputs ({moved} had another's entry)",
         (("out_specs", new_specs),),
+        reassigns=True,
     )
 
 

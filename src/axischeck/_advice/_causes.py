@@ -11,19 +11,34 @@ from __future__ import annotations
 
 import collections.abc
 import re
-from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import jax
+import numpy as np
+from jax.core import Tracer
 
 from .._core._errors import ArgumentError, AxisCheckError, FunctionError
 from .._core._leaves import Call, Leaf
 from .._core._text import and_list, format_shape
 
 
-def cause(call: Call, err: AxisCheckError, kind: str, parameters: Sequence[str] = ()) -> str | None:
-    """What is wrong with the call that no option change fixes, if the call shows it
-    (`parameters`: the function's positional parameters, where it has no `*args`)."""
+@dataclass(frozen=True)
+class MapFacts:
+    """What the causes read of the map besides the call: its kind as messages name it
+    (`vmap`, `pmap`, ...), its in_axes as written (None where it has none), the
+    positions it passes whole, and the function's positional parameters (empty where it
+    takes `*args`)."""
+
+    kind: str
+    in_axes: Any = None
+    unmapped: frozenset[int] = frozenset()
+    parameters: tuple[str, ...] = ()
+
+
+def cause(call: Call, err: AxisCheckError, facts: MapFacts) -> str | None:
+    """What is wrong with the call that no option change fixes, if the call shows it."""
+    kind = facts.kind
     for label, arg in zip(call.arg_labels, call.args, strict=True):
         found = (
             _iterator(label, arg, kind) or _list_of_arrays(label, arg, err, kind) or _list_of_trees(label, arg, kind)
@@ -31,10 +46,10 @@ def cause(call: Call, err: AxisCheckError, kind: str, parameters: Sequence[str] 
         if found is not None:
             return found
     return (
-        _missing_arguments(call, err, parameters)
-        or _traced_python_value(call, err, kind)
-        or _unreplicated_tree(call, err, kind)
-        or _replicated_tree(call, err)
+        _missing_arguments(call, err, facts)
+        or _traced_python_value(call, err, facts)
+        or _unreplicated_tree(call, err, facts)
+        or _replicated_tree(call, err, facts)
     )
 
 
@@ -105,11 +120,12 @@ def _list_of_trees(label: str, arg: Any, kind: str) -> str | None:
 _NEEDED_AS_PYTHON = re.compile(r"depends on the value of the argument ([\w.\[\]'\"]+?)\.?(?:\s|$)")
 
 
-def _traced_python_value(call: Call, err: AxisCheckError, kind: str) -> str | None:
-    """A mapped scalar leaf the function needs as a Python value (`if self.inference:`,
-    `range(n)`): JAX names it; mapped, it is traced. Most often a model's or config's
-    Python values were stacked with its arrays (a `jax.tree.map` over the whole model to
-    replicate it), and no in_axes entry makes a traced value concrete."""
+def _traced_python_value(call: Call, err: AxisCheckError, facts: MapFacts) -> str | None:
+    """A mapped scalar leaf, the same for every example, that the function needs as a
+    Python value (`if self.inference:`, `range(n)`): JAX names it; mapped, it is traced.
+    A model's or config's Python values stacked with its arrays (a `jax.tree.map` over the
+    whole model to replicate it): no in_axes entry makes a traced value concrete. (Values
+    that differ per example need `jnp.where` or `lax.cond`, not this.)"""
     if not isinstance(err, FunctionError) or not isinstance(err.__cause__, jax.errors.ConcretizationTypeError):
         return None
     found = _NEEDED_AS_PYTHON.search(str(err.__cause__))
@@ -117,29 +133,48 @@ def _traced_python_value(call: Call, err: AxisCheckError, kind: str) -> str | No
         return None
     name = found.group(1)
     leaves, _ = call.flat()
-    if not any(leaf.label == name and leaf.user_shape is not None and len(leaf.user_shape) == 1 for leaf in leaves):
+    leaf = next((leaf for leaf in leaves if leaf.label == name), None)
+    if leaf is None or leaf.user_shape is None or len(leaf.user_shape) != 1 or not _same_throughout(leaf.value):
         return None
+    model = "." in name  # an attribute path: a module's field
+    remedy = (
+        "for a model replicated with jax.tree.map, stack only its arrays (jax.tree.map over"
+        " eqx.filter(model, eqx.is_array), then eqx.combine with the rest)"
+        if model
+        else "stack only the arrays of what holds it"
+    )
+    static = ", or pass it as a static argument (static_broadcasted_argnums)" if facts.kind == "pmap" else ""
     return (
-        f"{name} is an array mapped by {kind}, so the function gets a traced scalar where it needs a Python"
-        f" value (an if, a range): keep {name} a Python value, passed as it is to every example, not"
-        " stacked; for a model replicated with jax.tree.map, stack only its arrays"
-        " (jax.tree.map over eqx.filter(model, eqx.is_array), then eqx.combine with the rest), or make the"
-        " argument static"
+        f"{name} is an array mapped by {facts.kind}, the same value for every example, so the function gets a"
+        f" traced scalar where it needs a Python value (an if, a range): keep {name} a Python value, not"
+        f" stacked; {remedy}{static}"
     )
 
 
-def _unreplicated_tree(call: Call, err: AxisCheckError, kind: str) -> str | None:
-    """A parameter tree given to pmap as it is, one copy, where pmap maps axis 0 of each
-    leaf over the devices: the leaves' own first sizes disagree. Replicated (a leading
-    device axis on every leaf), it is what pmap takes (jax#9933)."""
-    if kind != "pmap" or not isinstance(err, ArgumentError) or "disagree on the batch size" not in str(err):
+def _same_throughout(value: Any) -> bool:
+    """Whether a concrete array holds one value throughout (a flag stacked per example)."""
+    if isinstance(value, Tracer) or not hasattr(value, "shape"):
+        return False
+    try:
+        flat = np.asarray(value).ravel()
+    except Exception:
+        return False
+    return flat.size > 0 and bool(np.all(flat == flat[0]))
+
+
+def _unreplicated_tree(call: Call, err: AxisCheckError, facts: MapFacts) -> str | None:
+    """A parameter tree given to pmap as it is, one copy, mapped at axis 0 of each leaf
+    over the devices: the sizes the error names disagree among its own leaves. Replicated
+    (a leading device axis on every leaf), it is what pmap takes (jax#9933)."""
+    if facts.kind != "pmap" or not isinstance(err, ArgumentError) or not (err.symbol or "").startswith("batch size"):
         return None
-    for label, arg in zip(call.arg_labels, call.args, strict=True):
-        if not isinstance(arg, dict | list | tuple):
+    named = {place.arg for place in err.places}
+    for i, (label, arg) in enumerate(zip(call.arg_labels, call.args, strict=True)):
+        if i in facts.unmapped or not isinstance(arg, dict | list | tuple):
             continue
-        shapes = [leaf.user_shape for leaf in jax.tree_util.tree_leaves(arg)]
-        firsts = {shape[0] for shape in shapes if shape}
-        if len(shapes) >= 2 and len(firsts) >= 2:
+        leaves = [leaf for leaf in jax.tree_util.tree_leaves(arg) if leaf.label in named]
+        firsts = {leaf.user_shape[0] for leaf in leaves if leaf.user_shape}
+        if len(firsts) >= 2:
             return (
                 f"pmap maps axis 0 of every leaf of {label} over the devices, and their first sizes differ"
                 f" ({', '.join(map(str, sorted(firsts)))}): if {label} is one copy meant for every device,"
@@ -150,14 +185,15 @@ def _unreplicated_tree(call: Call, err: AxisCheckError, kind: str) -> str | None
     return None
 
 
-def _replicated_tree(call: Call, err: AxisCheckError) -> str | None:
-    """A parameter tree every leaf of which has a leading axis of size 1, where the
-    function fails: the copies pmap keeps per device (a one-device pmap's output, or a
-    replicated state), read by a function that expects the parameters themselves."""
+def _replicated_tree(call: Call, err: AxisCheckError, facts: MapFacts) -> str | None:
+    """A parameter tree passed whole (in_axes None) every leaf of which has a leading axis
+    of size 1, where the function fails: the copies pmap keeps per device (a one-device
+    pmap's output, a replicated state), read by a function that expects the parameters
+    themselves (jaxpi#3)."""
     if not isinstance(err, FunctionError):
         return None
-    for label, arg in zip(call.arg_labels, call.args, strict=True):
-        if not isinstance(arg, dict | list | tuple):
+    for i, (label, arg) in enumerate(zip(call.arg_labels, call.args, strict=True)):
+        if i not in facts.unmapped or not isinstance(arg, dict | list | tuple):
             continue
         shapes = [leaf.user_shape for leaf in jax.tree_util.tree_leaves(arg)]
         if len(shapes) >= 2 and all(shape is not None and len(shape) >= 2 and shape[0] == 1 for shape in shapes):
@@ -171,18 +207,14 @@ def _replicated_tree(call: Call, err: AxisCheckError) -> str | None:
     return None
 
 
-_ENTRIES_PER_ARGUMENT = re.compile(r"in_axes has (\d+) entries but the function got (\d+) positional")
-
-
-def _missing_arguments(call: Call, err: AxisCheckError, parameters: Sequence[str]) -> str | None:
+def _missing_arguments(call: Call, err: AxisCheckError, facts: MapFacts) -> str | None:
     """A tuple in_axes with one entry per parameter of the function, given fewer
     positional arguments: the call lacks an argument (a list unpacked with `*` that came
     out empty), and shortening in_axes would only move the error (pymob#161)."""
-    found = _ENTRIES_PER_ARGUMENT.search(str(err))
-    if found is None:
+    entries, parameters, passed = facts.in_axes, facts.parameters, len(call.args)
+    if not isinstance(err, ArgumentError) or not isinstance(entries, tuple):
         return None
-    entries, passed = int(found.group(1)), int(found.group(2))
-    if not passed < entries == len(parameters):
+    if not passed < len(entries) == len(parameters):
         return None
     missing = list(parameters[passed:])
     return (

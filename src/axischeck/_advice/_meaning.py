@@ -33,7 +33,7 @@ import numpy as np
 from jax.core import Tracer
 
 from .._core._errors import AxisCheckError, OutputError
-from .._core._jax_compat import sub_jaxprs, tracing_now
+from .._core._jax_compat import sub_jaxprs, tracing_now, varying_axes
 from .._core._leaves import Call
 from .._core._text import and_list, format_shape
 from .._engine._models import MapModel, Model
@@ -145,30 +145,51 @@ def judged(found: list[Suggestion], prog: Program | None, declared: bool) -> lis
 
 def partial_results(prog: Program | None, err: AxisCheckError) -> str | None:
     """The real cause of a shard_map output promised replicated where each device's block
-    already has the shape the program gives the whole output (a sum or contraction over a
-    split axis, computed on one block: a partial result): no out_specs assembles the
-    blocks into it; a psum over the axis does. Read from the one-device reference (run
-    once for the candidates' check too), None where it does not show it."""
+    already has the shape the program gives that whole output (a sum or contraction over a
+    split axis, computed on one block: a partial result), which no out_specs assembles:
+    said only where it is checked, the output summed over the mesh axes it varies along
+    (`jax.lax.psum`) computing what the program computes on one device. None otherwise
+    (the engine's hint, which names the alternatives, stands)."""
     if prog is None or not isinstance(prog.model, ShardModel) or not isinstance(err, OutputError):
         return None
+    model = prog.model
     try:
-        want = prog.reference().one_device(prog.model)
-    except _NotChecked:
+        want = prog.reference().one_device(model)
+        probed = model.vma_jaxpr(prog.call) if want is not None and want is not _MESH else None
+    except Exception:
         return None
-    if want is None or want is _MESH:
+    if probed is None:
         return None
-    whole = [tuple(np.shape(leaf)) for leaf in jax.tree_util.tree_leaves(want)]
-    partial = [p for p in err.places if p.unit == "per-device" and p.shape is not None and p.shape in whole]
-    if not partial or len(partial) != len(err.places):
+    closed, shapes = probed
+    gaps = model.output_gaps(shapes, [varying_axes(v) for v in getattr(closed, "jaxpr", closed).outvars])
+    wanted = jax.tree_util.tree_leaves(want)
+    if not gaps or len(wanted) != len(jax.tree_util.tree_leaves(shapes)):
         return None
-    labels = and_list([p.arg for p in partial])
-    shape = partial[0].shape if len({p.shape for p in partial}) == 1 else None
-    size = f" {format_shape(shape)}" if shape is not None else ""
+    if any(tuple(np.shape(wanted[gap.index])) != tuple(gap.block) for gap in gaps):
+        return None
+    fun = prog.fun
+
+    def summed(*args: Any, **kwargs: Any) -> Any:
+        leaves, tree = jax.tree_util.tree_flatten(fun(*args, **kwargs))
+        for gap in gaps:
+            leaves[gap.index] = jax.lax.psum(leaves[gap.index], gap.missing)
+        return jax.tree_util.tree_unflatten(tree, leaves)
+
+    try:
+        if _difference(prog.run(model.jax_shard_map(summed), prog.args, prog.kwargs), want, "") is not None:
+            return None
+    except Exception:  # a mesh this machine does not have, the budget spent: not checked
+        return None
+    labels = and_list([gap.label for gap in gaps])
+    blocks = {tuple(gap.block) for gap in gaps}
+    size = f" {format_shape(next(iter(blocks)))}" if len(blocks) == 1 else ""
+    axes = list(dict.fromkeys(a for gap in gaps for a in gap.missing))
+    over = axes[0] if len(axes) == 1 else tuple(axes)
     return (
         f"each device's {labels} already has the shape the program gives the whole{size}: a partial result"
         " of its blocks (a sum or contraction over an axis the in_specs split), which no out_specs entry"
-        " assembles; reduce it over the mesh axes it varies along before returning it (jax.lax.psum for a sum"
-        " or a contraction, jax.lax.pmean for a mean), and keep its out_specs entry"
+        f" assembles; sum it before returning it, jax.lax.psum(..., {over!r}), and keep its out_specs entry"
+        " (checked: the program then computes what it computes on one device)"
     )
 
 
@@ -209,7 +230,7 @@ class _Reference:
         every device computes, and one that changes more is not checked."""
         self.one_device(model)
         if self._want is _MESH:
-            if set(s.as_kwargs()) <= {"out_specs", "out_axes"}:
+            if set(s.as_kwargs()) <= {"out_specs", "out_axes"} and not s.reassigns:
                 return None
             raise _NotChecked("the program's values depend on its mesh, which one device does not have")
         if self._want is None:

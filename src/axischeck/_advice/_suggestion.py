@@ -36,6 +36,7 @@ class Suggestion:
     pads: tuple[tuple[int, int, int], ...] = ()  # (argument position, axis, padded size)
     by_position: tuple[str, ...] = ()  # keyword arguments to pass next by position, in this order
     tie: bool = False
+    reassigns: bool = False  # moves entries between outputs, not only the failing outputs' own
     shapes_only: str | None = None
     head: str | None = None  # the change in a few words, where the options' reprs are long (a mesh)
     # The engine's outcome with this change (the ranking reads its batch size and output

@@ -139,6 +139,18 @@ def shared_draws(
     )
 
 
+def wrapped_inputs(closed: Any) -> frozenset[int]:
+    """The inputs of a recorded function that it makes keys of as they are (`random_wrap`
+    of the input itself: raw `uint32` keys passed in)."""
+    jaxpr = getattr(closed, "jaxpr", closed)
+    position = {id(v): k for k, v in enumerate(jaxpr.invars)}
+    return frozenset(
+        position[id(eqn.invars[0])]
+        for eqn in jaxpr.eqns
+        if eqn.primitive.name == "random_wrap" and id(eqn.invars[0]) in position
+    )
+
+
 def draws_anything(jaxpr: Any) -> bool:
     """Whether a sampler is bound anywhere in `jaxpr`, closed or not (most mapped functions
     draw nothing: they cost one walk of their equations)."""

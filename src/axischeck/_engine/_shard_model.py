@@ -494,7 +494,7 @@ class ShardModel:
             return None
         return None
 
-    def _jax_shard_map(self, body: Callable[..., Any]) -> Any:
+    def jax_shard_map(self, body: Callable[..., Any]) -> Any:
         """JAX's own shard_map of `body` with these options (on an abstract mesh when the
         mesh is only planned)."""
         o = self.options
@@ -537,7 +537,7 @@ class ShardModel:
             returned.append(out)
             return out
 
-        mapped = self._jax_shard_map(recording)
+        mapped = self.jax_shard_map(recording)
         try:
             _, treedef = call.flat()
             jaxpr = jaxpr_under_levels(mapped, treedef, [leaf.value for leaf in leaves], env)
@@ -623,7 +623,7 @@ class ShardModel:
         leaves, treedef = call.flat()
         try:
             with quiet_tracebacks():  # the probe's exception is only read here
-                jaxpr_under_levels(self._jax_shard_map(probe), treedef, [leaf.value for leaf in leaves], env)
+                jaxpr_under_levels(self.jax_shard_map(probe), treedef, [leaf.value for leaf in leaves], env)
         except _Probed as done:
             shapes = jax.tree_util.tree_map(lambda x: Shape(np.shape(x)), done.shapes)
             return done.jaxpr, shapes
