@@ -884,3 +884,34 @@ def test_a_spec_over_a_size_one_mesh_axis_is_dropped_from_the_in_specs() -> None
     assert [s.as_kwargs() for s in err.suggestions] == [{"in_specs": (P(None, "model"), P("model"))}]
     fixed = jax.shard_map(total, mesh=mesh, out_specs=P(), **err.suggestions[0].as_kwargs())
     assert jnp.allclose(fixed(x, w), jnp.sum(x @ w))
+
+
+def test_a_leaf_shaped_like_one_example_of_another_is_named_as_shared() -> None:
+    """equinox#952: a (6,) time grid beside (5, 6) values in one argument, both mapped by
+    its one entry: the grid looks like one example's, the same for every example, and
+    the hint says to leave it unmapped with an entry per leaf."""
+
+    def weighted_mean(series: dict[str, jax.Array]) -> jax.Array:
+        return jnp.sum(series["value"] * series["time"]) / jnp.sum(series["time"])
+
+    series = {"value": jnp.ones((5, 6)), "time": jnp.arange(1.0, 7.0)}
+    err = _refused(lambda: ax.vmap(weighted_mean)(series))
+    assert err.hint is not None
+    assert err.hint.startswith("series['time'] (6,) has the shape of one example of series['value'] (5, 6)")
+    fixed = jax.vmap(weighted_mean, in_axes=({"value": 0, "time": None},))(series)
+    assert fixed.shape == (5,)
+
+
+def test_a_tuple_of_arrays_refused_by_an_operator_is_named_with_the_stack() -> None:
+    """jax#17747: a tuple of 5 points mapped as one batch: each example gets a tuple of
+    scalars, which `-` refuses; the hint names the tuple and jnp.stack."""
+
+    def distance(point: jax.Array, centre: jax.Array) -> jax.Array:
+        return jnp.sqrt(jnp.sum((point - centre) ** 2))
+
+    points = tuple(jnp.arange(3.0) * (i + 1) for i in range(5))
+    with pytest.raises(TypeError) as info:
+        ax.vmap(distance, in_axes=(0, None))(points, jnp.ones(3))
+    assert isinstance(info.value, ax.AxisCheckError)
+    assert "point is a Python tuple of 5 arrays of shape (3,)" in str(info.value)
+    assert "jnp.stack(point) (shape (5, 3))" in str(info.value)

@@ -50,6 +50,7 @@ def cause(call: Call, err: AxisCheckError, facts: MapFacts) -> str | None:
         or _traced_python_value(call, err, facts)
         or _unreplicated_tree(call, err, facts)
         or _replicated_tree(call, err, facts)
+        or _one_example_mapped(call, err)
     )
 
 
@@ -76,9 +77,7 @@ def _list_of_arrays(label: str, arg: Any, err: AxisCheckError, kind: str) -> str
     shapes = [item.user_shape for item in arg]
     container = "list" if isinstance(arg, list) else "tuple"
     said = str(err.__cause__ or err)
-    refused_as_array = isinstance(err, FunctionError) and (
-        f"'{container}' object" in said or f"<class '{container}'>" in said
-    )
+    refused_as_array = isinstance(err, FunctionError) and f"'{container}'" in said
     if len(set(shapes)) == 1:
         if not refused_as_array and isinstance(err, FunctionError):
             return None
@@ -204,6 +203,31 @@ def _replicated_tree(call: Call, err: AxisCheckError, facts: MapFacts) -> str | 
                 f" first replica before this call: jax.tree.map(lambda p: p[0], {label})"
                 " (flax.jax_utils.unreplicate)"
             )
+    return None
+
+
+def _one_example_mapped(call: Call, err: AxisCheckError) -> str | None:
+    """Mapped leaves of one argument whose sizes disagree, one of them shaped like a single
+    example of another (a `(6,)` time grid beside `(5, 6)` values): a value shared by
+    every example, mapped with the rest by an entry for the whole argument (equinox#952).
+    Leaving it unmapped takes an entry per leaf, which no change of that one entry is."""
+    if not isinstance(err, ArgumentError) or not (err.symbol or "").startswith("batch size"):
+        return None
+    shapes = {leaf.label: leaf.user_shape for leaf in call.flat()[0] if leaf.user_shape}
+    named = [place.arg for place in err.places if place.arg in shapes]
+    for shared in named:
+        example_of = next((m for m in named if m != shared and shapes[m][1:] == shapes[shared]), None)
+        if example_of is None:
+            continue
+        head = next((label for label in call.arg_labels if shared.startswith(label)), None)
+        if head is None or not example_of.startswith(head):
+            continue
+        return (
+            f"{shared} {format_shape(shapes[shared])} has the shape of one example of {example_of}"
+            f" {format_shape(shapes[example_of])}: if it is the same for every example, leave it unmapped, with"
+            f" an in_axes entry for {head} that holds None at {shared} and 0 at the rest (a pytree of entries"
+            " shaped like it)"
+        )
     return None
 
 
