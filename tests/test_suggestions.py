@@ -915,3 +915,27 @@ def test_a_tuple_of_arrays_refused_by_an_operator_is_named_with_the_stack() -> N
     assert isinstance(info.value, ax.AxisCheckError)
     assert "point is a Python tuple of 5 arrays of shape (3,)" in str(info.value)
     assert "jnp.stack(point) (shape (5, 3))" in str(info.value)
+
+
+@pytest.mark.devices(8)
+def test_in_specs_with_an_entry_fewer_than_the_arguments_get_one_per_argument() -> None:
+    """A tuple of in_specs one short: padded with the last entry (checked against the body
+    on the whole arrays; P() for the second argument does not even fit the shapes)."""
+    f = ax.shard_map(lambda a, b: a + b, mesh=_mesh(), in_specs=(P("x"),), out_specs=P("x"))
+    x = jnp.arange(12.0).reshape(4, 3)
+    err = _refused(lambda: f(x, x))
+    assert [s.as_kwargs() for s in err.suggestions] == [{"in_specs": (P("x"), P("x"))}]
+    fixed = jax.shard_map(lambda a, b: a + b, mesh=_mesh(), out_specs=P("x"), **err.suggestions[0].as_kwargs())
+    assert jnp.array_equal(fixed(x, x), x + x)
+
+
+@pytest.mark.devices(8)
+def test_an_out_spec_longer_than_the_outputs_rank_is_cut_to_it() -> None:
+    """out_specs P('x', 'y') for a rank-1 output (the body reduced a dim): the entry cut to
+    the rank, checked against the body on the whole array."""
+    mesh = jax.make_mesh((2, 4), ("x", "y"), axis_types=(jax.sharding.AxisType.Auto,) * 2)
+    f = ax.shard_map(lambda a: a.sum(1), mesh=mesh, in_specs=P("x"), out_specs=P("x", "y"))
+    a = jnp.arange(32.0).reshape(8, 4)
+    err = _refused(lambda: f(a))
+    assert err.suggestions[0].as_kwargs() == {"out_specs": P("x")}
+    assert err.fix is not None and err.fix.startswith("out_specs=P('x',) (one entry per dim: the output has rank 1)")

@@ -527,8 +527,9 @@ def _tupled(axes: Any) -> Any:
 
 
 def _structure_options(model: MapModel, call: Call, budget: Budget) -> list[Suggestion]:
-    """in_axes written in the wrong shape: lists inside where the arguments hold tuples, a
-    tuple of the wrong length, the axes of one tuple argument not nested in a 1-tuple."""
+    """in_axes written in the wrong shape: lists inside where the arguments hold tuples (or
+    a pmap's top-level list), a tuple of the wrong length, the axes of one tuple argument
+    not nested in a 1-tuple."""
     axes = model.level.in_axes.value
     n = len(call.args)
     candidates: list[tuple[Any, str]] = []
@@ -536,6 +537,8 @@ def _structure_options(model: MapModel, call: Call, budget: Budget) -> list[Sugg
         tupled = _tupled(axes)
         if tupled != tuple(axes) or any(isinstance(a, list) for a in axes):
             candidates.append((tupled, "tuples, not lists, inside in_axes: a list does not match a tuple argument"))
+        elif isinstance(axes, list) and model.level.kind == "pmap":
+            candidates.append((tupled, "a tuple: pmap does not read a top-level list as one"))
     if isinstance(axes, tuple) and len(axes) != n:
         if n == 1:
             candidates.append(((axes,), "nests the axes of the one tuple argument"))
@@ -832,6 +835,69 @@ def _mesh_of_shape(mesh: Mesh | AbstractMesh, sizes: tuple[int, ...]) -> Mesh | 
     return AbstractMesh(sizes, mesh.axis_names, axis_types=mesh.axis_types)
 
 
+def _in_specs_count_options(model: ShardModel, call: Call, budget: Budget) -> list[Suggestion]:
+    """A tuple of in_specs with another count of entries than the positional arguments:
+    the tuple cut to their count, or padded with the last entry repeated or with P() (a
+    new argument split as the one before it, or passed whole), each checked by the
+    engine; which one the program means is for the meaning check to say."""
+    o = model.options
+    n = len(call.args)
+    if o.smap_axes is not None or not isinstance(o.in_specs, tuple) or len(o.in_specs) in (0, n) or n == 0:
+        return []
+    specs = o.in_specs
+    if len(specs) > n:
+        tries = [specs[:n]]
+    else:
+        missing = n - len(specs)
+        tries = [specs + (specs[-1],) * missing, specs + (PartitionSpec(),) * missing]  # type: ignore[no-untyped-call]
+    found = []
+    for new_specs in dict.fromkeys(tries):
+        outcome = _works(replace(model, options=replace(o, in_specs=new_specs)), call, budget)
+        if outcome is not None:
+            found.append(
+                Suggestion(
+                    f"in_specs={new_specs!r} (one entry per positional argument: the call passes {n})",
+                    (("in_specs", new_specs),),
+                    outcome=outcome,
+                )
+            )
+    return found
+
+
+def _out_spec_rank_options(model: ShardModel, call: Call, budget: Budget) -> list[Suggestion]:
+    """An out_specs entry longer than its output's rank: the entry cut to the rank, then
+    each entry with one of its dims dropped (the spec of another output, or of the input
+    the body reduced), each checked by the engine."""
+    o = model.options
+    if o.smap_axes is not None or not isinstance(o.out_specs, PartitionSpec) or not budget.allows(model):
+        return []
+    try:
+        probed = model.vma_jaxpr(call)
+    except _OutOfTraces:
+        return []
+    if probed is None:
+        return []
+    leaves = jax.tree_util.tree_leaves(probed[1])
+    entries = _entries(o.out_specs)
+    ranks = {len(block) for block in leaves}
+    if len(ranks) != 1 or len(entries) <= (rank := ranks.pop()):
+        return []
+    tries = [_spec_of(entries[:rank])]
+    tries += [_spec_of(entries[:d] + entries[d + 1 :]) for d in range(len(entries)) if len(entries) - 1 == rank]
+    found = []
+    for spec in dict.fromkeys(tries):
+        outcome = _works(replace(model, options=replace(o, out_specs=spec)), call, budget)
+        if outcome is not None:
+            found.append(
+                Suggestion(
+                    f"out_specs={spec!r} (one entry per dim: the output has rank {rank})",
+                    (("out_specs", spec),),
+                    outcome=outcome,
+                )
+            )
+    return found
+
+
 def _surplus_none_options(model: ShardModel, call: Call, budget: Budget) -> list[Suggestion]:
     """in_specs entries longer than their argument's rank only by trailing Nones (jax#18951:
     `P(None)` for a scalar): a None splits nothing, so the spec without them is the
@@ -1125,8 +1191,12 @@ def candidates(
     model = budget.counted(model)
     if isinstance(model, ShardModel):
         if isinstance(err, OutputError):
-            return _shard_out_options(model, call, budget)
-        return _surplus_none_options(model, call, budget) or _shard_in_options(model, call, budget)
+            return _out_spec_rank_options(model, call, budget) or _shard_out_options(model, call, budget)
+        return (
+            _in_specs_count_options(model, call, budget)
+            or _surplus_none_options(model, call, budget)
+            or _shard_in_options(model, call, budget)
+        )
     if not isinstance(model, MapModel):
         return []
     if positional is not None:
