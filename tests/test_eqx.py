@@ -580,3 +580,14 @@ def test_nothing_mapped_with_a_mapped_output_is_refused_as_equinox_refuses_it() 
     assert "out_axes=None" in (predicted.value.hint or "")
     with pytest.raises(ax.SpecError, match="Cannot resolve batch dimension"):
         wrapped(jnp.arange(3.0), 2)
+
+
+def test_an_int_entry_over_a_single_model_gets_none_where_if_array_does_not_check() -> None:
+    """An int in_axes entry over one model (not a stacked ensemble) reaches its activation:
+    eqx.if_array(0) would map its weights of sizes 8 and 2 against a batch of 5, so the
+    checked fix passes the model whole."""
+    model = eqx.nn.MLP(3, 2, 8, 1, key=KEY)
+    with pytest.raises(ax.AxisCheckError) as info:
+        axeqx.filter_vmap(apply, in_axes=(0, 0))(model, jnp.ones((5, 3)))
+    assert info.value.fix == "in_axes=(None, 0) passes model whole to every example"
+    assert axeqx.filter_vmap(apply, in_axes=(None, 0))(model, jnp.ones((5, 3))).shape == (5, 2)

@@ -939,3 +939,17 @@ def test_an_out_spec_longer_than_the_outputs_rank_is_cut_to_it() -> None:
     err = _refused(lambda: f(a))
     assert err.suggestions[0].as_kwargs() == {"out_specs": P("x")}
     assert err.fix is not None and err.fix.startswith("out_specs=P('x',) (one entry per dim: the output has rank 1)")
+
+
+def test_a_keyword_argument_a_tuple_in_axes_left_out_is_passed_by_position_unmapped() -> None:
+    """in_axes=(0,) for x, and w passed by keyword: JAX maps w over axis 0 (size 2 against
+    4). Passed by position with the entry None, the shared weight reaches every example."""
+
+    def apply(x: jax.Array, w: jax.Array) -> jax.Array:
+        return w @ x
+
+    x, w = jnp.ones((4, 3)), jnp.arange(6.0).reshape(2, 3)
+    err = _refused(lambda: ax.vmap(apply, in_axes=(0,))(x, w=w))
+    (fix,) = err.suggestions
+    assert fix.as_kwargs() == {"in_axes": (0, None)} and fix.by_position == ("w",)
+    assert jnp.allclose(jax.vmap(apply, in_axes=(0, None))(x, w), x @ w.T)

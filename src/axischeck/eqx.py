@@ -297,27 +297,39 @@ class _Filtered(Generic[P, R]):
     def _not_array(self, mistake: NotArray, args: tuple[Any, ...]) -> AxisCheckError:
         """An int in_axes entry that reaches a leaf that is not an array (a model's
         activation function): in the user's terms, with `eqx.if_array(k)` for that
-        argument's entry (arrays at axis k, the rest unmapped) as the fix where the call
-        then checks and its mapped outputs still differ from example to example."""
+        argument's entry (arrays at axis k, the rest unmapped: a stacked ensemble) as the
+        fix where the call then checks, else None for it (a single model, whose arrays
+        have no axis of the batch size) where that checks with something still mapped."""
         err = mistake.error(self.__wrapped__, self._title())
         index = mistake.path[0].idx if mistake.path and isinstance(mistake.path[0], jax.tree_util.SequenceKey) else None
         spec = _named(self.__wrapped__, self.in_axes, len(args))
         specs = spec if isinstance(spec, tuple) else (spec,) * len(args)
         if index is None or len(specs) != len(args) or type(specs[index]) is not int:
             return err
-        candidate = (*specs[:index], _eqx.if_array(specs[index]), *specs[index + 1 :])
-        try:
-            resolved = Resolved(args, candidate, _resolve_leaf)
-            if not resolved.mapped:
-                return err
-            self._checker(resolved).predict(*resolved.dynamic)
-        except Exception:  # noqa: BLE001 - the candidate does not check: the hint stands
-            return err
         where = arg_path(self.__wrapped__, (jax.tree_util.SequenceKey(index),))
-        err.fix = f"in_axes={_show(candidate)} maps {where}'s arrays at axis {specs[index]} and passes the rest whole"
-        err.fix_head = f"in_axes={_show(candidate)}"
-        ValueError.__init__(err, err.render())
+        readings = (
+            (_eqx.if_array(specs[index]), f"maps {where}'s arrays at axis {specs[index]} and passes the rest whole"),
+            (None, f"passes {where} whole to every example"),
+        )
+        for entry, says in readings:
+            candidate = (*specs[:index], entry, *specs[index + 1 :])
+            if self._checks(args, candidate):
+                err.fix = f"in_axes={_show(candidate)} {says}"
+                err.fix_head = f"in_axes={_show(candidate)}"
+                ValueError.__init__(err, err.render())
+                break
         return err
+
+    def _checks(self, args: tuple[Any, ...], in_axes: tuple[Any, ...]) -> bool:
+        """Whether the call checks with these in_axes, something mapped."""
+        try:
+            resolved = Resolved(args, in_axes, _resolve_leaf)
+            if not resolved.mapped:
+                return False
+            self._checker(resolved).predict(*resolved.dynamic)
+        except Exception:  # noqa: BLE001 - the candidate does not check
+            return False
+        return True
 
     def _predicted(self, args: tuple[Any, ...], resolved: Resolved, lib_err: BaseException | None = None) -> Prediction:
         """The prediction of a resolved call, or its error in Equinox's terms (with the

@@ -474,7 +474,8 @@ def _transpose_options(model: MapModel, call: Call, budget: Budget) -> list[Sugg
 def _keyword_options(model: MapModel, positional: Call, moved: tuple[str, ...], budget: Budget) -> list[Suggestion]:
     """Keyword arguments, which JAX maps over axis 0 whatever in_axes says (it gives them
     no entry): the fix passes them by position (never an entry for a keyword). With a
-    tuple in_axes whose entries were meant for them, as it is; with one int for every
+    tuple in_axes whose entries were meant for them, as it is; with a tuple that has none
+    for them, padded with None (a value every example shares) or 0; with one int for every
     argument, with the entries the in_axes search finds for the call by position (a
     shared offset passed as `offset=` wants None). `positional` is the call with `moved`
     passed by position."""
@@ -482,11 +483,24 @@ def _keyword_options(model: MapModel, positional: Call, moved: tuple[str, ...], 
     by_keyword = f"pass {names} by position (JAX maps keyword arguments over axis 0 and gives them no in_axes entry)"
     axes = model.level.in_axes.value
     if isinstance(axes, tuple):
-        outcome = _works(model, positional, budget)
-        if outcome is None:
+        n = len(positional.args)
+        if len(axes) == n:
+            outcome = _works(model, positional, budget)
+            if outcome is None:
+                return []
+            text = f"{by_keyword}; then in_axes={seq_repr(axes)} applies"
+            return [Suggestion(text, (("in_axes", axes),), by_position=moved, outcome=outcome)]
+        if len(axes) > n:
             return []
-        text = f"{by_keyword}; then in_axes={seq_repr(axes)} applies"
-        return [Suggestion(text, (("in_axes", axes),), by_position=moved, outcome=outcome)]
+        found = []
+        for fill in (None, 0):  # an entry the tuple left out: most often for a value every example shares
+            padded = axes + (fill,) * (n - len(axes))
+            level = replace(model.level, in_axes=freeze_in_axes(padded))
+            outcome = _works(MapModel(level, model.inner, model.fn), positional, budget)
+            if outcome is not None:
+                text = f"{by_keyword}, with in_axes={seq_repr(padded)} (an entry for each)"
+                found.append(Suggestion(text, (("in_axes", padded),), by_position=moved, outcome=outcome))
+        return found
     if type(axes) is not int:
         return []
     spread = (axes,) * len(positional.args)
