@@ -548,10 +548,16 @@ def _reject_mapped_non_arrays(leaves: list[Leaf], axes: list[int | None], fail: 
         if axis is not None and leaf.shape is None:
             raise fail(
                 ArgumentError,
-                f"{leaf.label} is a {type(leaf.value).__name__}, not a JAX array, so it cannot be mapped"
+                f"{leaf.label} is a {_kind_of(leaf.value)}, not a JAX array, so it cannot be mapped"
                 f" (in_axes entry {axis})",
                 hint=f"give {leaf.label} the in_axes entry None to pass it through unmapped",
             )
+
+
+def _kind_of(value: Any) -> str:
+    """`str ('tanh')`: a value's type, and the value itself where it is a short string."""
+    kind = type(value).__name__
+    return f"{kind} ({value!r})" if isinstance(value, str) and len(value) <= 40 else kind
 
 
 def _keyword_fix(level: MapLevel, leaf: Leaf) -> str:
