@@ -895,7 +895,7 @@ def test_a_leaf_shaped_like_one_example_of_another_is_named_as_shared() -> None:
         return jnp.sum(series["value"] * series["time"]) / jnp.sum(series["time"])
 
     series = {"value": jnp.ones((5, 6)), "time": jnp.arange(1.0, 7.0)}
-    err = _refused(lambda: ax.vmap(weighted_mean)(series))
+    err = _refused(lambda: ax.vmap(weighted_mean)(series))  # axischeck: ignore[AX013]
     assert err.hint is not None
     assert err.hint.startswith("series['time'] (6,) has the shape of one example of series['value'] (5, 6)")
     fixed = jax.vmap(weighted_mean, in_axes=({"value": 0, "time": None},))(series)
@@ -921,7 +921,7 @@ def test_a_tuple_of_arrays_refused_by_an_operator_is_named_with_the_stack() -> N
 def test_in_specs_with_an_entry_fewer_than_the_arguments_get_one_per_argument() -> None:
     """A tuple of in_specs one short: padded with the last entry (checked against the body
     on the whole arrays; P() for the second argument does not even fit the shapes)."""
-    f = ax.shard_map(lambda a, b: a + b, mesh=_mesh(), in_specs=(P("x"),), out_specs=P("x"))
+    f = ax.shard_map(lambda a, b: a + b, mesh=_mesh(), in_specs=(P("x"),), out_specs=P("x"))  # axischeck: ignore[AX010]
     x = jnp.arange(12.0).reshape(4, 3)
     err = _refused(lambda: f(x, x))
     assert [s.as_kwargs() for s in err.suggestions] == [{"in_specs": (P("x"), P("x"))}]
