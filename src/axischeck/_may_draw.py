@@ -13,7 +13,7 @@ a key, or a function whose code does. What cannot be read may draw. JAX's own fu
 from __future__ import annotations
 
 import weakref
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from types import CodeType, FunctionType, MethodType, ModuleType
@@ -37,8 +37,12 @@ _MAX_LEAVES = 10_000
 """Past this many leaves, a value is not read: it may hold a key."""
 
 
-def may_draw(fun: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
+def may_draw(
+    fun: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any], call_key: Hashable | None = None
+) -> bool:
     """Whether a call of a map of `fun` with these arguments may draw random numbers.
+    `call_key`: the call's `draws_key`, whose dtypes answer for arrays passed by position
+    without reading them again.
 
     >>> import jax, jax.numpy as jnp
     >>> may_draw(lambda x: x * 2, (jnp.ones(3),), {})
@@ -47,7 +51,7 @@ def may_draw(fun: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, A
     True
     """
     try:
-        return _call_holds_key(args, kwargs) or _function_may_draw(fun)
+        return _call_holds_key(args, kwargs, call_key) or _function_may_draw(fun)
     except Exception:  # what cannot be read may draw
         return True
 
@@ -102,9 +106,13 @@ def _function_may_draw(fun: Any) -> bool:
     return reaches
 
 
-def _call_holds_key(args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
+def _call_holds_key(args: tuple[Any, ...], kwargs: dict[str, Any], call_key: Hashable | None = None) -> bool:
     """Whether a call's arguments hold a PRNG key; arrays passed by position (the
-    commonest call) are read as they are, without a flatten."""
+    commonest call) are read as they are, without a flatten, or from their dtypes in
+    the call's key: none but a typed key's or uint32 can be a key's."""
+    if type(call_key) is tuple and call_key[0] == "arrays":
+        if all(isinstance(dtype, np.dtype) and dtype != np.uint32 for _, dtype in call_key[1]):
+            return False
     return _leaves_hold_key(args if arrays_by_position(args, kwargs) else jax.tree_util.tree_leaves((args, kwargs)))
 
 

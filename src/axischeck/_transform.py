@@ -442,7 +442,7 @@ class Transformed(Wrapper, Nestable, Generic[P, R], ABC):
         if same_key(key, self._draws_seen):
             return None
         speaker = speaker_for(self.__wrapped__)
-        if speaker is None and not may_draw(self.__wrapped__, args, kwargs):
+        if speaker is None and not may_draw(self.__wrapped__, args, kwargs, key):
             self._draws_seen = key
             return None
         kept_by: Sites | Speaker = SITES if speaker is None else speaker
