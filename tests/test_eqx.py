@@ -591,3 +591,24 @@ def test_an_int_entry_over_a_single_model_gets_none_where_if_array_does_not_chec
         axeqx.filter_vmap(apply, in_axes=(0, 0))(model, jnp.ones((5, 3)))
     assert info.value.fix == "in_axes=(None, 0) passes model whole to every example"
     assert axeqx.filter_vmap(apply, in_axes=(None, 0))(model, jnp.ones((5, 3))).shape == (5, 2)
+
+
+def test_a_library_layers_unbound_axis_name_gets_no_fix_on_the_layers_own_map() -> None:
+    """Equinox's BatchNorm maps its statistics over channels with jax.vmap and means them
+    over the axis name it is given: under an eqx.filter_vmap without that name, binding it
+    on BatchNorm's own vmap would be a change inside Equinox (and computes something
+    else). The hint goes to the user's map, which binds no axis name."""
+    norm, state = eqx.nn.make_with_state(eqx.nn.BatchNorm)(3, "batch", mode="batch")
+
+    def forward(x: jax.Array, state: Any) -> Any:
+        return norm(x, state)
+
+    with ax.patch(), pytest.raises(ax.AxisCheckError) as info:
+        eqx.filter_vmap(forward, in_axes=(0, None), out_axes=(0, None))(jnp.ones((4, 3)), state)
+    err = info.value
+    assert err.fix is None and err.suggestions == ()
+    notes = "\n".join(getattr(err, "__notes__", ()))
+    assert "axischeck: raised inside eqx.filter_vmap(forward" in notes
+    assert (
+        "binds no axis name: if the collective over 'batch' is meant over its map, give it axis_name='batch'" in notes
+    )

@@ -953,3 +953,19 @@ def test_a_keyword_argument_a_tuple_in_axes_left_out_is_passed_by_position_unmap
     (fix,) = err.suggestions
     assert fix.as_kwargs() == {"in_axes": (0, None)} and fix.by_position == ("w",)
     assert jnp.allclose(jax.vmap(apply, in_axes=(0, None))(x, w), x @ w.T)
+
+
+@pytest.mark.devices(8)
+def test_an_out_spec_that_repeats_one_block_is_no_fix() -> None:
+    """A tiled all_gather's result is the same on every device, but JAX's types say it
+    varies: naming the axis in out_specs runs and repeats the gathered array per device,
+    which no Fix may do (the program's values depend on its mesh, so the blocks are read)."""
+    mesh = jax.make_mesh((2, 4), ("dcn", "ici"), axis_types=(jax.sharding.AxisType.Auto,) * 2)
+
+    def gather(block: jax.Array) -> jax.Array:
+        return jax.lax.all_gather(block, "dcn", axis=0, tiled=True)
+
+    f = ax.shard_map(gather, mesh=mesh, in_specs=P("dcn", None), out_specs=P(None, None))
+    err = _refused(lambda: f(jnp.arange(32.0).reshape(8, 4)))
+    assert err.suggestions == ()
+    assert any(n.startswith("Runs, but its output repeats one block 2 times along axis 0") for n in err.notes)

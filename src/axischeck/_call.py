@@ -32,6 +32,23 @@ def refuse_unflattenable(args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
         flatten_call(args, kwargs)
 
 
+def raised_inside(inner: AxisCheckError, outer: str, axis_name: Any) -> None:
+    """Notes on an error an inner transform raised, from the transform it was raised
+    inside (`outer`, as messages name it): where it sits (what this one passed whole
+    reaches the inner one unsplit), and, for a collective over a name nothing binds
+    where this transform binds none, that the name may be this one's to bind (a
+    library's map inside the user's, such as Equinox's `BatchNorm`, expects it there).
+    `axis_name`: the name this transform binds, None for none (False for a transform that
+    binds names otherwise: a shard_map's mesh axes)."""
+    inner.add_note(f"axischeck: raised inside {outer}")
+    name = unbound_axis_name(inner.__cause__ or inner)
+    if name is not None and axis_name is None:
+        inner.add_note(
+            f"  Hint: {outer} binds no axis name: if the collective over {name!r} is meant over its map, give"
+            f" it axis_name={name!r}"
+        )
+
+
 def checks_after(watch: Watch, predictor: Predictor, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
     """The check of a call JAX has run (see `Predictor.check_call`): axischeck's error,
     with the advice, for a call it refuses (JAX accepted it)."""

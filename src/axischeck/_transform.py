@@ -17,7 +17,7 @@ from types import FunctionType
 from typing import Any, Concatenate, Generic, NamedTuple, ParamSpec, Protocol, Self, TypeVar, overload
 
 from ._advice import advise
-from ._call import checking_leaks, checks_after, diagnosis, refuse_unflattenable, verify_output
+from ._call import checking_leaks, checks_after, diagnosis, raised_inside, refuse_unflattenable, verify_output
 from ._core._annotations import check_text_dims
 from ._core._cache import Wrapper, code_of, runs_code
 from ._core._errors import AxisCheckError, SpecError, with_jax_error
@@ -400,7 +400,7 @@ class Transformed(Wrapper, Nestable, Generic[P, R], ABC):
                 # An inner axischeck transform has explained it; where it sits says what
                 # this one passed it (an argument left whole by in_axes None, say).
                 if not self._library_own:
-                    inner.add_note(f"axischeck: raised inside {described(self)}")
+                    raised_inside(inner, described(self), getattr(self.options, "axis_name", False))
                 raise
             except Exception as err:
                 if self._library_own:

@@ -19,6 +19,7 @@ from typing import Any, Generic, ParamSpec, TypeVar, overload
 import jax
 import numpy as np
 
+from ._call import raised_inside
 from ._core._cache import BoundedCache, PerFunction
 from ._core._errors import AxisCheckError, FunctionError, SpecError, with_jax_error
 from ._core._html import Explanation
@@ -419,7 +420,10 @@ class _Filtered(Generic[P, R]):
             with routing(), speaking(None if resolved is None else self._speaker(resolved)):
                 out: R = self._library(*args, **kwargs)
         except (ValueError, TypeError, IndexError, NameError) as lib_err:
-            if resolved is None or isinstance(lib_err, AxisCheckError):
+            if isinstance(lib_err, AxisCheckError):  # an axischeck transform inside (a layer's own map)
+                raised_inside(lib_err, self._title(), self._options.get("axis_name"))
+                raise
+            if resolved is None:
                 raise
             try:
                 self._predicted(tuple(args), resolved, lib_err)

@@ -29,6 +29,7 @@ from .._core._shape import Shape
 from .._core._steps import MapStep
 from .._core._text import and_list
 from .._core._trees import PrefixMismatch, broadcast_prefix, seq_repr
+from .._engine._function import library_code
 from .._engine._levels import read_sizes, resolve_in_axes, takes
 from .._engine._models import MapModel, Model, Outcome, TraceModel, chain, is_symbolic, run
 from .._engine._shard_model import ShardModel
@@ -576,9 +577,12 @@ def _structure_options(model: MapModel, call: Call, budget: Budget) -> list[Sugg
 
 
 def _axis_name_options(model: MapModel, call: Call, err: AxisCheckError, budget: Budget) -> list[Suggestion]:
-    """A collective over a name no transform binds: naming this level's axis so."""
+    """A collective over a name no transform binds: naming this level's axis so, where
+    the map is the program's own (a library's map inside the user's, such as the one
+    Equinox's `BatchNorm` makes over channels, expects the name from the user's map
+    around it)."""
     name = unbound_axis_name(err.__cause__ or err)
-    if name is None or model.level.axis_name == name:
+    if name is None or model.level.axis_name == name or (model.fn is not None and library_code(model.fn)):
         return []
     level = replace(model.level, axis_name=name)
     if not _works(MapModel(level, model.inner, model.fn), call, budget):

@@ -31,11 +31,13 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 from jax.core import Tracer
+from jax.sharding import PartitionSpec
 
 from .._core._errors import AxisCheckError, OutputError
-from .._core._jax_compat import sub_jaxprs, tracing_now, varying_axes
+from .._core._jax_compat import spec_entries, sub_jaxprs, tracing_now, varying_axes
 from .._core._leaves import Call
 from .._core._text import and_list, format_shape
+from .._core._trees import PrefixMismatch, broadcast_prefix
 from .._engine._models import MapModel, Model
 from .._engine._shard_model import ShardModel
 from ._rank import per_argument
@@ -231,7 +233,7 @@ class _Reference:
         self.one_device(model)
         if self._want is _MESH:
             if set(s.as_kwargs()) <= {"out_specs", "out_axes"} and not s.reassigns:
-                return None
+                return self._repeats_one_block(s, model)
             raise _NotChecked("the program's values depend on its mesh, which one device does not have")
         if self._want is None:
             raise _NotChecked("the program fails on a one-device mesh")
@@ -247,6 +249,38 @@ class _Reference:
                 return _difference(s.outcome.shapes, shapes, "the program on one device", shapes_only=True)
             raise _NotChecked(f"it does not run here: {type(err).__name__}") from None
         return _difference(got, self._want, "the program on one device")
+
+    def _repeats_one_block(self, s: Suggestion, model: ShardModel) -> str | None:
+        """For a program whose values depend on its mesh, an out_specs candidate keeps what
+        every device computes; it is still no fix where the axes it names concatenate
+        blocks that are all the same (an `all_gather`'s result, the same on every device in
+        fact): the output is then that block repeated. None where the blocks differ."""
+        new_specs = s.as_kwargs().get("out_specs")
+        if new_specs is None:
+            return None
+        try:
+            got = self.prog.run(self.prog.run_with(s.as_kwargs()), *self._call_values(()))
+        except _NotChecked:
+            raise
+        except Exception as err:
+            raise _NotChecked(f"it does not run here: {type(err).__name__}") from None
+        leaves = jax.tree_util.tree_leaves(got)
+        is_spec = lambda x: isinstance(x, PartitionSpec)  # noqa: E731
+        before = broadcast_prefix(model.options.out_specs, got, is_spec)
+        after = broadcast_prefix(new_specs, got, is_spec)
+        if isinstance(before, PrefixMismatch) or isinstance(after, PrefixMismatch) or model.options.mesh is None:
+            return None
+        for leaf, old, new in zip(leaves, before, after, strict=True):
+            old_dims, new_dims = _spec_axes(old), _spec_axes(new)
+            for d, axes in enumerate(new_dims):
+                added = tuple(a for a in axes if a not in {a for dim in old_dims for a in dim})
+                if added and _same_blocks(np.asarray(leaf), d, model.options.mesh.size(added)):
+                    return (
+                        f"its output repeats one block {model.options.mesh.size(added)} times along axis {d}: the"
+                        f" blocks are the same on every device along {and_list([repr(a) for a in added])} in"
+                        " fact (pass check_vma=False to promise what they are)"
+                    )
+        return None
 
     def one_device(self, model: ShardModel) -> Any:
         """The program's output on a one-device mesh (run once); `_MESH` where its values
@@ -377,6 +411,21 @@ class _Reference:
         for i, order in transposes:
             args[i] = np.transpose(np.asarray(args[i]), order)
         return tuple(args), kwargs
+
+
+def _spec_axes(spec: Any) -> list[tuple[str, ...]]:
+    """Each dim's mesh axes in a spec (None, or no spec: none)."""
+    if not isinstance(spec, PartitionSpec):
+        return []
+    return [() if e is None else (e,) if isinstance(e, str) else tuple(e) for e in spec_entries(spec)]
+
+
+def _same_blocks(x: np.ndarray, axis: int, parts: int) -> bool:
+    """Whether `x` cut into `parts` equal blocks along `axis` is one block repeated."""
+    if axis >= x.ndim or parts < 2 or x.shape[axis] % parts:
+        return False
+    blocks = np.split(x, parts, axis=axis)
+    return all(np.array_equal(blocks[0], b) for b in blocks[1:])
 
 
 _UNSET: Any = object()

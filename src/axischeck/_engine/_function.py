@@ -6,6 +6,8 @@ function with the same code each time)."""
 
 from __future__ import annotations
 
+import site
+import sysconfig
 import weakref
 from abc import ABC, abstractmethod
 from collections.abc import Callable
@@ -51,6 +53,26 @@ def fn_name(fun: Callable[..., Any]) -> str:
     if func is not None and callable(func) and getattr(fun, "args", None) is not None:
         return fn_name(func)
     return str(getattr(fun, "__name__", None) or type(fun).__name__)
+
+
+def library_code(fun: Callable[..., Any]) -> bool:
+    """Whether a function is an installed library's code (its file under the interpreter's
+    site-packages: a transform Equinox's `BatchNorm` makes inside the user's map), not the
+    program's own: a change of that transform's options is not the user's to make."""
+    for _ in range(8):  # through wrappers (functools.wraps, partial) to the function they call
+        if isinstance(fun, FunctionType) and getattr(fun, "__wrapped__", None) is None:
+            return fun.__code__.co_filename.startswith(_LIBRARY_DIRS)
+        inner = getattr(fun, "__wrapped__", None) or getattr(fun, "func", None)
+        if inner is None:
+            return False
+        fun = inner
+    return False
+
+
+_LIBRARY_DIRS = tuple(
+    {path for key in ("purelib", "platlib") if (path := sysconfig.get_paths().get(key))} | set(site.getsitepackages())
+)
+"""Where installed libraries live (a tuple, for `str.startswith`)."""
 
 
 _PARAMETERS: BoundedCache[tuple[tuple[str, ...], str | None, frozenset[str]]] = BoundedCache(1024)
