@@ -129,14 +129,18 @@ def test_an_output_varying_over_two_axes_is_split_over_both_but_that_is_no_fix()
 
 @pytest.mark.devices(8)
 @pytest.mark.parametrize(
-    ("body", "axis", "culprit"),
+    ("body", "axis", "culprit", "differs"),
     [
-        (lambda x, w: lax.ppermute(w, "x", [(0, 1), (1, 0)]), "x", "jax.lax.ppermute over 'x'"),
-        (lambda x, w: lax.axis_index("y") * w, "y", "jax.lax.axis_index over 'y'"),
-        (lambda x, w: lax.all_gather(w, "x"), "x", "jax.lax.all_gather over 'x'"),
+        (lambda x, w: lax.ppermute(w, "x", [(0, 1), (1, 0)]), "x", "jax.lax.ppermute over 'x'", False),
+        (lambda x, w: lax.axis_index("y") * w, "y", "jax.lax.axis_index over 'y'", True),
+        (lambda x, w: lax.all_gather(w, "x"), "x", "jax.lax.all_gather over 'x'", False),
     ],
 )
-def test_a_collective_that_makes_a_value_vary_is_named(body: Any, axis: str, culprit: str) -> None:
+def test_a_collective_that_makes_a_value_vary_is_named(body: Any, axis: str, culprit: str, differs: bool) -> None:
+    """The collective that makes the output vary is named. Where the blocks do differ per
+    device (a device's index), the out_specs naming the axis is the fix; a ppermute or an
+    all_gather of the replicated w gives every device the same block, which that out_specs
+    would only repeat: no fix, and the note says so."""
     x, w = values((8, 4)), values((4,))
     jax_refuses(jax.shard_map(body, mesh=MESH, in_specs=(P("x"), P()), out_specs=P()), x, w)
     f = ax.shard_map(body, mesh=MESH, in_specs=(P("x"), P()), out_specs=P())
@@ -144,6 +148,10 @@ def test_a_collective_that_makes_a_value_vary_is_named(body: Any, axis: str, cul
     head = str(err).splitlines()[0]
     assert f"mesh axis {axis!r}" in head and culprit in head, head
     assert "computed from" not in head  # w is replicated: no argument is blamed
+    if not differs:
+        assert err.suggestions == ()
+        assert any(n.startswith("Runs, but its output repeats one block 2 times") for n in err.notes), str(err)
+        return
     fix_lines_are_the_suggestions(err)
     for s in err.suggestions:
         jax.eval_shape(jax.shard_map(body, mesh=MESH, in_specs=(P("x"), P()), **s.as_kwargs()), x, w)
