@@ -96,22 +96,18 @@ def level_draw_map(level: MapLevel, call: Call, transform: str) -> DrawMap:
         "example" if level.kind == "vmap" else "device",
         functools.partial(_declared_same, functools.partial(axes_of, level, level.out_axes.value), _is_none),
         tuple(
-            (i, leaf.shape, a)
+            (i, tuple(leaf.shape), a)
             for i, (leaf, a) in enumerate(zip(leaves, axes, strict=True))
-            if a is not None and _uint32_mapped_along_last(leaf.value, leaf.shape, a)
+            if a is not None and leaf.shape is not None and _uint32_mapped_along_last(leaf.value, leaf.shape, a)
         ),
     )
 
 
-def _uint32_mapped_along_last(value: Any, shape: tuple[int, ...] | None, axis: int) -> bool:
+def _uint32_mapped_along_last(value: Any, shape: tuple[int, ...], axis: int) -> bool:
     """Whether a leaf is a uint32 array of rank 2 or more mapped along its last axis: the
     words of each key, where it is an array of raw keys (`jax.random.split`'s `(n, 2)`)."""
-    return (
-        shape is not None
-        and len(shape) >= 2
-        and axis % len(shape) == len(shape) - 1
-        and getattr(value, "dtype", None) == jax.numpy.uint32
-    )
+    rank = len(shape)
+    return rank >= 2 and axis % rank == rank - 1 and getattr(value, "dtype", None) == jax.numpy.uint32
 
 
 def shard_draw_map(options: ShardOptions, call: Call, transform: str) -> DrawMap | None:

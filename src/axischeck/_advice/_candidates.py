@@ -735,6 +735,8 @@ def _moved_split_options(
     i, specs, entries = spec
     arg = call.args[i]
     axes = entries[d]
+    if o.mesh is None:
+        return []
     split = o.mesh.size(axes)
     found = []
     for other in range(len(arg.shape)):

@@ -174,7 +174,7 @@ def partial_results(prog: Program | None, err: AxisCheckError) -> str | None:
     def summed(*args: Any, **kwargs: Any) -> Any:
         leaves, tree = jax.tree_util.tree_flatten(fun(*args, **kwargs))
         for gap in gaps:
-            leaves[gap.index] = jax.lax.psum(leaves[gap.index], gap.missing)
+            leaves[gap.index] = jax.lax.psum(leaves[gap.index], gap.missing)  # type: ignore[no-untyped-call]
         return jax.tree_util.tree_unflatten(tree, leaves)
 
     try:
