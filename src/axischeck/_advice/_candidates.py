@@ -13,7 +13,7 @@ from __future__ import annotations
 import functools
 import itertools
 import math
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import replace
 from typing import Any
 
@@ -23,7 +23,7 @@ from jax.sharding import AbstractMesh, AxisType, Mesh, PartitionSpec
 from .._core._axes import freeze_in_axes, freeze_out_axes, freeze_pmap_in_axes
 from .._core._errors import AxisCheckError, FunctionError, OutputError
 from .._core._explain import tables_unread
-from .._core._jax_compat import INFER_SPECS, spec_entries, unbound_axis_name, varying_axes
+from .._core._jax_compat import INFER_SPECS, spec_axes, unbound_axis_name, varying_axes
 from .._core._leaves import Call, Leaf, abstract, struct
 from .._core._shape import Shape
 from .._core._steps import MapStep
@@ -115,6 +115,19 @@ def _works(model: Model, call: Call, budget: Budget) -> Outcome | None:
 def _kept(found: list[tuple[Suggestion, Outcome]]) -> list[Suggestion]:
     """Each candidate with the engine's outcome kept on it (for the ranking)."""
     return [replace(s, outcome=outcome) for s, outcome in found]
+
+
+def _spec_options(
+    model: ShardModel, call: Call, budget: Budget, option: str, tried: Iterable[tuple[Any, str]]
+) -> list[Suggestion]:
+    """Each value of a shard_map's `option` (`in_specs` or `out_specs`) in `tried` that the
+    engine accepts, with the words that follow `option=value` in its text."""
+    found = []
+    for value, words in dict.fromkeys(tried):
+        outcome = _works(replace(model, options=replace(model.options, **{option: value})), call, budget)
+        if outcome is not None:
+            found.append(Suggestion(f"{option}={value!r}{words}", ((option, value),), outcome=outcome))
+    return found
 
 
 def _describe_arg(call: Call, i: int, axis: int | None) -> str:
@@ -335,7 +348,7 @@ def _out_axes_options(model: MapModel, call: Call, budget: Budget) -> list[Sugge
         return []
     entries = tuple(current)
     if len(shapes) == len(current):
-        return _batched_out_axes_options(model, entries, budget, call)
+        return _batched_out_axes_options(model, call, entries, budget)
     k = len(shapes)
     candidates: list[tuple[Any, ...]] = []
     if len(entries) > k:
@@ -356,7 +369,7 @@ def _out_axes_options(model: MapModel, call: Call, budget: Budget) -> list[Sugge
 
 
 def _batched_out_axes_options(
-    model: MapModel, entries: tuple[Any, ...], budget: Budget, call: Call
+    model: MapModel, call: Call, entries: tuple[Any, ...], budget: Budget
 ) -> list[Suggestion]:
     """An out_axes entry None for an output that differs from example to example: the
     entry 0, which stacks that output's examples along a new leading axis (each None
@@ -659,11 +672,6 @@ def _swapped_options(model: MapModel, call: Call, budget: Budget) -> list[Sugges
     return _kept(found)
 
 
-def _entries(spec: PartitionSpec) -> list[tuple[str, ...]]:
-    """Each dim's mesh axes in a spec (`None` -> ())."""
-    return [() if e is None else (e,) if isinstance(e, str) else tuple(e) for e in spec_entries(spec)]
-
-
 def _spec_of(entries: list[tuple[str, ...]]) -> PartitionSpec:
     return PartitionSpec(*[None if not e else e[0] if len(e) == 1 else e for e in entries])  # type: ignore[no-untyped-call]
 
@@ -686,7 +694,7 @@ def _shard_in_options(model: ShardModel, call: Call, budget: Budget) -> list[Sug
     for i, (arg, spec) in enumerate(zip(call.args, specs, strict=True)):
         if not isinstance(arg, Leaf) or arg.shape is None or not isinstance(spec, PartitionSpec):
             continue
-        entries = _entries(spec)
+        entries = spec_axes(spec)
         for d, axes in enumerate(entries[: len(arg.shape)]):
             size, split = arg.shape[d], mesh.size(axes) if axes else 1
             if not axes or size % split == 0:
@@ -738,7 +746,7 @@ def _moved_split_options(
     if o.mesh is None:
         return []
     split = o.mesh.size(axes)
-    found = []
+    tried = []
     for other in range(len(arg.shape)):
         if other == d or (other < len(entries) and entries[other]) or arg.shape[other] % split:
             continue
@@ -746,18 +754,12 @@ def _moved_split_options(
         moved[d], moved[other] = (), axes
         while moved and not moved[-1]:
             moved.pop()
-        new_specs = (*specs[:i], _spec_of(moved), *specs[i + 1 :])
-        outcome = _works(replace(model, options=replace(o, in_specs=new_specs)), call, budget)
-        if outcome is not None:
-            found.append(
-                Suggestion(
-                    f"in_specs={new_specs!r} splits axis {other} of {arg.label} (size {arg.shape[other]}) over"
-                    f" {and_list([repr(a) for a in axes])} instead of axis {d} (size {arg.shape[d]})",
-                    (("in_specs", new_specs),),
-                    outcome=outcome,
-                )
-            )
-    return found
+        words = (
+            f" splits axis {other} of {arg.label} (size {arg.shape[other]}) over"
+            f" {and_list([repr(a) for a in axes])} instead of axis {d} (size {arg.shape[d]})"
+        )
+        tried.append(((*specs[:i], _spec_of(moved), *specs[i + 1 :]), words))
+    return _spec_options(model, call, budget, "in_specs", tried)
 
 
 def _reshaped_mesh_options(
@@ -778,7 +780,7 @@ def _reshaped_mesh_options(
     split: list[tuple[int, int, tuple[str, ...]]] = []  # each argument dimension split over mesh axes
     for i, (arg, spec) in enumerate(zip(call.args, _in_specs(o, len(call.args)), strict=False)):
         if isinstance(arg, Leaf) and arg.shape is not None and isinstance(spec, PartitionSpec):
-            split += [(i, d, axes) for d, axes in enumerate(_entries(spec)[: len(arg.shape)]) if axes]
+            split += [(i, d, axes) for d, axes in enumerate(spec_axes(spec)[: len(arg.shape)]) if axes]
     resized = sorted(_factorings(math.prod(mesh.sizes), len(mesh.sizes)), key=lambda s: _changes(s, mesh.sizes))
 
     def divides(sizes: tuple[int, ...]) -> bool:
@@ -870,52 +872,26 @@ def _in_specs_count_options(model: ShardModel, call: Call, budget: Budget) -> li
     else:
         missing = n - len(specs)
         tries = [specs + (specs[-1],) * missing, specs + (PartitionSpec(),) * missing]  # type: ignore[no-untyped-call]
-    found = []
-    for new_specs in dict.fromkeys(tries):
-        outcome = _works(replace(model, options=replace(o, in_specs=new_specs)), call, budget)
-        if outcome is not None:
-            found.append(
-                Suggestion(
-                    f"in_specs={new_specs!r} (one entry per positional argument: the call passes {n})",
-                    (("in_specs", new_specs),),
-                    outcome=outcome,
-                )
-            )
-    return found
+    words = f" (one entry per positional argument: the call passes {n})"
+    return _spec_options(model, call, budget, "in_specs", [(t, words) for t in tries])
 
 
-def _out_spec_rank_options(model: ShardModel, call: Call, budget: Budget) -> list[Suggestion]:
-    """An out_specs entry longer than its output's rank: the entry cut to the rank, then
-    each entry with one of its dims dropped (the spec of another output, or of the input
-    the body reduced), each checked by the engine."""
+def _out_spec_rank_options(model: ShardModel, call: Call, shapes: Any, budget: Budget) -> list[Suggestion]:
+    """An out_specs entry longer than its output's rank (`shapes`: the per-device output
+    blocks, from the probe): the entry cut to the rank, then each entry with one of its
+    dims dropped (the spec of another output, or of the input the body reduced), each
+    checked by the engine."""
     o = model.options
-    if o.smap_axes is not None or not isinstance(o.out_specs, PartitionSpec) or not budget.allows(model):
+    if o.smap_axes is not None or not isinstance(o.out_specs, PartitionSpec):
         return []
-    try:
-        probed = model.vma_jaxpr(call)
-    except _OutOfTraces:
-        return []
-    if probed is None:
-        return []
-    leaves = jax.tree_util.tree_leaves(probed[1])
-    entries = _entries(o.out_specs)
-    ranks = {len(block) for block in leaves}
+    entries = spec_axes(o.out_specs)
+    ranks = {len(block) for block in jax.tree_util.tree_leaves(shapes)}
     if len(ranks) != 1 or len(entries) <= (rank := ranks.pop()):
         return []
     tries = [_spec_of(entries[:rank])]
     tries += [_spec_of(entries[:d] + entries[d + 1 :]) for d in range(len(entries)) if len(entries) - 1 == rank]
-    found = []
-    for spec in dict.fromkeys(tries):
-        outcome = _works(replace(model, options=replace(o, out_specs=spec)), call, budget)
-        if outcome is not None:
-            found.append(
-                Suggestion(
-                    f"out_specs={spec!r} (one entry per dim: the output has rank {rank})",
-                    (("out_specs", spec),),
-                    outcome=outcome,
-                )
-            )
-    return found
+    words = f" (one entry per dim: the output has rank {rank})"
+    return _spec_options(model, call, budget, "out_specs", [(t, words) for t in tries])
 
 
 def _surplus_none_options(model: ShardModel, call: Call, budget: Budget) -> list[Suggestion]:
@@ -935,7 +911,7 @@ def _surplus_none_options(model: ShardModel, call: Call, budget: Budget) -> list
     for i, (arg, spec) in enumerate(zip(call.args, specs, strict=True)):
         if not isinstance(arg, Leaf) or arg.shape is None or not isinstance(spec, PartitionSpec):
             continue
-        entries = _entries(spec)
+        entries = spec_axes(spec)
         if len(entries) <= len(arg.shape):
             continue
         while len(entries) > len(arg.shape) and not entries[-1]:
@@ -1001,8 +977,9 @@ def _shard_out_options(model: ShardModel, call: Call, budget: Budget) -> list[Su
     JAX's vma types (one trace), at each dimension the spec leaves free (which one the
     blocks belong along is for the meaning check to say: a column-parallel `x @ w` is
     concatenated along its columns), each checked by the engine on the probe's record
-    (no more traces). A scalar cannot be split: then nothing is proposed, and the error's
-    hint says to reduce it first."""
+    (no more traces). An entry longer than its output's rank is cut first, from the same
+    probe. A scalar cannot be split: then nothing is proposed, and the error's hint says
+    to reduce it first."""
     o = model.options
     if not budget.allows(model):
         return []
@@ -1013,6 +990,9 @@ def _shard_out_options(model: ShardModel, call: Call, budget: Budget) -> list[Su
     if probed is None:
         return _shard_out_axes_tried(model, call, budget)
     closed, shapes = probed
+    too_long = _out_spec_rank_options(model, call, shapes, budget)
+    if too_long:
+        return too_long
     outvars = getattr(closed, "jaxpr", closed).outvars
     varying = [varying_axes(v) for v in outvars]
     gaps = model.output_gaps(shapes, varying)
@@ -1024,7 +1004,7 @@ def _shard_out_options(model: ShardModel, call: Call, budget: Budget) -> list[Su
         return size_one
     free: list[list[int]] = []
     for gap in gaps:
-        entries = _entries(gap.spec) + [()] * (len(gap.block) - len(_entries(gap.spec)))
+        entries = spec_axes(gap.spec) + [()] * (len(gap.block) - len(spec_axes(gap.spec)))
         free.append([d for d, e in enumerate(entries) if not e])
         if not free[-1]:
             return []  # a scalar, or every dim already split: no spec can hold it
@@ -1059,7 +1039,7 @@ def _without_size_one_axes(model: ShardModel, call: Call, missing: set[str], bud
     def dropped(spec: Any) -> Any:
         if not isinstance(spec, PartitionSpec):
             return spec
-        entries = [tuple(a for a in e if a not in missing) for e in _entries(spec)]
+        entries = [tuple(a for a in e if a not in missing) for e in spec_axes(spec)]
         while entries and not entries[-1]:
             entries.pop()
         return _spec_of(entries)
@@ -1072,18 +1052,12 @@ def _without_size_one_axes(model: ShardModel, call: Call, missing: set[str], bud
         return []
     if new_specs == o.in_specs:
         return []
-    outcome = _works(replace(model, options=replace(o, in_specs=new_specs)), call, budget)
-    if outcome is None:
-        return []
     axes = and_list([repr(a) for a in mesh.names if a in missing])
-    return [
-        Suggestion(
-            f"in_specs={new_specs!r}: mesh axis {axes} has size 1, so splitting over it splits nothing, yet"
-            " JAX's types then say the values vary along it",
-            (("in_specs", new_specs),),
-            outcome=outcome,
-        )
-    ]
+    words = (
+        f": mesh axis {axes} has size 1, so splitting over it splits nothing, yet JAX's types then say the"
+        " values vary along it"
+    )
+    return _spec_options(model, call, budget, "in_specs", [(new_specs, words)])
 
 
 def _reordered_out_specs(model: ShardModel, shapes: Any, varying: list[Any]) -> Suggestion | None:
@@ -1103,7 +1077,7 @@ def _reordered_out_specs(model: ShardModel, shapes: Any, varying: list[Any]) -> 
 
     def holds(order: tuple[int, ...]) -> bool:
         reordered = tuple(specs[j] for j in order)
-        if any(len(_entries(spec)) > len(shape) for spec, shape in zip(reordered, shapes, strict=True)):
+        if any(len(spec_axes(spec)) > len(shape) for spec, shape in zip(reordered, shapes, strict=True)):
             return False
         return not replace(model, options=replace(o, out_specs=reordered)).output_gaps(shapes, varying)
 
@@ -1128,7 +1102,7 @@ def _out_spec_candidate(
     `dims` gives it, as a suggestion and as the options to check it with."""
     o = model.options
     for gap, d in zip(gaps, dims, strict=True):
-        entries = _entries(gap.spec) + [()] * (len(gap.block) - len(_entries(gap.spec)))
+        entries = spec_axes(gap.spec) + [()] * (len(gap.block) - len(spec_axes(gap.spec)))
         entries[d] = gap.missing
         specs[gap.index] = _spec_of(entries)
     at = {gap.index: d for gap, d in zip(gaps, dims, strict=True)}
@@ -1173,7 +1147,7 @@ def _shard_out_axes_tried(model: ShardModel, call: Call, budget: Budget) -> list
     o = model.options
     if o.mesh is None or o.smap_axes is not None or not isinstance(o.out_specs, PartitionSpec):
         return []
-    entries = _entries(o.out_specs)
+    entries = spec_axes(o.out_specs)
     used = {a for e in entries for a in e}
     manual = o.axis_names or frozenset(o.mesh.names)
     found: list[Suggestion] = []
@@ -1211,7 +1185,7 @@ def candidates(
     model = budget.counted(model)
     if isinstance(model, ShardModel):
         if isinstance(err, OutputError):
-            return _out_spec_rank_options(model, call, budget) or _shard_out_options(model, call, budget)
+            return _shard_out_options(model, call, budget)
         return (
             _in_specs_count_options(model, call, budget)
             or _surplus_none_options(model, call, budget)

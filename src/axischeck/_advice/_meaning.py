@@ -34,7 +34,7 @@ from jax.core import Tracer
 from jax.sharding import PartitionSpec
 
 from .._core._errors import AxisCheckError, OutputError
-from .._core._jax_compat import spec_entries, sub_jaxprs, tracing_now, varying_axes
+from .._core._jax_compat import spec_axes, sub_jaxprs, tracing_now, varying_axes
 from .._core._leaves import Call
 from .._core._text import and_list, format_shape
 from .._core._trees import PrefixMismatch, broadcast_prefix
@@ -271,9 +271,9 @@ class _Reference:
         if isinstance(before, PrefixMismatch) or isinstance(after, PrefixMismatch) or model.options.mesh is None:
             return None
         for leaf, old, new in zip(leaves, before, after, strict=True):
-            old_dims, new_dims = _spec_axes(old), _spec_axes(new)
-            for d, axes in enumerate(new_dims):
-                added = tuple(a for a in axes if a not in {a for dim in old_dims for a in dim})
+            named = {a for dim in spec_axes(old) for a in dim}
+            for d, axes in enumerate(spec_axes(new)):
+                added = tuple(a for a in axes if a not in named)
                 if added and _same_blocks(np.asarray(leaf), d, model.options.mesh.size(added)):
                     return (
                         f"its output repeats one block {model.options.mesh.size(added)} times along axis {d}: the"
@@ -411,13 +411,6 @@ class _Reference:
         for i, order in transposes:
             args[i] = np.transpose(np.asarray(args[i]), order)
         return tuple(args), kwargs
-
-
-def _spec_axes(spec: Any) -> list[tuple[str, ...]]:
-    """Each dim's mesh axes in a spec (None, or no spec: none)."""
-    if not isinstance(spec, PartitionSpec):
-        return []
-    return [() if e is None else (e,) if isinstance(e, str) else tuple(e) for e in spec_entries(spec)]
 
 
 def _same_blocks(x: np.ndarray, axis: int, parts: int) -> bool:

@@ -242,6 +242,14 @@ def spec_entries(spec: Any) -> tuple[Any, ...]:
     return tuple(spec.partitions)
 
 
+def spec_axes(spec: Any) -> list[tuple[str, ...]]:
+    """Each dim's mesh axes in a PartitionSpec (`None` -> `()`; anything not a spec has
+    none)."""
+    if not isinstance(spec, jax.sharding.PartitionSpec):
+        return []
+    return [() if e is None else (e,) if isinstance(e, str) else tuple(e) for e in spec_entries(spec)]
+
+
 def type_sharding(x: Any) -> Any:
     """The sharding in `x`'s JAX type (an array, a struct, a tracer under jit), whose spec
     names only Explicit mesh axes. None for a value JAX does not type as an array."""
