@@ -1,0 +1,15 @@
+import jax
+import jax.numpy as jnp
+from jax import random
+
+
+def draw(key, x):
+    return x + random.normal(key, ())
+
+
+def main():
+    key = random.PRNGKey(42)
+    x = jnp.zeros((3, 4))
+    keys = random.split(key, 3 * 4).reshape((3, 4) + key.shape)
+    per_row = jax.vmap(draw, in_axes=(0, 0))
+    return jax.vmap(per_row, in_axes=(0, 0))(keys, x)
