@@ -612,3 +612,22 @@ def test_a_library_layers_unbound_axis_name_gets_no_fix_on_the_layers_own_map() 
     assert (
         "binds no axis name: if the collective over 'batch' is meant over its map, give it axis_name='batch'" in notes
     )
+
+
+def test_an_input_shared_by_an_ensemble_is_left_unmapped_by_the_fix() -> None:
+    """An ensemble of 2 MLPs built by `filter_vmap` and applied with the default
+    `if_array(0)`, which maps the shared input of 2 features too: each member gets a
+    scalar. The input passed whole is the checked fix, in Equinox's own terms."""
+    keys = jax.random.split(jax.random.PRNGKey(0), 2)
+    models = eqx.filter_vmap(lambda k: eqx.nn.MLP(2, 2, 3, 1, key=k))(keys)
+    x = jnp.array([0.5, -1.0])
+
+    def evaluate(model: Any, x: jax.Array) -> jax.Array:
+        return model(x)  # type: ignore[no-any-return]
+
+    with pytest.raises(ax.AxisCheckError) as info:
+        axeqx.filter_vmap(evaluate)(models, x)
+    (fix,) = info.value.suggestions
+    assert fix.is_fix and "in_axes=(eqx.if_array(0), None)" in str(info.value)
+    out = eqx.filter_vmap(evaluate, **fix.as_kwargs())(models, x)
+    assert out.shape == (2, 2)

@@ -610,3 +610,27 @@ def test_batch_statistics_of_one_model_updated_under_a_map_get_a_hint_not_a_fix(
     with pytest.raises(ax.OutputError) as caught:
         axnnx.vmap(apply, in_axes=(None, 0))(model, jnp.ones((6, 3)))
     assert caught.value.fix is None and caught.value.hint is not None and "nnx.BatchStat" in str(caught.value)
+
+
+def test_split_rngs_passed_whole_are_mapped_by_the_fix() -> None:
+    """Flax's randomness guide: dropout `Rngs` forked into 5 keys, one per input, but
+    given the in_axes entry None, so every example gets all 5 and Dropout's `fold_in`
+    refuses them. Mapping the Rngs at axis 0 like the inputs is the checked fix."""
+
+    class Model(nnx.Module):
+        def __init__(self, rngs: nnx.Rngs) -> None:
+            self.linear = nnx.Linear(6, 4, rngs=rngs)
+            self.drop = nnx.Dropout(0.5)
+
+        def __call__(self, x: jax.Array, *, rngs: nnx.Rngs) -> jax.Array:
+            return self.drop(self.linear(x), rngs=rngs, deterministic=False)  # type: ignore[no-any-return]
+
+    def forward(model: Model, x: jax.Array, rngs: nnx.Rngs) -> jax.Array:
+        return model(x, rngs=rngs)
+
+    with pytest.raises(ax.AxisCheckError) as info:
+        axnnx.vmap(forward, in_axes=(None, 0, None))(Model(nnx.Rngs(0)), jnp.ones((5, 6)), nnx.Rngs(dropout=1).split(5))
+    (fix,) = info.value.suggestions
+    assert fix.as_kwargs() == {"in_axes": (None, 0, 0)} and fix.is_fix
+    out = nnx.vmap(forward, **fix.as_kwargs())(Model(nnx.Rngs(0)), jnp.ones((5, 6)), nnx.Rngs(dropout=1).split(5))
+    assert out.shape == (5, 4) and len({tuple(np.asarray(row != 0)) for row in out}) > 1

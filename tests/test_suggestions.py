@@ -399,9 +399,26 @@ def test_trailing_none_entries_past_an_arguments_rank_are_dropped() -> None:
 
 @pytest.mark.devices(8)
 def test_a_spec_that_splits_an_axis_the_argument_lacks_is_not_trimmed() -> None:
-    f = ax.shard_map(lambda x: x, mesh=_mesh(), in_specs=P("x"), out_specs=P())
-    err = _refused(lambda: f(jnp.float32(1.0)))
+    f = ax.shard_map(lambda x: x, mesh=_mesh(), in_specs=P(None, "x"), out_specs=P())
+    err = _refused(lambda: f(jnp.ones(8)))
     assert not any("in_specs" in s.as_kwargs() for s in err.suggestions)
+
+
+@pytest.mark.devices(8)
+def test_a_scalar_given_a_split_gets_the_empty_spec() -> None:
+    """jax#15602: a learning rate given the weights' `P('x')`. A scalar has no dim to
+    split, so every device gets it whole: checked against the program on one device."""
+
+    def sgd(w: jax.Array, lr: jax.Array) -> jax.Array:
+        return w - lr * jnp.sign(w)
+
+    f = ax.shard_map(sgd, mesh=_mesh(), in_specs=(P("x"), P("x")), out_specs=P("x"))  # axischeck: ignore[AX011]
+    w = jnp.arange(16.0).reshape(8, 2) - 7.0
+    err = _refused(lambda: f(w, jnp.float32(0.5)))
+    assert err.suggestions[0].as_kwargs() == {"in_specs": (P("x"), P())}
+    assert err.fix is not None and "lr is a scalar" in err.fix
+    fixed = jax.shard_map(sgd, mesh=_mesh(), out_specs=P("x"), **err.suggestions[0].as_kwargs())
+    assert (fixed(w, jnp.float32(0.5)) == sgd(w, jnp.float32(0.5))).all()
 
 
 @pytest.mark.devices(8)
@@ -510,11 +527,11 @@ def test_an_argument_left_unmapped_that_is_per_example_gets_its_entry() -> None:
     assert [s.as_kwargs() for s in laid_out.value.suggestions] == [{"in_axes": (0, 1)}]
 
 
-def test_a_vector_mapped_to_scalars_where_another_argument_was_the_batch_gets_the_swap_said() -> None:
+def test_a_vector_mapped_to_scalars_where_another_argument_was_the_batch_gets_the_swap_as_its_fix() -> None:
     """diffrax 8b0c2e6's neural ODE: the times mapped (each example a scalar, which
-    `jnp.diff` refuses) and the batch of initial states passed whole. The axes swapped run;
-    nothing in the call says the batch is 3 rather than 6, so it is no Fix, but JAX's error
-    gets it with what it changes ("Runs, but ..."), in place of no word at all."""
+    `jnp.diff` refuses) and the batch of initial states passed whole. One mapped array
+    stands on each side, but the user's own reading, the times' 6, fails: the function
+    says the batch is the states' 3, and the axes swapped are the fix."""
 
     def solve(ts: jax.Array, y0: jax.Array) -> jax.Array:
         def step(y: jax.Array, dt: jax.Array) -> tuple[jax.Array, jax.Array]:
@@ -526,11 +543,11 @@ def test_a_vector_mapped_to_scalars_where_another_argument_was_the_batch_gets_th
     ts, y0 = jnp.linspace(0.0, 1.0, 6), jnp.arange(6.0).reshape(3, 2)
     with pytest.raises(ValueError, match="diff requires input that is at least one dimensional") as info:
         ax.vmap(solve, in_axes=(0, None))(ts, y0)
-    assert not isinstance(info.value, ax.AxisCheckError)  # JAX's own error, with axischeck's note
-    (note,) = [n for n in info.value.__notes__ if n.startswith("axischeck:")]
-    assert "Runs, but it unmaps ts" in note
-    assert "in_axes=(None, 0) would map y0's axis 0 (size 3) and pass ts whole (the axes swapped)" in note
-    assert jax.vmap(solve, in_axes=(None, 0))(ts, y0).shape == (3, 5, 2)
+    assert isinstance(info.value, ax.FunctionError)  # JAX's own type too
+    (fix,) = info.value.suggestions
+    assert fix.is_fix and fix.as_kwargs() == {"in_axes": (None, 0)}
+    assert "in_axes=(None, 0) would map y0's axis 0 (size 3) and pass ts whole (the axes swapped)" in str(info.value)
+    assert jax.vmap(solve, **fix.as_kwargs())(ts, y0).shape == (3, 5, 2)
 
 
 @pytest.mark.devices(8)
@@ -678,6 +695,66 @@ def test_unmapping_the_data_to_make_the_shapes_agree_is_no_fix() -> None:
         "(None, 0) would leave logits unmapped",
     ]
     assert "nothing says which batch you meant" in str(err)
+
+
+def test_one_side_left_unmapped_is_the_fix_where_the_other_side_fails() -> None:
+    """JAX's vmap tutorial: a convolution's kernel of 3 mapped beside signals of 2. One
+    mapped array stands on each side, but mapped over the 3, each example's kernel is a
+    scalar `jnp.convolve` refuses: the function says which batch was meant."""
+
+    def smooth(signal: jax.Array, kernel: jax.Array) -> jax.Array:
+        return jnp.convolve(signal, kernel, mode="same")
+
+    signal, kernel = jnp.arange(10.0).reshape(2, 5), jnp.array([0.25, 0.5, 0.25])
+    err = _refused(lambda: ax.vmap(smooth)(signal, kernel))
+    assert err.suggestions[0].as_kwargs() == {"in_axes": (0, None)} and err.suggestions[0].is_fix
+    fixed = jax.vmap(smooth, **err.suggestions[0].as_kwargs())(signal, kernel)
+    assert (fixed == jnp.stack([smooth(s, kernel) for s in signal])).all()
+
+
+def test_a_stack_of_keys_never_outvotes_the_data_it_was_split_for() -> None:
+    """DeepONet: 10 keys split for 4 initial conditions. Passed whole, the 10 keys fail,
+    but that says the keys' count is wrong, not that the data was meant whole: no fix."""
+
+    def sample(key: jax.Array, u0: jax.Array) -> jax.Array:
+        return u0[jax.random.randint(key, (3,), 0, 6)]
+
+    err = _refused(lambda: ax.vmap(sample)(jax.random.split(jax.random.PRNGKey(0), 10), jnp.ones((4, 6))))
+    assert err.fix is None and not any(s.is_fix for s in err.suggestions)
+
+
+def test_an_argument_meant_whole_is_left_unmapped_where_the_function_fails_per_example() -> None:
+    """An ensemble of 2 weight matrices and one input of 2 features, both mapped by the
+    default in_axes: each example gets a scalar input, which the matmul refuses. The
+    input passed whole runs; the weights passed whole would still give scalars."""
+
+    def predict(w: jax.Array, x: jax.Array) -> jax.Array:
+        return jnp.tanh(w @ x)
+
+    w, x = jnp.arange(12.0).reshape(2, 3, 2) / 10, jnp.array([1.0, -1.0])
+    err = _refused(lambda: ax.vmap(predict)(w, x))
+    assert isinstance(err, ax.FunctionError)
+    assert [s.as_kwargs() for s in err.suggestions] == [{"in_axes": (0, None)}] and err.suggestions[0].is_fix
+    assert (jax.vmap(predict, in_axes=(0, None))(w, x) == jnp.stack([predict(m, x) for m in w])).all()
+
+
+@pytest.mark.devices(8)
+def test_an_argument_passed_whole_beside_split_ones_is_split_like_them() -> None:
+    """tpu-inference#681: a KV cache passed whole (`P()`) beside keys split over 'model'
+    along their heads. Split along its dim of the heads' global size, the cache's update
+    runs per device; the updated cache, now split too, is assembled along that dim. The
+    split checked against the program on one device."""
+
+    def update(k_new: jax.Array, cache: jax.Array) -> jax.Array:
+        return cache.at[0].set(k_new)
+
+    k_new, cache = jnp.arange(4.0), jnp.zeros((3, 4))
+    f = ax.shard_map(update, mesh=_mesh(), in_specs=(P("x"), P()), out_specs=P())
+    err = _refused(lambda: f(k_new, cache))
+    assert err.suggestions[0].as_kwargs() == {"in_specs": (P("x"), P(None, "x")), "out_specs": P(None, "x")}
+    assert err.suggestions[0].is_fix
+    fixed = jax.shard_map(update, mesh=_mesh(), **err.suggestions[0].as_kwargs())
+    assert (fixed(k_new, cache) == update(k_new, cache)).all()
 
 
 def test_the_fix_search_counts_every_run_of_the_function() -> None:

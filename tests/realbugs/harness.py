@@ -403,9 +403,10 @@ def fix_texts(err: BaseException | None) -> list[str]:
 
 
 def _name_of(fun: Any) -> str | None:
+    """The function's name as messages give it: a callable object's is its class's."""
     while isinstance(fun, functools.partial):
         fun = fun.func
-    return getattr(fun, "__name__", None)
+    return getattr(fun, "__name__", None) or type(fun).__name__
 
 
 def _matches(target: str | None, fun: Any, seen: dict[str, int]) -> bool:

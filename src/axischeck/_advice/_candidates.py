@@ -23,18 +23,18 @@ from jax.sharding import AbstractMesh, AxisType, Mesh, PartitionSpec
 from .._core._axes import freeze_in_axes, freeze_out_axes, freeze_pmap_in_axes
 from .._core._errors import AxisCheckError, FunctionError, OutputError
 from .._core._explain import tables_unread
-from .._core._jax_compat import INFER_SPECS, spec_axes, unbound_axis_name, varying_axes
+from .._core._jax_compat import INFER_SPECS, is_key_array, spec_axes, unbound_axis_name, varying_axes
 from .._core._leaves import Call, Leaf, abstract, struct
 from .._core._shape import Shape
 from .._core._steps import MapStep
 from .._core._text import and_list
 from .._core._trees import PrefixMismatch, broadcast_prefix, seq_repr
 from .._engine._function import library_code
-from .._engine._levels import read_sizes, resolve_in_axes, takes
+from .._engine._levels import MapLevel, read_sizes, resolve_in_axes, takes
 from .._engine._models import MapModel, Model, Outcome, TraceModel, chain, is_symbolic, run
 from .._engine._shard_model import ShardModel
 from .._engine._trace import Replay, replay_of
-from ._rank import intent, per_argument
+from ._rank import batch_size, intent, per_argument
 from ._suggestion import Suggestion
 
 MAX_TRIES = 48
@@ -94,6 +94,13 @@ def _with_replay(model: ShardModel, replay: Replay) -> ShardModel:
 
 def _works(model: Model, call: Call, budget: Budget) -> Outcome | None:
     """The engine's outcome with this candidate, or None when it fails too."""
+    outcome = _tried(model, call, budget)
+    return outcome if isinstance(outcome, Outcome) else None
+
+
+def _tried(model: Model, call: Call, budget: Budget) -> Outcome | AxisCheckError | None:
+    """The engine's outcome with this candidate, or the engine's error where it says why
+    the candidate fails too (None: it fails otherwise, or is not tried)."""
     if isinstance(model, MapModel) and not is_symbolic(model):
         try:  # the level's own checks run no user code: they spare the trace budget
             with tables_unread():
@@ -106,8 +113,8 @@ def _works(model: Model, call: Call, budget: Budget) -> Outcome | None:
     try:
         with tables_unread():
             return run(model, call)
-    except AxisCheckError:
-        return None
+    except AxisCheckError as err:
+        return err
     except Exception:  # a trace that fails for other reasons is no fix either
         return None
 
@@ -174,18 +181,50 @@ def _in_axes_options(model: MapModel, call: Call, budget: Budget) -> list[Sugges
                 continue
             candidates.append((intent(entries, axes, level, call), len(candidates), axes, idx))
         best: tuple[int, int, int, int] | None = None
+        failed: set[int] = set()  # the batch sizes of the readings tried that fail
         for reading, _, axes, idx in sorted(candidates):
             if best is not None and reading[:4] != best:
                 break  # a less supported reading than the one found: no fix, a guess
             level = replace(model.level, in_axes=freeze_in_axes(axes))
             outcome = _works(MapModel(level, model.inner, model.fn), call, budget)
-            if outcome is not None:
-                why = " and ".join(_describe_arg(call, i, axes[i]) for i in idx)
-                found.append((Suggestion(f"in_axes={seq_repr(axes)} would {why}", (("in_axes", axes),)), outcome))
-                best = reading[:4]
+            if outcome is None:
+                failed |= _batch_sizes(level, call)
+                continue
+            why = " and ".join(_describe_arg(call, i, axes[i]) for i in idx)
+            found.append((Suggestion(f"in_axes={seq_repr(axes)} would {why}", (("in_axes", axes),)), outcome))
+            best = reading[:4]
         if found:
-            break
-    return _kept(found)
+            return _with_rivals_failed(_kept(found), failed, call)
+    return []
+
+
+def _batch_sizes(level: MapLevel, call: Call) -> frozenset[int]:
+    """The batch sizes a level's in_axes read from the call's arguments."""
+    with tables_unread():
+        return read_sizes(level, call.flat()[0], resolve_in_axes(level, call, ()))
+
+
+def _with_rivals_failed(found: list[Suggestion], failed: set[int], call: Call) -> list[Suggestion]:
+    """Each candidate marked where a reading of another batch size was tried and fails,
+    and none that runs keeps another size: the function itself says which batch was meant
+    (a convolution kernel of 3 mapped beside signals of 2: mapped over the 3, each
+    example's kernel is a scalar the function cannot take). Not where the size kept is
+    only a stack of PRNG keys': keys are split to match the data, so the count of keys
+    is the likelier mistake (DeepONet's 10 keys for 4 initial conditions)."""
+    sizes = {batch_size(s.outcome) for s in found}
+    alone = len(sizes) == 1 and None not in sizes and bool(failed - sizes)
+    return [replace(s, rivals_fail=alone and not _only_keys_mapped(s, call)) for s in found]
+
+
+def _only_keys_mapped(s: Suggestion, call: Call) -> bool:
+    """Whether every array a candidate's in_axes leaves mapped is a PRNG key."""
+    axes = dict(s.options).get("in_axes")
+    if not isinstance(axes, tuple) or len(axes) != len(call.args):
+        return False
+    mapped = [
+        leaf for arg, a in zip(call.args, axes, strict=True) if a is not None for leaf in jax.tree_util.tree_leaves(arg)
+    ]
+    return bool(mapped) and all(is_key_array(leaf.value) for leaf in mapped)
 
 
 def _scalar_leaf_options(model: MapModel, call: Call, budget: Budget) -> list[Suggestion]:
@@ -628,9 +667,9 @@ def _left_unmapped_options(model: MapModel, call: Call, budget: Budget) -> list[
     (size,) = sizes
     found: list[tuple[Suggestion, Outcome]] = []
     for i, (arg, entry) in enumerate(zip(call.args, entries, strict=True)):
-        if entry is not None or not isinstance(arg, Leaf) or arg.shape is None:
+        if jax.tree_util.tree_leaves(entry):  # an axis for some of its arrays: mapped
             continue
-        for axis in (a for a, n in enumerate(arg.shape) if n == size):
+        for axis in _axes_of_size(arg, size):
             axes = (*entries[:i], axis, *entries[i + 1 :])
             level = replace(model.level, in_axes=freeze_in_axes(axes))
             outcome = _works(MapModel(level, model.inner, model.fn), call, budget)
@@ -638,6 +677,15 @@ def _left_unmapped_options(model: MapModel, call: Call, budget: Budget) -> list[
                 text = f"in_axes={seq_repr(axes)} would {_describe_arg(call, i, axis)}, the others as they are"
                 found.append((Suggestion(text, (("in_axes", axes),)), outcome))
     return _kept(found)
+
+
+def _axes_of_size(arg: Any, size: int) -> list[int]:
+    """The axes at which every array of an argument has `size` (a tree mapped by one entry
+    maps each of its arrays at that axis: an NNX `Rngs` split into one key per example)."""
+    shapes = [leaf.shape for leaf in jax.tree_util.tree_leaves(arg)]
+    if not shapes or any(shape is None for shape in shapes):
+        return []
+    return [a for a in range(min(map(len, shapes))) if all(shape[a] == size for shape in shapes)]
 
 
 def _swapped_options(model: MapModel, call: Call, budget: Budget) -> list[Suggestion]:
@@ -668,6 +716,37 @@ def _swapped_options(model: MapModel, call: Call, budget: Budget) -> list[Sugges
                 f"in_axes={seq_repr(axes)} would {_describe_arg(call, j, 0)} and pass"
                 f" {call.arg_labels[i]} whole (the axes swapped)"
             )
+            found.append((Suggestion(text, (("in_axes", axes),)), outcome))
+    return _with_rivals_failed(_kept(found), {vector.shape[0]}, call)  # the user's own reading fails
+
+
+def _over_mapped_options(model: MapModel, call: Call, budget: Budget) -> list[Suggestion]:
+    """The function fails per example, and more than one argument is mapped: one of them
+    may be meant whole (an ensemble's shared input mapped by Equinox's default
+    `if_array(0)`, a vector of 2 read as 2 scalars). Each mapped argument alone left
+    unmapped, the others as they are, the most supported reading first; kept where the
+    function then runs (the meaning check judges them)."""
+    entries = per_argument(model.level.in_axes.value, len(call.args))
+    if entries is None:
+        return []
+    mapped = [i for i, entry in enumerate(entries) if entry is not None]
+    if len(mapped) < 2:
+        return []
+    tried = []
+    for i in mapped:
+        axes = tuple(None if k == i else entry for k, entry in enumerate(entries))
+        level = replace(model.level, in_axes=freeze_in_axes(axes))
+        try:
+            with tables_unread():
+                if takes(level, call):
+                    tried.append((intent(entries, axes, level, call), i, axes, level))
+        except Exception:
+            continue
+    found: list[tuple[Suggestion, Outcome]] = []
+    for _, i, axes, level in sorted(tried, key=lambda t: t[:2]):
+        outcome = _works(MapModel(level, model.inner, model.fn), call, budget)
+        if outcome is not None:
+            text = f"in_axes={seq_repr(axes)} would {_describe_arg(call, i, None)}, the others mapped as they are"
             found.append((Suggestion(text, (("in_axes", axes),)), outcome))
     return _kept(found)
 
@@ -728,6 +807,54 @@ def _shard_in_options(model: ShardModel, call: Call, budget: Budget) -> list[Sug
                     )
                 )
             return found  # the first dim that does not divide: the one the error names
+    return found
+
+
+def _split_like_others_options(model: ShardModel, call: Call, budget: Budget) -> list[Suggestion]:
+    """The function fails per device, and an argument leaves a dim unsplit that has the
+    global size of a dim other arguments split (segment ids of the batch passed whole
+    beside queries split over 'data'; a KV cache passed whole beside heads split over
+    'model'): that dim split over the same mesh axes, one argument's one dim at a time.
+    Where an output then varies over those axes as the out_specs do not say, the out_specs
+    that assemble it go with it. Each checked by the engine; which one the program means
+    is for the meaning check to say."""
+    o = model.options
+    n = len(call.args)
+    if o.smap_axes is not None or o.mesh is None or o.in_specs is INFER_SPECS or n < 2:
+        return []
+    specs = _in_specs(o, n)
+    if len(specs) != n or not all(isinstance(spec, PartitionSpec) for spec in specs):
+        return []
+    arrays: list[tuple[int, str, tuple[int, ...]]] = []  # (position, label, shape) of each array argument
+    for i, arg in enumerate(call.args):
+        if isinstance(arg, Leaf) and arg.shape is not None:
+            arrays.append((i, arg.label, tuple(arg.shape)))
+    splits = {  # (global size, mesh axes) of every dim an argument splits
+        (shape[d], axes) for i, _, shape in arrays for d, axes in enumerate(spec_axes(specs[i])[: len(shape)]) if axes
+    }
+    tried = []
+    for i, label, shape in arrays:
+        entries = [*spec_axes(specs[i]), *[()] * (len(shape) - len(spec_axes(specs[i])))]
+        used = {a for e in entries for a in e}
+        for d, size in enumerate(shape):
+            if entries[d]:
+                continue  # split already
+            for axes in sorted(axes for other, axes in splits if other == size and not used & set(axes)):
+                split = [*entries[:d], axes, *entries[d + 1 :]]
+                while split and not split[-1]:
+                    split.pop()
+                words = f" splits axis {d} of {label} (size {size}) over {and_list([repr(a) for a in axes])}"
+                tried.append(((*specs[:i], _spec_of(split), *specs[i + 1 :]), words))
+    found = []
+    for value, words in itertools.islice(dict.fromkeys(tried), MAX_TRIES):
+        changed = replace(model, options=replace(o, in_specs=value))
+        outcome = _tried(changed, call, budget)
+        if isinstance(outcome, Outcome):
+            found.append(Suggestion(f"in_specs={value!r}{words}", (("in_specs", value),), outcome=outcome))
+        elif isinstance(outcome, OutputError):  # an output now split too: assembled along it
+            for out in _shard_out_options(changed, call, budget):
+                options = (("in_specs", value), *out.options)
+                found.append(replace(out, text=f"in_specs={value!r}{words}, and {out.text}", options=options))
     return found
 
 
@@ -897,8 +1024,10 @@ def _out_spec_rank_options(model: ShardModel, call: Call, shapes: Any, budget: B
 def _surplus_none_options(model: ShardModel, call: Call, budget: Budget) -> list[Suggestion]:
     """in_specs entries longer than their argument's rank only by trailing Nones (jax#18951:
     `P(None)` for a scalar): a None splits nothing, so the spec without them is the
-    same split, and JAX takes it. A surplus that names a mesh axis asks for a split the
-    argument cannot have: what was meant is not for the engine to say."""
+    same split, and JAX takes it. A scalar has no dim to split at all: its spec is `P()`
+    whatever it names (jax#15602: a learning rate given the weights' `P('x')`). Any other
+    surplus that names a mesh axis asks for a split the argument cannot have: what was
+    meant is not for the engine to say."""
     o = model.options
     n = len(call.args)
     if o.smap_axes is not None or o.in_specs is INFER_SPECS or n == 0:
@@ -907,31 +1036,39 @@ def _surplus_none_options(model: ShardModel, call: Call, budget: Budget) -> list
     if len(specs) != n:
         return []
     new_specs = list(specs)
-    trimmed: list[str] = []
+    trimmed: list[str] = []  # arguments whose spec loses Nones
+    scalars: list[str] = []  # scalars whose spec named a mesh axis
     for i, (arg, spec) in enumerate(zip(call.args, specs, strict=True)):
         if not isinstance(arg, Leaf) or arg.shape is None or not isinstance(spec, PartitionSpec):
             continue
         entries = spec_axes(spec)
         if len(entries) <= len(arg.shape):
             continue
+        if not arg.shape and any(entries):
+            scalars.append(arg.label)
+            entries = []
         while len(entries) > len(arg.shape) and not entries[-1]:
             entries.pop()
         new_specs[i] = _spec_of(entries)
-        trimmed.append(f"{arg.label} (rank {len(arg.shape)})")
-    if not trimmed:
+        if arg.label not in scalars:
+            trimmed.append(f"{arg.label} (rank {len(arg.shape)})")
+    if not trimmed and not scalars:
         return []
     fixed: Any = tuple(new_specs) if isinstance(o.in_specs, tuple) else new_specs[0]
     if not isinstance(o.in_specs, tuple) and any(s != fixed for s in new_specs):
         return []  # one spec for all the arguments: it must suit each of them
     if not _works(replace(model, options=replace(o, in_specs=fixed)), call, budget):
         return []
-    return [
-        Suggestion(
-            f"in_specs={fixed!r} drops the None entries past the rank of {', '.join(trimmed)};"
-            " a None splits nothing, so the blocks stay as they are",
-            (("in_specs", fixed),),
+    why = []
+    if trimmed:
+        why.append(
+            f"drops the None entries past the rank of {', '.join(trimmed)}; a None splits nothing, so the blocks"
+            " stay as they are"
         )
-    ]
+    if scalars:
+        are = "is a scalar" if len(scalars) == 1 else "are scalars"
+        why.append(f"{and_list(scalars)} {are}, with no dim to split: every device gets it whole")
+    return [Suggestion(f"in_specs={fixed!r}: {'; '.join(why)}", (("in_specs", fixed),))]
 
 
 def _smap_scalar_options(model: ShardModel, call: Call, budget: Budget) -> list[Suggestion]:
@@ -1190,6 +1327,7 @@ def candidates(
             _in_specs_count_options(model, call, budget)
             or _surplus_none_options(model, call, budget)
             or _shard_in_options(model, call, budget)
+            or _split_like_others_options(model, call, budget)
         )
     if not isinstance(model, MapModel):
         return []
@@ -1202,6 +1340,7 @@ def candidates(
             _axis_name_options(model, call, err, budget)
             or _left_unmapped_options(model, call, budget)
             or _swapped_options(model, call, budget)
+            or _over_mapped_options(model, call, budget)
         )
     nonnegative = _nonnegative_options(model, call, budget)
     if nonnegative:
