@@ -54,6 +54,23 @@ def case_nnx(model, xs):
     return nnx.vmap(lambda m, x: m(x), in_axes=(nnx.StateAxes({nnx.RngState: 0, ...: None}), 0))(model, xs)
 
 
+class ExplicitRngsModel(nnx.Module):
+    def __init__(self, rngs):
+        self.dropout = nnx.Dropout(0.5)
+
+    def __call__(self, x, *, rngs):
+        return self.dropout(x, rngs=rngs)
+
+
+def forward(model, x, rngs):
+    return model(x, rngs=rngs)
+
+
+def case_nnx_explicit_rngs_mapped(model, xs):
+    # Flax's randomness guide: the module broadcast, the Rngs split per example and mapped.
+    return nnx.vmap(forward, in_axes=(None, 0, 0))(model, xs, nnx.Rngs(dropout=1).split(4))
+
+
 def case_parameter_drawn_once_for_the_batch(xs):
     # dm-haiku#458's init: one draw for the batch, returned with out_axes None.
     def init(x, key):

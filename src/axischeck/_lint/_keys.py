@@ -280,10 +280,11 @@ def _check_nnx_broadcast(checker: SiteChecker) -> None:
     if dropout is None:
         return
     params = fn.params.positional
+    mapped = {p for p, entry in zip(params, node.elts, strict=False) if not _is_none(entry)}
     for i, entry in enumerate(node.elts):
         if i >= len(params) or not _broadcasts_rng_state(entry, module, site.scope):
             continue
-        if not _calls(fn, params[i]):
+        if not _calls(fn, params[i]) or _passes_rngs(fn, mapped):
             continue
         shown = ast.unparse(entry)
         checker.report_at(
@@ -326,6 +327,22 @@ def _broadcasts_rng_state(entry: ast.expr, module: ModuleInfo, scope: Scope) -> 
             return False
         names.append(ast.unparse(key))
     return any(n == "..." for n in names) and not any("Rng" in n for n in names)
+
+
+def _is_none(entry: ast.expr) -> bool:
+    return isinstance(entry, ast.Constant) and entry.value is None
+
+
+def _passes_rngs(fn: FunctionInfo, mapped: set[str]) -> bool:
+    """Whether `fn` passes one of its mapped parameters as a call's `rngs=` (Flax's
+    randomness guide: the Dropout draws from the `Rngs` split per example and mapped, not
+    from the broadcast module's streams)."""
+    return any(
+        keyword.arg == "rngs" and isinstance(keyword.value, ast.Name) and keyword.value.id in mapped
+        for node in ast.walk(fn.node)
+        if isinstance(node, ast.Call)
+        for keyword in node.keywords
+    )
 
 
 def _calls(fn: FunctionInfo, name: str) -> bool:
