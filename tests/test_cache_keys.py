@@ -315,9 +315,6 @@ def test_looking_for_a_callables_code_runs_none_of_its_code() -> None:
 
 
 @pytest.mark.devices(8)
-@pytest.mark.filterwarnings(
-    "ignore:.*identical blocks are tiled:axischeck.AxisCheckWarning"
-)  # the copies are the point
 def test_shard_map_options_that_compare_equal_but_differ_share_nothing() -> None:
     """shard_map's options key types what it holds, not only the top level: specs in two
     namedtuple types, in pytree nodes whose `__eq__` says equal whatever they hold, and

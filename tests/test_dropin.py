@@ -453,7 +453,6 @@ NESTS = (  # (nest, whether the function calls a collective over the shard_map's
 @pytest.mark.devices(8)
 @pytest.mark.parametrize("jit", [True, False])
 @pytest.mark.parametrize(("kind", "collective"), NESTS)
-@pytest.mark.filterwarnings("ignore:.*identical blocks are tiled:axischeck.AxisCheckWarning")  # a psum under P('d')
 def test_nests_run_the_function_as_often_as_jax(kind: str, collective: bool, jit: bool) -> None:
     """The checks of a nest ride the one trace JAX makes of the innermost function, on
     the first call and later ones, eager and under jit: an inner check asks JAX's record

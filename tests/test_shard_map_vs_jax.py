@@ -47,11 +47,6 @@ REAL_MESHES = [
 ]
 BIG_MESHES = [((16,), ("x",)), ((16, 4), ("x", "y")), ((64, 2), ("x", "y"))]
 
-# The specs are drawn at random: many name a mesh axis an output is the same along, which
-# tiles copies of its block as JAX defines it (axischeck warns of that; here only the
-# agreement with JAX is tested).
-pytestmark = pytest.mark.filterwarnings("ignore:.*identical blocks are tiled:axischeck.AxisCheckWarning")
-
 
 def _equality_raises(entry: Any) -> bool:
     """Whether `entry == ("x", "y")` cannot be read as a bool (a numpy scalar gives an array)."""

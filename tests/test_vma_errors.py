@@ -9,7 +9,6 @@ run through JAX too.
 from __future__ import annotations
 
 import re
-import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -20,7 +19,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from jax import lax
-from jax.sharding import AbstractMesh, AxisType
+from jax.sharding import AbstractMesh
 from jax.sharding import PartitionSpec as P
 
 import axischeck as ax
@@ -399,58 +398,3 @@ def test_every_replication_refusal_names_a_leaf_and_its_fixes_run_in_jax(
         want = jax.eval_shape(jax.shard_map(fn, mesh=MESH, in_specs=in_spec, **s.as_kwargs()), x)
         got = ax.shard_map(fn, mesh=MESH, in_specs=in_spec, **s.as_kwargs()).predict(x).shapes
         assert jax.tree.map(lambda w: tuple(w.shape), want) == got
-
-
-@pytest.mark.devices(8)
-def test_identical_blocks_tiled_by_an_out_specs_are_warned_of_with_the_spec_that_keeps_one() -> None:
-    """The shard_map JEP's block matmul: a partial product psummed over 'j' is the same on
-    every device along 'j', so `out_specs=P('i', 'j')` tiles two copies side by side: an
-    (8, 12) array where `a @ b` is (8, 6), with no error from JAX."""
-    mesh = jax.make_mesh((4, 2), ("i", "j"), axis_types=(AxisType.Auto, AxisType.Auto))
-
-    def block_matmul(a: jax.Array, b: jax.Array) -> jax.Array:
-        return jax.lax.psum(a @ b, "j")
-
-    a, b = jnp.arange(32.0).reshape(8, 4), jnp.arange(24.0).reshape(4, 6)
-    f = ax.shard_map(block_matmul, mesh=mesh, in_specs=(P("i", "j"), P("j", None)), out_specs=P("i", "j"))
-    with pytest.warns(ax.AxisCheckWarning, match=r"2 identical blocks are tiled along axis 1") as caught:
-        out = f(a, b)
-    assert out.shape == (8, 12)  # what JAX computes, untouched
-    (warning,) = [w.message for w in caught if isinstance(w.message, ax.AxisCheckWarning)]
-    assert "Fix: out_specs=P('i', None) keeps one copy" in str(warning)
-    fixed = jax.shard_map(block_matmul, mesh=mesh, in_specs=(P("i", "j"), P("j", None)), out_specs=P("i", None))
-    assert (fixed(a, b) == a @ b).all()
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        f(a, b)  # the same call again: checked once per call key
-
-
-@pytest.mark.devices(8)
-def test_one_out_specs_over_a_replicated_output_gets_one_spec_per_output() -> None:
-    """tpu-inference#544: one out_specs for attention's output and its KV cache, which
-    every device holds whole: the cache comes back 4 times along its heads. The fix
-    gives each output its own spec."""
-    mesh = jax.make_mesh((4,), ("model",), axis_types=(AxisType.Auto,))
-
-    def attend(q: jax.Array, cache: jax.Array) -> tuple[jax.Array, jax.Array]:
-        return q * 2.0, cache + 1.0
-
-    q, cache = jnp.ones((2, 8, 3)), jnp.zeros((2, 5, 3))
-    f = ax.shard_map(attend, mesh=mesh, in_specs=(P(None, "model", None), P()), out_specs=P(None, "model", None))
-    with pytest.warns(ax.AxisCheckWarning, match=r"output\[1\] is the same on every device along mesh axis 'model'"):
-        _, tiled = f(q, cache)
-    assert tiled.shape == (2, 20, 3)
-    with pytest.warns(ax.AxisCheckWarning) as caught:
-        ax.shard_map(attend, mesh=mesh, in_specs=(P(None, "model", None), P()), out_specs=P(None, "model", None))(
-            q, cache
-        )
-    assert "Fix: out_specs=(P(None, 'model', None), P()) keeps one copy" in str(caught[0].message)
-
-
-@pytest.mark.devices(8)
-def test_an_output_split_as_it_varies_is_no_tiling() -> None:
-    mesh = jax.make_mesh((4, 2), ("i", "j"), axis_types=(AxisType.Auto, AxisType.Auto))
-    f = ax.shard_map(lambda a: a * 2.0, mesh=mesh, in_specs=P("i", "j"), out_specs=P("i", "j"))
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        assert f(jnp.ones((8, 4))).shape == (8, 4)

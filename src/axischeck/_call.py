@@ -13,19 +13,15 @@ import jax
 from ._advice import advise
 from ._core._errors import AxisCheckError, FunctionError, OutputError, with_jax_error
 from ._core._html import ERROR_VIEW
-from ._core._jax_compat import unbound_axis_name, varying_axes
+from ._core._jax_compat import unbound_axis_name
 from ._core._keys import arrays_by_position
 from ._core._leaves import flatten_call, shape_of
 from ._core._prediction import Prediction
-from ._core._shape import Shape
 from ._core._steps import BaseStep
 from ._core._text import format_shape
 from ._core._trees import leaf_paths
 from ._engine._in_trace import Watch
-from ._engine._models import Model
 from ._engine._predictor import ASKING_JAX, Predictor
-from ._engine._shard_model import ShardModel
-from ._engine._trace import Replay
 
 
 def refuse_unflattenable(args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
@@ -60,17 +56,6 @@ def checks_after(watch: Watch, predictor: Predictor, args: tuple[Any, ...], kwar
         watch.check()
     except AxisCheckError as err:
         raise advise(predictor, err, args, kwargs) from err.__cause__
-
-
-def warn_tiled(model: Model, replay: Replay) -> None:
-    """The check of a shard_map's outputs for identical blocks its out_specs tiles (see
-    `ShardModel.warn_tiled`), read from the record of JAX's trace of the call: the vma
-    types of what the function returned. No trace of its own."""
-    if not isinstance(model, ShardModel):
-        return
-    outvars = getattr(replay.closed, "jaxpr", replay.closed).outvars
-    shapes = jax.tree_util.tree_unflatten(replay.out_tree, [Shape(tuple(v.aval.shape)) for v in outvars])
-    model.warn_tiled(shapes, [varying_axes(v) for v in outvars])
 
 
 def diagnosis(

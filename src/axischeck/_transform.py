@@ -17,15 +17,7 @@ from types import FunctionType
 from typing import Any, Concatenate, Generic, NamedTuple, ParamSpec, Protocol, Self, TypeVar, overload
 
 from ._advice import advise
-from ._call import (
-    checking_leaks,
-    checks_after,
-    diagnosis,
-    raised_inside,
-    refuse_unflattenable,
-    verify_output,
-    warn_tiled,
-)
+from ._call import checking_leaks, checks_after, diagnosis, raised_inside, refuse_unflattenable, verify_output
 from ._core._annotations import check_text_dims
 from ._core._cache import Wrapper, code_of, runs_code
 from ._core._errors import AxisCheckError, SpecError, with_jax_error
@@ -113,12 +105,6 @@ class Transformed(Wrapper, Nestable, Generic[P, R], ABC):
             type(fun) is FunctionType or (callable(fun) and not isinstance(fun, Transformed))
         )
         self._draws_seen: Hashable | None = None  # the last call key whose draws were found checked
-        # Whether its outputs are checked for identical blocks an out_specs tiles: a
-        # shard_map of the user's function that checks vma (JAX's types say what varies).
-        self._tiles_checked = (
-            self._draws_checked and options.kind == "shard_map" and getattr(options, "check_vma", False) is True
-        )
-        self._tiles_seen: Hashable | None = None  # the last call key whose outputs were checked for tiles
         self._library_own = False  # a library's own transform, whose draws alone are checked (`only_draws`)
         self._show_as(self._jax_fn)
 
@@ -404,8 +390,7 @@ class Transformed(Wrapper, Nestable, Generic[P, R], ABC):
                 else:
                     pred = before
             draws = self._draws_due(args, kwargs)
-            tiles = self._tiles_due(args, kwargs)
-            if draws is not None or tiles:  # JAX's trace records the function for the check of its draws
+            if draws is not None:  # JAX's trace records the function for the check of its draws
                 recorder, jax_call = self._recording
                 if watch is None:
                     watch = Watch(recorder, self._predictor, args, kwargs, None, self.options.jax_caches_traces)
@@ -433,8 +418,6 @@ class Transformed(Wrapper, Nestable, Generic[P, R], ABC):
                     # this frame, which JAX's leak checker cannot walk through.
                     check_draws(watch, partial(self._draw_map, args, kwargs), self.__wrapped__, draws.speaker)
                     draws.kept_by.draws_checked(draws.key)
-                if tiles and watch.replay is not None:
-                    warn_tiled(self.model, watch.replay)
             if pred is not None and not pred.matches(out):
                 verify_output(self._predictor, self._describe(), out, pred, args, kwargs)
             return out  # type: ignore[no-any-return]
@@ -470,18 +453,6 @@ class Transformed(Wrapper, Nestable, Generic[P, R], ABC):
         if checking_leaks():  # a leak the record would meet makes JAX's trace fail: run once, JAX's way
             return None
         return DrawsDue(site, kept_by, speaker)
-
-    def _tiles_due(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
-        """Whether this call's outputs are to be checked for identical blocks an out_specs
-        tiles (see `warn_tiled`), from the record JAX's trace of the call makes: a
-        shard_map that checks vma, at a call key other than the last one checked."""
-        if not self._tiles_checked:
-            return False
-        key = draws_key(args, kwargs)
-        if key is None or same_key(key, self._tiles_seen) or checking_leaks():
-            return False
-        self._tiles_seen = key
-        return True
 
     @cached_property
     def _code(self) -> object:

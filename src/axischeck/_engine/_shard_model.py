@@ -18,16 +18,7 @@ import jax
 import numpy as np
 from jax.sharding import PartitionSpec
 
-from .._core._errors import (
-    ArgumentError,
-    AxisCheckError,
-    AxisCheckWarning,
-    FunctionError,
-    OutputError,
-    Place,
-    SpecError,
-    warn_at_user,
-)
+from .._core._errors import ArgumentError, AxisCheckError, FunctionError, OutputError, Place, SpecError
 from .._core._jax_compat import (
     INFER_SPECS,
     JAX_SHARD_MAP,
@@ -592,60 +583,7 @@ class ShardModel:
                 f"{o.name} returns, but JAX cannot assemble its per-device outputs by {o.word('out')}:"
                 f" {type(err).__name__}: {text}",
             ) from err
-        self.warn_tiled(recorded[0], [varying_axes(leaf) for leaf in jax.tree_util.tree_leaves(returned[0])], env)
         return recorded[0]
-
-    def warn_tiled(self, shapes: Any, varying: list[frozenset[str] | None], env: Env = ()) -> None:
-        """Warn of outputs (`shapes`: their per-device blocks; `varying`: the mesh axes each
-        varies over, from JAX's vma types) whose out_specs name a mesh axis they are the
-        same along: the blocks along it are identical copies, tiled side by side (the
-        shard_map JEP's block matmul, psummed over 'j' and returned with `P('i', 'j')`:
-        twice as wide as the product). With the out_specs that keep one copy: the same
-        blocks assembled without the repeats, as the program on one device (every mesh
-        axis of size 1: one copy) gives them."""
-        o = self.options
-        if o.smap_axes is not None or not o.check_vma:
-            return
-        mesh = self.mesh(env)
-        paired = broadcast_prefix(o.out_specs, shapes, _is_spec)
-        if isinstance(paired, PrefixMismatch):
-            return
-        labels = ["output" + p for p in leaf_paths(shapes)]
-        blocks = jax.tree_util.tree_leaves(shapes)
-        specs = list(paired)
-        said = []
-        for k, (block, axes) in enumerate(zip(blocks, varying, strict=True)):
-            if axes is None or not isinstance(specs[k], PartitionSpec):
-                continue
-            dims = spec_dims(specs[k], mesh, o.axis_names or frozenset(mesh.names), "")
-            dims += ((),) * (len(block) - len(dims))
-            copies = tuple(a for d in dims for a in d if a not in axes)
-            if not copies:
-                continue
-            kept = [tuple(a for a in d if a not in copies) for d in dims]
-            along = and_list([str(d) for d, axes_d in enumerate(dims) if set(axes_d) & set(copies)])
-            whole = tuple(b * mesh.size(d) for b, d in zip(block, dims, strict=True))
-            one = tuple(b * mesh.size(d) for b, d in zip(block, kept, strict=True))
-            said.append(
-                f"{labels[k]} is the same on every device along mesh axis {and_list([repr(a) for a in copies])},"
-                f" but its out_specs {specs[k]} names it: its {mesh.size(copies)} identical blocks are tiled along"
-                f" axis {along}, giving shape {format_shape(whole)} where one copy is {format_shape(one)}"
-            )
-            entries = [None if not d else d[0] if len(d) == 1 else d for d in kept]
-            specs[k] = PartitionSpec(*(entries if any(entries) else []))  # type: ignore[no-untyped-call]
-        if not said:
-            return
-        fix = (
-            specs[0]
-            if _is_spec(o.out_specs) and len(specs) == 1
-            else jax.tree_util.tree_unflatten(jax.tree_util.tree_structure(shapes), specs)
-        )
-        warn_at_user(
-            AxisCheckWarning(
-                f"{o.kind}({o.name}): {'; '.join(said)}\n  Fix: out_specs={fix!r} keeps one copy"
-                " (if the copies are meant, filter ax.AxisCheckWarning)"
-            )
-        )
 
     # ------------------------------------------------------------ vma, explained
 
