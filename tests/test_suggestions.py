@@ -531,14 +531,15 @@ def test_a_vector_mapped_to_scalars_where_another_argument_was_the_batch_gets_th
     """diffrax 8b0c2e6's neural ODE: the times mapped (each example a scalar, which
     `jnp.diff` refuses) and the batch of initial states passed whole. One mapped array
     stands on each side, but the user's own reading, the times' 6, fails: the function
-    says the batch is the states' 3, and the axes swapped are the fix."""
+    says the batch is the states' 3, and the axes swapped are the fix (the time grid
+    passed whole is read through, an output per step)."""
 
     def solve(ts: jax.Array, y0: jax.Array) -> jax.Array:
         def step(y: jax.Array, dt: jax.Array) -> tuple[jax.Array, jax.Array]:
             return y + dt * jnp.tanh(y), y
 
         _, ys = jax.lax.scan(step, y0, jnp.diff(ts))
-        return ys
+        return jnp.concatenate([y0[None], ys])
 
     ts, y0 = jnp.linspace(0.0, 1.0, 6), jnp.arange(6.0).reshape(3, 2)
     with pytest.raises(ValueError, match="diff requires input that is at least one dimensional") as info:
@@ -547,7 +548,29 @@ def test_a_vector_mapped_to_scalars_where_another_argument_was_the_batch_gets_th
     (fix,) = info.value.suggestions
     assert fix.is_fix and fix.as_kwargs() == {"in_axes": (None, 0)}
     assert "in_axes=(None, 0) would map y0's axis 0 (size 3) and pass ts whole (the axes swapped)" in str(info.value)
-    assert jax.vmap(solve, **fix.as_kwargs())(ts, y0).shape == (3, 5, 2)
+    assert jax.vmap(solve, **fix.as_kwargs())(ts, y0).shape == (3, 6, 2)
+
+
+@pytest.mark.parametrize(
+    ("fun", "args"),
+    [
+        (lambda x, y: jnp.linalg.norm(x - y, axis=1), (jnp.ones((4, 3)), jnp.zeros((4, 3)))),
+        (
+            lambda logits, label: -jnp.dot(jax.nn.log_softmax(logits), jax.nn.one_hot(label, 10)),
+            (jnp.ones((64, 10)), jnp.arange(8)),
+        ),
+        (lambda x, t: x * jnp.exp(-t), (jnp.ones((4, 3)), jnp.ones(10))),
+    ],
+    ids=["pairwise distance", "logits passed whole", "decay over times"],
+)
+def test_a_reading_that_runs_each_example_against_a_whole_batch_is_no_fix(fun: Any, args: Any) -> None:
+    """Leaving one of two mapped batches whole runs where the function takes a batch on
+    one side (a matrix-vector product, broadcasting), and gives each example an output
+    over that whole batch: an all-pairs map where a paired one was written. Neither the
+    other side's failure nor the two batches' agreeing size make it the fix."""
+    with pytest.raises(Exception) as info:
+        ax.vmap(fun)(*args)
+    assert not any(s.is_fix for s in getattr(info.value, "suggestions", ()))
 
 
 @pytest.mark.devices(8)

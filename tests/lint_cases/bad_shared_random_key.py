@@ -62,3 +62,24 @@ class Model(nnx.Module):
 
 def case_nnx(model, xs):
     return nnx.vmap(lambda m, x: m(x), in_axes=(nnx.StateAxes({...: None}), 0))(model, xs)  # expect: AX022
+
+
+class AugmentedModel(nnx.Module):
+    def __init__(self, rngs):
+        self.dropout = nnx.Dropout(0.5, rngs=rngs)
+
+    def __call__(self, x):
+        return self.dropout(x)
+
+
+def augment(x, *, rngs):
+    return x + jax.random.normal(rngs.noise(), x.shape)
+
+
+def forward_augmented(model, x, rngs):
+    x = augment(x, rngs=rngs)  # the mapped Rngs go to augment, not to the broadcast model
+    return model(x)
+
+
+def case_nnx_mapped_rngs_passed_elsewhere(model, xs):
+    return nnx.vmap(forward_augmented, in_axes=(None, 0, 0))(model, xs, nnx.Rngs(noise=1).split(4))  # expect: AX022

@@ -186,15 +186,16 @@ def _in_axes_options(model: MapModel, call: Call, budget: Budget) -> list[Sugges
             if best is not None and reading[:4] != best:
                 break  # a less supported reading than the one found: no fix, a guess
             level = replace(model.level, in_axes=freeze_in_axes(axes))
-            outcome = _works(MapModel(level, model.inner, model.fn), call, budget)
-            if outcome is None:
-                failed |= _batch_sizes(level, call)
+            outcome = _tried(MapModel(level, model.inner, model.fn), call, budget)
+            if not isinstance(outcome, Outcome):
+                if isinstance(outcome, AxisCheckError):  # the engine says it fails (not: the budget is spent)
+                    failed |= _batch_sizes(level, call)
                 continue
             why = " and ".join(_describe_arg(call, i, axes[i]) for i in idx)
             found.append((Suggestion(f"in_axes={seq_repr(axes)} would {why}", (("in_axes", axes),)), outcome))
             best = reading[:4]
         if found:
-            return _with_rivals_failed(_kept(found), failed, call)
+            return _with_rivals_failed(_kept(found), failed, call, entries)
     return []
 
 
@@ -204,16 +205,44 @@ def _batch_sizes(level: MapLevel, call: Call) -> frozenset[int]:
         return read_sizes(level, call.flat()[0], resolve_in_axes(level, call, ()))
 
 
-def _with_rivals_failed(found: list[Suggestion], failed: set[int], call: Call) -> list[Suggestion]:
+def _with_rivals_failed(found: list[Suggestion], failed: set[int], call: Call, entries: list[Any]) -> list[Suggestion]:
     """Each candidate marked where a reading of another batch size was tried and fails,
     and none that runs keeps another size: the function itself says which batch was meant
     (a convolution kernel of 3 mapped beside signals of 2: mapped over the 3, each
     example's kernel is a scalar the function cannot take). Not where the size kept is
     only a stack of PRNG keys': keys are split to match the data, so the count of keys
-    is the likelier mistake (DeepONet's 10 keys for 4 initial conditions)."""
+    is the likelier mistake (DeepONet's 10 keys for 4 initial conditions). Nor where a
+    stack of examples it leaves whole (an array of rank 2 or more) takes its batch into
+    every example's output: the function then runs each example against the whole batch
+    (logits of 64 passed whole beside 8 labels, a matrix-vector product per label: a (64,)
+    output each), which says nothing of which batch was meant. A vector left whole is a
+    grid or a kernel the function reads through (an ODE's time grid: an output per time)."""
     sizes = {batch_size(s.outcome) for s in found}
     alone = len(sizes) == 1 and None not in sizes and bool(failed - sizes)
-    return [replace(s, rivals_fail=alone and not _only_keys_mapped(s, call)) for s in found]
+    return [
+        replace(s, rivals_fail=alone and not _only_keys_mapped(s, call) and not _absorbs_a_batch(s, call, entries))
+        for s in found
+    ]
+
+
+def _absorbs_a_batch(s: Suggestion, call: Call, entries: list[Any]) -> bool:
+    """Whether an array of rank 2 or more that a candidate leaves unmapped, which the user
+    mapped, has its size along the user's axis in the candidate's output shapes."""
+    axes = dict(s.options).get("in_axes")
+    if not isinstance(axes, tuple) or len(axes) != len(call.args) or s.outcome is None:
+        return False
+    left = {
+        arg.shape[entry]
+        for arg, entry, axis in zip(call.args, entries, axes, strict=True)
+        if axis is None
+        and isinstance(arg, Leaf)
+        and arg.shape is not None
+        and len(arg.shape) >= 2
+        and type(entry) is int
+        and -len(arg.shape) <= entry < len(arg.shape)
+    }
+    shapes = jax.tree_util.tree_leaves(s.outcome.shapes, is_leaf=lambda x: isinstance(x, Shape))
+    return any(size in tuple(shape) for shape in shapes for size in left)
 
 
 def _only_keys_mapped(s: Suggestion, call: Call) -> bool:
@@ -717,15 +746,17 @@ def _swapped_options(model: MapModel, call: Call, budget: Budget) -> list[Sugges
                 f" {call.arg_labels[i]} whole (the axes swapped)"
             )
             found.append((Suggestion(text, (("in_axes", axes),)), outcome))
-    return _with_rivals_failed(_kept(found), {vector.shape[0]}, call)  # the user's own reading fails
+    return _with_rivals_failed(_kept(found), {vector.shape[0]}, call, entries)  # the user's own reading fails
 
 
 def _over_mapped_options(model: MapModel, call: Call, budget: Budget) -> list[Suggestion]:
-    """The function fails per example, and more than one argument is mapped: one of them
-    may be meant whole (an ensemble's shared input mapped by Equinox's default
-    `if_array(0)`, a vector of 2 read as 2 scalars). Each mapped argument alone left
-    unmapped, the others as they are, the most supported reading first; kept where the
-    function then runs (the meaning check judges them)."""
+    """The function fails per example, more than one argument is mapped, and a vector
+    among them gives each example a scalar: it may be meant whole (an ensemble's shared
+    input of 2 features mapped by Equinox's default `if_array(0)`, read as 2 scalars).
+    Each such vector alone left unmapped, the others as they are, the most supported
+    reading first; kept where the function then runs (the meaning check judges them).
+    Arguments whose examples keep an axis are left as mapped: that they agree on the
+    batch says they were meant so (a pairwise distance over two batches of points)."""
     entries = per_argument(model.level.in_axes.value, len(call.args))
     if entries is None:
         return []
@@ -733,7 +764,7 @@ def _over_mapped_options(model: MapModel, call: Call, budget: Budget) -> list[Su
     if len(mapped) < 2:
         return []
     tried = []
-    for i in mapped:
+    for i in (i for i in mapped if _vector(call.args[i])):
         axes = tuple(None if k == i else entry for k, entry in enumerate(entries))
         level = replace(model.level, in_axes=freeze_in_axes(axes))
         try:
@@ -749,6 +780,11 @@ def _over_mapped_options(model: MapModel, call: Call, budget: Budget) -> list[Su
             text = f"in_axes={seq_repr(axes)} would {_describe_arg(call, i, None)}, the others mapped as they are"
             found.append((Suggestion(text, (("in_axes", axes),)), outcome))
     return _kept(found)
+
+
+def _vector(arg: Any) -> bool:
+    """Whether an argument is one array of rank 1 (mapped, each example gets a scalar)."""
+    return isinstance(arg, Leaf) and arg.shape is not None and len(arg.shape) == 1
 
 
 def _spec_of(entries: list[tuple[str, ...]]) -> PartitionSpec:

@@ -284,7 +284,7 @@ def _check_nnx_broadcast(checker: SiteChecker) -> None:
     for i, entry in enumerate(node.elts):
         if i >= len(params) or not _broadcasts_rng_state(entry, module, site.scope):
             continue
-        if not _calls(fn, params[i]) or _passes_rngs(fn, mapped):
+        if not _calls(fn, params[i]) or _passes_rngs(fn, params[i], mapped):
             continue
         shown = ast.unparse(entry)
         checker.report_at(
@@ -333,25 +333,25 @@ def _is_none(entry: ast.expr) -> bool:
     return isinstance(entry, ast.Constant) and entry.value is None
 
 
-def _passes_rngs(fn: FunctionInfo, mapped: set[str]) -> bool:
-    """Whether `fn` passes one of its mapped parameters as a call's `rngs=` (Flax's
-    randomness guide: the Dropout draws from the `Rngs` split per example and mapped, not
-    from the broadcast module's streams)."""
-    return any(
-        keyword.arg == "rngs" and isinstance(keyword.value, ast.Name) and keyword.value.id in mapped
-        for node in ast.walk(fn.node)
-        if isinstance(node, ast.Call)
-        for keyword in node.keywords
+def _passes_rngs(fn: FunctionInfo, name: str, mapped: set[str]) -> bool:
+    """Whether every call `fn` makes of its parameter `name` (the module, or a method of
+    it) passes one of the mapped parameters as `rngs=` (Flax's randomness guide: the
+    Dropout draws from the `Rngs` split per example and mapped, not from the broadcast
+    module's streams)."""
+    calls = [node for node in ast.walk(fn.node) if isinstance(node, ast.Call) and _callee_base(node) == name]
+    return bool(calls) and all(
+        any(k.arg == "rngs" and isinstance(k.value, ast.Name) and k.value.id in mapped for k in call.keywords)
+        for call in calls
     )
+
+
+def _callee_base(call: ast.Call) -> str | None:
+    """The name a call is made on: `m` in `m(x)` and in `m.apply(x)`."""
+    func = call.func
+    base = func.value if isinstance(func, ast.Attribute) else func
+    return base.id if isinstance(base, ast.Name) else None
 
 
 def _calls(fn: FunctionInfo, name: str) -> bool:
     """Whether `fn` calls its parameter `name` (`m(x)`) or a method of it (`m.apply(x)`)."""
-    for node in ast.walk(fn.node):
-        if not isinstance(node, ast.Call):
-            continue
-        func = node.func
-        base = func.value if isinstance(func, ast.Attribute) else func
-        if isinstance(base, ast.Name) and base.id == name:
-            return True
-    return False
+    return any(isinstance(node, ast.Call) and _callee_base(node) == name for node in ast.walk(fn.node))
