@@ -30,11 +30,11 @@ from .._core._steps import MapStep
 from .._core._text import and_list
 from .._core._trees import PrefixMismatch, broadcast_prefix, seq_repr
 from .._engine._function import library_code
-from .._engine._levels import MapLevel, read_sizes, resolve_in_axes, takes
+from .._engine._levels import read_sizes, resolve_in_axes, takes
 from .._engine._models import MapModel, Model, Outcome, TraceModel, chain, is_symbolic, run
 from .._engine._shard_model import ShardModel
 from .._engine._trace import Replay, replay_of
-from ._rank import batch_size, intent, per_argument
+from ._rank import intent, per_argument
 from ._suggestion import Suggestion
 
 MAX_TRIES = 48
@@ -181,79 +181,18 @@ def _in_axes_options(model: MapModel, call: Call, budget: Budget) -> list[Sugges
                 continue
             candidates.append((intent(entries, axes, level, call), len(candidates), axes, idx))
         best: tuple[int, int, int, int] | None = None
-        failed: set[int] = set()  # the batch sizes of the readings tried that fail
         for reading, _, axes, idx in sorted(candidates):
             if best is not None and reading[:4] != best:
                 break  # a less supported reading than the one found: no fix, a guess
             level = replace(model.level, in_axes=freeze_in_axes(axes))
-            outcome = _tried(MapModel(level, model.inner, model.fn), call, budget)
-            if not isinstance(outcome, Outcome):
-                if isinstance(outcome, AxisCheckError):  # the engine says it fails (not: the budget is spent)
-                    failed |= _batch_sizes(level, call)
-                continue
-            why = " and ".join(_describe_arg(call, i, axes[i]) for i in idx)
-            found.append((Suggestion(f"in_axes={seq_repr(axes)} would {why}", (("in_axes", axes),)), outcome))
-            best = reading[:4]
+            outcome = _works(MapModel(level, model.inner, model.fn), call, budget)
+            if outcome is not None:
+                why = " and ".join(_describe_arg(call, i, axes[i]) for i in idx)
+                found.append((Suggestion(f"in_axes={seq_repr(axes)} would {why}", (("in_axes", axes),)), outcome))
+                best = reading[:4]
         if found:
-            return _with_rivals_failed(_kept(found), failed, call, entries)
-    return []
-
-
-def _batch_sizes(level: MapLevel, call: Call) -> frozenset[int]:
-    """The batch sizes a level's in_axes read from the call's arguments."""
-    with tables_unread():
-        return read_sizes(level, call.flat()[0], resolve_in_axes(level, call, ()))
-
-
-def _with_rivals_failed(found: list[Suggestion], failed: set[int], call: Call, entries: list[Any]) -> list[Suggestion]:
-    """Each candidate marked where a reading of another batch size was tried and fails,
-    and none that runs keeps another size: the function itself says which batch was meant
-    (a convolution kernel of 3 mapped beside signals of 2: mapped over the 3, each
-    example's kernel is a scalar the function cannot take). Not where the size kept is
-    only a stack of PRNG keys': keys are split to match the data, so the count of keys
-    is the likelier mistake (DeepONet's 10 keys for 4 initial conditions). Nor where a
-    stack of examples it leaves whole (an array of rank 2 or more) takes its batch into
-    every example's output: the function then runs each example against the whole batch
-    (logits of 64 passed whole beside 8 labels, a matrix-vector product per label: a (64,)
-    output each), which says nothing of which batch was meant. A vector left whole is a
-    grid or a kernel the function reads through (an ODE's time grid: an output per time)."""
-    sizes = {batch_size(s.outcome) for s in found}
-    alone = len(sizes) == 1 and None not in sizes and bool(failed - sizes)
-    return [
-        replace(s, rivals_fail=alone and not _only_keys_mapped(s, call) and not _absorbs_a_batch(s, call, entries))
-        for s in found
-    ]
-
-
-def _absorbs_a_batch(s: Suggestion, call: Call, entries: list[Any]) -> bool:
-    """Whether an array of rank 2 or more that a candidate leaves unmapped, which the user
-    mapped, has its size along the user's axis in the candidate's output shapes."""
-    axes = dict(s.options).get("in_axes")
-    if not isinstance(axes, tuple) or len(axes) != len(call.args) or s.outcome is None:
-        return False
-    left = {
-        arg.shape[entry]
-        for arg, entry, axis in zip(call.args, entries, axes, strict=True)
-        if axis is None
-        and isinstance(arg, Leaf)
-        and arg.shape is not None
-        and len(arg.shape) >= 2
-        and type(entry) is int
-        and -len(arg.shape) <= entry < len(arg.shape)
-    }
-    shapes = jax.tree_util.tree_leaves(s.outcome.shapes, is_leaf=lambda x: isinstance(x, Shape))
-    return any(size in tuple(shape) for shape in shapes for size in left)
-
-
-def _only_keys_mapped(s: Suggestion, call: Call) -> bool:
-    """Whether every array a candidate's in_axes leaves mapped is a PRNG key."""
-    axes = dict(s.options).get("in_axes")
-    if not isinstance(axes, tuple) or len(axes) != len(call.args):
-        return False
-    mapped = [
-        leaf for arg, a in zip(call.args, axes, strict=True) if a is not None for leaf in jax.tree_util.tree_leaves(arg)
-    ]
-    return bool(mapped) and all(is_key_array(leaf.value) for leaf in mapped)
+            break
+    return _kept(found)
 
 
 def _scalar_leaf_options(model: MapModel, call: Call, budget: Budget) -> list[Suggestion]:
@@ -709,10 +648,15 @@ def _left_unmapped_options(model: MapModel, call: Call, budget: Budget) -> list[
 
 
 def _axes_of_size(arg: Any, size: int) -> list[int]:
-    """The axes at which every array of an argument has `size` (a tree mapped by one entry
-    maps each of its arrays at that axis: an NNX `Rngs` split into one key per example)."""
-    shapes = [leaf.shape for leaf in jax.tree_util.tree_leaves(arg)]
+    """The axes at which every array of an argument has `size`: one array, or a tree of
+    random state (an NNX `Rngs` split into one key per example, mapped by one entry at
+    that axis). A tree of data whose arrays have the batch size (a training set passed
+    whole beside queries as many) is passed whole on purpose as often as not."""
+    leaves = jax.tree_util.tree_leaves(arg)
+    shapes = [leaf.shape for leaf in leaves]
     if not shapes or any(shape is None for shape in shapes):
+        return []
+    if not isinstance(arg, Leaf) and not any(is_key_array(leaf.value) for leaf in leaves):
         return []
     return [a for a in range(min(map(len, shapes))) if all(shape[a] == size for shape in shapes)]
 
@@ -746,7 +690,7 @@ def _swapped_options(model: MapModel, call: Call, budget: Budget) -> list[Sugges
                 f" {call.arg_labels[i]} whole (the axes swapped)"
             )
             found.append((Suggestion(text, (("in_axes", axes),)), outcome))
-    return _with_rivals_failed(_kept(found), {vector.shape[0]}, call, entries)  # the user's own reading fails
+    return _kept(found)
 
 
 def _over_mapped_options(model: MapModel, call: Call, budget: Budget) -> list[Suggestion]:
@@ -755,8 +699,11 @@ def _over_mapped_options(model: MapModel, call: Call, budget: Budget) -> list[Su
     input of 2 features mapped by Equinox's default `if_array(0)`, read as 2 scalars).
     Each such vector alone left unmapped, the others as they are, the most supported
     reading first; kept where the function then runs (the meaning check judges them).
-    Arguments whose examples keep an axis are left as mapped: that they agree on the
-    batch says they were meant so (a pairwise distance over two batches of points)."""
+    Only a vector whose length is a dim of another mapped argument's examples (the
+    members' input width): one that is not (a time per example, labels per example) is a
+    per-example value the function mishandles, a code change. Arguments whose examples
+    keep an axis are left as mapped: that they agree on the batch says they were meant so
+    (a pairwise distance over two batches of points)."""
     entries = per_argument(model.level.in_axes.value, len(call.args))
     if entries is None:
         return []
@@ -764,7 +711,7 @@ def _over_mapped_options(model: MapModel, call: Call, budget: Budget) -> list[Su
     if len(mapped) < 2:
         return []
     tried = []
-    for i in (i for i in mapped if _vector(call.args[i])):
+    for i in (i for i in mapped if _vector(call.args[i]) and _fits_another(call, entries, i)):
         axes = tuple(None if k == i else entry for k, entry in enumerate(entries))
         level = replace(model.level, in_axes=freeze_in_axes(axes))
         try:
@@ -780,6 +727,22 @@ def _over_mapped_options(model: MapModel, call: Call, budget: Budget) -> list[Su
             text = f"in_axes={seq_repr(axes)} would {_describe_arg(call, i, None)}, the others mapped as they are"
             found.append((Suggestion(text, (("in_axes", axes),)), outcome))
     return _kept(found)
+
+
+def _fits_another(call: Call, entries: list[Any], i: int) -> bool:
+    """Whether argument `i`'s length is a dim of one example of another mapped argument's
+    arrays (each array's shape without the axis its entry maps)."""
+    length = call.args[i].shape[0]
+    for j, (arg, entry) in enumerate(zip(call.args, entries, strict=True)):
+        paired = broadcast_prefix(entry, arg, lambda a: a is None or type(a) is int)
+        if j == i or isinstance(paired, PrefixMismatch):
+            continue
+        for leaf, axis in zip(jax.tree_util.tree_leaves(arg), paired, strict=True):
+            shape = leaf.shape
+            if type(axis) is int and shape is not None and -len(shape) <= axis < len(shape):
+                if length in (*shape[: axis % len(shape)], *shape[axis % len(shape) + 1 :]):
+                    return True
+    return False
 
 
 def _vector(arg: Any) -> bool:

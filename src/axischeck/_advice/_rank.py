@@ -57,7 +57,7 @@ def _judged(model: MapModel, call: Call, found: list[Suggestion]) -> list[Sugges
     judged = []
     for s, why, odd_size in zip(found, reasons, odd, strict=True):
         if why is None and pointed and odd_size:
-            why = f"its batch size, {batch_size(s.outcome)}, is none of those your in_axes read"
+            why = f"its batch size, {_batch_size(s.outcome)}, is none of those your in_axes read"
         judged.append(replace(s, shapes_only=why))
     return judged
 
@@ -100,13 +100,12 @@ def _shapes_only(model: MapModel, call: Call, s: Suggestion, found: list[Suggest
     arrays share the size it keeps, and another candidate that runs keeps theirs without
     mapping a tree this one leaves unmapped (Flax's per-example gradients keep x and y's 8
     and unmap w's 3: a fix; Flax's VAE example, logits of batch 64 against labels of 8,
-    has one on each side: nothing says which batch was meant, unless the function fails
-    with the other side's batch; a model and a state of 4 against times of 8, where only a
-    map of the model keeps the 4: the times)."""
+    has one on each side: nothing says which batch was meant; a model and a state of 4
+    against times of 8, where only a map of the model keeps the 4: the times)."""
     outcome = s.outcome
     if _wrong_rank(model, outcome):
         return "its output rank is not the one the signature declares"
-    size = batch_size(outcome)
+    size = _batch_size(outcome)
     if size is None or _declares_inputs(model):
         return None
     axes = dict(s.options).get("in_axes")
@@ -119,7 +118,7 @@ def _shapes_only(model: MapModel, call: Call, s: Suggestion, found: list[Suggest
         if a is None and _size_at(call.args[i], b) not in (None, size)
     ]
     kept = sum(len(jax.tree_util.tree_leaves(arg)) for arg, a in zip(call.args, axes, strict=True) if a is not None)
-    if not dissent or kept > len(dissent) or s.rivals_fail:
+    if not dissent or kept > len(dissent):
         return None
     # A reading that leaves a tree whole (a model) against one that keeps the other size:
     # the search tries the readings that leave the same trees whole before this one (they
@@ -127,7 +126,7 @@ def _shapes_only(model: MapModel, call: Call, s: Suggestion, found: list[Suggest
     # found, the other size runs only with a tree mapped (`intent`'s second rule).
     trees_left = {i for i, a in enumerate(axes) if a is None and not isinstance(call.args[i], Leaf)}
     others = {_size_at(call.args[i], before[i]) for i in dissent}
-    if trees_left and not any(batch_size(o.outcome) in others and trees_left <= _left(o) for o in found):
+    if trees_left and not any(_batch_size(o.outcome) in others and trees_left <= _left(o) for o in found):
         return None
     return (
         f"it unmaps {and_list([call.arg_labels[i] for i in dissent])}: as many mapped arrays have another size"
@@ -169,7 +168,7 @@ def _wrong_rank(model: MapModel, outcome: Outcome | None) -> bool:
     )
 
 
-def batch_size(outcome: Outcome | None) -> int | None:
+def _batch_size(outcome: Outcome | None) -> int | None:
     if outcome is None:
         return None
     step = next((st for st in outcome.steps if isinstance(st, MapStep)), None)
@@ -179,7 +178,7 @@ def batch_size(outcome: Outcome | None) -> int | None:
 def _odd_size(given: frozenset[int], outcome: Outcome | None) -> bool:
     """Whether a working candidate's batch size is none of those the user's own in_axes
     read: it maps an axis the user never pointed at."""
-    size = batch_size(outcome)
+    size = _batch_size(outcome)
     return bool(given) and size is not None and size not in given
 
 

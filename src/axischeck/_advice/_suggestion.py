@@ -37,9 +37,6 @@ class Suggestion:
     by_position: tuple[str, ...] = ()  # keyword arguments to pass next by position, in this order
     tie: bool = False
     reassigns: bool = False  # moves entries between outputs, not only the failing outputs' own
-    # Every reading of another batch size that was tried fails: the function, not only the
-    # arguments' sizes, says which batch was meant.
-    rivals_fail: bool = False
     shapes_only: str | None = None
     head: str | None = None  # the change in a few words, where the options' reprs are long (a mesh)
     # The engine's outcome with this change (the ranking reads its batch size and output
