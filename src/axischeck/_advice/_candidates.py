@@ -18,6 +18,7 @@ from dataclasses import replace
 from typing import Any
 
 import jax
+import numpy as np
 from jax.sharding import AbstractMesh, AxisType, Mesh, PartitionSpec
 
 from .._core._axes import freeze_in_axes, freeze_out_axes, freeze_pmap_in_axes
@@ -656,9 +657,25 @@ def _axes_of_size(arg: Any, size: int) -> list[int]:
     shapes = [leaf.shape for leaf in leaves]
     if not shapes or any(shape is None for shape in shapes):
         return []
-    if not isinstance(arg, Leaf) and not any(is_key_array(leaf.value) for leaf in leaves):
+    if not isinstance(arg, Leaf) and not _random_state(leaves):
         return []
     return [a for a in range(min(map(len, shapes))) if all(shape[a] == size for shape in shapes)]
+
+
+def _random_state(leaves: list[Leaf]) -> bool:
+    """Whether a tree's arrays are random state alone: PRNG keys, and the unsigned counts
+    an NNX `Rngs` keeps beside them (a tree that also holds data is passed whole for the
+    data's sake as often as not)."""
+    keys = [is_key_array(leaf.value) for leaf in leaves]
+    return any(keys) and all(key or _unsigned(leaf.value) for key, leaf in zip(keys, leaves, strict=True))
+
+
+def _unsigned(value: Any) -> bool:
+    dtype = getattr(value, "dtype", None)
+    try:
+        return dtype is not None and bool(np.issubdtype(dtype, np.unsignedinteger))
+    except TypeError:  # an extended dtype numpy does not know
+        return False
 
 
 def _swapped_options(model: MapModel, call: Call, budget: Budget) -> list[Suggestion]:
@@ -697,8 +714,10 @@ def _over_mapped_options(model: MapModel, call: Call, budget: Budget) -> list[Su
     """The function fails per example, more than one argument is mapped, and a vector
     among them gives each example a scalar: it may be meant whole (an ensemble's shared
     input of 2 features mapped by Equinox's default `if_array(0)`, read as 2 scalars).
-    Each such vector alone left unmapped, the others as they are, the most supported
-    reading first; kept where the function then runs (the meaning check judges them).
+    Each such vector alone left unmapped, the others as they are, where the function then
+    runs: shown as what it changes, never as the fix (a diffusion step's timestep per
+    image, of a batch as long as the images are wide, runs passed whole too, and mixes
+    every image with every timestep: no check here tells them apart).
     Only a vector whose length is a dim of another mapped argument's examples (the
     members' input width): one that is not (a time per example, labels per example) is a
     per-example value the function mishandles, a code change. Arguments whose examples
@@ -725,7 +744,11 @@ def _over_mapped_options(model: MapModel, call: Call, budget: Budget) -> list[Su
         outcome = _works(MapModel(level, model.inner, model.fn), call, budget)
         if outcome is not None:
             text = f"in_axes={seq_repr(axes)} would {_describe_arg(call, i, None)}, the others mapped as they are"
-            found.append((Suggestion(text, (("in_axes", axes),)), outcome))
+            why = (
+                f"it passes {call.arg_labels[i]} whole to every example, and nothing in the call says whether each"
+                " example was meant to get one scalar of it"
+            )
+            found.append((Suggestion(text, (("in_axes", axes),), shapes_only=why), outcome))
     return _kept(found)
 
 
@@ -816,7 +839,7 @@ def _split_like_others_options(model: ShardModel, call: Call, budget: Budget) ->
     'model'): that dim split over the same mesh axes, one argument's one dim at a time.
     Where an output then varies over those axes as the out_specs do not say, the out_specs
     that assemble it go with it. Each checked by the engine; which one the program means
-    is for the meaning check to say."""
+    is for the meaning check to say, and none is a fix without it."""
     o = model.options
     n = len(call.args)
     if o.smap_axes is not None or o.mesh is None or o.in_specs is INFER_SPECS or n < 2:
@@ -849,11 +872,14 @@ def _split_like_others_options(model: ShardModel, call: Call, budget: Budget) ->
         changed = replace(model, options=replace(o, in_specs=value))
         outcome = _tried(changed, call, budget)
         if isinstance(outcome, Outcome):
-            found.append(Suggestion(f"in_specs={value!r}{words}", (("in_specs", value),), outcome=outcome))
+            found.append(
+                Suggestion(f"in_specs={value!r}{words}", (("in_specs", value),), checked_only=True, outcome=outcome)
+            )
         elif isinstance(outcome, OutputError):  # an output now split too: assembled along it
             for out in _shard_out_options(changed, call, budget):
                 options = (("in_specs", value), *out.options)
-                found.append(replace(out, text=f"in_specs={value!r}{words}, and {out.text}", options=options))
+                text = f"in_specs={value!r}{words}, and {out.text}"
+                found.append(replace(out, text=text, options=options, checked_only=True))
     return found
 
 

@@ -140,7 +140,8 @@ def judged(found: list[Suggestion], prog: Program | None, declared: bool) -> lis
                 raise _NotChecked("the arguments are too large to run it here")
             why = reference.differs(s)
         except _NotChecked as not_checked:
-            why = None if declared else f"it could not be checked against what the program means ({not_checked})"
+            stands = declared and not s.checked_only  # on the signature's word
+            why = None if stands else f"it could not be checked against what the program means ({not_checked})"
         out.append(replace(s, shapes_only=why) if why else s)
     return out
 

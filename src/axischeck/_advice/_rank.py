@@ -5,7 +5,8 @@ shapes agree. Among those that do, the reading the arguments support most comes 
 (`intent`: it unmaps fewest of the arguments the user mapped, keeps the batch size most
 of them share, edits fewest entries, and a later argument before the leading one); the
 others that do as well are ties, shown beside it for the user to choose. More than
-`MAX_SHOWN` such readings: nothing is the fix (any one would be a guess).
+`MAX_SHOWN` such readings, or several that only the meaning check could tell apart:
+nothing is the fix (any one would be a guess).
 """
 
 from __future__ import annotations
@@ -37,6 +38,12 @@ def rank(model: Model, call: Call, found: list[Suggestion]) -> list[Suggestion]:
     set here from what the arguments say was meant (see `_shapes_only`)."""
     judged = _judged(model, call, found) if isinstance(model, MapModel) else list(found)
     fixes = [s for s in judged if s.shapes_only is None]
+    if len(fixes) > 1 and all(s.checked_only for s in fixes):
+        # Readings that only the program's values could tell apart, and these values do
+        # not (a scale of ones split along either dim): none is the fix.
+        why = "the program's values on these arguments fit another reading as well, so they do not say which"
+        judged = [replace(s, shapes_only=why) if s.shapes_only is None else s for s in judged]
+        fixes = []
     if len(fixes) > MAX_SHOWN:
         return []
     first = fixes[:1]

@@ -37,6 +37,9 @@ class Suggestion:
     by_position: tuple[str, ...] = ()  # keyword arguments to pass next by position, in this order
     tie: bool = False
     reassigns: bool = False  # moves entries between outputs, not only the failing outputs' own
+    # A fix only where the meaning check ran: a declared signature, which the engine has
+    # checked it against, cannot tell its readings apart (which dim a spec splits).
+    checked_only: bool = False
     shapes_only: str | None = None
     head: str | None = None  # the change in a few words, where the options' reprs are long (a mesh)
     # The engine's outcome with this change (the ranking reads its batch size and output
