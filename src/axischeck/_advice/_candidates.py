@@ -31,7 +31,7 @@ from .._core._steps import MapStep
 from .._core._text import and_list
 from .._core._trees import PrefixMismatch, broadcast_prefix, seq_repr
 from .._engine._function import library_code
-from .._engine._levels import read_sizes, resolve_in_axes, takes
+from .._engine._levels import MapLevel, read_sizes, resolve_in_axes, takes
 from .._engine._models import MapModel, Model, Outcome, TraceModel, chain, is_symbolic, run
 from .._engine._shard_model import ShardModel
 from .._engine._trace import Replay, replay_of
@@ -102,13 +102,8 @@ def _works(model: Model, call: Call, budget: Budget) -> Outcome | None:
 def _tried(model: Model, call: Call, budget: Budget) -> Outcome | AxisCheckError | None:
     """The engine's outcome with this candidate, or the engine's error where it says why
     the candidate fails too (None: it fails otherwise, or is not tried)."""
-    if isinstance(model, MapModel) and not is_symbolic(model):
-        try:  # the level's own checks run no user code: they spare the trace budget
-            with tables_unread():
-                if not takes(model.level, call):
-                    return None
-        except Exception:
-            return None
+    if isinstance(model, MapModel) and not is_symbolic(model) and not _takes(model.level, call):
+        return None  # the level's own checks run no user code: they spare the trace budget
     if not budget.allows(model):
         return None
     try:
@@ -118,6 +113,15 @@ def _tried(model: Model, call: Call, budget: Budget) -> Outcome | AxisCheckError
         return err
     except Exception:  # a trace that fails for other reasons is no fix either
         return None
+
+
+def _takes(level: MapLevel, call: Call) -> bool:
+    """Whether a level's own checks (no user code run) accept the call."""
+    try:
+        with tables_unread():
+            return takes(level, call)
+    except Exception:
+        return False
 
 
 def _kept(found: list[tuple[Suggestion, Outcome]]) -> list[Suggestion]:
@@ -174,11 +178,7 @@ def _in_axes_options(model: MapModel, call: Call, budget: Budget) -> list[Sugges
         candidates: list[tuple[tuple[int, int, int, int, int], int, tuple[Any, ...], tuple[int, ...]]] = []
         for axes, idx in itertools.islice(_edited(entries, choices, edits), MAX_TRIES):
             level = replace(model.level, in_axes=freeze_in_axes(axes))
-            try:
-                with tables_unread():
-                    if not takes(level, call):
-                        continue
-            except Exception:
+            if not _takes(level, call):
                 continue
             candidates.append((intent(entries, axes, level, call), len(candidates), axes, idx))
         best: tuple[int, int, int, int] | None = None
@@ -688,12 +688,9 @@ def _swapped_options(model: MapModel, call: Call, budget: Budget) -> list[Sugges
     if entries is None:
         return []
     mapped = [i for i, entry in enumerate(entries) if entry is not None]
-    if len(mapped) != 1 or not isinstance(call.args[mapped[0]], Leaf):
+    if len(mapped) != 1 or not _vector(call.args[mapped[0]]):
         return []
     (i,) = mapped
-    vector = call.args[i]
-    if vector.shape is None or len(vector.shape) != 1:
-        return []
     found: list[tuple[Suggestion, Outcome]] = []
     for j, arg in enumerate(call.args):
         if j == i or not isinstance(arg, Leaf) or not arg.shape:
@@ -733,12 +730,8 @@ def _over_mapped_options(model: MapModel, call: Call, budget: Budget) -> list[Su
     for i in (i for i in mapped if _vector(call.args[i]) and _fits_another(call, entries, i)):
         axes = tuple(None if k == i else entry for k, entry in enumerate(entries))
         level = replace(model.level, in_axes=freeze_in_axes(axes))
-        try:
-            with tables_unread():
-                if takes(level, call):
-                    tried.append((intent(entries, axes, level, call), i, axes, level))
-        except Exception:
-            continue
+        if _takes(level, call):
+            tried.append((intent(entries, axes, level, call), i, axes, level))
     found: list[tuple[Suggestion, Outcome]] = []
     for _, i, axes, level in sorted(tried, key=lambda t: t[:2]):
         outcome = _works(MapModel(level, model.inner, model.fn), call, budget)

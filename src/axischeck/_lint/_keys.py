@@ -314,7 +314,7 @@ def _dropout_line(module: ModuleInfo) -> int | None:
 
 def _broadcasts_rng_state(entry: ast.expr, module: ModuleInfo, scope: Scope) -> bool:
     """`None`, or `nnx.StateAxes({...: None})` (every entry None, none naming RngState)."""
-    if isinstance(entry, ast.Constant) and entry.value is None:
+    if _is_none(entry):
         return True
     if not isinstance(entry, ast.Call) or len(entry.args) != 1 or not isinstance(entry.args[0], ast.Dict):
         return False
@@ -323,7 +323,7 @@ def _broadcasts_rng_state(entry: ast.expr, module: ModuleInfo, scope: Scope) -> 
     table = entry.args[0]
     names: list[Any] = []
     for key, value in zip(table.keys, table.values, strict=True):
-        if key is None or not (isinstance(value, ast.Constant) and value.value is None):
+        if key is None or not _is_none(value):
             return False
         names.append(ast.unparse(key))
     return any(n == "..." for n in names) and not any("Rng" in n for n in names)
