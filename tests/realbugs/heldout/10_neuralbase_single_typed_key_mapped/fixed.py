@@ -1,0 +1,15 @@
+import jax
+import jax.numpy as jnp
+
+
+def reparameterize(key, mean, log_var):
+    eps = jax.random.normal(key, mean.shape)
+    return mean + jnp.exp(0.5 * log_var) * eps
+
+
+def main():
+    key = jax.random.key(42)
+    means = jnp.linspace(-1.0, 1.0, 12).reshape(4, 3)
+    log_vars = jnp.linspace(-2.0, 0.0, 12).reshape(4, 3)
+    keys = jax.random.split(key, means.shape[0])
+    return jax.vmap(reparameterize)(keys, means, log_vars)
