@@ -633,3 +633,37 @@ def test_an_input_shared_by_an_ensemble_is_said_never_fixed() -> None:
         getattr(info.value, "__notes__", ())
     )
     assert eqx.filter_vmap(evaluate, in_axes=(eqx.if_array(0), None))(models, x).shape == (2, 2)
+
+
+class _Counter(eqx.Module):
+    index: Any
+
+    def __init__(self) -> None:
+        self.index = eqx.nn.StateIndex(jnp.array(0.0))
+
+    def __call__(self, x: jax.Array, state: Any) -> tuple[jax.Array, Any]:
+        calls = state.get(self.index)
+        return x + calls, state.set(self.index, calls + 1)
+
+
+def test_a_state_only_part_of_which_is_per_member_is_never_left_whole_by_the_fix() -> None:
+    """Equinox's stateful docs: a State holding a vmapped counter's count per member
+    beside a plain counter's scalar, passed whole to the vmapped counter, whose default
+    `if_array(0)` maps the scalar too. Left whole, each member would get every member's
+    count: said with what it changes, never the fix (the docs pass `state.substate`)."""
+
+    class Model(eqx.Module):
+        counter: _Counter
+        members: _Counter
+
+        def __init__(self) -> None:
+            self.counter = _Counter()
+            self.members = eqx.filter_vmap(_Counter, axis_size=2)()
+
+    model, state = eqx.nn.make_with_state(Model)()
+    with pytest.raises(Exception) as info:
+        axeqx.filter_vmap(model.members)(jnp.ones(2), state)
+    assert not any(s.is_fix for s in getattr(info.value, "suggestions", ()))
+    assert "it leaves state unmapped whole, where state[<flat index 1>] (2,) has the batch size 2" in str(info.value)
+    substate = state.substate(model.members)
+    assert eqx.filter_vmap(model.members)(jnp.ones(2), substate)[0].shape == (2,)

@@ -1092,3 +1092,35 @@ def test_an_out_spec_that_repeats_one_block_is_no_fix() -> None:
     err = _refused(lambda: f(jnp.arange(32.0).reshape(8, 4)))
     assert err.suggestions == ()
     assert any(n.startswith("Runs, but its output repeats one block 2 times along axis 0") for n in err.notes)
+
+
+def _step(w: jax.Array, batch: jax.Array) -> jax.Array:
+    """A pmap step that averages the weights' update over the devices: its output is the
+    same on every device."""
+    return w - 0.1 * jax.lax.pmean(batch[:, :3].T @ (batch[:, :3] @ w), "batch")
+
+
+@pytest.mark.devices(8)
+def test_identical_copies_of_an_unmapped_argument_are_said_never_mapped_as_the_fix() -> None:
+    """The pmap migration guide: weights given in_axes None come back from the step
+    stacked 8 times by the default out_axes=0, and the next call gets the 8 copies. Mapping
+    them runs, but keeps them stacked where the program may mean one copy (out_axes=None
+    on the step): no Fix, and the note says what tells them apart."""
+    step = ax.pmap(_step, axis_name="batch", in_axes=(None, 0))
+    data = jnp.arange(8 * 4 * 4, dtype=jnp.float32).reshape(8, 4, 4) / 100
+    w = step(jnp.ones(3), data)
+    assert w.shape == (8, 3)
+    with pytest.raises(TypeError) as info:
+        step(w, data)
+    assert not any(s.is_fix for s in getattr(info.value, "suggestions", ()))
+    (note,) = [n for n in info.value.__notes__ if n.startswith("axischeck:")]
+    assert "Runs, but w's 8 slices along axis 0 are identical" in note and "out_axes=None" in note
+
+
+@pytest.mark.devices(8)
+def test_an_unmapped_argument_whose_slices_differ_is_still_mapped_by_the_fix() -> None:
+    """Per-device weights that differ, given in_axes None by mistake: mapping them is the fix."""
+    data = jnp.arange(8 * 4 * 4, dtype=jnp.float32).reshape(8, 4, 4) / 100
+    w = jnp.arange(24.0).reshape(8, 3)
+    err = _refused(lambda: ax.pmap(_step, axis_name="batch", in_axes=(None, 0))(w, data))
+    assert err.suggestions[0].as_kwargs() == {"in_axes": (0, 0)} and err.suggestions[0].is_fix

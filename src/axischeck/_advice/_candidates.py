@@ -644,8 +644,37 @@ def _left_unmapped_options(model: MapModel, call: Call, budget: Budget) -> list[
             outcome = _works(MapModel(level, model.inner, model.fn), call, budget)
             if outcome is not None:
                 text = f"in_axes={seq_repr(axes)} would {_describe_arg(call, i, axis)}, the others as they are"
-                found.append((Suggestion(text, (("in_axes", axes),)), outcome))
+                why = _copies(model.level, call, i, axis)
+                found.append((Suggestion(text, (("in_axes", axes),), shapes_only=why), outcome))
     return _kept(found)
+
+
+def _copies(level: MapLevel, call: Call, i: int, axis: int) -> str | None:
+    """What mapping an argument left unmapped changes where its slices along `axis` are
+    one value repeated (None where they are not, or are not known): copies stacked by a
+    map's `out_axes=0`, which stacks an output that is the same for every example (a
+    pmap's weights, updated with averaged gradients and fed back in). Mapping the copies
+    runs, and keeps them stacked where the program may mean one (the pmap migration
+    guide's `out_axes=None`); only the program can say which. An array of one constant
+    (zeros, ones) says nothing of copies: a fresh per-example state starts so too."""
+    arg = call.args[i]
+    value = arg.value if isinstance(arg, Leaf) else None  # one array: a tree is random state (see _axes_of_size)
+    if not isinstance(value, (jax.Array, np.ndarray)) or isinstance(value, jax.core.Tracer):
+        return None
+    try:
+        host = np.asarray(value)
+    except Exception:  # an array this process cannot read whole (a global array of a job)
+        return None
+    if host.shape[axis] < 2 or (host == host.flat[0]).all():  # one constant (zeros, ones): an init, as likely
+        return None
+    if not (host == np.take(host, [0], axis=axis)).all():
+        return None
+    name, unit = call.arg_labels[i], "device" if level.kind == "pmap" else "example"
+    return (
+        f"{name}'s {host.shape[axis]} slices along axis {axis} are identical, as {level.kind}'s default out_axes=0"
+        f" stacks an output that is the same on every {unit}; mapping the copies keeps {name} stacked (if a"
+        f" {level.kind} returned {name}, give it out_axes=None for that output and keep in_axes None here)"
+    )
 
 
 def _axes_of_size(arg: Any, size: int) -> list[int]:

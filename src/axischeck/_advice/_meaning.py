@@ -238,6 +238,9 @@ class _Reference:
             raise _NotChecked("the program's values depend on its mesh, which one device does not have")
         if self._want is None:
             raise _NotChecked("the program fails on a one-device mesh")
+        other_shapes = self._other_shapes(s)
+        if other_shapes is not None:
+            return other_shapes
         try:
             got = self.prog.run(self.prog.run_with(s.as_kwargs()), *self._call_values(s.by_position, s.transposes))
         except _NotChecked:
@@ -250,6 +253,19 @@ class _Reference:
                 return _difference(s.outcome.shapes, shapes, "the program on one device", shapes_only=True)
             raise _NotChecked(f"it does not run here: {type(err).__name__}") from None
         return _difference(got, self._want, "the program on one device")
+
+    def _other_shapes(self, s: Suggestion) -> str | None:
+        """Where the engine's outcome already gives an output another shape than the
+        program on one device does, how: no run of the budget is spent on a candidate the
+        shapes rule out (None where they agree, or cannot be compared leaf for leaf)."""
+        if s.outcome is None:
+            return None
+        is_shape = lambda x: isinstance(x, tuple) and all(type(d) is int for d in x)  # noqa: E731
+        got = jax.tree_util.tree_leaves(s.outcome.shapes, is_leaf=is_shape)
+        want = [np.shape(leaf) for leaf in jax.tree_util.tree_leaves(self._want)]
+        if len(got) != len(want) or not all(map(is_shape, got)):
+            return None
+        return _difference([tuple(g) for g in got], want, "the program on one device", shapes_only=True)
 
     def _repeats_one_block(self, s: Suggestion, model: ShardModel) -> str | None:
         """For a program whose values depend on its mesh, an out_specs candidate keeps what

@@ -23,6 +23,7 @@ from .._core._leaves import Call, Leaf
 from .._core._shape import Shape
 from .._core._steps import MapStep
 from .._core._text import and_list
+from .._core._trees import PrefixMismatch, broadcast_prefix
 from .._engine._levels import MapLevel, read_sizes, resolve_in_axes
 from .._engine._models import MapModel, Model, Outcome, SignatureModel, chain
 from ._suggestion import Suggestion
@@ -113,11 +114,14 @@ def _shapes_only(model: MapModel, call: Call, s: Suggestion, found: list[Suggest
     if _wrong_rank(model, outcome):
         return "its output rank is not the one the signature declares"
     size = _batch_size(outcome)
-    if size is None or _declares_inputs(model):
-        return None
     axes = dict(s.options).get("in_axes")
     before = per_argument(model.level.in_axes.value, len(call.args))
-    if not isinstance(axes, tuple) or before is None or len(axes) != len(before):
+    if size is None or not isinstance(axes, tuple) or before is None or len(axes) != len(before):
+        return None
+    partly = _partly_batched(call, before, axes, size)
+    if partly is not None:
+        return partly
+    if _declares_inputs(model):
         return None
     dissent = [
         i
@@ -139,6 +143,32 @@ def _shapes_only(model: MapModel, call: Call, s: Suggestion, found: list[Suggest
         f"it unmaps {and_list([call.arg_labels[i] for i in dissent])}: as many mapped arrays have another size"
         f" as keep its batch size, {size}, so nothing says which batch you meant"
     )
+
+
+def _partly_batched(call: Call, before: list[Any], axes: tuple[Any, ...], size: int) -> str | None:
+    """What a candidate that unmaps a mapped tree whole changes where some of the tree's
+    arrays have the batch size at their entry's axis and others cannot be mapped there
+    (an Equinox `State` holding a vmapped layer's batched state beside a plain layer's
+    scalar): each example would get all of the batched ones. The tree is partly per
+    example, which no single entry for it says."""
+    for i, (b, a) in enumerate(zip(before, axes, strict=True)):
+        arg = call.args[i]
+        if a is not None or b is None or isinstance(arg, Leaf):
+            continue
+        entries = broadcast_prefix(b, arg, lambda x: x is None or type(x) is int)
+        if isinstance(entries, PrefixMismatch):
+            continue
+        leaves = jax.tree_util.tree_leaves(arg)
+        batched = [leaf for leaf, e in zip(leaves, entries, strict=True) if _size_at(leaf, e) == size]
+        if batched and len(batched) < len(leaves):
+            name = call.arg_labels[i]
+            shapes = and_list([f"{leaf.label} {tuple(leaf.shape)}" for leaf in batched[:3]])
+            return (
+                f"it leaves {name} unmapped whole, where {shapes} {'has' if len(batched) == 1 else 'have'} the batch"
+                f" size {size} at {'its' if len(batched) == 1 else 'their'} mapped axis: each example would get all"
+                f" {size} (only part of {name} is per example: pass that part alone to the map)"
+            )
+    return None
 
 
 def _left(s: Suggestion) -> set[int]:
