@@ -1124,3 +1124,83 @@ def test_an_unmapped_argument_whose_slices_differ_is_still_mapped_by_the_fix() -
     w = jnp.arange(24.0).reshape(8, 3)
     err = _refused(lambda: ax.pmap(_step, axis_name="batch", in_axes=(None, 0))(w, data))
     assert err.suggestions[0].as_kwargs() == {"in_axes": (0, 0)} and err.suggestions[0].is_fix
+
+
+def test_a_tuple_whose_in_axes_entry_is_a_tuple_of_the_wrong_length_is_not_called_ragged() -> None:
+    """Equinox cc90d59: a function of one tuple argument that grew from two items to three,
+    its nested in_axes left at two entries. The items have different shapes, but the
+    entry gives them their own axes: the mistake is the entry's length, not a ragged
+    container mapped as one array."""
+
+    def run(arg: tuple[jax.Array, jax.Array, jax.Array]) -> jax.Array:
+        a, b, w = arg
+        return jnp.sum(a @ w) + jnp.sum(b @ w)
+
+    err = _refused(lambda: ax.vmap(run, in_axes=((0, None),))((jnp.ones((4, 3)), jnp.ones((4, 3)), jnp.eye(3))))
+    assert "tuple of length 2, but argument arg is a tuple of length 3" in str(err)
+    assert "ragged" not in str(err) and (err.hint is None or "different shapes" not in err.hint)
+
+
+@pytest.mark.devices(8)
+def test_trailing_none_entries_written_in_and_out_are_dropped_from_both() -> None:
+    """A vector given `P('x', None)` in and out, as for a matrix: the Nones split nothing,
+    so both specs without them are the same split, and the fix drops them from both."""
+
+    def double(block: jax.Array) -> jax.Array:
+        return block * 2.0
+
+    x = jnp.arange(4.0)
+    err = _refused(lambda: ax.shard_map(double, mesh=_mesh(), in_specs=P("x", None), out_specs=P("x", None))(x))
+    assert err.suggestions[0].as_kwargs() == {"in_specs": P("x"), "out_specs": P("x")}
+    assert err.suggestions[0].is_fix
+    fixed = jax.shard_map(double, mesh=_mesh(), **err.suggestions[0].as_kwargs())
+    assert (fixed(x) == double(x)).all()
+
+
+@pytest.mark.devices(8)
+def test_an_argument_split_where_it_is_meant_whole_is_passed_whole() -> None:
+    """The pmap migration guide: `pmap(add_bias, in_axes=(0, None))` rewritten as a
+    shard_map whose in_specs split the bias like the rows. Each device then adds 2 of the
+    bias's 4 values to a row of 4: passed whole (`P()`), the bias is added to every row,
+    which the program on one device computes too (the check the fix passed)."""
+
+    def add_bias(x: jax.Array, bias: jax.Array) -> jax.Array:
+        return jnp.tanh(x + bias[None, :])
+
+    x, bias = jnp.arange(8.0).reshape(2, 4) / 10, jnp.linspace(-1.0, 1.0, 4)
+    f = ax.shard_map(add_bias, mesh=_mesh(), in_specs=(P("x"), P("x")), out_specs=P("x"))
+    with pytest.raises(TypeError) as info:
+        f(x, bias)
+    (fix,) = info.value.suggestions  # type: ignore[attr-defined]
+    assert fix.as_kwargs() == {"in_specs": (P("x"), P())} and fix.is_fix
+    fixed = jax.shard_map(add_bias, mesh=_mesh(), out_specs=P("x"), **fix.as_kwargs())
+    assert jnp.allclose(fixed(x, bias), add_bias(x, bias))
+
+
+def test_parameters_with_a_dim_of_the_batch_size_are_still_left_whole_by_the_fix() -> None:
+    """An MLP's layers as (W, b) pairs mapped by the default in_axes, a hidden width of
+    128 beside a batch of 128: every array of params has an axis 0, so nothing says part
+    of it is per example (a State beside a scalar does), and leaving it whole is the fix.
+    Nor are the layers, of other shapes, a list of trees to stack."""
+
+    def predict(params: list[tuple[jax.Array, jax.Array]], x: jax.Array) -> jax.Array:
+        (w1, b1), (w2, b2) = params
+        return jax.nn.relu(x @ w1 + b1) @ w2 + b2
+
+    params = [(jnp.ones((16, 8)), jnp.zeros(8)), (jnp.ones((8, 3)), jnp.zeros(3))]
+    err = _refused(lambda: ax.vmap(predict)(params, jnp.ones((8, 16))))
+    assert [s.as_kwargs() for s in err.suggestions] == [{"in_axes": (None, 0)}]
+    assert err.hint is None or "stack" not in err.hint
+
+
+def test_per_example_labels_with_identical_rows_are_still_mapped_by_the_fix() -> None:
+    """One-hot labels of one class, given None by mistake: their rows are identical, but
+    under vmap that is per-example data as often as copies, and mapping them is the fix."""
+
+    def loss(w: jax.Array, x: jax.Array, y: jax.Array) -> jax.Array:
+        return -jnp.dot(jax.nn.log_softmax(x @ w), y)
+
+    w, x = jnp.arange(12.0).reshape(4, 3) / 10, jnp.arange(32.0).reshape(8, 4) / 10
+    y = jax.nn.one_hot(jnp.full(8, 2), 3)
+    err = _refused(lambda: ax.vmap(loss, in_axes=(None, 0, None))(w, x, y))
+    assert [s.as_kwargs() for s in err.suggestions] == [{"in_axes": (None, 0, 0)}]

@@ -650,14 +650,17 @@ def _left_unmapped_options(model: MapModel, call: Call, budget: Budget) -> list[
 
 
 def _copies(level: MapLevel, call: Call, i: int, axis: int) -> str | None:
-    """What mapping an argument left unmapped changes where its slices along `axis` are
-    one value repeated (None where they are not, or are not known): copies stacked by a
-    map's `out_axes=0`, which stacks an output that is the same for every example (a
-    pmap's weights, updated with averaged gradients and fed back in). Mapping the copies
-    runs, and keeps them stacked where the program may mean one (the pmap migration
-    guide's `out_axes=None`); only the program can say which. An array of one constant
-    (zeros, ones) says nothing of copies: a fresh per-example state starts so too."""
+    """What mapping a pmap argument left unmapped changes where its slices along `axis`
+    are one value repeated (None where they are not, or are not known: a tracer): copies,
+    replicated on purpose (one per device, to be mapped) or stacked by a pmap's default
+    `out_axes=0` (weights updated with averaged gradients and fed back in, where the pmap
+    migration guide keeps one copy with `out_axes=None`). Mapping them runs either way;
+    only the program can say which was meant. An array of one constant (zeros, ones)
+    says nothing of copies: a fresh state starts so too. A vmap's per-example data has
+    identical rows as often (labels of one class, position ids)."""
     arg = call.args[i]
+    if level.kind != "pmap":  # per-example data has identical rows as often (one class's labels, position ids)
+        return None
     value = arg.value if isinstance(arg, Leaf) else None  # one array: a tree is random state (see _axes_of_size)
     if not isinstance(value, (jax.Array, np.ndarray)) or isinstance(value, jax.core.Tracer):
         return None
@@ -669,11 +672,12 @@ def _copies(level: MapLevel, call: Call, i: int, axis: int) -> str | None:
         return None
     if not (host == np.take(host, [0], axis=axis)).all():
         return None
-    name, unit = call.arg_labels[i], "device" if level.kind == "pmap" else "example"
+    name = call.arg_labels[i]
     return (
-        f"{name}'s {host.shape[axis]} slices along axis {axis} are identical, as {level.kind}'s default out_axes=0"
-        f" stacks an output that is the same on every {unit}; mapping the copies keeps {name} stacked (if a"
-        f" {level.kind} returned {name}, give it out_axes=None for that output and keep in_axes None here)"
+        f"{name}'s {host.shape[axis]} slices along axis {axis} are identical: copies, which mapping gives one to"
+        f" each device and keeps stacked; if they are a value a pmap returned stacked (its default out_axes=0"
+        f" stacks one that is the same on every device), give that pmap out_axes=None for it instead and keep"
+        f" in_axes None here"
     )
 
 
@@ -905,6 +909,38 @@ def _split_like_others_options(model: ShardModel, call: Call, budget: Budget) ->
     return found
 
 
+def _passed_whole_options(model: ShardModel, call: Call, budget: Budget) -> list[Suggestion]:
+    """The function fails per device, and an argument its in_specs split may be meant
+    whole (a bias split like the rows it is added to, where the pmap it came from passed
+    it with in_axes None): that argument given `P()`, one at a time, the outputs' specs as
+    they are. Passing an array whole changes no value of the program on the whole arrays,
+    but whether its blocks then compute them is for the meaning check to say: none is a
+    fix without it."""
+    o = model.options
+    n = len(call.args)
+    if o.smap_axes is not None or o.mesh is None or o.in_specs is INFER_SPECS or n < 2:
+        return []
+    specs = _in_specs(o, n)
+    if len(specs) != n or not all(isinstance(spec, PartitionSpec) for spec in specs):
+        return []
+    found = []
+    for i, (arg, spec) in enumerate(zip(call.args, specs, strict=True)):
+        if not isinstance(arg, Leaf) or arg.shape is None or not any(spec_axes(spec)):
+            continue
+        value = (*specs[:i], PartitionSpec(), *specs[i + 1 :])
+        outcome = _works(replace(model, options=replace(o, in_specs=value)), call, budget)
+        if outcome is not None:
+            words = f" passes {arg.label} whole to every device (its spec split it over {_named_axes(spec)})"
+            found.append(
+                Suggestion(f"in_specs={value!r}{words}", (("in_specs", value),), checked_only=True, outcome=outcome)
+            )
+    return found
+
+
+def _named_axes(spec: PartitionSpec) -> str:
+    return and_list([repr(a) for entry in spec_axes(spec) for a in entry])
+
+
 def _moved_split_options(
     model: ShardModel, call: Call, spec: tuple[int, tuple[Any, ...], list[tuple[str, ...]]], d: int, budget: Budget
 ) -> list[Suggestion]:
@@ -1104,8 +1140,14 @@ def _surplus_none_options(model: ShardModel, call: Call, budget: Budget) -> list
     fixed: Any = tuple(new_specs) if isinstance(o.in_specs, tuple) else new_specs[0]
     if not isinstance(o.in_specs, tuple) and any(s != fixed for s in new_specs):
         return []  # one spec for all the arguments: it must suit each of them
-    if not _works(replace(model, options=replace(o, in_specs=fixed)), call, budget):
-        return []
+    options = replace(o, in_specs=fixed)
+    if not _works(replace(model, options=options), call, budget):
+        # The same surplus written in the out_specs too (`P('data', None)` for a vector in
+        # and out): their trailing Nones split nothing either.
+        out_specs = jax.tree_util.tree_map(_without_trailing_none, o.out_specs, is_leaf=_is_spec)
+        options = replace(o, in_specs=fixed, out_specs=out_specs)
+        if out_specs == o.out_specs or not _works(replace(model, options=options), call, budget):
+            return []
     why = []
     if trimmed:
         why.append(
@@ -1115,7 +1157,29 @@ def _surplus_none_options(model: ShardModel, call: Call, budget: Budget) -> list
     if scalars:
         are = "is a scalar" if len(scalars) == 1 else "are scalars"
         why.append(f"{and_list(scalars)} {are}, with no dim to split: every device gets it whole")
+    if options.out_specs != o.out_specs:
+        why.append("the out_specs' trailing Nones are dropped alike")
+        return [
+            Suggestion(
+                f"in_specs={fixed!r}, out_specs={options.out_specs!r}: {'; '.join(why)}",
+                (("in_specs", fixed), ("out_specs", options.out_specs)),
+            )
+        ]
     return [Suggestion(f"in_specs={fixed!r}: {'; '.join(why)}", (("in_specs", fixed),))]
+
+
+def _is_spec(x: Any) -> bool:
+    return isinstance(x, PartitionSpec)
+
+
+def _without_trailing_none(spec: Any) -> Any:
+    """A spec without its trailing None entries, which split nothing (the same split)."""
+    if not isinstance(spec, PartitionSpec):
+        return spec
+    entries = list(spec_axes(spec))
+    while entries and not entries[-1]:
+        entries.pop()
+    return _spec_of(entries)
 
 
 def _smap_scalar_options(model: ShardModel, call: Call, budget: Budget) -> list[Suggestion]:
@@ -1375,6 +1439,7 @@ def candidates(
             or _surplus_none_options(model, call, budget)
             or _shard_in_options(model, call, budget)
             or _split_like_others_options(model, call, budget)
+            or (_passed_whole_options(model, call, budget) if isinstance(err, FunctionError) else [])
         )
     if not isinstance(model, MapModel):
         return []

@@ -21,6 +21,7 @@ from jax.core import Tracer
 from .._core._errors import ArgumentError, AxisCheckError, FunctionError
 from .._core._leaves import Call, Leaf
 from .._core._text import and_list, format_shape
+from ._rank import per_argument
 
 
 @dataclass(frozen=True)
@@ -39,9 +40,13 @@ class MapFacts:
 def cause(call: Call, err: AxisCheckError, facts: MapFacts) -> str | None:
     """What is wrong with the call that no option change fixes, if the call shows it."""
     kind = facts.kind
-    for label, arg in zip(call.arg_labels, call.args, strict=True):
-        found = (
-            _iterator(label, arg, kind) or _list_of_arrays(label, arg, err, kind) or _list_of_trees(label, arg, kind)
+    entries = per_argument(facts.in_axes, len(call.args)) if facts.in_axes is not None else None
+    for i, (label, arg) in enumerate(zip(call.arg_labels, call.args, strict=True)):
+        # A container whose in_axes entry gives its items their own axes is mapped as the
+        # container it is, on purpose (the entry's own shape is what may be wrong).
+        per_item = entries is not None and isinstance(entries[i], tuple | list | dict)
+        found = _iterator(label, arg, kind) or (
+            None if per_item else _list_of_arrays(label, arg, err, kind) or _list_of_trees(label, arg, kind)
         )
         if found is not None:
             return found
@@ -108,6 +113,8 @@ def _list_of_trees(label: str, arg: Any, kind: str) -> str | None:
         return None
     if len(structures) != 1 or not jax.tree_util.tree_leaves(arg[0]):
         return None
+    if len({tuple(leaf.user_shape for leaf in jax.tree_util.tree_leaves(item)) for item in arg}) != 1:
+        return None  # items of other shapes (layers of an MLP, as (W, b) pairs): no stack of them
     return (
         f"{label} is a Python list of {len(arg)} trees of one structure (models or parameters): {kind} maps"
         " arrays, so the list's arrays must be stacked into one tree along a new axis first:"

@@ -118,11 +118,11 @@ def _shapes_only(model: MapModel, call: Call, s: Suggestion, found: list[Suggest
     before = per_argument(model.level.in_axes.value, len(call.args))
     if size is None or not isinstance(axes, tuple) or before is None or len(axes) != len(before):
         return None
+    if _declares_inputs(model):
+        return None
     partly = _partly_batched(call, before, axes, size)
     if partly is not None:
         return partly
-    if _declares_inputs(model):
-        return None
     dissent = [
         i
         for i, (b, a) in enumerate(zip(before, axes, strict=True))
@@ -147,10 +147,12 @@ def _shapes_only(model: MapModel, call: Call, s: Suggestion, found: list[Suggest
 
 def _partly_batched(call: Call, before: list[Any], axes: tuple[Any, ...], size: int) -> str | None:
     """What a candidate that unmaps a mapped tree whole changes where some of the tree's
-    arrays have the batch size at their entry's axis and others cannot be mapped there
+    arrays have the batch size at their entry's axis and others have no such axis at all
     (an Equinox `State` holding a vmapped layer's batched state beside a plain layer's
-    scalar): each example would get all of the batched ones. The tree is partly per
-    example, which no single entry for it says."""
+    scalar count): each example would get all of the batched ones. The tree is partly
+    per example, which no single entry for it says. A tree whose every array has the
+    axis (parameters, one of whose dims is the batch size by chance) is left whole as
+    likely as not."""
     for i, (b, a) in enumerate(zip(before, axes, strict=True)):
         arg = call.args[i]
         if a is not None or b is None or isinstance(arg, Leaf):
@@ -159,8 +161,9 @@ def _partly_batched(call: Call, before: list[Any], axes: tuple[Any, ...], size: 
         if isinstance(entries, PrefixMismatch):
             continue
         leaves = jax.tree_util.tree_leaves(arg)
-        batched = [leaf for leaf, e in zip(leaves, entries, strict=True) if _size_at(leaf, e) == size]
-        if batched and len(batched) < len(leaves):
+        sizes = [_size_at(leaf, e) for leaf, e in zip(leaves, entries, strict=True)]
+        batched = [leaf for leaf, at in zip(leaves, sizes, strict=True) if at == size]
+        if batched and None in sizes:
             name = call.arg_labels[i]
             shapes = and_list([f"{leaf.label} {tuple(leaf.shape)}" for leaf in batched[:3]])
             return (
