@@ -133,7 +133,7 @@ def test_the_leak_checker_does_not_run_the_function_again() -> None:
 
 def test_bound_methods_report_their_parameters_without_self() -> None:
     class Model:
-        @ax.vmap
+        @ax.vmap  # axischeck: ignore[AX027] (never called: its signature is read)
         def f(self, x: jax.Array) -> jax.Array:
             return x
 

@@ -1136,7 +1136,8 @@ def test_a_tuple_whose_in_axes_entry_is_a_tuple_of_the_wrong_length_is_not_calle
         a, b, w = arg
         return jnp.sum(a @ w) + jnp.sum(b @ w)
 
-    err = _refused(lambda: ax.vmap(run, in_axes=((0, None),))((jnp.ones((4, 3)), jnp.ones((4, 3)), jnp.eye(3))))
+    f = ax.vmap(run, in_axes=((0, None),))
+    err = _refused(lambda: f((jnp.ones((4, 3)), jnp.ones((4, 3)), jnp.eye(3))))  # axischeck: ignore[AX017]
     assert "tuple of length 2, but argument arg is a tuple of length 3" in str(err)
     assert "ragged" not in str(err) and (err.hint is None or "different shapes" not in err.hint)
 
@@ -1188,7 +1189,7 @@ def test_parameters_with_a_dim_of_the_batch_size_are_still_left_whole_by_the_fix
         return jax.nn.relu(x @ w1 + b1) @ w2 + b2
 
     params = [(jnp.ones((16, 8)), jnp.zeros(8)), (jnp.ones((8, 3)), jnp.zeros(3))]
-    err = _refused(lambda: ax.vmap(predict)(params, jnp.ones((8, 16))))
+    err = _refused(lambda: ax.vmap(predict)(params, jnp.ones((8, 16))))  # axischeck: ignore[AX013]
     assert [s.as_kwargs() for s in err.suggestions] == [{"in_axes": (None, 0)}]
     assert err.hint is None or "stack" not in err.hint
 

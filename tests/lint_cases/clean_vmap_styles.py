@@ -180,3 +180,14 @@ def docs_in_annotated(lr: Annotated[float, "the learning rate"], x):
 
 
 learning = jax.vmap(docs_in_annotated, in_axes=(None, 0))
+
+
+def _apply(x, activation):
+    return activation(x)
+
+
+def function_passed_whole():
+    """A function given the in_axes entry None (vmap passes it whole), or static (pmap)."""
+    jax.vmap(_apply, in_axes=(0, None))(jnp.ones((4, 3)), jax.nn.relu)
+    jax.pmap(_apply, static_broadcasted_argnums=(1,))(jnp.ones((1, 3)), jnp.tanh)
+    return jax.vmap(_apply, in_axes=(0, None))(jnp.ones((4, 3)), jnp.pi)

@@ -19,6 +19,7 @@ from typing import Any
 
 import jax
 import numpy as np
+from jax.core import Tracer
 from jax.sharding import AbstractMesh, AxisType, Mesh, PartitionSpec
 
 from .._core._axes import freeze_in_axes, freeze_out_axes, freeze_pmap_in_axes
@@ -662,7 +663,7 @@ def _copies(level: MapLevel, call: Call, i: int, axis: int) -> str | None:
     if level.kind != "pmap":  # per-example data has identical rows as often (one class's labels, position ids)
         return None
     value = arg.value if isinstance(arg, Leaf) else None  # one array: a tree is random state (see _axes_of_size)
-    if not isinstance(value, (jax.Array, np.ndarray)) or isinstance(value, jax.core.Tracer):
+    if not isinstance(value, (jax.Array, np.ndarray)) or isinstance(value, Tracer):
         return None
     try:
         host = np.asarray(value)
@@ -927,7 +928,7 @@ def _passed_whole_options(model: ShardModel, call: Call, budget: Budget) -> list
     for i, (arg, spec) in enumerate(zip(call.args, specs, strict=True)):
         if not isinstance(arg, Leaf) or arg.shape is None or not any(spec_axes(spec)):
             continue
-        value = (*specs[:i], PartitionSpec(), *specs[i + 1 :])
+        value = (*specs[:i], _spec_of([]), *specs[i + 1 :])
         outcome = _works(replace(model, options=replace(o, in_specs=value)), call, budget)
         if outcome is not None:
             words = f" passes {arg.label} whole to every device (its spec split it over {_named_axes(spec)})"

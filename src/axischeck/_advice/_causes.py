@@ -42,9 +42,10 @@ def cause(call: Call, err: AxisCheckError, facts: MapFacts) -> str | None:
     kind = facts.kind
     entries = per_argument(facts.in_axes, len(call.args)) if facts.in_axes is not None else None
     for i, (label, arg) in enumerate(zip(call.arg_labels, call.args, strict=True)):
-        # A container whose in_axes entry gives its items their own axes is mapped as the
-        # container it is, on purpose (the entry's own shape is what may be wrong).
-        per_item = entries is not None and isinstance(entries[i], tuple | list | dict)
+        # A container whose in_axes entry gives its items their own axes (`(0, None)`) is
+        # mapped as the container it is, on purpose (the entry's own shape is what may be
+        # wrong).
+        per_item = entries is not None and _axes_of_items(entries[i])
         found = _iterator(label, arg, kind) or (
             None if per_item else _list_of_arrays(label, arg, err, kind) or _list_of_trees(label, arg, kind)
         )
@@ -57,6 +58,12 @@ def cause(call: Call, err: AxisCheckError, facts: MapFacts) -> str | None:
         or _replicated_tree(call, err, facts)
         or _one_example_mapped(call, err)
     )
+
+
+def _axes_of_items(entry: Any) -> bool:
+    """Whether an in_axes entry is a container of one axis (or None) per item."""
+    items = entry.values() if isinstance(entry, dict) else entry if isinstance(entry, tuple | list) else None
+    return items is not None and all(a is None or type(a) is int for a in items)
 
 
 def _iterator(label: str, arg: Any, kind: str) -> str | None:

@@ -64,6 +64,10 @@ Codes (stable; each finding names the transform, the argument and what JAX would
   where in_axes maps an argument: JAX maps arrays, not the items an iterator yields.
 - AX025 a shard_map whose mesh has an axis of size 1 that in_specs splits the output's
   source over and out_specs leaves out: the replication check reads types, not sizes.
+- AX026 at a call, a function (a lambda, a `def` of the file, `jax.nn.softplus`) passed
+  where in_axes maps an argument: it has no axis (pmap: `static_broadcasted_argnums`).
+- AX027 a vmap or pmap decorating a method of a plain class (no base, no class
+  decorator) whose in_axes maps `self`: the object is no array and no pytree.
 
 Values are read one step away from the transform (`_values`): names bound once,
 parameters every visible call gives one value, `functools.partial`, and the shapes of

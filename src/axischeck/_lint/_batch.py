@@ -31,7 +31,8 @@ from ._checks import Related, SiteChecker, _plural
 from ._flow import CALL_METHODS, Use, written_to_fail
 from ._jax_release import vmap_matches_containers_by_position
 from ._literals import UNKNOWN, axes_text
-from ._module import FunctionNode, ModuleInfo
+from ._module import DEF, FunctionNode, ModuleInfo
+from ._names import qualname
 from ._shapes import Array, Mesh, Spec
 from ._values import Values
 
@@ -305,6 +306,19 @@ def _check_call(checker: SiteChecker, values: Values, use: Use, call: ast.Call, 
                 None,
             )
             return True
+        function = _function(node, use.module)
+        if function is not None:
+            report(
+                use.module,
+                node,
+                "AX026",
+                f"{label} is {function}, where in_axes maps an argument: {kind} maps arrays (or pytrees of them),"
+                " and a function has no axis; JAX raises TypeError 'is not a valid JAX type'",
+                f"static_broadcasted_argnums=({i},) passes it to every device as it is"
+                if kind == "pmap"
+                else f"give {label} the in_axes entry None (a function is passed whole)",
+            )
+            return True
         try:
             _collect(values.of(node, use.module), axes, label, node, leaves, kind != "smap", by_position)
         except Unread:
@@ -434,6 +448,31 @@ def _iterator(node: ast.expr, module: ModuleInfo) -> str | None:
         if node.func.id not in module.scope.bindings:
             return f"{node.func.id}(...)"
     return None
+
+
+_NOT_FUNCTIONS = frozenset({"e", "pi", "inf", "nan", "euler_gamma", "newaxis", "initializers"})
+"""Names of `jax.numpy` and `jax.nn` that are no function (constants, a submodule)."""
+
+
+def _function(node: ast.expr, module: ModuleInfo) -> str | None:
+    """What function the argument at `node` plainly is: a lambda, a `def` of the file (its
+    only binding), or a function of `jax.nn` or `jax.numpy` (`jax.nn.softplus`)."""
+    if isinstance(node, ast.Lambda):
+        return "a lambda"
+    root = node
+    while isinstance(root, ast.Attribute):
+        root = root.value
+    scope = module.scope_of.get(root) if isinstance(root, ast.Name) else None
+    if scope is None:
+        return None
+    if isinstance(node, ast.Name):
+        bindings = module.lookup(node.id, scope)
+        return f"the function {node.id}" if bindings and all(b.kind == DEF for b in bindings) else None
+    name = qualname(node, module, scope)
+    if name is None or name.rsplit(".", 1)[-1] in _NOT_FUNCTIONS:
+        return None
+    package, _, attr = name.rpartition(".")
+    return f"the function {ast.unparse(node)}" if package in ("jax.nn", "jax.numpy") and attr else None
 
 
 def _container(value: Any) -> bool:

@@ -144,6 +144,8 @@ class SiteChecker:
             self.check_library_in_axes()
             return False
         length_reported = self.check_in_axes()
+        if not self.codes and self.check_mapped_self():
+            return False  # JAX refuses every call of the method: nothing else of them is read
         self.check_out_axes()
         sig = self.check_signature()
         self.check_ranges(sig)
@@ -192,6 +194,41 @@ class SiteChecker:
                 value = 0 if t.kind != "smap" and t.lib != "equinox" else UNKNOWN  # Equinox: if_array(0)
             self._in_axes = value
         return self._in_axes
+
+    def check_mapped_self(self) -> bool:
+        """AX027: a vmap or pmap decorating a method of a plain class (no base, no class
+        decorator: no pytree) whose in_axes maps its first argument, `self` (jax#9248): the
+        object has no axis, and JAX refuses every call of the method. True when found."""
+        site, kind = self.site, self.site.transform.kind
+        fn = site.decorated
+        if kind not in ("vmap", "pmap") or fn is None or fn.cls is None or not fn.params.positional:
+            return False
+        cls = fn.cls.node
+        if cls.bases or cls.keywords or cls.decorator_list:
+            return False  # a pytree as likely (a dataclass registered, a Module)
+        decorators = fn.node.decorator_list if not isinstance(fn.node, ast.Lambda) else []
+        if any(isinstance(d, ast.Name) and d.id in ("staticmethod", "classmethod") for d in decorators):
+            return False
+        if kind == "pmap" and site.has("static_broadcasted_argnums"):
+            return False
+        in_axes = self.in_axes()
+        first = in_axes[0] if isinstance(in_axes, tuple) and in_axes else in_axes
+        if type(first) is not int:
+            return False
+        name = fn.params.positional[0]
+        fix = (
+            f"static_broadcasted_argnums=(0,) passes {name} to every device as it is"
+            if kind == "pmap"
+            else f"give {name} the in_axes entry None (in_axes=(None, ...)): the object is passed whole"
+        )
+        self.emit(
+            site.node,
+            "AX027",
+            f"{name}, the {fn.cls.name} object of the method {fn.name}, is no array and its class is no pytree, but"
+            f" in_axes maps it over axis {first}; JAX raises TypeError ('is not a valid JAX type') at every call",
+            fix,
+        )
+        return True
 
     def check_library_in_axes(self) -> None:
         """Equinox's filter_vmap / filter_pmap and Flax NNX's vmap / pmap: the in_axes checks

@@ -68,6 +68,8 @@ RULES: dict[str, Rule] = {
             "size-one-axis-replication",
             "out_specs leaves out a mesh axis of size 1 that in_specs splits the output's source over",
         ),
+        Rule("AX026", "mapped-function", "a function is passed where in_axes maps an argument"),
+        Rule("AX027", "mapped-self", "in_axes maps the self of a method of a class that is no pytree"),
     )
 }
 
