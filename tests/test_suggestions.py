@@ -1205,3 +1205,17 @@ def test_per_example_labels_with_identical_rows_are_still_mapped_by_the_fix() ->
     y = jax.nn.one_hot(jnp.full(8, 2), 3)
     err = _refused(lambda: ax.vmap(loss, in_axes=(None, 0, None))(w, x, y))
     assert [s.as_kwargs() for s in err.suggestions] == [{"in_axes": (None, 0, 0)}]
+
+
+def test_a_mapped_argument_the_function_needs_as_a_python_value_is_named() -> None:
+    """jax#10493: the axes of a sum passed beside the data and mapped with it by the
+    default in_axes: each example gets one traced axis, where jnp.sum needs Python ints.
+    The hint names the argument and the entry None that passes it whole."""
+
+    def reduce_block(x: jax.Array, axes: jax.Array) -> jax.Array:
+        return jnp.sum(x, axes)
+
+    with pytest.raises(jax.errors.ConcretizationTypeError) as info:
+        ax.vmap(reduce_block)(jnp.ones((2, 3, 4)), jnp.array([0, 1]))
+    assert "axes holds integers that the in_axes entry 0 maps" in str(info.value.hint)  # type: ignore[attr-defined]
+    assert "the in_axes entry None" in str(info.value.hint)  # type: ignore[attr-defined]

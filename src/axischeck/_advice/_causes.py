@@ -54,6 +54,7 @@ def cause(call: Call, err: AxisCheckError, facts: MapFacts) -> str | None:
     return (
         _missing_arguments(call, err, facts)
         or _traced_python_value(call, err, facts)
+        or _mapped_python_value(call, err, facts)
         or _unreplicated_tree(call, err, facts)
         or _replicated_tree(call, err, facts)
         or _one_example_mapped(call, err)
@@ -162,6 +163,42 @@ def _traced_python_value(call: Call, err: AxisCheckError, facts: MapFacts) -> st
         f" traced scalar where it needs a Python value (an if, a range): keep {name} a Python value, not"
         f" stacked; {remedy}{static}"
     )
+
+
+def _mapped_python_value(call: Call, err: AxisCheckError, facts: MapFacts) -> str | None:
+    """The function needs a value as a Python value (an axis, a size: JAX's
+    ConcretizationTypeError), and the one mapped argument of integers or bools is where it
+    can come from: mapped, each example gets a traced scalar of it (jax#10493: the axes of
+    a sum mapped with the data). Passed whole, its values stay the user's."""
+    if not isinstance(err, FunctionError) or not isinstance(err.__cause__, jax.errors.ConcretizationTypeError):
+        return None
+    entries = per_argument(facts.in_axes, len(call.args)) if facts.in_axes is not None else None
+    if entries is None:
+        return None
+    integral = [
+        i
+        for i, (arg, entry) in enumerate(zip(call.args, entries, strict=True))
+        if type(entry) is int and isinstance(arg, Leaf) and _integral(arg.value)
+    ]
+    if len(integral) != 1:
+        return None
+    (i,) = integral
+    label = call.arg_labels[i]
+    static = f", or pass it as a static argument (static_broadcasted_argnums=({i},))" if facts.kind == "pmap" else ""
+    return (
+        f"{label} holds integers that the in_axes entry {entries[i]} maps, so each example gets a traced scalar of"
+        f" it, where the function needs a Python value (an axis, a size): if {label} is one value for the whole"
+        f" batch, not one per example, pass it whole, with the in_axes entry None{static}"
+    )
+
+
+def _integral(value: Any) -> bool:
+    """Whether a value is an array of integers or bools (axes, sizes, flags)."""
+    dtype = getattr(value, "dtype", None)
+    try:
+        return dtype is not None and bool(np.issubdtype(dtype, np.integer) or np.issubdtype(dtype, np.bool_))
+    except TypeError:  # an extended dtype numpy does not know (a key)
+        return False
 
 
 def _same_throughout(value: Any) -> bool:
