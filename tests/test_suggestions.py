@@ -1219,3 +1219,20 @@ def test_a_mapped_argument_the_function_needs_as_a_python_value_is_named() -> No
         ax.vmap(reduce_block)(jnp.ones((2, 3, 4)), jnp.array([0, 1]))
     assert "axes holds integers that the in_axes entry 0 maps" in str(info.value.hint)  # type: ignore[attr-defined]
     assert "the in_axes entry None" in str(info.value.hint)  # type: ignore[attr-defined]
+
+
+@pytest.mark.devices(8)
+def test_a_split_confirmed_only_by_rows_of_ones_is_no_fix() -> None:
+    """Data of identical rows normalised over the split batch axis: each device's max is
+    the global one by chance, so a bias passed whole matches the program on one device on
+    these values, and on no others. Confirmed on other values of the same shapes, it is
+    no fix."""
+
+    def normalise(x: jax.Array, b: jax.Array) -> jax.Array:
+        return x / x.max(0, keepdims=True) + b[None, :]
+
+    f = ax.shard_map(normalise, mesh=_mesh(), in_specs=(P("x"), P("x")), out_specs=P("x"))
+    with pytest.raises(TypeError) as info:
+        f(jnp.ones((8, 4)), jnp.arange(4.0))
+    assert not any(s.is_fix for s in getattr(info.value, "suggestions", ()))
+    assert "on other values of these shapes" in str(info.value.__notes__)

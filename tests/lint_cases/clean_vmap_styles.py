@@ -191,3 +191,35 @@ def function_passed_whole():
     jax.vmap(_apply, in_axes=(0, None))(jnp.ones((4, 3)), jax.nn.relu)
     jax.pmap(_apply, static_broadcasted_argnums=(1,))(jnp.ones((1, 3)), jnp.tanh)
     return jax.vmap(_apply, in_axes=(0, None))(jnp.ones((4, 3)), jnp.pi)
+
+
+class Gain:
+    """A class registered as a pytree after its body: its self is mapped on purpose."""
+
+    def __init__(self, g):
+        self.g = g
+
+    @jax.vmap
+    def apply(self, x):
+        return self.g * x
+
+
+jax.tree_util.register_pytree_node(Gain, lambda s: ((s.g,), None), lambda _, c: Gain(*c))
+
+
+class ops:
+    """A namespace of mapped functions: no self."""
+
+    @jax.vmap
+    def outer(a, b):
+        return a * b
+
+
+@jax.tree_util.Partial
+def _halve(x):
+    return x / 2
+
+
+def partial_passed_mapped():
+    """A `Partial` is a pytree (its function static): mapped, it maps nothing."""
+    return jax.vmap(_apply)(jnp.ones((4, 3)), _halve), Gain(jnp.arange(4.0)).apply(jnp.ones(4))

@@ -203,6 +203,8 @@ class _Reference:
     def __init__(self, prog: Program) -> None:
         self.prog = prog
         self._want: Any = _UNSET
+        self._other_want: Any = _UNSET  # the reference on other values (see `_on_other_values`)
+        self._other_values: tuple[tuple[Any, ...], dict[str, Any]] = ((), {})
 
     def differs(self, s: Suggestion) -> str | None:
         """None where `s` computes what the program means, else what it changes."""
@@ -252,7 +254,33 @@ class _Reference:
                 shapes = jax.tree_util.tree_map(lambda x: np.shape(x), self._want)
                 return _difference(s.outcome.shapes, shapes, "the program on one device", shapes_only=True)
             raise _NotChecked(f"it does not run here: {type(err).__name__}") from None
-        return _difference(got, self._want, "the program on one device")
+        differs = _difference(got, self._want, "the program on one device")
+        if differs is None and s.checked_only:
+            return self._on_other_values(s, model)
+        return differs
+
+    def _on_other_values(self, s: Suggestion, model: ShardModel) -> str | None:
+        """A candidate only the program's values tell from the others, run again on values
+        of the call's shapes that are no special case: the user's own may be one (rows of
+        ones, where a max over the split axis agrees with each block's by chance). Floats
+        are drawn anew; indices, ids and keys kept. Two more runs of the budget."""
+        if self._other_want is _UNSET:
+            self._other_values = _redrawn(self._call_values(()))
+            try:
+                self._other_want = self.prog.run(_one_device(model, self.prog.fun), *self._other_values)
+            except _NotChecked:
+                raise
+            except Exception:
+                self._other_want = None
+        if self._other_want is None:
+            raise _NotChecked("the program fails on a one-device mesh on other values")
+        try:
+            got = self.prog.run(self.prog.run_with(s.as_kwargs()), *self._other_values)
+        except _NotChecked:
+            raise
+        except Exception as err:
+            raise _NotChecked(f"it does not run here on other values: {type(err).__name__}") from None
+        return _difference(got, self._other_want, "the program on one device (on other values of these shapes)")
 
     def _other_shapes(self, s: Suggestion) -> str | None:
         """Where the engine's outcome already gives an output another shape than the
@@ -428,6 +456,23 @@ class _Reference:
         for i, order in transposes:
             args[i] = np.transpose(np.asarray(args[i]), order)
         return tuple(args), kwargs
+
+
+def _redrawn(values: tuple[tuple[Any, ...], dict[str, Any]]) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    """The call's values with every float array drawn anew (the same shape and dtype):
+    values that differ along every axis, as data does. Integers, bools and keys are kept
+    (indices, segment ids, masks mean what they hold)."""
+    rng = np.random.default_rng(1)
+
+    def redraw(leaf: Any) -> Any:
+        dtype = getattr(leaf, "dtype", None)
+        if dtype is None or jnp.issubdtype(dtype, jax.dtypes.prng_key) or not jnp.issubdtype(dtype, jnp.floating):
+            return leaf
+        drawn = rng.standard_normal(np.shape(leaf)).astype(dtype)
+        return jnp.asarray(drawn) if isinstance(leaf, jax.Array) else drawn  # a JAX array has `.at`, numpy's not
+
+    args, kwargs = jax.tree_util.tree_map(redraw, values)
+    return tuple(args), dict(kwargs)
 
 
 def _same_blocks(x: np.ndarray, axis: int, parts: int) -> bool:

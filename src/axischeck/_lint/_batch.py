@@ -455,8 +455,8 @@ _NOT_FUNCTIONS = frozenset({"e", "pi", "inf", "nan", "euler_gamma", "newaxis", "
 
 
 def _function(node: ast.expr, module: ModuleInfo) -> str | None:
-    """What function the argument at `node` plainly is: a lambda, a `def` of the file (its
-    only binding), or a function of `jax.nn` or `jax.numpy` (`jax.nn.softplus`)."""
+    """What function the argument at `node` plainly is: a lambda, an undecorated `def` of
+    the file (its only binding), or a function of `jax.nn` or `jax.numpy` (`jax.nn.softplus`)."""
     if isinstance(node, ast.Lambda):
         return "a lambda"
     root = node
@@ -467,7 +467,8 @@ def _function(node: ast.expr, module: ModuleInfo) -> str | None:
         return None
     if isinstance(node, ast.Name):
         bindings = module.lookup(node.id, scope)
-        return f"the function {node.id}" if bindings and all(b.kind == DEF for b in bindings) else None
+        plain = bindings and all(b.kind == DEF and not getattr(b.node, "decorator_list", ()) for b in bindings)
+        return f"the function {node.id}" if plain else None  # a decorated def may be a pytree (a Partial)
     name = qualname(node, module, scope)
     if name is None or name.rsplit(".", 1)[-1] in _NOT_FUNCTIONS:
         return None

@@ -201,10 +201,10 @@ class SiteChecker:
         object has no axis, and JAX refuses every call of the method. True when found."""
         site, kind = self.site, self.site.transform.kind
         fn = site.decorated
-        if kind not in ("vmap", "pmap") or fn is None or fn.cls is None or not fn.params.positional:
-            return False
+        if kind not in ("vmap", "pmap") or fn is None or fn.cls is None or fn.params.positional[:1] != ("self",):
+            return False  # a namespace class's function takes no self
         cls = fn.cls.node
-        if cls.bases or cls.keywords or cls.decorator_list:
+        if cls.bases or cls.keywords or cls.decorator_list or _maybe_pytree(cls, site.module):
             return False  # a pytree as likely (a dataclass registered, a Module)
         decorators = fn.node.decorator_list if not isinstance(fn.node, ast.Lambda) else []
         if any(isinstance(d, ast.Name) and d.id in ("staticmethod", "classmethod") for d in decorators):
@@ -910,3 +910,21 @@ def _leaf_fix(leaf: object) -> str | None:
     if isinstance(leaf, str) and leaf.lstrip("-").isdigit():
         return f"write {int(leaf)} instead of {leaf!r}"
     return None
+
+
+_PYTREE_METHODS = frozenset({"tree_flatten", "tree_unflatten", "tree_flatten_with_keys", "__init_subclass__"})
+
+
+def _maybe_pytree(cls: ast.ClassDef, module: ModuleInfo) -> bool:
+    """Whether a class may be a pytree for all the file says: it defines a pytree's methods
+    (or registers its subclasses), or a call whose function's name says `register` is
+    given the class anywhere in the file (`jax.tree_util.register_pytree_node(C, ...)`)."""
+    if any(isinstance(n, ast.FunctionDef) and n.name in _PYTREE_METHODS for n in cls.body):
+        return True
+    for node in ast.walk(module.tree):
+        if not isinstance(node, ast.Call):
+            continue
+        callee = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+        if "register" in callee and any(isinstance(a, ast.Name) and a.id == cls.name for a in node.args):
+            return True
+    return False
