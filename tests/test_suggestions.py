@@ -1236,3 +1236,15 @@ def test_a_split_confirmed_only_by_rows_of_ones_is_no_fix() -> None:
         f(jnp.ones((8, 4)), jnp.arange(4.0))
     assert not any(s.is_fix for s in getattr(info.value, "suggestions", ()))
     assert "on other values of these shapes" in str(info.value.__notes__)
+
+
+def test_an_if_on_a_float_is_never_blamed_on_a_mapped_integer_argument() -> None:
+    """A Python `if` on a mapped float beside per-example integer labels: the value needed
+    concrete is a float, not the labels, which no hint names (they are per example)."""
+
+    def loss(x: jax.Array, label: jax.Array) -> jax.Array:
+        return x[label] if x.sum() > 0 else -x[label]
+
+    with pytest.raises(jax.errors.ConcretizationTypeError) as info:
+        ax.vmap(loss)(jnp.ones((4, 3)), jnp.arange(4) % 3)
+    assert "label holds integers" not in str(getattr(info.value, "hint", None))

@@ -914,10 +914,10 @@ def _passed_whole_options(model: ShardModel, call: Call, budget: Budget) -> list
     """The function fails per device, and an argument its in_specs split may be meant
     whole (a bias split like the rows it is added to, where the pmap it came from passed
     it with in_axes None): that argument given `P()`, one at a time, the outputs' specs as
-    they are. Only an argument of lower rank than another's (a parameter beside the data
-    it meets): the data itself, passed whole, would compute the same values unsplit.
-    Whether the blocks then compute what the program means is for the meaning check to
-    say: none is a fix without it."""
+    they are (the data itself passed whole gives outputs its out_specs then stack too
+    often: the meaning check rules it out on their shapes). Whether the blocks then
+    compute what the program means is for the meaning check to say: none is a fix
+    without it."""
     o = model.options
     n = len(call.args)
     if o.smap_axes is not None or o.mesh is None or o.in_specs is INFER_SPECS or n < 2:
@@ -925,13 +925,10 @@ def _passed_whole_options(model: ShardModel, call: Call, budget: Budget) -> list
     specs = _in_specs(o, n)
     if len(specs) != n or not all(isinstance(spec, PartitionSpec) for spec in specs):
         return []
-    ranks = [len(arg.shape) for arg in call.args if isinstance(arg, Leaf) and arg.shape is not None]
     found = []
     for i, (arg, spec) in enumerate(zip(call.args, specs, strict=True)):
         if not isinstance(arg, Leaf) or arg.shape is None or not any(spec_axes(spec)):
             continue
-        if len(arg.shape) >= max(ranks):
-            continue  # the data itself as likely, which passed whole would no longer be split
         value = (*specs[:i], _spec_of([]), *specs[i + 1 :])
         outcome = _works(replace(model, options=replace(o, in_specs=value)), call, budget)
         if outcome is not None:

@@ -166,37 +166,51 @@ def _traced_python_value(call: Call, err: AxisCheckError, facts: MapFacts) -> st
 
 
 def _mapped_python_value(call: Call, err: AxisCheckError, facts: MapFacts) -> str | None:
-    """The function needs a value as a Python value (an axis, a size: JAX's
-    ConcretizationTypeError), and the one mapped argument of integers or bools is where it
-    can come from: mapped, each example gets a traced scalar of it (jax#10493: the axes of
-    a sum mapped with the data). Passed whole, its values stay the user's."""
-    if not isinstance(err, FunctionError) or not isinstance(err.__cause__, jax.errors.ConcretizationTypeError):
-        return None
+    """A vmapped function needs a traced integer as a Python value (an axis, a size: JAX's
+    ConcretizationTypeError of an integer scalar), and the one mapped vector of integers
+    (the one JAX names, where it names one) is where it can come from: mapped, each
+    example gets one of its integers (jax#10493: the axes of a sum mapped with the data).
+    Passed whole, its values stay the user's. Not for a pmap, which traces an argument
+    given None too."""
+    if facts.kind != "vmap" or not isinstance(err, FunctionError):
+        return None  # pmap traces an argument given None too
+    said = str(err.__cause__)
+    if not isinstance(err.__cause__, jax.errors.ConcretizationTypeError) or not _TRACED_INTEGER.search(said):
+        return None  # the value needed is no integer (an `if` on a float, a mask)
+    named = _NEEDED_AS_PYTHON.search(said)
     entries = per_argument(facts.in_axes, len(call.args)) if facts.in_axes is not None else None
     if entries is None:
         return None
     integral = [
         i
         for i, (arg, entry) in enumerate(zip(call.args, entries, strict=True))
-        if type(entry) is int and isinstance(arg, Leaf) and _integral(arg.value)
+        if type(entry) is int
+        and isinstance(arg, Leaf)
+        and _integral(arg.value)
+        and arg.user_shape is not None
+        and len(arg.user_shape) == 1  # one integer per example
+        and (named is None or named.group(1) == call.arg_labels[i])
     ]
     if len(integral) != 1:
         return None
     (i,) = integral
     label = call.arg_labels[i]
-    static = f", or pass it as a static argument (static_broadcasted_argnums=({i},))" if facts.kind == "pmap" else ""
     return (
-        f"{label} holds integers that the in_axes entry {entries[i]} maps, so each example gets a traced scalar of"
+        f"{label} holds integers that the in_axes entry {entries[i]} maps, so each example gets a traced integer of"
         f" it, where the function needs a Python value (an axis, a size): if {label} is one value for the whole"
-        f" batch, not one per example, pass it whole, with the in_axes entry None{static}"
+        " batch, not one per example, pass it whole, with the in_axes entry None"
     )
 
 
+_TRACED_INTEGER = re.compile(r"traced array with shape u?int\d*\[\]")
+"""JAX's words for a traced integer scalar (the value a concrete one was needed for)."""
+
+
 def _integral(value: Any) -> bool:
-    """Whether a value is an array of integers or bools (axes, sizes, flags)."""
+    """Whether a value is an array of integers (axes, sizes)."""
     dtype = getattr(value, "dtype", None)
     try:
-        return dtype is not None and bool(np.issubdtype(dtype, np.integer) or np.issubdtype(dtype, np.bool_))
+        return dtype is not None and bool(np.issubdtype(dtype, np.integer))
     except TypeError:  # an extended dtype numpy does not know (a key)
         return False
 

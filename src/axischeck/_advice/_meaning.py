@@ -43,7 +43,7 @@ from .._engine._shard_model import ShardModel
 from ._rank import per_argument
 from ._suggestion import Suggestion
 
-RUNS = 4
+RUNS = 6
 """How many times the meaning check may run the program for one failed call."""
 
 MAX_ELEMENTS = 1 << 22
@@ -459,16 +459,28 @@ class _Reference:
 
 
 def _redrawn(values: tuple[tuple[Any, ...], dict[str, Any]]) -> tuple[tuple[Any, ...], dict[str, Any]]:
-    """The call's values with every float array drawn anew (the same shape and dtype):
-    values that differ along every axis, as data does. Integers, bools and keys are kept
-    (indices, segment ids, masks mean what they hold)."""
+    """The call's values with every numeric array drawn anew, of the same shape and dtype
+    and within the range of its own values (positive data stays positive, indices stay
+    indices): values that differ along every axis, as data does. An array of one value
+    is drawn from that value to one more. Bools and keys are kept (a mask, a key mean
+    what they hold)."""
     rng = np.random.default_rng(1)
 
     def redraw(leaf: Any) -> Any:
         dtype = getattr(leaf, "dtype", None)
-        if dtype is None or jnp.issubdtype(dtype, jax.dtypes.prng_key) or not jnp.issubdtype(dtype, jnp.floating):
+        if (
+            dtype is None
+            or not np.size(leaf)
+            or not (jnp.issubdtype(dtype, jnp.floating) or jnp.issubdtype(dtype, jnp.integer))
+        ):
             return leaf
-        drawn = rng.standard_normal(np.shape(leaf)).astype(dtype)
+        held = np.asarray(leaf)
+        low, high = held.min().item(), held.max().item()
+        high = high if high > low else low + 1
+        if jnp.issubdtype(dtype, jnp.integer):
+            drawn = rng.integers(low, high, np.shape(leaf), endpoint=True).astype(dtype)
+        else:
+            drawn = rng.uniform(low, high, np.shape(leaf)).astype(dtype)
         return jnp.asarray(drawn) if isinstance(leaf, jax.Array) else drawn  # a JAX array has `.at`, numpy's not
 
     args, kwargs = jax.tree_util.tree_map(redraw, values)

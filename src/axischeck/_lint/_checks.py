@@ -917,14 +917,18 @@ _PYTREE_METHODS = frozenset({"tree_flatten", "tree_unflatten", "tree_flatten_wit
 
 def _maybe_pytree(cls: ast.ClassDef, module: ModuleInfo) -> bool:
     """Whether a class may be a pytree for all the file says: it defines a pytree's methods
-    (or registers its subclasses), or a call whose function's name says `register` is
-    given the class anywhere in the file (`jax.tree_util.register_pytree_node(C, ...)`)."""
+    (or registers its subclasses), the file registers anything (`register_pytree_node`,
+    in a loop or by keyword), imports a pytree helper, or hands the class itself to a call
+    (a helper that registers it). Registration in another file is not seen: the rule
+    stays quiet wherever the file gives a hint of one."""
     if any(isinstance(n, ast.FunctionDef) and n.name in _PYTREE_METHODS for n in cls.body):
         return True
     for node in ast.walk(module.tree):
-        if not isinstance(node, ast.Call):
-            continue
-        callee = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
-        if "register" in callee and any(isinstance(a, ast.Name) and a.id == cls.name for a in node.args):
-            return True
+        if isinstance(node, ast.Call):
+            callee = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+            passed = [*node.args, *(k.value for k in node.keywords)]
+            if "register" in callee.lower() or any(isinstance(a, ast.Name) and a.id == cls.name for a in passed):
+                return True  # a registration (in a loop, by keyword), or the class handed to a helper
+        elif isinstance(node, ast.ImportFrom | ast.Import) and any("pytree" in a.name.lower() for a in node.names):
+            return True  # a registering function imported under another name
     return False
