@@ -1248,3 +1248,17 @@ def test_an_if_on_a_float_is_never_blamed_on_a_mapped_integer_argument() -> None
     with pytest.raises(jax.errors.ConcretizationTypeError) as info:
         ax.vmap(loss)(jnp.ones((4, 3)), jnp.arange(4) % 3)
     assert "label holds integers" not in str(getattr(info.value, "hint", None))
+
+
+def test_a_mapped_key_is_never_passed_whole_by_the_fix() -> None:
+    """One typed key mapped with the data by the default in_axes: it has no axis. Passed
+    whole, it runs, but every example draws the same noise, which mapping the key said
+    was not meant: "Runs, but ...", with the split that gives one key per example."""
+
+    def reparameterize(key: jax.Array, mean: jax.Array) -> jax.Array:
+        return mean + jax.random.normal(key, mean.shape)
+
+    with pytest.raises(ValueError) as info:
+        ax.vmap(reparameterize)(jax.random.key(0), jnp.zeros((4, 3)))
+    assert not any(s.is_fix for s in getattr(info.value, "suggestions", ()))
+    assert "jax.random.split(key, 4)" in str(info.value)

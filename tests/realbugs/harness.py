@@ -28,6 +28,7 @@ a folder `<set>/<NN>_<slug>/` holding `buggy.py`, `fixed.py` (each defines
   axischeck as under plain JAX, and the case is not scored.
 - `[known_gap]` (optional): `facts = "..."` and/or `fix = "..."`, what axischeck gets wrong
   today; the matching test is a strict xfail, so it turns red once axischeck improves.
+  `since = "0.12.1"`: the gap in the facts holds from that JAX release on only.
 
 A fix is read from the exception's structured `suggestions` (`Suggestion.as_kwargs()`),
 else from a `Fix: name=value` line of the message or its notes; it is applied by
@@ -120,12 +121,19 @@ def load_cases(root: Path = CASES) -> list[Case]:
                 real_fix_target=data.get("real_fix_target"),
                 lint_line=int(data.get("lint_line", 0)),
                 notes=data.get("notes", ""),
-                gap_facts=gap.get("facts", ""),
+                gap_facts=gap.get("facts", "") if _gap_applies(gap) else "",
                 gap_fix=gap.get("fix", ""),
                 jax_fixed_in=data.get("jax_fixed_in"),
             )
         )
     return cases
+
+
+def _gap_applies(gap: dict[str, str]) -> bool:
+    """Whether a known gap holds on the installed JAX: from its `since` release on, where
+    it names one (a later JAX answers the call otherwise, and the message with it)."""
+    since = gap.get("since")
+    return since is None or _release(jax.__version__) >= _release(since)
 
 
 def _release(version: str) -> tuple[int, ...]:

@@ -19,6 +19,7 @@ import jax
 from .._core._dims import ArraySpec, Variadic
 from .._core._errors import AxisCheckError
 from .._core._explain import tables_unread
+from .._core._jax_compat import is_key_array
 from .._core._leaves import Call, Leaf
 from .._core._shape import Shape
 from .._core._steps import MapStep
@@ -118,6 +119,9 @@ def _shapes_only(model: MapModel, call: Call, s: Suggestion, found: list[Suggest
     before = per_argument(model.level.in_axes.value, len(call.args))
     if size is None or not isinstance(axes, tuple) or before is None or len(axes) != len(before):
         return None
+    unkeyed = _unmapped_key(call, before, axes, size)
+    if unkeyed is not None:
+        return unkeyed
     if _declares_inputs(model):
         return None
     partly = _partly_batched(call, before, axes, size)
@@ -143,6 +147,22 @@ def _shapes_only(model: MapModel, call: Call, s: Suggestion, found: list[Suggest
         f"it unmaps {and_list([call.arg_labels[i] for i in dissent])}: as many mapped arrays have another size"
         f" as keep its batch size, {size}, so nothing says which batch you meant"
     )
+
+
+def _unmapped_key(call: Call, before: list[Any], axes: tuple[Any, ...], size: int) -> str | None:
+    """What a candidate that passes whole a random key the user mapped changes: every
+    example then draws the same random numbers from it (the draws
+    `SharedRandomnessWarning` reports). Mapping a key says one key per example was meant;
+    the remedy is to split it, which no in_axes entry does."""
+    for i, (b, a) in enumerate(zip(before, axes, strict=True)):
+        arg = call.args[i]
+        if a is None and b is not None and isinstance(arg, Leaf) and is_key_array(arg.value):
+            name = call.arg_labels[i]
+            return (
+                f"it passes {name}, a random key you mapped, whole: every example would draw the same random"
+                f" numbers from it (split it into one key per example, jax.random.split({name}, {size}), and map that)"
+            )
+    return None
 
 
 def _partly_batched(call: Call, before: list[Any], axes: tuple[Any, ...], size: int) -> str | None:
