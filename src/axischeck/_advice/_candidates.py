@@ -910,6 +910,13 @@ def _split_like_others_options(model: ShardModel, call: Call, budget: Budget) ->
     return found
 
 
+def _unexplained(err: AxisCheckError) -> bool:
+    """Whether the function fails per device for a reason the engine does not name (a
+    block's shape clashing with another's): a failure it explains (a loop carry's
+    variation, with its remedy) is not one an in_specs change addresses."""
+    return isinstance(err, FunctionError) and err.hint is None
+
+
 def _passed_whole_options(model: ShardModel, call: Call, budget: Budget) -> list[Suggestion]:
     """The function fails per device, and an argument its in_specs split may be meant
     whole (a bias split like the rows it is added to, where the pmap it came from passed
@@ -1441,7 +1448,7 @@ def candidates(
             or _surplus_none_options(model, call, budget)
             or _shard_in_options(model, call, budget)
             or _split_like_others_options(model, call, budget)
-            or (_passed_whole_options(model, call, budget) if isinstance(err, FunctionError) else [])
+            or (_passed_whole_options(model, call, budget) if _unexplained(err) else [])
         )
     if not isinstance(model, MapModel):
         return []
