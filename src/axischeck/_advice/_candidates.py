@@ -660,7 +660,7 @@ def _copies(level: MapLevel, call: Call, i: int, axis: int) -> str | None:
     says nothing of copies: a fresh state starts so too. A vmap's per-example data has
     identical rows as often (labels of one class, position ids)."""
     arg = call.args[i]
-    if level.kind != "pmap":  # per-example data has identical rows as often (one class's labels, position ids)
+    if level.kind != "pmap":
         return None
     value = arg.value if isinstance(arg, Leaf) else None  # one array: a tree is random state (see _axes_of_size)
     if not isinstance(value, (jax.Array, np.ndarray)) or isinstance(value, Tracer):
@@ -804,6 +804,15 @@ def _spec_of(entries: list[tuple[str, ...]]) -> PartitionSpec:
     return PartitionSpec(*[None if not e else e[0] if len(e) == 1 else e for e in entries])  # type: ignore[no-untyped-call]
 
 
+def _trimmed_spec_of(entries: list[tuple[str, ...]]) -> PartitionSpec:
+    """The spec of `entries` without their trailing None entries, which split nothing
+    (the same split)."""
+    entries = list(entries)
+    while entries and not entries[-1]:
+        entries.pop()
+    return _spec_of(entries)
+
+
 def _shard_in_options(model: ShardModel, call: Call, budget: Budget) -> list[Suggestion]:
     """An axis the mesh axes do not divide: shard it over another mesh axis that does,
     give the same devices another mesh shape, or pad it to a multiple (each checked by
@@ -868,11 +877,8 @@ def _split_like_others_options(model: ShardModel, call: Call, budget: Budget) ->
     that assemble it go with it. Each checked by the engine; which one the program means
     is for the meaning check to say, and none is a fix without it."""
     o = model.options
-    n = len(call.args)
-    if o.smap_axes is not None or o.mesh is None or o.in_specs is INFER_SPECS or n < 2:
-        return []
-    specs = _in_specs(o, n)
-    if len(specs) != n or not all(isinstance(spec, PartitionSpec) for spec in specs):
+    specs = _written_specs(model, call)
+    if specs is None:
         return []
     arrays: list[tuple[int, str, tuple[int, ...]]] = []  # (position, label, shape) of each array argument
     for i, arg in enumerate(call.args):
@@ -889,11 +895,9 @@ def _split_like_others_options(model: ShardModel, call: Call, budget: Budget) ->
             if entries[d]:
                 continue  # split already
             for axes in sorted(axes for other, axes in splits if other == size and not used & set(axes)):
-                split = [*entries[:d], axes, *entries[d + 1 :]]
-                while split and not split[-1]:
-                    split.pop()
+                split = _trimmed_spec_of([*entries[:d], axes, *entries[d + 1 :]])
                 words = f" splits axis {d} of {label} (size {size}) over {and_list([repr(a) for a in axes])}"
-                tried.append(((*specs[:i], _spec_of(split), *specs[i + 1 :]), words))
+                tried.append(((*specs[:i], split, *specs[i + 1 :]), words))
     found = []
     for value, words in itertools.islice(dict.fromkeys(tried), MAX_TRIES):
         changed = replace(model, options=replace(o, in_specs=value))
@@ -908,6 +912,17 @@ def _split_like_others_options(model: ShardModel, call: Call, budget: Budget) ->
                 text = f"in_specs={value!r}{words}, and {out.text}"
                 found.append(replace(out, text=text, options=options, checked_only=True))
     return found
+
+
+def _written_specs(model: ShardModel, call: Call) -> tuple[PartitionSpec, ...] | None:
+    """A shard_map's in_specs as one PartitionSpec per argument, where it has a mesh and
+    two arguments or more and writes them all out (None otherwise: nothing to split like
+    another, or to pass whole beside another)."""
+    o, n = model.options, len(call.args)
+    if o.smap_axes is not None or o.mesh is None or o.in_specs is INFER_SPECS or n < 2:
+        return None
+    specs = _in_specs(o, n)
+    return specs if len(specs) == n and all(isinstance(spec, PartitionSpec) for spec in specs) else None
 
 
 def _unexplained(err: AxisCheckError) -> bool:
@@ -926,11 +941,8 @@ def _passed_whole_options(model: ShardModel, call: Call, budget: Budget) -> list
     compute what the program means is for the meaning check to say: none is a fix
     without it."""
     o = model.options
-    n = len(call.args)
-    if o.smap_axes is not None or o.mesh is None or o.in_specs is INFER_SPECS or n < 2:
-        return []
-    specs = _in_specs(o, n)
-    if len(specs) != n or not all(isinstance(spec, PartitionSpec) for spec in specs):
+    specs = _written_specs(model, call)
+    if specs is None:
         return []
     found = []
     for i, (arg, spec) in enumerate(zip(call.args, specs, strict=True)):
@@ -971,13 +983,11 @@ def _moved_split_options(
             continue
         moved = [*entries, *[()] * (len(arg.shape) - len(entries))]
         moved[d], moved[other] = (), axes
-        while moved and not moved[-1]:
-            moved.pop()
         words = (
             f" splits axis {other} of {arg.label} (size {arg.shape[other]}) over"
             f" {and_list([repr(a) for a in axes])} instead of axis {d} (size {arg.shape[d]})"
         )
-        tried.append(((*specs[:i], _spec_of(moved), *specs[i + 1 :]), words))
+        tried.append(((*specs[:i], _trimmed_spec_of(moved), *specs[i + 1 :]), words))
     return _spec_options(model, call, budget, "in_specs", tried)
 
 
@@ -1182,13 +1192,8 @@ def _is_spec(x: Any) -> bool:
 
 
 def _without_trailing_none(spec: Any) -> Any:
-    """A spec without its trailing None entries, which split nothing (the same split)."""
-    if not isinstance(spec, PartitionSpec):
-        return spec
-    entries = list(spec_axes(spec))
-    while entries and not entries[-1]:
-        entries.pop()
-    return _spec_of(entries)
+    """A spec without its trailing None entries (anything else as it is)."""
+    return _trimmed_spec_of(list(spec_axes(spec))) if isinstance(spec, PartitionSpec) else spec
 
 
 def _smap_scalar_options(model: ShardModel, call: Call, budget: Budget) -> list[Suggestion]:
@@ -1296,10 +1301,7 @@ def _without_size_one_axes(model: ShardModel, call: Call, missing: set[str], bud
     def dropped(spec: Any) -> Any:
         if not isinstance(spec, PartitionSpec):
             return spec
-        entries = [tuple(a for a in e if a not in missing) for e in spec_axes(spec)]
-        while entries and not entries[-1]:
-            entries.pop()
-        return _spec_of(entries)
+        return _trimmed_spec_of([tuple(a for a in e if a not in missing) for e in spec_axes(spec)])
 
     if isinstance(o.in_specs, PartitionSpec):
         new_specs: Any = dropped(o.in_specs)

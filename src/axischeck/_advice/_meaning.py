@@ -288,10 +288,9 @@ class _Reference:
         shapes rule out (None where they agree, or cannot be compared leaf for leaf)."""
         if s.outcome is None:
             return None
-        is_shape = lambda x: isinstance(x, tuple) and all(type(d) is int for d in x)  # noqa: E731
-        got = jax.tree_util.tree_leaves(s.outcome.shapes, is_leaf=is_shape)
+        got = jax.tree_util.tree_leaves(s.outcome.shapes, is_leaf=_is_shape)
         want = [np.shape(leaf) for leaf in jax.tree_util.tree_leaves(self._want)]
-        if len(got) != len(want) or not all(map(is_shape, got)):
+        if len(got) != len(want) or not all(map(_is_shape, got)):
             return None
         return _difference([tuple(g) for g in got], want, "the program on one device", shapes_only=True)
 
@@ -578,10 +577,15 @@ def _same_along(value: Any, axis: int) -> bool:
         return False
 
 
+def _is_shape(x: Any) -> bool:
+    """Whether `x` is a shape (a tuple of ints), a leaf where shapes are compared."""
+    return isinstance(x, tuple) and all(type(d) is int for d in x)
+
+
 def _difference(got: Any, want: Any, what: str, shapes_only: bool = False) -> str | None:
     """None where `got` equals `want` (structure, shapes and values, up to float
     rounding; with `shapes_only`, `got` and `want` hold shapes), else how they differ."""
-    is_shape = (lambda x: isinstance(x, tuple) and all(type(d) is int for d in x)) if shapes_only else None
+    is_shape = _is_shape if shapes_only else None
     got_def: Any
     got_leaves, got_def = jax.tree_util.tree_flatten(got, is_leaf=is_shape)
     want_leaves, want_def = jax.tree_util.tree_flatten(want, is_leaf=is_shape)
