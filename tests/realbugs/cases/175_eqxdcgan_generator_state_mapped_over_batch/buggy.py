@@ -22,7 +22,5 @@ class Generator(eqx.Module):
 def main():
     generator, generator_state = eqx.nn.make_with_state(Generator)(4, jax.random.PRNGKey(0))
     noise = jax.random.normal(jax.random.PRNGKey(1), (8, 4))
-    fake_batch, generator_state = jax.vmap(generator, axis_name="batch", out_axes=(0, None))(
-        noise, generator_state
-    )
+    fake_batch, generator_state = jax.vmap(generator, axis_name="batch", out_axes=(0, None))(noise, generator_state)
     return fake_batch, jax.tree.leaves(generator_state)
