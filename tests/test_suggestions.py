@@ -1262,3 +1262,28 @@ def test_a_mapped_key_is_never_passed_whole_by_the_fix() -> None:
         ax.vmap(reparameterize)(jax.random.key(0), jnp.zeros((4, 3)))
     assert not any(s.is_fix for s in getattr(info.value, "suggestions", ()))
     assert "jax.random.split(key, 4)" in str(info.value)
+
+
+@pytest.mark.devices(8)
+@pytest.mark.skipif(not hasattr(jax, "smap"), reason="this JAX has no jax.smap")
+def test_a_psummed_scalar_given_an_out_axis_is_returned_whole() -> None:
+    """A mean squared error whose total is psum'd over the instances, given smap's
+    `out_axes=0`: a scalar has no axis to split, and the total is the same on every
+    instance, so `out_axes=None` is the fix. Without the psum it is no fix: the
+    instances' partial sums differ."""
+
+    def mse(pred: jax.Array, target: jax.Array) -> jax.Array:
+        return jax.lax.psum(jnp.sum((pred - target) ** 2), "x") / jax.lax.psum(pred.size, "x")
+
+    def partial(pred: jax.Array, target: jax.Array) -> jax.Array:
+        return jnp.sum((pred - target) ** 2)
+
+    pred, target = jnp.sin(jnp.arange(8.0)), jnp.cos(jnp.arange(8.0))
+    with jax.set_mesh(_mesh(4)):
+        err = _refused(lambda: ax.smap(mse, in_axes=0, out_axes=0, axis_name="x")(pred, target))
+        (fix,) = err.suggestions
+        assert fix.as_kwargs() == {"out_axes": None} and fix.is_fix
+        fixed = jax.smap(mse, in_axes=0, axis_name="x", **fix.as_kwargs())(pred, target)
+        assert jnp.allclose(fixed, jnp.mean((pred - target) ** 2))
+        err = _refused(lambda: ax.smap(partial, in_axes=0, out_axes=0, axis_name="x")(pred, target))
+        assert not [s for s in err.suggestions if s.as_kwargs() == {"out_axes": None}]

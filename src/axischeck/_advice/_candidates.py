@@ -1123,6 +1123,27 @@ def _out_spec_rank_options(model: ShardModel, call: Call, shapes: Any, budget: B
     return _spec_options(model, call, budget, "out_specs", [(t, words) for t in tries])
 
 
+def _smap_scalar_out_options(model: ShardModel, call: Call, shapes: Any, budget: Budget) -> list[Suggestion]:
+    """smap's out_axes splitting outputs that are scalars (`shapes`: the per-instance
+    blocks, from the probe), which have no axis to split: out_axes None, each instance
+    returning its value whole. Checked by the engine, whose replication check refuses it
+    unless the value is the same on every instance (a psum's total)."""
+    o = model.options
+    if o.smap_axes is None or type(o.smap_axes[1]) is not int:
+        return []
+    if any(len(block) for block in jax.tree_util.tree_leaves(shapes)):
+        return []
+    candidate = replace(o, out_specs=_spec_of([]), smap_axes=(o.smap_axes[0], None))
+    outcome = _works(replace(model, options=candidate), call, budget)
+    if outcome is None:
+        return []
+    text = (
+        "out_axes=None: the output is a scalar, with no axis to split, and it is the same on every instance"
+        " (a psum's total), so each instance returns it whole"
+    )
+    return [Suggestion(text, (("out_axes", None),), outcome=outcome)]
+
+
 def _surplus_none_options(model: ShardModel, call: Call, budget: Budget) -> list[Suggestion]:
     """in_specs entries longer than their argument's rank only by trailing Nones (jax#18951:
     `P(None)` for a scalar): a None splits nothing, so the spec without them is the
@@ -1252,7 +1273,9 @@ def _shard_out_options(model: ShardModel, call: Call, budget: Budget) -> list[Su
     if probed is None:
         return _shard_out_axes_tried(model, call, budget)
     closed, shapes = probed
-    too_long = _out_spec_rank_options(model, call, shapes, budget)
+    too_long = _out_spec_rank_options(model, call, shapes, budget) or _smap_scalar_out_options(
+        model, call, shapes, budget
+    )
     if too_long:
         return too_long
     outvars = getattr(closed, "jaxpr", closed).outvars
