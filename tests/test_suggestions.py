@@ -1287,3 +1287,29 @@ def test_a_psummed_scalar_given_an_out_axis_is_returned_whole() -> None:
         assert jnp.allclose(fixed, jnp.mean((pred - target) ** 2))
         err = _refused(lambda: ax.smap(partial, in_axes=0, out_axes=0, axis_name="x")(pred, target))
         assert not [s for s in err.suggestions if s.as_kwargs() == {"out_axes": None}]
+
+
+def test_a_tuple_out_axes_for_a_dict_output_is_written_per_key() -> None:
+    """NumPyro#1529's distributions as pytrees: a function returning a dict, given the
+    tuple out_axes `(None, 0)` in the order the dict was built. Given to the keys, only
+    `{'loc': 0, 'scale_tril': None}` runs (the mapped mean needs its axis): the fix.
+    Where both orders run (both outputs mapped), neither is (from jax 0.12.1 vmap pairs
+    them by position and runs that program)."""
+
+    def gaussian(loc: jax.Array, cov: jax.Array) -> dict[str, jax.Array]:
+        return {"scale_tril": jnp.linalg.cholesky(cov), "loc": loc * 2.0}
+
+    loc, cov = jnp.arange(12.0).reshape(4, 3), jnp.eye(3) * 2.0
+    err = _refused(lambda: ax.vmap(gaussian, in_axes=(0, None), out_axes=(None, 0))(loc, cov))
+    (fix,) = err.suggestions
+    assert fix.as_kwargs() == {"out_axes": {"loc": 0, "scale_tril": None}} and fix.is_fix
+    fixed = jax.vmap(gaussian, in_axes=(0, None), **fix.as_kwargs())(loc, cov)
+    assert jnp.array_equal(fixed["loc"], loc * 2.0) and fixed["scale_tril"].shape == (3, 3)
+
+    def pair(x: jax.Array) -> dict[str, jax.Array]:
+        return {"a": x, "b": x + 1.0}
+
+    if VMAP_MATCHES_CONTAINERS_BY_POSITION:
+        return
+    err = _refused(lambda: ax.vmap(pair, out_axes=(0, 1))(jnp.ones((4, 3))))
+    assert err.fix is None and str(err).count("Runs, but") == 2, str(err)

@@ -353,9 +353,11 @@ def _out_axes_options(model: MapModel, call: Call, budget: Budget) -> list[Sugge
         return []
     probe = _works(MapModel(replace(level, out_axes=freeze_out_axes(0, kind)), model.inner, model.fn), call, budget)
     shapes = probe.shapes if probe is not None else None
+    entries = tuple(current)
+    if isinstance(shapes, dict) and len(shapes) == len(entries):
+        return _keyed_out_axes_options(model, call, entries, tuple(shapes), budget)
     if not isinstance(shapes, tuple):
         return []
-    entries = tuple(current)
     if len(shapes) == len(current):
         return _batched_out_axes_options(model, call, entries, budget)
     k = len(shapes)
@@ -375,6 +377,30 @@ def _out_axes_options(model: MapModel, call: Call, budget: Budget) -> list[Sugge
             text = f"out_axes={seq_repr(per_output)} ({why})"
             found.append(Suggestion(text, (("out_axes", per_output),), outcome=outcome))
     return found
+
+
+def _keyed_out_axes_options(
+    model: MapModel, call: Call, entries: tuple[Any, ...], keys: tuple[Any, ...], budget: Budget
+) -> list[Suggestion]:
+    """A tuple (or list) out_axes with one entry per key of the dict the function returns
+    (a prefix must have the output's own structure): the same entries given to the keys,
+    each order that the engine accepts. Where more than one does, the program does not
+    say which key each entry was written for, and each is said as what it changes."""
+    level = model.level
+    orders = dict.fromkeys(itertools.islice(itertools.permutations(entries), MAX_TRIES))
+    found = []
+    for per_key in (dict(zip(keys, order, strict=True)) for order in orders):
+        outcome = _works(
+            MapModel(replace(level, out_axes=freeze_out_axes(per_key, level.kind)), model.inner, model.fn), call, budget
+        )
+        if outcome is not None:
+            found.append((per_key, outcome))
+    why = f"one entry per key: the function returns a dict with keys {and_list([repr(k) for k in keys])}"
+    unsure = None if len(found) == 1 else "the tuple's order does not say which key each entry was written for"
+    return [
+        Suggestion(f"out_axes={per_key!r} ({why})", (("out_axes", per_key),), shapes_only=unsure, outcome=outcome)
+        for per_key, outcome in found
+    ]
 
 
 def _batched_out_axes_options(
