@@ -1313,3 +1313,16 @@ def test_a_tuple_out_axes_for_a_dict_output_is_written_per_key() -> None:
         return
     err = _refused(lambda: ax.vmap(pair, out_axes=(0, 1))(jnp.ones((4, 3))))
     assert err.fix is None and str(err).count("Runs, but") == 2, str(err)
+
+
+def test_an_out_axes_tuple_short_of_the_outputs_names_the_output_left_without_one() -> None:
+    """Attention returning (context, weights, entropy) given `out_axes=(0, 1)`: the fix
+    pads the tuple and says which output had no entry."""
+
+    def attend(tokens: jax.Array) -> tuple[jax.Array, jax.Array, jax.Array]:
+        weights = jax.nn.softmax(tokens @ tokens.T)
+        return weights @ tokens, weights, -jnp.sum(weights * jnp.log(weights))
+
+    err = _refused(lambda: ax.vmap(attend, out_axes=(0, 1))(jnp.ones((2, 5, 4))))
+    assert err.suggestions[0].as_kwargs() == {"out_axes": (0, 1, 0)}
+    assert "the function returns a tuple of 3, and output[2] had none" in str(err)

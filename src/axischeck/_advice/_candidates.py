@@ -374,6 +374,8 @@ def _out_axes_options(model: MapModel, call: Call, budget: Budget) -> list[Sugge
         )
         if outcome is not None:
             why = f"one entry per output: the function returns a tuple of {k}"
+            if len(entries) < k:
+                why += f", and {and_list([f'output[{i}]' for i in range(len(entries), k)])} had none"
             text = f"out_axes={seq_repr(per_output)} ({why})"
             found.append(Suggestion(text, (("out_axes", per_output),), outcome=outcome))
     return found
