@@ -634,3 +634,14 @@ def test_split_rngs_passed_whole_are_mapped_by_the_fix() -> None:
     assert fix.as_kwargs() == {"in_axes": (None, 0, 0)} and fix.is_fix
     out = nnx.vmap(forward, **fix.as_kwargs())(Model(nnx.Rngs(0)), jnp.ones((5, 6)), nnx.Rngs(dropout=1).split(5))
     assert out.shape == (5, 4) and len({tuple(np.asarray(row != 0)) for row in out}) > 1
+
+
+def test_a_misspelled_keyword_is_refused_as_flax_does_with_the_option_meant() -> None:
+    """flax#5310: `nnx.vmap(in_axis=...)` is Flax's TypeError, with `in_axes` named
+    (Python 3.13 adds its own "Did you mean" to Flax's message)."""
+    with pytest.raises(TypeError) as flax_error:
+        nnx.vmap(lambda x: x, in_axis=0)  # type: ignore[call-overload]
+    with pytest.raises(TypeError) as ours:
+        axnnx.vmap(lambda x: x, in_axis=0)
+    assert str(flax_error.value).startswith(str(ours.value).splitlines()[0])
+    assert isinstance(ours.value, ax.SpecError) and "did you mean in_axes?" in str(ours.value)

@@ -252,8 +252,6 @@ def refusing_misspelled_options(make: F) -> F:
     Python does, with a `TypeError` that is also a `SpecError` and names the option
     meant (`axis=0` for `in_axes=0`: "did you mean in_axes?"). Its signature, as
     `inspect.signature` and type checkers read it, stays `make`'s own."""
-    import difflib
-    import functools
     import inspect
 
     known = frozenset(inspect.signature(make).parameters)
@@ -261,12 +259,23 @@ def refusing_misspelled_options(make: F) -> F:
 
     @functools.wraps(make)
     def checked(*args: Any, **kwargs: Any) -> Any:
-        unknown = kwargs.keys() - known
-        if unknown:
-            word = sorted(unknown)[0]
-            meant = [MEANT[word]] if MEANT.get(word) in known else difflib.get_close_matches(word, sorted(known), n=1)
-            hint = f"write {meant[0]}={kwargs[word]!r} (did you mean {meant[0]}?)" if meant else None
-            raise SpecError(f"{name}() got an unexpected keyword argument {word!r}", hint=hint)
+        refused = unknown_option(name, kwargs, known)
+        if refused is not None:
+            raise refused
         return make(*args, **kwargs)
 
     return checked  # type: ignore[return-value]
+
+
+def unknown_option(name: str, kwargs: Mapping[str, Any], known: frozenset[str]) -> SpecError | None:
+    """The error for the first keyword in `kwargs` that the transform `name` does not take
+    (None if it takes them all): Python's words, and the option meant as a hint."""
+    import difflib
+
+    unknown = kwargs.keys() - known
+    if not unknown:
+        return None
+    word = sorted(unknown)[0]
+    meant = [MEANT[word]] if MEANT.get(word) in known else difflib.get_close_matches(word, sorted(known), n=1)
+    hint = f"write {meant[0]}={kwargs[word]!r} (did you mean {meant[0]}?)" if meant else None
+    return SpecError(f"{name}() got an unexpected keyword argument {word!r}", hint=hint)

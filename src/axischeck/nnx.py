@@ -29,6 +29,7 @@ from ._core._trees import seq_repr
 from ._draws import Passed, Speaker, speaking
 from ._libs._mapped import retitled
 from ._libs._routing import route, routing
+from ._options import unknown_option
 from ._pmap import pmap as ax_pmap
 from ._switch import CHECKS_OFF, checks_off, made_checked, unchecked
 from ._transform import Bound
@@ -984,9 +985,9 @@ def _make(transform: str, f: Any, options: dict[str, Any]) -> Any:
     if checks_off():  # AXISCHECK_DISABLE=1 or `checks_disabled()`: Flax's own
         return unchecked(_LIBRARY[transform], f, **options)
     defaults = inspect.signature(_LIBRARY[transform]).parameters
-    unknown = set(options) - set(defaults)
-    if unknown:
-        raise TypeError(f"{transform}() got an unexpected keyword argument {sorted(unknown)[0]!r}")
+    refused = unknown_option(transform, options, frozenset(defaults))
+    if refused is not None:
+        raise refused
     if f is None or f is getattr(defaults.get("f"), "default", None):
         return functools.partial(_make, transform, options=options)
     options = dict(options)
