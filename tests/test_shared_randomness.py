@@ -417,7 +417,7 @@ def test_nnx_rng_state_not_split_to_the_mapped_size(split: int | None, axis_size
     text = str(info.value)
     assert "the RNG stream 'dropout' (m['dropout']['rngs']['key'])" in text or axis_size is not None
     assert "mapped size is 8" in text and "Fix: decorate the function with @nnx.split_rngs(splits=8)" in text
-    assert "not split" in text if split is None else f"was split into {split}" in text
+    assert "has shape (), with no axis 0 to map" in text if split is None else f"was split into {split}" in text
     assert "None" not in text.split("Fix:")[1]
 
     @nnx.split_rngs(splits=8)  # type: ignore[misc]
@@ -444,6 +444,7 @@ def test_nnx_rng_state_alone_mapped_names_no_size() -> None:
         axnnx.vmap(make, in_axes=(0,))(nnx.Rngs(0))
     text = str(info.value)
     assert "nothing else mapped" in text and "@nnx.split_rngs(splits=n)" in text and "Fix:" not in text
+    assert "has shape (), with no axis 0 to map" in text
     made = nnx.split_rngs(splits=4)(axnnx.vmap(make, in_axes=(0,)))(nnx.Rngs(0))
     assert made.kernel[...].shape == (4, 3, 3) and not rows_equal(made.kernel[...])
 

@@ -795,7 +795,9 @@ class _Mapped(Generic[P, R]):
             return None
         first = min(wrong, key=lambda s: not s.where.endswith("['key']"))  # a stream's key before its count
         split = first.split_into()
-        how = "was not split (its keys have no axis to map)" if split is None else f"was split into {split}"
+        shape = tuple(getattr(first.value, "shape", ()))
+        unsplit = f"was not split (its {first.where} has shape {shape}, with no axis {first.axis} to map)"
+        how = unsplit if split is None else f"was split into {split}"
         head = f"the RNG stream {first.tag!r} ({first.where}) is mapped at axis {first.axis} by its in_axes entry"
         if n is None:  # only RNG state is mapped: the split's size is the user's to say
             return ArgumentError(
