@@ -1326,3 +1326,23 @@ def test_an_out_axes_tuple_short_of_the_outputs_names_the_output_left_without_on
     err = _refused(lambda: ax.vmap(attend, out_axes=(0, 1))(jnp.ones((2, 5, 4))))
     assert err.suggestions[0].as_kwargs() == {"out_axes": (0, 1, 0)}
     assert "the function returns a tuple of 3, and output[2] had none" in str(err)
+
+
+@pytest.mark.devices(8)
+def test_an_activation_split_where_the_weight_it_meets_is_not_has_the_split_moved() -> None:
+    """A row-parallel projection of a 3-D activation given the spec of a 2-D one: its
+    sequence axis is split over 'x' where the weight splits the features it contracts
+    with. The split moves to the features (the one-device program agrees: the fix)."""
+
+    def project(hidden: jax.Array, w: jax.Array) -> jax.Array:
+        return jax.lax.psum(jnp.einsum("bsd,dk->bsk", hidden, w), "x")
+
+    hidden = jnp.sin(jnp.arange(2 * 4 * 6.0)).reshape(2, 4, 6)
+    w = jnp.cos(jnp.arange(6 * 3.0)).reshape(6, 3)
+    f = ax.shard_map(project, mesh=_mesh(), in_specs=(P(None, "x"), P("x", None)), out_specs=P())
+    err = _refused(lambda: f(hidden, w))
+    fix = err.suggestions[0]
+    assert fix.as_kwargs() == {"in_specs": (P(None, None, "x"), P("x", None))} and fix.is_fix
+    assert "splits axis 2 of hidden (size 6) over 'x' instead of axis 1" in str(err)
+    fixed = jax.shard_map(project, mesh=_mesh(), out_specs=P(), **fix.as_kwargs())
+    assert jnp.allclose(fixed(hidden, w), jnp.einsum("bsd,dk->bsk", hidden, w), atol=1e-5)

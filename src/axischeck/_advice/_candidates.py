@@ -901,7 +901,9 @@ def _split_like_others_options(model: ShardModel, call: Call, budget: Budget) ->
     global size of a dim other arguments split (segment ids of the batch passed whole
     beside queries split over 'data'; a KV cache passed whole beside heads split over
     'model'): that dim split over the same mesh axes, one argument's one dim at a time.
-    Where an output then varies over those axes as the out_specs do not say, the out_specs
+    Where the argument splits another dim over them, the split moves (a 3-D activation
+    given the spec of a 2-D one, which splits its sequence where the weight it meets
+    splits the features). Where an output then varies over those axes as the out_specs do not say, the out_specs
     that assemble it go with it. Each checked by the engine; which one the program means
     is for the meaning check to say, and none is a fix without it."""
     o = model.options
@@ -912,8 +914,11 @@ def _split_like_others_options(model: ShardModel, call: Call, budget: Budget) ->
     for i, arg in enumerate(call.args):
         if isinstance(arg, Leaf) and arg.shape is not None:
             arrays.append((i, arg.label, tuple(arg.shape)))
-    splits = {  # (global size, mesh axes) of every dim an argument splits
-        (shape[d], axes) for i, _, shape in arrays for d, axes in enumerate(spec_axes(specs[i])[: len(shape)]) if axes
+    splits = {  # (global size, mesh axes, argument) of every dim an argument splits
+        (shape[d], axes, i)
+        for i, _, shape in arrays
+        for d, axes in enumerate(spec_axes(specs[i])[: len(shape)])
+        if axes
     }
     tried = []
     for i, label, shape in arrays:
@@ -922,10 +927,15 @@ def _split_like_others_options(model: ShardModel, call: Call, budget: Budget) ->
         for d, size in enumerate(shape):
             if entries[d]:
                 continue  # split already
-            for axes in sorted(axes for other, axes in splits if other == size and not used & set(axes)):
-                split = _trimmed_spec_of([*entries[:d], axes, *entries[d + 1 :]])
+            for axes in sorted({axes for other, axes, j in splits if other == size and j != i}):
+                split = [*entries[:d], axes, *entries[d + 1 :]]
                 words = f" splits axis {d} of {label} (size {size}) over {and_list([repr(a) for a in axes])}"
-                tried.append(((*specs[:i], split, *specs[i + 1 :]), words))
+                if used & set(axes):  # split along another dim: moved from it, where it is that dim's whole split
+                    if axes not in entries:
+                        continue
+                    split[entries.index(axes)] = ()
+                    words += f" instead of axis {entries.index(axes)}"
+                tried.append(((*specs[:i], _trimmed_spec_of(split), *specs[i + 1 :]), words))
     found = []
     for value, words in itertools.islice(dict.fromkeys(tried), MAX_TRIES):
         changed = replace(model, options=replace(o, in_specs=value))
