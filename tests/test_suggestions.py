@@ -1346,3 +1346,25 @@ def test_an_activation_split_where_the_weight_it_meets_is_not_has_the_split_move
     assert "splits axis 2 of hidden (size 6) over 'x' instead of axis 1" in str(err)
     fixed = jax.shard_map(project, mesh=_mesh(), out_specs=P(), **fix.as_kwargs())
     assert jnp.allclose(fixed(hidden, w), jnp.einsum("bsd,dk->bsk", hidden, w), atol=1e-5)
+
+
+@pytest.mark.devices(8)
+def test_a_spec_naming_an_axis_the_mesh_lacks_gets_the_mesh_axis_in_its_place() -> None:
+    """A dense layer's specs written for a mesh of 'batch' and 'model', run on one of
+    'data' and 'model': 'data' in place of 'batch', in every spec alike, is the only
+    renaming that runs and computes the layer (the one-device program agrees)."""
+
+    def dense(x: jax.Array, w: jax.Array) -> jax.Array:
+        return jnp.tanh(x @ w)
+
+    mesh = jax.make_mesh((2, 4), ("data", "model"), axis_types=(jax.sharding.AxisType.Auto,) * 2)
+    x, w = jnp.sin(jnp.arange(40.0)).reshape(8, 5), jnp.cos(jnp.arange(60.0)).reshape(5, 12)
+    specs = {"in_specs": (P("batch", None), P(None, "model")), "out_specs": P("batch", "model")}
+    err = _refused(lambda: ax.shard_map(dense, mesh=mesh, **specs)(x, w))  # type: ignore[arg-type]
+    (fix,) = err.suggestions
+    assert fix.is_fix and fix.as_kwargs() == {
+        "in_specs": (P("data", None), P(None, "model")),
+        "out_specs": P("data", "model"),
+    }
+    assert "'data' in place of 'batch' (the mesh's axes are 'data' and 'model')" in str(err)
+    assert jnp.allclose(jax.shard_map(dense, mesh=mesh, **fix.as_kwargs())(x, w), dense(x, w))

@@ -1143,6 +1143,42 @@ def _in_specs_count_options(model: ShardModel, call: Call, budget: Budget) -> li
     return _spec_options(model, call, budget, "in_specs", [(t, words) for t in tries])
 
 
+def _renamed_axis_options(model: ShardModel, call: Call, budget: Budget) -> list[Suggestion]:
+    """Specs that name mesh axes the mesh does not have (`'batch'` from another codebase's
+    mesh of `'data'` and `'model'`): each such name replaced by a mesh axis the specs do
+    not name yet, in every in_specs and out_specs entry alike, each renaming the engine
+    accepts (which one the program means is for the meaning check to say)."""
+    o = model.options
+    if o.mesh is None or o.smap_axes is not None:
+        return []
+    specs = [s for s in jax.tree_util.tree_leaves((o.in_specs, o.out_specs), is_leaf=_is_spec) if _is_spec(s)]
+    named = {a for spec in specs for entry in spec_axes(spec) for a in entry}
+    unknown = sorted(named - set(o.mesh.names))
+    free = [a for a in o.mesh.names if a not in named]
+    if not unknown or len(free) < len(unknown):
+        return []
+    found = []
+    for targets in itertools.islice(itertools.permutations(free, len(unknown)), MAX_TRIES):
+        names = dict(zip(unknown, targets, strict=True))
+
+        def renamed(tree: Any, names: dict[str, str] = names) -> Any:
+            return jax.tree_util.tree_map(
+                lambda s: _spec_of([tuple(names.get(a, a) for a in e) for e in spec_axes(s)]) if _is_spec(s) else s,
+                tree,
+                is_leaf=_is_spec,
+            )
+
+        options = (("in_specs", renamed(o.in_specs)), ("out_specs", renamed(o.out_specs)))
+        changed = tuple((name, value) for name, value in options if value != getattr(o, name))
+        outcome = _works(replace(model, options=replace(o, **dict(changed))), call, budget)
+        if outcome is not None:
+            shown = ", ".join(f"{name}={value!r}" for name, value in changed)
+            words = and_list([f"{new!r} in place of {old!r}" for old, new in names.items()])
+            text = f"{shown}: {words} (the mesh's axes are {and_list([repr(a) for a in o.mesh.names])})"
+            found.append(Suggestion(text, changed, outcome=outcome))
+    return found
+
+
 def _out_spec_rank_options(model: ShardModel, call: Call, shapes: Any, budget: Budget) -> list[Suggestion]:
     """An out_specs entry longer than its output's rank (`shapes`: the per-device output
     blocks, from the probe): the entry cut to the rank, then each entry with one of its
@@ -1507,7 +1543,8 @@ def candidates(
         if isinstance(err, OutputError):
             return _shard_out_options(model, call, budget)
         return (
-            _in_specs_count_options(model, call, budget)
+            _renamed_axis_options(model, call, budget)
+            or _in_specs_count_options(model, call, budget)
             or _surplus_none_options(model, call, budget)
             or _shard_in_options(model, call, budget)
             or _split_like_others_options(model, call, budget)
