@@ -1368,3 +1368,28 @@ def test_a_spec_naming_an_axis_the_mesh_lacks_gets_the_mesh_axis_in_its_place() 
     }
     assert "'data' in place of 'batch' (the mesh's axes are 'data' and 'model')" in str(err)
     assert jnp.allclose(jax.shard_map(dense, mesh=mesh, **fix.as_kwargs())(x, w), dense(x, w))
+
+
+def test_data_stored_features_first_is_mapped_over_its_other_axis() -> None:
+    """The Equinox FAQ's `jax.vmap(linear)(x)` with `x` stored features-first, `(3, 5)` for
+    5 examples of 3 features: the layer of 3 inputs fails on rows of 5. Only axis 1 runs,
+    so `in_axes=1` is the fix. A function that runs on either axis gets no fix."""
+    w = jnp.arange(6.0).reshape(3, 2)
+
+    def layer(x: jax.Array) -> jax.Array:
+        return jnp.tanh(x @ w)
+
+    x = jnp.arange(15.0).reshape(3, 5) / 10
+    err = _refused(lambda: ax.vmap(layer)(x))
+    (fix,) = err.suggestions
+    assert fix.as_kwargs() == {"in_axes": 1} and fix.is_fix
+    assert "in_axes=1 would map x's axis 1 (size 5) instead of axis 0" in str(err)
+    assert jnp.array_equal(jax.vmap(layer, **fix.as_kwargs())(x), layer(x.T))
+
+    def mix(x: jax.Array) -> jax.Array:
+        return jnp.ones(5) @ x  # examples of 5 rows: (5, 2) and (5, 3) both run
+
+    with pytest.raises(TypeError) as info:
+        ax.vmap(mix)(jnp.ones((5, 3, 2)))
+    notes = "\n".join(getattr(info.value, "__notes__", []))
+    assert "Fix:" not in notes and notes.count("Runs, but") == 2, notes

@@ -807,6 +807,46 @@ def _over_mapped_options(model: MapModel, call: Call, budget: Budget) -> list[Su
     return _kept(found)
 
 
+def _other_axis_options(model: MapModel, call: Call, budget: Budget) -> list[Suggestion]:
+    """A vmap whose function fails per example, with one argument mapped, an array of rank
+    2 or more: another of its axes mapped instead (data stored features-first, `(3, 5)`
+    for 5 examples of 3 features, given a layer of 3 inputs). Where only one other axis
+    runs, the function's own shapes say which axis holds the examples; where several do,
+    nothing does, and each is said as what it changes."""
+    if model.level.kind != "vmap":
+        return []
+    entries = per_argument(model.level.in_axes.value, len(call.args))
+    if entries is None:
+        return []
+    mapped = [i for i, entry in enumerate(entries) if entry is not None]
+    if len(mapped) != 1:
+        return []
+    (i,) = mapped
+    arg, axis = call.args[i], entries[i]
+    if not isinstance(arg, Leaf) or arg.shape is None or len(arg.shape) < 2 or type(axis) is not int:
+        return []
+    found: list[tuple[int, Any, Outcome]] = []
+    for other in range(len(arg.shape)):
+        if other == axis % len(arg.shape):
+            continue
+        axes = tuple(other if k == i else entry for k, entry in enumerate(entries))
+        written = other if type(model.level.in_axes.value) is int else axes  # an int stays an int
+        outcome = _works(MapModel(replace(model.level, in_axes=freeze_in_axes(axes)), model.inner, model.fn), call, budget)
+        if outcome is not None:
+            found.append((other, written, outcome))
+    unsure = None if len(found) == 1 else "several axes of it run, and nothing in the call says which holds the examples"
+    return [
+        Suggestion(
+            f"in_axes={written if type(written) is int else seq_repr(written)} would"
+            f" {_describe_arg(call, i, other)} instead of axis {axis}",
+            (("in_axes", written),),
+            shapes_only=unsure,
+            outcome=outcome,
+        )
+        for other, written, outcome in found
+    ]
+
+
 def _fits_another(call: Call, entries: list[Any], i: int) -> bool:
     """Whether argument `i`'s length is a dim of one example of another mapped argument's
     arrays (each array's shape without the axis its entry maps)."""
@@ -1562,6 +1602,7 @@ def candidates(
             or _left_unmapped_options(model, call, budget)
             or _swapped_options(model, call, budget)
             or _over_mapped_options(model, call, budget)
+            or _other_axis_options(model, call, budget)
         )
     nonnegative = _nonnegative_options(model, call, budget)
     if nonnegative:
