@@ -605,3 +605,42 @@ def test_raw_keys_mapped_along_their_words_are_reported() -> None:
     assert "key (uint32, shape (2, 2)) is used as raw PRNG keys" in said[0]
     assert "maps axis 1, the axis of each key's 2 words" in said[0]
     assert "jax.random.key" in said[0]
+
+
+@pytest.mark.devices(8)
+@pytest.mark.parametrize("kind", ["vmap", "pmap"])
+@pytest.mark.parametrize("key", [KEY, RAW_KEY], ids=["typed", "raw"])
+def test_copies_of_one_key_mapped_draw_the_same_numbers(kind: str, key: jax.Array) -> None:
+    """A key copied to every member (`jnp.stack([key] * n)`, a helper that replicates
+    every leaf to the devices: scalax#6) and mapped: each member gets the same key. Keys
+    split from it draw apart, and get no warning."""
+    n = 4 if kind == "vmap" else 8
+    transform = getattr(ax, kind)
+
+    def noisy(x: jax.Array, key: jax.Array) -> jax.Array:
+        return x + jax.random.normal(key, x.shape)
+
+    x = jnp.zeros((n, 3))
+    with caught() as found:
+        out = transform(noisy)(x, jnp.stack([key] * n))
+    assert rows_equal(out)
+    (warning,) = found
+    unit = "example" if kind == "vmap" else "device"
+    assert f"draws from key (in_axes 0, {n} copies of one key)" in str(warning)
+    assert f"Fix: pass jax.random.split(key, {n}) for key, one key per {unit}, in place of {n} copies" in str(warning)
+    with caught() as found:
+        out = transform(noisy)(x, jax.random.split(key, n))
+    assert not found and not rows_equal(out)
+
+
+@pytest.mark.devices(8)
+def test_copies_of_one_key_are_named_as_the_user_passed_them_to_equinox() -> None:
+    eqx = pytest.importorskip("equinox")
+
+    def noisy(x: jax.Array, key: jax.Array) -> jax.Array:
+        return x + jax.random.normal(key, x.shape)
+
+    with caught() as found, ax.patch():
+        eqx.filter_pmap(noisy)(jnp.zeros((8, 3)), jnp.stack([RAW_KEY] * 8))
+    (warning,) = found
+    assert "draws from key (in_axes 0, 8 copies of one key)" in str(warning)

@@ -26,6 +26,8 @@ from types import FunctionType
 from typing import Any, NamedTuple
 
 import jax
+import numpy as np
+from jax.core import Tracer
 
 from ._core._cache import BoundedCache
 from ._core._errors import AxisCheckWarning, SharedRandomnessWarning, warn_at_user
@@ -63,6 +65,12 @@ class DrawMap:
     # The flat leaves that would be raw keys mapped along their words (see `raw_keys_split`):
     # (leaf, its batched shape, the axis the map takes).
     along_last: tuple[tuple[int, tuple[int, ...], int], ...] = ()
+    # The flat leaves the map takes along an axis that holds copies of one key: they vary
+    # along nothing (see `_copies_of_one_key`).
+    copies: frozenset[int] = frozenset()
+    # The identities of the flat leaves' values, as the call passed them (a library's
+    # transform names what its user passed by them: inside JAX's trace they are tracers).
+    ids: tuple[int, ...] = ()
 
     def size(self, axes: Axes) -> int:
         return math.prod(size for axis, size in self.sizes if axis in axes)
@@ -85,10 +93,15 @@ def level_draw_map(level: MapLevel, call: Call, transform: str) -> DrawMap:
     size = level.axis_size
     if size is None:
         size = next((leaf.shape[a] for leaf, a in zip(leaves, axes, strict=True) if a is not None and leaf.shape), 0)
+    copies = frozenset(
+        i
+        for i, (leaf, a) in enumerate(zip(leaves, axes, strict=True))
+        if a is not None and _copies_of_one_key(leaf.value, a)
+    )
     return DrawMap(
         transform,
         level.kind,
-        tuple(frozenset() if a is None else frozenset({axis}) for a in axes),
+        tuple(frozenset() if a is None or i in copies else frozenset({axis}) for i, a in enumerate(axes)),
         tuple(f"in_axes {a}" for a in axes),
         tuple(leaf.label for leaf in leaves),
         frozenset({axis}),
@@ -100,7 +113,24 @@ def level_draw_map(level: MapLevel, call: Call, transform: str) -> DrawMap:
             for i, (leaf, a) in enumerate(zip(leaves, axes, strict=True))
             if a is not None and leaf.shape is not None and _uint32_mapped_along_last(leaf.value, leaf.shape, a)
         ),
+        copies,
+        tuple(id(leaf.value) for leaf in leaves),
     )
+
+
+def _copies_of_one_key(value: Any, axis: int) -> bool:
+    """Whether a concrete array of PRNG keys holds one key along `axis`, copied (`jnp.stack
+    ([key] * n)`, a helper replicating every leaf to the devices): mapped, every member
+    gets the same key. Read from the values once per trace of the call, where the map
+    draws random numbers."""
+    if isinstance(value, Tracer) or not isinstance(value, (jax.Array, np.ndarray)) or not is_key_array(value):
+        return False
+    typed = jax.numpy.issubdtype(value.dtype, jax.dtypes.prng_key)
+    words = np.asarray(jax.random.key_data(value) if typed else value)
+    rank = len(value.shape)
+    if not -rank <= axis < rank or (not typed and axis % rank == rank - 1) or value.shape[axis] < 2:
+        return False
+    return bool((words == np.take(words, [0], axis=axis % rank)).all())
 
 
 def _uint32_mapped_along_last(value: Any, shape: tuple[int, ...], axis: int) -> bool:
@@ -406,11 +436,14 @@ def _key_of(shared: SharedDraws, dm: DrawMap, watch: Watch, fun: Callable[..., A
     names: list[str] = []
     for value, leaf, const in parts:
         own = speaker.passed.get(id(value)) if speaker is not None else None
+        if own is None and speaker is not None and leaf is not None and dm.ids:
+            own = speaker.passed.get(dm.ids[leaf])  # a mapped leaf: a tracer in the record
+        copied = f", {dm.size(dm.axes)} copies of one key" if leaf in dm.copies else ""
         if own is not None:
             passed.append(own)
-            names.append(f"{own.name} ({own.entry})")
+            names.append(f"{own.name} ({own.entry}{copied})")
         elif leaf is not None:
-            names.append(f"{dm.labels[leaf]} ({dm.entries[leaf]})")
+            names.append(f"{dm.labels[leaf]} ({dm.entries[leaf]}{copied})")
         if leaf is not None:
             leaves.append(leaf)
         elif const is not None:
@@ -485,6 +518,8 @@ def _remedy(key: Key, shared: SharedDraws, dm: DrawMap, fun: Callable[..., Any],
     what = shown[0] if shown else "key"
     fold = f"draw from jax.random.fold_in({what}, {index}) inside {name}"
     split = f"jax.random.split({what}, {n})"
+    if key.leaves and set(key.leaves) <= dm.copies:
+        return f"pass jax.random.split(key, {n}) for {what}, one key per {dm.unit}, in place of {n} copies of one key"
     if (key.leaves or key.passed) and dm.kind in ("vmap", "pmap"):
         text = f"pass {split} for {what}, one key per {dm.unit}, and map it (its in_axes entry 0)"
         return f"{text}; or {fold}" if axes else text

@@ -831,10 +831,14 @@ def _other_axis_options(model: MapModel, call: Call, budget: Budget) -> list[Sug
             continue
         axes = tuple(other if k == i else entry for k, entry in enumerate(entries))
         written = other if type(model.level.in_axes.value) is int else axes  # an int stays an int
-        outcome = _works(MapModel(replace(model.level, in_axes=freeze_in_axes(axes)), model.inner, model.fn), call, budget)
+        outcome = _works(
+            MapModel(replace(model.level, in_axes=freeze_in_axes(axes)), model.inner, model.fn), call, budget
+        )
         if outcome is not None:
             found.append((other, written, outcome))
-    unsure = None if len(found) == 1 else "several axes of it run, and nothing in the call says which holds the examples"
+    unsure = (
+        None if len(found) == 1 else "several axes of it run, and nothing in the call says which holds the examples"
+    )
     return [
         Suggestion(
             f"in_axes={written if type(written) is int else seq_repr(written)} would"
