@@ -940,14 +940,14 @@ def _shard_in_options(model: ShardModel, call: Call, budget: Budget) -> list[Sug
     return found
 
 
-def _split_like_others_options(model: ShardModel, call: Call, budget: Budget) -> list[Suggestion]:
+def _split_like_others_options(model: ShardModel, call: Call, budget: Budget, moving: bool = False) -> list[Suggestion]:
     """The function fails per device, and an argument leaves a dim unsplit that has the
     global size of a dim other arguments split (segment ids of the batch passed whole
     beside queries split over 'data'; a KV cache passed whole beside heads split over
     'model'): that dim split over the same mesh axes, one argument's one dim at a time.
-    Where the argument splits another dim over them, the split moves (a 3-D activation
-    given the spec of a 2-D one, which splits its sequence where the weight it meets
-    splits the features). Where an output then varies over those axes as the out_specs do not say, the out_specs
+    `moving`: instead, the splits an argument makes of another dim over those axes, moved
+    to it (a 3-D activation given the spec of a 2-D one, which splits its sequence where
+    the weight it meets splits the features). Where an output then varies over those axes as the out_specs do not say, the out_specs
     that assemble it go with it. Each checked by the engine; which one the program means
     is for the meaning check to say, and none is a fix without it."""
     o = model.options
@@ -974,7 +974,9 @@ def _split_like_others_options(model: ShardModel, call: Call, budget: Budget) ->
             for axes in sorted({axes for other, axes, j in splits if other == size and j != i}):
                 split = [*entries[:d], axes, *entries[d + 1 :]]
                 words = f" splits axis {d} of {label} (size {size}) over {and_list([repr(a) for a in axes])}"
-                if used & set(axes):  # split along another dim: moved from it, where it is that dim's whole split
+                if bool(used & set(axes)) != moving:
+                    continue
+                if moving:  # split along another dim: moved from it, where it is that dim's whole split
                     if axes not in entries:
                         continue
                     split[entries.index(axes)] = ()
@@ -994,6 +996,20 @@ def _split_like_others_options(model: ShardModel, call: Call, budget: Budget) ->
                 text = f"in_specs={value!r}{words}, and {out.text}"
                 found.append(replace(out, text=text, options=options, checked_only=True))
     return found
+
+
+def _split_or_whole_options(model: ShardModel, call: Call, err: AxisCheckError, budget: Budget) -> list[Suggestion]:
+    """The function fails per device where an argument's split meets another's: an
+    argument split like the other (`_split_like_others_options`) where no split of its
+    own moves for it; else passed whole (where the engine names no other cause) or with
+    its split moved, tried together. Either of these may run and compute something else
+    (a bias passed whole beside its rows, the rows' split moved to the bias's length), so
+    the meaning check, not the search's order, tells them apart."""
+    whole = _passed_whole_options(model, call, budget) if _unexplained(err) else []
+    return _split_like_others_options(model, call, budget) or [
+        *whole,
+        *_split_like_others_options(model, call, budget, moving=True),
+    ]
 
 
 def _written_specs(model: ShardModel, call: Call) -> tuple[PartitionSpec, ...] | None:
@@ -1591,8 +1607,7 @@ def candidates(
             or _in_specs_count_options(model, call, budget)
             or _surplus_none_options(model, call, budget)
             or _shard_in_options(model, call, budget)
-            or _split_like_others_options(model, call, budget)
-            or (_passed_whole_options(model, call, budget) if _unexplained(err) else [])
+            or _split_or_whole_options(model, call, err, budget)
         )
     if not isinstance(model, MapModel):
         return []
