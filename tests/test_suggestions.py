@@ -1393,3 +1393,22 @@ def test_data_stored_features_first_is_mapped_over_its_other_axis() -> None:
         ax.vmap(mix)(jnp.ones((5, 3, 2)))
     notes = "\n".join(getattr(info.value, "__notes__", []))
     assert "Fix:" not in notes and notes.count("Runs, but") == 2, notes
+
+
+@pytest.mark.devices(8)
+def test_a_tree_of_parameters_replicated_to_the_devices_and_given_none_is_named_as_copies() -> None:
+    """Parameters replicated to the 8 devices (a dict of a weight and a zero bias, each
+    stacked 8 times) given in_axes None: mapping them is one reading, one copy returned by
+    the step's `out_axes=None` the other; said as both, never as the fix."""
+
+    def predict(params: dict[str, jax.Array], x: jax.Array) -> jax.Array:
+        return x @ params["w"] + params["b"][None, :]
+
+    params = {"w": jnp.linspace(-1.0, 1.0, 12).reshape(4, 3), "b": jnp.zeros(3)}
+    replicated = jax.tree.map(lambda a: jnp.stack([a] * 8), params)
+    x = jnp.ones((8, 2, 4))
+    with pytest.raises(TypeError) as info:
+        ax.pmap(predict, in_axes=(None, 0))(replicated, x)
+    assert not any(s.is_fix for s in getattr(info.value, "suggestions", ()))
+    (note,) = [n for n in info.value.__notes__ if n.startswith("axischeck:")]
+    assert "Runs, but params's 8 slices along axis 0 are identical" in note and "in_axes=(0, 0)" in note

@@ -667,7 +667,7 @@ def _left_unmapped_options(model: MapModel, call: Call, budget: Budget) -> list[
     for i, (arg, entry) in enumerate(zip(call.args, entries, strict=True)):
         if jax.tree_util.tree_leaves(entry):  # an axis for some of its arrays: mapped
             continue
-        for axis in _axes_of_size(arg, size):
+        for axis in _axes_of_size(arg, size) or _replicated_axes(model.level, call, i, size):
             axes = (*entries[:i], axis, *entries[i + 1 :])
             level = replace(model.level, in_axes=freeze_in_axes(axes))
             outcome = _works(MapModel(level, model.inner, model.fn), call, budget)
@@ -680,30 +680,32 @@ def _left_unmapped_options(model: MapModel, call: Call, budget: Budget) -> list[
 
 def _copies(level: MapLevel, call: Call, i: int, axis: int) -> str | None:
     """What mapping a pmap argument left unmapped changes where its slices along `axis`
-    are one value repeated (None where they are not, or are not known: a tracer): copies,
+    are one value repeated, in its one array or in every array of its tree (None where
+    they are not, or are not known: a tracer): copies,
     replicated on purpose (one per device, to be mapped) or stacked by a pmap's default
     `out_axes=0` (weights updated with averaged gradients and fed back in, where the pmap
     migration guide keeps one copy with `out_axes=None`). Mapping them runs either way;
     only the program can say which was meant. An array of one constant (zeros, ones)
     says nothing of copies: a fresh state starts so too. A vmap's per-example data has
     identical rows as often (labels of one class, position ids)."""
-    arg = call.args[i]
     if level.kind != "pmap":
         return None
-    value = arg.value if isinstance(arg, Leaf) else None  # one array: a tree is random state (see _axes_of_size)
-    if not isinstance(value, (jax.Array, np.ndarray)) or isinstance(value, Tracer):
-        return None
-    try:
-        host = np.asarray(value)
-    except Exception:  # an array this process cannot read whole (a global array of a job)
-        return None
-    if host.shape[axis] < 2 or (host == host.flat[0]).all():  # one constant (zeros, ones): an init, as likely
-        return None
-    if not (host == np.take(host, [0], axis=axis)).all():
+    hosts = []
+    for leaf in jax.tree_util.tree_leaves(call.args[i]):
+        value = leaf.value
+        if not isinstance(value, (jax.Array, np.ndarray)) or isinstance(value, Tracer):
+            return None
+        try:
+            hosts.append(np.asarray(value))
+        except Exception:  # an array this process cannot read whole (a global array of a job)
+            return None
+    if not hosts or hosts[0].shape[axis] < 2 or all((host == host.flat[0]).all() for host in hosts):
+        return None  # one constant (zeros, ones): an init, as likely
+    if not all((host == np.take(host, [0], axis=axis)).all() for host in hosts):
         return None
     name = call.arg_labels[i]
     return (
-        f"{name}'s {host.shape[axis]} slices along axis {axis} are identical: copies, which mapping gives one to"
+        f"{name}'s {hosts[0].shape[axis]} slices along axis {axis} are identical: copies, which mapping gives one to"
         f" each device and keeps stacked; if they are a value a pmap returned stacked (its default out_axes=0"
         f" stacks one that is the same on every device), give that pmap out_axes=None for it instead and keep"
         f" in_axes None here"
@@ -722,6 +724,18 @@ def _axes_of_size(arg: Any, size: int) -> list[int]:
     if not isinstance(arg, Leaf) and not _random_state(leaves):
         return []
     return [a for a in range(min(map(len, shapes))) if all(shape[a] == size for shape in shapes)]
+
+
+def _replicated_axes(level: MapLevel, call: Call, i: int, size: int) -> list[int]:
+    """The axes of the batch size at which a pmap argument's tree holds copies in every
+    array (parameters replicated to the devices, or stacked by a pmap's `out_axes=0`):
+    mapped or not, only the program can say (see `_copies`)."""
+    leaves = jax.tree_util.tree_leaves(call.args[i])
+    if level.kind != "pmap" or isinstance(call.args[i], Leaf) or any(leaf.shape is None for leaf in leaves):
+        return []
+    shapes = [leaf.shape for leaf in leaves]
+    axes = [a for a in range(min(map(len, shapes), default=0)) if all(shape[a] == size for shape in shapes)]
+    return [a for a in axes if _copies(level, call, i, a) is not None]
 
 
 def _random_state(leaves: list[Leaf]) -> bool:
