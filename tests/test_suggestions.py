@@ -1323,7 +1323,7 @@ def test_an_out_axes_tuple_short_of_the_outputs_names_the_output_left_without_on
         weights = jax.nn.softmax(tokens @ tokens.T)
         return weights @ tokens, weights, -jnp.sum(weights * jnp.log(weights))
 
-    err = _refused(lambda: ax.vmap(attend, out_axes=(0, 1))(jnp.ones((2, 5, 4))))
+    err = _refused(lambda: ax.vmap(attend, out_axes=(0, 1))(jnp.ones((2, 5, 4))))  # axischeck: ignore[AX004]
     assert err.suggestions[0].as_kwargs() == {"out_axes": (0, 1, 0)}
     assert "the function returns a tuple of 3, and output[2] had none" in str(err)
 
@@ -1412,3 +1412,18 @@ def test_a_tree_of_parameters_replicated_to_the_devices_and_given_none_is_named_
     assert not any(s.is_fix for s in getattr(info.value, "suggestions", ()))
     (note,) = [n for n in info.value.__notes__ if n.startswith("axischeck:")]
     assert "Runs, but params's 8 slices along axis 0 are identical" in note and "in_axes=(0, 0)" in note
+
+
+@pytest.mark.devices(8)
+def test_a_python_int_a_pmap_traces_where_the_function_needs_a_size_is_made_static() -> None:
+    """A Python int given in_axes None is traced by pmap all the same, and `jnp.arange(n)`
+    cannot take a traced size: static_broadcasted_argnums passes it as a Python value."""
+
+    def scale(x: jax.Array, n: int) -> jax.Array:
+        return x * jnp.arange(n)
+
+    x = jnp.ones((8, 3))
+    err = _refused(lambda: ax.pmap(scale, in_axes=(0, None))(x, 3))
+    (fix,) = err.suggestions
+    assert fix.as_kwargs() == {"static_broadcasted_argnums": (1,)} and fix.is_fix
+    assert jnp.array_equal(jax.pmap(scale, **fix.as_kwargs())(x, 3), x * jnp.arange(3)[None, :])

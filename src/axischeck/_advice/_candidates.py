@@ -1632,6 +1632,7 @@ def candidates(
     if isinstance(err, FunctionError):  # the function's own failure: an unbound axis name, or a batch left unmapped
         return (
             _axis_name_options(model, call, err, budget)
+            or _static_options(model, call, budget)
             or _left_unmapped_options(model, call, budget)
             or _swapped_options(model, call, budget)
             or _over_mapped_options(model, call, budget)
