@@ -1427,3 +1427,16 @@ def test_a_python_int_a_pmap_traces_where_the_function_needs_a_size_is_made_stat
     (fix,) = err.suggestions
     assert fix.as_kwargs() == {"static_broadcasted_argnums": (1,)} and fix.is_fix
     assert jnp.array_equal(jax.pmap(scale, **fix.as_kwargs())(x, 3), x * jnp.arange(3)[None, :])
+
+
+def test_an_out_axes_tuple_for_one_output_becomes_its_one_axis() -> None:
+    """`out_axes=(0, 0)` written for a function that returns one array: `out_axes=0`."""
+
+    def double(x: jax.Array) -> jax.Array:
+        return x * 2.0
+
+    x = jnp.ones((4, 3))
+    err = _refused(lambda: ax.vmap(double, out_axes=(0, 0))(x))  # axischeck: ignore[AX004]
+    (fix,) = err.suggestions
+    assert fix.as_kwargs() == {"out_axes": 0} and fix.is_fix
+    assert "the function returns one array, not a tuple" in str(err)

@@ -356,6 +356,8 @@ def _out_axes_options(model: MapModel, call: Call, budget: Budget) -> list[Sugge
     entries = tuple(current)
     if isinstance(shapes, dict) and len(shapes) == len(entries):
         return _keyed_out_axes_options(model, call, entries, tuple(shapes), budget)
+    if isinstance(shapes, Shape) and len(set(entries)) == 1 and type(entries[0]) is int:
+        return _one_output_options(model, call, entries[0], budget)
     if not isinstance(shapes, tuple):
         return []
     if len(shapes) == len(current):
@@ -379,6 +381,22 @@ def _out_axes_options(model: MapModel, call: Call, budget: Budget) -> list[Sugge
             text = f"out_axes={seq_repr(per_output)} ({why})"
             found.append(Suggestion(text, (("out_axes", per_output),), outcome=outcome))
     return found
+
+
+def _one_output_options(model: MapModel, call: Call, axis: int, budget: Budget) -> list[Suggestion]:
+    """A tuple out_axes of one axis repeated, for a function that returns one array: that
+    axis, written as an int."""
+    level = model.level
+    outcome = _works(
+        MapModel(replace(level, out_axes=freeze_out_axes(axis, level.kind)), model.inner, model.fn), call, budget
+    )
+    if outcome is None:
+        return []
+    return [
+        Suggestion(
+            f"out_axes={axis} (the function returns one array, not a tuple)", (("out_axes", axis),), outcome=outcome
+        )
+    ]
 
 
 def _keyed_out_axes_options(
