@@ -310,3 +310,24 @@ def test_a_pmap_is_made_without_asking_jax_for_its_devices(monkeypatch: pytest.M
     assert made[1].predict((1, 3)).shapes == (1, 3)
     with pytest.raises(ax.SpecError, match="pmap backend 'nope' is not available"):
         ax.pmap(lambda x: x, backend="nope", signature="(a)->(a)").predict((1, 3))
+
+
+@pytest.mark.devices(8)
+def test_another_pmaps_output_given_in_axes_none_is_named_as_split_over_the_devices() -> None:
+    """An array a pmap returned is split over the devices along axis 0; given in_axes None
+    by the next pmap, JAX refuses it with "Sharding passed to jit does not match". The
+    exception is JAX's, with a note naming the argument and the ways out."""
+
+    def step(w: jax.Array, x: jax.Array) -> jax.Array:
+        return lax.pmean(w * x.sum(), "d")
+
+    w = jax.pmap(lambda w: w * 2.0, axis_name="d")(jnp.ones((8, 3)))
+    x = jnp.ones((8, 5, 3))
+    with pytest.raises(ValueError) as theirs:
+        jax.pmap(step, axis_name="d", in_axes=(None, 0))(w, x)
+    with pytest.raises(ValueError) as ours:
+        ax.pmap(step, axis_name="d", in_axes=(None, 0))(w, x)
+    assert str(ours.value) == str(theirs.value) and type(ours.value) is type(theirs.value)
+    note = "\n".join(ours.value.__notes__)
+    assert "w (in_axes None, shape (8, 3)) is split over 8 devices as P('d',)" in note
+    assert "map w (in_axes entry 0)" in note and "out_axes=None" in note

@@ -13,7 +13,7 @@ import jax
 from ._advice import advise
 from ._core._errors import AxisCheckError, FunctionError, OutputError, with_jax_error
 from ._core._html import ERROR_VIEW
-from ._core._jax_compat import unbound_axis_name
+from ._core._jax_compat import committed_sharding_refused, unbound_axis_name
 from ._core._keys import arrays_by_position
 from ._core._leaves import flatten_call, shape_of
 from ._core._prediction import Prediction
@@ -21,6 +21,8 @@ from ._core._steps import BaseStep
 from ._core._text import format_shape
 from ._core._trees import leaf_paths
 from ._engine._in_trace import Watch
+from ._engine._levels import resolve_in_axes
+from ._engine._models import MapModel
 from ._engine._predictor import ASKING_JAX, Predictor
 
 
@@ -69,6 +71,8 @@ def diagnosis(
         return None
     ours = predictor.diagnose(args, kwargs)
     if ours is None:
+        if committed_sharding_refused(err):
+            err.add_note(_split_whole_note(predictor, name, args, kwargs))
         return None
     if not isinstance(ours, FunctionError):
         return with_jax_error(advise(predictor, ours, args, kwargs), err)
@@ -86,6 +90,42 @@ def diagnosis(
         notes[:] = [n for n in notes if not (isinstance(n, str) and n.startswith("axischeck: "))]
     err.add_note(_per_example_note(advised, name))  # with what any change the search found alters ("Runs, but")
     return None
+
+
+def _split_whole_note(predictor: Predictor, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
+    """The note JAX's refusal of a committed sharding gets from a pmap: the arguments given
+    in_axes None that are split over devices already (another pmap's output, sharded
+    along its axis 0), which in_axes None asks for whole on every device."""
+    model = predictor.models.model
+    if not isinstance(model, MapModel) or model.level.kind != "pmap":
+        return f"axischeck: {name}: an argument is committed to another sharding than the transform asks for"
+    call = predictor.label(args, kwargs)
+    leaves, _ = call.flat()
+    split = [
+        leaf
+        for leaf, axis in zip(leaves, resolve_in_axes(model.level, call, ()), strict=True)
+        if axis is None and _split_over_devices(leaf.value)
+    ]
+    lines = [f"axischeck: {name}: JAX does not move an array split over the devices to give each device a whole copy"]
+    for leaf in split:
+        spec = getattr(leaf.value.sharding, "spec", None)
+        lines.append(
+            f"  {leaf.label} (in_axes None, shape {format_shape(leaf.shape)}) is split over"
+            f" {len(leaf.value.sharding.device_set)} devices{f' as {spec}' if spec is not None else ''}, as a pmap"
+            " returns its outputs"
+        )
+    names = " and ".join(leaf.label for leaf in split) or "it"
+    lines.append(
+        f"  Hint: map {names} (in_axes entry 0) where each device is to get its own slice; where every slice is"
+        f" the same value (a pmean'd update), return it from the pmap that makes it with out_axes=None, or pass"
+        f" one copy ({names}[0])"
+    )
+    return "\n".join(lines)
+
+
+def _split_over_devices(value: Any) -> bool:
+    sharding = getattr(value, "sharding", None)
+    return isinstance(value, jax.Array) and sharding is not None and not sharding.is_fully_replicated
 
 
 def _per_example_note(ours: AxisCheckError, name: str) -> str:

@@ -906,6 +906,14 @@ def is_key_array(value: Any) -> bool:
     return bool(dtype == np.uint32) and len(shape) >= 1 and shape[-1] == 2
 
 
+def committed_sharding_refused(err: BaseException) -> bool:
+    """Whether `err` is JAX refusing an argument already committed to another sharding
+    than the one its transform asks for (pmap's in_axes None asks for a replicated copy;
+    an array another pmap returned is split over the devices): a ValueError, read from
+    its wording, the same from 0.10 to 0.12."""
+    return isinstance(err, ValueError) and "Sharding passed to jit does not match the sharding" in str(err)
+
+
 def spmd_axis_in_shard_map_specs(err: BaseException) -> bool:
     """Whether `err` is JAX refusing a vmap spmd_axis_name that an inner shard_map's specs
     name (a ValueError; read from its wording, the same from 0.10 to 0.12)."""
