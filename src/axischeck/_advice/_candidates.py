@@ -1037,11 +1037,11 @@ def _split_or_whole_options(model: ShardModel, call: Call, err: AxisCheckError, 
     its split moved, tried together. Either of these may run and compute something else
     (a bias passed whole beside its rows, the rows' split moved to the bias's length), so
     the meaning check, not the search's order, tells them apart."""
+    split = _split_like_others_options(model, call, budget)
+    if split:
+        return split
     whole = _passed_whole_options(model, call, budget) if _unexplained(err) else []
-    return _split_like_others_options(model, call, budget) or [
-        *whole,
-        *_split_like_others_options(model, call, budget, moving=True),
-    ]
+    return whole + _split_like_others_options(model, call, budget, moving=True)
 
 
 def _written_specs(model: ShardModel, call: Call) -> tuple[PartitionSpec, ...] | None:
