@@ -645,3 +645,30 @@ def test_a_misspelled_keyword_is_refused_as_flax_does_with_the_option_meant() ->
         axnnx.vmap(lambda x: x, in_axis=0)
     assert str(flax_error.value).startswith(str(ours.value).splitlines()[0])
     assert isinstance(ours.value, ax.SpecError) and "did you mean in_axes?" in str(ours.value)
+
+
+def test_a_modules_split_rng_stream_given_none_is_mapped_by_state_axes() -> None:
+    """A module holding parameters and a noise stream of one key per example (seeded with
+    `jax.random.split`), given the in_axes entry None: every example gets all the keys, and
+    `fold_in` refuses them. The stream's key and count mapped together, the parameters
+    shared: `StateAxes({nnx.RngState: 0, ...: None})`, checked."""
+
+    class Noisy(nnx.Module):
+        def __init__(self, rngs: nnx.Rngs) -> None:
+            self.linear = nnx.Linear(2, 3, rngs=rngs)
+            self.rngs = nnx.Rngs(noise=jax.random.split(jax.random.key(1), 6))
+
+        def __call__(self, x: jax.Array) -> jax.Array:
+            return self.linear(x) + jax.random.normal(self.rngs.noise(), (3,))  # type: ignore[no-any-return]
+
+    def apply(model: Noisy, x: jax.Array) -> jax.Array:
+        return model(x)
+
+    model, x = Noisy(nnx.Rngs(0)), jnp.ones((6, 2))
+    with pytest.raises(ax.AxisCheckError) as info:
+        axnnx.vmap(apply, in_axes=(None, 0))(model, x)
+    text = str(info.value)
+    assert "model['rngs']['noise']['count'] and model['rngs']['noise']['key'] (nnx.RngState" in text
+    assert "Fix: in_axes=(nnx.StateAxes({nnx.RngState: 0, ...: None}), 0)" in text
+    out = nnx.vmap(apply, in_axes=(nnx.StateAxes({nnx.RngState: 0, ...: None}), 0))(Noisy(nnx.Rngs(0)), x)
+    assert out.shape == (6, 3) and len({tuple(np.asarray(row)) for row in out}) == 6

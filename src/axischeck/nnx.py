@@ -112,10 +112,19 @@ def _axis_at(axes: Any, path: tuple[Any, ...]) -> Any:
 
 
 def _unmapped_of_kind(module: Any, axes: Any, kind: type) -> list[tuple[Any, Any]]:
-    """The module's variables of type `kind` that its pure axes tree leaves unmapped."""
+    """The module's variables of type `kind` (a subclass: an RNG stream's key and count are
+    both `nnx.RngState`) that its pure axes tree leaves unmapped."""
     return [
-        (tuple(p), v) for p, v in _nnx.graph.iter_graph(module) if type(v) is kind and _axis_at(axes, tuple(p)) is None
+        (tuple(p), v)
+        for p, v in _nnx.graph.iter_graph(module)
+        if isinstance(v, kind) and _axis_at(axes, tuple(p)) is None
     ]
+
+
+def _kind_of(variable: Any) -> type:
+    """The type a StateAxes maps a variable by: its own, or `nnx.RngState` for an RNG
+    stream's key and count (mapped one without the other, the stream cannot draw)."""
+    return _nnx.RngState if isinstance(variable, _nnx.RngState) else type(variable)
 
 
 def _merge(into: dict[Any, Any], more: dict[Any, Any]) -> None:
@@ -698,11 +707,15 @@ class _Mapped(Generic[P, R]):
         unmapped although they have the mapped size (an ensemble's batch statistics under
         `StateAxes({nnx.Param: 0, ...: None})`, each example given every member's): said in
         NNX's terms where mapping that type, as the entry's other filters map, makes the
-        call check. None where no such type does."""
+        call check. None where no such type does, and for a node whose variables are all of
+        one type (an `Rngs` split but given None: its in_axes entry 0 is the simpler fix,
+        which the search finds)."""
         for index, module in enumerate(resolved.passed):
             if not _nnx.graph.is_graph_node(module):
                 continue
-            kinds = {type(v) for p, v in _nnx.graph.iter_graph(module) if isinstance(v, _nnx.Variable)}
+            kinds = {_kind_of(v) for p, v in _nnx.graph.iter_graph(module) if isinstance(v, _nnx.Variable)}
+            if len(kinds) == 1:
+                continue
             for kind in sorted(kinds, key=lambda k: k.__name__):
                 left = _unmapped_of_kind(module, resolved.axes[index], kind)
                 fixed = self._mapping_kind(resolved, index, kind, left) if left else None
@@ -710,7 +723,7 @@ class _Mapped(Generic[P, R]):
                     continue
                 them = "them" if len(left) > 1 else "it"
                 problem = (
-                    f"{self._left_unmapped(resolved, index, kind, left)}, so every example gets {them} whole,"
+                    f"{self._left_unmapped(resolved, index, kind, left)}, so every {self._unit()} gets {them} whole,"
                     f" along the mapped axis too, and {self._fn_name()} fails on {them}"
                 )
                 return ArgumentError(problem, transform=self._title(), fix=f"in_axes={_show(fixed, code=True)}")
@@ -724,6 +737,10 @@ class _Mapped(Generic[P, R]):
         sizes = resolved.mapped_sizes(skip=set())
         return next(iter(sizes)) if len(sizes) == 1 else None
 
+    def _unit(self) -> str:
+        """What the map gives each slice to: an `example` (vmap) or a `device` (pmap)."""
+        return "device" if self._transform == "pmap" else "example"
+
     def _fn_name(self) -> str:
         return getattr(self.__wrapped__, "__name__", "the function")
 
@@ -736,7 +753,7 @@ class _Mapped(Generic[P, R]):
         noun = "shapes" if len(shapes) > 1 else "shape"
         return (
             f"{shown} ({_filter_code(kind)}, {noun} {', '.join(str(s) for s in shapes)}, passed whole to every"
-            f" example) {'are' if len(left) > 1 else 'is'} left unmapped by {head}'s in_axes entry"
+            f" {self._unit()}) {'are' if len(left) > 1 else 'is'} left unmapped by {head}'s in_axes entry"
             f" {_show(self._spec_of(index))}"
         )
 
