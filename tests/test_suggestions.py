@@ -1311,8 +1311,23 @@ def test_a_tuple_out_axes_for_a_dict_output_is_written_per_key() -> None:
 
     if VMAP_MATCHES_CONTAINERS_BY_POSITION:
         return
+
+    def nested(x: jax.Array) -> dict[str, Any]:
+        return {"stats": {"mean": x.mean(), "max": x.max()}, "y": x * 2.0}
+
+    err = _refused(lambda: ax.vmap(nested, out_axes=({"mean": 0, "max": 0}, 0))(loc))
+    (fix,) = err.suggestions  # entries that are dicts themselves are given to the keys too
+    assert fix.as_kwargs() == {"out_axes": {"stats": {"max": 0, "mean": 0}, "y": 0}} and fix.is_fix
+
     err = _refused(lambda: ax.vmap(pair, out_axes=(0, 1))(jnp.ones((4, 3))))
     assert err.fix is None and str(err).count("Runs, but") == 2, str(err)
+
+    def six(x: jax.Array) -> dict[str, jax.Array]:
+        return {"attn": x, "hidden": x, "a": x, "b": x, "c": x, "d": x}
+
+    # Every place of the 1 runs: the first orders the search tries must not make one the fix.
+    err = _refused(lambda: ax.vmap(six, out_axes=(1, 0, 0, 0, 0, 0))(jnp.ones((4, 3))))
+    assert err.fix is None and "Runs, but" in str(err)
 
 
 def test_an_out_axes_tuple_short_of_the_outputs_names_the_output_left_without_one() -> None:
@@ -1370,21 +1385,32 @@ def test_a_spec_naming_an_axis_the_mesh_lacks_gets_the_mesh_axis_in_its_place() 
     assert jnp.allclose(jax.shard_map(dense, mesh=mesh, **fix.as_kwargs())(x, w), dense(x, w))
 
 
-def test_data_stored_features_first_is_mapped_over_its_other_axis() -> None:
+def test_data_stored_features_first_is_mapped_over_its_other_axis_as_what_it_changes() -> None:
     """The Equinox FAQ's `jax.vmap(linear)(x)` with `x` stored features-first, `(3, 5)` for
     5 examples of 3 features: the layer of 3 inputs fails on rows of 5. Only axis 1 runs,
-    so `in_axes=1` is the fix. A function that runs on either axis gets no fix."""
+    but it is no fix: `W @ x` with a weight built for `x @ W`, a batch of 128 as large as
+    the hidden layer, runs over the 784 pixels just as well. So it is "Runs, but ...",
+    saying the batch size it changes."""
     w = jnp.arange(6.0).reshape(3, 2)
 
     def layer(x: jax.Array) -> jax.Array:
         return jnp.tanh(x @ w)
 
     x = jnp.arange(15.0).reshape(3, 5) / 10
-    err = _refused(lambda: ax.vmap(layer)(x))
-    (fix,) = err.suggestions
-    assert fix.as_kwargs() == {"in_axes": 1} and fix.is_fix
-    assert "in_axes=1 would map x's axis 1 (size 5) instead of axis 0" in str(err)
-    assert jnp.array_equal(jax.vmap(layer, **fix.as_kwargs())(x), layer(x.T))
+    with pytest.raises(TypeError) as info:
+        ax.vmap(layer)(x)
+    notes = "\n".join(getattr(info.value, "__notes__", []))
+    assert "Fix:" not in notes and "it changes the batch size from 3 to 5" in notes, notes
+    assert "in_axes=1 would map x's axis 1 (size 5) instead of axis 0" in notes
+
+    w_in_out = jnp.ones((784, 128))  # built for x @ W, used as W @ x
+
+    def mlp(x: jax.Array) -> jax.Array:
+        return jnp.tanh(w_in_out @ x)
+
+    with pytest.raises(TypeError) as info:
+        ax.vmap(mlp)(jnp.ones((128, 784)))
+    assert "Fix:" not in "\n".join(info.value.__notes__)
 
     def mix(x: jax.Array) -> jax.Array:
         return jnp.ones(5) @ x  # examples of 5 rows: (5, 2) and (5, 3) both run

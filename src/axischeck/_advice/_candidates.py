@@ -404,23 +404,46 @@ def _keyed_out_axes_options(
 ) -> list[Suggestion]:
     """A tuple (or list) out_axes with one entry per key of the dict the function returns
     (a prefix must have the output's own structure): the same entries given to the keys,
-    each order that the engine accepts. Where more than one does, the program does not
-    say which key each entry was written for, and each is said as what it changes."""
+    each distinct order that the engine accepts. Where more than one does, or there are
+    more orders than the search tries, the program does not say which key each entry was
+    written for, and each is said as what it changes."""
     level = model.level
-    orders = dict.fromkeys(itertools.islice(itertools.permutations(entries), MAX_TRIES))
+    firsts = [next(j for j, other in enumerate(entries) if other == entry) for entry in entries]  # equal entries alike
+    orders = list(itertools.islice(_distinct_orders(firsts), MAX_TRIES + 1))
+    complete = len(orders) <= MAX_TRIES
     found = []
-    for per_key in (dict(zip(keys, order, strict=True)) for order in orders):
+    for per_key in (dict(zip(keys, (entries[j] for j in order), strict=True)) for order in orders[:MAX_TRIES]):
         outcome = _works(
             MapModel(replace(level, out_axes=freeze_out_axes(per_key, level.kind)), model.inner, model.fn), call, budget
         )
         if outcome is not None:
             found.append((per_key, outcome))
     why = f"one entry per key: the function returns a dict with keys {and_list([repr(k) for k in keys])}"
-    unsure = None if len(found) == 1 else "the tuple's order does not say which key each entry was written for"
+    unsure = (
+        None if len(found) == 1 and complete else "the tuple's order does not say which key each entry was written for"
+    )
     return [
         Suggestion(f"out_axes={per_key!r} ({why})", (("out_axes", per_key),), shapes_only=unsure, outcome=outcome)
         for per_key, outcome in found
     ]
+
+
+def _distinct_orders(items: list[int]) -> Iterator[tuple[int, ...]]:
+    """Each distinct ordering of `items` once, in lexicographic order (equal items are not
+    told apart: `(1, 0, 0)` has 3 orderings, not 6)."""
+    order = sorted(items)
+    while True:
+        yield tuple(order)
+        i = len(order) - 2
+        while i >= 0 and order[i] >= order[i + 1]:
+            i -= 1
+        if i < 0:
+            return
+        j = len(order) - 1
+        while order[j] <= order[i]:
+            j -= 1
+        order[i], order[j] = order[j], order[i]
+        order[i + 1 :] = reversed(order[i + 1 :])
 
 
 def _batched_out_axes_options(
@@ -842,9 +865,10 @@ def _over_mapped_options(model: MapModel, call: Call, budget: Budget) -> list[Su
 def _other_axis_options(model: MapModel, call: Call, budget: Budget) -> list[Suggestion]:
     """A vmap whose function fails per example, with one argument mapped, an array of rank
     2 or more: another of its axes mapped instead (data stored features-first, `(3, 5)`
-    for 5 examples of 3 features, given a layer of 3 inputs). Where only one other axis
-    runs, the function's own shapes say which axis holds the examples; where several do,
-    nothing does, and each is said as what it changes."""
+    for 5 examples of 3 features, given a layer of 3 inputs). Never the fix: it changes
+    the batch size, and a function written for the other orientation (`W @ x` where
+    the weight was built for `x @ W`, with a batch as large as the hidden layer) runs over
+    the features just as well; which is meant is for the user to say."""
     if model.level.kind != "vmap":
         return []
     entries = per_argument(model.level.in_axes.value, len(call.args))
@@ -868,15 +892,15 @@ def _other_axis_options(model: MapModel, call: Call, budget: Budget) -> list[Sug
         )
         if outcome is not None:
             found.append((other, written, outcome))
-    unsure = (
-        None if len(found) == 1 else "several axes of it run, and nothing in the call says which holds the examples"
-    )
     return [
         Suggestion(
             f"in_axes={written if type(written) is int else seq_repr(written)} would"
             f" {_describe_arg(call, i, other)} instead of axis {axis}",
             (("in_axes", written),),
-            shapes_only=unsure,
+            shapes_only=(
+                f"it changes the batch size from {arg.shape[axis]} to {arg.shape[other]}, and nothing in the call says"
+                f" which axis holds the examples (the function may be written for {call.arg_labels[i]} transposed)"
+            ),
             outcome=outcome,
         )
         for other, written, outcome in found
