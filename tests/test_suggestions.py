@@ -1452,6 +1452,17 @@ def test_a_python_int_a_pmap_traces_where_the_function_needs_a_size_is_made_stat
     err = _refused(lambda: ax.pmap(scale, in_axes=(0, None))(x, 3))
     (fix,) = err.suggestions
     assert fix.as_kwargs() == {"static_broadcasted_argnums": (1,)} and fix.is_fix
+    assert "pass n to every device as a Python value (pmap traces an argument it does not map, and the function" in (
+        str(err)
+    )
+
+    def step(x: jax.Array, n: int, lr: float) -> jax.Array:
+        return x * jnp.arange(n) * lr
+
+    # Only the size is made static: a learning rate made static too would compile anew on each value.
+    err = _refused(lambda: ax.pmap(step, in_axes=(0, None, None))(x, 3, 0.1))
+    (fix,) = err.suggestions
+    assert fix.as_kwargs() == {"static_broadcasted_argnums": (1,)} and fix.is_fix
     assert jnp.array_equal(jax.pmap(scale, **fix.as_kwargs())(x, 3), x * jnp.arange(3)[None, :])
 
 

@@ -245,19 +245,23 @@ def _static_options(model: MapModel, call: Call, budget: Budget) -> list[Suggest
     if level.kind != "pmap":
         return []
     scalars = [i for i, arg in enumerate(call.args) if i not in level.static and _python_value(arg)]
-    if not scalars:
-        return []
-    static = tuple(sorted({*level.static, *scalars}))
-    if not _works(MapModel(replace(level, static=static), model.inner, model.fn), call, budget):
-        return []
-    names = ", ".join(call.arg_labels[i] for i in scalars)
-    return [
-        Suggestion(
-            f"static_broadcasted_argnums={seq_repr(static)} would pass {names} to every device as a Python value"
-            " (pmap traces an argument it does not map, and cannot trace what is no array)",
-            (("static_broadcasted_argnums", static),),
-        )
-    ]
+    # The fewest made static: each value that becomes static compiles the step anew when it
+    # changes (a learning rate on a schedule), so each alone is tried before all of them.
+    for chosen in [*([i] for i in scalars if len(scalars) > 1), scalars] if scalars else []:
+        static = tuple(sorted({*level.static, *chosen}))
+        if not _works(MapModel(replace(level, static=static), model.inner, model.fn), call, budget):
+            continue
+        numbers = all(isinstance(call.args[i].value, (bool, int, float, complex)) for i in chosen)
+        why = "the function needs a Python value" if numbers else "it cannot trace what is no array"
+        return [
+            Suggestion(
+                f"static_broadcasted_argnums={seq_repr(static)} would pass"
+                f" {and_list([call.arg_labels[i] for i in chosen])} to every device as a Python value (pmap traces"
+                f" an argument it does not map, and {why})",
+                (("static_broadcasted_argnums", static),),
+            )
+        ]
+    return []
 
 
 def _python_value(arg: Any) -> bool:
