@@ -1477,3 +1477,20 @@ def test_an_out_axes_tuple_for_one_output_becomes_its_one_axis() -> None:
     (fix,) = err.suggestions
     assert fix.as_kwargs() == {"out_axes": 0} and fix.is_fix
     assert "the function returns one array, not a tuple" in str(err)
+
+
+@pytest.mark.devices(8)
+def test_two_axis_names_the_mesh_lacks_are_renamed_only_as_what_it_changes() -> None:
+    """Specs written with 'batch' and 'tp' on a mesh of 'data' (2) and 'model' (4): the
+    obvious renaming fails (6 columns over 4 devices), and the one that runs puts the
+    data parallelism on 'model'. Nothing says which axis each name stands for: no fix."""
+
+    def dense(x: jax.Array, w: jax.Array) -> jax.Array:
+        return x @ w
+
+    mesh = jax.make_mesh((2, 4), ("data", "model"), axis_types=(jax.sharding.AxisType.Auto,) * 2)
+    x, w = jnp.ones((8, 5)), jnp.ones((5, 6))
+    specs = {"in_specs": (P("batch", None), P(None, "tp")), "out_specs": P("batch", "tp")}
+    err = _refused(lambda: ax.shard_map(dense, mesh=mesh, **specs)(x, w))  # type: ignore[arg-type]
+    assert err.fix is None and not any(s.is_fix for s in err.suggestions)
+    assert "nothing in the program says which mesh axis 'batch' and 'tp' stands for" in str(err)

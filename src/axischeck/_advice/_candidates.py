@@ -1267,7 +1267,7 @@ def _renamed_axis_options(model: ShardModel, call: Call, budget: Budget) -> list
     """Specs that name mesh axes the mesh does not have (`'batch'` from another codebase's
     mesh of `'data'` and `'model'`): each such name replaced by a mesh axis the specs do
     not name yet, in every in_specs and out_specs entry alike, each renaming the engine
-    accepts (which one the program means is for the meaning check to say)."""
+    accepts: the fix where it is the one name and the one renaming that runs."""
     o = model.options
     if o.mesh is None or o.smap_axes is not None:
         return []
@@ -1296,7 +1296,12 @@ def _renamed_axis_options(model: ShardModel, call: Call, budget: Budget) -> list
             words = and_list([f"{new!r} in place of {old!r}" for old, new in names.items()])
             text = f"{shown}: {words} (the mesh's axes are {and_list([repr(a) for a in o.mesh.names])})"
             found.append(Suggestion(text, changed, outcome=outcome))
-    return found
+    if len(found) == 1 and len(unknown) == 1:
+        return found
+    # Two names to place, or two places that run: which mesh axis each name stands for
+    # (data or model parallelism) is not written in the program.
+    unsure = f"nothing in the program says which mesh axis {and_list([repr(a) for a in unknown])} stands for"
+    return [replace(s, shapes_only=unsure) for s in found]
 
 
 def _out_spec_rank_options(model: ShardModel, call: Call, shapes: Any, budget: Budget) -> list[Suggestion]:
