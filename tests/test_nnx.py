@@ -672,3 +672,17 @@ def test_a_modules_split_rng_stream_given_none_is_mapped_by_state_axes() -> None
     assert "Fix: in_axes=(nnx.StateAxes({nnx.RngState: 0, ...: None}), 0)" in text
     out = nnx.vmap(apply, in_axes=(nnx.StateAxes({nnx.RngState: 0, ...: None}), 0))(Noisy(nnx.Rngs(0)), x)
     assert out.shape == (6, 3) and len({tuple(np.asarray(row)) for row in out}) == 6
+
+
+@pytest.mark.parametrize("transform", ["vmap", "pmap"])
+def test_the_first_misspelled_keyword_as_written_is_named_as_flax_and_jax_name_it(transform: str) -> None:
+    theirs, ours = (
+        (getattr(nnx, transform), getattr(jax, transform)),
+        (getattr(axnnx, transform), getattr(ax, transform)),
+    )
+    for library, checked in zip(theirs, ours, strict=True):
+        with pytest.raises(TypeError) as expected:
+            library(lambda x: x, out_axis=0, axis_nam="i")
+        with pytest.raises(TypeError) as got:
+            checked(lambda x: x, out_axis=0, axis_nam="i")
+        assert str(expected.value).startswith(str(got.value).splitlines()[0]), (expected.value, got.value)

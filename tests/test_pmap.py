@@ -329,5 +329,12 @@ def test_another_pmaps_output_given_in_axes_none_is_named_as_split_over_the_devi
         ax.pmap(step, axis_name="d", in_axes=(None, 0))(w, x)
     assert str(ours.value) == str(theirs.value) and type(ours.value) is type(theirs.value)
     note = "\n".join(ours.value.__notes__)
-    assert "w (in_axes None, shape (8, 3)) is split over 8 devices as P('d',)" in note
-    assert "map w (in_axes entry 0)" in note and "out_axes=None" in note
+    assert "w (in_axes None, shape (8, 3)) is split over 8 devices along axis 0" in note
+    assert "map w (its in_axes entry 0)" in note and "out_axes=None" in note
+
+    # Over 4 of the devices, the 8 rows are not one per device: mapping is not offered.
+    four = jax.devices()[:4]
+    with pytest.raises(ValueError) as ours:
+        ax.pmap(step, axis_name="d", in_axes=(None, 0), devices=four)(w, x[:4])
+    note = "\n".join(ours.value.__notes__)
+    assert "is split over 8 devices along axis 0" in note and "map w" not in note

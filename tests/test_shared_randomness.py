@@ -627,7 +627,9 @@ def test_copies_of_one_key_mapped_draw_the_same_numbers(kind: str, key: jax.Arra
     (warning,) = found
     unit = "example" if kind == "vmap" else "device"
     assert f"draws from key (in_axes 0, {n} copies of one key)" in str(warning)
-    assert f"Fix: pass jax.random.split(key, {n}) for key, one key per {unit}, in place of {n} copies" in str(warning)
+    assert f"Fix: pass jax.random.split(key[0], {n}) for key, one key per {unit}, in place of {n} copies" in str(
+        warning
+    )
     with caught() as found:
         out = transform(noisy)(x, jax.random.split(key, n))
     assert not found and not rows_equal(out)

@@ -6,6 +6,7 @@ prediction. Each takes what it needs (the predictor, the transform's name) as ar
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import jax
@@ -94,38 +95,49 @@ def diagnosis(
 
 def _split_whole_note(predictor: Predictor, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
     """The note JAX's refusal of a committed sharding gets from a pmap: the arguments given
-    in_axes None that are split over devices already (another pmap's output, sharded
-    along its axis 0), which in_axes None asks for whole on every device."""
+    in_axes None that are split over devices already (another pmap's outputs are, along
+    their axis 0), which in_axes None asks for whole on every device."""
     model = predictor.models.model
     if not isinstance(model, MapModel) or model.level.kind != "pmap":
         return f"axischeck: {name}: an argument is committed to another sharding than the transform asks for"
     call = predictor.label(args, kwargs)
     leaves, _ = call.flat()
-    split = [
-        leaf
-        for leaf, axis in zip(leaves, resolve_in_axes(model.level, call, ()), strict=True)
-        if axis is None and _split_over_devices(leaf.value)
-    ]
+    axes = resolve_in_axes(model.level, call, ())
+    mapped = {leaf.shape[a] for leaf, a in zip(leaves, axes, strict=True) if a is not None and leaf.shape}
     lines = [f"axischeck: {name}: JAX does not move an array split over the devices to give each device a whole copy"]
-    for leaf in split:
-        spec = getattr(leaf.value.sharding, "spec", None)
+    hints = []
+    for leaf, axis in zip(leaves, axes, strict=True):
+        if axis is not None or not _split_over_devices(leaf.value):
+            continue
+        devices = len(leaf.value.sharding.device_set)
+        dim = _split_dim(leaf.value.sharding)
+        along = f" along axis {dim}" if dim is not None else ""
         lines.append(
-            f"  {leaf.label} (in_axes None, shape {format_shape(leaf.shape)}) is split over"
-            f" {len(leaf.value.sharding.device_set)} devices{f' as {spec}' if spec is not None else ''}, as a pmap"
-            " returns its outputs"
+            f"  {leaf.label} (in_axes None, shape {format_shape(leaf.shape)}) is split over {devices} devices{along},"
+            " as a pmap's outputs are"
         )
-    names = " and ".join(leaf.label for leaf in split) or "it"
-    lines.append(
-        f"  Hint: map {names} (in_axes entry 0) where each device is to get its own slice; where every slice is"
-        f" the same value (a pmean'd update), return it from the pmap that makes it with out_axes=None, or pass"
-        f" one copy ({names}[0])"
+        if dim is not None and leaf.shape is not None and {leaf.shape[dim]} == mapped:
+            root = re.split(r"[\[.]", leaf.label, maxsplit=1)[0]
+            entry = "its in_axes entry" if root == leaf.label else f"the in_axes entry for {root} at its place"
+            hints.append(f"map {leaf.label} ({entry} {dim}) where each device is to get its own slice")
+    hints.append(
+        "where every slice is the same value (a pmean'd update), return it from the pmap that makes it with"
+        " out_axes=None, or pass one copy"
     )
+    lines.append(f"  Hint: {'; '.join(hints)}")
     return "\n".join(lines)
 
 
 def _split_over_devices(value: Any) -> bool:
     sharding = getattr(value, "sharding", None)
     return isinstance(value, jax.Array) and sharding is not None and not sharding.is_fully_replicated
+
+
+def _split_dim(sharding: Any) -> int | None:
+    """The dim a sharding splits (its spec's first entry that names a mesh axis), if one."""
+    spec = getattr(sharding, "spec", None)
+    entries = list(spec) if spec is not None else []
+    return next((d for d, entry in enumerate(entries) if entry is not None), None)
 
 
 def _per_example_note(ours: AxisCheckError, name: str) -> str:

@@ -119,18 +119,18 @@ def level_draw_map(level: MapLevel, call: Call, transform: str) -> DrawMap:
 
 
 def _copies_of_one_key(value: Any, axis: int) -> bool:
-    """Whether a concrete array of PRNG keys holds one key along `axis`, copied (`jnp.stack
-    ([key] * n)`, a helper replicating every leaf to the devices): mapped, every member
-    gets the same key. Read from the values once per trace of the call, where the map
-    draws random numbers."""
+    """Whether a concrete array of PRNG keys, mapped along its axis 0 (`axis`), holds one
+    key copied along it (`jnp.stack([key] * n)`, a helper replicating every leaf to the
+    devices): every member gets the same key. Read from the values once per trace of the
+    call, where the map draws random numbers."""
     if isinstance(value, Tracer) or not isinstance(value, (jax.Array, np.ndarray)) or not is_key_array(value):
         return False
     typed = jax.numpy.issubdtype(value.dtype, jax.dtypes.prng_key)
-    words = np.asarray(jax.random.key_data(value) if typed else value)
     rank = len(value.shape)
-    if not -rank <= axis < rank or (not typed and axis % rank == rank - 1) or value.shape[axis] < 2:
-        return False
-    return bool((words == np.take(words, [0], axis=axis % rank)).all())
+    if rank == 0 or axis % rank != 0 or (not typed and rank < 2) or value.shape[0] < 2:
+        return False  # the keys' axis 0 only (the remedy splits the first of them)
+    words = np.asarray(jax.random.key_data(value) if typed else value)
+    return bool((words == words[:1]).all())
 
 
 def _uint32_mapped_along_last(value: Any, shape: tuple[int, ...], axis: int) -> bool:
@@ -519,7 +519,8 @@ def _remedy(key: Key, shared: SharedDraws, dm: DrawMap, fun: Callable[..., Any],
     fold = f"draw from jax.random.fold_in({what}, {index}) inside {name}"
     split = f"jax.random.split({what}, {n})"
     if key.leaves and set(key.leaves) <= dm.copies:
-        return f"pass jax.random.split(key, {n}) for {what}, one key per {dm.unit}, in place of {n} copies of one key"
+        one = f"jax.random.split({what}[0], {n})"
+        return f"pass {one} for {what}, one key per {dm.unit}, in place of {n} copies of one key"
     if (key.leaves or key.passed) and dm.kind in ("vmap", "pmap"):
         text = f"pass {split} for {what}, one key per {dm.unit}, and map it (its in_axes entry 0)"
         return f"{text}; or {fold}" if axes else text

@@ -272,10 +272,9 @@ def unknown_option(name: str, kwargs: Mapping[str, Any], known: frozenset[str]) 
     (None if it takes them all): Python's words, and the option meant as a hint."""
     import difflib
 
-    unknown = kwargs.keys() - known
-    if not unknown:
+    word = next((word for word in kwargs if word not in known), None)  # the first as written, as Python names it
+    if word is None:
         return None
-    word = sorted(unknown)[0]
     meant = [MEANT[word]] if MEANT.get(word) in known else difflib.get_close_matches(word, sorted(known), n=1)
     hint = f"write {meant[0]}={kwargs[word]!r} (did you mean {meant[0]}?)" if meant else None
     return SpecError(f"{name}() got an unexpected keyword argument {word!r}", hint=hint)
