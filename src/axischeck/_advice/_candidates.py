@@ -1007,8 +1007,8 @@ def _split_like_others_options(model: ShardModel, call: Call, budget: Budget, mo
     'model'): that dim split over the same mesh axes, one argument's one dim at a time.
     `moving`: instead, the splits an argument makes of another dim over those axes, moved
     to it (a 3-D activation given the spec of a 2-D one, which splits its sequence where
-    the weight it meets splits the features). Where an output then varies over those axes as the out_specs do not say, the out_specs
-    that assemble it go with it. Each checked by the engine; which one the program means
+    the weight it meets splits the features). Where an output then varies over those axes
+    as the out_specs do not say, the out_specs that assemble it go with it. Each checked by the engine; which one the program means
     is for the meaning check to say, and none is a fix without it."""
     o = model.options
     specs = _written_specs(model, call)
