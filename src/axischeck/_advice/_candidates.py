@@ -1008,8 +1008,9 @@ def _split_like_others_options(model: ShardModel, call: Call, budget: Budget, mo
     `moving`: instead, the splits an argument makes of another dim over those axes, moved
     to it (a 3-D activation given the spec of a 2-D one, which splits its sequence where
     the weight it meets splits the features). Where an output then varies over those axes
-    as the out_specs do not say, the out_specs that assemble it go with it. Each checked by the engine; which one the program means
-    is for the meaning check to say, and none is a fix without it."""
+    as the out_specs do not say, the out_specs that assemble it go with it. Each checked by
+    the engine; which one the program means is for the meaning check to say, and none is
+    a fix without it."""
     o = model.options
     specs = _written_specs(model, call)
     if specs is None:
