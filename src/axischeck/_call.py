@@ -107,7 +107,7 @@ def _split_whole_note(predictor: Predictor, name: str, args: tuple[Any, ...], kw
     lines = [f"axischeck: {name}: JAX does not move an array split over the devices to give each device a whole copy"]
     hints = []
     for leaf, axis in zip(leaves, axes, strict=True):
-        if axis is not None or not _split_over_devices(leaf.value):
+        if axis is not None or leaf.shape is None or not _split_over_devices(leaf.value):
             continue
         devices = len(leaf.value.sharding.device_set)
         dim = _split_dim(leaf.value.sharding)
@@ -116,7 +116,7 @@ def _split_whole_note(predictor: Predictor, name: str, args: tuple[Any, ...], kw
             f"  {leaf.label} (in_axes None, shape {format_shape(leaf.shape)}) is split over {devices} devices{along},"
             " as a pmap's outputs are"
         )
-        if dim is not None and leaf.shape is not None and {leaf.shape[dim]} == mapped:
+        if dim is not None and {leaf.shape[dim]} == mapped:
             root = re.split(r"[\[.]", leaf.label, maxsplit=1)[0]
             entry = "its in_axes entry" if root == leaf.label else f"the in_axes entry for {root} at its place"
             hints.append(f"map {leaf.label} ({entry} {dim}) where each device is to get its own slice")
