@@ -667,3 +667,42 @@ def test_a_state_only_part_of_which_is_per_member_is_never_left_whole_by_the_fix
     assert "it leaves state unmapped whole, where state[<flat index 1>] (2,) has the batch size 2" in str(info.value)
     substate = state.substate(model.members)
     assert eqx.filter_vmap(model.members)(jnp.ones(2), substate)[0].shape == (2,)
+
+
+class _Counted(eqx.Module):  # type: ignore[misc]
+    """A layer that counts its calls in an `eqx.nn.State` (equinox#580)."""
+
+    index: Any
+
+    def __init__(self) -> None:
+        self.index = eqx.nn.StateIndex(jnp.array(0))
+
+    def __call__(self, x: jax.Array, state: Any) -> tuple[jax.Array, Any]:
+        calls = state.get(self.index)
+        return x * 2.0, state.set(self.index, calls + 1)
+
+
+def test_a_state_passed_whole_and_stacked_back_by_the_default_out_axes_is_warned_of_once() -> None:
+    """The state is shared by the examples (in_axes None), and the default out_axes stacks
+    the updated one, 2 identical copies: a warning naming out_axes=(eqx.if_array(0), None),
+    once for the function and shapes. With that out_axes, no warning."""
+    import warnings
+
+    model, state = eqx.nn.make_with_state(_Counted)()
+    x = jnp.ones((2, 3))
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        mapped = axeqx.filter_vmap(model, in_axes=(0, None))
+        _, stacked = mapped(x, state)
+        mapped(x, state)
+    found = [w for w in seen if issubclass(w.category, ax.AxisCheckWarning)]
+    assert len(found) == 1, [str(w.message) for w in seen]
+    text = str(found[0].message)
+    assert "comes back as output[1] with a batch axis: each of its arrays holds 2 identical copies" in text
+    assert "(out_axes=(eqx.if_array(0), None))" in text
+    assert stacked.get(model.index).shape == (2,)
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        _, one = axeqx.filter_vmap(model, in_axes=(0, None), out_axes=(eqx.if_array(0), None))(x, state)
+    assert not [w for w in seen if issubclass(w.category, ax.AxisCheckWarning)]
+    assert one.get(model.index).shape == ()
