@@ -102,24 +102,3 @@ def test_a_psum_of_a_psum_in_a_shard_map_is_warned_of_by_predict() -> None:
     f = ax.shard_map(_summed_twice, mesh=mesh, in_specs=P("i"), out_specs=P())
     with pytest.warns(ax.AxisCheckWarning, match="already a psum over 'i'"):
         f.predict(jnp.arange(4.0))
-
-
-@pytest.mark.devices(8)
-def test_an_output_reduced_over_an_axis_its_out_specs_tile_is_warned_of_by_predict() -> None:
-    """The shard_map JEP's block matmul: the partial products psum'd over 'j', then
-    `out_specs=P('i', 'j')`, which concatenates the 2 equal blocks along 'j' (an (8, 12)
-    result for the (8, 6) product, no error). Fresh zeros tiled into a buffer, made from
-    nothing that varies, are not warned of."""
-    mesh = jax.make_mesh((4, 2), ("i", "j"), axis_types=(jax.sharding.AxisType.Auto,) * 2)
-
-    def block_matmul(a: jax.Array, b: jax.Array) -> tuple[jax.Array, jax.Array]:
-        return jax.lax.psum(a @ b, "j"), jnp.zeros((2, 3))
-
-    f = ax.shard_map(block_matmul, mesh=mesh, in_specs=(P("i", "j"), P("j", None)), out_specs=P("i", "j"))
-    with warnings.catch_warnings(record=True) as seen:
-        warnings.simplefilter("always")
-        f.predict(jnp.ones((8, 4)), jnp.ones((4, 6)))
-    found = [str(w.message) for w in seen if issubclass(w.category, ax.AxisCheckWarning)]
-    assert len(found) == 1, found
-    assert "output[0] is the same on every device along mesh axis 'j'" in found[0]
-    assert "holds 2 copies of each block. Hint: out_specs P('i', None) returns it once" in found[0]

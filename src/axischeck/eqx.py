@@ -21,10 +21,9 @@ import numpy as np
 
 from ._call import raised_inside
 from ._core._cache import BoundedCache, PerFunction
-from ._core._errors import AxisCheckError, AxisCheckWarning, FunctionError, SpecError, warn_at_user, with_jax_error
+from ._core._errors import AxisCheckError, FunctionError, SpecError, with_jax_error
 from ._core._html import Explanation
 from ._core._jax_compat import JAX_VMAP
-from ._core._keys import lookup, store
 from ._core._prediction import Prediction
 from ._core._shape import Shape
 from ._core._trees import seq_repr
@@ -44,26 +43,6 @@ P = ParamSpec("P")
 R = TypeVar("R")
 
 _DRAWS_CHECKED: PerFunction[BoundedCache[bool]] = PerFunction()
-
-
-def _copies_along_new_axis(passed: Any, back: Any) -> int | None:
-    """How many copies of `passed` (a state) `back` holds along a new axis 0, where every
-    array of it is one array of `passed` repeated (None otherwise, or for values not at
-    hand: a trace)."""
-    before, after = jax.tree_util.tree_leaves(passed), jax.tree_util.tree_leaves(back)
-    if len(before) != len(after) or not after:
-        return None
-    counts = set()
-    for old, new in zip(before, after, strict=True):
-        if isinstance(new, jax.core.Tracer) or np.ndim(new) != np.ndim(old) + 1 or np.shape(new)[1:] != np.shape(old):
-            return None
-        host = np.asarray(new)
-        if host.shape[0] < 2 or not (host == host[:1]).all():
-            return None
-        counts.add(host.shape[0])
-    return counts.pop() if len(counts) == 1 else None
-
-
 """Per function and options: the calls whose random draws were checked (see `_draws`)."""
 
 _DEFAULT = _eqx.if_array(0)
@@ -202,8 +181,6 @@ class _Filtered(Generic[P, R]):
         self.in_axes = in_axes
         self.out_axes = out_axes
         self._options = options
-        # The (argument, output, structure, shapes) of the states read for copies: once each.
-        self._states_read: BoundedCache[bool] = BoundedCache(64)
         make = _LIBRARY[transform]
         self._library = make(fun, in_axes=in_axes, out_axes=out_axes, **options, **lib_kwargs)
 
@@ -455,42 +432,7 @@ class _Filtered(Generic[P, R]):
             except Exception:
                 pass
             raise
-        if self._transform == "vmap" and any(isinstance(arg, _eqx.nn.State) for arg in args):
-            self._restacked_states(tuple(args), out)
         return out
-
-    def _restacked_states(self, args: tuple[Any, ...], out: Any) -> None:
-        """A warning for each `eqx.nn.State` passed whole (its in_axes entry None) that comes
-        back as an output with one identical copy per example along a new axis 0: the
-        default `out_axes=eqx.if_array(0)` stacks a state the examples all share (a
-        counter, statistics averaged over `axis_name`), and the next call is given the
-        stack. Read once per function, options and shapes of the call."""
-        outputs = out if isinstance(out, tuple) else (out,)
-        entries = self.in_axes if isinstance(self.in_axes, tuple) else (self.in_axes,) * len(args)
-        for i, (arg, entry) in enumerate(zip(args, entries, strict=False)):
-            if not isinstance(arg, _eqx.nn.State) or entry is not None:
-                continue
-            for j, back in enumerate(outputs):
-                shapes = tuple(np.shape(a) for a in jax.tree_util.tree_leaves(arg))
-                key = (i, j, jax.tree_util.tree_structure(arg), shapes)
-                if not isinstance(back, _eqx.nn.State) or lookup(self._states_read, key):
-                    continue
-                store(self._states_read, key, True)
-                copies = _copies_along_new_axis(arg, back)
-                if copies is not None:
-                    warn_at_user(self._restacked_warning(args, i, j, len(outputs), copies), also_skipped=("equinox",))
-
-    def _restacked_warning(self, args: tuple[Any, ...], i: int, j: int, n_out: int, copies: int) -> AxisCheckWarning:
-        name = arg_path(self.__wrapped__, (jax.tree_util.SequenceKey(i),)) if len(args) > 1 else "the state"
-        where = f"output[{j}]" if n_out > 1 else "the output"
-        per_output = ", ".join("None" if k == j else "eqx.if_array(0)" for k in range(n_out))
-        entry = f"out_axes=({per_output})" if n_out > 1 else "out_axes=None"
-        return AxisCheckWarning(
-            f"{self._title()}: {name} (an eqx.nn.State, in_axes None) comes back as {where} with a batch axis: each"
-            f" of its arrays holds {copies} identical copies along axis 0, which out_axes={_show(self.out_axes)}"
-            f" stacks, one per example. Hint: give {where} the out_axes entry None"
-            f" ({entry}) to get one State back, as it was passed"
-        )
 
     def _speaker(self, resolved: Resolved) -> Speaker:
         """How the check of the draws of Equinox's call of `jax.vmap`/`jax.pmap` names what

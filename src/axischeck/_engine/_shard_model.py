@@ -18,16 +18,7 @@ import jax
 import numpy as np
 from jax.sharding import PartitionSpec
 
-from .._core._errors import (
-    ArgumentError,
-    AxisCheckError,
-    AxisCheckWarning,
-    FunctionError,
-    OutputError,
-    Place,
-    SpecError,
-    warn_at_user,
-)
+from .._core._errors import ArgumentError, AxisCheckError, FunctionError, OutputError, Place, SpecError
 from .._core._jax_compat import (
     INFER_SPECS,
     JAX_SHARD_MAP,
@@ -38,7 +29,6 @@ from .._core._jax_compat import (
     replication_refusal_lines,
     replication_refused,
     size_one_axes_leave_types,
-    spec_axes,
     spec_entries,
     unbound_axis_name,
     varying_axes,
@@ -76,7 +66,6 @@ from ._trace import (
     jaxpr_under_levels,
     only_vmaps,
     recorded_first,
-    reduced_outputs,
     under_pmap,
     varying_sources,
     warn_repeated_sums,
@@ -594,42 +583,7 @@ class ShardModel:
                 f"{o.name} returns, but JAX cannot assemble its per-device outputs by {o.word('out')}:"
                 f" {type(err).__name__}: {text}",
             ) from err
-        if o.check_vma and o.smap_axes is None:
-            self._warn_tiled_copies(jaxpr, recorded[0], env)
         return recorded[0]
-
-    def _warn_tiled_copies(self, jaxpr: Any, shapes: Any, env: Env) -> None:
-        """A warning for each output whose out_specs name a mesh axis of more than one
-        device along which JAX's types say it is the same on every device, though computed
-        from values that vary along it (a psum over that axis, an all_gather): the spec
-        concatenates its equal blocks, one copy per device along the axis (jax's shard_map
-        JEP, `psum` then `P('i', 'j')`). An output the body makes from no such value (fresh
-        zeros, tiled into a buffer on purpose) is not one."""
-        reduced = reduced_outputs(jaxpr)
-        paired = broadcast_prefix(self.options.out_specs, shapes, _is_spec)
-        if reduced is None or isinstance(paired, PrefixMismatch) or len(paired) != len(reduced):
-            return
-        mesh = self.mesh(env)
-        labels = ["output" + p for p in leaf_paths(shapes)]
-        for label, spec, same in zip(labels, paired, reduced, strict=True):
-            if not isinstance(spec, PartitionSpec):
-                continue
-            entries = spec_axes(spec)
-            tiled = [a for entry in entries for a in entry if a in same and mesh.size((a,)) > 1]
-            if not tiled:
-                continue
-            kept = [tuple(a for a in entry if a not in tiled) for entry in entries]
-            fixed = PartitionSpec(*(None if not e else e[0] if len(e) == 1 else e for e in kept))  # type: ignore[no-untyped-call]
-            copies = mesh.size(tuple(tiled))
-            over = and_list([repr(a) for a in tiled])
-            warn_at_user(
-                AxisCheckWarning(
-                    f"{self.options.describe()}: {label} is the same on every device along mesh axis {over} (JAX's"
-                    f" types: it is reduced over {over}, by a psum or an all_gather), but its out_specs {spec} name"
-                    f" {over}, so its equal blocks are concatenated: {label} holds {copies} copies of each block."
-                    f" Hint: out_specs {fixed} returns it once"
-                )
-            )
 
     # ------------------------------------------------------------ vma, explained
 

@@ -504,42 +504,6 @@ def _check_silent_collectives(fn: Callable[..., Any], env: Env, structs: Sequenc
     warn_repeated_sums(closed)
 
 
-def reduced_outputs(jaxpr: Any) -> list[frozenset[str]] | None:
-    """For the body of the first shard_map in `jaxpr`: per output, the mesh axes along
-    which JAX's vma types say it is the same on every device although it is computed from
-    inputs that vary along them (a psum, an all_gather over them). None where there is no
-    such body or its types do not say."""
-    body = next((eqn.params.get("jaxpr") for eqn in equations(jaxpr) if eqn.primitive.name == "shard_map"), None)
-    body = getattr(body, "jaxpr", body)
-    if body is None or not hasattr(body, "eqns"):
-        return None
-    reached: dict[Any, frozenset[str]] = {}  # the varying-input axes each variable is computed from
-    cast: dict[Any, Any] = {}  # a variable made varying by a cast (`pvary`, JAX's to meet out_specs): its input
-    for var in body.invars:
-        axes = varying_axes(var)
-        if axes is None:
-            return None
-        reached[var] = frozenset(axes)
-    for eqn in equations(body):
-        axes = frozenset().union(*(reached.get(v, frozenset()) for v in eqn.invars if not is_literal(v)))
-        for out in eqn.outvars:
-            reached[out] = axes
-        if eqn.primitive.name in ("pvary", "pcast") and len(eqn.invars) == 1 and not is_literal(eqn.invars[0]):
-            cast[eqn.outvars[0]] = eqn.invars[0]
-    found = []
-    for var in body.outvars:
-        if is_literal(var):
-            found.append(frozenset())
-            continue
-        while var in cast:
-            var = cast[var]
-        varying = varying_axes(var)
-        if varying is None:
-            return None
-        found.append(reached.get(var, frozenset()) - varying)
-    return found
-
-
 def check_ppermutes(jaxpr: Any) -> None:
     """Raise `SilentCollectiveError` for a collective that traces (so `eval_shape` alone
     would accept it) but that JAX rejects when lowering: a ppermute with a repeated source
