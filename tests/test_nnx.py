@@ -686,3 +686,18 @@ def test_the_first_misspelled_keyword_as_written_is_named_as_flax_and_jax_name_i
         with pytest.raises(TypeError) as got:
             checked(lambda x: x, out_axis=0, axis_nam="i")
         assert str(expected.value).startswith(str(got.value).splitlines()[0]), (expected.value, got.value)
+
+
+def test_an_ensemble_of_parameters_alone_given_none_keeps_its_state_axes_fix() -> None:
+    """A stack of 6 `Linear` layers made by `nnx.vmap` (Params alone) given in_axes None:
+    its Params mapped by StateAxes is still the fix (the skip for a node of one kind of
+    variable is for RNG streams alone)."""
+
+    @nnx.vmap
+    def make(key: jax.Array) -> Any:
+        return nnx.Linear(2, 3, rngs=nnx.Rngs(key))
+
+    ensemble = make(jax.random.split(jax.random.key(0), 6))
+    with pytest.raises(ax.AxisCheckError) as info:
+        axnnx.vmap(lambda m, x: m(x), in_axes=(None, 0))(ensemble, jnp.ones((6, 2)))
+    assert "Fix: in_axes=(nnx.StateAxes({nnx.Param: 0, ...: None}), 0)" in str(info.value)

@@ -707,14 +707,14 @@ class _Mapped(Generic[P, R]):
         unmapped although they have the mapped size (an ensemble's batch statistics under
         `StateAxes({nnx.Param: 0, ...: None})`, each example given every member's): said in
         NNX's terms where mapping that type, as the entry's other filters map, makes the
-        call check. None where no such type does, and for a node whose variables are all of
-        one type (an `Rngs` split but given None: its in_axes entry 0 is the simpler fix,
-        which the search finds)."""
+        call check. None where no such type does, and for a node of RNG streams alone (an
+        `Rngs` split but given None: its in_axes entry 0 is the simpler fix, which the
+        search finds)."""
         for index, module in enumerate(resolved.passed):
             if not _nnx.graph.is_graph_node(module):
                 continue
             kinds = {_kind_of(v) for p, v in _nnx.graph.iter_graph(module) if isinstance(v, _nnx.Variable)}
-            if len(kinds) == 1:
+            if kinds == {_nnx.RngState}:
                 continue
             for kind in sorted(kinds, key=lambda k: k.__name__):
                 left = _unmapped_of_kind(module, resolved.axes[index], kind)
