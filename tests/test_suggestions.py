@@ -1493,4 +1493,4 @@ def test_two_axis_names_the_mesh_lacks_are_renamed_only_as_what_it_changes() -> 
     specs = {"in_specs": (P("batch", None), P(None, "tp")), "out_specs": P("batch", "tp")}
     err = _refused(lambda: ax.shard_map(dense, mesh=mesh, **specs)(x, w))  # type: ignore[arg-type]
     assert err.fix is None and not any(s.is_fix for s in err.suggestions)
-    assert "nothing in the program says which mesh axis 'batch' and 'tp' stands for" in str(err)
+    assert "nothing in the program says which mesh axis each of 'batch' and 'tp' stands for" in str(err)
