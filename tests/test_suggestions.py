@@ -1494,3 +1494,19 @@ def test_two_axis_names_the_mesh_lacks_are_renamed_only_as_what_it_changes() -> 
     err = _refused(lambda: ax.shard_map(dense, mesh=mesh, **specs)(x, w))  # type: ignore[arg-type]
     assert err.fix is None and not any(s.is_fix for s in err.suggestions)
     assert "nothing in the program says which mesh axis each of 'batch' and 'tp' stands for" in str(err)
+
+
+@pytest.mark.devices(8)
+def test_keys_split_for_another_device_count_never_unmap_the_data_as_the_fix() -> None:
+    """diffusers#1451: prompts and replicated parameters of 8 beside keys split into 4
+    (a count written for another host). Unmapping the prompts and the parameters runs on
+    4 devices, but an array of data is unmapped beside the tree: "Runs, but ...", no fix."""
+
+    def generate(prompt: jax.Array, params: dict[str, jax.Array], rng: jax.Array) -> jax.Array:
+        return prompt @ params["embed"] + jax.random.normal(rng, prompt.shape[:-1] + (4,))
+
+    prompts, params = jnp.ones((8, 1, 6)), {"embed": jnp.ones((8, 6, 4))}
+    keys = jax.random.split(jax.random.PRNGKey(0), 4)
+    err = _refused(lambda: ax.pmap(generate)(prompts, params, keys))
+    assert err.fix is None and not any(s.is_fix for s in err.suggestions)
+    assert "Runs, but it unmaps prompt" in str(err), str(err)

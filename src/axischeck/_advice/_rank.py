@@ -139,9 +139,17 @@ def _shapes_only(model: MapModel, call: Call, s: Suggestion, found: list[Suggest
     # the search tries the readings that leave the same trees whole before this one (they
     # unmap no more arrays and more arguments have their size), so if none of them was
     # found, the other size runs only with a tree mapped (`intent`'s second rule).
+    # Only where the trees are all it unmaps: an array of the other size unmapped beside
+    # them (prompts beside replicated parameters, against 4 keys split for another device
+    # count) is data the other size was meant for.
     trees_left = {i for i, a in enumerate(axes) if a is None and not isinstance(call.args[i], Leaf)}
     others = {_size_at(call.args[i], before[i]) for i in dissent}
-    if trees_left and not any(_batch_size(o.outcome) in others and trees_left <= _left(o) for o in found):
+    only_trees = all(not isinstance(call.args[i], Leaf) for i in dissent)
+    if (
+        trees_left
+        and only_trees
+        and not any(_batch_size(o.outcome) in others and trees_left <= _left(o) for o in found)
+    ):
         return None
     return (
         f"it unmaps {and_list([call.arg_labels[i] for i in dissent])}: as many mapped arrays have another size"
