@@ -28,7 +28,8 @@ a folder `<set>/<NN>_<slug>/` holding `buggy.py`, `fixed.py` (each defines
   axischeck as under plain JAX, and the case is not scored.
 - `[known_gap]` (optional): `facts = "..."` and/or `fix = "..."`, what axischeck gets wrong
   today; the matching test is a strict xfail, so it turns red once axischeck improves.
-  `since = "0.12.1"`: the gap in the facts holds from that JAX release on only.
+  `since = "0.12.1"`: the gap in the facts holds from that JAX release on only;
+  `until = "0.12.1"`: before that release only.
 
 A fix is read from the exception's structured `suggestions` (`Suggestion.as_kwargs()`),
 else from a `Fix: name=value` line of the message or its notes; it is applied by
@@ -130,10 +131,11 @@ def load_cases(root: Path = CASES) -> list[Case]:
 
 
 def _gap_applies(gap: dict[str, str]) -> bool:
-    """Whether a known gap holds on the installed JAX: from its `since` release on, where
-    it names one (a later JAX answers the call otherwise, and the message with it)."""
-    since = gap.get("since")
-    return since is None or _release(jax.__version__) >= _release(since)
+    """Whether a known gap holds on the installed JAX: from its `since` release on, and
+    before its `until` release, where it names them (another JAX answers the call
+    otherwise, and the message with it)."""
+    since, until, now = gap.get("since"), gap.get("until"), _release(jax.__version__)
+    return (since is None or now >= _release(since)) and (until is None or now < _release(until))
 
 
 def _release(version: str) -> tuple[int, ...]:
