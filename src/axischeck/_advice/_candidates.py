@@ -1301,11 +1301,11 @@ def _renamed_axis_options(model: ShardModel, call: Call, budget: Budget) -> list
         return found
     # Two names to place, or two places that run: which mesh axis each name stands for
     # (data or model parallelism) is not written in the program.
-    named = and_list([repr(a) for a in unknown])
+    names_shown = and_list([repr(a) for a in unknown])
     unsure = (
-        f"nothing in the program says which mesh axis {named} stands for"
+        f"nothing in the program says which mesh axis {names_shown} stands for"
         if len(unknown) == 1
-        else f"nothing in the program says which mesh axis each of {named} stands for"
+        else f"nothing in the program says which mesh axis each of {names_shown} stands for"
     )
     return [replace(s, shapes_only=unsure) for s in found]
 

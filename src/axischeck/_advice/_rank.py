@@ -139,15 +139,17 @@ def _shapes_only(model: MapModel, call: Call, s: Suggestion, found: list[Suggest
     # the search tries the readings that leave the same trees whole before this one (they
     # unmap no more arrays and more arguments have their size), so if none of them was
     # found, the other size runs only with a tree mapped (`intent`'s second rule).
-    # Only where the trees are all it unmaps: an array of the other size unmapped beside
-    # them (prompts beside replicated parameters, against 4 keys split for another device
-    # count) is data the other size was meant for.
+    # Never where the size it keeps is the keys' alone: keys split for another count of
+    # examples (4 for 8 devices, diffusers#1451) do not outvote the data beside the tree.
     trees_left = {i for i, a in enumerate(axes) if a is None and not isinstance(call.args[i], Leaf)}
     others = {_size_at(call.args[i], before[i]) for i in dissent}
-    only_trees = all(not isinstance(call.args[i], Leaf) for i in dissent)
+    kept_leaves = [
+        leaf for arg, a in zip(call.args, axes, strict=True) if a is not None for leaf in jax.tree_util.tree_leaves(arg)
+    ]
+    keys_alone = bool(kept_leaves) and all(is_key_array(leaf.value) for leaf in kept_leaves)
     if (
         trees_left
-        and only_trees
+        and not keys_alone
         and not any(_batch_size(o.outcome) in others and trees_left <= _left(o) for o in found)
     ):
         return None
