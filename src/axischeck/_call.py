@@ -6,7 +6,6 @@ prediction. Each takes what it needs (the predictor, the transform's name) as ar
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 import jax
@@ -104,9 +103,13 @@ def _split_whole_note(predictor: Predictor, name: str, args: tuple[Any, ...], kw
     leaves, _ = call.flat()
     axes = resolve_in_axes(model.level, call, ())
     mapped = {leaf.shape[a] for leaf, a in zip(leaves, axes, strict=True) if a is not None and leaf.shape}
+    # The positional arguments' leaves come first; keyword arguments, always mapped, after.
+    roots = [
+        label for label, arg in zip(call.arg_labels, call.args, strict=True) for _ in jax.tree_util.tree_leaves(arg)
+    ]
     lines = [f"axischeck: {name}: JAX does not move an array split over the devices to give each device a whole copy"]
     hints = []
-    for leaf, axis in zip(leaves, axes, strict=True):
+    for root, leaf, axis in zip(roots, leaves, axes, strict=False):
         if axis is not None or leaf.shape is None or not _split_over_devices(leaf.value):
             continue
         devices = len(leaf.value.sharding.device_set)
@@ -117,7 +120,6 @@ def _split_whole_note(predictor: Predictor, name: str, args: tuple[Any, ...], kw
             " as a pmap's outputs are"
         )
         if dim is not None and {leaf.shape[dim]} == mapped:
-            root = re.split(r"[\[.]", leaf.label, maxsplit=1)[0]
             entry = "its in_axes entry" if root == leaf.label else f"the in_axes entry for {root} at its place"
             hints.append(f"map {leaf.label} ({entry} {dim}) where each device is to get its own slice")
     hints.append(

@@ -247,7 +247,8 @@ def _static_options(model: MapModel, call: Call, budget: Budget) -> list[Suggest
     scalars = [i for i, arg in enumerate(call.args) if i not in level.static and _python_value(arg)]
     # The fewest made static: each value that becomes static compiles the step anew when it
     # changes (a learning rate on a schedule), so each alone is tried before all of them.
-    for chosen in [*([i] for i in scalars if len(scalars) > 1), scalars] if scalars else []:
+    alone = [[i] for i in scalars] if len(scalars) > 1 else []
+    for chosen in [*alone, scalars] if scalars else []:
         static = tuple(sorted({*level.static, *chosen}))
         if not _works(MapModel(replace(level, static=static), model.inner, model.fn), call, budget):
             continue
@@ -1000,21 +1001,35 @@ def _shard_in_options(model: ShardModel, call: Call, budget: Budget) -> list[Sug
     return found
 
 
-def _split_like_others_options(model: ShardModel, call: Call, budget: Budget, moving: bool = False) -> list[Suggestion]:
-    """The function fails per device, and an argument leaves a dim unsplit that has the
-    global size of a dim other arguments split (segment ids of the batch passed whole
-    beside queries split over 'data'; a KV cache passed whole beside heads split over
-    'model'): that dim split over the same mesh axes, one argument's one dim at a time.
-    `moving`: instead, the splits an argument makes of another dim over those axes, moved
-    to it (a 3-D activation given the spec of a 2-D one, which splits its sequence where
-    the weight it meets splits the features). Where an output then varies over those axes
-    as the out_specs do not say, the out_specs that assemble it go with it. Each checked by
-    the engine; which one the program means is for the meaning check to say, and none is
-    a fix without it."""
-    o = model.options
+def _split_or_whole_options(model: ShardModel, call: Call, err: AxisCheckError, budget: Budget) -> list[Suggestion]:
+    """The function fails per device where an argument's split meets another's: an
+    argument split like the other (`_splits_like_others`) where no split of its own moves
+    for it; else passed whole (where the engine names no other cause) or with its split
+    moved, tried together. Either of these may run and compute something else (a bias
+    passed whole beside its rows, the rows' split moved to the bias's length), so the
+    meaning check, not the search's order, tells them apart."""
     specs = _written_specs(model, call)
     if specs is None:
         return []
+    added, moved = _splits_like_others(call, specs)
+    split = _checked_splits(model, call, added, budget)
+    if split:
+        return split
+    whole = _passed_whole_options(model, call, budget) if _unexplained(err) else []
+    return whole + _checked_splits(model, call, moved, budget)
+
+
+SplitTry = tuple[tuple[PartitionSpec, ...], str]  # in_specs to try, and the words that say what they change
+
+
+def _splits_like_others(call: Call, specs: tuple[PartitionSpec, ...]) -> tuple[list[SplitTry], list[SplitTry]]:
+    """An argument that leaves a dim unsplit that has the global size of a dim other
+    arguments split (segment ids of the batch passed whole beside queries split over
+    'data'; a KV cache passed whole beside heads split over 'model'): that dim split over
+    the same mesh axes, one argument's one dim at a time. Returned apart: the splits that
+    add those axes, and the ones that move them from another dim of the same argument,
+    where it splits that dim over them (a 3-D activation given the spec of a 2-D one,
+    which splits its sequence where the weight it meets splits the features)."""
     arrays: list[tuple[int, str, tuple[int, ...]]] = []  # (position, label, shape) of each array argument
     for i, arg in enumerate(call.args):
         if isinstance(arg, Leaf) and arg.shape is not None:
@@ -1025,7 +1040,8 @@ def _split_like_others_options(model: ShardModel, call: Call, budget: Budget, mo
         for d, axes in enumerate(spec_axes(specs[i])[: len(shape)])
         if axes
     }
-    tried = []
+    added: list[SplitTry] = []
+    moved: list[SplitTry] = []
     for i, label, shape in arrays:
         entries = [*spec_axes(specs[i]), *[()] * (len(shape) - len(spec_axes(specs[i])))]
         used = {a for e in entries for a in e}
@@ -1035,14 +1051,21 @@ def _split_like_others_options(model: ShardModel, call: Call, budget: Budget, mo
             for axes in sorted({axes for other, axes, j in splits if other == size and j != i}):
                 split = [*entries[:d], axes, *entries[d + 1 :]]
                 words = f" splits axis {d} of {label} (size {size}) over {and_list([repr(a) for a in axes])}"
-                if bool(used & set(axes)) != moving:
-                    continue
-                if moving:  # split along another dim: moved from it, where it is that dim's whole split
-                    if axes not in entries:
-                        continue
+                if not used & set(axes):
+                    added.append(((*specs[:i], _trimmed_spec_of(split), *specs[i + 1 :]), words))
+                elif axes in entries:  # the whole split of another dim: moved from it
                     split[entries.index(axes)] = ()
                     words += f" instead of axis {entries.index(axes)}"
-                tried.append(((*specs[:i], _trimmed_spec_of(split), *specs[i + 1 :]), words))
+                    moved.append(((*specs[:i], _trimmed_spec_of(split), *specs[i + 1 :]), words))
+    return added, moved
+
+
+def _checked_splits(model: ShardModel, call: Call, tried: list[SplitTry], budget: Budget) -> list[Suggestion]:
+    """Each of the in_specs `tried` that the engine accepts; where an output then varies
+    over the new split's axes as the out_specs do not say, with the out_specs that
+    assemble it. Which one the program means is for the meaning check to say, and none
+    is a fix without it."""
+    o = model.options
     found = []
     for value, words in itertools.islice(dict.fromkeys(tried), MAX_TRIES):
         changed = replace(model, options=replace(o, in_specs=value))
@@ -1057,20 +1080,6 @@ def _split_like_others_options(model: ShardModel, call: Call, budget: Budget, mo
                 text = f"in_specs={value!r}{words}, and {out.text}"
                 found.append(replace(out, text=text, options=options, checked_only=True))
     return found
-
-
-def _split_or_whole_options(model: ShardModel, call: Call, err: AxisCheckError, budget: Budget) -> list[Suggestion]:
-    """The function fails per device where an argument's split meets another's: an
-    argument split like the other (`_split_like_others_options`) where no split of its
-    own moves for it; else passed whole (where the engine names no other cause) or with
-    its split moved, tried together. Either of these may run and compute something else
-    (a bias passed whole beside its rows, the rows' split moved to the bias's length), so
-    the meaning check, not the search's order, tells them apart."""
-    split = _split_like_others_options(model, call, budget)
-    if split:
-        return split
-    whole = _passed_whole_options(model, call, budget) if _unexplained(err) else []
-    return whole + _split_like_others_options(model, call, budget, moving=True)
 
 
 def _written_specs(model: ShardModel, call: Call) -> tuple[PartitionSpec, ...] | None:
@@ -1281,15 +1290,7 @@ def _renamed_axis_options(model: ShardModel, call: Call, budget: Budget) -> list
     found = []
     for targets in itertools.islice(itertools.permutations(free, len(unknown)), MAX_TRIES):
         names = dict(zip(unknown, targets, strict=True))
-
-        def renamed(tree: Any, names: dict[str, str] = names) -> Any:
-            return jax.tree_util.tree_map(
-                lambda s: _spec_of([tuple(names.get(a, a) for a in e) for e in spec_axes(s)]) if _is_spec(s) else s,
-                tree,
-                is_leaf=_is_spec,
-            )
-
-        options = (("in_specs", renamed(o.in_specs)), ("out_specs", renamed(o.out_specs)))
+        options = (("in_specs", _renamed(o.in_specs, names)), ("out_specs", _renamed(o.out_specs, names)))
         changed = tuple((name, value) for name, value in options if value != getattr(o, name))
         outcome = _works(replace(model, options=replace(o, **dict(changed))), call, budget)
         if outcome is not None:
@@ -1308,6 +1309,15 @@ def _renamed_axis_options(model: ShardModel, call: Call, budget: Budget) -> list
         else f"nothing in the program says which mesh axis each of {names_shown} stands for"
     )
     return [replace(s, shapes_only=unsure) for s in found]
+
+
+def _renamed(specs: Any, names: dict[str, str]) -> Any:
+    """A tree of specs with the mesh axes `names` maps renamed (anything else as it is)."""
+
+    def one(spec: Any) -> Any:
+        return _spec_of([tuple(names.get(a, a) for a in e) for e in spec_axes(spec)]) if _is_spec(spec) else spec
+
+    return jax.tree_util.tree_map(one, specs, is_leaf=_is_spec)
 
 
 def _out_spec_rank_options(model: ShardModel, call: Call, shapes: Any, budget: Budget) -> list[Suggestion]:
