@@ -338,3 +338,26 @@ def test_another_pmaps_output_given_in_axes_none_is_named_as_split_over_the_devi
         ax.pmap(step, axis_name="d", in_axes=(None, 0), devices=four)(w, x[:4])
     note = "\n".join(ours.value.__notes__)
     assert "is split over 8 devices along axis 0" in note and "map w" not in note
+
+
+@pytest.mark.devices(8)
+def test_another_pmaps_output_split_along_its_out_axes_is_mapped_along_that_axis() -> None:
+    """jax's pmap migration guide: a pmap with out_axes=1 returns (5, 8) split over the
+    8 devices along axis 1; the next pmap's default in_axes 0 asks for 5 slices along
+    axis 0, which JAX refuses. The note names the axis the array is split along."""
+
+    def spread(column: jax.Array) -> jax.Array:
+        return jnp.max(column) - jnp.min(column)
+
+    table = jnp.sin(jnp.arange(40.0)).reshape(8, 5)
+    features = jax.pmap(lambda row: row - row.mean(), out_axes=1)(table)
+    with pytest.raises(ValueError) as theirs:
+        jax.pmap(spread)(features)
+    with pytest.raises(ValueError) as ours:
+        ax.pmap(spread)(features)
+    assert str(ours.value) == str(theirs.value) and type(ours.value) is type(theirs.value)
+    note = "\n".join(ours.value.__notes__)
+    assert "column (in_axes 0, shape (5, 8)) is split over 8 devices along axis 1" in note
+    assert "map column along axis 1, the axis it is split along (its in_axes entry 1)" in note
+    assert "out_axes=None" not in note  # nothing here is given in_axes None
+    assert jax.pmap(spread, in_axes=1)(features).shape == (8,)

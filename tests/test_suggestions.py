@@ -440,6 +440,28 @@ def test_a_failed_smap_call_gets_its_checked_out_axes_fix() -> None:
 
 
 @pytest.mark.devices(8)
+@pytest.mark.skipif(not hasattr(jax, "smap"), reason="this JAX has no jax.smap")
+def test_a_negative_smap_axis_is_counted_from_the_front() -> None:
+    """jax#5652's kind of data, stored batch-last, split with in_axes=-1, out_axes=-1:
+    jax.smap splits axis 0 for a negative axis, whose 3 channels 4 devices do not
+    divide. The fix counts both axes from the front, checked against the one-device
+    program (each channel standardized over time, whatever the batch split)."""
+
+    def normalize(x: jax.Array) -> jax.Array:
+        return (x - x.mean(axis=1, keepdims=True)) / (x.std(axis=1, keepdims=True) + 1e-6)
+
+    x = jnp.sin(jnp.arange(120.0) * 0.13).reshape(3, 5, 8)
+    with jax.set_mesh(_mesh(4)):
+        with pytest.warns(ax.AxisCheckWarning, match="splits .* axis 0 for a negative axis"):
+            f = ax.smap(normalize, in_axes=-1, out_axes=-1, axis_name="x")  # axischeck: ignore
+        err = _refused(lambda: f(x))
+        (fix,) = err.suggestions
+        assert fix.as_kwargs() == {"in_axes": 2, "out_axes": 2} and fix.is_fix
+        fixed = jax.smap(normalize, axis_name="x", **fix.as_kwargs())(x)
+    np.testing.assert_allclose(fixed, normalize(x), rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.devices(8)
 def test_a_failed_shard_map_call_gets_its_checked_out_specs_fix() -> None:
     f = ax.shard_map(lambda x: x * 2.0, mesh=_mesh(4), in_specs=P("x"), out_specs=P())
     err = _refused(lambda: f(jnp.arange(8.0)))
@@ -1477,6 +1499,104 @@ def test_an_out_axes_tuple_for_one_output_becomes_its_one_axis() -> None:
     (fix,) = err.suggestions
     assert fix.as_kwargs() == {"out_axes": 0} and fix.is_fix
     assert "the function returns one array, not a tuple" in str(err)
+
+
+def test_in_axes_copied_to_out_axes_for_one_output_becomes_its_batched_entry() -> None:
+    """`out_axes=(0, None)`, the in_axes copied, for a function that returns one array
+    that varies per example (jax#2530): the entry 0, alone. Entries that both run say
+    nothing of which was meant, so neither is the fix."""
+
+    def center(x: jax.Array, mean: jax.Array) -> jax.Array:
+        return x - mean
+
+    x, mean = jnp.arange(15.0).reshape(5, 3), jnp.ones(3)
+    err = _refused(lambda: ax.vmap(center, in_axes=(0, None), out_axes=(0, None))(x, mean))  # axischeck: ignore[AX004]
+    (fix,) = err.suggestions
+    assert fix.as_kwargs() == {"out_axes": 0} and fix.is_fix
+    assert jnp.array_equal(jax.vmap(center, in_axes=(0, None), **fix.as_kwargs())(x, mean), x - mean[None, :])
+
+    err = _refused(lambda: ax.vmap(center, in_axes=(0, None), out_axes=(0, 1))(x, mean))  # axischeck: ignore[AX004]
+    assert not err.suggestions and "Fix:" not in str(err)
+    assert str(err).count("Runs, but the tuple's entries do not say which axis the one array was meant") == 2
+
+
+def test_an_entry_0_for_a_keyword_argument_is_dropped_and_the_call_kept() -> None:
+    """`in_axes=(None, 0)` with the batch passed as `y=` (jax#39450): JAX maps a keyword
+    argument over axis 0 already, so `in_axes=(None,)` runs the call as written."""
+
+    def score(prototype: jax.Array, y: jax.Array) -> jax.Array:
+        return -jnp.sum((y - prototype) ** 2)
+
+    prototype, queries = jnp.array([1.0, -1.0, 0.5]), jnp.arange(15.0).reshape(5, 3)
+    err = _refused(lambda: ax.vmap(score, in_axes=(None, 0))(prototype, y=queries))  # axischeck: ignore[AX003]
+    (fix,) = err.suggestions
+    assert fix.as_kwargs() == {"in_axes": (None,)} and fix.is_fix and not fix.by_position
+    assert "or pass y by position with in_axes=(None, 0)" in fix.text
+    expected = jax.vmap(score, in_axes=(None, 0))(prototype, queries)
+    assert jnp.array_equal(jax.vmap(score, **fix.as_kwargs())(prototype, y=queries), expected)
+
+
+def test_a_list_of_functions_mapped_beside_typed_keys_is_left_unmapped() -> None:
+    """One in_axes 0 for keys, images and a list of augmentations to choose from: the
+    functions cannot be mapped, and the fix leaves the list whole. The meaning check
+    reads the typed keys' examples by their key data (it used to fail on them, and the
+    fix was lost)."""
+
+    def noise(key: jax.Array, image: jax.Array) -> jax.Array:
+        return image + 0.1 * jax.random.normal(key, image.shape)
+
+    def flip(key: jax.Array, image: jax.Array) -> jax.Array:
+        return image[:, ::-1]
+
+    def augment(key: jax.Array, image: jax.Array, choices: list[Any]) -> jax.Array:
+        pick, draw = jax.random.split(key)
+        return jax.lax.switch(jax.random.randint(pick, (), 0, len(choices)), choices, draw, image)
+
+    keys, images = jax.random.split(jax.random.key(7), 4), jnp.arange(36.0).reshape(4, 3, 3)
+    err = _refused(lambda: ax.vmap(augment)(keys, images, [noise, flip]))
+    (fix,) = err.suggestions
+    assert fix.as_kwargs() == {"in_axes": (0, 0, None)} and fix.is_fix
+    assert jax.vmap(augment, **fix.as_kwargs())(keys, images, [noise, flip]).shape == (4, 3, 3)
+
+
+def _row_parallel_with_bias(x: jax.Array, w: jax.Array, b: jax.Array) -> jax.Array:
+    """A row-parallel layer: partial sums over each device's rows of `w`, summed and kept
+    as column blocks (a tiled psum_scatter), plus the bias's block."""
+    partial = jax.lax.psum_scatter(x @ w, "x", scatter_dimension=1, tiled=True)
+    return partial + b[None, :]
+
+
+@pytest.mark.devices(8)
+def test_an_argument_left_without_an_in_spec_gets_the_split_the_body_needs() -> None:
+    """jax's shard_map docs: a bias added to the feature blocks of a tiled psum_scatter,
+    given no in_spec. Passed whole (P()) it does not fit a block; split over the mesh axis
+    it does, and the one-device program (the tiled collective gives each device its block
+    of what one device computes) confirms it: the fix, which names the bias."""
+    x, w = jnp.sin(jnp.arange(64.0)).reshape(4, 16), jnp.cos(jnp.arange(256.0)).reshape(16, 16)
+    b = jnp.linspace(-1.0, 1.0, 16)
+    mesh = _mesh(8)
+    f = ax.shard_map(_row_parallel_with_bias, mesh=mesh, in_specs=(P(None, "x"), P("x", None)), out_specs=P(None, "x"))
+    err = _refused(lambda: f(x, w, b))
+    fix = err.suggestions[0]
+    assert fix.as_kwargs() == {"in_specs": (P(None, "x"), P("x", None), P("x"))} and fix.is_fix
+    assert "b gets P('x',)" in fix.text
+    fixed = jax.shard_map(_row_parallel_with_bias, mesh=mesh, out_specs=P(None, "x"), **fix.as_kwargs())
+    np.testing.assert_allclose(fixed(x, w, b), x @ w + b[None, :], rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.devices(8)
+def test_an_untiled_gather_leaves_the_one_device_program_no_reference() -> None:
+    """An untiled all_gather stacks one block per device: one device stacks one, so the
+    one-device program is no reference, and no candidate is called the fix."""
+
+    def gathered_sum(x: jax.Array, b: jax.Array) -> jax.Array:
+        return jax.lax.all_gather(x, "x").sum(axis=0) + b
+
+    mesh = _mesh(8)
+    f = ax.shard_map(gathered_sum, mesh=mesh, in_specs=(P("x"),), out_specs=P("x"))
+    err = _refused(lambda: f(jnp.arange(16.0), jnp.ones(2)))
+    assert not any(s.is_fix for s in err.suggestions) and "Fix:" not in str(err)
+    assert "could not be checked against what the program means" in str(err)
 
 
 @pytest.mark.devices(8)

@@ -93,9 +93,10 @@ def diagnosis(
 
 
 def _split_whole_note(predictor: Predictor, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
-    """The note JAX's refusal of a committed sharding gets from a pmap: the arguments given
-    in_axes None that are split over devices already (another pmap's outputs are, along
-    their axis 0), which in_axes None asks for whole on every device."""
+    """The note JAX's refusal of a committed sharding gets from a pmap: the arguments split
+    over the devices already (another pmap's outputs are, along the axis its out_axes
+    gives) along another axis than this pmap asks for: in_axes None asks for them whole
+    on every device, and an int for slices along that axis."""
     model = predictor.models.model
     if not isinstance(model, MapModel) or model.level.kind != "pmap":
         return f"axischeck: {name}: an argument is committed to another sharding than the transform asks for"
@@ -107,26 +108,33 @@ def _split_whole_note(predictor: Predictor, name: str, args: tuple[Any, ...], kw
     roots = [
         label for label, arg in zip(call.arg_labels, call.args, strict=True) for _ in jax.tree_util.tree_leaves(arg)
     ]
-    lines = [f"axischeck: {name}: JAX does not move an array split over the devices to give each device a whole copy"]
+    lines = [f"axischeck: {name}: JAX does not move an array split over the devices to another axis or device"]
     hints = []
     for root, leaf, axis in zip(roots, leaves, axes, strict=False):
-        if axis is not None or leaf.shape is None or not _split_over_devices(leaf.value):
+        if leaf.shape is None or not _split_over_devices(leaf.value):
             continue
         devices = len(leaf.value.sharding.device_set)
         dim = _split_dim(leaf.value.sharding)
+        if axis is not None and (dim is None or dim == axis % len(leaf.shape)):
+            continue  # split as this pmap maps it: another device count, which JAX words itself
         along = f" along axis {dim}" if dim is not None else ""
+        returned = f"a pmap's outputs are with out_axes={dim}" if dim is not None else "a pmap's outputs are"
         lines.append(
-            f"  {leaf.label} (in_axes None, shape {format_shape(leaf.shape)}) is split over {devices} devices{along},"
-            " as a pmap's outputs are"
+            f"  {leaf.label} (in_axes {axis}, shape {format_shape(leaf.shape)}) is split over {devices} devices"
+            f"{along}, as {returned}"
         )
-        if dim is not None and {leaf.shape[dim]} == mapped:
-            entry = "its in_axes entry" if root == leaf.label else f"the in_axes entry for {root} at its place"
+        entry = "its in_axes entry" if root == leaf.label else f"the in_axes entry for {root} at its place"
+        if axis is not None and dim is not None and leaf.shape[dim] == devices:
+            hints.append(f"map {leaf.label} along axis {dim}, the axis it is split along ({entry} {dim})")
+        elif axis is None and dim is not None and {leaf.shape[dim]} == mapped:
             hints.append(f"map {leaf.label} ({entry} {dim}) where each device is to get its own slice")
-    hints.append(
-        "where every slice is the same value (a pmean'd update), return it from the pmap that makes it with"
-        " out_axes=None, or pass one copy"
-    )
-    lines.append(f"  Hint: {'; '.join(hints)}")
+    if any(axis is None for axis in axes):
+        hints.append(
+            "where every slice is the same value (a pmean'd update), return it from the pmap that makes it with"
+            " out_axes=None, or pass one copy"
+        )
+    if hints:
+        lines.append(f"  Hint: {'; '.join(hints)}")
     return "\n".join(lines)
 
 

@@ -14,13 +14,12 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, ParamSpec, TypeVar, cast, overload
 
 import jax
-from jax.sharding import PartitionSpec
 
 from ._core._errors import AxisCheckError, AxisCheckWarning, SpecError, warn_at_user
 from ._core._jax_compat import INFER_SPECS, JAX_SMAP, traceback_boundary
 from ._core._text import short_repr
 from ._engine._predictor import Predictor
-from ._engine._shard_model import ShardOptions
+from ._engine._shard_model import ShardOptions, smap_specs
 from ._engine._signature import Signature, SignatureLike
 from ._engine._transform_models import Models, shard_models
 from ._options import Options, Shown, refuse_cyclic_axes, refusing_misspelled_options, require_callable, typed_key
@@ -37,24 +36,6 @@ INFER_AXES: Any = INFER_SPECS
 # jax.smap builds a list of `axis` Nones for each axis: refuse axes no array can have
 # (numpy's limit is 64 dims) before JAX allocates such a list for a typo like 10**12.
 _MAX_AXIS = 1 << 16
-
-
-def _is_none(x: object) -> bool:
-    return x is None
-
-
-def _spec(axis_name: Hashable, axis: int | None) -> PartitionSpec:
-    """The PartitionSpec jax.smap makes of one axis: `axis_name` after `axis` Nones.
-
-    JAX 0.10.2 multiplies a list by the axis, so a negative axis gets no Nones and splits
-    axis 0, not the axis counted from the end; axischeck predicts exactly that (and warns).
-    """
-    entries: tuple[Hashable, ...] = () if axis is None else (None,) * max(int(axis), 0) + (axis_name,)
-    return PartitionSpec(*entries)  # type: ignore[no-untyped-call]
-
-
-def _specs(axis_name: Hashable, axes: Any) -> Any:
-    return jax.tree_util.tree_map(lambda a: _spec(axis_name, a), axes, is_leaf=_is_none)
 
 
 def _check_options(in_axes: Any, out_axes: Any, axis_name: object) -> None:
@@ -151,9 +132,11 @@ class SmapOptions(Options[Settled]):
     def validate(self) -> Settled:
         in_axes, out_axes, axis_name = self.in_axes, self.out_axes, self.axis_name
         _check_options(in_axes, out_axes, axis_name)
-        in_specs = INFER_SPECS if in_axes is INFER_AXES else _specs(axis_name, in_axes)
+        in_specs = INFER_SPECS if in_axes is INFER_AXES else smap_specs(axis_name, in_axes)
         names = cast(frozenset[str], frozenset({axis_name}))  # JAX takes any hashable name
-        options = ShardOptions(None, None, in_specs, _specs(axis_name, out_axes), names, True, "", (in_axes, out_axes))
+        options = ShardOptions(
+            None, None, in_specs, smap_specs(axis_name, out_axes), names, True, "", (in_axes, out_axes)
+        )
         # smap passes None as P(): every argument is split or replicated, none passed whole
         return Settled(options, has_static=False, for_prediction_only=False)
 

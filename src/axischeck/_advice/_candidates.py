@@ -361,8 +361,8 @@ def _out_axes_options(model: MapModel, call: Call, budget: Budget) -> list[Sugge
     entries = tuple(current)
     if isinstance(shapes, dict) and len(shapes) == len(entries):
         return _keyed_out_axes_options(model, call, entries, tuple(shapes), budget)
-    if isinstance(shapes, Shape) and len(set(entries)) == 1 and type(entries[0]) is int:
-        return _one_output_options(model, call, entries[0], budget)
+    if isinstance(shapes, Shape) and all(entry is None or type(entry) is int for entry in entries):
+        return _one_output_options(model, call, tuple(dict.fromkeys(entries)), budget)
     if not isinstance(shapes, tuple):
         return []
     if len(shapes) == len(current):
@@ -388,19 +388,30 @@ def _out_axes_options(model: MapModel, call: Call, budget: Budget) -> list[Sugge
     return found
 
 
-def _one_output_options(model: MapModel, call: Call, axis: int, budget: Budget) -> list[Suggestion]:
-    """A tuple out_axes of one axis repeated, for a function that returns one array: that
-    axis, written as an int."""
+def _one_output_options(
+    model: MapModel, call: Call, entries: tuple[int | None, ...], budget: Budget
+) -> list[Suggestion]:
+    """A tuple out_axes for a function that returns one array (often in_axes copied to
+    out_axes): each distinct entry, written alone, that the engine accepts. Where more
+    than one does, the tuple does not say which was meant, and each is said as what it
+    changes."""
     level = model.level
-    outcome = _works(
-        MapModel(replace(level, out_axes=freeze_out_axes(axis, level.kind)), model.inner, model.fn), call, budget
-    )
-    if outcome is None:
-        return []
+    found = []
+    for axis in entries:
+        outcome = _works(
+            MapModel(replace(level, out_axes=freeze_out_axes(axis, level.kind)), model.inner, model.fn), call, budget
+        )
+        if outcome is not None:
+            found.append((axis, outcome))
+    unsure = None if len(found) == 1 else "the tuple's entries do not say which axis the one array was meant to get"
     return [
         Suggestion(
-            f"out_axes={axis} (the function returns one array, not a tuple)", (("out_axes", axis),), outcome=outcome
+            f"out_axes={axis} (the function returns one array, not a tuple)",
+            (("out_axes", axis),),
+            shapes_only=unsure,
+            outcome=outcome,
         )
+        for axis, outcome in found
     ]
 
 
@@ -491,19 +502,9 @@ def _nonnegative_options(model: MapModel, call: Call, budget: Budget) -> list[Su
         a is not None and a < 0 for a in (*level.in_axes.leaves, *level.out_axes.leaves)
     ):
         return []
-    entries = per_argument(level.in_axes.value, len(call.args))
-    if entries is None:
+    in_axes = _counted_from_front(level.in_axes.value, call)
+    if in_axes is _NOT_ONE_MISTAKE:
         return []
-    fixed_in: list[Any] = []
-    for arg, entry in zip(call.args, entries, strict=True):
-        if type(entry) is int and entry < 0:
-            if not isinstance(arg, Leaf) or arg.shape is None or not -len(arg.shape) <= entry:
-                return []  # an entry over a pytree, or past the rank: not this mistake alone
-            entry += len(arg.shape)
-        fixed_in.append(entry)
-    in_axes: Any = tuple(fixed_in) if isinstance(level.in_axes.value, tuple) else fixed_in[0] if fixed_in else 0
-    if isinstance(level.in_axes.value, int) and len(set(fixed_in)) > 1:
-        in_axes = tuple(fixed_in)
     out_axes = level.out_axes.value
     if any(a is not None and a < 0 for a in level.out_axes.leaves):
         probe = replace(level, in_axes=freeze_pmap_in_axes(in_axes), out_axes=freeze_out_axes(0, "pmap"))
@@ -526,6 +527,66 @@ def _nonnegative_options(model: MapModel, call: Call, budget: Budget) -> list[Su
     shown = ", ".join(f"{k}={seq_repr(v) if isinstance(v, tuple) else v!r}" for k, v in changed)
     text = f"{shown}: the same axes counted from the front (pmap reads a negative axis as axis 0)"
     return [Suggestion(text, tuple(changed), outcome=outcome)]
+
+
+_NOT_ONE_MISTAKE: Any = object()
+"""What `_counted_from_front` gives for in_axes whose negative entries are not the only mistake."""
+
+
+def _counted_from_front(in_axes: Any, call: Call) -> Any:
+    """in_axes with each negative entry counted from the front against its array's rank
+    (an int for one entry that still fits every argument); `_NOT_ONE_MISTAKE` for a
+    negative entry over a pytree, or past its array's rank."""
+    entries = per_argument(in_axes, len(call.args))
+    if entries is None:
+        return _NOT_ONE_MISTAKE
+    counted: list[Any] = []
+    for arg, entry in zip(call.args, entries, strict=True):
+        if type(entry) is int and entry < 0:
+            if not isinstance(arg, Leaf) or arg.shape is None or not -len(arg.shape) <= entry:
+                return _NOT_ONE_MISTAKE
+            entry += len(arg.shape)
+        counted.append(entry)
+    if isinstance(in_axes, tuple) or len(set(counted)) > 1:
+        return tuple(counted)
+    return counted[0] if counted else in_axes
+
+
+def _smap_nonnegative_options(model: ShardModel, call: Call, budget: Budget) -> list[Suggestion]:
+    """smap with a negative in_axes or out_axes (jax.smap splits axis 0 for any negative
+    axis, jax#5652's kind of mistake: data stored batch-last): the same axes counted from
+    the front, an in_axes entry against its array's rank, an int out_axes against the
+    outputs' one rank (read from the engine's outcome with the inputs' axes counted)."""
+    o = model.options
+    if o.smap_axes is None:
+        return []
+    given_in, given_out = o.smap_axes
+    negative = [a for a in jax.tree_util.tree_leaves((given_in, given_out)) if type(a) is int and a < 0]
+    if not negative or given_in is INFER_SPECS:
+        return []
+    in_axes = _counted_from_front(given_in, call)
+    if in_axes is _NOT_ONE_MISTAKE:
+        return []
+    out_axes = given_out
+    if type(given_out) is int and given_out < 0:
+        probe = _works(replace(model, options=o.with_smap_axes(in_axes, 0)), call, budget)
+        if probe is None:
+            return []
+        ranks = {len(s) for s in jax.tree_util.tree_leaves(probe.shapes, is_leaf=lambda x: isinstance(x, Shape))}
+        if len(ranks) != 1 or not -(rank := ranks.pop()) <= given_out:
+            return []
+        out_axes = given_out + rank
+    elif any(type(a) is int and a < 0 for a in jax.tree_util.tree_leaves(given_out)):
+        return []  # a negative entry in a tree of out_axes: each output's rank is its own
+    outcome = _works(replace(model, options=o.with_smap_axes(in_axes, out_axes)), call, budget)
+    if outcome is None:
+        return []
+    changed = tuple(
+        (k, v) for k, v, given in (("in_axes", in_axes, given_in), ("out_axes", out_axes, given_out)) if v != given
+    )
+    shown = ", ".join(f"{k}={seq_repr(v) if isinstance(v, tuple) else v!r}" for k, v in changed)
+    text = f"{shown}: the same axes counted from the front (smap splits axis 0 for a negative axis)"
+    return [Suggestion(text, changed, outcome=outcome)]
 
 
 def _with_leaf_shape(call: Call, i: int, shape: tuple[int, ...]) -> Call:
@@ -568,14 +629,17 @@ def _transpose_options(model: MapModel, call: Call, budget: Budget) -> list[Sugg
     return _kept(found)
 
 
-def _keyword_options(model: MapModel, positional: Call, moved: tuple[str, ...], budget: Budget) -> list[Suggestion]:
+def _keyword_options(
+    model: MapModel, call: Call, positional: Call, moved: tuple[str, ...], budget: Budget
+) -> list[Suggestion]:
     """Keyword arguments, which JAX maps over axis 0 whatever in_axes says (it gives them
     no entry): the fix passes them by position (never an entry for a keyword). With a
-    tuple in_axes whose entries were meant for them, as it is; with a tuple that has none
-    for them, padded with None (a value every example shares) or 0; with one int for every
-    argument, with the entries the in_axes search finds for the call by position (a
-    shared offset passed as `offset=` wants None). `positional` is the call with `moved`
-    passed by position."""
+    tuple in_axes whose entries were meant for them, as it is (and, where those entries
+    are all 0, first the tuple without them: the call as written already maps them so);
+    with a tuple that has none for them, padded with None (a value every example shares)
+    or 0; with one int for every argument, with the entries the in_axes search finds for
+    the call by position (a shared offset passed as `offset=` wants None). `positional`
+    is `call` with `moved` passed by position."""
     names = ", ".join(moved)
     by_keyword = f"pass {names} by position (JAX maps keyword arguments over axis 0 and gives them no in_axes entry)"
     axes = model.level.in_axes.value
@@ -586,7 +650,9 @@ def _keyword_options(model: MapModel, positional: Call, moved: tuple[str, ...], 
             if outcome is None:
                 return []
             text = f"{by_keyword}; then in_axes={seq_repr(axes)} applies"
-            return [Suggestion(text, (("in_axes", axes),), by_position=moved, outcome=outcome)]
+            return _keywords_at_zero_options(model, call, axes, moved, budget) or [
+                Suggestion(text, (("in_axes", axes),), by_position=moved, outcome=outcome)
+            ]
         if len(axes) > n:
             return []
         found = []
@@ -604,6 +670,28 @@ def _keyword_options(model: MapModel, positional: Call, moved: tuple[str, ...], 
     level = replace(model.level, in_axes=freeze_in_axes(spread))
     found = _in_axes_options(MapModel(level, model.inner, model.fn), positional, budget)
     return [replace(s, text=f"{by_keyword}, with {s.text}", by_position=moved) for s in found]
+
+
+def _keywords_at_zero_options(
+    model: MapModel, call: Call, axes: tuple[Any, ...], moved: tuple[str, ...], budget: Budget
+) -> list[Suggestion]:
+    """A tuple in_axes with entries 0 for the keyword arguments (jax#39450): the entries for
+    the positional arguments alone, with the call unchanged, since JAX maps keyword
+    arguments over axis 0 (the same program as passing them by position with the tuple
+    as written, which the words give too)."""
+    kept, for_keywords = axes[: len(axes) - len(moved)], axes[len(axes) - len(moved) :]
+    if not kept or any(type(entry) is not int or entry != 0 for entry in for_keywords):
+        return []
+    level = replace(model.level, in_axes=freeze_in_axes(kept))
+    outcome = _works(MapModel(level, model.inner, model.fn), call, budget)
+    if outcome is None:
+        return []
+    text = (
+        f"in_axes={seq_repr(kept)}, one entry per positional argument"
+        f" ({', '.join(moved)}, passed by keyword, is mapped over axis 0 as its entry said;"
+        f" or pass {', '.join(moved)} by position with in_axes={seq_repr(axes)})"
+    )
+    return [Suggestion(text, (("in_axes", kept),), outcome=outcome)]
 
 
 def _static_keyword_options(
@@ -1257,8 +1345,10 @@ def _mesh_of_shape(mesh: Mesh | AbstractMesh, sizes: tuple[int, ...]) -> Mesh | 
 def _in_specs_count_options(model: ShardModel, call: Call, budget: Budget) -> list[Suggestion]:
     """A tuple of in_specs with another count of entries than the positional arguments:
     the tuple cut to their count, or padded with the last entry repeated or with P() (a
-    new argument split as the one before it, or passed whole), each checked by the
-    engine; which one the program means is for the meaning check to say."""
+    new argument split as the one before it, or passed whole), or, for one array left
+    without a spec, with one of its dims split over one mesh axis (a bias added to a
+    block of features: jax's shard_map docs); each checked by the engine; which one the
+    program means is for the meaning check to say."""
     o = model.options
     n = len(call.args)
     if o.smap_axes is not None or not isinstance(o.in_specs, tuple) or len(o.in_specs) in (0, n) or n == 0:
@@ -1269,8 +1359,27 @@ def _in_specs_count_options(model: ShardModel, call: Call, budget: Budget) -> li
     else:
         missing = n - len(specs)
         tries = [specs + (specs[-1],) * missing, specs + (PartitionSpec(),) * missing]  # type: ignore[no-untyped-call]
-    words = f" (one entry per positional argument: the call passes {n})"
-    return _spec_options(model, call, budget, "in_specs", [(t, words) for t in tries])
+        last = call.args[-1]
+        if missing == 1 and isinstance(last, Leaf) and last.shape is not None and o.mesh is not None:
+            tries += [specs + (spec,) for spec in _one_split_specs(len(last.shape), o.mesh.names)]
+    words = f" (one entry per positional argument: the call passes {n}"
+    return _spec_options(model, call, budget, "in_specs", [(t, words + _given(call, specs, t) + ")") for t in tries])
+
+
+def _given(call: Call, specs: tuple[Any, ...], padded: tuple[Any, ...]) -> str:
+    """`; b gets P('feats',)`: the entries a padded in_specs adds, named by the arguments
+    they are for."""
+    added = [f"{call.arg_labels[i]} gets {padded[i]!r}" for i in range(len(specs), len(padded))]
+    return f"; {and_list(added)}" if added else ""
+
+
+def _one_split_specs(rank: int, names: tuple[str, ...]) -> list[PartitionSpec]:
+    """Each spec of an array of this rank that splits one of its dims over one mesh axis."""
+    return [
+        PartitionSpec(*(name if d == dim else None for d in range(rank)))  # type: ignore[no-untyped-call]
+        for name in names
+        for dim in range(rank)
+    ]
 
 
 def _renamed_axis_options(model: ShardModel, call: Call, budget: Budget) -> list[Suggestion]:
@@ -1348,8 +1457,7 @@ def _smap_scalar_out_options(model: ShardModel, call: Call, shapes: Any, budget:
         return []
     if any(len(block) for block in jax.tree_util.tree_leaves(shapes)):
         return []
-    candidate = replace(o, out_specs=_spec_of([]), smap_axes=(o.smap_axes[0], None))
-    outcome = _works(replace(model, options=candidate), call, budget)
+    outcome = _works(replace(model, options=o.with_smap_axes(o.smap_axes[0], None)), call, budget)
     if outcome is None:
         return []
     text = (
@@ -1450,8 +1558,7 @@ def _smap_scalar_options(model: ShardModel, call: Call, budget: Budget) -> list[
     for i in scalars:
         entries[i] = None
     new_in_axes = tuple(entries)
-    new_specs = tuple(_spec_of([]) if e is None else spec for e, spec in zip(entries, _in_specs(o, n), strict=True))
-    candidate = replace(model, options=replace(o, in_specs=new_specs, smap_axes=(new_in_axes, out_axes)))
+    candidate = replace(model, options=o.with_smap_axes(new_in_axes, out_axes))
     if not _works(candidate, call, budget):
         return []
     names = ", ".join(call.arg_labels[i] for i in scalars)
@@ -1681,6 +1788,9 @@ def candidates(
     """
     model = budget.counted(model)
     if isinstance(model, ShardModel):
+        nonnegative = _smap_nonnegative_options(model, call, budget)
+        if nonnegative:
+            return nonnegative
         if isinstance(err, OutputError):
             return _shard_out_options(model, call, budget)
         return (
@@ -1693,7 +1803,9 @@ def candidates(
     if not isinstance(model, MapModel):
         return []
     if positional is not None:
-        options = _static_keyword_options(model, *positional, budget) or _keyword_options(model, *positional, budget)
+        options = _static_keyword_options(model, *positional, budget) or _keyword_options(
+            model, call, *positional, budget
+        )
         if options:
             return options
     if isinstance(err, FunctionError):  # the function's own failure: an unbound axis name, or a batch left unmapped

@@ -34,7 +34,7 @@ from jax.core import Tracer
 from jax.sharding import PartitionSpec
 
 from .._core._errors import AxisCheckError, OutputError
-from .._core._jax_compat import spec_axes, sub_jaxprs, tracing_now, varying_axes
+from .._core._jax_compat import is_key_array, spec_axes, sub_jaxprs, tracing_now, varying_axes
 from .._core._leaves import Call
 from .._core._text import and_list, format_shape
 from .._core._trees import PrefixMismatch, broadcast_prefix
@@ -545,6 +545,11 @@ _MESH_DEPENDENT = frozenset(
 )
 """Collectives whose values depend on the mesh's size or a device's place in it."""
 
+_TILED_AGREE = frozenset({"all_gather", "all_gather_invariant", "psum_scatter", "reduce_scatter"})
+"""Of those, the ones that, tiled, give each device its block of what one device computes
+on the whole arrays (a gather of the blocks, a sum kept as blocks): the one-device
+program is their reference as it is psum's."""
+
 
 def _uses_the_mesh(model: ShardModel, fun: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
     """Whether the body calls a collective of `_MESH_DEPENDENT`, read from one abstract
@@ -559,18 +564,21 @@ def _uses_the_mesh(model: ShardModel, fun: Callable[..., Any], args: tuple[Any, 
     pending = [closed.jaxpr]
     while pending:
         for eqn in pending.pop().eqns:
-            if eqn.primitive.name in _MESH_DEPENDENT:
+            name = eqn.primitive.name
+            if name in _MESH_DEPENDENT and not (name in _TILED_AGREE and eqn.params.get("tiled") is True):
                 return True
             pending += [sub for value in eqn.params.values() for sub in sub_jaxprs(value)]
     return False
 
 
 def _same_along(value: Any, axis: int) -> bool:
-    """Whether every slice of `value` along `axis` equals the first."""
-    array = np.asarray(value)
-    if array.ndim == 0 or array.shape[axis] < 2:
+    """Whether every slice of `value` along `axis` equals the first (typed keys compared
+    by their key data, which has a trailing dim of its own)."""
+    ndim = np.ndim(value)
+    if ndim == 0 or np.shape(value)[axis] < 2:
         return False
-    moved = np.moveaxis(array, axis, 0)
+    array = np.asarray(jax.random.key_data(value) if is_key_array(value) else value)
+    moved = np.moveaxis(array, axis % ndim, 0)
     try:
         return all(np.array_equal(moved[0], moved[k], equal_nan=True) for k in range(1, moved.shape[0]))
     except TypeError:  # values that do not compare (keys): say nothing

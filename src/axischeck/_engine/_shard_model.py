@@ -10,7 +10,7 @@ promise of out_specs, collectives on invariant values) is settled by JAX's own
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -102,6 +102,21 @@ class _Probed(Exception):
         self.shapes = shapes
 
 
+def smap_specs(axis_name: Hashable, axes: Any) -> Any:
+    """The PartitionSpecs jax.smap makes of in_axes or out_axes: for each axis,
+    `axis_name` after `axis` Nones; P() for None.
+
+    JAX 0.10.2 multiplies a list by the axis, so a negative axis gets no Nones and splits
+    axis 0, not the axis counted from the end; axischeck predicts exactly that (and warns).
+    """
+
+    def spec(axis: int | None) -> PartitionSpec:
+        entries: tuple[Hashable, ...] = () if axis is None else (None,) * max(int(axis), 0) + (axis_name,)
+        return PartitionSpec(*entries)  # type: ignore[no-untyped-call]
+
+    return jax.tree_util.tree_map(spec, axes, is_leaf=lambda x: x is None)
+
+
 @dataclass(frozen=True, slots=True)
 class ShardOptions:
     """`jax.shard_map`'s options, validated. `mesh=None`: the context mesh at call time.
@@ -122,6 +137,12 @@ class ShardOptions:
     @property
     def kind(self) -> str:
         return "shard_map" if self.smap_axes is None else "smap"
+
+    def with_smap_axes(self, in_axes: Any, out_axes: Any) -> ShardOptions:
+        """These smap options with other in_axes and out_axes (and the specs they make)."""
+        (name,) = self.axis_names
+        in_specs = self.in_specs if in_axes is INFER_SPECS else smap_specs(name, in_axes)
+        return replace(self, in_specs=in_specs, out_specs=smap_specs(name, out_axes), smap_axes=(in_axes, out_axes))
 
     def word(self, side: str) -> str:
         """`in_specs`/`out_specs`, or smap's `in_axes`/`out_axes` (`side` is "in" or "out")."""
