@@ -701,3 +701,33 @@ def test_an_ensemble_of_parameters_alone_given_none_keeps_its_state_axes_fix() -
     with pytest.raises(ax.AxisCheckError) as info:
         axnnx.vmap(lambda m, x: m(x), in_axes=(None, 0))(ensemble, jnp.ones((6, 2)))
     assert "Fix: in_axes=(nnx.StateAxes({nnx.Param: 0, ...: None}), 0)" in str(info.value)
+
+
+class _Weights(nnx.Module):
+    def __init__(self, seed: jax.Array) -> None:
+        self.kernel = nnx.Param(jax.random.uniform(jax.random.key(seed), (2, 3)))
+        self.bias = nnx.Param(jnp.zeros((3,)))
+
+
+def _dot(weights: _Weights, x: jax.Array) -> jax.Array:
+    assert weights.kernel.ndim == 2, "Batch dimensions not allowed"
+    return x @ weights.kernel + weights.bias
+
+
+def test_stacked_weights_given_none_fail_the_users_assert_and_are_mapped_by_the_fix() -> None:
+    """Flax's "why NNX" guide: weights made by an nnx.vmap over 10 seeds, then passed
+    whole (in_axes None) beside 10 inputs; the function's own assert refuses the stacked
+    kernel. The exception stays an AssertionError, said in NNX's terms, and the module,
+    all of whose variables are parameters, is mapped by the plain entry 0."""
+    weights = nnx.vmap(_Weights, in_axes=0, out_axes=0)(jnp.arange(10))
+    x = jax.random.normal(jax.random.key(1), (10, 2))
+    with pytest.raises(AssertionError, match="Batch dimensions not allowed"):
+        nnx.vmap(_dot, in_axes=(None, 0))(weights, x)
+    with pytest.raises(ax.ArgumentError) as caught:
+        axnnx.vmap(_dot, in_axes=(None, 0))(weights, x)
+    err = caught.value
+    assert isinstance(err, AssertionError) and err.fix == "in_axes=(0, 0)"
+    assert "weights['bias'] and weights['kernel'] (nnx.Param, shapes (10, 3), (10, 2, 3)" in str(err)
+    fixed = nnx.vmap(_dot, in_axes=(0, 0))(weights, x)
+    expected = jnp.einsum("bi,bij->bj", x, weights.kernel[...]) + weights.bias[...]
+    np.testing.assert_allclose(fixed, expected, rtol=1e-6)

@@ -1520,6 +1520,27 @@ def test_in_axes_copied_to_out_axes_for_one_output_becomes_its_batched_entry() -
     assert str(err).count("Runs, but the tuple's entries do not say which axis the one array was meant") == 2
 
 
+def test_a_list_inside_in_axes_written_for_one_layer_is_repeated_for_each() -> None:
+    """jax#9372: an ensemble's in_axes `{'layers': [(0, 0)], ...}` written for one layer of
+    a list of two: the entry repeated for each layer, the rest as written."""
+
+    def mlp(params: dict[str, Any], x: jax.Array) -> jax.Array:
+        (w1, b1), (w2, b2) = params["layers"]
+        return jnp.tanh(x @ w1 + b1) @ w2 / params["temperature"] + b2
+
+    params = {
+        "layers": [(jnp.ones((3, 2, 4)), jnp.zeros((3, 4))), (jnp.ones((3, 4, 1)), jnp.zeros((3, 1)))],
+        "temperature": jnp.float32(2.0),
+    }
+    x = jnp.array([0.3, -0.7])
+    written = ({"layers": [(0, 0)], "temperature": None}, None)
+    err = _refused(lambda: ax.vmap(mlp, in_axes=written)(params, x))
+    (fix,) = err.suggestions
+    assert fix.as_kwargs() == {"in_axes": ({"layers": [(0, 0), (0, 0)], "temperature": None}, None)} and fix.is_fix
+    want = jax.vmap(mlp, in_axes=({"layers": 0, "temperature": None}, None))(params, x)
+    assert jnp.array_equal(jax.vmap(mlp, **fix.as_kwargs())(params, x), want)
+
+
 def test_an_entry_0_for_a_keyword_argument_is_dropped_and_the_call_kept() -> None:
     """`in_axes=(None, 0)` with the batch passed as `y=` (jax#39450): JAX maps a keyword
     argument over axis 0 already, so `in_axes=(None,)` runs the call as written."""

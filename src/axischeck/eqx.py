@@ -21,7 +21,7 @@ import numpy as np
 
 from ._call import raised_inside
 from ._core._cache import BoundedCache, PerFunction
-from ._core._errors import AxisCheckError, FunctionError, SpecError, with_jax_error
+from ._core._errors import LIBRARY_FAILURES, AxisCheckError, FunctionError, SpecError, with_jax_error
 from ._core._html import Explanation
 from ._core._jax_compat import JAX_VMAP
 from ._core._prediction import Prediction
@@ -419,7 +419,7 @@ class _Filtered(Generic[P, R]):
         try:
             with routing(), speaking(None if resolved is None else self._speaker(resolved)):
                 out: R = self._library(*args, **kwargs)
-        except (ValueError, TypeError, IndexError, NameError) as lib_err:
+        except LIBRARY_FAILURES as lib_err:
             if isinstance(lib_err, AxisCheckError):  # an axischeck transform inside (a layer's own map)
                 raised_inside(lib_err, self._title(), self._options.get("axis_name"))
                 raise

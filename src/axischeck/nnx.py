@@ -22,7 +22,7 @@ from typing import Any, Generic, ParamSpec, TypeVar, overload
 import jax
 
 from ._core._cache import BoundedCache, PerFunction
-from ._core._errors import ArgumentError, AxisCheckError, FunctionError, OutputError, SpecError
+from ._core._errors import LIBRARY_FAILURES, ArgumentError, AxisCheckError, FunctionError, OutputError, SpecError
 from ._core._html import Explanation
 from ._core._prediction import Prediction
 from ._core._trees import seq_repr
@@ -450,10 +450,11 @@ class _Mapped(Generic[P, R]):
                 parts.append(f"{key}={self._options[key]!r}")
         return f"nnx.{self._transform}({name}, {', '.join(parts)})"
 
-    def _checker(self, resolved: _Resolved, states: bool = False) -> Any:
+    def _checker(self, resolved: _Resolved, states: bool = False, axis_size: int | None = None) -> Any:
         """axischeck's transform of the function over the call's plain pytrees; with
         `states`, of what Flax hands back besides the function's output in graph mode: each
-        module argument's state as the function left it, at the axes it came in with."""
+        module argument's state as the function left it, at the axes it came in with.
+        `axis_size`: another than the options', for a fix to be checked with."""
         fun: Callable[..., Any] = self.__wrapped__
 
         try:
@@ -476,6 +477,8 @@ class _Mapped(Generic[P, R]):
         per_example.__name__ = getattr(fun, "__name__", type(fun).__name__)
         per_example.__qualname__ = per_example.__name__
         options = {k: self._options[k] for k in ("axis_name", "axis_size") if self._options.get(k) is not None}
+        if axis_size is not None:
+            options["axis_size"] = axis_size
         make = ax_vmap if self._transform == "vmap" else ax_pmap
         with made_checked():
             out_axes = resolved.axes if states else _pure_out_axes(self.out_axes)
@@ -634,7 +637,7 @@ class _Mapped(Generic[P, R]):
         try:
             with speaking(self._speaker(tuple(args), dict(kwargs))):
                 out: R = self._library(*args, **kwargs)
-        except (ValueError, TypeError, IndexError, NameError) as lib_err:
+        except LIBRARY_FAILURES as lib_err:
             if isinstance(lib_err, AxisCheckError):
                 raise
             err = self._explained(resolved, lib_err)
@@ -749,7 +752,7 @@ class _Mapped(Generic[P, R]):
         whole to every example) are left unmapped by model's in_axes entry StateAxes(...)`."""
         head = _arg_name(resolved.names, index)
         shown = " and ".join(f"{head}{''.join(f'[{k!r}]' for k in p)}" for p, _ in left)
-        shapes = sorted({tuple(v.shape) for _, v in left if hasattr(v, "shape")})
+        shapes = list(dict.fromkeys(tuple(v.shape) for _, v in left if hasattr(v, "shape")))  # in the names' order
         noun = "shapes" if len(shapes) > 1 else "shape"
         return (
             f"{shown} ({_filter_code(kind)}, {noun} {', '.join(str(s) for s in shapes)}, passed whole to every"
@@ -765,7 +768,9 @@ class _Mapped(Generic[P, R]):
     ) -> tuple[Any, ...] | None:
         """in_axes with argument `index`'s entry a StateAxes that maps `kind` at the axis of
         the mapped size (the one the entry's other filters use, where it fits), before the
-        filter that caught it; returned where the call then checks, the states included."""
+        filter that caught it (that axis alone for a module given one entry whose variables
+        are all of `kind`: stacked weights); returned where the call then checks, the
+        states included."""
         n = self._mapped_size(resolved)
         shapes = [tuple(v.shape) for _, v in left if hasattr(v, "shape")]
         spec = self._spec_of(index)
@@ -779,8 +784,13 @@ class _Mapped(Generic[P, R]):
         if axis is None:
             return None
         at = next((i for i, f in enumerate(filters) if f is Ellipsis), len(filters))
-        entry = _nnx.StateAxes(
-            dict(zip([*filters[:at], kind, *filters[at:]], [*chosen[:at], axis, *chosen[at:]], strict=True))
+        kinds = {_kind_of(v) for _, v in _nnx.graph.iter_graph(resolved.passed[index]) if isinstance(v, _nnx.Variable)}
+        entry: Any = (
+            axis
+            if kinds == {kind} and not isinstance(spec, _nnx.StateAxes)
+            else _nnx.StateAxes(
+                dict(zip([*filters[:at], kind, *filters[at:]], [*chosen[:at], axis, *chosen[at:]], strict=True))
+            )
         )
         specs = list(self.in_axes) if isinstance(self.in_axes, tuple | list) else [self.in_axes] * len(resolved.passed)
         specs[index] = entry
@@ -835,12 +845,38 @@ class _Mapped(Generic[P, R]):
         decorate = (
             f"decorate the function with @nnx.split_rngs(splits={n}) so that each of the {n} examples has its own key"
         )
+        split = self._split_size(resolved, streams)
+        if split is not None:  # two readings: the streams' split, or axis_size, is stale
+            fix: str | None = (
+                f"axis_size={split}, the number every RNG stream was split into. The call fits another reading"
+                f" as well: {decorate}; nothing in the call tells them apart: check which one you meant"
+            )
+        else:
+            fix = decorate if checked else None
         return ArgumentError(
             f"{head} {_show(first.spec)}, but it {how}, and the mapped size is {n} (from {where})",
             transform=self._title(),
-            fix=decorate if checked else None,
-            notes=() if checked else (f"Split the streams to the mapped size: {decorate}.",),
+            fix=fix,
+            notes=() if fix is not None else (f"Split the streams to the mapped size: {decorate}.",),
         )
+
+    def _split_size(self, resolved: _Resolved, streams: list[_Stream]) -> int | None:
+        """The one number every mapped stream was split into, where axis_size alone sets the
+        map's size and the call checks with that size instead (Flax's guide: an
+        `@nnx.split_rngs(splits=n_layers)` over an `@nnx.vmap(axis_size=3)` left from
+        another model): the reading that keeps the keys as they were split."""
+        counts = [s.split_into() for s in streams]
+        splits = {k for k in counts if k is not None}
+        if not isinstance(self._options.get("axis_size"), int) or len(splits) != 1 or None in counts:
+            return None
+        if resolved.mapped_sizes(skip={id(s.value) for s in streams}):
+            return None  # other arguments say the size
+        (split,) = splits
+        try:
+            self._checker(resolved, axis_size=split).predict(*resolved.dynamic, **resolved.kwargs)
+        except AxisCheckError:
+            return None
+        return split
 
     def _speaker(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Speaker:
         """How the check of the draws of Flax's `jax.vmap`/`jax.pmap` names what the user

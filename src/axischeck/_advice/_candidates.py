@@ -728,10 +728,15 @@ def _tupled(axes: Any) -> Any:
 def _structure_options(model: MapModel, call: Call, budget: Budget) -> list[Suggestion]:
     """in_axes written in the wrong shape: lists inside where the arguments hold tuples (or
     a pmap's top-level list), a tuple of the wrong length, the axes of one tuple argument
-    not nested in a 1-tuple."""
+    not nested in a 1-tuple, a list inside written for fewer (or more) elements than the
+    argument's list holds (jax#9372: one layer's axes for two layers)."""
     axes = model.level.in_axes.value
     n = len(call.args)
     candidates: list[tuple[Any, str]] = []
+    if isinstance(axes, tuple) and len(axes) == n:
+        resized = tuple(_resized(entry, arg) for entry, arg in zip(axes, call.args, strict=True))
+        if resized != axes:
+            candidates.append((resized, "an entry for each element of the lists inside, repeated as written"))
     if isinstance(axes, (tuple, list)):
         tupled = _tupled(axes)
         if tupled != tuple(axes) or any(isinstance(a, list) for a in axes):
@@ -758,6 +763,20 @@ def _structure_options(model: MapModel, call: Call, budget: Budget) -> list[Sugg
         if outcome is not None:
             found.append((Suggestion(f"in_axes={seq_repr(cand)} ({why})", (("in_axes", cand),)), outcome))
     return _kept(found)
+
+
+def _resized(entry: Any, arg: Any) -> Any:
+    """`entry` (an in_axes entry) with each list or tuple inside whose elements are all
+    alike made as long as the argument's list or tuple at its place; the rest as it is."""
+    if isinstance(entry, dict) and isinstance(arg, dict) and entry.keys() == arg.keys():
+        return {key: _resized(entry[key], arg[key]) for key in entry}
+    if not (isinstance(entry, (list, tuple)) and type(entry) is type(arg) and entry):
+        return entry
+    if len(entry) != len(arg) and all(e == entry[0] for e in entry):
+        entry = type(entry)([entry[0]] * len(arg))
+    if len(entry) != len(arg):
+        return entry
+    return type(entry)(_resized(e, a) for e, a in zip(entry, arg, strict=True))
 
 
 def _axis_name_options(model: MapModel, call: Call, err: AxisCheckError, budget: Budget) -> list[Suggestion]:

@@ -239,6 +239,12 @@ def _also(cls: type[AxisCheckError], jax_type: type[BaseException]) -> type[Axis
     return combined
 
 
+LIBRARY_FAILURES: tuple[type[Exception], ...] = (ValueError, TypeError, IndexError, NameError, AssertionError)
+"""The exceptions an axis mistake surfaces as from a library's transform (Equinox's,
+Flax's): JAX's refusals, and the function's own failures on shapes it did not expect (a
+user's `assert x.ndim == 1` among them), which axischeck explains in their type."""
+
+
 def with_jax_error(err: AxisCheckError, jax_err: BaseException) -> AxisCheckError:
     """`err` for a failure JAX also reports: JAX's own message kept as the last note, and
     the error an instance of JAX's exception type too, so code that catches or matches
