@@ -17,7 +17,15 @@ from types import FunctionType
 from typing import Any, Concatenate, Generic, NamedTuple, ParamSpec, Protocol, Self, TypeVar, overload
 
 from ._advice import advise
-from ._call import checking_leaks, checks_after, diagnosis, raised_inside, refuse_unflattenable, verify_output
+from ._call import (
+    checking_leaks,
+    checks_after,
+    diagnosis,
+    raised_inside,
+    refuse_unflattenable,
+    verify_output,
+    warn_if_name_bound,
+)
 from ._core._annotations import check_text_dims
 from ._core._cache import Wrapper, code_of, runs_code
 from ._core._errors import AxisCheckError, SpecError, with_jax_error
@@ -366,6 +374,8 @@ class Transformed(Wrapper, Nestable, Generic[P, R], ABC):
         try:
             if CHECKS_OFF.get():  # inside `checks_disabled()`: JAX's transform, unchecked
                 return self._jax_call(*args, **kwargs)  # type: ignore[no-any-return]
+            if self.options.kind in ("vmap", "pmap"):
+                warn_if_name_bound(described(self), getattr(self.options, "axis_name", None))
             pred: Prediction | None = None
             watch: Watch | None = None  # where the check rides JAX's trace of the call
             recorder, jax_call = self._recorder, self._jax_call
