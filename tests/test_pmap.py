@@ -374,10 +374,10 @@ def test_a_vmap_around_a_pmap_of_the_same_axis_name_is_warned_about() -> None:
     and the psum meant over the 8 devices reduces over the 3 experiments: each row's
     shares no longer add up to 1. Named apart, the warning is gone and the shares sum to 1."""
     loads = jnp.arange(1.0, 25.0).reshape(3, 8)
-    plain = jax.vmap(jax.pmap(_share_of_total, axis_name="i"), axis_name="i")(loads)
+    plain = jax.vmap(jax.pmap(_share_of_total, axis_name="i"), axis_name="i")(loads)  # axischeck: ignore[AX006]
     assert not np.allclose(plain.sum(axis=1), 1.0)  # the silent wrong answer
     with pytest.warns(ax.AxisCheckWarning, match="binds the axis name 'i', which a map around this call") as found:
-        ours = ax.vmap(ax.pmap(_share_of_total, axis_name="i"), axis_name="i")(loads)
+        ours = ax.vmap(ax.pmap(_share_of_total, axis_name="i"), axis_name="i")(loads)  # axischeck: ignore[AX006]
     assert "pmap(_share_of_total" in str(found[0].message) and "of size 3" in str(found[0].message)
     np.testing.assert_array_equal(ours, plain)  # the drop-in answers as JAX does
     with warnings.catch_warnings():

@@ -1534,7 +1534,7 @@ def test_a_list_inside_in_axes_written_for_one_layer_is_repeated_for_each() -> N
     }
     x = jnp.array([0.3, -0.7])
     written = ({"layers": [(0, 0)], "temperature": None}, None)
-    err = _refused(lambda: ax.vmap(mlp, in_axes=written)(params, x))
+    err = _refused(lambda: ax.vmap(mlp, in_axes=written)(params, x))  # axischeck: ignore[AX017]
     (fix,) = err.suggestions
     assert fix.as_kwargs() == {"in_axes": ({"layers": [(0, 0), (0, 0)], "temperature": None}, None)} and fix.is_fix
     want = jax.vmap(mlp, in_axes=({"layers": 0, "temperature": None}, None))(params, x)
@@ -1596,7 +1596,12 @@ def test_an_argument_left_without_an_in_spec_gets_the_split_the_body_needs() -> 
     x, w = jnp.sin(jnp.arange(64.0)).reshape(4, 16), jnp.cos(jnp.arange(256.0)).reshape(16, 16)
     b = jnp.linspace(-1.0, 1.0, 16)
     mesh = _mesh(8)
-    f = ax.shard_map(_row_parallel_with_bias, mesh=mesh, in_specs=(P(None, "x"), P("x", None)), out_specs=P(None, "x"))
+    f = ax.shard_map(
+        _row_parallel_with_bias,
+        mesh=mesh,
+        in_specs=(P(None, "x"), P("x", None)),  # axischeck: ignore[AX010]
+        out_specs=P(None, "x"),
+    )
     err = _refused(lambda: f(x, w, b))
     fix = err.suggestions[0]
     assert fix.as_kwargs() == {"in_specs": (P(None, "x"), P("x", None), P("x"))} and fix.is_fix
@@ -1614,7 +1619,7 @@ def test_an_untiled_gather_leaves_the_one_device_program_no_reference() -> None:
         return jax.lax.all_gather(x, "x").sum(axis=0) + b
 
     mesh = _mesh(8)
-    f = ax.shard_map(gathered_sum, mesh=mesh, in_specs=(P("x"),), out_specs=P("x"))
+    f = ax.shard_map(gathered_sum, mesh=mesh, in_specs=(P("x"),), out_specs=P("x"))  # axischeck: ignore[AX010]
     err = _refused(lambda: f(jnp.arange(16.0), jnp.ones(2)))
     assert not any(s.is_fix for s in err.suggestions) and "Fix:" not in str(err)
     assert "could not be checked against what the program means" in str(err)
