@@ -667,3 +667,23 @@ def test_a_state_only_part_of_which_is_per_member_is_never_left_whole_by_the_fix
     assert "it leaves state unmapped whole, where state[<flat index 1>] (2,) has the batch size 2" in str(info.value)
     substate = state.substate(model.members)
     assert eqx.filter_vmap(model.members)(jnp.ones(2), substate)[0].shape == (2,)
+
+
+class _Counter(eqx.Module):
+    index: eqx.nn.StateIndex
+
+    def __init__(self) -> None:
+        self.index = eqx.nn.StateIndex(jnp.zeros(3))
+
+    def __call__(self, x: jax.Array, state: eqx.nn.State) -> tuple[jax.Array, eqx.nn.State]:
+        return x + state.get(self.index), state
+
+
+def test_a_state_passed_whole_runs_as_equinox_runs_it() -> None:
+    """A stateful layer's `State` given None: Equinox's own vmap, routed through
+    axischeck's, has an in_axes holding the State, whose repr fails; nothing may print
+    it on a call that raises nothing."""
+    layer, x = _Counter(), jnp.ones((4, 3))
+    want, _ = eqx.filter_vmap(layer, in_axes=(0, None), out_axes=(0, None))(x, eqx.nn.State(layer))
+    got, _ = axeqx.filter_vmap(layer, in_axes=(0, None), out_axes=(0, None))(x, eqx.nn.State(layer))
+    assert jnp.array_equal(got, want)

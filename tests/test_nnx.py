@@ -731,3 +731,17 @@ def test_stacked_weights_given_none_fail_the_users_assert_and_are_mapped_by_the_
     fixed = nnx.vmap(_dot, in_axes=(0, 0))(weights, x)
     expected = jnp.einsum("bi,bij->bj", x, weights.kernel[...]) + weights.bias[...]
     np.testing.assert_allclose(fixed, expected, rtol=1e-6)
+
+
+def test_an_assert_of_the_users_that_no_option_change_fixes_stays_theirs() -> None:
+    """A function's own `assert` on a dtype fails whatever the axes: the AssertionError is
+    re-raised as Flax raised it, not wrapped in an explanation with no change to make."""
+
+    def needs_ints(weights: _Weights, x: jax.Array) -> jax.Array:
+        assert x.dtype == jnp.int32, "token ids must be int32"
+        return x @ weights.kernel
+
+    weights = _Weights(jnp.int32(0))
+    with pytest.raises(AssertionError, match="token ids must be int32") as caught:
+        axnnx.vmap(needs_ints, in_axes=(None, 0))(weights, jnp.ones((4, 2)))
+    assert not isinstance(caught.value, ax.AxisCheckError)

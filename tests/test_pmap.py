@@ -363,6 +363,12 @@ def test_another_pmaps_output_split_along_its_out_axes_is_mapped_along_that_axis
     assert "out_axes=None" not in note  # nothing here is given in_axes None
     assert jax.pmap(spread, in_axes=1)(features).shape == (8,)
 
+    # Over 4 of the devices, the 8 columns cannot be one per device: mapping is not offered.
+    with pytest.raises(ValueError) as ours:
+        ax.pmap(spread, devices=jax.devices()[:4])(features[:4])
+    note = "\n".join(ours.value.__notes__)
+    assert "is split over 8 devices along axis 1" in note and "map column" not in note
+
 
 def _share_of_total(load: jax.Array) -> jax.Array:
     return load / lax.psum(load, "i")

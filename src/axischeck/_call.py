@@ -6,6 +6,7 @@ prediction. Each takes what it needs (the predictor, the transform's name) as ar
 
 from __future__ import annotations
 
+from collections.abc import Callable, Hashable
 from typing import Any
 
 import jax
@@ -21,7 +22,7 @@ from ._core._steps import BaseStep
 from ._core._text import format_shape
 from ._core._trees import leaf_paths
 from ._engine._in_trace import Watch
-from ._engine._levels import resolve_in_axes
+from ._engine._levels import MapLevel, resolve_in_axes
 from ._engine._models import MapModel
 from ._engine._predictor import ASKING_JAX, Predictor
 
@@ -51,22 +52,22 @@ def raised_inside(inner: AxisCheckError, outer: str, axis_name: Any) -> None:
         )
 
 
-def warn_if_name_bound(described: str, axis_name: Any) -> None:
-    """A vmap or pmap called inside a transform that binds its axis name already (jax#15335:
-    a vmap named 'i' around a pmap named 'i'): JAX lets the inner name shadow the outer
-    one without a word, and a collective over it may then reduce over the other map, a
-    wrong answer that runs."""
-    if axis_name is None or not tracing_now():
+def warn_if_name_bound(axis_name: Hashable, described: Callable[[], str]) -> None:
+    """A vmap or pmap called inside a map that binds its axis name already (jax#15335: a
+    vmap named 'i' around a pmap named 'i'): JAX lets the inner name shadow the outer one
+    without a word, and a collective meant over one map may reduce over the other, a
+    wrong answer that runs. `described`: the transform's words, made only to warn."""
+    if not tracing_now():
         return
     size = bound_axis_sizes().get(axis_name)
     if size is None:
         return
     warn_at_user(
         AxisCheckWarning(
-            f"{described} binds the axis name {axis_name!r}, which a map around this call (of size {size}: a"
-            f" vmap, pmap or shard_map) binds too: the two maps share the same name, and a collective over"
-            f" {axis_name!r} may reduce over the other map than the one meant."
-            " Hint: give each map its own axis_name (the collectives inside name the one they mean)"
+            f"{described()} binds the axis name {axis_name!r}, which a map around this call (of size {size}: a"
+            " vmap, pmap or shard_map) binds too: inside, the name means this map only, the outer one cannot be"
+            f" named, and a collective over {axis_name!r} meant over one may reduce over the other."
+            " Hint: give each map its own axis_name"
         )
     )
 
@@ -144,7 +145,7 @@ def _split_whole_note(predictor: Predictor, name: str, args: tuple[Any, ...], kw
             f"{along}, as {returned}"
         )
         entry = "its in_axes entry" if root == leaf.label else f"the in_axes entry for {root} at its place"
-        if axis is not None and dim is not None and leaf.shape[dim] == devices:
+        if axis is not None and dim is not None and leaf.shape[dim] == devices and _fits(model.level, devices):
             hints.append(f"map {leaf.label} along axis {dim}, the axis it is split along ({entry} {dim})")
         elif axis is None and dim is not None and {leaf.shape[dim]} == mapped:
             hints.append(f"map {leaf.label} ({entry} {dim}) where each device is to get its own slice")
@@ -153,9 +154,16 @@ def _split_whole_note(predictor: Predictor, name: str, args: tuple[Any, ...], kw
             "where every slice is the same value (a pmean'd update), return it from the pmap that makes it with"
             " out_axes=None, or pass one copy"
         )
+    if len(lines) == 1:
+        return f"axischeck: {name}: an argument is committed to another sharding than the transform asks for"
     if hints:
         lines.append(f"  Hint: {'; '.join(hints)}")
     return "\n".join(lines)
+
+
+def _fits(level: MapLevel, size: int) -> bool:
+    """Whether a pmap's devices (all of them, or those its `devices=` lists) can map `size`."""
+    return level.devices is None or size <= level.devices
 
 
 def _split_over_devices(value: Any) -> bool:

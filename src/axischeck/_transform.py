@@ -362,6 +362,13 @@ class Transformed(Wrapper, Nestable, Generic[P, R], ABC):
 
     # ------------------------------------------------------------------- call
 
+    def _warn_if_name_bound(self) -> None:
+        """A vmap or pmap of the user's, called inside a map that binds its axis name already
+        (see `warn_if_name_bound`); a library's own map is the library's to name."""
+        axis_name = getattr(self.options, "axis_name", None)
+        if axis_name is not None and not self._library_own and self.options.kind in ("vmap", "pmap"):
+            warn_if_name_bound(axis_name, lambda: described(self))
+
     def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
         """The checks before JAX runs (a prediction with a signature, the pre-checks
         without), JAX's own transform, the output against the prediction; after a
@@ -374,8 +381,7 @@ class Transformed(Wrapper, Nestable, Generic[P, R], ABC):
         try:
             if CHECKS_OFF.get():  # inside `checks_disabled()`: JAX's transform, unchecked
                 return self._jax_call(*args, **kwargs)  # type: ignore[no-any-return]
-            if self.options.kind in ("vmap", "pmap"):
-                warn_if_name_bound(described(self), getattr(self.options, "axis_name", None))
+            self._warn_if_name_bound()
             pred: Prediction | None = None
             watch: Watch | None = None  # where the check rides JAX's trace of the call
             recorder, jax_call = self._recorder, self._jax_call

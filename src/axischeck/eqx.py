@@ -21,7 +21,7 @@ import numpy as np
 
 from ._call import raised_inside
 from ._core._cache import BoundedCache, PerFunction
-from ._core._errors import LIBRARY_FAILURES, AxisCheckError, FunctionError, SpecError, with_jax_error
+from ._core._errors import LIBRARY_FAILURES, AxisCheckError, FunctionError, SpecError, replaces, with_jax_error
 from ._core._html import Explanation
 from ._core._jax_compat import JAX_VMAP
 from ._core._prediction import Prediction
@@ -428,7 +428,8 @@ class _Filtered(Generic[P, R]):
             try:
                 self._predicted(tuple(args), resolved, lib_err)
             except AxisCheckError as err:
-                raise err from lib_err
+                if replaces(err, lib_err):
+                    raise err from lib_err
             except Exception:
                 pass
             raise

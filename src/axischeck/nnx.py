@@ -22,7 +22,15 @@ from typing import Any, Generic, ParamSpec, TypeVar, overload
 import jax
 
 from ._core._cache import BoundedCache, PerFunction
-from ._core._errors import LIBRARY_FAILURES, ArgumentError, AxisCheckError, FunctionError, OutputError, SpecError
+from ._core._errors import (
+    LIBRARY_FAILURES,
+    ArgumentError,
+    AxisCheckError,
+    FunctionError,
+    OutputError,
+    SpecError,
+    replaces,
+)
 from ._core._html import Explanation
 from ._core._prediction import Prediction
 from ._core._trees import seq_repr
@@ -644,7 +652,7 @@ class _Mapped(Generic[P, R]):
             if err is None and resolved is None:
                 mistake = self._defaults_mistake(tuple(args), dict(kwargs))
                 err = None if mistake is None else retitled(mistake, self._title(), lib_err)
-            if err is not None:
+            if err is not None and replaces(err, lib_err):
                 raise err from lib_err
             raise
         return out
@@ -849,7 +857,8 @@ class _Mapped(Generic[P, R]):
         if split is not None:  # two readings: the streams' split, or axis_size, is stale
             fix: str | None = (
                 f"axis_size={split}, the number every RNG stream was split into. The call fits another reading"
-                f" as well: {decorate}; nothing in the call tells them apart: check which one you meant"
+                f" as well: split them into {n}, @nnx.split_rngs(splits={n}) in place of splits={split};"
+                " nothing in the call tells them apart: check which one you meant"
             )
         else:
             fix = decorate if checked else None

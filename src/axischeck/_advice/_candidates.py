@@ -494,39 +494,71 @@ def _batched_out_axes_options(
 def _nonnegative_options(model: MapModel, call: Call, budget: Budget) -> list[Suggestion]:
     """pmap with a negative in_axes or out_axes entry (JAX's pmap shards axis 0 and
     squeezes or inserts the negative axis: docs/jax-semantics.md#pmap): the same axes
-    counted from the front, which pmap reads as meant. An in_axes entry is counted against
-    its array's rank; out_axes against the batched outputs' ranks, read from the engine's
-    outcome with the axes put first."""
+    counted from the front, which pmap reads as meant (see `_counted_options`)."""
     level = model.level
     if level.kind != "pmap" or not any(
         a is not None and a < 0 for a in (*level.in_axes.leaves, *level.out_axes.leaves)
     ):
         return []
-    in_axes = _counted_from_front(level.in_axes.value, call)
+
+    def tried(in_axes: Any, out_axes: Any) -> Outcome | None:
+        axes = replace(level, in_axes=freeze_pmap_in_axes(in_axes), out_axes=freeze_out_axes(out_axes, "pmap"))
+        return _works(MapModel(axes, model.inner, model.fn), call, budget)
+
+    return _counted_options("pmap", level.in_axes.value, level.out_axes.value, call, tried)
+
+
+def _smap_nonnegative_options(model: ShardModel, call: Call, budget: Budget) -> list[Suggestion]:
+    """smap with a negative in_axes or out_axes (jax.smap splits axis 0 for any negative
+    axis, jax#5652's kind of mistake: data stored batch-last): the same axes counted from
+    the front (see `_counted_options`)."""
+    o = model.options
+    if o.smap_axes is None:
+        return []
+    given_in, given_out = o.smap_axes
+    if not any(type(a) is int and a < 0 for a in jax.tree_util.tree_leaves((given_in, given_out))):
+        return []
+
+    def tried(in_axes: Any, out_axes: Any) -> Outcome | None:
+        return _works(replace(model, options=o.with_smap_axes(in_axes, out_axes)), call, budget)
+
+    return _counted_options("smap", given_in, given_out, call, tried)
+
+
+def _counted_options(
+    kind: str, given_in: Any, given_out: Any, call: Call, tried: Callable[[Any, Any], Outcome | None]
+) -> list[Suggestion]:
+    """The axes of a pmap or smap, which read a negative axis as axis 0, counted from the
+    front: an in_axes entry against its array's rank, an int out_axes against the outputs'
+    one rank (read from the engine's outcome, `tried` with the inputs' axes counted and
+    out_axes 0); the change where the engine takes it."""
+    in_axes = given_in if given_in is INFER_SPECS else _counted_from_front(given_in, call)
     if in_axes is _NOT_ONE_MISTAKE:
         return []
-    out_axes = level.out_axes.value
-    if any(a is not None and a < 0 for a in level.out_axes.leaves):
-        probe = replace(level, in_axes=freeze_pmap_in_axes(in_axes), out_axes=freeze_out_axes(0, "pmap"))
-        outcome = _works(MapModel(probe, model.inner, model.fn), call, budget)
-        if outcome is None or type(out_axes) is not int:
+    out_axes = given_out
+    if type(given_out) is int and given_out < 0:
+        probe = tried(in_axes, 0)
+        ranks = (
+            {len(s) for s in jax.tree_util.tree_leaves(probe.shapes, is_leaf=lambda x: isinstance(x, Shape))}
+            if probe
+            else set()
+        )
+        if len(ranks) != 1 or given_out < -(rank := ranks.pop()):
             return []
-        ranks = {len(s) for s in jax.tree_util.tree_leaves(outcome.shapes, is_leaf=lambda x: isinstance(x, Shape))}
-        if len(ranks) != 1:
-            return []
-        out_axes += ranks.pop()
-    changed = []
-    if in_axes != level.in_axes.value:
-        changed.append(("in_axes", in_axes))
-    if out_axes != level.out_axes.value:
-        changed.append(("out_axes", out_axes))
-    candidate = replace(level, in_axes=freeze_pmap_in_axes(in_axes), out_axes=freeze_out_axes(out_axes, "pmap"))
-    outcome = _works(MapModel(candidate, model.inner, model.fn), call, budget)
+        out_axes = given_out + rank
+    elif any(type(a) is int and a < 0 for a in jax.tree_util.tree_leaves(given_out)):
+        return []  # a negative entry in a tree of out_axes: each output's rank is its own
+    outcome = tried(in_axes, out_axes)
     if outcome is None:
         return []
+    changed = tuple(
+        (name, value)
+        for name, value, given in (("in_axes", in_axes, given_in), ("out_axes", out_axes, given_out))
+        if value != given
+    )
     shown = ", ".join(f"{k}={seq_repr(v) if isinstance(v, tuple) else v!r}" for k, v in changed)
-    text = f"{shown}: the same axes counted from the front (pmap reads a negative axis as axis 0)"
-    return [Suggestion(text, tuple(changed), outcome=outcome)]
+    text = f"{shown}: the same axes counted from the front ({kind} reads a negative axis as axis 0)"
+    return [Suggestion(text, changed, outcome=outcome)]
 
 
 _NOT_ONE_MISTAKE: Any = object()
@@ -550,43 +582,6 @@ def _counted_from_front(in_axes: Any, call: Call) -> Any:
     if isinstance(in_axes, tuple) or len(set(counted)) > 1:
         return tuple(counted)
     return counted[0] if counted else in_axes
-
-
-def _smap_nonnegative_options(model: ShardModel, call: Call, budget: Budget) -> list[Suggestion]:
-    """smap with a negative in_axes or out_axes (jax.smap splits axis 0 for any negative
-    axis, jax#5652's kind of mistake: data stored batch-last): the same axes counted from
-    the front, an in_axes entry against its array's rank, an int out_axes against the
-    outputs' one rank (read from the engine's outcome with the inputs' axes counted)."""
-    o = model.options
-    if o.smap_axes is None:
-        return []
-    given_in, given_out = o.smap_axes
-    negative = [a for a in jax.tree_util.tree_leaves((given_in, given_out)) if type(a) is int and a < 0]
-    if not negative or given_in is INFER_SPECS:
-        return []
-    in_axes = _counted_from_front(given_in, call)
-    if in_axes is _NOT_ONE_MISTAKE:
-        return []
-    out_axes = given_out
-    if type(given_out) is int and given_out < 0:
-        probe = _works(replace(model, options=o.with_smap_axes(in_axes, 0)), call, budget)
-        if probe is None:
-            return []
-        ranks = {len(s) for s in jax.tree_util.tree_leaves(probe.shapes, is_leaf=lambda x: isinstance(x, Shape))}
-        if len(ranks) != 1 or not -(rank := ranks.pop()) <= given_out:
-            return []
-        out_axes = given_out + rank
-    elif any(type(a) is int and a < 0 for a in jax.tree_util.tree_leaves(given_out)):
-        return []  # a negative entry in a tree of out_axes: each output's rank is its own
-    outcome = _works(replace(model, options=o.with_smap_axes(in_axes, out_axes)), call, budget)
-    if outcome is None:
-        return []
-    changed = tuple(
-        (k, v) for k, v, given in (("in_axes", in_axes, given_in), ("out_axes", out_axes, given_out)) if v != given
-    )
-    shown = ", ".join(f"{k}={seq_repr(v) if isinstance(v, tuple) else v!r}" for k, v in changed)
-    text = f"{shown}: the same axes counted from the front (smap splits axis 0 for a negative axis)"
-    return [Suggestion(text, changed, outcome=outcome)]
 
 
 def _with_leaf_shape(call: Call, i: int, shape: tuple[int, ...]) -> Call:
@@ -1382,7 +1377,15 @@ def _in_specs_count_options(model: ShardModel, call: Call, budget: Budget) -> li
         if missing == 1 and isinstance(last, Leaf) and last.shape is not None and o.mesh is not None:
             tries += [specs + (spec,) for spec in _one_split_specs(len(last.shape), o.mesh.names)]
     words = f" (one entry per positional argument: the call passes {n}"
-    return _spec_options(model, call, budget, "in_specs", [(t, words + _given(call, specs, t) + ")") for t in tries])
+    found = _spec_options(model, call, budget, "in_specs", [(t, words + _given(call, specs, t) + ")") for t in tries])
+    splits: set[tuple[Any, ...]] = set()  # P('x') and P('x', None) are one split: said once
+    once = []
+    for s in found:
+        split = tuple(map(_without_trailing_none, s.options[0][1]))
+        if split not in splits:
+            splits.add(split)
+            once.append(s)
+    return once
 
 
 def _given(call: Call, specs: tuple[Any, ...], padded: tuple[Any, ...]) -> str:

@@ -545,11 +545,6 @@ _MESH_DEPENDENT = frozenset(
 )
 """Collectives whose values depend on the mesh's size or a device's place in it."""
 
-_TILED_AGREE = frozenset({"all_gather", "all_gather_invariant", "psum_scatter", "reduce_scatter"})
-"""Of those, the ones that, tiled, give each device its block of what one device computes
-on the whole arrays (a gather of the blocks, a sum kept as blocks): the one-device
-program is their reference as it is psum's."""
-
 
 def _uses_the_mesh(model: ShardModel, fun: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
     """Whether the body calls a collective of `_MESH_DEPENDENT`, read from one abstract
@@ -564,8 +559,7 @@ def _uses_the_mesh(model: ShardModel, fun: Callable[..., Any], args: tuple[Any, 
     pending = [closed.jaxpr]
     while pending:
         for eqn in pending.pop().eqns:
-            name = eqn.primitive.name
-            if name in _MESH_DEPENDENT and not (name in _TILED_AGREE and eqn.params.get("tiled") is True):
+            if eqn.primitive.name in _MESH_DEPENDENT:
                 return True
             pending += [sub for value in eqn.params.values() for sub in sub_jaxprs(value)]
     return False
@@ -581,7 +575,7 @@ def _same_along(value: Any, axis: int) -> bool:
     moved = np.moveaxis(array, axis % ndim, 0)
     try:
         return all(np.array_equal(moved[0], moved[k], equal_nan=True) for k in range(1, moved.shape[0]))
-    except TypeError:  # values that do not compare (keys): say nothing
+    except TypeError:  # values that do not compare: say nothing
         return False
 
 

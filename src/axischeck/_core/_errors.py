@@ -242,7 +242,15 @@ def _also(cls: type[AxisCheckError], jax_type: type[BaseException]) -> type[Axis
 LIBRARY_FAILURES: tuple[type[Exception], ...] = (ValueError, TypeError, IndexError, NameError, AssertionError)
 """The exceptions an axis mistake surfaces as from a library's transform (Equinox's,
 Flax's): JAX's refusals, and the function's own failures on shapes it did not expect (a
-user's `assert x.ndim == 1` among them), which axischeck explains in their type."""
+user's `assert x.ndim == 1` among them), which axischeck explains in their type (see
+`replaces`)."""
+
+
+def replaces(err: AxisCheckError, lib_err: BaseException) -> bool:
+    """Whether axischeck's `err` is raised in place of a library's exception: always for
+    JAX's refusals; for the function's own AssertionError only where it says what to
+    change (a user's `assert x.dtype == jnp.int32` stays the user's)."""
+    return not isinstance(lib_err, AssertionError) or err.fix is not None or err.hint is not None
 
 
 def with_jax_error(err: AxisCheckError, jax_err: BaseException) -> AxisCheckError:
