@@ -617,8 +617,8 @@ def test_a_library_layers_unbound_axis_name_gets_no_fix_on_the_layers_own_map() 
 def test_an_input_shared_by_an_ensemble_is_said_never_fixed() -> None:
     """An ensemble of 2 MLPs built by `filter_vmap` and applied with the default
     `if_array(0)`, which maps the shared input of 2 features too: each member gets a
-    scalar. The input passed whole runs, and is said as what it changes: nothing in the
-    call tells it from a per-member value."""
+    scalar. The input passed whole runs, and is said as what it changes, in Equinox's
+    terms: nothing in the call tells it from a per-member value."""
     keys = jax.random.split(jax.random.PRNGKey(0), 2)
     models = eqx.filter_vmap(lambda k: eqx.nn.MLP(2, 2, 3, 1, key=k))(keys)
     x = jnp.array([0.5, -1.0])
@@ -629,9 +629,10 @@ def test_an_input_shared_by_an_ensemble_is_said_never_fixed() -> None:
     with pytest.raises(Exception) as info:
         axeqx.filter_vmap(evaluate)(models, x)
     assert not any(s.is_fix for s in getattr(info.value, "suggestions", ()))
-    assert "Runs, but it passes x whole to every example" in str(info.value) + "".join(
-        getattr(info.value, "__notes__", ())
-    )
+    said = str(info.value) + "".join(getattr(info.value, "__notes__", ()))
+    assert "Runs, but it passes x whole to every example" in said
+    assert "in_axes=(eqx.if_array(0), None) would leave x unmapped" in said  # in Equinox's terms
+    assert "Linear(weight=0" not in said
     assert eqx.filter_vmap(evaluate, in_axes=(eqx.if_array(0), None))(models, x).shape == (2, 2)
 
 
@@ -669,7 +670,7 @@ def test_a_state_only_part_of_which_is_per_member_is_never_left_whole_by_the_fix
     assert eqx.filter_vmap(model.members)(jnp.ones(2), substate)[0].shape == (2,)
 
 
-class _Counter(eqx.Module):
+class _Offset(eqx.Module):
     index: eqx.nn.StateIndex
 
     def __init__(self) -> None:
@@ -683,7 +684,7 @@ def test_a_state_passed_whole_runs_as_equinox_runs_it() -> None:
     """A stateful layer's `State` given None: Equinox's own vmap, routed through
     axischeck's, has an in_axes holding the State, whose repr fails; nothing may print
     it on a call that raises nothing."""
-    layer, x = _Counter(), jnp.ones((4, 3))
+    layer, x = _Offset(), jnp.ones((4, 3))
     want, _ = eqx.filter_vmap(layer, in_axes=(0, None), out_axes=(0, None))(x, eqx.nn.State(layer))
     got, _ = axeqx.filter_vmap(layer, in_axes=(0, None), out_axes=(0, None))(x, eqx.nn.State(layer))
     assert jnp.array_equal(got, want)

@@ -197,13 +197,12 @@ class _Filtered(Generic[P, R]):
         return Resolved(args, spec, _resolve_leaf)
 
     def _equinox_terms(self, err: AxisCheckError, args: tuple[Any, ...], resolved: Resolved) -> AxisCheckError:
-        """`err` with its fixes' in_axes written over the arguments, not their array leaves."""
-        if not err.fix:
-            return err
+        """`err` with the in_axes of its fixes and of the changes that only run written over
+        the arguments (`eqx.if_array(0)` for a model), not over their array leaves."""
         spec = _named(self.__wrapped__, self.in_axes, len(args))
         specs = spec if isinstance(spec, tuple) else (spec,) * len(args)
-        fix = err.fix
-        for suggestion in getattr(err, "suggestions", ()):
+        written = {}  # the in_axes as the engine wrote them -> as an Equinox user writes them
+        for suggestion in (*err.suggestions, *getattr(err, "readings", ())):
             axes = dict(getattr(suggestion, "options", ())).get("in_axes")
             if not isinstance(axes, tuple) or len(axes) != len(args) or len(specs) != len(args):
                 continue
@@ -211,12 +210,18 @@ class _Filtered(Generic[P, R]):
                 _entry_in_equinox_terms(*parts)
                 for parts in zip(axes, resolved.dynamic_axes, specs, args, resolved.dynamic, strict=True)
             ]
-            fix = fix.replace(
-                f"in_axes={seq_repr(axes)}", f"in_axes=({', '.join(shown)}{',' if len(shown) == 1 else ''})"
-            )
-        if not resolved.mapped and self._options.get("axis_size") is None:
+            written[f"in_axes={seq_repr(axes)}"] = f"in_axes=({', '.join(shown)}{',' if len(shown) == 1 else ''})"
+
+        def rewritten(text: str) -> str:
+            for engine, user in written.items():
+                text = text.replace(engine, user)
+            return text
+
+        fix = None if err.fix is None else rewritten(err.fix)
+        if err.fix and not resolved.mapped and self._options.get("axis_size") is None:
             fix = self._map_one(args, specs) or fix
         err.fix = fix
+        err.notes = tuple(map(rewritten, err.notes))
         ValueError.__init__(err, err.render())
         return err
 

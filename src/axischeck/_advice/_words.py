@@ -33,6 +33,7 @@ def worded(err: AxisCheckError, ranked: list[Suggestion], cause: str | None = No
     if cause is not None and not fixes:
         new.hint = cause
     new.suggestions = fixes
+    new.readings = tuple(s for s in ranked if s.shapes_only is not None)
     new._found_in = None
     ValueError.__init__(new, new.render())
     return new

@@ -139,6 +139,7 @@ class AxisCheckError(ValueError):
         self.steps = steps
         self.view = view
         self.suggestions: tuple[Any, ...] = ()  # the checked fixes, as data (see axischeck._advice)
+        self.readings: tuple[Any, ...] = ()  # the changes that only run ("Runs, but ..." in the notes)
         # The arguments and labelled call the engine found this in, carried to the fix
         # search (labelling 16,000 leaves again costs 20-45 ms), which takes it; never
         # pickled or copied into another error.
