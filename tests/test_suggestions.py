@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import pickle
+import warnings
 from dataclasses import replace
-from typing import Any
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -1541,6 +1543,56 @@ def test_a_list_inside_in_axes_written_for_one_layer_is_repeated_for_each() -> N
     assert jnp.array_equal(jax.vmap(mlp, **fix.as_kwargs())(params, x), want)
 
 
+class _Affine(NamedTuple):
+    w: jax.Array
+    b: jax.Array
+
+
+def test_entries_inside_a_namedtuple_or_a_tuple_of_fields_are_never_repeated() -> None:
+    """The repetition is for a list of alike items (layers): a namedtuple's entries are
+    kept as it is built (the advice used to fail on rebuilding one), and a tuple's fields,
+    a shared projection beside stacked weights, get no entry copied from another field."""
+
+    def affine(p: _Affine, x: jax.Array) -> jax.Array:
+        return x @ p.w + p.b
+
+    p, x = _Affine(jnp.ones((3, 2)), jnp.zeros(2)), jnp.ones((5, 3))
+    err = _refused(lambda: ax.vmap(affine, in_axes=(_Affine(0, 0), 0))(p, x))  # type: ignore[arg-type]
+    assert [s.as_kwargs() for s in err.suggestions] == [{"in_axes": (None, 0)}]
+
+    def members(params: tuple[jax.Array, jax.Array, jax.Array], x: jax.Array) -> jax.Array:
+        w, b, projection = params
+        return (x @ w + b) @ projection
+
+    params = (jnp.ones((4, 4, 4)), jnp.ones((4, 4)), jnp.ones((4, 4)))
+    err = _refused(lambda: ax.vmap(members, in_axes=((0, 0), None))(params, jnp.ones(4)))  # axischeck: ignore
+    assert not any(s.as_kwargs() == {"in_axes": ((0, 0, 0), None)} for s in err.suggestions)
+
+
+def test_the_advice_keeps_the_processs_warnings_as_they_were() -> None:
+    """The fix search holds axischeck's own warnings without touching Python's filters: a
+    warning the user's code issues at one place is still shown once, however many failed
+    calls the advice searched between."""
+    shown = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("default")
+        warnings.showwarning = lambda message, category, *rest, **kw: shown.append(category)
+        for _ in range(3):
+            warnings.warn("a schedule is deprecated", UserWarning, stacklevel=1)
+            with pytest.raises(ValueError):
+                ax.vmap(lambda x, y: x + y)(jnp.ones((4, 3)), jnp.ones((3,)))  # axischeck: ignore
+    assert shown == [UserWarning]
+
+
+def test_an_error_with_advice_pickles_with_its_words() -> None:
+    """Errors cross process boundaries (a pool's worker): the suggestions and the changes
+    that only run travel as text and options, without the engine's records of them."""
+    err = _refused(lambda: ax.vmap(lambda w, x: w @ x)(jnp.ones((2, 3, 4)), jnp.ones((4,))))  # axischeck: ignore
+    again = pickle.loads(pickle.dumps(err))
+    assert str(again) == str(err) and again.readings and again.readings[0].text == err.readings[0].text
+    assert again.readings[0].outcome is None and err.readings[0].outcome is not None
+
+
 def test_an_entry_0_for_a_keyword_argument_is_dropped_and_the_call_kept() -> None:
     """`in_axes=(None, 0)` with the batch passed as `y=` (jax#39450): JAX maps a keyword
     argument over axis 0 already, so `in_axes=(None,)` runs the call as written."""
@@ -1592,8 +1644,9 @@ def test_an_argument_left_without_an_in_spec_gets_the_split_the_body_needs() -> 
     which names the argument it is for."""
     x, offsets = jnp.arange(128.0).reshape(8, 16), jnp.arange(8.0)
     mesh = _mesh(8)
+    one_spec_for_two = (P("x", None),)
     f = ax.shard_map(
-        _offset_rows, mesh=mesh, in_specs=(P("x", None),), out_specs=P("x", None)
+        _offset_rows, mesh=mesh, in_specs=one_spec_for_two, out_specs=P("x", None)
     )  # axischeck: ignore[AX010]
     err = _refused(lambda: f(x, offsets))
     (fix,) = err.suggestions

@@ -14,6 +14,7 @@ import functools
 import importlib
 import inspect
 from collections.abc import Callable, Hashable
+from dataclasses import replace
 from typing import Any, Generic, ParamSpec, TypeVar, overload
 
 import jax
@@ -222,6 +223,8 @@ class _Filtered(Generic[P, R]):
             fix = self._map_one(args, specs) or fix
         err.fix = fix
         err.notes = tuple(map(rewritten, err.notes))
+        err.suggestions = tuple(replace(s, text=rewritten(s.text)) for s in err.suggestions)
+        err.readings = tuple(replace(s, text=rewritten(s.text)) for s in getattr(err, "readings", ()))
         ValueError.__init__(err, err.render())
         return err
 

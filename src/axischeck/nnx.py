@@ -850,15 +850,22 @@ class _Mapped(Generic[P, R]):
         except AxisCheckError:
             checked = False
         where = f"axis_size={size}" if isinstance(size, int) else "the mapped arguments"
-        decorate = (
-            f"decorate the function with @nnx.split_rngs(splits={n}) so that each of the {n} examples has its own key"
-        )
+        made = sorted({k for s in streams if (k := s.split_into()) is not None})
+        if made:  # a split is there already: its number changes (a second decorator would split a split)
+            decorate = (
+                f"split the streams into {n}, so that each of the {n} examples has its own key: the"
+                f" @nnx.split_rngs that split them into {' and '.join(map(str, made))} with splits={n}"
+            )
+        else:
+            decorate = (
+                f"decorate the function with @nnx.split_rngs(splits={n}) so that each of the {n} examples has its"
+                " own key"
+            )
         split = self._split_size(resolved, streams)
         if split is not None:  # two readings: the streams' split, or axis_size, is stale
             fix: str | None = (
                 f"axis_size={split}, the number every RNG stream was split into. The call fits another reading"
-                f" as well: split them into {n}, @nnx.split_rngs(splits={n}) in place of splits={split};"
-                " nothing in the call tells them apart: check which one you meant"
+                f" as well: {decorate}; nothing in the call tells them apart: check which one you meant"
             )
         else:
             fix = decorate if checked else None

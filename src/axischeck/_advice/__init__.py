@@ -19,10 +19,9 @@ raised as the engine found it.
 
 from __future__ import annotations
 
-import warnings
 from typing import Any
 
-from .._core._errors import AxisCheckError, AxisCheckWarning
+from .._core._errors import AxisCheckError, warnings_held
 from .._core._explain import tables_unread
 from .._core._jax_compat import quiet_tracebacks
 from .._core._leaves import Call, abstract, struct
@@ -49,8 +48,7 @@ def advise(predictor: Predictor, err: AxisCheckError, args: tuple[Any, ...], kwa
     if ASKING_JAX.get() or err.job is not None:
         return err
     try:
-        with quiet_tracebacks(), warnings.catch_warnings():  # the trials' exceptions are only read
-            warnings.simplefilter("ignore", AxisCheckWarning)  # and their warnings are not the user's
+        with quiet_tracebacks(), warnings_held():  # the trials' exceptions are only read, their warnings unsaid
             args, kwargs, call = predictor.found_in(err, args, kwargs)
             model = predictor.models.model
             named = cause(call, err, _map_facts(model, call, predictor.params))

@@ -136,7 +136,11 @@ def _spec_options(
     """Each value of a shard_map's `option` (`in_specs` or `out_specs`) in `tried` that the
     engine accepts, with the words that follow `option=value` in its text."""
     found = []
-    for value, words in dict.fromkeys(tried):
+    seen: list[Any] = []  # specs may hold dicts: compared, not hashed
+    for value, words in tried:
+        if value in seen:
+            continue
+        seen.append(value)
         outcome = _works(replace(model, options=replace(model.options, **{option: value})), call, budget)
         if outcome is not None:
             found.append(Suggestion(f"{option}={value!r}{words}", ((option, value),), outcome=outcome))
@@ -396,12 +400,19 @@ def _one_output_options(
     than one does, the tuple does not say which was meant, and each is said as what it
     changes."""
     level = model.level
-    found = []
+    found: list[tuple[int | None, Outcome]] = []
+    placed: list[int | None] = []  # each entry's axis counted from the front: 0 and -1 on a vector are one
     for axis in entries:
+        if axis is None and level.kind == "pmap":
+            continue  # pmap's None returns device 0's value of what it maps, whatever it is
         outcome = _works(
             MapModel(replace(level, out_axes=freeze_out_axes(axis, level.kind)), model.inner, model.fn), call, budget
         )
-        if outcome is not None:
+        if outcome is None or not isinstance(outcome.shapes, Shape):
+            continue
+        at = None if axis is None else axis % max(len(outcome.shapes), 1)
+        if at not in placed:
+            placed.append(at)
             found.append((axis, outcome))
     unsure = None if len(found) == 1 else "the tuple's entries do not say which axis the one array was meant to get"
     return [
@@ -761,17 +772,21 @@ def _structure_options(model: MapModel, call: Call, budget: Budget) -> list[Sugg
 
 
 def _resized(entry: Any, arg: Any) -> Any:
-    """`entry` (an in_axes entry) with each list or tuple inside whose elements are all
-    alike made as long as the argument's list or tuple at its place; the rest as it is."""
+    """`entry` (an in_axes entry) with each list inside whose entries are all alike made as
+    long as the argument's list at its place, where that list's items share one structure
+    (layers: a tuple's items are fields of their own, which one entry does not speak
+    for); the rest as it is."""
     if isinstance(entry, dict) and isinstance(arg, dict) and entry.keys() == arg.keys():
         return {key: _resized(entry[key], arg[key]) for key in entry}
     if not (isinstance(entry, (list, tuple)) and type(entry) is type(arg) and entry):
         return entry
-    if len(entry) != len(arg) and all(e == entry[0] for e in entry):
-        entry = type(entry)([entry[0]] * len(arg))
+    alike = len({jax.tree_util.tree_structure(item) for item in arg}) == 1
+    if type(entry) is list and len(entry) != len(arg) and alike and all(e == entry[0] for e in entry):
+        entry = [entry[0]] * len(arg)
     if len(entry) != len(arg):
         return entry
-    return type(entry)(_resized(e, a) for e, a in zip(entry, arg, strict=True))
+    items = [_resized(e, a) for e, a in zip(entry, arg, strict=True)]
+    return type(entry)(*items) if hasattr(entry, "_fields") else type(entry)(items)
 
 
 def _axis_name_options(model: MapModel, call: Call, err: AxisCheckError, budget: Budget) -> list[Suggestion]:
@@ -1378,12 +1393,12 @@ def _in_specs_count_options(model: ShardModel, call: Call, budget: Budget) -> li
             tries += [specs + (spec,) for spec in _one_split_specs(len(last.shape), o.mesh.names)]
     words = f" (one entry per positional argument: the call passes {n}"
     found = _spec_options(model, call, budget, "in_specs", [(t, words + _given(call, specs, t) + ")") for t in tries])
-    splits: set[tuple[Any, ...]] = set()  # P('x') and P('x', None) are one split: said once
+    splits: list[tuple[Any, ...]] = []  # P('x') and P('x', None) are one split: said once
     once = []
     for s in found:
         split = tuple(map(_without_trailing_none, s.options[0][1]))
         if split not in splits:
-            splits.add(split)
+            splits.append(split)
             once.append(s)
     return once
 

@@ -5,7 +5,10 @@ from __future__ import annotations
 import os
 import sys
 import warnings
-from dataclasses import dataclass
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass, is_dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -202,11 +205,22 @@ class AxisCheckError(ValueError):
         return ValueError.__str__(self)
 
     def __reduce__(self) -> tuple[object, ...]:
-        state = {**self.__dict__, "_found_in": None}
+        # The advice's outcomes (the engine's records of each candidate, jaxprs among them)
+        # stay in this process: the suggestions travel as their text and options.
+        state = {
+            **self.__dict__,
+            "_found_in": None,
+            "suggestions": _without_outcomes(self.suggestions),
+            "readings": _without_outcomes(getattr(self, "readings", ())),
+        }
         jax_type = getattr(type(self), "_jax_type", None)
         if jax_type is not None:  # a class made by `with_jax_error`: rebuilt from its parts
             return (_rebuild_with_jax_type, (type(self).__mro__[1], jax_type, state))
         return (_rebuild, (type(self), state))
+
+
+def _without_outcomes(suggestions: tuple[Any, ...]) -> tuple[Any, ...]:
+    return tuple(replace(s, outcome=None) if is_dataclass(s) and hasattr(s, "outcome") else s for s in suggestions)
 
 
 def _rebuild(cls: type[AxisCheckError], state: dict[str, object]) -> AxisCheckError:
@@ -464,11 +478,27 @@ SharedRandomnessWarning.__module__ = "axischeck"
 _PACKAGE_DIR = str(Path(__file__).resolve().parent.parent)
 
 
+_HELD: ContextVar[bool] = ContextVar("axischeck_warnings_held", default=False)
+
+
+@contextmanager
+def warnings_held() -> Iterator[None]:
+    """axischeck's warnings left unsaid within: the fix search's trials are not the
+    user's calls (the process's warning filters are not touched)."""
+    token = _HELD.set(True)
+    try:
+        yield
+    finally:
+        _HELD.reset(token)
+
+
 def warn_at_user(warning: Warning, also_skipped: tuple[str, ...] = ()) -> None:
     """Issue `warning` at the user's line: the first calling frame outside axischeck and
     JAX (how many of their frames lie between differs by transform, nesting and `jit`,
     so no fixed `stacklevel` points at it), and outside the packages `also_skipped` names
-    (a library whose transform the user called)."""
+    (a library whose transform the user called). Not within `warnings_held()`."""
+    if _HELD.get():
+        return
     import jax  # already imported: warnings are issued while JAX runs
 
     dirs = [_PACKAGE_DIR, str(Path(jax.__file__).resolve().parent)]
