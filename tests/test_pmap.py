@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import re
-import warnings
 
 import jax
 import jax.numpy as jnp
@@ -368,27 +367,3 @@ def test_another_pmaps_output_split_along_its_out_axes_is_mapped_along_that_axis
         ax.pmap(spread, devices=jax.devices()[:4])(features[:4])
     note = "\n".join(ours.value.__notes__)
     assert "is split over 8 devices along axis 1" in note and "map column" not in note
-
-
-def _share_of_total(load: jax.Array) -> jax.Array:
-    return load / lax.psum(load, "i")
-
-
-@pytest.mark.devices(8)
-def test_a_vmap_around_a_pmap_of_the_same_axis_name_is_warned_about() -> None:
-    """jax#15335: a vmap named 'i' around a pmap named 'i'. JAX runs it without a word,
-    and the psum meant over the 8 devices reduces over the 3 experiments: each row's
-    shares no longer add up to 1. Named apart, the warning is gone and the shares sum to 1."""
-    loads = jnp.arange(1.0, 25.0).reshape(3, 8)
-    plain = jax.vmap(jax.pmap(_share_of_total, axis_name="i"), axis_name="i")(loads)  # axischeck: ignore[AX006]
-    assert not np.allclose(plain.sum(axis=1), 1.0)  # the silent wrong answer
-    with pytest.warns(ax.AxisCheckWarning, match="binds the axis name 'i', which a map around this call") as found:
-        ours = ax.vmap(ax.pmap(_share_of_total, axis_name="i"), axis_name="i")(loads)  # axischeck: ignore[AX006]
-    assert "pmap(_share_of_total" in str(found[0].message) and "of size 3" in str(found[0].message)
-    np.testing.assert_array_equal(ours, plain)  # the drop-in answers as JAX does
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        apart = ax.vmap(ax.pmap(_share_of_total, axis_name="i"), axis_name="runs")(loads)
-        unnamed = ax.vmap(ax.pmap(_share_of_total, axis_name="i"))(loads)
-    np.testing.assert_allclose(apart.sum(axis=1), 1.0, rtol=1e-6)
-    np.testing.assert_array_equal(apart, unnamed)

@@ -6,15 +6,14 @@ prediction. Each takes what it needs (the predictor, the transform's name) as ar
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable
 from typing import Any
 
 import jax
 
 from ._advice import advise
-from ._core._errors import AxisCheckError, AxisCheckWarning, FunctionError, OutputError, warn_at_user, with_jax_error
+from ._core._errors import AxisCheckError, FunctionError, OutputError, with_jax_error
 from ._core._html import ERROR_VIEW
-from ._core._jax_compat import bound_axis_sizes, committed_sharding_refused, tracing_now, unbound_axis_name
+from ._core._jax_compat import committed_sharding_refused, unbound_axis_name
 from ._core._keys import arrays_by_position
 from ._core._leaves import flatten_call, shape_of
 from ._core._prediction import Prediction
@@ -50,26 +49,6 @@ def raised_inside(inner: AxisCheckError, outer: str, axis_name: Any) -> None:
             f"  Hint: {outer} binds no axis name: if the collective over {name!r} is meant over its map, give"
             f" it axis_name={name!r}"
         )
-
-
-def warn_if_name_bound(axis_name: Hashable, described: Callable[[], str]) -> None:
-    """A vmap or pmap called inside a map that binds its axis name already (jax#15335: a
-    vmap named 'i' around a pmap named 'i'): JAX lets the inner name shadow the outer one
-    without a word, and a collective meant over one map may reduce over the other, a
-    wrong answer that runs. `described`: the transform's words, made only to warn."""
-    if not tracing_now():
-        return
-    size = bound_axis_sizes().get(axis_name)
-    if size is None:
-        return
-    warn_at_user(
-        AxisCheckWarning(
-            f"{described()} binds the axis name {axis_name!r}, which a map around this call (of size {size}: a"
-            " vmap, pmap or shard_map) binds too: inside, the name means this map only, the outer one cannot be"
-            f" named, and a collective over {axis_name!r} meant over one may reduce over the other."
-            " Hint: give each map its own axis_name"
-        )
-    )
 
 
 def checks_after(watch: Watch, predictor: Predictor, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:

@@ -17,15 +17,7 @@ from types import FunctionType
 from typing import Any, Concatenate, Generic, NamedTuple, ParamSpec, Protocol, Self, TypeVar, overload
 
 from ._advice import advise
-from ._call import (
-    checking_leaks,
-    checks_after,
-    diagnosis,
-    raised_inside,
-    refuse_unflattenable,
-    verify_output,
-    warn_if_name_bound,
-)
+from ._call import checking_leaks, checks_after, diagnosis, raised_inside, refuse_unflattenable, verify_output
 from ._core._annotations import check_text_dims
 from ._core._cache import Wrapper, code_of, runs_code
 from ._core._errors import AxisCheckError, SpecError, with_jax_error
@@ -362,13 +354,6 @@ class Transformed(Wrapper, Nestable, Generic[P, R], ABC):
 
     # ------------------------------------------------------------------- call
 
-    def _warn_if_name_bound(self) -> None:
-        """A vmap or pmap of the user's, called inside a map that binds its axis name already
-        (see `warn_if_name_bound`); a library's own map is the library's to name."""
-        axis_name = getattr(self.options, "axis_name", None)
-        if axis_name is not None and not self._library_own and self.options.kind in ("vmap", "pmap"):
-            warn_if_name_bound(axis_name, lambda: described(self))
-
     def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
         """The checks before JAX runs (a prediction with a signature, the pre-checks
         without), JAX's own transform, the output against the prediction; after a
@@ -381,7 +366,6 @@ class Transformed(Wrapper, Nestable, Generic[P, R], ABC):
         try:
             if CHECKS_OFF.get():  # inside `checks_disabled()`: JAX's transform, unchecked
                 return self._jax_call(*args, **kwargs)  # type: ignore[no-any-return]
-            self._warn_if_name_bound()
             pred: Prediction | None = None
             watch: Watch | None = None  # where the check rides JAX's trace of the call
             recorder, jax_call = self._recorder, self._jax_call

@@ -42,7 +42,7 @@ import inspect
 import os
 import re
 import sys
-from collections.abc import Callable, Hashable, Mapping
+from collections.abc import Callable
 from contextlib import AbstractContextManager
 from contextvars import ContextVar
 from operator import attrgetter
@@ -329,18 +329,6 @@ def tracing_now() -> bool:
         return not isinstance(core.trace_ctx.trace, core.EvalTrace)
     except (ImportError, AttributeError):  # pragma: no cover - a future layout
         return True
-
-
-def bound_axis_sizes() -> Mapping[Hashable, int]:
-    """The axis names the transforms being traced here bind, with their sizes (JAX's axis
-    env: an enclosing vmap's or pmap's `axis_name`, a shard_map's mesh axes); empty
-    outside a trace, and where JAX's internals have moved."""
-    try:
-        from jax._src import core
-
-        return core.get_axis_env().axis_sizes  # type: ignore[no-any-return]
-    except (ImportError, AttributeError):  # pragma: no cover - a future layout
-        return {}
 
 
 def batched_here(value: Any) -> bool:
