@@ -690,8 +690,8 @@ def test_the_first_misspelled_keyword_as_written_is_named_as_flax_and_jax_name_i
 
 def test_an_ensemble_of_parameters_alone_given_none_keeps_its_state_axes_fix() -> None:
     """A stack of 6 `Linear` layers made by `nnx.vmap` (Params alone) given in_axes None:
-    its Params mapped by StateAxes is still the fix (the skip for a node of one kind of
-    variable is for RNG streams alone)."""
+    its Params mapped is still the fix (the skip for a node of one kind of variable is for
+    RNG streams alone), by the plain entry 0, which maps every variable it has."""
 
     @nnx.vmap
     def make(key: jax.Array) -> Any:
@@ -700,7 +700,8 @@ def test_an_ensemble_of_parameters_alone_given_none_keeps_its_state_axes_fix() -
     ensemble = make(jax.random.split(jax.random.key(0), 6))
     with pytest.raises(ax.AxisCheckError) as info:
         axnnx.vmap(lambda m, x: m(x), in_axes=(None, 0))(ensemble, jnp.ones((6, 2)))
-    assert "Fix: in_axes=(nnx.StateAxes({nnx.Param: 0, ...: None}), 0)" in str(info.value)
+    assert "Fix: in_axes=(0, 0)" in str(info.value)
+    assert nnx.vmap(lambda m, x: m(x), in_axes=(0, 0))(ensemble, jnp.ones((6, 2))).shape == (6, 3)
 
 
 class _Weights(nnx.Module):
