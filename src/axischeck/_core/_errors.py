@@ -220,7 +220,10 @@ class AxisCheckError(ValueError):
 
 
 def _without_outcomes(suggestions: tuple[Any, ...]) -> tuple[Any, ...]:
-    return tuple(replace(s, outcome=None) if is_dataclass(s) and hasattr(s, "outcome") else s for s in suggestions)
+    return tuple(
+        replace(s, outcome=None) if is_dataclass(s) and not isinstance(s, type) and hasattr(s, "outcome") else s
+        for s in suggestions
+    )
 
 
 def _rebuild(cls: type[AxisCheckError], state: dict[str, object]) -> AxisCheckError:
