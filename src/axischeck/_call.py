@@ -97,9 +97,10 @@ def _split_whole_note(predictor: Predictor, name: str, args: tuple[Any, ...], kw
     over the devices already (another pmap's outputs are, along the axis its out_axes
     gives) along another axis than this pmap asks for: in_axes None asks for them whole
     on every device, and an int for slices along that axis."""
+    plain = f"axischeck: {name}: an argument is committed to another sharding than the transform asks for"
     model = predictor.models.model
     if not isinstance(model, MapModel) or model.level.kind != "pmap":
-        return f"axischeck: {name}: an argument is committed to another sharding than the transform asks for"
+        return plain
     call = predictor.label(args, kwargs)
     leaves, _ = call.flat()
     axes = resolve_in_axes(model.level, call, ())
@@ -133,8 +134,8 @@ def _split_whole_note(predictor: Predictor, name: str, args: tuple[Any, ...], kw
             "where every slice is the same value (a pmean'd update), return it from the pmap that makes it with"
             " out_axes=None, or pass one copy"
         )
-    if len(lines) == 1:
-        return f"axischeck: {name}: an argument is committed to another sharding than the transform asks for"
+    if len(lines) == 1:  # no argument this pmap gets split otherwise: JAX's words stand
+        return plain
     if hints:
         lines.append(f"  Hint: {'; '.join(hints)}")
     return "\n".join(lines)

@@ -844,11 +844,6 @@ class _Mapped(Generic[P, R]):
                     " n the number of examples (and give nnx.vmap axis_size=n where nothing else is mapped).",
                 ),
             )
-        try:
-            self._checker(resolved).predict(*resolved.with_streams_split(streams, n), **resolved.kwargs)
-            checked = True
-        except AxisCheckError:
-            checked = False
         where = f"axis_size={size}" if isinstance(size, int) else "the mapped arguments"
         made = sorted({k for s in streams if (k := s.split_into()) is not None})
         if made:  # a split is there already: its number changes (a second decorator would split a split)
@@ -861,14 +856,15 @@ class _Mapped(Generic[P, R]):
                 f"decorate the function with @nnx.split_rngs(splits={n}) so that each of the {n} examples has its"
                 " own key"
             )
-        split = self._split_size(resolved, streams)
-        if split is not None:  # two readings: the streams' split, or axis_size, is stale
-            fix: str | None = (
-                f"axis_size={split}, the number every RNG stream was split into. The call fits another reading"
+        as_split = self._size_of_the_split(resolved, streams, made) if isinstance(size, int) else None
+        fix: str | None = None
+        if as_split is not None:  # two readings: the streams' split, or axis_size, is stale
+            fix = (
+                f"axis_size={as_split}, the number every RNG stream was split into. The call fits another reading"
                 f" as well: {decorate}; nothing in the call tells them apart: check which one you meant"
             )
-        else:
-            fix = decorate if checked else None
+        elif self._checks_split(resolved, streams, n):
+            fix = decorate
         return ArgumentError(
             f"{head} {_show(first.spec)}, but it {how}, and the mapped size is {n} (from {where})",
             transform=self._title(),
@@ -876,23 +872,29 @@ class _Mapped(Generic[P, R]):
             notes=() if fix is not None else (f"Split the streams to the mapped size: {decorate}.",),
         )
 
-    def _split_size(self, resolved: _Resolved, streams: list[_Stream]) -> int | None:
-        """The one number every mapped stream was split into, where axis_size alone sets the
-        map's size and the call checks with that size instead (Flax's guide: an
-        `@nnx.split_rngs(splits=n_layers)` over an `@nnx.vmap(axis_size=3)` left from
-        another model): the reading that keeps the keys as they were split."""
-        counts = [s.split_into() for s in streams]
-        splits = {k for k in counts if k is not None}
-        if not isinstance(self._options.get("axis_size"), int) or len(splits) != 1 or None in counts:
+    def _checks_split(self, resolved: _Resolved, streams: list[_Stream], n: int) -> bool:
+        """Whether the call checks with the streams' keys split into `n` (asked of the engine)."""
+        try:
+            self._checker(resolved).predict(*resolved.with_streams_split(streams, n), **resolved.kwargs)
+        except AxisCheckError:
+            return False
+        return True
+
+    def _size_of_the_split(self, resolved: _Resolved, streams: list[_Stream], made: list[int]) -> int | None:
+        """The one number every mapped stream was split into (`made`: the numbers), where
+        axis_size alone sets the map's size and the call checks with that size instead
+        (Flax's guide: an `@nnx.split_rngs(splits=n_layers)` over an
+        `@nnx.vmap(axis_size=3)` left from another model): the reading that keeps the keys
+        as they were split."""
+        if len(made) != 1 or any(s.split_into() is None for s in streams):
             return None
         if resolved.mapped_sizes(skip={id(s.value) for s in streams}):
             return None  # other arguments say the size
-        (split,) = splits
         try:
-            self._checker(resolved, axis_size=split).predict(*resolved.dynamic, **resolved.kwargs)
+            self._checker(resolved, axis_size=made[0]).predict(*resolved.dynamic, **resolved.kwargs)
         except AxisCheckError:
             return None
-        return split
+        return made[0]
 
     def _speaker(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Speaker:
         """How the check of the draws of Flax's `jax.vmap`/`jax.pmap` names what the user

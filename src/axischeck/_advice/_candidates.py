@@ -548,13 +548,8 @@ def _counted_options(
         return []
     out_axes = given_out
     if type(given_out) is int and given_out < 0:
-        probe = tried(in_axes, 0)
-        ranks = (
-            {len(s) for s in jax.tree_util.tree_leaves(probe.shapes, is_leaf=lambda x: isinstance(x, Shape))}
-            if probe
-            else set()
-        )
-        if len(ranks) != 1 or given_out < -(rank := ranks.pop()):
+        rank = _one_rank(tried(in_axes, 0))
+        if rank is None or given_out < -rank:
             return []
         out_axes = given_out + rank
     elif any(type(a) is int and a < 0 for a in jax.tree_util.tree_leaves(given_out)):
@@ -570,6 +565,14 @@ def _counted_options(
     shown = ", ".join(f"{k}={seq_repr(v) if isinstance(v, tuple) else v!r}" for k, v in changed)
     text = f"{shown}: the same axes counted from the front ({kind} reads a negative axis as axis 0)"
     return [Suggestion(text, changed, outcome=outcome)]
+
+
+def _one_rank(outcome: Outcome | None) -> int | None:
+    """The rank every output of `outcome` has, where they share one."""
+    if outcome is None:
+        return None
+    ranks = {len(s) for s in jax.tree_util.tree_leaves(outcome.shapes, is_leaf=lambda x: isinstance(x, Shape))}
+    return ranks.pop() if len(ranks) == 1 else None
 
 
 _NOT_ONE_MISTAKE: Any = object()
