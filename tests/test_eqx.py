@@ -688,3 +688,22 @@ def test_a_state_passed_whole_runs_as_equinox_runs_it() -> None:
     want, _ = eqx.filter_vmap(layer, in_axes=(0, None), out_axes=(0, None))(x, eqx.nn.State(layer))
     got, _ = axeqx.filter_vmap(layer, in_axes=(0, None), out_axes=(0, None))(x, eqx.nn.State(layer))
     assert jnp.array_equal(got, want)
+
+
+def test_a_dict_in_axes_naming_a_renamed_parameter_gets_the_key_renamed() -> None:
+    """Equinox reads a dict in_axes by the function's parameter names: a key left from
+    before a rename (`model` for `member`) matches nothing. Said with the parameters,
+    the key renamed as the fix (the call then checks), Equinox's exception type kept."""
+
+    def evaluate(member: Any, x: jax.Array) -> jax.Array:
+        return member(x)  # type: ignore[no-any-return]
+
+    ensemble = eqx.filter_vmap(lambda k: eqx.nn.Linear(2, 1, key=k))(jax.random.split(KEY, 3))
+    x = jnp.ones(2)
+    with pytest.raises(ax.SpecError) as info:
+        axeqx.filter_vmap(evaluate, in_axes={"model": eqx.if_array(0), "x": None})(ensemble, x)
+    err = info.value
+    assert isinstance(err, ValueError) and "its parameters: member, x" in str(err)
+    assert err.fix == "in_axes={'member': eqx.if_array(0), 'x': None} (the key 'model' renamed 'member')"
+    fixed = eqx.filter_vmap(evaluate, in_axes={"member": eqx.if_array(0), "x": None})
+    assert fixed(ensemble, x).shape == (3, 1)

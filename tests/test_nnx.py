@@ -746,3 +746,29 @@ def test_an_assert_of_the_users_that_no_option_change_fixes_stays_theirs() -> No
     with pytest.raises(AssertionError, match="token ids must be int32") as caught:
         axnnx.vmap(needs_ints, in_axes=(None, 0))(weights, jnp.ones((4, 2)))
     assert not isinstance(caught.value, ax.AxisCheckError)
+
+
+def test_a_constructor_over_split_streams_given_out_axes_none_is_told_out_axes_0() -> None:
+    """`@nnx.split_rngs(splits=3)` over a constructor mapped over its streams alone: the
+    split is the map's size (Flax's ensemble pattern), so nothing asks for a size. The
+    layers drawn from 3 keys differ, so out_axes None cannot hold them: out_axes 0 stacks
+    them, one per key."""
+
+    @nnx.split_rngs(splits=3)
+    @axnnx.vmap(in_axes=(0,), out_axes=None)
+    def make(rngs: Any) -> Any:
+        return nnx.Linear(4, 4, rngs=rngs)
+
+    with pytest.raises(ax.OutputError) as info:
+        make(nnx.Rngs(0))
+    assert "nothing else mapped" not in str(info.value)
+    (fix,) = info.value.suggestions
+    assert fix.is_fix and fix.as_kwargs() == {"out_axes": 0}
+
+    @nnx.split_rngs(splits=3)
+    @nnx.vmap(in_axes=(0,), **fix.as_kwargs())
+    def fixed(rngs: Any) -> Any:
+        return nnx.Linear(4, 4, rngs=rngs)
+
+    kernel = fixed(nnx.Rngs(0)).kernel[...]
+    assert kernel.shape == (3, 4, 4) and not jnp.allclose(kernel[0], kernel[1])

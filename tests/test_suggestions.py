@@ -1702,3 +1702,115 @@ def test_keys_split_for_another_device_count_never_unmap_the_data_as_the_fix() -
     err = _refused(lambda: ax.pmap(generate)(prompts, params, keys))
     assert err.fix is None and not any(s.is_fix for s in err.suggestions)
     assert "Runs, but it unmaps prompt" in str(err), str(err)
+
+
+def test_a_mapped_state_handed_back_with_out_axes_none_is_returned_mapped() -> None:
+    """A step over an ensemble's per-member state, the updated state given out_axes None:
+    the state came in one per member, so it goes out one per member (the fix); an output
+    that is no argument handed back keeps None as what it changes only."""
+
+    def step(state: dict[str, jax.Array], x: jax.Array) -> tuple[jax.Array, dict[str, jax.Array]]:
+        total = state["total"] + x
+        return total.sum(), {"total": total}
+
+    state, x = {"total": jnp.zeros((3, 4))}, jnp.ones(4)
+    run = ax.vmap(step, in_axes=(0, None), out_axes=(0, None))  # axischeck: ignore[AX004]
+    err = _refused(lambda: run(state, x))
+    (fix,) = err.suggestions
+    assert fix.is_fix and fix.as_kwargs() == {"out_axes": (0, 0)}
+    assert "output[1] is state as each example left it" in str(err)
+
+    def norm(w: jax.Array, x: jax.Array) -> tuple[jax.Array, jax.Array]:
+        return w @ x, jnp.linalg.norm(w)
+
+    err = _refused(lambda: ax.vmap(norm, in_axes=(0, None), out_axes=(0, None))(jnp.ones((3, 4, 4)), x))
+    assert not err.suggestions and "Runs, but output[1] then has a value per example" in str(err)
+
+
+@pytest.mark.devices(8)
+def test_a_spec_naming_one_mesh_axis_twice_keeps_it_at_the_dim_that_computes_the_program() -> None:
+    """A bias's spec written from both of its sequence dims, `P(None, 'x', 'x')`: 'x' kept
+    at the dim the scores it is added to split (the other does not run)."""
+
+    def add_bias(scores: jax.Array, bias: jax.Array) -> jax.Array:
+        return jax.nn.softmax(scores + bias, axis=-1)
+
+    scores = jnp.sin(jnp.arange(2 * 4 * 4.0)).reshape(2, 4, 4)
+    bias = jnp.cos(jnp.arange(2 * 4 * 4.0)).reshape(2, 4, 4)
+    spec = P(None, "x", None)
+    f = ax.shard_map(add_bias, mesh=_mesh(), in_specs=(spec, P(None, "x", "x")), out_specs=spec)
+    err = _refused(lambda: f(scores, bias))
+    (fix,) = err.suggestions
+    assert fix.is_fix and fix.as_kwargs() == {"in_specs": (spec, P(None, "x", None))}
+    assert "splits bias's axis 1 over 'x' (its spec named it at axes 1 and 2)" in str(err)
+    fixed = jax.shard_map(add_bias, mesh=_mesh(), out_specs=spec, **fix.as_kwargs())
+    assert jnp.allclose(fixed(scores, bias), add_bias(scores, bias))
+
+
+@pytest.mark.devices(8)
+def test_a_shared_mask_split_like_the_data_is_passed_whole_before_the_data() -> None:
+    """A mask shared by every batch and head, given a spec that splits it as the data:
+    the per-device blocks clash. Passing the mask whole (tried before the arguments of
+    more dims, which the trace budget might not reach) computes the one-device program."""
+
+    def masked(q: jax.Array, k: jax.Array, v: jax.Array, mask: jax.Array) -> jax.Array:
+        return jnp.where(mask, q * k, 0.0) + v
+
+    mesh = jax.make_mesh((2, 4), ("data", "model"), axis_types=(jax.sharding.AxisType.Auto,) * 2)
+    q, k, v = (jnp.sin(jnp.arange(2 * 4 * 8.0) + i).reshape(2, 4, 8) for i in range(3))
+    mask = jnp.arange(8) % 3 != 0
+    spec = P("data", "model", None)
+    f = ax.shard_map(masked, mesh=mesh, in_specs=(spec, spec, spec, P("data")), out_specs=spec)
+    err = _refused(lambda: f(q, k, v, mask))
+    (fix,) = err.suggestions
+    assert fix.is_fix and fix.as_kwargs() == {"in_specs": (spec, spec, spec, P())}
+    assert jnp.allclose(
+        jax.shard_map(masked, mesh=mesh, out_specs=spec, **fix.as_kwargs())(q, k, v, mask), masked(q, k, v, mask)
+    )
+
+
+@pytest.mark.devices(8)
+@pytest.mark.skipif(not hasattr(jax, "smap"), reason="this JAX has no jax.smap")
+def test_an_smap_weight_split_with_the_data_is_passed_whole() -> None:
+    """smap's in_axes=0 splits the weight with the rows it multiplies: each shard then
+    contracts a block of x with a slice of w. The entry None for w (each shard gets it
+    whole) computes the layer."""
+
+    def layer(x: jax.Array, w: jax.Array) -> jax.Array:
+        return jnp.tanh(x @ w)
+
+    x, w = jnp.sin(jnp.arange(16 * 8.0)).reshape(16, 8), jnp.cos(jnp.arange(64.0)).reshape(8, 8)
+    with jax.set_mesh(jax.make_mesh((8,), ("batch",), axis_types=(jax.sharding.AxisType.Auto,))):
+        err = _refused(lambda: ax.smap(layer, in_axes=0, out_axes=0, axis_name="batch")(x, w))
+        (fix,) = err.suggestions
+        assert fix.is_fix and fix.as_kwargs() == {"in_axes": (0, None)}
+        assert "passes w whole to every shard (its entry 0 split it)" in str(err)
+        assert jnp.allclose(jax.smap(layer, out_axes=0, axis_name="batch", **fix.as_kwargs())(x, w), layer(x, w))
+
+
+def test_a_function_of_one_scalar_mapped_over_rows_is_told_to_nest_a_vmap_per_axis() -> None:
+    """A function written for one scalar (a `lax.cond` on it), given a (batch, seq) array:
+    its examples are rows. It runs on scalars, so the hint nests one vmap per axis."""
+
+    def activate(x: jax.Array) -> jax.Array:
+        return jax.lax.cond(x > 1.0, lambda v: v**2, lambda v: -v, x)
+
+    readings = jnp.arange(12.0).reshape(3, 4) / 4.0
+    err = _refused(lambda: ax.vmap(activate)(readings))
+    assert not err.suggestions
+    assert err.hint is not None and "runs on examples of x of shape ()" in err.hint
+    assert "jax.vmap(jax.vmap(activate))" in err.hint
+    assert jnp.allclose(jax.vmap(jax.vmap(activate))(readings), jnp.where(readings > 1.0, readings**2, -readings))
+
+
+def test_a_single_example_given_without_its_batch_axis_is_told_to_get_one() -> None:
+    """A per-example function vmapped over one example of 3 features: it gets scalars. It
+    runs on the example as a batch of one, so the hint gives it a batch axis."""
+
+    def predict(x: jax.Array, w: jax.Array) -> jax.Array:
+        return jnp.tanh(x @ w)
+
+    example, w = jnp.array([0.5, -1.0, 2.0]), jnp.ones((3, 2))
+    err = _refused(lambda: ax.vmap(predict, in_axes=(0, None))(example, w))
+    assert err.hint is not None and "give it a batch axis, x[None] (shape (1, 3))" in err.hint
+    assert jax.vmap(predict, in_axes=(0, None))(example[None], w).shape == (1, 2)

@@ -27,6 +27,7 @@ from ._core._html import Explanation
 from ._core._jax_compat import JAX_VMAP
 from ._core._prediction import Prediction
 from ._core._shape import Shape
+from ._core._text import and_list
 from ._core._trees import seq_repr
 from ._draws import Passed, Speaker, speaking
 from ._libs._mapped import NotArray, Resolved, _is_array, arg_path, checker, retitled
@@ -57,6 +58,16 @@ def _resolve_leaf(spec: Any, leaf: Any) -> int | None:
     raise ValueError("`in_axes` and `out_axes` must consist of None, ints, and callables only.")
 
 
+class _UnknownNames(ValueError):
+    """A dict in_axes with keys that name none of the function's parameters (Equinox's
+    refusal, in its words); `params`: the parameters the call's arguments fill."""
+
+    def __init__(self, names: tuple[str, ...], params: list[str]) -> None:
+        super().__init__(f"The following `in_axes` did not correspond to any argument: {names}")
+        self.names = names
+        self.params = params
+
+
 def _named(fun: Callable[..., Any], in_axes: Any, nargs: int) -> Any:
     """A dict of in_axes by parameter name, as Equinox reads it: a tuple over the arguments."""
     if not isinstance(in_axes, dict):
@@ -65,7 +76,7 @@ def _named(fun: Callable[..., Any], in_axes: Any, nargs: int) -> Any:
     params = list(inspect.signature(fun).parameters)[:nargs]
     out = tuple(remaining.pop(name, _DEFAULT) for name in params)
     if remaining:
-        raise ValueError(f"The following `in_axes` did not correspond to any argument: {tuple(remaining)}")
+        raise _UnknownNames(tuple(remaining), params)
     return out
 
 
@@ -186,7 +197,7 @@ class _Filtered(Generic[P, R]):
         self._library = make(fun, in_axes=in_axes, out_axes=out_axes, **options, **lib_kwargs)
 
     def _title(self) -> str:
-        name = getattr(self.__wrapped__, "__name__", type(self.__wrapped__).__name__)
+        name = self._fn_name()
         parts = [f"in_axes={_show(self.in_axes)}", f"out_axes={_show(self.out_axes)}"]
         parts += [f"{k}={v!r}" for k, v in self._options.items() if v is not None]
         return f"eqx.filter_{self._transform}({name}, {', '.join(parts)})"
@@ -329,6 +340,32 @@ class _Filtered(Generic[P, R]):
                 break
         return err
 
+    def _unknown_names(self, mistake: _UnknownNames, args: tuple[Any, ...]) -> AxisCheckError:
+        """A dict in_axes whose keys name none of the function's parameters (a parameter
+        renamed, the dict not): said with the parameters the function has; where one key
+        is unknown and one parameter is named by no key, the dict with that key renamed
+        is the fix when the call then checks."""
+        given = dict(self.in_axes)
+        unnamed = [p for p in mistake.params if p not in given]
+        keys = and_list([repr(k) for k in mistake.names])
+        err = SpecError(
+            f"in_axes is a dict, which Equinox matches to {self._fn_name()}'s parameters by name, and {keys}"
+            f" {'names' if len(mistake.names) == 1 else 'name'} none of them (its parameters:"
+            f" {', '.join(mistake.params)})",
+            transform=self._title(),
+            hint="key the dict by the parameters' names, or give in_axes as a tuple, one entry per argument",
+        )
+        if len(mistake.names) == 1 and len(unnamed) == 1:
+            renamed = {unnamed[0] if k == mistake.names[0] else k: v for k, v in given.items()}
+            if self._checks(args, _named(self.__wrapped__, renamed, len(args))):
+                err.fix = f"in_axes={_show(renamed)} (the key {mistake.names[0]!r} renamed {unnamed[0]!r})"
+                err.fix_head = f"in_axes={_show(renamed)}"
+                ValueError.__init__(err, err.render())
+        return err
+
+    def _fn_name(self) -> str:
+        return getattr(self.__wrapped__, "__name__", type(self.__wrapped__).__name__)
+
     def _checks(self, args: tuple[Any, ...], in_axes: tuple[Any, ...]) -> bool:
         """Whether the call checks with these in_axes, something mapped."""
         try:
@@ -408,12 +445,17 @@ class _Filtered(Generic[P, R]):
         if not kwargs:  # Equinox refuses keyword arguments: its own error, unchanged
             try:
                 resolved = self._resolved(tuple(args))
-            except NotArray as mistake:  # JAX refuses a non-array it is given to map: explained
+            except (NotArray, _UnknownNames) as mistake:  # refused by JAX or Equinox: explained
                 try:
-                    with checks_disabled():  # JAX's own refusal (its type and words), not an inner check's
+                    with checks_disabled():  # the library's own refusal (its type and words), not an inner check's
                         return self._library(*args, **kwargs)  # type: ignore[no-any-return]
                 except Exception as lib_err:
-                    raise with_jax_error(self._not_array(mistake, tuple(args)), lib_err) from None
+                    explained = (
+                        self._not_array(mistake, tuple(args))
+                        if isinstance(mistake, NotArray)
+                        else self._unknown_names(mistake, tuple(args))
+                    )
+                    raise with_jax_error(explained, lib_err) from None
             except (ValueError, TypeError):
                 resolved = None  # a malformed in_axes: Equinox reports it in its own words
         if resolved is not None and not resolved.sizes_agree(self._options.get("axis_size")):

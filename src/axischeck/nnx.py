@@ -816,7 +816,9 @@ class _Mapped(Generic[P, R]):
         have the mapped size along that axis: not split at all, or split into another
         number (`nnx.split_rngs(splits=k)`) than the map's size. Said in NNX's terms, with
         the split that makes the call check (asked of the engine with the streams' keys of
-        the mapped size), never as None in in_axes for RNG state (that shares the draws)."""
+        the mapped size), never as None in in_axes for RNG state (that shares the draws).
+        Streams that are all the map has, split alike, set its size (Flax's constructor:
+        `@nnx.split_rngs(splits=n)` over `nnx.vmap(in_axes=(0,))`): nothing to say here."""
         streams = [s for s in resolved.streams if s.axis is not None]
         if not streams:
             return None
@@ -825,6 +827,9 @@ class _Mapped(Generic[P, R]):
         if len(sizes) > 1:
             return None  # the other arguments disagree among themselves: the map's own error
         n = next(iter(sizes), None)
+        made = sorted({k for s in streams if (k := s.split_into()) is not None})
+        if n is None and len(made) == 1 and all(s.split_into() is not None for s in streams):
+            return None  # only the streams are mapped, all split alike: their split is the map's size
         wrong = [s for s in streams if s.split_into() is None or s.split_into() != n]
         if not wrong:
             return None
@@ -845,7 +850,6 @@ class _Mapped(Generic[P, R]):
                 ),
             )
         where = f"axis_size={size}" if isinstance(size, int) else "the mapped arguments"
-        made = sorted({k for s in streams if (k := s.split_into()) is not None})
         if made:  # a split is there already: its number changes (a second decorator would split a split)
             decorate = (
                 f"split the streams into {n}, so that each of the {n} examples has its own key: the"

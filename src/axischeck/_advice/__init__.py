@@ -25,11 +25,13 @@ from .._core._errors import AxisCheckError, warnings_held
 from .._core._explain import tables_unread
 from .._core._jax_compat import quiet_tracebacks
 from .._core._leaves import Call, abstract, struct
+from .._engine._function import fn_name
 from .._engine._models import MapModel, Model
 from .._engine._predictor import ASKING_JAX, Predictor, jax_verdict, ruled_apart_from_jax
 from .._engine._shard_model import ShardModel
 from ._candidates import Budget, candidates
 from ._causes import MapFacts, cause
+from ._examples import other_rank
 from ._meaning import judged, partial_results, program
 from ._rank import per_argument, rank
 from ._suggestion import Suggestion
@@ -52,7 +54,8 @@ def advise(predictor: Predictor, err: AxisCheckError, args: tuple[Any, ...], kwa
             args, kwargs, call = predictor.found_in(err, args, kwargs)
             model = predictor.models.model
             named = cause(call, err, _map_facts(model, call, predictor.params))
-            found = candidates(model, call, err, Budget(predictor.fix_traces), predictor.by_position(args, kwargs))
+            budget = Budget(predictor.fix_traces)
+            found = candidates(model, call, err, budget, predictor.by_position(args, kwargs))
             run_with = predictor.run_with
             prog = program(run_with, predictor.fun, model, call, args, kwargs) if run_with is not None else None
             if found and prog is not None:
@@ -60,6 +63,8 @@ def advise(predictor: Predictor, err: AxisCheckError, args: tuple[Any, ...], kwa
             ranked = rank(model, call, found)
             if ranked and ranked[0].is_fix and not _jax_accepts(predictor, model, ranked[0], args, kwargs):
                 ranked = []  # a fix JAX would refuse (a pmap tracing a Python int) is none
+            if not ranked:  # no reading at all: an example of another rank may be the cause
+                named = named or other_rank(model, call, err, budget, fn_name(predictor.fun))
             if not any(s.is_fix for s in ranked):
                 named = named or partial_results(prog, err)
     except Exception:  # advice must never hide the error itself

@@ -94,7 +94,7 @@ def _with_replay(model: ShardModel, replay: Replay) -> ShardModel:
     return replace(model, fn=replay, inner=inner)
 
 
-def _works(model: Model, call: Call, budget: Budget) -> Outcome | None:
+def works(model: Model, call: Call, budget: Budget) -> Outcome | None:
     """The engine's outcome with this candidate, or None when it fails too."""
     outcome = _tried(model, call, budget)
     return outcome if isinstance(outcome, Outcome) else None
@@ -141,7 +141,7 @@ def _spec_options(
         if value in seen:
             continue
         seen.append(value)
-        outcome = _works(replace(model, options=replace(model.options, **{option: value})), call, budget)
+        outcome = works(replace(model, options=replace(model.options, **{option: value})), call, budget)
         if outcome is not None:
             found.append(Suggestion(f"{option}={value!r}{words}", ((option, value),), outcome=outcome))
     return found
@@ -191,7 +191,7 @@ def _in_axes_options(model: MapModel, call: Call, budget: Budget) -> list[Sugges
             if best is not None and reading[:4] != best:
                 break  # a less supported reading than the one found: no fix, a guess
             level = replace(model.level, in_axes=freeze_in_axes(axes))
-            outcome = _works(MapModel(level, model.inner, model.fn), call, budget)
+            outcome = works(MapModel(level, model.inner, model.fn), call, budget)
             if outcome is not None:
                 why = " and ".join(_describe_arg(call, i, axes[i]) for i in idx)
                 found.append((Suggestion(f"in_axes={seq_repr(axes)} would {why}", (("in_axes", axes),)), outcome))
@@ -222,7 +222,7 @@ def _scalar_leaf_options(model: MapModel, call: Call, budget: Budget) -> list[Su
         return []
     fixed = tuple(axes)
     level = replace(model.level, in_axes=freeze_in_axes(fixed))
-    if not _works(MapModel(level, model.inner, model.fn), call, budget):
+    if not works(MapModel(level, model.inner, model.fn), call, budget):
         return []
     return [Suggestion(f"in_axes={seq_repr(fixed)} would leave the scalars inside unmapped", (("in_axes", fixed),))]
 
@@ -254,7 +254,7 @@ def _static_options(model: MapModel, call: Call, budget: Budget) -> list[Suggest
     alone = [[i] for i in scalars] if len(scalars) > 1 else []
     for chosen in [*alone, scalars] if scalars else []:
         static = tuple(sorted({*level.static, *chosen}))
-        if not _works(MapModel(replace(level, static=static), model.inner, model.fn), call, budget):
+        if not works(MapModel(replace(level, static=static), model.inner, model.fn), call, budget):
             continue
         numbers = all(isinstance(call.args[i].value, (bool, int, float, complex)) for i in chosen)
         why = "the function needs a Python value" if numbers else "it cannot trace what is no array"
@@ -327,7 +327,7 @@ def _unmapped_size_options(model: MapModel, call: Call, budget: Budget) -> list[
         return []
     if any(a is not None and leaf.shape is not None for leaf, a in zip(leaves, axes, strict=True)):
         return []  # something is mapped: the batch size is there to read
-    outcome = _works(MapModel(replace(level, axis_size=1), model.inner, model.fn), call, budget)
+    outcome = works(MapModel(replace(level, axis_size=1), model.inner, model.fn), call, budget)
     step = next((s for s in outcome.steps if isinstance(s, MapStep)), None) if outcome is not None else None
     if step is None or any(row.axis is not None for row in step.outs):
         return []
@@ -352,7 +352,7 @@ def _out_axes_options(model: MapModel, call: Call, budget: Budget) -> list[Sugge
         for cand in (0, -1, 1):
             if cand == current:
                 continue
-            outcome = _works(
+            outcome = works(
                 MapModel(replace(level, out_axes=freeze_out_axes(cand, kind)), model.inner, model.fn), call, budget
             )
             if outcome is not None:
@@ -360,7 +360,7 @@ def _out_axes_options(model: MapModel, call: Call, budget: Budget) -> list[Sugge
         return []
     if not isinstance(current, (tuple, list)):
         return []
-    probe = _works(MapModel(replace(level, out_axes=freeze_out_axes(0, kind)), model.inner, model.fn), call, budget)
+    probe = works(MapModel(replace(level, out_axes=freeze_out_axes(0, kind)), model.inner, model.fn), call, budget)
     shapes = probe.shapes if probe is not None else None
     entries = tuple(current)
     if isinstance(shapes, dict) and len(shapes) == len(entries):
@@ -370,7 +370,7 @@ def _out_axes_options(model: MapModel, call: Call, budget: Budget) -> list[Sugge
     if not isinstance(shapes, tuple):
         return []
     if len(shapes) == len(current):
-        return _batched_out_axes_options(model, call, entries, budget)
+        return _batched_out_axes_options(model, call, entries, shapes, budget)
     k = len(shapes)
     candidates: list[tuple[Any, ...]] = []
     if len(entries) > k:
@@ -380,7 +380,7 @@ def _out_axes_options(model: MapModel, call: Call, budget: Budget) -> list[Sugge
         candidates.append(entries + (entries[0] if entries else 0,) * (k - len(entries)))
     found = []
     for per_output in dict.fromkeys(candidates):
-        outcome = _works(
+        outcome = works(
             MapModel(replace(level, out_axes=freeze_out_axes(per_output, kind)), model.inner, model.fn), call, budget
         )
         if outcome is not None:
@@ -405,7 +405,7 @@ def _one_output_options(
     for axis in entries:
         if axis is None and level.kind == "pmap":
             continue  # pmap's None returns device 0's value of what it maps, whatever it is
-        outcome = _works(
+        outcome = works(
             MapModel(replace(level, out_axes=freeze_out_axes(axis, level.kind)), model.inner, model.fn), call, budget
         )
         if outcome is None or not isinstance(outcome.shapes, Shape):
@@ -440,7 +440,7 @@ def _keyed_out_axes_options(
     complete = len(orders) <= MAX_TRIES
     found = []
     for per_key in (dict(zip(keys, (entries[j] for j in order), strict=True)) for order in orders[:MAX_TRIES]):
-        outcome = _works(
+        outcome = works(
             MapModel(replace(level, out_axes=freeze_out_axes(per_key, level.kind)), model.inner, model.fn), call, budget
         )
         if outcome is not None:
@@ -474,13 +474,14 @@ def _distinct_orders(items: list[int]) -> Iterator[tuple[int, ...]]:
 
 
 def _batched_out_axes_options(
-    model: MapModel, call: Call, entries: tuple[Any, ...], budget: Budget
+    model: MapModel, call: Call, entries: tuple[Any, ...], stacked: tuple[Any, ...], budget: Budget
 ) -> list[Suggestion]:
     """An out_axes entry None for an output that differs from example to example: the
     entry 0, which stacks that output's examples along a new leading axis (each None
-    entry alone, then all of them). Never a fix: None said one value for the batch (a
-    pmean over an axis name, an argument meant unmapped, may be what is missing), so it
-    is said as what it changes."""
+    entry alone, then all of them; `stacked`: the outputs' shapes so stacked). Not a fix
+    in general: None said one value for the batch (a pmean over an axis name, an argument
+    meant unmapped, may be what is missing), so it is said as what it changes. The fix
+    where each output it stacks is a mapped argument handed back (`_handed_back`)."""
     level = model.level
     unmapped = [i for i, entry in enumerate(entries) if entry is None]
     tries = [entries[:i] + (0,) + entries[i + 1 :] for i in unmapped]
@@ -489,17 +490,45 @@ def _batched_out_axes_options(
     found = []
     for per_output in tries:
         changed = [i for i in unmapped if per_output[i] == 0]
-        outcome = _works(
+        outcome = works(
             MapModel(replace(level, out_axes=freeze_out_axes(per_output, level.kind)), model.inner, model.fn),
             call,
             budget,
         )
-        if outcome is not None:
-            which = and_list([f"output[{i}]" for i in changed])
-            text = f"out_axes={seq_repr(per_output)} stacks {which} along a new axis 0, one row per example"
-            changes = f"{which} then has a value per example, where out_axes None said one for the whole batch"
-            found.append(Suggestion(text, (("out_axes", per_output),), shapes_only=changes, outcome=outcome))
+        if outcome is None:
+            continue
+        which = and_list([f"output[{i}]" for i in changed])
+        text = f"out_axes={seq_repr(per_output)} stacks {which} along a new axis 0, one row per example"
+        returned = [_handed_back(level, call, stacked[i]) for i in changed]
+        if all(returned):
+            pairs = zip(changed, returned, strict=True)
+            why = and_list([f"output[{i}] is {name} as each example left it" for i, name in pairs])
+            found.append(Suggestion(f"{text} ({why})", (("out_axes", per_output),), outcome=outcome))
+            continue
+        changes = f"{which} then has a value per example, where out_axes None said one for the whole batch"
+        found.append(Suggestion(text, (("out_axes", per_output),), shapes_only=changes, outcome=outcome))
     return found
+
+
+def _handed_back(level: MapLevel, call: Call, stacked: Any) -> str | None:
+    """The argument an output is, updated by each example, if it is one: a tree (a state,
+    a module, a dict of parameters; never a lone array, whose shape may match by chance)
+    of the output's structure and stacked shapes, that in_axes maps at axis 0 throughout.
+    What came in one per example goes out one per example: out_axes None there is not a
+    reduction left out (an Equinox layer's `State` passed mapped and returned with None)."""
+    entries = per_argument(level.in_axes.value, len(call.args))
+    if entries is None:
+        return None
+    structure: Any = jax.tree_util.tree_structure(stacked, is_leaf=lambda x: isinstance(x, Shape))
+    shapes = jax.tree_util.tree_leaves(stacked, is_leaf=lambda x: isinstance(x, Shape))
+    for name, arg, entry in zip(call.arg_labels, call.args, entries, strict=True):
+        if isinstance(arg, Leaf) or jax.tree_util.tree_structure(arg) != structure:
+            continue
+        axes = broadcast_prefix(entry, arg, lambda x: x is None or type(x) is int)
+        leaves = jax.tree_util.tree_leaves(arg)
+        if axes == [0] * len(leaves) and [leaf.shape for leaf in leaves] == shapes:
+            return name
+    return None
 
 
 def _nonnegative_options(model: MapModel, call: Call, budget: Budget) -> list[Suggestion]:
@@ -514,7 +543,7 @@ def _nonnegative_options(model: MapModel, call: Call, budget: Budget) -> list[Su
 
     def tried(in_axes: Any, out_axes: Any) -> Outcome | None:
         axes = replace(level, in_axes=freeze_pmap_in_axes(in_axes), out_axes=freeze_out_axes(out_axes, "pmap"))
-        return _works(MapModel(axes, model.inner, model.fn), call, budget)
+        return works(MapModel(axes, model.inner, model.fn), call, budget)
 
     return _counted_options("pmap", level.in_axes.value, level.out_axes.value, call, tried)
 
@@ -531,7 +560,7 @@ def _smap_nonnegative_options(model: ShardModel, call: Call, budget: Budget) -> 
         return []
 
     def tried(in_axes: Any, out_axes: Any) -> Outcome | None:
-        return _works(replace(model, options=o.with_smap_axes(in_axes, out_axes)), call, budget)
+        return works(replace(model, options=o.with_smap_axes(in_axes, out_axes)), call, budget)
 
     return _counted_options("smap", given_in, given_out, call, tried)
 
@@ -598,7 +627,7 @@ def _counted_from_front(in_axes: Any, call: Call) -> Any:
     return counted[0] if counted else in_axes
 
 
-def _with_leaf_shape(call: Call, i: int, shape: tuple[int, ...]) -> Call:
+def with_leaf_shape(call: Call, i: int, shape: tuple[int, ...]) -> Call:
     """The call with argument `i` (one array) of another shape, same dtype."""
     leaf = jax.tree_util.tree_leaves(call.args[i])[0]
     value = struct(Shape(shape), abstract(leaf.value).dtype)
@@ -609,7 +638,7 @@ def _with_leaf_shape(call: Call, i: int, shape: tuple[int, ...]) -> Call:
 def _transposed(call: Call, i: int, perm: tuple[int, ...]) -> Call:
     leaf = jax.tree_util.tree_leaves(call.args[i])[0]
     assert leaf.shape is not None
-    return _with_leaf_shape(call, i, tuple(leaf.shape[p] for p in perm))
+    return with_leaf_shape(call, i, tuple(leaf.shape[p] for p in perm))
 
 
 def _transpose_options(model: MapModel, call: Call, budget: Budget) -> list[Suggestion]:
@@ -629,7 +658,7 @@ def _transpose_options(model: MapModel, call: Call, budget: Budget) -> list[Sugg
             tries += 1
             if tries > MAX_TRIES:
                 return _kept(found)
-            outcome = _works(model, _transposed(call, i, perm), budget)
+            outcome = works(model, _transposed(call, i, perm), budget)
             if outcome is not None:
                 name = call.arg_labels[i]
                 shape = tuple(leaves[0].shape[p] for p in perm)
@@ -655,7 +684,7 @@ def _keyword_options(
     if isinstance(axes, tuple):
         n = len(positional.args)
         if len(axes) == n:
-            outcome = _works(model, positional, budget)
+            outcome = works(model, positional, budget)
             if outcome is None:
                 return []
             text = f"{by_keyword}; then in_axes={seq_repr(axes)} applies"
@@ -668,7 +697,7 @@ def _keyword_options(
         for fill in (None, 0):  # an entry the tuple left out: most often for a value every example shares
             padded = axes + (fill,) * (n - len(axes))
             level = replace(model.level, in_axes=freeze_in_axes(padded))
-            outcome = _works(MapModel(level, model.inner, model.fn), positional, budget)
+            outcome = works(MapModel(level, model.inner, model.fn), positional, budget)
             if outcome is not None:
                 text = f"{by_keyword}, with in_axes={seq_repr(padded)} (an entry for each)"
                 found.append(Suggestion(text, (("in_axes", padded),), by_position=moved, outcome=outcome))
@@ -692,7 +721,7 @@ def _keywords_at_zero_options(
     if not kept or any(type(entry) is not int or entry != 0 for entry in for_keywords):
         return []
     level = replace(model.level, in_axes=freeze_in_axes(kept))
-    outcome = _works(MapModel(level, model.inner, model.fn), call, budget)
+    outcome = works(MapModel(level, model.inner, model.fn), call, budget)
     if outcome is None:
         return []
     text = (
@@ -712,7 +741,7 @@ def _static_keyword_options(
     level = model.level
     first = len(positional.args) - len(moved)
     named = [i for i in level.static if first <= i < len(positional.args)]
-    if level.kind != "pmap" or not named or not _works(model, positional, budget):
+    if level.kind != "pmap" or not named or not works(model, positional, budget):
         return []
     static = and_list([f"{positional.arg_labels[i]} is argument {i}" for i in named])
     return [
@@ -768,7 +797,7 @@ def _structure_options(model: MapModel, call: Call, budget: Budget) -> list[Sugg
             continue
         seen.append(cand)
         level = replace(model.level, in_axes=freeze_in_axes(cand))
-        outcome = _works(MapModel(level, model.inner, model.fn), call, budget)
+        outcome = works(MapModel(level, model.inner, model.fn), call, budget)
         if outcome is not None:
             found.append((Suggestion(f"in_axes={seq_repr(cand)} ({why})", (("in_axes", cand),)), outcome))
     return _kept(found)
@@ -801,7 +830,7 @@ def _axis_name_options(model: MapModel, call: Call, err: AxisCheckError, budget:
     if name is None or model.level.axis_name == name or (model.fn is not None and library_code(model.fn)):
         return []
     level = replace(model.level, axis_name=name)
-    if not _works(MapModel(level, model.inner, model.fn), call, budget):
+    if not works(MapModel(level, model.inner, model.fn), call, budget):
         return []
     bound = "no axis name" if model.level.axis_name is None else f"axis_name={model.level.axis_name!r}"
     return [
@@ -836,7 +865,7 @@ def _left_unmapped_options(model: MapModel, call: Call, budget: Budget) -> list[
         for axis in _axes_of_size(arg, size) or _replicated_axes(model.level, call, i, size):
             axes = (*entries[:i], axis, *entries[i + 1 :])
             level = replace(model.level, in_axes=freeze_in_axes(axes))
-            outcome = _works(MapModel(level, model.inner, model.fn), call, budget)
+            outcome = works(MapModel(level, model.inner, model.fn), call, budget)
             if outcome is not None:
                 text = f"in_axes={seq_repr(axes)} would {_describe_arg(call, i, axis)}, the others as they are"
                 why = _copies(model.level, call, i, axis)
@@ -939,7 +968,7 @@ def _swapped_options(model: MapModel, call: Call, budget: Budget) -> list[Sugges
             continue
         axes = tuple(0 if k == j else None if k == i else entry for k, entry in enumerate(entries))
         level = replace(model.level, in_axes=freeze_in_axes(axes))
-        outcome = _works(MapModel(level, model.inner, model.fn), call, budget)
+        outcome = works(MapModel(level, model.inner, model.fn), call, budget)
         if outcome is not None:
             text = (
                 f"in_axes={seq_repr(axes)} would {_describe_arg(call, j, 0)} and pass"
@@ -976,7 +1005,7 @@ def _over_mapped_options(model: MapModel, call: Call, budget: Budget) -> list[Su
             tried.append((intent(entries, axes, level, call), i, axes, level))
     found: list[tuple[Suggestion, Outcome]] = []
     for _, i, axes, level in sorted(tried, key=lambda t: t[:2]):
-        outcome = _works(MapModel(level, model.inner, model.fn), call, budget)
+        outcome = works(MapModel(level, model.inner, model.fn), call, budget)
         if outcome is not None:
             text = f"in_axes={seq_repr(axes)} would {_describe_arg(call, i, None)}, the others mapped as they are"
             why = (
@@ -1012,7 +1041,7 @@ def _other_axis_options(model: MapModel, call: Call, budget: Budget) -> list[Sug
             continue
         axes = tuple(other if k == i else entry for k, entry in enumerate(entries))
         written = other if type(model.level.in_axes.value) is int else axes  # an int stays an int
-        outcome = _works(
+        outcome = works(
             MapModel(replace(model.level, in_axes=freeze_in_axes(axes)), model.inner, model.fn), call, budget
         )
         if outcome is not None:
@@ -1096,7 +1125,7 @@ def _shard_in_options(model: ShardModel, call: Call, budget: Budget) -> list[Sug
                 new_spec = _spec_of([*entries[:d], (other,), *entries[d + 1 :]])
                 new_specs = new_spec if not isinstance(o.in_specs, tuple) else specs[:i] + (new_spec,) + specs[i + 1 :]
                 candidate = replace(model, options=replace(o, in_specs=new_specs))
-                if _works(candidate, call, budget):
+                if works(candidate, call, budget):
                     found.append(
                         Suggestion(
                             f"in_specs={new_specs!r} splits axis {d} of {arg.label} (size {size}) over mesh axis"
@@ -1109,7 +1138,7 @@ def _shard_in_options(model: ShardModel, call: Call, budget: Budget) -> list[Sug
             found += _reshaped_mesh_options(model, call, (arg.label, d, size), budget)
             padded = -(-size // split) * split
             shape = (*arg.shape[:d], padded, *arg.shape[d + 1 :])
-            if _works(model, _with_leaf_shape(call, i, shape), budget):
+            if works(model, with_leaf_shape(call, i, shape), budget):
                 found.append(
                     Suggestion(
                         f"pad axis {d} of {arg.label} from {size} to {padded} (a multiple of {split}, e.g. jnp.pad)",
@@ -1127,7 +1156,10 @@ def _split_or_whole_options(model: ShardModel, call: Call, err: AxisCheckError, 
     for it; else passed whole (where the engine names no other cause) or with its split
     moved, tried together. Either of these may run and compute something else (a bias
     passed whole beside its rows, the rows' split moved to the bias's length), so the
-    meaning check, not the search's order, tells them apart."""
+    meaning check, not the search's order, tells them apart. smap's arguments are split
+    along one axis each: passed whole is the change there."""
+    if model.options.smap_axes is not None:
+        return _smap_passed_whole_options(model, call, budget) if _unexplained(err) else []
     specs = _written_specs(model, call)
     if specs is None:
         return []
@@ -1225,7 +1257,10 @@ def _passed_whole_options(model: ShardModel, call: Call, budget: Budget) -> list
     whole (a bias split like the rows it is added to, where the pmap it came from passed
     it with in_axes None): that argument given `P()`, one at a time, the outputs' specs as
     they are (the data itself passed whole gives outputs its out_specs then stack too
-    often: the meaning check rules it out on their shapes). Whether the blocks then
+    often: the meaning check rules it out on their shapes). Arguments of fewer dims
+    first, a later one first among equals: what is shared (a mask, a bias, a scale) has
+    fewer dims than the data it meets, and the trace budget may not reach them all.
+    Whether the blocks then
     compute what the program means is for the meaning check to say: none is a fix
     without it."""
     o = model.options
@@ -1233,17 +1268,49 @@ def _passed_whole_options(model: ShardModel, call: Call, budget: Budget) -> list
     if specs is None:
         return []
     found = []
-    for i, (arg, spec) in enumerate(zip(call.args, specs, strict=True)):
+    for i in sorted(range(len(specs)), key=lambda i: (_rank_of(call.args[i]), -i)):
+        arg, spec = call.args[i], specs[i]
         if not isinstance(arg, Leaf) or arg.shape is None or not any(spec_axes(spec)):
             continue
         value = (*specs[:i], _spec_of([]), *specs[i + 1 :])
-        outcome = _works(replace(model, options=replace(o, in_specs=value)), call, budget)
+        outcome = works(replace(model, options=replace(o, in_specs=value)), call, budget)
         if outcome is not None:
             words = f" passes {arg.label} whole to every device (its spec split it over {_named_axes(spec)})"
             found.append(
                 Suggestion(f"in_specs={value!r}{words}", (("in_specs", value),), checked_only=True, outcome=outcome)
             )
     return found
+
+
+def _smap_passed_whole_options(model: ShardModel, call: Call, budget: Budget) -> list[Suggestion]:
+    """smap's `_passed_whole_options`: an array argument its in_axes splits given the
+    entry None, one at a time, in the same order; for the meaning check to judge."""
+    o = model.options
+    assert o.smap_axes is not None
+    in_axes, out_axes = o.smap_axes
+    entries = per_argument(in_axes, len(call.args))
+    if entries is None:
+        return []
+    found = []
+    for i in sorted(range(len(entries)), key=lambda i: (_rank_of(call.args[i]), -i)):
+        arg = call.args[i]
+        if entries[i] is None or not isinstance(arg, Leaf) or arg.shape is None:
+            continue
+        value = (*entries[:i], None, *entries[i + 1 :])
+        outcome = works(replace(model, options=o.with_smap_axes(value, out_axes)), call, budget)
+        if outcome is not None:
+            words = f" passes {arg.label} whole to every shard (its entry {entries[i]} split it)"
+            found.append(
+                Suggestion(
+                    f"in_axes={seq_repr(value)}{words}", (("in_axes", value),), checked_only=True, outcome=outcome
+                )
+            )
+    return found
+
+
+def _rank_of(arg: Any) -> int:
+    """An argument's number of dims (a tree or a non-array last)."""
+    return len(arg.shape) if isinstance(arg, Leaf) and arg.shape is not None else 1 << 30
 
 
 def _named_axes(spec: PartitionSpec) -> str:
@@ -1309,10 +1376,10 @@ def _reshaped_mesh_options(
         return []
     new_mesh = _mesh_of_shape(o.jax_mesh, sizes)
     reshaped = replace(model, options=replace(o, mesh=replace(mesh, sizes=sizes), jax_mesh=new_mesh))
-    if _works(reshaped, call, budget) is None:
+    if works(reshaped, call, budget) is None:
         return []
     divisible = _times_devices(call, split, math.prod(sizes))
-    before, after = _works(model, divisible, budget), _works(reshaped, divisible, budget)
+    before, after = works(model, divisible, budget), works(reshaped, divisible, budget)
     if before is None or after is None or before.shapes != after.shapes:
         return []
     label, d, size = refused
@@ -1335,7 +1402,7 @@ def _times_devices(call: Call, split: list[tuple[int, int, tuple[str, ...]]], de
         for j, d, _ in split:
             if j == i:
                 shape[d] *= devices
-        call = _with_leaf_shape(call, i, tuple(shape))
+        call = with_leaf_shape(call, i, tuple(shape))
     return call
 
 
@@ -1372,6 +1439,40 @@ def _mesh_of_shape(mesh: Mesh | AbstractMesh, sizes: tuple[int, ...]) -> Mesh | 
     if isinstance(mesh, Mesh):
         return Mesh(mesh.devices.reshape(sizes), mesh.axis_names, axis_types=mesh.axis_types)
     return AbstractMesh(sizes, mesh.axis_names, axis_types=mesh.axis_types)
+
+
+def _twice_named_options(model: ShardModel, call: Call, budget: Budget) -> list[Suggestion]:
+    """An in_specs entry that names one mesh axis at two dims (JAX's DuplicateSpecError: a
+    mesh axis splits one dim at most; a bias's spec written from its two sequence dims):
+    the axis kept at one of those dims, each in turn, dropped from the others. Which dim
+    it splits is for the meaning check to say (the block it meets decides)."""
+    o = model.options
+    if o.smap_axes is not None or o.in_specs is INFER_SPECS:
+        return []
+    specs = _in_specs(o, len(call.args))
+    found = []
+    for i, spec in enumerate(specs):
+        label = call.arg_labels[i] if i < len(call.arg_labels) else f"argument {i}"
+        for axis, dims, keep, kept in _kept_once(spec_axes(spec)):
+            value = (*specs[:i], _spec_of(kept), *specs[i + 1 :])
+            outcome = works(replace(model, options=replace(o, in_specs=value)), call, budget)
+            if outcome is not None:
+                words = f" splits {label}'s axis {keep} over {axis!r} (its spec named it at axes {dims})"
+                found.append(
+                    Suggestion(f"in_specs={value!r}{words}", (("in_specs", value),), checked_only=True, outcome=outcome)
+                )
+    return found
+
+
+def _kept_once(entries: list[tuple[str, ...]]) -> Iterator[tuple[str, str, int, list[tuple[str, ...]]]]:
+    """For each mesh axis named at several dims: (the axis, those dims in words, a dim it
+    is kept at, the entries with it there alone), each such dim in turn."""
+    named = [a for e in entries for a in e]
+    for axis in dict.fromkeys(a for a in named if named.count(a) > 1):
+        dims = [d for d, e in enumerate(entries) if axis in e]
+        for keep in dims:
+            kept = [e if d == keep else tuple(a for a in e if a != axis) for d, e in enumerate(entries)]
+            yield axis, and_list([str(d) for d in dims]), keep, kept
 
 
 def _in_specs_count_options(model: ShardModel, call: Call, budget: Budget) -> list[Suggestion]:
@@ -1441,7 +1542,7 @@ def _renamed_axis_options(model: ShardModel, call: Call, budget: Budget) -> list
         names = dict(zip(unknown, targets, strict=True))
         options = (("in_specs", _renamed(o.in_specs, names)), ("out_specs", _renamed(o.out_specs, names)))
         changed = tuple((name, value) for name, value in options if value != getattr(o, name))
-        outcome = _works(replace(model, options=replace(o, **dict(changed))), call, budget)
+        outcome = works(replace(model, options=replace(o, **dict(changed))), call, budget)
         if outcome is not None:
             shown = ", ".join(f"{name}={value!r}" for name, value in changed)
             words = and_list([f"{new!r} in place of {old!r}" for old, new in names.items()])
@@ -1497,7 +1598,7 @@ def _smap_scalar_out_options(model: ShardModel, call: Call, shapes: Any, budget:
         return []
     if any(len(block) for block in jax.tree_util.tree_leaves(shapes)):
         return []
-    outcome = _works(replace(model, options=o.with_smap_axes(o.smap_axes[0], None)), call, budget)
+    outcome = works(replace(model, options=o.with_smap_axes(o.smap_axes[0], None)), call, budget)
     if outcome is None:
         return []
     text = (
@@ -1544,12 +1645,12 @@ def _surplus_none_options(model: ShardModel, call: Call, budget: Budget) -> list
     if not isinstance(o.in_specs, tuple) and any(s != fixed for s in new_specs):
         return []  # one spec for all the arguments: it must suit each of them
     options = replace(o, in_specs=fixed)
-    if not _works(replace(model, options=options), call, budget):
+    if not works(replace(model, options=options), call, budget):
         # The same surplus written in the out_specs too (`P('data', None)` for a vector in
         # and out): their trailing Nones split nothing either.
         out_specs = jax.tree_util.tree_map(_without_trailing_none, o.out_specs, is_leaf=_is_spec)
         options = replace(o, in_specs=fixed, out_specs=out_specs)
-        if out_specs == o.out_specs or not _works(replace(model, options=options), call, budget):
+        if out_specs == o.out_specs or not works(replace(model, options=options), call, budget):
             return []
     why = []
     if trimmed:
@@ -1599,7 +1700,7 @@ def _smap_scalar_options(model: ShardModel, call: Call, budget: Budget) -> list[
         entries[i] = None
     new_in_axes = tuple(entries)
     candidate = replace(model, options=o.with_smap_axes(new_in_axes, out_axes))
-    if not _works(candidate, call, budget):
+    if not works(candidate, call, budget):
         return []
     names = ", ".join(call.arg_labels[i] for i in scalars)
     return [
@@ -1666,7 +1767,7 @@ def _shard_out_options(model: ShardModel, call: Call, budget: Budget) -> list[Su
             continue
         option, candidate = suggestion
         checked = replace(model, options=candidate)
-        outcome = _works(checked if replay is None else _with_replay(checked, replay), call, budget)
+        outcome = works(checked if replay is None else _with_replay(checked, replay), call, budget)
         if outcome is not None:
             found.append(replace(option, outcome=outcome))
     reordered = _reordered_out_specs(model, shapes, varying)
@@ -1800,7 +1901,7 @@ def _shard_out_axes_tried(model: ShardModel, call: Call, budget: Budget) -> list
         new_entries = [*entries, ()] if first_free == len(entries) else list(entries)
         new_entries[first_free] = (axis,)
         new_spec = _spec_of(new_entries)
-        if _works(replace(model, options=replace(o, out_specs=new_spec)), call, budget):
+        if works(replace(model, options=replace(o, out_specs=new_spec)), call, budget):
             found.append(
                 Suggestion(
                     f"out_specs={new_spec!r}: the output varies over mesh axis {axis!r}, so its blocks are"
@@ -1835,6 +1936,7 @@ def candidates(
             return _shard_out_options(model, call, budget)
         return (
             _renamed_axis_options(model, call, budget)
+            or _twice_named_options(model, call, budget)
             or _in_specs_count_options(model, call, budget)
             or _surplus_none_options(model, call, budget)
             or _shard_in_options(model, call, budget)

@@ -1,0 +1,55 @@
+"""A function that fails on its examples because they have one axis more or one fewer
+than it takes, named from what the engine says of examples of the other rank.
+
+A vmap maps one axis of each argument: a function written for one scalar, given a
+`(batch, seq_len)` array, gets rows; one written for one example, given a single example
+without its batch axis, gets its entries. Neither is an option change (a vmap per batch
+axis, an example given a batch axis, are changes to the program), so each is the error's
+hint, said only where the engine checks the call with examples of the other rank.
+"""
+
+from __future__ import annotations
+
+from .._core._errors import AxisCheckError, FunctionError
+from .._core._leaves import Call, Leaf
+from .._core._text import format_shape
+from .._engine._models import MapModel, Model
+from ._candidates import Budget, with_leaf_shape, works
+from ._rank import per_argument
+
+
+def other_rank(model: Model, call: Call, err: AxisCheckError, budget: Budget, name: str) -> str | None:
+    """Why a vmap's function (`name`) fails on its examples, where one mapped array's examples have
+    one axis more than it takes (it checks with that axis mapped too) or one fewer (that
+    array is the only one mapped, and the function checks with it as one example)."""
+    if not isinstance(err, FunctionError) or not isinstance(model, MapModel) or model.level.kind != "vmap":
+        return None
+    entries = per_argument(model.level.in_axes.value, len(call.args))
+    if entries is None:
+        return None
+    mapped = [i for i, entry in enumerate(entries) if entry is not None]
+    for i in mapped:
+        arg, axis = call.args[i], entries[i]
+        if not isinstance(arg, Leaf) or arg.shape is None or type(axis) is not int or not arg.shape:
+            continue
+        shape = tuple(arg.shape)
+        axis %= len(shape)
+        example = shape[:axis] + shape[axis + 1 :]
+        label = call.arg_labels[i]
+        rest = example[1:]  # each example without its first axis
+        fewer = (*rest[:axis], shape[axis], *rest[axis:])
+        if example and axis <= len(rest) and works(model, with_leaf_shape(call, i, fewer), budget) is not None:
+            return (
+                f"{name} runs on examples of {label} of shape {format_shape(example[1:])}, and {label}"
+                f" {format_shape(shape)} mapped at axis {axis} gives it examples of shape {format_shape(example)}:"
+                f" map their first axis too, with one vmap per batch axis, jax.vmap(jax.vmap({name}))"
+            )
+        one = (*shape[:axis], 1, *shape[axis:])  # the array as a batch of one example
+        if mapped == [i] and works(model, with_leaf_shape(call, i, one), budget) is not None:
+            given = f"{label}[None]" if axis == 0 else f"jnp.expand_dims({label}, {axis})"
+            return (
+                f"{name} runs on {label} {format_shape(shape)} as one example, and in_axes maps its axis {axis}, so"
+                f" each example is of shape {format_shape(example)}: if {label} is a single example, give it a batch"
+                f" axis, {given} (shape {format_shape(one)}), or call {name} without the vmap"
+            )
+    return None
