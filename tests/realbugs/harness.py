@@ -50,7 +50,7 @@ import sys
 import tomllib
 import warnings
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -248,6 +248,9 @@ class Fix:
     text: str
     options: dict[str, Any]
     target: str | None  # the mapped function's name, from the error's transform
+    # The options the error's transform was written with, where its title reads as
+    # options: of several transforms of one function, the fix is for the one given them.
+    written: dict[str, Any] = field(default_factory=dict)
 
 
 OPTIONS = (
@@ -267,6 +270,16 @@ _OPTION = re.compile(r"\b(" + "|".join(OPTIONS) + r")=")
 def _target(err: BaseException) -> str | None:
     transform = getattr(err, "transform", None)
     return _target_in(transform if isinstance(transform, str) else "\n".join(getattr(err, "__notes__", ())))
+
+
+def _written(err: BaseException) -> dict[str, Any]:
+    """The options in the error's transform title (`vmap(f, in_axes=(0, None), ...)`), or
+    {} where they do not read as options."""
+    transform = getattr(err, "transform", None)
+    if not isinstance(transform, str) or "(" not in transform or not transform.endswith(")"):
+        return {}
+    _, _, rest = transform[transform.index("(") + 1 : -1].partition(", ")
+    return parse_options(rest) or {}
 
 
 def _target_in(text: str) -> str | None:
@@ -369,7 +382,7 @@ def fixes(outcome: Outcome) -> list[Fix]:
     err = outcome.error
     if err is None:
         return [fix for warning in outcome.warnings for fix in _text_fixes(warning, _target_in(warning))]
-    target = _target(err)
+    target, written = _target(err), _written(err)
     found = [
         Fix(
             s.text,
@@ -379,17 +392,18 @@ def fixes(outcome: Outcome) -> list[Fix]:
                 **({"by_position": s.by_position} if getattr(s, "by_position", ()) else {}),
             },
             target,
+            written,
         )
         for s in getattr(err, "suggestions", ())
         if not getattr(s, "pads", ())  # a padded argument: a change this harness does not apply
     ]
     if found:
         return found
-    return _text_fixes("\n".join([str(err), *getattr(err, "__notes__", ())]), target)
+    return _text_fixes("\n".join([str(err), *getattr(err, "__notes__", ())]), target, written)
 
 
-def _text_fixes(text: str, target: str | None) -> list[Fix]:
-    """The options named in the `Fix:` lines of `text`."""
+def _text_fixes(text: str, target: str | None, written: dict[str, Any] | None = None) -> list[Fix]:
+    """The options named in the `Fix:` lines of `text` (`written`: see `Fix`)."""
     found = []
     for line in _FIX_LINE.findall(text):
         if re.search(r"by position|positionally|nest one", line):  # a change of the call or the code, not an option
@@ -397,7 +411,7 @@ def _text_fixes(text: str, target: str | None) -> list[Fix]:
         for piece in re.split(r", or |; or ", line):
             options = _parse_option(piece)
             if options is not None:
-                found.append(Fix(piece.strip(), options, target))
+                found.append(Fix(piece.strip(), options, target, written or {}))
     return found
 
 
@@ -451,9 +465,10 @@ def _transform_slots(path: Path) -> list[tuple[Any, str]]:
 
 
 @contextlib.contextmanager
-def _overridden(fix: Fix, path: Path) -> Iterator[None]:
+def _overridden(fix: Fix, path: Path, applied: list[str]) -> Iterator[None]:
     """The program's transforms, with `fix.options` applied to the transforms `fix.target`
-    names."""
+    names and, of those, the ones written with the options the fix changes as the error
+    saw them (`fix.written`); `applied` collects the functions it was applied to."""
     slots = _transform_slots(path)
     originals = [(module, name, getattr(module, name)) for module, name in slots]
     transpose = fix.options.get("transpose")
@@ -472,8 +487,9 @@ def _overridden(fix: Fix, path: Path) -> Iterator[None]:
                 return functools.partial(transform, **kwargs)
             if _library_internal(fun) or (not library and _name_of(fun) in by_library):
                 return original(*args, **kwargs)  # the JAX transform a library's makes of the function
-            if not _matches(fix.target, fun, seen):
+            if not _matches(fix.target, fun, seen) or not _written_so(bound, fix):
                 return original(*args, **kwargs)
+            applied.append(_name_of(fun) or "")
             if library:
                 by_library.add(_name_of(fun) or "")
             bound.arguments.update(options)
@@ -509,9 +525,33 @@ def applicable(fix: Fix) -> bool:
     return set(fix.options) <= APPLICABLE
 
 
+def _written_so(bound: inspect.BoundArguments, fix: Fix) -> bool:
+    """Whether a transform was written with the options the fix changes as the error's
+    title gives them (True where the title gives none)."""
+    given = {**{p.name: p.default for p in bound.signature.parameters.values()}, **bound.arguments}
+    return all(k not in given or _same_option(given[k], v) for k, v in fix.written.items() if k in fix.options)
+
+
+def _same_option(given: Any, written: Any) -> bool:
+    try:
+        return bool(given == written) or (
+            isinstance(given, (tuple, list)) and isinstance(written, (tuple, list)) and list(given) == list(written)
+        )
+    except Exception:  # noqa: BLE001 - values that do not compare (arrays): not the title's
+        return False
+
+
 def run_with_fix(path: Path, fix: Fix) -> Outcome:
-    """The program under plain JAX with the fix's options given to its transform."""
-    with _overridden(fix, path):
+    """The program under plain JAX with the fix's options given to its transform: the one
+    the error names, by its function and its options; by its function alone where no
+    transform was written with the options the title gives (a title that normalises
+    them)."""
+    applied: list[str] = []
+    with _overridden(fix, path, applied):
+        outcome = _run(path)
+    if applied or not fix.written:
+        return outcome
+    with _overridden(replace(fix, written={}), path, applied):
         return _run(path)
 
 
