@@ -1814,3 +1814,26 @@ def test_a_single_example_given_without_its_batch_axis_is_told_to_get_one() -> N
     err = _refused(lambda: ax.vmap(predict, in_axes=(0, None))(example, w))
     assert err.hint is not None and "give it a batch axis, x[None] (shape (1, 3))" in err.hint
     assert jax.vmap(predict, in_axes=(0, None))(example[None], w).shape == (1, 2)
+
+
+def test_an_input_read_only_for_its_size_beside_a_key_per_member_is_passed_whole() -> None:
+    """An initialiser mapped over 4 keys and a sample input of 3 features that it reads
+    only for its size: as many arrays on each side, but the function reads no value of
+    the sample, so it is no example's data, and passing it whole is the fix. A sample it
+    reads (scaled into the weights) leaves the readings tied, as before."""
+
+    def init(key: jax.Array, sample: jax.Array) -> jax.Array:
+        return jax.random.normal(key, (sample.shape[-1], 2))
+
+    keys, sample = jax.random.split(jax.random.key(0), 4), jnp.ones(3)
+    err = _refused(lambda: ax.vmap(init)(keys, sample))
+    (fix,) = err.suggestions
+    assert fix.is_fix and fix.as_kwargs() == {"in_axes": (0, None)}
+    assert jax.vmap(init, **fix.as_kwargs())(keys, sample).shape == (4, 3, 2)
+
+    def init_scaled(key: jax.Array, sample: jax.Array) -> jax.Array:
+        return jax.random.normal(key, (sample.shape[-1], 2)) * sample[:, None]
+
+    err = _refused(lambda: ax.vmap(init_scaled)(keys, sample))
+    assert not any(s.is_fix for s in err.suggestions)
+    assert "nothing says which batch you meant" in str(err)

@@ -29,7 +29,7 @@ from .._engine._function import fn_name
 from .._engine._models import MapModel, Model
 from .._engine._predictor import ASKING_JAX, Predictor, jax_verdict, ruled_apart_from_jax
 from .._engine._shard_model import ShardModel
-from ._candidates import Budget, candidates
+from ._candidates import Budget, candidates, with_shapes_read
 from ._causes import MapFacts, cause
 from ._examples import other_rank
 from ._meaning import judged, partial_results, program
@@ -38,6 +38,10 @@ from ._suggestion import Suggestion
 from ._words import worded
 
 __all__ = ["Suggestion", "advise", "advise_signature"]
+
+SHAPES_READ_TRACES = 1
+"""Runs of the function a failure may spend to learn which arguments a candidate passes
+whole it reads only the shapes of (`with_shapes_read`), after the fix search's own."""
 
 
 def advise(predictor: Predictor, err: AxisCheckError, args: tuple[Any, ...], kwargs: dict[str, Any]) -> AxisCheckError:
@@ -60,6 +64,7 @@ def advise(predictor: Predictor, err: AxisCheckError, args: tuple[Any, ...], kwa
             prog = program(run_with, predictor.fun, model, call, args, kwargs) if run_with is not None else None
             if found and prog is not None:
                 found = judged(found, prog, predictor.models.declares_inputs)
+            found = with_shapes_read(model, call, found, Budget(SHAPES_READ_TRACES))
             ranked = rank(model, call, found)
             if ranked and ranked[0].is_fix and not _jax_accepts(predictor, model, ranked[0], args, kwargs):
                 ranked = []  # a fix JAX would refuse (a pmap tracing a Python int) is none

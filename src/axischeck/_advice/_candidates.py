@@ -201,6 +201,53 @@ def _in_axes_options(model: MapModel, call: Call, budget: Budget) -> list[Sugges
     return _kept(found)
 
 
+def with_shapes_read(model: Model, call: Call, found: list[Suggestion], budget: Budget) -> list[Suggestion]:
+    """The vmap candidates, each with the arguments it passes whole that the user mapped
+    and whose values the function does not read (`Suggestion.shapes_read`): asked of one
+    trace of the function with those arguments abstract, as the user's own map would have
+    passed them, whose record shows which inputs no operation takes."""
+    if not isinstance(model, MapModel):
+        return found
+    before = per_argument(model.level.in_axes.value, len(call.args))
+    out = []
+    for s in found:
+        axes = dict(s.options).get("in_axes")
+        left = (
+            [i for i, (b, a) in enumerate(zip(before, axes, strict=True)) if b is not None and a is None]
+            if before is not None and isinstance(axes, tuple) and len(axes) == len(before)
+            else []
+        )
+        if not left or not all(isinstance(call.args[i], Leaf) and call.args[i].shape is not None for i in left):
+            out.append(s)
+            continue
+        abstract_call = call
+        for i in left:
+            abstract_call = with_leaf_shape(abstract_call, i, tuple(call.args[i].shape))
+        level = replace(model.level, in_axes=freeze_in_axes(axes))
+        outcome = works(MapModel(level, model.inner, model.fn), abstract_call, budget)
+        unread = outcome is not None and _values_unread(outcome, abstract_call, left)
+        names = and_list([call.arg_labels[i] for i in left])
+        said = f"{s.text} (the function reads only the shape of {names})"
+        out.append(replace(s, text=said, shapes_read=frozenset(left)) if unread else s)
+    return out
+
+
+def _values_unread(outcome: Outcome, call: Call, indices: list[int]) -> bool:
+    """Whether the function, as `outcome`'s trace recorded it, reads none of the values of
+    the (abstract) arguments at `indices`: their leaves are inputs no operation takes and
+    no output is."""
+    replay = outcome.replay
+    if replay is None:
+        return False
+    jaxpr = replay.closed.jaxpr
+    read = {id(v) for eqn in jaxpr.eqns for v in eqn.invars} | {id(v) for v in jaxpr.outvars}
+    counts = [len(jax.tree_util.tree_leaves(arg)) for arg in call.args]
+    starts = [sum(counts[:i]) for i in range(len(counts))]
+    inputs = dict(zip(replay.dyn, jaxpr.invars, strict=True))
+    positions = [p for i in indices for p in range(starts[i], starts[i] + counts[i])]
+    return all(p in inputs and id(inputs[p]) not in read for p in positions)
+
+
 def _scalar_leaf_options(model: MapModel, call: Call, budget: Budget) -> list[Suggestion]:
     """A container argument mapped whole (one int entry) that holds scalars, which have no
     axis to map: the entry written out over the container, None at its scalar leaves

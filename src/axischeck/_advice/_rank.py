@@ -110,7 +110,9 @@ def _shapes_only(model: MapModel, call: Call, s: Suggestion, found: list[Suggest
     mapping a tree this one leaves unmapped (Flax's per-example gradients keep x and y's 8
     and unmap w's 3: a fix; Flax's VAE example, logits of batch 64 against labels of 8,
     has one on each side: nothing says which batch was meant; a model and a state of 4
-    against times of 8, where only a map of the model keeps the 4: the times)."""
+    against times of 8, where only a map of the model keeps the 4: the times). Nor where
+    the function reads only the shapes of the arrays it unmaps (`shapes_read`: a sample
+    input given to an initialiser for its size, beside a key per member)."""
     outcome = s.outcome
     if _wrong_rank(model, outcome):
         return "its output rank is not the one the signature declares"
@@ -153,6 +155,8 @@ def _shapes_only(model: MapModel, call: Call, s: Suggestion, found: list[Suggest
         and not any(_batch_size(o.outcome) in others and trees_left <= _left(o) for o in found)
     ):
         return None
+    if set(dissent) <= s.shapes_read:
+        return None  # the function reads their shapes alone: no example's data
     return (
         f"it unmaps {and_list([call.arg_labels[i] for i in dissent])}: as many mapped arrays have another size"
         f" as keep its batch size, {size}, so nothing says which batch you meant"
