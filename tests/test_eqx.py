@@ -707,3 +707,17 @@ def test_a_dict_in_axes_naming_a_renamed_parameter_gets_the_key_renamed() -> Non
     assert err.fix == "in_axes={'member': eqx.if_array(0), 'x': None} (the key 'model' renamed 'member')"
     fixed = eqx.filter_vmap(evaluate, in_axes={"member": eqx.if_array(0), "x": None})
     assert fixed(ensemble, x).shape == (3, 1)
+
+
+def test_a_dict_in_axes_naming_a_parameter_the_call_leaves_at_its_default_is_said_so() -> None:
+    """Equinox reads a dict in_axes for the arguments passed: a key for a parameter the
+    call leaves at its default is refused. Nothing was renamed, so no key is renamed."""
+
+    def scaled(x: jax.Array, y: jax.Array, scale: float = 1.0) -> jax.Array:
+        return x * y * scale
+
+    x = jnp.ones((3, 4))
+    with pytest.raises(ax.SpecError) as info:
+        axeqx.filter_vmap(scaled, in_axes={"x": 0, "scale": None})(x, x)
+    assert isinstance(info.value, ValueError) and info.value.fix is None
+    assert "'scale', a parameter of scaled this call does not pass" in str(info.value)

@@ -1837,3 +1837,53 @@ def test_an_input_read_only_for_its_size_beside_a_key_per_member_is_passed_whole
     err = _refused(lambda: ax.vmap(init_scaled)(keys, sample))
     assert not any(s.is_fix for s in err.suggestions)
     assert "nothing says which batch you meant" in str(err)
+
+
+def test_a_state_reduced_over_an_axis_name_or_passed_through_is_never_stacked_as_the_fix() -> None:
+    """Two outputs shaped like a mapped argument that out_axes None may rightly call one
+    value: parameters updated under an axis name (federated averaging, where the pmean of
+    the update is what is missing) and parameters returned as they came in (None says
+    they were meant whole). Stacking them runs: said as what it changes, never the fix."""
+
+    def local_step(p: dict[str, jax.Array], x: jax.Array) -> tuple[dict[str, jax.Array], jax.Array]:
+        loss = jax.lax.pmean(jnp.sum((x @ p["w"]) ** 2), "clients")
+        return {"w": p["w"] - 0.1 * x[:, None]}, loss
+
+    params, xs = {"w": jnp.ones((3, 4, 1))}, jnp.ones((3, 4))
+    run = ax.vmap(local_step, out_axes=(None, None), axis_name="clients")  # axischeck: ignore[AX004]
+    err = _refused(lambda: run(params, xs))
+    assert not any(s.is_fix for s in err.suggestions)
+
+    def apply(p: dict[str, jax.Array], x: jax.Array) -> tuple[dict[str, jax.Array], jax.Array]:
+        return p, p["w"] @ x
+
+    square = {"w": jnp.ones((4, 4))}
+    err = _refused(lambda: ax.vmap(apply, out_axes=(None, 0))(square, jnp.ones((4, 4))))  # axischeck: ignore[AX004]
+    assert not any(s.is_fix for s in err.suggestions)
+
+
+def test_noise_drawn_in_each_examples_shape_beside_stale_keys_is_no_fix() -> None:
+    """Noise drawn in the shape of each image, with keys split for another count: the
+    function reads only the images' shapes, but it takes each image as mapped, so the
+    images may be per-example as well: no reading is the fix."""
+
+    def noise(key: jax.Array, image: jax.Array) -> jax.Array:
+        return jax.random.normal(key, image.shape)
+
+    keys, images = jax.random.split(jax.random.key(0), 4), jnp.zeros((8, 3, 2))
+    err = _refused(lambda: ax.vmap(noise)(keys, images))
+    assert not any(s.is_fix for s in err.suggestions)
+
+
+def test_the_nested_vmap_hint_passes_the_other_arguments_examples_whole() -> None:
+    """A function of one scalar beside a per-row weight, both mapped: the inner vmap of
+    the hint maps the scalar's axis alone (it runs as written)."""
+
+    def gate(x: jax.Array, y: jax.Array) -> jax.Array:
+        return jax.lax.cond(x > 0.5, lambda: x * y, lambda: -x)
+
+    x, y = jnp.arange(12.0).reshape(3, 4) / 10, jnp.array([1.0, 2.0, 3.0])
+    err = _refused(lambda: ax.vmap(gate)(x, y))
+    nested = "jax.vmap(jax.vmap(gate, in_axes=(0, None)), in_axes=(0, 0))"
+    assert err.hint is not None and nested in err.hint
+    assert jax.vmap(jax.vmap(gate, in_axes=(0, None)), in_axes=(0, 0))(x, y).shape == (3, 4)

@@ -59,13 +59,15 @@ def _resolve_leaf(spec: Any, leaf: Any) -> int | None:
 
 
 class _UnknownNames(ValueError):
-    """A dict in_axes with keys that name none of the function's parameters (Equinox's
-    refusal, in its words); `params`: the parameters the call's arguments fill."""
+    """A dict in_axes with keys that name none of the parameters the call's arguments fill
+    (Equinox's refusal, in its words); `params`: those parameters; `left`: the keys that
+    name a parameter the call leaves at its default."""
 
-    def __init__(self, names: tuple[str, ...], params: list[str]) -> None:
+    def __init__(self, names: tuple[str, ...], params: list[str], left: tuple[str, ...]) -> None:
         super().__init__(f"The following `in_axes` did not correspond to any argument: {names}")
         self.names = names
         self.params = params
+        self.left = left
 
 
 def _named(fun: Callable[..., Any], in_axes: Any, nargs: int) -> Any:
@@ -73,10 +75,11 @@ def _named(fun: Callable[..., Any], in_axes: Any, nargs: int) -> Any:
     if not isinstance(in_axes, dict):
         return in_axes
     remaining = dict(in_axes)
-    params = list(inspect.signature(fun).parameters)[:nargs]
+    every = list(inspect.signature(fun).parameters)
+    params = every[:nargs]
     out = tuple(remaining.pop(name, _DEFAULT) for name in params)
     if remaining:
-        raise _UnknownNames(tuple(remaining), params)
+        raise _UnknownNames(tuple(remaining), params, tuple(k for k in remaining if k in every))
     return out
 
 
@@ -348,6 +351,15 @@ class _Filtered(Generic[P, R]):
         given = dict(self.in_axes)
         unnamed = [p for p in mistake.params if p not in given]
         keys = and_list([repr(k) for k in mistake.names])
+        if mistake.left:  # a parameter the call does not pass: Equinox maps only what it is given
+            left = and_list([repr(k) for k in mistake.left])
+            return SpecError(
+                f"in_axes names {left}, {'a parameter' if len(mistake.left) == 1 else 'parameters'} of"
+                f" {self._fn_name()} this call does not pass (it keeps its default): Equinox reads a dict"
+                " in_axes for the arguments passed only",
+                transform=self._title(),
+                hint="drop the key from in_axes, or pass the argument",
+            )
         err = SpecError(
             f"in_axes is a dict, which Equinox matches to {self._fn_name()}'s parameters by name, and {keys}"
             f" {'names' if len(mistake.names) == 1 else 'name'} none of them (its parameters:"

@@ -39,7 +39,7 @@ from ._words import worded
 
 __all__ = ["Suggestion", "advise", "advise_signature"]
 
-SHAPES_READ_TRACES = 1
+SHAPES_READ_TRACES = 2
 """Runs of the function a failure may spend to learn which arguments a candidate passes
 whole it reads only the shapes of (`with_shapes_read`), after the fix search's own."""
 

@@ -202,10 +202,15 @@ def _in_axes_options(model: MapModel, call: Call, budget: Budget) -> list[Sugges
 
 
 def with_shapes_read(model: Model, call: Call, found: list[Suggestion], budget: Budget) -> list[Suggestion]:
-    """The vmap candidates, each with the arguments it passes whole that the user mapped
-    and whose values the function does not read (`Suggestion.shapes_read`): asked of one
-    trace of the function with those arguments abstract, as the user's own map would have
-    passed them, whose record shows which inputs no operation takes."""
+    """The vmap candidates, each with the arguments it passes whole that the user mapped,
+    whose values the function does not read and whose examples, as the user mapped them,
+    it cannot take (`Suggestion.shapes_read`: a sample input read for its last dim, whose
+    examples are scalars). Asked of two traces: one with those arguments abstract, as the
+    user's own map would have passed them, whose record shows which inputs no operation
+    takes; one with them mapped as the user mapped them, resized to the batch the
+    candidate keeps. An array read only for its shape whose examples the function takes
+    (noise drawn in the shape of each image, beside keys split for another count) may be
+    per-example as well: nothing to say."""
     if not isinstance(model, MapModel):
         return found
     before = per_argument(model.level.in_axes.value, len(call.args))
@@ -220,16 +225,55 @@ def with_shapes_read(model: Model, call: Call, found: list[Suggestion], budget: 
         if not left or not all(isinstance(call.args[i], Leaf) and call.args[i].shape is not None for i in left):
             out.append(s)
             continue
+        assert before is not None and isinstance(axes, tuple)
         abstract_call = call
         for i in left:
             abstract_call = with_leaf_shape(abstract_call, i, tuple(call.args[i].shape))
         level = replace(model.level, in_axes=freeze_in_axes(axes))
         outcome = works(MapModel(level, model.inner, model.fn), abstract_call, budget)
-        unread = outcome is not None and _values_unread(outcome, abstract_call, left)
+        if (
+            outcome is None
+            or not _values_unread(outcome, abstract_call, left)
+            or _examples_taken(model, call, before, left, _kept_size(call, axes), budget)
+        ):
+            out.append(s)
+            continue
         names = and_list([call.arg_labels[i] for i in left])
         said = f"{s.text} (the function reads only the shape of {names})"
-        out.append(replace(s, text=said, shapes_read=frozenset(left)) if unread else s)
+        out.append(replace(s, text=said, shapes_read=frozenset(left)))
     return out
+
+
+def _kept_size(call: Call, axes: tuple[Any, ...]) -> int | None:
+    """The batch size a candidate's in_axes read from the first array they map."""
+    for arg, axis in zip(call.args, axes, strict=True):
+        if (
+            isinstance(arg, Leaf)
+            and arg.shape is not None
+            and type(axis) is int
+            and -len(arg.shape) <= axis < len(arg.shape)
+        ):
+            return arg.shape[axis]
+    return None
+
+
+def _examples_taken(
+    model: MapModel, call: Call, before: list[Any], left: list[int], size: int | None, budget: Budget
+) -> bool:
+    """Whether the function takes the examples of the arguments at `left` as the user's
+    in_axes (`before`) map them, each resized to `size` along its entry's axis (True where
+    that cannot be asked: nothing is said then)."""
+    if size is None:
+        return True
+    resized = call
+    for i in left:
+        shape = list(call.args[i].shape)
+        axis = before[i] % len(shape) if shape else None
+        if axis is None:
+            return True
+        shape[axis] = size
+        resized = with_leaf_shape(resized, i, tuple(shape))
+    return works(model, resized, budget) is not None
 
 
 def _values_unread(outcome: Outcome, call: Call, indices: list[int]) -> bool:
@@ -546,7 +590,7 @@ def _batched_out_axes_options(
             continue
         which = and_list([f"output[{i}]" for i in changed])
         text = f"out_axes={seq_repr(per_output)} stacks {which} along a new axis 0, one row per example"
-        returned = [_handed_back(level, call, stacked[i]) for i in changed]
+        returned = [_handed_back(level, call, stacked, i, outcome) for i in changed]
         if all(returned):
             pairs = zip(changed, returned, strict=True)
             why = and_list([f"output[{i}] is {name} as each example left it" for i, name in pairs])
@@ -557,25 +601,42 @@ def _batched_out_axes_options(
     return found
 
 
-def _handed_back(level: MapLevel, call: Call, stacked: Any) -> str | None:
-    """The argument an output is, updated by each example, if it is one: a tree (a state,
+def _handed_back(level: MapLevel, call: Call, stacked: tuple[Any, ...], i: int, outcome: Outcome) -> str | None:
+    """The argument output `i` is, updated by each example, if it is one: a tree (a state,
     a module, a dict of parameters; never a lone array, whose shape may match by chance)
-    of the output's structure and stacked shapes, that in_axes maps at axis 0 throughout.
-    What came in one per example goes out one per example: out_axes None there is not a
-    reduction left out (an Equinox layer's `State` passed mapped and returned with None)."""
+    of the output's structure and stacked shapes, that in_axes maps at axis 0 throughout,
+    and that the function changes (`outcome`'s trace returns none of its leaves as they
+    came in). What came in one per example and was updated per example goes out one per
+    example (an Equinox layer's `State` passed mapped and returned with None). Never where
+    the map has an axis name: a collective over it (a pmean of the update) may be what is
+    missing; nor for a tree passed through unchanged, which None says was meant whole."""
     entries = per_argument(level.in_axes.value, len(call.args))
-    if entries is None:
+    if entries is None or level.axis_name is not None:
         return None
-    structure: Any = jax.tree_util.tree_structure(stacked, is_leaf=lambda x: isinstance(x, Shape))
-    shapes = jax.tree_util.tree_leaves(stacked, is_leaf=lambda x: isinstance(x, Shape))
+    structure: Any = jax.tree_util.tree_structure(stacked[i], is_leaf=lambda x: isinstance(x, Shape))
+    shapes = jax.tree_util.tree_leaves(stacked[i], is_leaf=lambda x: isinstance(x, Shape))
     for name, arg, entry in zip(call.arg_labels, call.args, entries, strict=True):
         if isinstance(arg, Leaf) or jax.tree_util.tree_structure(arg) != structure:
             continue
         axes = broadcast_prefix(entry, arg, lambda x: x is None or type(x) is int)
         leaves = jax.tree_util.tree_leaves(arg)
         if axes == [0] * len(leaves) and [leaf.shape for leaf in leaves] == shapes:
-            return name
+            return name if _changed(outcome, stacked, i) else None
     return None
+
+
+def _changed(outcome: Outcome, stacked: tuple[Any, ...], i: int) -> bool:
+    """Whether the function computes output `i`'s leaves, rather than returning inputs as
+    they came (read from `outcome`'s trace; True where it has no record to read)."""
+    replay = outcome.replay
+    if replay is None:
+        return True
+    counts = [len(jax.tree_util.tree_leaves(out, is_leaf=lambda x: isinstance(x, Shape))) for out in stacked]
+    start = sum(counts[:i])
+    jaxpr = replay.closed.jaxpr
+    inputs = {id(v) for v in jaxpr.invars}
+    outputs = jaxpr.outvars[start : start + counts[i]]
+    return len(jaxpr.outvars) == sum(counts) and not any(id(v) in inputs for v in outputs)
 
 
 def _nonnegative_options(model: MapModel, call: Call, budget: Budget) -> list[Suggestion]:

@@ -10,9 +10,12 @@ hint, said only where the engine checks the call with examples of the other rank
 
 from __future__ import annotations
 
+from typing import Any
+
 from .._core._errors import AxisCheckError, FunctionError
 from .._core._leaves import Call, Leaf
 from .._core._text import format_shape
+from .._core._trees import seq_repr
 from .._engine._models import MapModel, Model
 from ._candidates import Budget, with_leaf_shape, works
 from ._rank import per_argument
@@ -42,7 +45,7 @@ def other_rank(model: Model, call: Call, err: AxisCheckError, budget: Budget, na
             return (
                 f"{name} runs on examples of {label} of shape {format_shape(example[1:])}, and {label}"
                 f" {format_shape(shape)} mapped at axis {axis} gives it examples of shape {format_shape(example)}:"
-                f" map their first axis too, with one vmap per batch axis, jax.vmap(jax.vmap({name}))"
+                f" map their first axis too, with one vmap per batch axis, {_nested(name, i, entries)}"
             )
         one = (*shape[:axis], 1, *shape[axis:])  # the array as a batch of one example
         if mapped == [i] and works(model, with_leaf_shape(call, i, one), budget) is not None:
@@ -53,3 +56,12 @@ def other_rank(model: Model, call: Call, err: AxisCheckError, budget: Budget, na
                 f" axis, {given} (shape {format_shape(one)}), or call {name} without the vmap"
             )
     return None
+
+
+def _nested(name: str, i: int, entries: list[Any]) -> str:
+    """The nested vmap that maps argument `i`'s examples along their first axis too, the
+    inner map passing the other arguments' examples whole (the call the engine checked)."""
+    if len(entries) == 1 and entries[0] == 0:
+        return f"jax.vmap(jax.vmap({name}))"
+    inner = seq_repr(tuple(0 if j == i else None for j in range(len(entries))))
+    return f"jax.vmap(jax.vmap({name}, in_axes={inner}), in_axes={seq_repr(tuple(entries))})"

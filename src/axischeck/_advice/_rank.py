@@ -111,8 +111,8 @@ def _shapes_only(model: MapModel, call: Call, s: Suggestion, found: list[Suggest
     and unmap w's 3: a fix; Flax's VAE example, logits of batch 64 against labels of 8,
     has one on each side: nothing says which batch was meant; a model and a state of 4
     against times of 8, where only a map of the model keeps the 4: the times). Nor where
-    the function reads only the shapes of the arrays it unmaps (`shapes_read`: a sample
-    input given to an initialiser for its size, beside a key per member)."""
+    the arrays it unmaps are no example's data (`shapes_read`: a sample input given to an
+    initialiser for its last dim, beside a key per member)."""
     outcome = s.outcome
     if _wrong_rank(model, outcome):
         return "its output rank is not the one the signature declares"

@@ -42,8 +42,9 @@ class Suggestion:
     checked_only: bool = False
     shapes_only: str | None = None
     head: str | None = None  # the change in a few words, where the options' reprs are long (a mesh)
-    # The arguments the user mapped that it passes whole and whose values the function
-    # never reads, only their shapes (a sample input given to an initialiser for its size).
+    # The arguments the user mapped that it passes whole and that are no example's data:
+    # the function reads only their shapes and cannot take their examples as mapped (a
+    # sample input given to an initialiser for its last dim). See `with_shapes_read`.
     shapes_read: frozenset[int] = frozenset()
     # The engine's outcome with this change (the ranking reads its batch size and output
     # ranks); not part of the value.
