@@ -1705,20 +1705,21 @@ def test_keys_split_for_another_device_count_never_unmap_the_data_as_the_fix() -
 
 
 def test_a_mapped_state_handed_back_with_out_axes_none_is_returned_mapped() -> None:
-    """A step over an ensemble's per-member state, the updated state given out_axes None:
-    the state came in one per member, so it goes out one per member (the fix); an output
+    """A step over an ensemble's members, each with its weights and its cache, the cache
+    updated from the member's weights and given out_axes None: it came in one per member
+    and each member's data changed it, so it goes out one per member (the fix); an output
     that is no argument handed back keeps None as what it changes only."""
 
-    def step(state: dict[str, jax.Array], x: jax.Array) -> tuple[jax.Array, dict[str, jax.Array]]:
-        total = state["total"] + x
-        return total.sum(), {"total": total}
+    def step(w: jax.Array, cache: dict[str, jax.Array], x: jax.Array) -> tuple[jax.Array, dict[str, jax.Array]]:
+        y = w @ x + cache["last"]
+        return y, {"last": y}
 
-    state, x = {"total": jnp.zeros((3, 4))}, jnp.ones(4)
-    run = ax.vmap(step, in_axes=(0, None), out_axes=(0, None))  # axischeck: ignore[AX004]
-    err = _refused(lambda: run(state, x))
+    w, cache, x = jnp.ones((3, 4, 4)), {"last": jnp.zeros((3, 4))}, jnp.ones(4)
+    run = ax.vmap(step, in_axes=(0, 0, None), out_axes=(0, None))  # axischeck: ignore[AX004]
+    err = _refused(lambda: run(w, cache, x))
     (fix,) = err.suggestions
     assert fix.is_fix and fix.as_kwargs() == {"out_axes": (0, 0)}
-    assert "output[1] is state as each example left it" in str(err)
+    assert "output[1] is cache as each example left it" in str(err)
 
     def norm(w: jax.Array, x: jax.Array) -> tuple[jax.Array, jax.Array]:
         return w @ x, jnp.linalg.norm(w)
@@ -1840,10 +1841,11 @@ def test_an_input_read_only_for_its_size_beside_a_key_per_member_is_passed_whole
 
 
 def test_a_state_reduced_over_an_axis_name_or_passed_through_is_never_stacked_as_the_fix() -> None:
-    """Two outputs shaped like a mapped argument that out_axes None may rightly call one
+    """Outputs shaped like a mapped argument that out_axes None may rightly call one
     value: parameters updated under an axis name (federated averaging, where the pmean of
-    the update is what is missing) and parameters returned as they came in (None says
-    they were meant whole). Stacking them runs: said as what it changes, never the fix."""
+    the update is what is missing), and parameters returned as they came in or changed
+    alike on every example (None says they were meant whole). Stacking them runs: said as
+    what it changes, never the fix."""
 
     def local_step(p: dict[str, jax.Array], x: jax.Array) -> tuple[dict[str, jax.Array], jax.Array]:
         loss = jax.lax.pmean(jnp.sum((x @ p["w"]) ** 2), "clients")
@@ -1859,6 +1861,12 @@ def test_a_state_reduced_over_an_axis_name_or_passed_through_is_never_stacked_as
 
     square = {"w": jnp.ones((4, 4))}
     err = _refused(lambda: ax.vmap(apply, out_axes=(None, 0))(square, jnp.ones((4, 4))))  # axischeck: ignore[AX004]
+    assert not any(s.is_fix for s in err.suggestions)
+
+    def decay(p: dict[str, jax.Array], x: jax.Array) -> tuple[dict[str, jax.Array], jax.Array]:
+        return {"w": p["w"] * 0.9}, p["w"] @ x
+
+    err = _refused(lambda: ax.vmap(decay, out_axes=(None, 0))(square, jnp.ones((4, 4))))  # axischeck: ignore[AX004]
     assert not any(s.is_fix for s in err.suggestions)
 
 
@@ -1887,3 +1895,38 @@ def test_the_nested_vmap_hint_passes_the_other_arguments_examples_whole() -> Non
     nested = "jax.vmap(jax.vmap(gate, in_axes=(0, None)), in_axes=(0, 0))"
     assert err.hint is not None and nested in err.hint
     assert jax.vmap(jax.vmap(gate, in_axes=(0, None)), in_axes=(0, 0))(x, y).shape == (3, 4)
+
+
+def test_keys_split_for_another_count_never_move_the_datas_axis_as_the_fix() -> None:
+    """4 keys beside 8 images of 4 x 4: mapping the images' rows runs, and matches the
+    keys' count, but keys split for another count do not say which axis holds the
+    examples: said as what it changes, never the fix."""
+
+    def noise(key: jax.Array, image: jax.Array) -> jax.Array:
+        return jax.random.normal(key, image.shape)
+
+    keys, images = jax.random.split(jax.random.key(0), 4), jnp.zeros((8, 4, 4))
+    err = _refused(lambda: ax.vmap(noise)(keys, images))
+    assert not any(s.is_fix for s in err.suggestions)
+    assert "to match the 4 keys, where in_axes mapped its axis 0" in str(err)
+
+
+def test_no_rank_hint_where_a_negative_axis_or_a_keyword_argument_would_move_what_it_maps() -> None:
+    """A negative in_axes counts from the end and a keyword argument is mapped at axis 0
+    whatever in_axes says: examples of another rank, or a nested vmap, would map other
+    axes than the hint says, so none is given."""
+
+    def gate(x: jax.Array, y: jax.Array) -> jax.Array:
+        return jax.lax.cond(x > 0.5, lambda: x * y, lambda: -x)
+
+    x, y = jnp.arange(12.0).reshape(3, 4) / 10, jnp.array([1.0, 2.0, 3.0])
+    with pytest.raises(TypeError) as info:  # JAX's own error, with axischeck's note
+        ax.vmap(gate, in_axes=(0,))(x, y=y)
+    assert "jax.vmap(jax.vmap(" not in "\n".join([str(info.value), *getattr(info.value, "__notes__", [])])
+
+    def predict(x: jax.Array, w: jax.Array) -> jax.Array:
+        return jnp.tanh(x @ w)
+
+    with pytest.raises(ValueError) as raised:
+        ax.vmap(predict, in_axes=(-1, None))(jnp.ones(3), jnp.ones((3, 2)))
+    assert "give it a batch axis" not in "\n".join([str(raised.value), *getattr(raised.value, "__notes__", [])])

@@ -75,8 +75,9 @@ def _named(fun: Callable[..., Any], in_axes: Any, nargs: int) -> Any:
     if not isinstance(in_axes, dict):
         return in_axes
     remaining = dict(in_axes)
-    every = list(inspect.signature(fun).parameters)
-    params = every[:nargs]
+    parameters = inspect.signature(fun).parameters
+    every = [n for n, p in parameters.items() if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+    params = list(parameters)[:nargs]
     out = tuple(remaining.pop(name, _DEFAULT) for name in params)
     if remaining:
         raise _UnknownNames(tuple(remaining), params, tuple(k for k in remaining if k in every))
@@ -358,7 +359,7 @@ class _Filtered(Generic[P, R]):
                 f" {self._fn_name()} this call does not pass (it keeps its default): Equinox reads a dict"
                 " in_axes for the arguments passed only",
                 transform=self._title(),
-                hint="drop the key from in_axes, or pass the argument",
+                hint="drop the key from in_axes (Equinox's filter_vmap maps only what is passed by position)",
             )
         err = SpecError(
             f"in_axes is a dict, which Equinox matches to {self._fn_name()}'s parameters by name, and {keys}"

@@ -15,7 +15,7 @@ import itertools
 import math
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import replace
-from typing import Any
+from typing import Any, TypeVar
 
 import jax
 import numpy as np
@@ -39,6 +39,8 @@ from .._engine._trace import Replay, replay_of
 from ._rank import intent, per_argument
 from ._suggestion import Suggestion
 
+M = TypeVar("M", bound=Model)
+
 MAX_TRIES = 48
 MAX_SHOWN = 3
 
@@ -56,7 +58,7 @@ class Budget:
         """Whether trying `model` is worth starting: it runs no user code, or some runs are left."""
         return self.traces > 0 or is_symbolic(model) or _replayed(model)
 
-    def counted(self, model: Model) -> Model:
+    def counted(self, model: M) -> M:
         """`model` with each of its functions counting its runs against this budget."""
         fn = getattr(model, "fn", None)
         changes: dict[str, Any] = {}
@@ -214,6 +216,7 @@ def with_shapes_read(model: Model, call: Call, found: list[Suggestion], budget: 
     if not isinstance(model, MapModel):
         return found
     before = per_argument(model.level.in_axes.value, len(call.args))
+    model = budget.counted(model)
     out = []
     for s in found:
         axes = dict(s.options).get("in_axes")
@@ -605,38 +608,42 @@ def _handed_back(level: MapLevel, call: Call, stacked: tuple[Any, ...], i: int, 
     """The argument output `i` is, updated by each example, if it is one: a tree (a state,
     a module, a dict of parameters; never a lone array, whose shape may match by chance)
     of the output's structure and stacked shapes, that in_axes maps at axis 0 throughout,
-    and that the function changes (`outcome`'s trace returns none of its leaves as they
-    came in). What came in one per example and was updated per example goes out one per
-    example (an Equinox layer's `State` passed mapped and returned with None). Never where
-    the map has an axis name: a collective over it (a pmean of the update) may be what is
-    missing; nor for a tree passed through unchanged, which None says was meant whole."""
+    and that the function updates from other mapped inputs (`_updated_by_others`). What
+    came in one per example and was updated from each example's data goes out one per
+    example (an Equinox layer's `State`, updated from the layer's own weights, returned
+    with None). Never where the map has an axis name: a collective over it (a pmean of the
+    update) may be what is missing; nor for a tree returned as it came, or changed alike
+    on every example (a decay), which None may rightly call one value with the tree meant
+    unmapped."""
     entries = per_argument(level.in_axes.value, len(call.args))
     if entries is None or level.axis_name is not None:
         return None
     structure: Any = jax.tree_util.tree_structure(stacked[i], is_leaf=lambda x: isinstance(x, Shape))
     shapes = jax.tree_util.tree_leaves(stacked[i], is_leaf=lambda x: isinstance(x, Shape))
+    start = 0
     for name, arg, entry in zip(call.arg_labels, call.args, entries, strict=True):
+        leaves = jax.tree_util.tree_leaves(arg)
+        own = range(start, start + len(leaves))
+        start += len(leaves)
         if isinstance(arg, Leaf) or jax.tree_util.tree_structure(arg) != structure:
             continue
         axes = broadcast_prefix(entry, arg, lambda x: x is None or type(x) is int)
-        leaves = jax.tree_util.tree_leaves(arg)
         if axes == [0] * len(leaves) and [leaf.shape for leaf in leaves] == shapes:
-            return name if _changed(outcome, stacked, i) else None
+            return name if _updated_by_others(outcome, stacked, i, own) else None
     return None
 
 
-def _changed(outcome: Outcome, stacked: tuple[Any, ...], i: int) -> bool:
-    """Whether the function computes output `i`'s leaves, rather than returning inputs as
-    they came (read from `outcome`'s trace; True where it has no record to read)."""
+def _updated_by_others(outcome: Outcome, stacked: tuple[Any, ...], i: int, own: range) -> bool:
+    """Whether `outcome`'s trace computes some leaf of output `i` from a mapped input
+    other than the call's leaves at `own` (the argument it is shaped like): an update
+    from each example's data, not a copy or a change alike on every example."""
     replay = outcome.replay
-    if replay is None:
-        return True
     counts = [len(jax.tree_util.tree_leaves(out, is_leaf=lambda x: isinstance(x, Shape))) for out in stacked]
+    if replay is None or len(replay.closed.jaxpr.outvars) != sum(counts):
+        return False
     start = sum(counts[:i])
-    jaxpr = replay.closed.jaxpr
-    inputs = {id(v) for v in jaxpr.invars}
-    outputs = jaxpr.outvars[start : start + counts[i]]
-    return len(jaxpr.outvars) == sum(counts) and not any(id(v) in inputs for v in outputs)
+    sources = [replay.sources(j) for j in range(start, start + counts[i])]
+    return any(found is not None and any(k not in own for k in found) for found in sources)
 
 
 def _nonnegative_options(model: MapModel, call: Call, budget: Budget) -> list[Suggestion]:

@@ -27,16 +27,18 @@ def other_rank(model: Model, call: Call, err: AxisCheckError, budget: Budget, na
     array is the only one mapped, and the function checks with it as one example)."""
     if not isinstance(err, FunctionError) or not isinstance(model, MapModel) or model.level.kind != "vmap":
         return None
+    if call.kwargs:  # mapped at axis 0 whatever in_axes says: a nested vmap would map them again
+        return None
+    model = budget.counted(model)
     entries = per_argument(model.level.in_axes.value, len(call.args))
     if entries is None:
         return None
     mapped = [i for i, entry in enumerate(entries) if entry is not None]
     for i in mapped:
         arg, axis = call.args[i], entries[i]
-        if not isinstance(arg, Leaf) or arg.shape is None or type(axis) is not int or not arg.shape:
-            continue
+        if not isinstance(arg, Leaf) or arg.shape is None or type(axis) is not int or axis < 0 or not arg.shape:
+            continue  # a negative entry counts from the end: another rank moves the axis it names
         shape = tuple(arg.shape)
-        axis %= len(shape)
         example = shape[:axis] + shape[axis + 1 :]
         label = call.arg_labels[i]
         rest = example[1:]  # each example without its first axis

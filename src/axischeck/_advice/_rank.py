@@ -121,6 +121,9 @@ def _shapes_only(model: MapModel, call: Call, s: Suggestion, found: list[Suggest
     before = per_argument(model.level.in_axes.value, len(call.args))
     if size is None or not isinstance(axes, tuple) or before is None or len(axes) != len(before):
         return None
+    moved = _moved_to_the_keys(call, before, axes, size)
+    if moved is not None:
+        return moved
     unkeyed = _unmapped_key(call, before, axes, size)
     if unkeyed is not None:
         return unkeyed
@@ -160,6 +163,27 @@ def _shapes_only(model: MapModel, call: Call, s: Suggestion, found: list[Suggest
     return (
         f"it unmaps {and_list([call.arg_labels[i] for i in dissent])}: as many mapped arrays have another size"
         f" as keep its batch size, {size}, so nothing says which batch you meant"
+    )
+
+
+def _moved_to_the_keys(call: Call, before: list[Any], axes: tuple[Any, ...], size: int) -> str | None:
+    """What a candidate that maps an array along another axis changes, where the batch
+    size it then shares is, of the arrays the user mapped, the random keys' alone (4 keys
+    beside 8 images of 4 x 4 rows: the rows): keys split for another count of examples
+    do not say which axis holds them, any more than they say the data is meant whole."""
+    keyed = [
+        i
+        for i, b in enumerate(before)
+        if isinstance(call.args[i], Leaf) and is_key_array(call.args[i].value) and _size_at(call.args[i], b) == size
+    ]
+    others = [i for i, b in enumerate(before) if i not in keyed and _size_at(call.args[i], b) not in (None, size)]
+    moved = [i for i in others if type(before[i]) is int and type(axes[i]) is int and axes[i] != before[i]]
+    if not keyed or not moved or len(others) != len(moved):
+        return None
+    name = call.arg_labels[moved[0]]
+    return (
+        f"it maps {name} along axis {axes[moved[0]]} to match the {size} keys, where in_axes mapped its axis"
+        f" {before[moved[0]]}: keys split for another count of examples do not say which axis holds them"
     )
 
 
