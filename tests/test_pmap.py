@@ -367,3 +367,19 @@ def test_another_pmaps_output_split_along_its_out_axes_is_mapped_along_that_axis
         ax.pmap(spread, devices=jax.devices()[:4])(features[:4])
     note = "\n".join(ours.value.__notes__)
     assert "is split over 8 devices along axis 1" in note and "map column" not in note
+
+
+@pytest.mark.devices(8)
+def test_a_top_level_list_of_in_axes_gets_the_tuple_as_the_fix_beside_an_unmapped_array() -> None:
+    """pmap reads a top-level list as one entry (jax#13214): the tuple of the same entries
+    is the fix, with arrays it leaves unmapped beside the mapped ones, one of them never
+    read (the advice's later questions read only int entries: a list entry is none)."""
+
+    def second(a: jax.Array, b: jax.Array, c: jax.Array, d: jax.Array) -> jax.Array:
+        return b + d[0]
+
+    a, d = jnp.asarray([4.0, 5.0]), jnp.zeros((2, 10))
+    with pytest.raises(ax.AxisCheckError) as info:
+        ax.pmap(second, in_axes=[None, 0, None, 0])(a, a, a, d)
+    (fix,) = info.value.suggestions
+    assert fix.is_fix and fix.as_kwargs() == {"in_axes": (None, 0, None, 0)}

@@ -221,7 +221,7 @@ def with_shapes_read(model: Model, call: Call, found: list[Suggestion], budget: 
     for s in found:
         axes = dict(s.options).get("in_axes")
         left = (
-            [i for i, (b, a) in enumerate(zip(before, axes, strict=True)) if b is not None and a is None]
+            [i for i, (b, a) in enumerate(zip(before, axes, strict=True)) if type(b) is int and a is None]
             if before is not None and isinstance(axes, tuple) and len(axes) == len(before)
             else []
         )
