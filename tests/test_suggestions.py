@@ -1883,18 +1883,24 @@ def test_noise_drawn_in_each_examples_shape_beside_stale_keys_is_no_fix() -> Non
     assert not any(s.is_fix for s in err.suggestions)
 
 
-def test_the_nested_vmap_hint_passes_the_other_arguments_examples_whole() -> None:
-    """A function of one scalar beside a per-row weight, both mapped: the inner vmap of
-    the hint maps the scalar's axis alone (it runs as written)."""
+def test_the_nested_vmap_hint_passes_the_other_arguments_whole() -> None:
+    """A function of one scalar beside a weight passed whole: the inner vmap of the hint
+    maps the scalar's axis alone (it runs as written). With the weight mapped too, the
+    examples are no longer one array's: no hint (each question of the engine would
+    run the function once more)."""
 
-    def gate(x: jax.Array, y: jax.Array) -> jax.Array:
-        return jax.lax.cond(x > 0.5, lambda: x * y, lambda: -x)
+    def gate(x: jax.Array, w: jax.Array) -> jax.Array:
+        return jax.lax.cond(x > 0.5, lambda: x * w, lambda: -x)
 
-    x, y = jnp.arange(12.0).reshape(3, 4) / 10, jnp.array([1.0, 2.0, 3.0])
-    err = _refused(lambda: ax.vmap(gate)(x, y))
-    nested = "jax.vmap(jax.vmap(gate, in_axes=(0, None)), in_axes=(0, 0))"
+    x, w = jnp.arange(12.0).reshape(3, 4) / 10, jnp.asarray(2.0)
+    err = _refused(lambda: ax.vmap(gate, in_axes=(0, None))(x, w))
+    nested = "jax.vmap(jax.vmap(gate, in_axes=(0, None)), in_axes=(0, None))"
     assert err.hint is not None and nested in err.hint
-    assert jax.vmap(jax.vmap(gate, in_axes=(0, None)), in_axes=(0, 0))(x, y).shape == (3, 4)
+    assert jax.vmap(jax.vmap(gate, in_axes=(0, None)), in_axes=(0, None))(x, w).shape == (3, 4)
+
+    with pytest.raises(TypeError) as info:
+        ax.vmap(gate)(x, jnp.ones(3))
+    assert "jax.vmap(jax.vmap(" not in "\n".join([str(info.value), *getattr(info.value, "__notes__", [])])
 
 
 def test_keys_split_for_another_count_never_move_the_datas_axis_as_the_fix() -> None:

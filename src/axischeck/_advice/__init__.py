@@ -39,10 +39,9 @@ from ._words import worded
 
 __all__ = ["Suggestion", "advise", "advise_signature"]
 
-QUESTION_TRACES = 2
-"""Runs of the function each question after the fix search may spend: which arrays a
-candidate passes whole are data (`with_shapes_read`), and whether the examples have
-another rank than the function takes (`other_rank`)."""
+SHAPES_READ_TRACES = 2
+"""Runs of the function a failure may spend, after the fix search, to learn whether the
+arrays a tied candidate passes whole are data (`with_shapes_read`)."""
 
 
 def advise(predictor: Predictor, err: AxisCheckError, args: tuple[Any, ...], kwargs: dict[str, Any]) -> AxisCheckError:
@@ -59,17 +58,18 @@ def advise(predictor: Predictor, err: AxisCheckError, args: tuple[Any, ...], kwa
             args, kwargs, call = predictor.found_in(err, args, kwargs)
             model = predictor.models.model
             named = cause(call, err, _map_facts(model, call, predictor.params))
-            found = candidates(model, call, err, Budget(predictor.fix_traces), predictor.by_position(args, kwargs))
+            budget = Budget(predictor.fix_traces)  # the search's, and what it leaves to `other_rank`
+            found = candidates(model, call, err, budget, predictor.by_position(args, kwargs))
             run_with = predictor.run_with
             prog = program(run_with, predictor.fun, model, call, args, kwargs) if run_with is not None else None
             if found and prog is not None:
                 found = judged(found, prog, predictor.models.declares_inputs)
-            found = with_shapes_read(model, call, found, Budget(QUESTION_TRACES))
+            found = with_shapes_read(model, call, found, Budget(SHAPES_READ_TRACES))
             ranked = rank(model, call, found)
             if ranked and ranked[0].is_fix and not _jax_accepts(predictor, model, ranked[0], args, kwargs):
                 ranked = []  # a fix JAX would refuse (a pmap tracing a Python int) is none
             if not ranked:  # no reading at all: an example of another rank may be the cause
-                named = named or other_rank(model, call, err, Budget(QUESTION_TRACES), fn_name(predictor.fun))
+                named = named or other_rank(model, call, err, budget, fn_name(predictor.fun))
             if not any(s.is_fix for s in ranked):
                 named = named or partial_results(prog, err)
     except Exception:  # advice must never hide the error itself

@@ -207,7 +207,9 @@ def with_shapes_read(model: Model, call: Call, found: list[Suggestion], budget: 
     """The vmap candidates, each with the arguments it passes whole that the user mapped,
     whose values the function does not read and whose examples, as the user mapped them,
     it cannot take (`Suggestion.shapes_read`: a sample input read for its last dim, whose
-    examples are scalars). Asked of two traces: one with those arguments abstract, as the
+    examples are scalars). Asked only of a candidate that keeps no more arrays mapped
+    than it passes whole (one more can tell the readings apart already), and of two
+    traces, both or none: one with those arguments abstract, as the
     user's own map would have passed them, whose record shows which inputs no operation
     takes; one with them mapped as the user mapped them, resized to the batch the
     candidate keeps. An array read only for its shape whose examples the function takes
@@ -229,6 +231,10 @@ def with_shapes_read(model: Model, call: Call, found: list[Suggestion], budget: 
             out.append(s)
             continue
         assert before is not None and isinstance(axes, tuple)
+        kept = sum(len(jax.tree_util.tree_leaves(arg)) for arg, a in zip(call.args, axes, strict=True) if a is not None)
+        if kept > len(left) or budget.traces < 2:  # a fix by the arrays' count already, or no runs to ask
+            out.append(s)
+            continue
         abstract_call = call
         for i in left:
             abstract_call = with_leaf_shape(abstract_call, i, tuple(call.args[i].shape))
