@@ -14,6 +14,8 @@ os.environ["XLA_FLAGS"] = (
     else f"{os.environ.get('XLA_FLAGS', '')} --xla_force_host_platform_device_count=8".strip()
 )
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
+# An error inside the advice fails the test that met it, where users get the error advised on.
+os.environ.setdefault("AXISCHECK_ADVICE_ERRORS", "raise")
 
 import math
 from collections.abc import Sequence

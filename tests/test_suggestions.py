@@ -1313,6 +1313,24 @@ def test_a_psummed_scalar_given_an_out_axis_is_returned_whole() -> None:
         assert not [s for s in err.suggestions if s.as_kwargs() == {"out_axes": None}]
 
 
+def test_an_int_out_axes_that_fits_some_outputs_keeps_them_with_one_entry_per_output() -> None:
+    """Deep Learning with JAX's `out_axes=1` for vectors, here beside their norms: the
+    norms are scalars, with no axis 1 to stack along. `(1, 0)` keeps the vectors in
+    columns and is the fix; `out_axes=0` also runs, but stacks them as rows: said as what
+    it changes, never the fix."""
+
+    def scale(v: jax.Array, k: jax.Array) -> tuple[jax.Array, jax.Array]:
+        return k * v, jnp.linalg.norm(k * v)
+
+    v = jnp.arange(24.0).reshape(8, 3)
+    err = _refused(lambda: ax.vmap(scale, in_axes=(0, None), out_axes=1)(v, 2.0))  # axischeck: ignore
+    (fix,) = err.suggestions
+    assert fix.as_kwargs() == {"out_axes": (1, 0)} and fix.is_fix
+    assert "Runs, but it moves output[0]'s examples from axis 1 to axis 0" in str(err)
+    columns, norms = jax.vmap(scale, in_axes=(0, None), **fix.as_kwargs())(v, 2.0)
+    assert columns.shape == (3, 8) and norms.shape == (8,)
+
+
 def test_a_tuple_out_axes_for_a_dict_output_is_written_per_key() -> None:
     """NumPyro#1529's distributions as pytrees: a function returning a dict, given the
     tuple out_axes `(None, 0)` in the order the dict was built. Given to the keys, only
@@ -1915,6 +1933,21 @@ def test_keys_split_for_another_count_never_move_the_datas_axis_as_the_fix() -> 
     err = _refused(lambda: ax.vmap(noise)(keys, images))
     assert not any(s.is_fix for s in err.suggestions)
     assert "to match the 4 keys, where in_axes mapped its axis 0" in str(err)
+
+
+def test_a_key_grid_split_in_another_order_than_the_data_is_never_remapped_as_the_fix() -> None:
+    """jax.random.split's shape argument, written (4, 3) for a (3, 4) grid under a nested
+    vmap: mapping the keys' axis 1 runs, but gives each value the key of the transposed
+    place. The remedy is to split in the grid's own shape: said, never the fix."""
+
+    def perturb(key: jax.Array, value: jax.Array) -> jax.Array:
+        return value + jax.random.normal(key)
+
+    keys, grid = jax.random.split(jax.random.key(0), (4, 3)), jnp.zeros((3, 4))
+    err = _refused(lambda: ax.vmap(ax.vmap(perturb))(keys, grid))
+    assert not any(s.is_fix for s in err.suggestions)
+    assert "key was split in the shape (4, 3), where value's dims are (3, 4)" in str(err)
+    assert "jax.random.split(key, (3, 4))" in str(err)
 
 
 def test_no_rank_hint_where_a_negative_axis_or_a_keyword_argument_would_move_what_it_maps() -> None:

@@ -19,6 +19,7 @@ raised as the engine found it.
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from .._core._errors import AxisCheckError, warnings_held
@@ -38,6 +39,11 @@ from ._suggestion import Suggestion
 from ._words import worded
 
 __all__ = ["Suggestion", "advise", "advise_signature"]
+
+RAISE_OWN_ERRORS = os.environ.get("AXISCHECK_ADVICE_ERRORS", "").strip().lower() == "raise"
+"""Whether an error of the advice's own is raised (`AXISCHECK_ADVICE_ERRORS=raise`, the test
+suite's setting: a bug in the advice then fails a test) rather than swallowed, leaving the
+error it advises on as the engine found it (every user's setting)."""
 
 SHAPES_READ_TRACES = 2
 """Runs of the function a failure may spend, after the fix search, to learn whether the
@@ -73,6 +79,8 @@ def advise(predictor: Predictor, err: AxisCheckError, args: tuple[Any, ...], kwa
             if not any(s.is_fix for s in ranked):
                 named = named or partial_results(prog, err)
     except Exception:  # advice must never hide the error itself
+        if RAISE_OWN_ERRORS:
+            raise
         return err
     return worded(err, ranked, named)
 
@@ -85,6 +93,8 @@ def advise_signature(model: Model, call: Call, err: AxisCheckError) -> AxisCheck
         with quiet_tracebacks(), tables_unread():
             return worded(err, rank(model, call, candidates(model, call, err, Budget(0))))
     except Exception:
+        if RAISE_OWN_ERRORS:
+            raise
         return err
 
 

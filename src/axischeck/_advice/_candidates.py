@@ -449,6 +449,7 @@ def _out_axes_options(model: MapModel, call: Call, budget: Budget) -> list[Sugge
     current = level.out_axes.value
     kind = level.kind
     if current is None or type(current) is int:
+        per_output = _per_output_options(model, call, current, budget) if type(current) is int else []
         for cand in (0, -1, 1):
             if cand == current:
                 continue
@@ -456,8 +457,10 @@ def _out_axes_options(model: MapModel, call: Call, budget: Budget) -> list[Sugge
                 MapModel(replace(level, out_axes=freeze_out_axes(cand, kind)), model.inner, model.fn), call, budget
             )
             if outcome is not None:
-                return [Suggestion(f"out_axes={cand}", (("out_axes", cand),), outcome=outcome)]
-        return []
+                moves = _moves_kept(per_output, current, cand)
+                whole = Suggestion(f"out_axes={cand}", (("out_axes", cand),), shapes_only=moves, outcome=outcome)
+                return [*per_output, whole]
+        return per_output
     if not isinstance(current, (tuple, list)):
         return []
     probe = works(MapModel(replace(level, out_axes=freeze_out_axes(0, kind)), model.inner, model.fn), call, budget)
@@ -490,6 +493,52 @@ def _out_axes_options(model: MapModel, call: Call, budget: Budget) -> list[Sugge
             text = f"out_axes={seq_repr(per_output)} ({why})"
             found.append(Suggestion(text, (("out_axes", per_output),), outcome=outcome))
     return found
+
+
+def _per_output_options(model: MapModel, call: Call, axis: int, budget: Budget) -> list[Suggestion]:
+    """An int out_axes that fits some of the outputs a tuple holds and not others (out_axes=1
+    for vectors beside their norms, scalars with no axis 1 to stack along): one entry per
+    output, the int kept wherever it fits and the nearest axis an output has elsewhere,
+    checked by the engine. Giving every output another int would move the ones it fits."""
+    level = model.level
+    probe = works(
+        MapModel(replace(level, out_axes=freeze_out_axes(0, level.kind)), model.inner, model.fn), call, budget
+    )
+    shapes = probe.shapes if probe is not None else None
+    if type(shapes) is not tuple:
+        return []
+    entries = [_nearest_axis(axis, {len(leaf) for leaf in jax.tree_util.tree_leaves(out)}) for out in shapes]
+    refitted = [i for i, entry in enumerate(entries) if entry != axis]
+    if not refitted or len(refitted) == len(entries) or None in entries:
+        return []
+    per_output = tuple(entries)
+    outcome = works(
+        MapModel(replace(level, out_axes=freeze_out_axes(per_output, level.kind)), model.inner, model.fn), call, budget
+    )
+    if outcome is None:
+        return []
+    which = and_list([f"output[{i}]" for i in refitted])
+    why = f"one entry per output: {which} {'has' if len(refitted) == 1 else 'have'} no axis {axis} to stack along"
+    return [Suggestion(f"out_axes={seq_repr(per_output)} ({why})", (("out_axes", per_output),), outcome=outcome)]
+
+
+def _moves_kept(per_output: list[Suggestion], axis: int | None, cand: int) -> str | None:
+    """What giving every output `cand` changes where one entry per output keeps `axis`
+    (None where there is no such entry)."""
+    if not per_output:
+        return None
+    entries = dict(per_output[0].options)["out_axes"]
+    kept = and_list([f"output[{i}]" for i, entry in enumerate(entries) if entry == axis])
+    return f"it moves {kept}'s examples from axis {axis} to axis {cand}"
+
+
+def _nearest_axis(axis: int, ranks: set[int]) -> int | None:
+    """`axis` where every rank has it, else the axis nearest to it that each has (the last
+    for a positive axis, 0 for a negative one); None where the ranks disagree on that."""
+    if all(-rank <= axis < rank for rank in ranks):
+        return axis
+    nearest = {rank - 1 if axis >= 0 else 0 for rank in ranks}
+    return nearest.pop() if len(nearest) == 1 else None
 
 
 def _one_output_options(

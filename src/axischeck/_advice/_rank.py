@@ -121,7 +121,7 @@ def _shapes_only(model: MapModel, call: Call, s: Suggestion, found: list[Suggest
     before = per_argument(model.level.in_axes.value, len(call.args))
     if size is None or not isinstance(axes, tuple) or before is None or len(axes) != len(before):
         return None
-    moved = _moved_to_the_keys(call, before, axes, size)
+    moved = _moved_to_the_keys(call, before, axes, size) or _keys_out_of_order(call, before, axes)
     if moved is not None:
         return moved
     unkeyed = _unmapped_key(call, before, axes, size)
@@ -185,6 +185,33 @@ def _moved_to_the_keys(call: Call, before: list[Any], axes: tuple[Any, ...], siz
         f"it maps {name} along axis {axes[moved[0]]} to match the {size} keys, where in_axes mapped its axis"
         f" {before[moved[0]]}: keys split for another count of examples do not say which axis holds them"
     )
+
+
+def _keys_out_of_order(call: Call, before: list[Any], axes: tuple[Any, ...]) -> str | None:
+    """What a candidate that maps a grid of random keys along another axis changes, where
+    the grid holds the dims of an array mapped beside it in another order (keys split
+    `(4, 3)` for values of `(3, 4)` under a nested vmap): it runs, but pairs each example
+    with the key at the transposed place. The grid's order is the mistake; splitting in
+    the data's own shape keeps the pairing the program wrote."""
+    for i, (b, a) in enumerate(zip(before, axes, strict=True)):
+        keys = call.args[i]
+        if type(b) is not int or type(a) is not int or a == b or not isinstance(keys, Leaf):
+            continue
+        if not is_key_array(keys.value) or keys.shape is None or len(keys.shape) < 2:
+            continue
+        grid = tuple(keys.shape)
+        for j, other in enumerate(call.args):
+            if j == i or axes[j] is None or not isinstance(other, Leaf) or other.shape is None:
+                continue
+            dims = tuple(other.shape[: len(grid)])
+            if dims != grid and sorted(dims) == sorted(grid):
+                name, other_name = call.arg_labels[i], call.arg_labels[j]
+                return (
+                    f"it maps {name}'s axis {a}, so each example gets the key at another place of the grid:"
+                    f" {name} was split in the shape {grid}, where {other_name}'s dims are {dims} (split it in"
+                    f" {other_name}'s shape, jax.random.split(key, {dims}), to give each example its own place's key)"
+                )
+    return None
 
 
 def _unmapped_key(call: Call, before: list[Any], axes: tuple[Any, ...], size: int) -> str | None:
