@@ -9,7 +9,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 from jax import lax
 
@@ -217,6 +217,7 @@ _args = st.one_of(
     value=_garbage,
     args=st.lists(_args, max_size=3),
 )
+@example(option="in_axes", value=[-1], args=[sds(0, 0)])  # the advice once met a list entry it could not hash
 def test_pmap_hostile_input_only_raises_axischeck_errors(option: str, value: object, args: list[object]) -> None:
     """Only AxisCheckError may escape construction and predict (issue 7, for pmap)."""
     try:

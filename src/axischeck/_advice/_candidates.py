@@ -792,7 +792,7 @@ def _counted_from_front(in_axes: Any, call: Call) -> Any:
                 return _NOT_ONE_MISTAKE
             entry += len(arg.shape)
         counted.append(entry)
-    if isinstance(in_axes, tuple) or len(set(counted)) > 1:
+    if isinstance(in_axes, tuple) or any(entry != counted[0] for entry in counted[1:]):  # entries may be lists
         return tuple(counted)
     return counted[0] if counted else in_axes
 
