@@ -382,6 +382,27 @@ def test_a_module_returned_with_other_axes_is_explained() -> None:
     assert "in_axes gives it None, out_axes 0" in str(info.value)
 
 
+def test_an_int_out_axes_over_a_module_handed_back_gets_one_entry_per_output() -> None:
+    """flax#4421's kind of call: predictions laid out at axis 1 by a single out_axes=1,
+    beside the ensemble returned as it came in at 0. The int kept for the predictions and
+    the module's own axis for the module is the fix, checked by the call it makes."""
+
+    @nnx.split_rngs(splits=3)
+    @nnx.vmap(in_axes=0, out_axes=0)
+    def make(rngs: nnx.Rngs) -> nnx.Linear:
+        return nnx.Linear(4, 2, rngs=rngs)
+
+    def predict_and_return(member: nnx.Linear, x: jax.Array) -> tuple[jax.Array, nnx.Linear]:
+        return member(x), member
+
+    members, x = make(nnx.Rngs(0)), jnp.ones((5, 4))
+    with pytest.raises(ax.AxisCheckError) as info:
+        axnnx.vmap(predict_and_return, in_axes=(0, None), out_axes=1)(members, x)
+    assert info.value.fix == "out_axes=(1, 0)"
+    preds, back = axnnx.vmap(predict_and_return, in_axes=(0, None), out_axes=(1, 0))(members, x)
+    assert preds.shape == (5, 3, 2) and back.kernel[...].shape == (3, 4, 2)
+
+
 def test_flax_4355_the_nnx_vmap_docstring_examples() -> None:
     """Flax #4355 (https://github.com/google/flax/issues/4355): the examples of the
     `nnx.vmap` docstring (Flax 0.10.x) raised an IndexError from JAX's batching for a user.

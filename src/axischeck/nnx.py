@@ -58,6 +58,10 @@ class _Unsupported(Exception):
     """A call this module does not model: left to Flax unchecked."""
 
 
+_OPTIONS: Any = object()
+"""`_checker`'s default for an option a fix may change: the transform's own."""
+
+
 class _Aliased(Exception):
     """A variable passed in and returned with different axes, which Flax refuses
     ("Inconsistent aliasing detected"): found while tracing the function."""
@@ -65,6 +69,7 @@ class _Aliased(Exception):
     def __init__(self, where: str, axis_in: Any, axis_out: Any) -> None:
         super().__init__(where, axis_in, axis_out)
         self.where, self.axis_in, self.axis_out = where, axis_in, axis_out
+        self.output: tuple[int, int] | None = None  # (which, of how many) where the function returns a tuple
 
 
 def _show(axes: Any, code: bool = False) -> str:
@@ -367,13 +372,18 @@ def _pure_output(out: Any, out_axes: Any, inputs: dict[int, tuple[str, Any]]) ->
     substates split by the filters, any other module as its whole state (one axis for all)."""
 
     def whole(axes: Any, sub: Any) -> Any:
-        def pure(n: Any) -> Any:
+        def pure(path: Any, n: Any) -> Any:
             if not _nnx.graph.is_graph_node(n):
                 return n
-            _check_aliases(n, axes, inputs)
+            try:
+                _check_aliases(n, axes, inputs)
+            except _Aliased as found:
+                if type(sub) is tuple and path:
+                    found.output = (path[0].idx, len(sub))
+                raise
             return _nnx.to_pure_dict(_nnx.state(n))
 
-        return jax.tree_util.tree_map(pure, sub, is_leaf=_nnx.graph.is_graph_node)
+        return jax.tree_util.tree_map_with_path(pure, sub, is_leaf=_nnx.graph.is_graph_node)
 
     def one(axes: Any, sub: Any) -> Any:
         if not isinstance(axes, _nnx.StateAxes):
@@ -458,12 +468,15 @@ class _Mapped(Generic[P, R]):
                 parts.append(f"{key}={self._options[key]!r}")
         return f"nnx.{self._transform}({name}, {', '.join(parts)})"
 
-    def _checker(self, resolved: _Resolved, states: bool = False, axis_size: int | None = None) -> Any:
+    def _checker(
+        self, resolved: _Resolved, states: bool = False, axis_size: int | None = None, out_axes: Any = _OPTIONS
+    ) -> Any:
         """axischeck's transform of the function over the call's plain pytrees; with
         `states`, of what Flax hands back besides the function's output in graph mode: each
         module argument's state as the function left it, at the axes it came in with.
-        `axis_size`: another than the options', for a fix to be checked with."""
+        `axis_size`, `out_axes`: others than the options', for a fix to be checked with."""
         fun: Callable[..., Any] = self.__wrapped__
+        out_axes = self.out_axes if out_axes is _OPTIONS else out_axes
 
         try:
             names = list(inspect.signature(fun).parameters)
@@ -476,7 +489,7 @@ class _Mapped(Generic[P, R]):
                 fun(*args, **kwargs)
                 return tuple(_nnx.to_pure_dict(_nnx.state(a)) if _nnx.graph.is_graph_node(a) else None for a in args)
             inputs = _variable_axes(args, resolved.axes, names)
-            return _pure_output(fun(*args, **kwargs), self.out_axes, inputs)
+            return _pure_output(fun(*args, **kwargs), out_axes, inputs)
 
         try:
             per_example.__signature__ = inspect.signature(fun)  # type: ignore[attr-defined]
@@ -489,8 +502,12 @@ class _Mapped(Generic[P, R]):
             options["axis_size"] = axis_size
         make = ax_vmap if self._transform == "vmap" else ax_pmap
         with made_checked():
-            out_axes = resolved.axes if states else _pure_out_axes(self.out_axes)
-            return make(per_example, in_axes=resolved.axes, out_axes=out_axes, **options)
+            return make(
+                per_example,
+                in_axes=resolved.axes,
+                out_axes=resolved.axes if states else _pure_out_axes(out_axes),
+                **options,
+            )
 
     def _resolved(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> _Resolved:
         passed, named, _ = _as_flax_passes(self.__wrapped__, self._mode, args, kwargs)
@@ -516,7 +533,7 @@ class _Mapped(Generic[P, R]):
             if isinstance(err.__cause__, _Unsupported):  # met inside the traced function
                 raise self._not_modelled() from None
             if isinstance(err.__cause__, _Aliased):
-                raise self._aliased(err.__cause__) from None
+                raise self._aliased(err.__cause__, resolved) from None
             whole = self._whole_per_example(resolved) if isinstance(err, FunctionError) else None
             raise (whole or self._user_terms(retitled(err, self._title()), resolved)) from None
         updated = self._updated_unmapped(resolved)
@@ -524,14 +541,38 @@ class _Mapped(Generic[P, R]):
             raise updated
         return prediction
 
-    def _aliased(self, found: _Aliased) -> SpecError:
+    def _aliased(self, found: _Aliased, resolved: _Resolved) -> SpecError:
+        per_output = self._kept_returned(found, resolved)
         return SpecError(
             f"{found.where} is returned by the function as it was passed in, and Flax keeps a"
             f" variable's mapped axis between in_axes and out_axes: in_axes gives it {found.axis_in!r},"
             f" out_axes {found.axis_out!r}",
             transform=self._title(),
-            hint=f"out_axes giving {found.where} the axis {found.axis_in!r}, as in_axes does",
+            fix=None if per_output is None else f"out_axes={seq_repr(per_output)}",
+            hint=None if per_output else f"out_axes giving {found.where} the axis {found.axis_in!r}, as in_axes does",
         )
+
+    def _kept_returned(self, found: _Aliased, resolved: _Resolved) -> tuple[Any, ...] | None:
+        """One out_axes entry per output where a single int gave a module handed back another
+        axis than in_axes gives it (a scalar prediction laid out at 1 beside the module): the
+        int kept for the other outputs, and each module handed back given its in_axes axis,
+        where the call then checks."""
+        per_output: list[Any] | None = None
+        while found.output is not None and type(self.out_axes) is int:
+            which, count = found.output
+            per_output = per_output or [self.out_axes] * count
+            if per_output[which] != self.out_axes or len(per_output) != count:
+                return None  # that output was given its axis already
+            per_output[which] = found.axis_in
+            try:
+                self._checker(resolved, out_axes=tuple(per_output)).predict(*resolved.dynamic, **resolved.kwargs)
+            except AxisCheckError as err:
+                if not isinstance(err.__cause__, _Aliased):
+                    return None
+                found = err.__cause__
+                continue
+            return tuple(per_output)
+        return None
 
     def _not_modelled(self) -> SpecError:
         """`predict` of a call Flax runs unchecked (see `_Unsupported`)."""
@@ -617,7 +658,7 @@ class _Mapped(Generic[P, R]):
             if isinstance(err.__cause__, _Unsupported):
                 return None
             if isinstance(err.__cause__, _Aliased):
-                aliased = self._aliased(err.__cause__)
+                aliased = self._aliased(err.__cause__, resolved)
                 return aliased if lib_err is None else retitled(aliased, self._title(), lib_err)
             whole = self._whole_per_example(resolved) if isinstance(err, FunctionError) else None
             if whole is not None:
