@@ -1950,6 +1950,31 @@ def test_a_key_grid_split_in_another_order_than_the_data_is_never_remapped_as_th
     assert "jax.random.split(key, (3, 4))" in str(err)
 
 
+def test_vmap_given_static_argnums_is_told_to_give_the_argument_in_axes_none() -> None:
+    """jax#5617: static_argnums handed to vmap, which keeps no argument static. The
+    TypeError stays Python's; the hint names the argument and the in_axes entry None."""
+    with pytest.raises(TypeError) as plain:
+        jax.vmap(jnp.add, static_argnums=(2,))  # type: ignore[call-arg]
+    with pytest.raises(ax.SpecError) as info:
+        ax.vmap(jnp.add, static_argnums=(2,))  # type: ignore[call-arg]  # axischeck: ignore
+    assert isinstance(info.value, TypeError) and str(info.value).startswith(str(plain.value))
+    assert "vmap keeps no argument static: give argument 2 the in_axes entry None" in str(info.value)
+
+
+def test_a_negative_entry_written_for_raw_keys_says_the_keys_are_typed() -> None:
+    """in_axes -2 skipped a raw key's uint32 words (keys (8, 2)); typed keys from
+    jax.random.key are (8,): the fix maps axis 0 and says why -2 no longer fits."""
+
+    def augment(key: jax.Array, column: jax.Array) -> jax.Array:
+        return jax.random.uniform(key) * column
+
+    keys, features = jax.random.split(jax.random.key(0), 8), jnp.ones((3, 8))
+    err = _refused(lambda: ax.vmap(augment, in_axes=(-2, -1), out_axes=-1)(keys, features))
+    (fix,) = err.suggestions
+    assert fix.as_kwargs() == {"in_axes": (0, -1)} and fix.is_fix
+    assert "key holds typed keys (jax.random.key), with no trailing axis of key data for in_axes -2" in str(err)
+
+
 def test_no_rank_hint_where_a_negative_axis_or_a_keyword_argument_would_move_what_it_maps() -> None:
     """A negative in_axes counts from the end and a keyword argument is mapped at axis 0
     whatever in_axes says: examples of another rank, or a nested vmap, would map other

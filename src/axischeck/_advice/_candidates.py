@@ -149,13 +149,28 @@ def _spec_options(
     return found
 
 
-def _describe_arg(call: Call, i: int, axis: int | None) -> str:
+def _describe_arg(call: Call, i: int, axis: int | None, was: Any = None) -> str:
+    """What an in_axes entry `axis` does to argument `i`, where the user wrote `was`."""
     name = call.arg_labels[i]
     if axis is None:
         return f"leave {name} unmapped"
     leaf = jax.tree_util.tree_leaves(call.args[i])[0]
     size = leaf.shape[axis] if leaf.shape is not None and -len(leaf.shape) <= axis < len(leaf.shape) else "?"
-    return f"map {name}'s axis {axis} (size {size})"
+    return f"map {name}'s axis {axis} (size {size}){_typed_keys(leaf, was)}"
+
+
+def _typed_keys(leaf: Leaf, was: Any) -> str:
+    """Why a negative entry written for raw keys misses typed ones: a raw key's uint32
+    words are a trailing axis (keys (8, 2), batch at -2) that a typed key
+    (`jax.random.key`) does not have."""
+    if type(was) is not int or was >= 0 or leaf.shape is None or was >= -len(leaf.shape):
+        return ""
+    if not is_key_array(leaf.value):
+        return ""
+    return (
+        f": {leaf.label} holds typed keys (jax.random.key), with no trailing axis of key data for"
+        f" in_axes {was} to count past as a raw uint32 key's"
+    )
 
 
 def _in_axes_options(model: MapModel, call: Call, budget: Budget) -> list[Suggestion]:
@@ -195,7 +210,7 @@ def _in_axes_options(model: MapModel, call: Call, budget: Budget) -> list[Sugges
             level = replace(model.level, in_axes=freeze_in_axes(axes))
             outcome = works(MapModel(level, model.inner, model.fn), call, budget)
             if outcome is not None:
-                why = " and ".join(_describe_arg(call, i, axes[i]) for i in idx)
+                why = " and ".join(_describe_arg(call, i, axes[i], entries[i]) for i in idx)
                 found.append((Suggestion(f"in_axes={seq_repr(axes)} would {why}", (("in_axes", axes),)), outcome))
                 best = reading[:4]
         if found:
