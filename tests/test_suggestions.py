@@ -1975,6 +1975,16 @@ def test_a_negative_entry_written_for_raw_keys_says_the_keys_are_typed() -> None
     assert "key holds typed keys (jax.random.key), with no trailing axis of key data for in_axes -2" in str(err)
 
 
+def test_a_shape_tuple_mapped_by_the_default_in_axes_is_said_to_be_a_tuple() -> None:
+    """jax.random.normal vmapped over keys with its shape tuple passed along: the default
+    in_axes 0 reaches each int of the tuple. The fix leaves it unmapped and says why."""
+    keys = jax.random.split(jax.random.key(7), 4)
+    err = _refused(lambda: ax.vmap(jax.random.normal)(keys, (3,)))
+    (fix,) = err.suggestions
+    assert fix.as_kwargs() == {"in_axes": (0, None)} and fix.is_fix
+    assert "leave shape unmapped (a tuple: in_axes 0 reached each of its leaves)" in str(err)
+
+
 def test_no_rank_hint_where_a_negative_axis_or_a_keyword_argument_would_move_what_it_maps() -> None:
     """A negative in_axes counts from the end and a keyword argument is mapped at axis 0
     whatever in_axes says: examples of another rank, or a nested vmap, would map other

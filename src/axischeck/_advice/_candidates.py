@@ -153,7 +153,11 @@ def _describe_arg(call: Call, i: int, axis: int | None, was: Any = None) -> str:
     """What an in_axes entry `axis` does to argument `i`, where the user wrote `was`."""
     name = call.arg_labels[i]
     if axis is None:
-        return f"leave {name} unmapped"
+        arg = call.args[i]
+        container = type(arg).__name__ if type(arg) in (tuple, list) and was is not None else None
+        return f"leave {name} unmapped" + (
+            f" (a {container}: in_axes {was} reached each of its leaves)" if container else ""
+        )
     leaf = jax.tree_util.tree_leaves(call.args[i])[0]
     size = leaf.shape[axis] if leaf.shape is not None and -len(leaf.shape) <= axis < len(leaf.shape) else "?"
     return f"map {name}'s axis {axis} (size {size}){_typed_keys(leaf, was)}"
