@@ -18,6 +18,7 @@ import pickle
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from typing import Annotated, Any, NamedTuple
 
 import jax
@@ -28,9 +29,22 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import axischeck as ax
+import axischeck._advice as axischeck_advice
 from axischeck._cli import main
 from axischeck._core._annotations import core_from_annotations
 from axischeck._core._dims import parse_array_spec
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _advice_as_users_get_it() -> Iterator[None]:
+    """Hostile objects raise inside the advice too (a flatten, a cycle): as for every user,
+    the error advised on is what comes out (elsewhere the suite raises the advice's own
+    errors, see conftest.py)."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(axischeck_advice, "RAISE_OWN_ERRORS", False)
+        patch.setenv("AXISCHECK_ADVICE_ERRORS", "")  # and in the child processes
+        yield
+
 
 # --------------------------------------------------------------------------- Shape
 
@@ -373,7 +387,7 @@ def test_cyclic_and_very_deep_arguments_are_reported() -> None:
     interpreter's recursion counter raised, so it must not happen in this one."""
     import os
 
-    env = dict(os.environ, JAX_PLATFORMS="cpu")
+    env = dict(os.environ, JAX_PLATFORMS="cpu")  # the fixture's AXISCHECK_ADVICE_ERRORS too
     proc = subprocess.run(
         [sys.executable, "-c", _CYCLIC_AND_DEEP], capture_output=True, text=True, timeout=300, env=env
     )

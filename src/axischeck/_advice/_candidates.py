@@ -313,10 +313,8 @@ def _values_unread(outcome: Outcome, call: Call, indices: list[int]) -> bool:
         return False
     jaxpr = replay.closed.jaxpr
     read = {id(v) for eqn in jaxpr.eqns for v in eqn.invars} | {id(v) for v in jaxpr.outvars}
-    counts = [len(jax.tree_util.tree_leaves(arg)) for arg in call.args]
-    starts = [sum(counts[:i]) for i in range(len(counts))]
     inputs = dict(zip(replay.dyn, jaxpr.invars, strict=True))
-    positions = [p for i in indices for p in range(starts[i], starts[i] + counts[i])]
+    positions = [p for i in indices for p in call.leaf_positions(i)]
     return all(p in inputs and id(inputs[p]) not in read for p in positions)
 
 
@@ -694,16 +692,13 @@ def _handed_back(level: MapLevel, call: Call, stacked: tuple[Any, ...], i: int, 
         return None
     structure: Any = jax.tree_util.tree_structure(stacked[i], is_leaf=lambda x: isinstance(x, Shape))
     shapes = jax.tree_util.tree_leaves(stacked[i], is_leaf=lambda x: isinstance(x, Shape))
-    start = 0
-    for name, arg, entry in zip(call.arg_labels, call.args, entries, strict=True):
-        leaves = jax.tree_util.tree_leaves(arg)
-        own = range(start, start + len(leaves))
-        start += len(leaves)
+    for k, (name, arg, entry) in enumerate(zip(call.arg_labels, call.args, entries, strict=True)):
         if isinstance(arg, Leaf) or jax.tree_util.tree_structure(arg) != structure:
             continue
+        leaves = jax.tree_util.tree_leaves(arg)
         axes = broadcast_prefix(entry, arg, lambda x: x is None or type(x) is int)
         if axes == [0] * len(leaves) and [leaf.shape for leaf in leaves] == shapes:
-            return name if _updated_by_others(outcome, stacked, i, own) else None
+            return name if _updated_by_others(outcome, stacked, i, call.leaf_positions(k)) else None
     return None
 
 
@@ -1304,8 +1299,10 @@ def _shard_in_options(model: ShardModel, call: Call, budget: Budget) -> list[Sug
             continue
         entries = spec_axes(spec)
         for d, axes in enumerate(entries[: len(arg.shape)]):
-            size, split = arg.shape[d], mesh.size(axes) if axes else 1
-            if not axes or size % split == 0:
+            if not axes or not set(axes) <= set(mesh.names):  # an unknown mesh axis is another mistake
+                continue
+            size, split = arg.shape[d], mesh.size(axes)
+            if size % split == 0:
                 continue
             used = {a for e in entries for a in e}
             for other, other_size in zip(mesh.names, mesh.sizes, strict=True):
@@ -1446,20 +1443,17 @@ def _passed_whole_options(model: ShardModel, call: Call, budget: Budget) -> list
     whole (a bias split like the rows it is added to, where the pmap it came from passed
     it with in_axes None): that argument given `P()`, one at a time, the outputs' specs as
     they are (the data itself passed whole gives outputs its out_specs then stack too
-    often: the meaning check rules it out on their shapes). Arguments of fewer dims
-    first, a later one first among equals: what is shared (a mask, a bias, a scale) has
-    fewer dims than the data it meets, and the trace budget may not reach them all.
-    Whether the blocks then
-    compute what the program means is for the meaning check to say: none is a fix
-    without it."""
+    often: the meaning check rules it out on their shapes), in `_shared_first` order.
+    Whether the blocks then compute what the program means is for the meaning check to
+    say: none is a fix without it."""
     o = model.options
     specs = _written_specs(model, call)
     if specs is None:
         return []
     found = []
-    for i in sorted(range(len(specs)), key=lambda i: (_rank_of(call.args[i]), -i)):
+    for i in _shared_first(call):
         arg, spec = call.args[i], specs[i]
-        if not isinstance(arg, Leaf) or arg.shape is None or not any(spec_axes(spec)):
+        if not any(spec_axes(spec)):
             continue
         value = (*specs[:i], _spec_of([]), *specs[i + 1 :])
         outcome = works(replace(model, options=replace(o, in_specs=value)), call, budget)
@@ -1481,9 +1475,9 @@ def _smap_passed_whole_options(model: ShardModel, call: Call, budget: Budget) ->
     if entries is None:
         return []
     found = []
-    for i in sorted(range(len(entries)), key=lambda i: (_rank_of(call.args[i]), -i)):
+    for i in _shared_first(call):
         arg = call.args[i]
-        if entries[i] is None or not isinstance(arg, Leaf) or arg.shape is None:
+        if entries[i] is None:
             continue
         value = (*entries[:i], None, *entries[i + 1 :])
         outcome = works(replace(model, options=o.with_smap_axes(value, out_axes)), call, budget)
@@ -1497,9 +1491,12 @@ def _smap_passed_whole_options(model: ShardModel, call: Call, budget: Budget) ->
     return found
 
 
-def _rank_of(arg: Any) -> int:
-    """An argument's number of dims (a tree or a non-array last)."""
-    return len(arg.shape) if isinstance(arg, Leaf) and arg.shape is not None else 1 << 30
+def _shared_first(call: Call) -> list[int]:
+    """The positions of the call's array arguments, fewest dims first and a later one first
+    among equals: what is shared (a mask, a bias, a scale) has fewer dims than the data it
+    meets, and the trace budget may not reach them all."""
+    shapes = {i: arg.shape for i, arg in enumerate(call.args) if isinstance(arg, Leaf) and arg.shape is not None}
+    return sorted(shapes, key=lambda i: (len(shapes[i]), -i))
 
 
 def _named_axes(spec: PartitionSpec) -> str:

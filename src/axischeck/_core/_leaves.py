@@ -66,6 +66,12 @@ class Call:
         leaves, treedef = jax.tree_util.tree_flatten((self.args, dict(self.kwargs)))
         return leaves, treedef
 
+    def leaf_positions(self, i: int) -> range:
+        """Where positional argument `i`'s leaves sit among `flat`'s (the positional
+        arguments' leaves come first, in order): how a trace's inputs are told apart."""
+        start = sum(len(jax.tree_util.tree_leaves(arg)) for arg in self.args[:i])
+        return range(start, start + len(jax.tree_util.tree_leaves(self.args[i])))
+
     def rebuilt(self, treedef: Any, leaves: list[Leaf]) -> Call:
         args, kwargs = jax.tree_util.tree_unflatten(treedef, leaves)
         return Call(tuple(args), kwargs, self.arg_params, self.arg_labels)
