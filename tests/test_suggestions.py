@@ -1985,6 +1985,28 @@ def test_a_shape_tuple_mapped_by_the_default_in_axes_is_said_to_be_a_tuple() -> 
     assert "leave shape unmapped (a tuple: in_axes 0 reached each of its leaves)" in str(err)
 
 
+def test_a_dict_whose_arrays_hold_their_examples_along_different_axes_gets_an_entry_per_key() -> None:
+    """Deep Learning with JAX's dict in_axes: vectors stored as rows beside vectors stored
+    as columns, mapped by one entry 0. An entry per key maps each along its axis of the
+    batch size: the fix where one size moves the fewest arrays; with one array on each
+    side, both are said as what they change."""
+
+    def scaled_dot(pair: dict[str, jax.Array], k: float) -> jax.Array:
+        return k * jnp.dot(pair["u"], pair["v"] + pair.get("w", 0.0))
+
+    rows, columns = jnp.arange(12.0).reshape(4, 3), jnp.arange(12.0).reshape(3, 4)
+    err = _refused(lambda: ax.vmap(scaled_dot, in_axes=(0, None))({"u": rows, "v": rows, "w": columns}, 0.5))
+    (fix,) = err.suggestions
+    assert fix.as_kwargs() == {"in_axes": ({"u": 0, "v": 0, "w": 1}, None)} and fix.is_fix
+    out = jax.vmap(scaled_dot, **fix.as_kwargs())({"u": rows, "v": rows, "w": columns}, 0.5)
+    assert out.shape == (4,)
+
+    err = _refused(lambda: ax.vmap(scaled_dot, in_axes=(0, None))({"u": rows, "v": columns}, 0.5))
+    assert not err.suggestions
+    assert "in_axes=({'u': 0, 'v': 1}, None) would map pair['v'] along axis 1" in str(err)
+    assert "in_axes=({'u': 1, 'v': 0}, None) would map pair['u'] along axis 1" in str(err)
+
+
 def test_no_rank_hint_where_a_negative_axis_or_a_keyword_argument_would_move_what_it_maps() -> None:
     """A negative in_axes counts from the end and a keyword argument is mapped at axis 0
     whatever in_axes says: examples of another rank, or a nested vmap, would map other

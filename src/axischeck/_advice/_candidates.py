@@ -222,6 +222,96 @@ def _in_axes_options(model: MapModel, call: Call, budget: Budget) -> list[Sugges
     return _kept(found)
 
 
+def _leaf_axes_options(model: MapModel, call: Call, budget: Budget) -> list[Suggestion]:
+    """A dict, list or tuple argument whose arrays hold their examples along different axes
+    (vectors stored as rows beside vectors stored as columns), which the in_axes search
+    leaves whole: for each batch size the mapped arrays have, an entry per array of the
+    tree, each array mapped along its one axis of that size, checked by the engine. The
+    size that moves the fewest arrays is the fix; where another moves as few, nothing
+    says which batch was meant, and each is said as what it changes."""
+    level = model.level
+    entries = per_argument(level.in_axes.value, len(call.args))
+    if entries is None:
+        return []
+    trees = [i for i, arg in enumerate(call.args) if type(entries[i]) is int and _plain_tree(arg)]
+    sizes = {
+        size
+        for arg, entry in zip(call.args, entries, strict=True)
+        if type(entry) is int
+        for leaf in jax.tree_util.tree_leaves(arg)
+        if (size := _size_along(leaf, entry)) is not None
+    }
+    if not trees or len(sizes) < 2:
+        return []
+    found: list[tuple[tuple[Any, ...], list[str], Outcome]] = []
+    for size in sorted(sizes):
+        per_leaf = _mapped_at_size(call, entries, trees, size)
+        if per_leaf is None:
+            continue
+        in_axes, moved = per_leaf
+        outcome = works(MapModel(replace(level, in_axes=freeze_in_axes(in_axes)), model.inner, model.fn), call, budget)
+        if outcome is not None:
+            found.append((in_axes, moved, outcome))
+    fewest = min((len(moved) for _, moved, _ in found), default=0)
+    unsure = (
+        None
+        if [len(moved) for _, moved, _ in found].count(fewest) == 1
+        else "the arrays' sizes do not say which batch was meant"
+    )
+    return [
+        Suggestion(
+            f"in_axes={seq_repr(in_axes)} would map {and_list(moved)}",
+            (("in_axes", in_axes),),
+            shapes_only=unsure if len(moved) == fewest else "it moves more arrays than another batch size does",
+            outcome=outcome,
+        )
+        for in_axes, moved, outcome in found
+    ]
+
+
+def _plain_tree(arg: Any) -> bool:
+    """Whether `arg` is a dict, list or tuple of arrays (nested), whose in_axes entry can be
+    written as the same container of ints."""
+    if isinstance(arg, Leaf):
+        return arg.shape is not None
+    if type(arg) is dict:
+        return all(_plain_tree(v) for v in arg.values())
+    return type(arg) in (list, tuple) and all(_plain_tree(v) for v in arg)
+
+
+def _size_along(leaf: Any, axis: int) -> int | None:
+    shape = getattr(leaf, "shape", None)
+    return shape[axis] if shape is not None and -len(shape) <= axis < len(shape) else None
+
+
+def _mapped_at_size(
+    call: Call, entries: list[Any], trees: list[int], size: int
+) -> tuple[tuple[Any, ...], list[str]] | None:
+    """in_axes giving each array of the trees at `trees` its one axis of `size` (its own
+    entry where that fits), and the arrays it moves; None where an array has no such
+    axis or more than one, or an array outside the trees lacks the size at its entry."""
+    new = list(entries)
+    moved: list[str] = []
+    for i, (arg, entry) in enumerate(zip(call.args, entries, strict=True)):
+        if i not in trees:
+            if type(entry) is int and any(_size_along(leaf, entry) != size for leaf in jax.tree_util.tree_leaves(arg)):
+                return None
+            continue
+        leaves, treedef = jax.tree_util.tree_flatten(arg)
+        axes = []
+        for leaf in leaves:
+            fits = [a for a, n in enumerate(leaf.shape) if n == size]
+            if _size_along(leaf, entry) == size:
+                axes.append(entry)
+            elif len(fits) == 1:
+                axes.append(fits[0])
+                moved.append(f"{leaf.label} along axis {fits[0]}")
+            else:
+                return None
+        new[i] = jax.tree_util.tree_unflatten(treedef, axes) if any(a != entry for a in axes) else entry
+    return (tuple(new), moved) if moved else None
+
+
 def with_shapes_read(model: Model, call: Call, found: list[Suggestion], budget: Budget) -> list[Suggestion]:
     """The vmap candidates, each with the arguments it passes whole that the user mapped,
     whose values the function does not read and whose examples, as the user mapped them,
@@ -2157,6 +2247,7 @@ def candidates(
         or _structure_options(model, call, budget)
         or _scalar_leaf_options(model, call, budget)
         or _in_axes_options(model, call, budget)
+        or _leaf_axes_options(model, call, budget)
     )
     per_example = err.symbol is not None and not err.symbol.startswith("batch size")
     if not options and per_example:
