@@ -2007,6 +2007,29 @@ def test_a_dict_whose_arrays_hold_their_examples_along_different_axes_gets_an_en
     assert "in_axes=({'u': 1, 'v': 0}, None) would map pair['u'] along axis 1" in str(err)
 
 
+def test_a_key_mapped_by_mistake_and_folded_with_each_example_is_passed_whole_as_the_fix() -> None:
+    """A root key folded with each step (`fold_in(key, step)`), mapped with the steps by the
+    default in_axes: the raw key's 2 words are key data, not a batch, and passed whole it
+    still gives each example its own draws: `in_axes=(None, 0)` is the fix. Drawn from
+    directly, the same key passed whole would give every example the same draws: never
+    the fix there."""
+
+    def step_noise(key: jax.Array, step: jax.Array) -> jax.Array:
+        return jax.random.normal(jax.random.fold_in(key, step), (3,))
+
+    key, steps = jax.random.PRNGKey(42), jnp.arange(5)
+    err = _refused(lambda: ax.vmap(step_noise)(key, steps))  # axischeck: ignore
+    (fix,) = err.suggestions
+    assert fix.as_kwargs() == {"in_axes": (None, 0)} and fix.is_fix
+    assert jax.vmap(step_noise, **fix.as_kwargs())(key, steps).shape == (5, 3)
+
+    def noisy(key: jax.Array, step: jax.Array) -> jax.Array:
+        return jax.random.normal(key, (3,)) + step
+
+    err = _refused(lambda: ax.vmap(noisy)(key, steps))  # axischeck: ignore
+    assert not err.suggestions and "a random key you mapped, whole: every example would draw the same" in str(err)
+
+
 def test_no_rank_hint_where_a_negative_axis_or_a_keyword_argument_would_move_what_it_maps() -> None:
     """A negative in_axes counts from the end and a keyword argument is mapped at axis 0
     whatever in_axes says: examples of another rank, or a nested vmap, would map other

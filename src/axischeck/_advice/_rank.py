@@ -15,7 +15,9 @@ from dataclasses import replace
 from typing import Any
 
 import jax
+import numpy as np
 
+from .._core._axes import freeze_in_axes
 from .._core._dims import ArraySpec, Variadic
 from .._core._errors import AxisCheckError
 from .._core._explain import tables_unread
@@ -27,6 +29,7 @@ from .._core._text import and_list
 from .._core._trees import PrefixMismatch, broadcast_prefix
 from .._engine._levels import MapLevel, read_sizes, resolve_in_axes
 from .._engine._models import MapModel, Model, Outcome, SignatureModel, chain
+from .._engine._randomness import MAPPED, samplers, wraps_handed_keys
 from ._suggestion import Suggestion
 
 MAX_SHOWN = 3
@@ -124,7 +127,7 @@ def _shapes_only(model: MapModel, call: Call, s: Suggestion, found: list[Suggest
     moved = _moved_to_the_keys(call, before, axes, size) or _keys_out_of_order(call, before, axes)
     if moved is not None:
         return moved
-    unkeyed = _unmapped_key(call, before, axes, size)
+    unkeyed = _unmapped_key(call, before, axes, size) if not _keys_vary(model, call, axes, s.outcome) else None
     if unkeyed is not None:
         return unkeyed
     if _declares_inputs(model):
@@ -135,7 +138,7 @@ def _shapes_only(model: MapModel, call: Call, s: Suggestion, found: list[Suggest
     dissent = [
         i
         for i, (b, a) in enumerate(zip(before, axes, strict=True))
-        if a is None and _size_at(call.args[i], b) not in (None, size)
+        if a is None and _size_at(call.args[i], b) not in (None, size) and not _one_raw_key(call, i, s.outcome)
     ]
     kept = sum(len(jax.tree_util.tree_leaves(arg)) for arg, a in zip(call.args, axes, strict=True) if a is not None)
     if not dissent or kept > len(dissent):
@@ -212,6 +215,33 @@ def _keys_out_of_order(call: Call, before: list[Any], axes: tuple[Any, ...]) -> 
                     f" {other_name}'s shape, jax.random.split(key, {dims}), to give each example its own place's key)"
                 )
     return None
+
+
+def _keys_vary(model: MapModel, call: Call, axes: tuple[Any, ...], outcome: Outcome | None) -> bool:
+    """Whether, as the candidate's trace records the function, every sampler's key varies
+    along the map: a key passed whole and folded with each example's data
+    (`fold_in(key, step)`) gives each example its own draws."""
+    replay = outcome.replay if outcome is not None else None
+    if replay is None:
+        return False
+    try:
+        with tables_unread():
+            leaf_axes = resolve_in_axes(replace(model.level, in_axes=freeze_in_axes(axes)), call, ())
+    except AxisCheckError:
+        return False
+    varying = [frozenset({MAPPED}) if leaf_axes[p] is not None else frozenset() for p in replay.dyn]
+    found = samplers(replay.closed, varying)
+    return bool(found) and all(MAPPED in sampler.key_varies for sampler in found)
+
+
+def _one_raw_key(call: Call, i: int, outcome: Outcome | None) -> bool:
+    """Whether argument `i` is one raw key, a `uint32[2]` the candidate's trace makes a key
+    of as it was handed: its 2 is key data, no batch size."""
+    arg = call.args[i]
+    replay = outcome.replay if outcome is not None else None
+    if replay is None or not isinstance(arg, Leaf) or arg.shape != (2,):
+        return False
+    return getattr(arg.value, "dtype", None) == np.uint32 and wraps_handed_keys(replay.closed)
 
 
 def _unmapped_key(call: Call, before: list[Any], axes: tuple[Any, ...], size: int) -> str | None:

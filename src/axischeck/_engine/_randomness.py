@@ -139,6 +139,19 @@ def shared_draws(
     )
 
 
+def samplers(closed: Any, varying: Sequence[Axes]) -> tuple[Sampler, ...]:
+    """Every sampler of `closed` (a closed jaxpr) with the axes its key varies along,
+    where the k-th input varies along `varying[k]` and its constants along none."""
+    jaxpr = getattr(closed, "jaxpr", closed)
+    reading = _Reading()
+    if not reading.draws(jaxpr):
+        return ()
+    consts = [_Fact(frozenset(), frozenset(), frozenset({("const", k)})) for k in range(len(jaxpr.constvars))]
+    ins = [_Fact(frozenset(v), frozenset(), frozenset({("arg", k)})) for k, v in enumerate(varying)]
+    reading.flow(jaxpr, consts + ins, (), constvars=True)
+    return tuple(reading.samplers.values())
+
+
 def wrapped_inputs(closed: Any) -> frozenset[int]:
     """The inputs of a recorded function that it makes keys of as they are (`random_wrap`
     of the input itself: raw `uint32` keys passed in)."""
@@ -149,6 +162,14 @@ def wrapped_inputs(closed: Any) -> frozenset[int]:
         for eqn in jaxpr.eqns
         if eqn.primitive.name == "random_wrap" and id(eqn.invars[0]) in position
     )
+
+
+def wraps_handed_keys(closed: Any) -> bool:
+    """Whether a recorded function makes keys of raw `uint32` keys as it was handed them: an
+    input, or an array passed whole that the trace took as a constant."""
+    jaxpr = getattr(closed, "jaxpr", closed)
+    handed = {id(v) for v in (*jaxpr.constvars, *jaxpr.invars)}
+    return any(eqn.primitive.name == "random_wrap" and id(eqn.invars[0]) in handed for eqn in jaxpr.eqns)
 
 
 def draws_anything(jaxpr: Any) -> bool:
