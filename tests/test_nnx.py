@@ -403,6 +403,25 @@ def test_an_int_out_axes_over_a_module_handed_back_gets_one_entry_per_output() -
     assert preds.shape == (5, 3, 2) and back.kernel[...].shape == (3, 4, 2)
 
 
+def test_a_string_filter_naming_a_variable_type_gets_the_type_as_the_fix() -> None:
+    """Linen's collection name as a StateAxes filter: `'params'` is a tag filter in NNX (it
+    matches RNG streams by name), so it maps none of the ensemble's parameters, and every
+    entry is None. The type Flax registers under that name, `nnx.Param`, is the fix."""
+
+    @nnx.split_rngs(splits=4)
+    @nnx.vmap(in_axes=(0,))
+    def make(rngs: nnx.Rngs) -> nnx.Linear:
+        return nnx.Linear(2, 3, rngs=rngs)
+
+    members, x = make(nnx.Rngs(0)), jnp.ones(2)
+    with pytest.raises(ax.AxisCheckError) as info:
+        axnnx.vmap(lambda m, x: m(x), in_axes=(nnx.StateAxes({"params": 0, ...: None}), None))(members, x)
+    assert "m's StateAxes filter 'params' matches none of its variables" in str(info.value)
+    assert info.value.fix == "in_axes=(nnx.StateAxes({nnx.Param: 0, ...: None}), None)"
+    out = nnx.vmap(lambda m, x: m(x), in_axes=(nnx.StateAxes({nnx.Param: 0, ...: None}), None))(members, x)
+    assert out.shape == (4, 3)
+
+
 def test_flax_4355_the_nnx_vmap_docstring_examples() -> None:
     """Flax #4355 (https://github.com/google/flax/issues/4355): the examples of the
     `nnx.vmap` docstring (Flax 0.10.x) raised an IndexError from JAX's batching for a user.

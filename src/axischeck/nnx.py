@@ -33,6 +33,7 @@ from ._core._errors import (
 )
 from ._core._html import Explanation
 from ._core._prediction import Prediction
+from ._core._text import and_list, format_shape
 from ._core._trees import seq_repr
 from ._draws import Passed, Speaker, speaking
 from ._libs._mapped import retitled
@@ -94,6 +95,17 @@ def _filter_name(f: Any) -> str:
 def _filter_code(f: Any) -> str:
     name = _filter_name(f)
     return f"nnx.{name}" if f is not Ellipsis and getattr(_nnx, name, None) is f else name
+
+
+def _type_named(written: Any) -> type | None:
+    """The Variable type Flax registers under a string (`'params'`: `nnx.Param`), if it is one."""
+    if not isinstance(written, str):
+        return None
+    try:
+        kind = _nnx.variablelib.variable_type_from_name(written, allow_register=False)
+    except Exception:  # noqa: BLE001 - a name Flax does not know
+        return None
+    return kind if isinstance(kind, type) else None
 
 
 def _arg_name(names: list[str], index: int) -> str:
@@ -535,11 +547,58 @@ class _Mapped(Generic[P, R]):
             if isinstance(err.__cause__, _Aliased):
                 raise self._aliased(err.__cause__, resolved) from None
             whole = self._whole_per_example(resolved) if isinstance(err, FunctionError) else None
-            raise (whole or self._user_terms(retitled(err, self._title()), resolved)) from None
+            named = self._tag_filter(resolved)
+            raise (whole or named or self._user_terms(retitled(err, self._title()), resolved)) from None
         updated = self._updated_unmapped(resolved)
         if updated is not None:
             raise updated
         return prediction
+
+    def _tag_filter(self, resolved: _Resolved) -> AxisCheckError | None:
+        """A StateAxes filter written as a string that matches no variable of the module it
+        is given (a string matches a tag: an RNG stream's name), where Flax names a Variable
+        type so (Linen's collection `'params'`, NNX's `nnx.Param`): that type in its place,
+        the Fix where the call then checks."""
+        for index, arg in enumerate(resolved.passed):
+            spec = self._spec_of(index)
+            if not isinstance(spec, _nnx.StateAxes) or not _nnx.graph.is_graph_node(arg):
+                continue
+            filters, axes = list(spec._filters), list(spec._axes)
+            variables = [(tuple(p), v) for p, v in _nnx.graph.iter_graph(arg) if isinstance(v, _nnx.Variable)]
+            for k, written in enumerate(filters):
+                kind = _type_named(written)
+                if kind is None or any(_nnx.filterlib.to_predicate(written)(p, v) for p, v in variables):
+                    continue
+                if not any(isinstance(v, kind) for _, v in variables):
+                    continue
+                entry = _nnx.StateAxes(dict(zip([*filters[:k], kind, *filters[k + 1 :]], axes, strict=True)))
+                specs = self.in_axes if isinstance(self.in_axes, tuple | list) else (self.in_axes,)
+                in_axes = (*specs[:index], entry, *specs[index + 1 :]) if len(specs) > 1 else entry
+                head = _arg_name(resolved.names, index)
+                typed = [
+                    f"{head}{''.join(f'[{key!r}]' for key in p)} {format_shape(v.shape)}"
+                    for p, v in variables
+                    if isinstance(v, kind) and hasattr(v, "shape")
+                ]
+                return SpecError(
+                    f"{head}'s StateAxes filter {written!r} matches none of its variables: a string filter"
+                    f" matches a tag (an RNG stream's name), not a Variable type; its {_filter_code(kind)}"
+                    f" variables ({and_list(typed[:3] + (['...'] if len(typed) > 3 else []))}) are of the type"
+                    f" Flax names {written!r}",
+                    transform=self._title(),
+                    fix=f"in_axes={_show(in_axes, code=True)}"
+                    if self._checks(resolved.with_in_axes(in_axes))
+                    else None,
+                )
+        return None
+
+    def _checks(self, resolved: _Resolved) -> bool:
+        """Whether the call, resolved against a candidate's options, checks."""
+        try:
+            self._checker(resolved).predict(*resolved.dynamic, **resolved.kwargs)
+        except AxisCheckError:
+            return False
+        return True
 
     def _aliased(self, found: _Aliased, resolved: _Resolved) -> SpecError:
         per_output = self._kept_returned(found, resolved)
@@ -661,6 +720,7 @@ class _Mapped(Generic[P, R]):
                 aliased = self._aliased(err.__cause__, resolved)
                 return aliased if lib_err is None else retitled(aliased, self._title(), lib_err)
             whole = self._whole_per_example(resolved) if isinstance(err, FunctionError) else None
+            whole = whole or self._tag_filter(resolved)
             if whole is not None:
                 return whole if lib_err is None else retitled(whole, self._title(), lib_err)
             return self._user_terms(retitled(err, self._title(), lib_err), resolved)
