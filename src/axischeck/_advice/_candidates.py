@@ -280,6 +280,7 @@ def _plain_tree(arg: Any) -> bool:
 
 
 def _size_along(leaf: Any, axis: int) -> int | None:
+    """An array's size along an in_axes entry (None: no such axis, or not an array)."""
     shape = getattr(leaf, "shape", None)
     return shape[axis] if shape is not None and -len(shape) <= axis < len(shape) else None
 

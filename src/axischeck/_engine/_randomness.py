@@ -115,16 +115,10 @@ def shared_draws(
     whose draws reach an output in `declared_same` (one the map's options declare the
     same along it: out_axes None, a parameter initialised once for the batch) as they
     are, not through a psum of them, is shared on purpose, and not reported."""
-    jaxpr = getattr(closed, "jaxpr", closed)
-    reading = _Reading()
-    if not reading.draws(jaxpr):
+    read = _read(closed, varying, varying_consts or {})
+    if read is None:
         return ()
-    made = varying_consts or {}
-    consts = [
-        _Fact(frozenset(made.get(k, ())), frozenset(), frozenset({("const", k)})) for k in range(len(jaxpr.constvars))
-    ]
-    ins = [_Fact(frozenset(v), frozenset(), frozenset({("arg", k)})) for k, v in enumerate(varying)]
-    outs = reading.flow(jaxpr, consts + ins, (), constvars=True)
+    reading, outs = read
     found: dict[Path, tuple[Axes, list[int]]] = {}
     meant = {path for j in declared_same if j < len(outs) for path in outs[j].draws - outs[j].reduced}
     for j, out in enumerate(outs):
@@ -142,14 +136,24 @@ def shared_draws(
 def samplers(closed: Any, varying: Sequence[Axes]) -> tuple[Sampler, ...]:
     """Every sampler of `closed` (a closed jaxpr) with the axes its key varies along,
     where the k-th input varies along `varying[k]` and its constants along none."""
+    read = _read(closed, varying, {})
+    return tuple(read[0].samplers.values()) if read is not None else ()
+
+
+def _read(
+    closed: Any, varying: Sequence[Axes], varying_consts: Mapping[int, Axes]
+) -> tuple[_Reading, list[_Fact]] | None:
+    """One reading of `closed` and the facts of its outputs (None: it draws nothing)."""
     jaxpr = getattr(closed, "jaxpr", closed)
     reading = _Reading()
     if not reading.draws(jaxpr):
-        return ()
-    consts = [_Fact(frozenset(), frozenset(), frozenset({("const", k)})) for k in range(len(jaxpr.constvars))]
+        return None
+    consts = [
+        _Fact(frozenset(varying_consts.get(k, ())), frozenset(), frozenset({("const", k)}))
+        for k in range(len(jaxpr.constvars))
+    ]
     ins = [_Fact(frozenset(v), frozenset(), frozenset({("arg", k)})) for k, v in enumerate(varying)]
-    reading.flow(jaxpr, consts + ins, (), constvars=True)
-    return tuple(reading.samplers.values())
+    return reading, reading.flow(jaxpr, consts + ins, (), constvars=True)
 
 
 def wrapped_inputs(closed: Any) -> frozenset[int]:
