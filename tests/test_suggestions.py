@@ -2030,6 +2030,27 @@ def test_a_key_mapped_by_mistake_and_folded_with_each_example_is_passed_whole_as
     assert not err.suggestions and "a random key you mapped, whole: every example would draw the same" in str(err)
 
 
+def test_raw_keys_returned_words_first_are_never_remapped_as_the_fix() -> None:
+    """Chains stored (dim, chains), stepped with in_axes=(0, -1) and a single out_axes=-1
+    that also places the returned raw keys: they come back (2, 4), words first. Mapping
+    their axis 1 runs this call but not the first one: said as what it is, with the keys'
+    own out_axes entry as the remedy."""
+
+    def step(key: jax.Array, x: jax.Array) -> tuple[jax.Array, jax.Array]:
+        key, sub = jax.random.split(key)
+        return key, x + jax.random.normal(sub, x.shape)
+
+    keys, x = jax.random.split(jax.random.PRNGKey(0), 4), jnp.zeros((3, 4))
+    chains = ax.vmap(step, in_axes=(0, -1), out_axes=-1)  # axischeck: ignore
+    keys, x = chains(keys, x)
+    err = _refused(lambda: chains(keys, x))
+    assert not any(s.is_fix for s in err.suggestions)
+    assert "key holds raw keys with their two uint32 words first, (2, 4)" in str(err)
+    fixed = jax.vmap(step, in_axes=(0, -1), out_axes=(0, -1))
+    keys, x = fixed(*fixed(jax.random.split(jax.random.PRNGKey(0), 4), jnp.zeros((3, 4))))
+    assert keys.shape == (4, 2) and x.shape == (3, 4)
+
+
 def test_no_rank_hint_where_a_negative_axis_or_a_keyword_argument_would_move_what_it_maps() -> None:
     """A negative in_axes counts from the end and a keyword argument is mapped at axis 0
     whatever in_axes says: examples of another rank, or a nested vmap, would map other

@@ -25,7 +25,7 @@ from .._core._jax_compat import is_key_array
 from .._core._leaves import Call, Leaf
 from .._core._shape import Shape
 from .._core._steps import MapStep
-from .._core._text import and_list
+from .._core._text import and_list, format_shape
 from .._core._trees import PrefixMismatch, broadcast_prefix
 from .._engine._levels import MapLevel, read_sizes, resolve_in_axes
 from .._engine._models import MapModel, Model, Outcome, SignatureModel, chain
@@ -124,7 +124,11 @@ def _shapes_only(model: MapModel, call: Call, s: Suggestion, found: list[Suggest
     before = per_argument(model.level.in_axes.value, len(call.args))
     if size is None or not isinstance(axes, tuple) or before is None or len(axes) != len(before):
         return None
-    moved = _moved_to_the_keys(call, before, axes, size) or _keys_out_of_order(call, before, axes)
+    moved = (
+        _moved_to_the_keys(call, before, axes, size)
+        or _keys_out_of_order(call, before, axes)
+        or _key_words_first(call, before, axes, s.outcome)
+    )
     if moved is not None:
         return moved
     unkeyed = _unmapped_key(call, before, axes, size) if not _keys_vary(model, call, axes, s.outcome) else None
@@ -214,6 +218,31 @@ def _keys_out_of_order(call: Call, before: list[Any], axes: tuple[Any, ...]) -> 
                     f" {name} was split in the shape {grid}, where {other_name}'s dims are {dims} (split it in"
                     f" {other_name}'s shape, jax.random.split(key, {dims}), to give each example its own place's key)"
                 )
+    return None
+
+
+def _key_words_first(call: Call, before: list[Any], axes: tuple[Any, ...], outcome: Outcome | None) -> str | None:
+    """What a candidate that maps raw keys held with their two uint32 words first, `(2, n)`,
+    along their last axis changes: it reads them, but `jax.random.split` makes raw keys
+    `(n, 2)`, words last. Keys that come back words first were moved there, most often by
+    a single int out_axes that also placed the keys a map returned: the keys' own out_axes
+    entry is what keeps them as they went in, and this call's in_axes is not the mistake."""
+    replay = outcome.replay if outcome is not None else None
+    for i, (b, a) in enumerate(zip(before, axes, strict=True)):
+        keys = call.args[i]
+        if type(a) is not int or a == b or not isinstance(keys, Leaf) or keys.shape is None:
+            continue
+        if len(keys.shape) != 2 or keys.shape[0] != 2 or a not in (1, -1):
+            continue
+        if getattr(keys.value, "dtype", None) != np.uint32 or replay is None or not wraps_handed_keys(replay.closed):
+            continue
+        name = call.arg_labels[i]
+        return (
+            f"{name} holds raw keys with their two uint32 words first, {format_shape(keys.shape)}, where"
+            f" jax.random.split gives ({keys.shape[1]}, 2): keys returned by a map whose single int out_axes moved"
+            f" their words first are mapped as they came back; give {name} its own out_axes entry (0) where the map"
+            " returns it, so that it comes back as it went in"
+        )
     return None
 
 
