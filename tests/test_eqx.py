@@ -721,3 +721,33 @@ def test_a_dict_in_axes_naming_a_parameter_the_call_leaves_at_its_default_is_sai
         axeqx.filter_vmap(scaled, in_axes={"x": 0, "scale": None})(x, x)
     assert isinstance(info.value, ValueError) and info.value.fix is None
     assert "'scale', a parameter of scaled this call does not pass" in str(info.value)
+
+
+def test_a_state_made_one_for_all_members_is_never_passed_whole_as_the_fix() -> None:
+    """equinox#466's stateful ensembles: the constructor's out_axes None made one running
+    mean for 4 members, and the forward pass maps it with them. Passing it whole runs, but
+    the map returns it stacked, one per member: the next call fails. Said as that, never
+    the fix (the constructor's out_axes is the mistake)."""
+
+    class Running(eqx.Module):
+        linear: eqx.nn.Linear
+        mean: eqx.nn.StateIndex
+
+        def __init__(self, key: jax.Array) -> None:
+            self.linear = eqx.nn.Linear(2, 3, key=key)
+            self.mean = eqx.nn.StateIndex(jnp.zeros(3))
+
+        def __call__(self, x: jax.Array, state: eqx.nn.State) -> tuple[jax.Array, eqx.nn.State]:
+            mean = 0.9 * state.get(self.mean) + 0.1 * self.linear(x)
+            return mean, state.set(self.mean, mean)
+
+    def make(key: jax.Array) -> tuple[Running, eqx.nn.State]:
+        return eqx.nn.make_with_state(Running)(key)  # type: ignore[no-any-return]
+
+    keys = jax.random.split(jax.random.PRNGKey(0), 4)
+    members, state = eqx.filter_vmap(make, out_axes=(eqx.if_array(0), None))(keys)
+    forward = axeqx.filter_vmap(lambda m, s, x: m(x, s), in_axes=(eqx.if_array(0), 0, None))
+    with pytest.raises(ax.AxisCheckError) as info:
+        forward(members, state, jnp.ones(2))
+    assert not info.value.suggestions
+    assert "it passes s, a state threaded from call to call, whole" in str(info.value)

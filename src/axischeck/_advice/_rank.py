@@ -11,6 +11,7 @@ nothing is the fix (any one would be a guess).
 
 from __future__ import annotations
 
+import sys
 from dataclasses import replace
 from typing import Any
 
@@ -134,6 +135,9 @@ def _shapes_only(model: MapModel, call: Call, s: Suggestion, found: list[Suggest
     unkeyed = _unmapped_key(call, before, axes, size) if not _keys_vary(model, call, axes, s.outcome) else None
     if unkeyed is not None:
         return unkeyed
+    stacked = _comes_back_stacked(call, before, axes, s.outcome, size)
+    if stacked is not None:
+        return stacked
     if _declares_inputs(model):
         return None
     partly = _partly_batched(call, before, axes, size)
@@ -244,6 +248,43 @@ def _key_words_first(call: Call, before: list[Any], axes: tuple[Any, ...], outco
             " returns it, so that it comes back as it went in"
         )
     return None
+
+
+def _comes_back_stacked(
+    call: Call, before: list[Any], axes: tuple[Any, ...], outcome: Outcome | None, size: int
+) -> str | None:
+    """What a candidate that passes whole a state the user mapped changes, where the
+    function returns it and the map stacks it, one per example (an ensemble's Equinox
+    `State`, made once for all members by the constructor's out_axes None): it runs this
+    call, but a state is threaded from call to call, and it comes back with another shape
+    than it went in. It is meant per example from where it was made. (Other trees shaped
+    like an argument, per-example gradients of parameters passed whole, are meant stacked.)"""
+    outputs = outcome.shapes if outcome is not None and type(outcome.shapes) is tuple else ()
+    for i, (b, a) in enumerate(zip(before, axes, strict=True)):
+        arg = call.args[i]
+        if a is not None or b is None or not _threaded_state(arg):
+            continue
+        structure = jax.tree_util.tree_structure(arg)
+        shapes = [(size, *leaf.shape) for leaf in jax.tree_util.tree_leaves(arg) if leaf.shape is not None]
+        for j, out in enumerate(outputs):
+            leaves = jax.tree_util.tree_leaves(out, is_leaf=lambda x: isinstance(x, Shape))
+            same = jax.tree_util.tree_structure(out, is_leaf=lambda x: isinstance(x, Shape)) == structure
+            if same and [tuple(leaf) for leaf in leaves] == shapes:
+                name = call.arg_labels[i]
+                return (
+                    f"it passes {name}, a state threaded from call to call, whole, and the function returns it as"
+                    f" output[{j}], which the map stacks: it goes in as one and comes back as {size}, so the next"
+                    f" call that passes it on fails; if it is meant one per example, make it so where it is created"
+                    " (an out_axes None there made one for all)"
+                )
+    return None
+
+
+def _threaded_state(arg: Any) -> bool:
+    """Whether an argument is an Equinox `State`: what a stateful layer reads and returns,
+    threaded by the program from call to call."""
+    equinox = sys.modules.get("equinox")
+    return equinox is not None and isinstance(arg, equinox.nn.State)
 
 
 def _keys_vary(model: MapModel, call: Call, axes: tuple[Any, ...], outcome: Outcome | None) -> bool:
