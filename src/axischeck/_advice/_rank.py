@@ -135,12 +135,9 @@ def _shapes_only(model: MapModel, call: Call, s: Suggestion, found: list[Suggest
     unkeyed = _unmapped_key(call, before, axes, size) if not _keys_vary(model, call, axes, s.outcome) else None
     if unkeyed is not None:
         return unkeyed
-    stacked = _comes_back_stacked(call, before, axes, s.outcome, size)
-    if stacked is not None:
-        return stacked
     if _declares_inputs(model):
         return None
-    partly = _partly_batched(call, before, axes, size)
+    partly = _partly_batched(call, before, axes, size) or _comes_back_stacked(call, before, axes, s.outcome, size)
     if partly is not None:
         return partly
     dissent = [
