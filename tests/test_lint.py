@@ -521,6 +521,16 @@ def test_python_dash_m_runs_the_command() -> None:
     assert done.returncode == 1 and done.stdout.count("AX005") == 6
 
 
+def test_a_map_given_static_argnums_is_told_to_give_the_argument_in_axes_none(tmp_path: Path) -> None:
+    """jax#5617: vmap has no static_argnums; AX023 says what it takes instead, as the
+    drop-in's error does."""
+    path = tmp_path / "a.py"
+    path.write_text("import jax\n\n\ndef f(x, y, order):\n    return x\n\n\njax.vmap(f, static_argnums=(2,))\n")
+    (finding,), _ = lint([str(path)], use_config=False)
+    assert finding.code == "AX023"
+    assert "vmap keeps no argument static: give argument 2 the in_axes entry None" in finding.message
+
+
 def test_findings_are_values() -> None:
     f = Finding("a.py", 1, 2, "AX001", "m")
     assert f.as_dict() == {"path": "a.py", "line": 1, "column": 2, "code": "AX001", "message": "m"}

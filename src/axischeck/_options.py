@@ -33,7 +33,7 @@ from ._core._cache import BoundedCache
 from ._core._errors import SpecError
 from ._core._jax_compat import custom_axis_spec
 from ._core._keys import lookup, store
-from ._core._option_names import MEANT
+from ._core._option_names import MEANT, STATIC_OPTIONS, unmapped_instead
 from ._core._trees import check_nesting, flat_axes
 from ._engine._predictor import Predictor
 from ._engine._signature import Signature
@@ -278,23 +278,5 @@ def unknown_option(name: str, kwargs: Mapping[str, Any], known: frozenset[str]) 
     meant = [MEANT[word]] if MEANT.get(word) in known else difflib.get_close_matches(word, sorted(known), n=1)
     hint = f"write {meant[0]}={kwargs[word]!r} (did you mean {meant[0]}?)" if meant else None
     if hint is None and word in STATIC_OPTIONS and "in_axes" in known:
-        hint = _unmapped_instead(name, kwargs[word])
+        hint = unmapped_instead(name, kwargs[word])
     return SpecError(f"{name}() got an unexpected keyword argument {word!r}", hint=hint)
-
-
-STATIC_OPTIONS = frozenset({"static_argnums", "static_argnames", "static_broadcasted_argnums"})
-"""The options of jit and pmap that keep arguments static, which a map over examples lacks."""
-
-
-def _unmapped_instead(name: str, static: Any) -> str:
-    """What a map without static arguments (vmap, smap) takes instead: an in_axes entry
-    None passes an argument whole to every example (and a Python constant the function
-    needs as such is bound beforehand)."""
-    from ._core._text import and_list
-
-    given = static if isinstance(static, tuple | list) else (static,)
-    which = and_list([f"argument {g}" if type(g) is int else repr(g) for g in given]) or "it"
-    return (
-        f"{name} keeps no argument static: give {which} the in_axes entry None, which passes it whole to"
-        " every example (a value the function needs as a Python constant: bind it first, functools.partial)"
-    )

@@ -28,5 +28,9 @@ def case_shard_map_check_rep(mesh):
     return f(jnp.ones(2), jnp.ones(2))
 
 
+def case_vmap_static_argnums():
+    return jax.vmap(scale, static_argnums=(1,))(jnp.ones((3, 2)), 2.0)  # expect: AX023
+
+
 if __name__ == "__main__":
     case_axis_for_in_axes()

@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, Protocol
 
 from .._core._option_names import MEANT as _MEANT
+from .._core._option_names import STATIC_OPTIONS, unmapped_instead
 from ._callee import Callee, Resolver, Site, is_default
 from ._flow import Use, expects_failure, uses_of_def, uses_of_value, written_to_fail
 from ._jax_release import vmap_matches_containers_by_position
@@ -171,12 +172,15 @@ class SiteChecker:
                 meant = close[0] if close else None
             value = self.site.option(name)
             shown = axes_text(value) if value is not UNKNOWN else "..."
+            kind = t.title.split(".")[-1]
             did = f"; did you mean {meant}?" if meant else ""
+            if not did and name in STATIC_OPTIONS and "in_axes" in known:
+                did = f"; {unmapped_instead(kind, value if value is not UNKNOWN else ())}"
             self.emit(
                 node,
                 "AX023",
-                f"{t.title.split('.')[-1]}() takes no option {name!r}{did} JAX raises TypeError"
-                f" 'got an unexpected keyword argument {name!r}'",
+                f"{kind}() takes no option {name!r} (JAX raises TypeError 'got an unexpected keyword"
+                f" argument {name!r}'){did}",
                 f"{meant}={shown}" if meant and value is not UNKNOWN else None,
             )
             return True
