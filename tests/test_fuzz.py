@@ -20,7 +20,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from hypothesis import Phase, given, settings
+from hypothesis import Phase, example, given, settings
 from hypothesis import strategies as st
 from jax.sharding import PartitionSpec as P
 
@@ -512,6 +512,9 @@ def _exercise_signature(what: str, sig: ax.Signature, shapes: list[tuple[int, ..
     shapes=st.lists(st.one_of(shape_tuples, huge_shape_tuples), max_size=3),
     in_axes=st.one_of(st.integers(-2, 2), st.none(), st.tuples(st.integers(-1, 1), st.none())),
 )
+@example(
+    text="", shapes=[(2, 3, 0, 591604993315, 8045727881846040035328), (2,)], in_axes=2
+)  # an empty stand-in no allocation takes
 def test_signature_strings_fuzz(text: str, shapes: list[tuple[int, ...]], in_axes: Any) -> None:
     sig = attempt(f"Signature({text!r})", ax.Signature, text)
     if isinstance(sig, ax.Signature):

@@ -23,6 +23,7 @@ elements. A candidate that cannot be checked within it is not called a fix.
 from __future__ import annotations
 
 import contextlib
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
@@ -94,9 +95,11 @@ def program(
     run_with: RunWith, fun: Callable[..., Any], model: Model, call: Call, args: tuple[Any, ...], kwargs: dict[str, Any]
 ) -> Program | None:
     """The failed call as a `Program`, with stand-ins for abstract or traced arguments;
-    None where its arguments are too large to run within `MAX_ELEMENTS`."""
+    None where its arguments are too large to run within `MAX_ELEMENTS` (or one has a
+    dim beyond it: an empty array of a dim no allocation takes)."""
     leaves, treedef = jax.tree_util.tree_flatten((args, kwargs))
-    if sum(int(np.prod(getattr(leaf, "shape", ()))) for leaf in leaves) > MAX_ELEMENTS:
+    shapes = [tuple(int(d) for d in getattr(leaf, "shape", ())) for leaf in leaves]
+    if sum(math.prod(shape) for shape in shapes) > MAX_ELEMENTS or any(d > MAX_ELEMENTS for s in shapes for d in s):
         return None
     rng = np.random.default_rng(0)
     values = [_concrete(leaf, rng) for leaf in leaves]
