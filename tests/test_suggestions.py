@@ -1979,7 +1979,7 @@ def test_a_shape_tuple_mapped_by_the_default_in_axes_is_said_to_be_a_tuple() -> 
     """jax.random.normal vmapped over keys with its shape tuple passed along: the default
     in_axes 0 reaches each int of the tuple. The fix leaves it unmapped and says why."""
     keys = jax.random.split(jax.random.key(7), 4)
-    err = _refused(lambda: ax.vmap(jax.random.normal)(keys, (3,)))
+    err = _refused(lambda: ax.vmap(jax.random.normal)(keys, (3,)))  # axischeck: ignore[AX016]
     (fix,) = err.suggestions
     assert fix.as_kwargs() == {"in_axes": (0, None)} and fix.is_fix
     assert "leave shape unmapped (a tuple: in_axes 0 reached each of its leaves)" in str(err)

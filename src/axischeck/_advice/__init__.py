@@ -61,7 +61,10 @@ def advise(predictor: Predictor, err: AxisCheckError, args: tuple[Any, ...], kwa
         return err
     try:
         with quiet_tracebacks(), warnings_held():  # the trials' exceptions are only read, their warnings unsaid
-            args, kwargs, call = predictor.found_in(err, args, kwargs)
+            try:
+                args, kwargs, call = predictor.found_in(err, args, kwargs)
+            except Exception:  # arguments the engine cannot read (a pytree whose flatten fails): no call to advise on
+                return err
             model = predictor.models.model
             named = cause(call, err, _map_facts(model, call, predictor.params))
             budget = Budget(predictor.fix_traces)  # the search's, and what it leaves to `other_rank`

@@ -98,13 +98,17 @@ def program(
     None where its arguments are too large to run within `MAX_ELEMENTS` (or one has a
     dim beyond it: an empty array of a dim no allocation takes)."""
     leaves, treedef = jax.tree_util.tree_flatten((args, kwargs))
-    shapes = [tuple(int(d) for d in getattr(leaf, "shape", ())) for leaf in leaves]
+    shapes = [tuple(leaf.shape) if isinstance(leaf, _ARRAYS) else () for leaf in leaves]
     if sum(math.prod(shape) for shape in shapes) > MAX_ELEMENTS or any(d > MAX_ELEMENTS for s in shapes for d in s):
         return None
     rng = np.random.default_rng(0)
     values = [_concrete(leaf, rng) for leaf in leaves]
     args, kwargs = jax.tree_util.tree_unflatten(treedef, values)
     return Program(run_with, fun, model, call, tuple(args), dict(kwargs))
+
+
+_ARRAYS = (jax.Array, np.ndarray, Tracer, jax.ShapeDtypeStruct)
+"""The leaves a program's arguments are counted by (anything else is passed as it is)."""
 
 
 def _concrete(leaf: Any, rng: np.random.Generator) -> Any:

@@ -902,7 +902,9 @@ def is_key_array(value: Any) -> bool:
             return True
     except TypeError:
         return False
-    shape: tuple[int, ...] = tuple(getattr(value, "shape", ()))
+    shape = getattr(value, "shape", ())
+    if not isinstance(shape, tuple):  # an object that only looks like an array
+        return False
     return bool(dtype == np.uint32) and len(shape) >= 1 and shape[-1] == 2
 
 
