@@ -557,7 +557,7 @@ def _out_axes_options(model: MapModel, call: Call, budget: Budget) -> list[Sugge
     current = level.out_axes.value
     kind = level.kind
     if current is None or type(current) is int:
-        per_output = _per_output_options(model, call, current, budget) if type(current) is int else []
+        one_each = _per_output_options(model, call, current, budget) if type(current) is int else []
         for cand in (0, -1, 1):
             if cand == current:
                 continue
@@ -565,10 +565,10 @@ def _out_axes_options(model: MapModel, call: Call, budget: Budget) -> list[Sugge
                 MapModel(replace(level, out_axes=freeze_out_axes(cand, kind)), model.inner, model.fn), call, budget
             )
             if outcome is not None:
-                moves = _moves_kept(per_output, current, cand)
+                moves = _moves_kept(one_each, current, cand)
                 whole = Suggestion(f"out_axes={cand}", (("out_axes", cand),), shapes_only=moves, outcome=outcome)
-                return [*per_output, whole]
-        return per_output
+                return [*one_each, whole]
+        return one_each
     if not isinstance(current, (tuple, list)):
         return []
     probe = works(MapModel(replace(level, out_axes=freeze_out_axes(0, kind)), model.inner, model.fn), call, budget)

@@ -261,7 +261,7 @@ def _comes_back_stacked(
         arg = call.args[i]
         if a is not None or b is None or not _threaded_state(arg):
             continue
-        structure = jax.tree_util.tree_structure(arg)
+        structure: Any = jax.tree_util.tree_structure(arg)
         shapes = [(size, *leaf.shape) for leaf in jax.tree_util.tree_leaves(arg) if leaf.shape is not None]
         for j, out in enumerate(outputs):
             leaves = jax.tree_util.tree_leaves(out, is_leaf=lambda x: isinstance(x, Shape))
