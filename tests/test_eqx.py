@@ -751,3 +751,29 @@ def test_a_state_made_one_for_all_members_is_never_passed_whole_as_the_fix() -> 
         forward(members, state, jnp.ones(2))
     assert not info.value.suggestions
     assert "it passes s, a state threaded from call to call, whole" in str(info.value)
+
+
+def test_a_fixs_options_are_the_in_axes_its_text_writes() -> None:
+    """equinox#1046's stacked samples mapped beside the model: the fix reads
+    `in_axes=(None, eqx.if_array(0))`, and its options are those same objects (not the
+    engine's per-leaf tree), so applying them computes the fixed program."""
+
+    class Sample(eqx.Module):
+        value: jax.Array
+        name: str
+
+    def loss(model: eqx.nn.Linear, sample: Sample) -> jax.Array:
+        return jnp.sum(model(sample.value) ** 2)
+
+    model = eqx.nn.Linear(3, 2, key=jax.random.PRNGKey(0))
+    xs = Sample(jnp.ones((5, 3)), "train")
+    with pytest.raises(ax.AxisCheckError) as info:
+        axeqx.filter_vmap(loss)(model, xs)
+    (fix,) = info.value.suggestions
+    assert "in_axes=(None, eqx.if_array(0))" in fix.text
+    (none, mapped) = fix.as_kwargs()["in_axes"]
+    assert none is None and isinstance(mapped, eqx.if_array) and mapped.axis == 0
+    np.testing.assert_array_equal(
+        eqx.filter_vmap(loss, **fix.as_kwargs())(model, xs),
+        eqx.filter_vmap(loss, in_axes=(None, eqx.if_array(0)))(model, xs),
+    )

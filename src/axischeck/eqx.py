@@ -151,25 +151,25 @@ class _OutAxesFailed(Exception):
     """A callable in `out_axes` failed (or gave no axis) on the function's output."""
 
 
-def _entry_in_equinox_terms(entry: Any, before: Any, spec: Any, arg: Any, dynamic: Any) -> str:
+def _entry_in_equinox_terms(entry: Any, before: Any, spec: Any, arg: Any, dynamic: Any) -> Any:
     """One argument's in_axes from a fix, as an Equinox user writes it: the entry they wrote
     where the fix keeps it, `None` where it maps none of the argument's arrays, the int for an
     array, `eqx.if_array(k)` where it maps every array of a pytree at k."""
     if entry == before:
-        return _show(spec)
+        return spec
     treedef: Any
     leaves, treedef = jax.tree_util.tree_flatten(entry, is_leaf=lambda a: a is None)
     try:
         subtrees = treedef.flatten_up_to(dynamic)
     except (ValueError, TypeError):
-        return repr(entry)
+        return entry
     axes = {axis for axis, sub in zip(leaves, subtrees, strict=True) if jax.tree_util.tree_leaves(sub)}
     if axes <= {None}:
-        return "None"
+        return None
     if len(axes) == 1:
         (axis,) = axes
-        return repr(axis) if _is_array(arg) else f"eqx.if_array({axis})"
-    return repr(entry)
+        return axis if _is_array(arg) else _eqx.if_array(axis)
+    return entry
 
 
 class _Filtered(Generic[P, R]):
@@ -222,24 +222,31 @@ class _Filtered(Generic[P, R]):
             axes = dict(getattr(suggestion, "options", ())).get("in_axes")
             if not isinstance(axes, tuple) or len(axes) != len(args) or len(specs) != len(args):
                 continue
-            shown = [
+            written[f"in_axes={seq_repr(axes)}"] = tuple(
                 _entry_in_equinox_terms(*parts)
                 for parts in zip(axes, resolved.dynamic_axes, specs, args, resolved.dynamic, strict=True)
-            ]
-            written[f"in_axes={seq_repr(axes)}"] = f"in_axes=({', '.join(shown)}{',' if len(shown) == 1 else ''})"
+            )
 
         def rewritten(text: str) -> str:
             for engine, user in written.items():
-                text = text.replace(engine, user)
+                text = text.replace(engine, f"in_axes={_show(user)}")
             return text
+
+        def in_user_terms(s: Any) -> Any:
+            """The suggestion with its text and its in_axes both as the user writes them."""
+            options = tuple(
+                (name, written.get(f"in_axes={seq_repr(value)}", value) if name == "in_axes" else value)
+                for name, value in s.options
+            )
+            return replace(s, text=rewritten(s.text), options=options)
 
         fix = None if err.fix is None else rewritten(err.fix)
         if err.fix and not resolved.mapped and self._options.get("axis_size") is None:
             fix = self._map_one(args, specs) or fix
         err.fix = fix
         err.notes = tuple(map(rewritten, err.notes))
-        err.suggestions = tuple(replace(s, text=rewritten(s.text)) for s in err.suggestions)
-        err.readings = tuple(replace(s, text=rewritten(s.text)) for s in getattr(err, "readings", ()))
+        err.suggestions = tuple(map(in_user_terms, err.suggestions))
+        err.readings = tuple(map(in_user_terms, getattr(err, "readings", ())))
         ValueError.__init__(err, err.render())
         return err
 
