@@ -547,8 +547,9 @@ class _Mapped(Generic[P, R]):
             if isinstance(err.__cause__, _Aliased):
                 raise self._aliased(err.__cause__, resolved) from None
             whole = self._whole_per_example(resolved) if isinstance(err, FunctionError) else None
-            named = self._tag_filter(resolved)
-            raise (whole or named or self._user_terms(retitled(err, self._title()), resolved)) from None
+            raise (
+                whole or self._tag_filter(resolved) or self._user_terms(retitled(err, self._title()), resolved)
+            ) from None
         updated = self._updated_unmapped(resolved)
         if updated is not None:
             raise updated
@@ -592,10 +593,14 @@ class _Mapped(Generic[P, R]):
                 )
         return None
 
-    def _checks(self, resolved: _Resolved) -> bool:
-        """Whether the call, resolved against a candidate's options, checks."""
+    def _checks(self, resolved: _Resolved, dynamic: tuple[Any, ...] | None = None, **options: Any) -> bool:
+        """Whether the call checks, resolved against a candidate's in_axes, with `options`
+        for `_checker` (another axis_size or out_axes) and `dynamic` for arguments the
+        candidate changes (the streams' keys split)."""
         try:
-            self._checker(resolved).predict(*resolved.dynamic, **resolved.kwargs)
+            self._checker(resolved, **options).predict(
+                *(resolved.dynamic if dynamic is None else dynamic), **resolved.kwargs
+            )
         except AxisCheckError:
             return False
         return True
@@ -979,11 +984,7 @@ class _Mapped(Generic[P, R]):
 
     def _checks_split(self, resolved: _Resolved, streams: list[_Stream], n: int) -> bool:
         """Whether the call checks with the streams' keys split into `n` (asked of the engine)."""
-        try:
-            self._checker(resolved).predict(*resolved.with_streams_split(streams, n), **resolved.kwargs)
-        except AxisCheckError:
-            return False
-        return True
+        return self._checks(resolved, resolved.with_streams_split(streams, n))
 
     def _size_of_the_split(self, resolved: _Resolved, streams: list[_Stream], made: list[int]) -> int | None:
         """The one number every mapped stream was split into (`made`: the numbers), where
@@ -995,11 +996,7 @@ class _Mapped(Generic[P, R]):
             return None
         if resolved.mapped_sizes(skip={id(s.value) for s in streams}):
             return None  # other arguments say the size
-        try:
-            self._checker(resolved, axis_size=made[0]).predict(*resolved.dynamic, **resolved.kwargs)
-        except AxisCheckError:
-            return None
-        return made[0]
+        return made[0] if self._checks(resolved, axis_size=made[0]) else None
 
     def _speaker(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Speaker:
         """How the check of the draws of Flax's `jax.vmap`/`jax.pmap` names what the user

@@ -36,7 +36,7 @@ from .._engine._levels import MapLevel, read_sizes, resolve_in_axes, takes
 from .._engine._models import MapModel, Model, Outcome, TraceModel, chain, is_symbolic, run
 from .._engine._shard_model import ShardModel
 from .._engine._trace import Replay, replay_of
-from ._rank import intent, per_argument
+from ._rank import intent, per_argument, size_at
 from ._suggestion import Suggestion
 
 M = TypeVar("M", bound=Model)
@@ -239,7 +239,7 @@ def _leaf_axes_options(model: MapModel, call: Call, budget: Budget) -> list[Sugg
         for arg, entry in zip(call.args, entries, strict=True)
         if type(entry) is int
         for leaf in jax.tree_util.tree_leaves(arg)
-        if (size := _size_along(leaf, entry)) is not None
+        if (size := size_at(leaf, entry)) is not None
     }
     if not trees or len(sizes) < 2:
         return []
@@ -279,12 +279,6 @@ def _plain_tree(arg: Any) -> bool:
     return type(arg) in (list, tuple) and all(_plain_tree(v) for v in arg)
 
 
-def _size_along(leaf: Any, axis: int) -> int | None:
-    """An array's size along an in_axes entry (None: no such axis, or not an array)."""
-    shape = getattr(leaf, "shape", None)
-    return shape[axis] if shape is not None and -len(shape) <= axis < len(shape) else None
-
-
 def _mapped_at_size(
     call: Call, entries: list[Any], trees: list[int], size: int
 ) -> tuple[tuple[Any, ...], list[str]] | None:
@@ -295,14 +289,14 @@ def _mapped_at_size(
     moved: list[str] = []
     for i, (arg, entry) in enumerate(zip(call.args, entries, strict=True)):
         if i not in trees:
-            if type(entry) is int and any(_size_along(leaf, entry) != size for leaf in jax.tree_util.tree_leaves(arg)):
+            if type(entry) is int and any(size_at(leaf, entry) != size for leaf in jax.tree_util.tree_leaves(arg)):
                 return None
             continue
         leaves, treedef = jax.tree_util.tree_flatten(arg)
         axes = []
         for leaf in leaves:
             fits = [a for a, n in enumerate(leaf.shape) if n == size]
-            if _size_along(leaf, entry) == size:
+            if size_at(leaf, entry) == size:
                 axes.append(entry)
             elif len(fits) == 1:
                 axes.append(fits[0])

@@ -143,7 +143,7 @@ def _shapes_only(model: MapModel, call: Call, s: Suggestion, found: list[Suggest
     dissent = [
         i
         for i, (b, a) in enumerate(zip(before, axes, strict=True))
-        if a is None and _size_at(call.args[i], b) not in (None, size) and not _one_raw_key(call, i, s.outcome)
+        if a is None and size_at(call.args[i], b) not in (None, size) and not _one_raw_key(call, i, s.outcome)
     ]
     kept = sum(len(jax.tree_util.tree_leaves(arg)) for arg, a in zip(call.args, axes, strict=True) if a is not None)
     if not dissent or kept > len(dissent):
@@ -155,7 +155,7 @@ def _shapes_only(model: MapModel, call: Call, s: Suggestion, found: list[Suggest
     # Never where the size it keeps is the keys' alone: keys split for another count of
     # examples (4 for 8 devices, diffusers#1451) do not outvote the data beside the tree.
     trees_left = {i for i, a in enumerate(axes) if a is None and not isinstance(call.args[i], Leaf)}
-    others = {_size_at(call.args[i], before[i]) for i in dissent}
+    others = {size_at(call.args[i], before[i]) for i in dissent}
     kept_leaves = [
         leaf for arg, a in zip(call.args, axes, strict=True) if a is not None for leaf in jax.tree_util.tree_leaves(arg)
     ]
@@ -182,9 +182,9 @@ def _moved_to_the_keys(call: Call, before: list[Any], axes: tuple[Any, ...], siz
     keyed = [
         i
         for i, b in enumerate(before)
-        if isinstance(call.args[i], Leaf) and is_key_array(call.args[i].value) and _size_at(call.args[i], b) == size
+        if isinstance(call.args[i], Leaf) and is_key_array(call.args[i].value) and size_at(call.args[i], b) == size
     ]
-    others = [i for i, b in enumerate(before) if i not in keyed and _size_at(call.args[i], b) not in (None, size)]
+    others = [i for i, b in enumerate(before) if i not in keyed and size_at(call.args[i], b) not in (None, size)]
     moved = [i for i in others if type(before[i]) is int and type(axes[i]) is int and axes[i] != before[i]]
     if not keyed or not moved or len(others) != len(moved):
         return None
@@ -306,9 +306,9 @@ def _one_raw_key(call: Call, i: int, outcome: Outcome | None) -> bool:
     of as it was handed: its 2 is key data, no batch size."""
     arg = call.args[i]
     replay = outcome.replay if outcome is not None else None
-    if replay is None or not isinstance(arg, Leaf) or arg.shape != (2,):
+    if replay is None or not isinstance(arg, Leaf) or arg.shape != (2,) or not is_key_array(arg.value):
         return False
-    return getattr(arg.value, "dtype", None) == np.uint32 and wraps_handed_keys(replay.closed)
+    return wraps_handed_keys(replay.closed)
 
 
 def _unmapped_key(call: Call, before: list[Any], axes: tuple[Any, ...], size: int) -> str | None:
@@ -343,7 +343,7 @@ def _partly_batched(call: Call, before: list[Any], axes: tuple[Any, ...], size: 
         if isinstance(entries, PrefixMismatch):
             continue
         leaves = jax.tree_util.tree_leaves(arg)
-        sizes = [_size_at(leaf, e) for leaf, e in zip(leaves, entries, strict=True)]
+        sizes = [size_at(leaf, e) for leaf, e in zip(leaves, entries, strict=True)]
         batched = [leaf for leaf, at in zip(leaves, sizes, strict=True) if at == size]
         if batched and None in sizes:
             name = call.arg_labels[i]
@@ -362,7 +362,7 @@ def _left(s: Suggestion) -> set[int]:
     return {i for i, a in enumerate(axes) if a is None} if isinstance(axes, tuple) else set()
 
 
-def _size_at(arg: Any, axis: Any) -> int | None:
+def size_at(arg: Any, axis: Any) -> int | None:
     """The size of an array argument along its in_axes entry (None: not one array, or no such axis)."""
     if not isinstance(arg, Leaf) or arg.shape is None or type(axis) is not int:
         return None

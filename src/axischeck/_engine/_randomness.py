@@ -160,20 +160,24 @@ def wrapped_inputs(closed: Any) -> frozenset[int]:
     """The inputs of a recorded function that it makes keys of as they are (`random_wrap`
     of the input itself: raw `uint32` keys passed in)."""
     jaxpr = getattr(closed, "jaxpr", closed)
-    position = {id(v): k for k, v in enumerate(jaxpr.invars)}
-    return frozenset(
-        position[id(eqn.invars[0])]
-        for eqn in jaxpr.eqns
-        if eqn.primitive.name == "random_wrap" and id(eqn.invars[0]) in position
-    )
+    return _wrapped(jaxpr, jaxpr.invars)
 
 
 def wraps_handed_keys(closed: Any) -> bool:
     """Whether a recorded function makes keys of raw `uint32` keys as it was handed them: an
     input, or an array passed whole that the trace took as a constant."""
     jaxpr = getattr(closed, "jaxpr", closed)
-    handed = {id(v) for v in (*jaxpr.constvars, *jaxpr.invars)}
-    return any(eqn.primitive.name == "random_wrap" and id(eqn.invars[0]) in handed for eqn in jaxpr.eqns)
+    return bool(_wrapped(jaxpr, [*jaxpr.constvars, *jaxpr.invars]))
+
+
+def _wrapped(jaxpr: Any, handed: Sequence[Any]) -> frozenset[int]:
+    """The positions in `handed` (variables of `jaxpr`) that `jaxpr` makes keys of as they are."""
+    position = {id(v): k for k, v in enumerate(handed)}
+    return frozenset(
+        position[id(eqn.invars[0])]
+        for eqn in jaxpr.eqns
+        if eqn.primitive.name == "random_wrap" and id(eqn.invars[0]) in position
+    )
 
 
 def draws_anything(jaxpr: Any) -> bool:
