@@ -1463,6 +1463,32 @@ def test_data_stored_features_first_is_mapped_over_its_other_axis_as_what_it_cha
     assert "Fix:" not in notes and notes.count("Runs, but") == 2, notes
 
 
+def test_raw_keys_mapped_along_their_words_get_the_one_other_axis_that_runs_as_the_fix() -> None:
+    """BlackJAX 931's grid of raw keys, (chains, steps, 2), mapped with in_axes=-1: each
+    example gets one uint32 word of every key, never a key, so the batch of 2 was never
+    meant, and the one other axis that runs (the 5 steps) is the fix, checked against the
+    program under `jax.jit` too (where the meaning check reads stand-ins of the keys)."""
+    keys = jax.random.split(jax.random.PRNGKey(0), 15).reshape(3, 5, 2)
+    positions = jnp.arange(3.0)
+
+    def step_all_chains(step_keys: jax.Array, positions: jax.Array) -> jax.Array:
+        return positions + jax.vmap(jax.random.normal)(step_keys)
+
+    for wrap in (lambda f: f, jax.jit):
+        with pytest.raises(TypeError) as info:
+            wrap(lambda k, p: ax.vmap(step_all_chains, in_axes=(-1, None))(k, p))(keys, positions)
+        (fix,) = info.value.suggestions  # type: ignore[attr-defined]
+        assert fix.is_fix and fix.as_kwargs() == {"in_axes": (1, None)}, info.value
+        assert "axis -1, which holds the words of its raw keys" in str(info.value)
+    fixed = jax.vmap(step_all_chains, **fix.as_kwargs())(keys, positions)
+    assert fixed.shape == (5, 3)
+
+    with pytest.raises(TypeError) as info:  # two other axes run: which holds the examples is the user's to say
+        ax.vmap(jax.vmap(jax.random.normal), in_axes=-1)(jax.random.split(jax.random.PRNGKey(0), 16).reshape(4, 4, 2))
+    notes = "\n".join(getattr(info.value, "__notes__", []))
+    assert "Fix:" not in notes and notes.count("Runs, but") == 2, notes
+
+
 @pytest.mark.devices(8)
 def test_a_tree_of_parameters_replicated_to_the_devices_and_given_none_is_named_as_copies() -> None:
     """Parameters replicated to the 8 devices (a dict of a weight and a zero bias, each
@@ -2070,3 +2096,24 @@ def test_no_rank_hint_where_a_negative_axis_or_a_keyword_argument_would_move_wha
     with pytest.raises(ValueError) as raised:
         ax.vmap(predict, in_axes=(-1, None))(jnp.ones(3), jnp.ones((3, 2)))
     assert "give it a batch axis" not in "\n".join([str(raised.value), *getattr(raised.value, "__notes__", [])])
+
+
+@pytest.mark.filterwarnings("ignore:Python iterable type 'generator' is treated as a leaf:DeprecationWarning")
+def test_torch_option_names_and_iterators_are_named_in_jax_terms() -> None:
+    """PyTorch's `in_dims`/`out_dims` (torch.func.vmap) are refused as JAX refuses them,
+    with JAX's option and the same value written out (pytorch#40717); a generator mapped is
+    named for what it is not: an array, or a pytree of arrays."""
+    w = jnp.ones(3)
+
+    def predict(w: jax.Array, x: jax.Array) -> jax.Array:
+        return w @ x
+
+    with pytest.raises(TypeError, match="unexpected keyword argument 'in_dims'") as info:
+        ax.vmap(predict, in_dims=(None, 0))  # type: ignore[call-arg]
+    assert "write in_axes=(None, 0) (did you mean in_axes?)" in str(info.value)
+    with pytest.raises(TypeError, match="write out_axes=1"):
+        ax.vmap(predict, out_dims=1)  # type: ignore[call-arg]
+
+    batches = (jnp.ones(3) * i for i in range(2))
+    with pytest.raises(TypeError, match="is a generator, not an array or a pytree of arrays"):
+        ax.vmap(predict, in_axes=(None, 0))(w, batches)

@@ -1315,12 +1315,16 @@ def _other_axis_options(model: MapModel, call: Call, budget: Budget) -> list[Sug
         )
         if outcome is not None:
             found.append((other, written, outcome))
+    key_words = _raw_key_words(arg, axis)
     return [
         Suggestion(
             f"in_axes={written if type(written) is int else seq_repr(written)} would"
-            f" {_describe_arg(call, i, other)} instead of axis {axis}",
+            f" {_describe_arg(call, i, other)} instead of axis {axis}"
+            + (", which holds the words of its raw keys (each example got one uint32, not a key)" if key_words else ""),
             (("in_axes", written),),
-            shapes_only=(
+            shapes_only=None
+            if key_words and len(found) == 1
+            else (
                 f"it changes the batch size from {arg.shape[axis]} to {arg.shape[other]}, and nothing in the call says"
                 f" which axis holds the examples (the function may be written for {call.arg_labels[i]} transposed)"
             ),
@@ -1328,6 +1332,13 @@ def _other_axis_options(model: MapModel, call: Call, budget: Budget) -> list[Sug
         )
         for other, written, outcome in found
     ]
+
+
+def _raw_key_words(arg: Leaf, axis: int) -> bool:
+    """Whether `axis` of `arg` is the last axis of a raw `uint32` key array, its keys'
+    words: a batch over it was never meant (no example can use one word as a key), so
+    where one other axis alone runs, the batch size it gives is the program's."""
+    return is_key_array(arg.value) and _unsigned(arg.value) and axis % len(arg.shape) == len(arg.shape) - 1
 
 
 def _fits_another(call: Call, entries: list[Any], i: int) -> bool:

@@ -35,7 +35,7 @@ from jax.core import Tracer
 from jax.sharding import PartitionSpec
 
 from .._core._errors import AxisCheckError, OutputError
-from .._core._jax_compat import is_key_array, spec_axes, sub_jaxprs, tracing_now, varying_axes
+from .._core._jax_compat import spec_axes, sub_jaxprs, tracing_now, varying_axes
 from .._core._leaves import Call
 from .._core._text import and_list, format_shape
 from .._core._trees import PrefixMismatch, broadcast_prefix
@@ -578,12 +578,21 @@ def _same_along(value: Any, axis: int) -> bool:
     ndim = np.ndim(value)
     if ndim == 0 or np.shape(value)[axis] < 2:
         return False
-    array = np.asarray(jax.random.key_data(value) if is_key_array(value) else value)
+    array = _comparable(value)
     moved = np.moveaxis(array, axis % ndim, 0)
     try:
         return all(np.array_equal(moved[0], moved[k], equal_nan=True) for k in range(1, moved.shape[0]))
     except TypeError:  # values that do not compare: say nothing
         return False
+
+
+def _comparable(value: Any) -> np.ndarray:
+    """`value` as a NumPy array; a typed key as its key data (computed now, also inside a
+    trace JAX is making: a raw `uint32` key is data already)."""
+    if not jnp.issubdtype(getattr(value, "dtype", np.float32), jax.dtypes.prng_key):
+        return np.asarray(value)
+    with jax.ensure_compile_time_eval():
+        return np.asarray(jax.random.key_data(value))
 
 
 def _is_shape(x: Any) -> bool:

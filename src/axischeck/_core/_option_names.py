@@ -12,6 +12,8 @@ MEANT: dict[str, str] = {
     "axes": "in_axes",
     "in_axis": "in_axes",
     "out_axis": "out_axes",
+    "in_dims": "in_axes",  # torch.func.vmap's names
+    "out_dims": "out_axes",
     "in_spec": "in_specs",
     "out_spec": "out_specs",
     "check_rep": "check_vma",  # its name before JAX 0.7

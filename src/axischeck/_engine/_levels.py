@@ -548,7 +548,7 @@ def _reject_mapped_non_arrays(leaves: list[Leaf], axes: list[int | None], fail: 
         if axis is not None and leaf.shape is None:
             raise fail(
                 ArgumentError,
-                f"{leaf.label} is a {_kind_of(leaf.value)}, not a JAX array, so it cannot be mapped"
+                f"{leaf.label} is a {_kind_of(leaf.value)}, not an array or a pytree of arrays, so it cannot be mapped"
                 f" (in_axes entry {axis})",
                 hint=f"give {leaf.label} the in_axes entry None to pass it through unmapped",
             )
