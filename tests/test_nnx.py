@@ -812,3 +812,40 @@ def test_a_constructor_over_split_streams_given_out_axes_none_is_told_out_axes_0
 
     kernel = fixed(nnx.Rngs(0)).kernel[...]
     assert kernel.shape == (3, 4, 4) and not jnp.allclose(kernel[0], kernel[1])
+
+
+def test_state_axes_whose_filters_miss_a_variable_name_it_with_the_rest_passed_whole() -> None:
+    """flax#5307's StateAxes guide: a module with a call counter of its own Variable type,
+    given `StateAxes({nnx.Param: 0})`. Flax fails the call ("No axis found for path") and
+    `predict` read Flax's split ("Non-exhaustive filters") as it was; both now name the
+    counter, with `...: None` as the fix where nothing else could be meant (a scalar has no
+    axis to map), and only as a hint beside a variable with an axis of the batch size."""
+
+    class Count(nnx.Variable[jax.Array]):
+        pass
+
+    class Weights(nnx.Module):
+        def __init__(self, count: jax.Array) -> None:
+            self.kernel = nnx.Param(jnp.arange(60.0).reshape(10, 2, 3))
+            self.count = Count(count)
+
+    def forward(weights: Weights, x: jax.Array) -> jax.Array:
+        return x @ weights.kernel[...]
+
+    x = jnp.ones((10, 2))
+    f = axnnx.vmap(forward, in_axes=(nnx.StateAxes({nnx.Param: 0}), 0))
+    with pytest.raises(ValueError, match="No axis found") as flax_error:
+        nnx.vmap(forward, in_axes=(nnx.StateAxes({nnx.Param: 0}), 0))(Weights(jnp.array(0)), x)
+    for run in (f, f.predict):
+        with pytest.raises(type(flax_error.value)) as info:
+            run(Weights(jnp.array(0)), x)
+        assert isinstance(info.value, ax.AxisCheckError)
+        assert "weights['count'] (Count, shape ())" in str(info.value)
+        assert "Fix: in_axes=(nnx.StateAxes({nnx.Param: 0, ...: None}), 0)" in str(info.value)
+    fixed = nnx.vmap(forward, in_axes=(nnx.StateAxes({nnx.Param: 0, ...: None}), 0))(Weights(jnp.array(0)), x)
+    assert fixed.shape == (10, 3)
+
+    with pytest.raises(ax.AxisCheckError) as info:  # one count per member, or one shared: the user's to say
+        f(Weights(jnp.zeros(10)), x)
+    assert "Fix:" not in str(info.value)
+    assert "Hint: in_axes=(nnx.StateAxes({nnx.Param: 0, ...: None}), 0) passes it whole" in str(info.value)

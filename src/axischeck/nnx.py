@@ -533,6 +533,9 @@ class _Mapped(Generic[P, R]):
 
         Raises `axischeck.AxisCheckError` naming the function's parameters and the
         modules' state paths when the call would fail."""
+        uncovered = self._uncovered(args, kwargs)
+        if uncovered is not None:
+            raise uncovered
         try:
             resolved = self._resolved(args, kwargs)
             checker = self._checker(resolved)
@@ -679,6 +682,81 @@ class _Mapped(Generic[P, R]):
         ValueError.__init__(err, err.render())
         return err
 
+    def _uncovered(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> AxisCheckError | None:
+        """A module whose `StateAxes` filters match none of some of its variables (Flax: "No
+        axis found for path"): those variables named, with `...: None` added (the rest passed
+        whole to every example) as the fix where the call then checks and none of them could
+        be mapped instead (no axis of the batch size), else as what it would change."""
+        try:
+            passed, _, _ = _as_flax_passes(self.__wrapped__, self._mode, args, kwargs)
+        except _Unsupported:
+            return None
+        if isinstance(self.in_axes, tuple | list) and len(self.in_axes) != len(passed):
+            return None  # in_axes that do not fit the arguments: Flax's own refusal
+        names = _parameter_names(self.__wrapped__)
+        for index, arg in enumerate(passed):
+            spec = self._spec_of(index)
+            if not isinstance(spec, _nnx.StateAxes) or not _nnx.graph.is_graph_node(arg):
+                continue
+            filters = list(spec._filters)
+            if Ellipsis in filters:
+                continue
+            predicates = [_nnx.filterlib.to_predicate(f) for f in filters]
+            left = [
+                (tuple(p), v)
+                for p, v in _nnx.graph.iter_graph(arg)
+                if isinstance(v, _nnx.Variable) and not any(match(tuple(p), v) for match in predicates)
+            ]
+            if not left:
+                continue
+            entry = _nnx.StateAxes({**dict(zip(filters, spec._axes, strict=True)), ...: None})
+            specs = self.in_axes if isinstance(self.in_axes, tuple | list) else (self.in_axes,)
+            in_axes = (*specs[:index], entry, *specs[index + 1 :]) if len(specs) > 1 else entry
+            checks = self._checks_with(in_axes, passed)
+            head = _arg_name(names, index)
+            shown = and_list(
+                [
+                    f"{head}{''.join(f'[{k!r}]' for k in p)} ({type(v).__name__}"
+                    f"{', shape ' + format_shape(v.shape) if hasattr(v, 'shape') else ''})"
+                    for p, v in left[:3]
+                ]
+                + (["..."] if len(left) > 3 else [])
+            )
+            size = self._mapped_size_of(passed, index)
+            mappable = size is not None and any(size in tuple(getattr(v, "shape", ())) for _, v in left)
+            fix = f"in_axes={_show(in_axes, code=True)}"
+            return SpecError(
+                f"{head}'s in_axes entry {_show(spec)} gives no axis to {shown}: every variable of a module"
+                f" needs a filter of its StateAxes, and {'these match' if len(left) > 1 else 'this matches'} none",
+                transform=self._title(),
+                fix=fix if checks and not mappable else None,
+                hint=None
+                if checks and not mappable
+                else f"{fix} passes {'them' if len(left) > 1 else 'it'} whole to every {self._unit()}, or give"
+                f" {'their types' if len(left) > 1 else 'its type'} an axis in the StateAxes",
+            )
+        return None
+
+    def _checks_with(self, in_axes: Any, passed: tuple[Any, ...]) -> bool:
+        """Whether the call checks with other in_axes (a candidate's)."""
+        try:
+            _Mapped(self.__wrapped__, self._transform, in_axes, self.out_axes, self._options).predict(*passed)
+        except AxisCheckError:
+            return False
+        return True
+
+    def _mapped_size_of(self, passed: tuple[Any, ...], skip: int) -> int | None:
+        """The batch size the arguments other than `skip` map with plain int entries, where one."""
+        specs = self.in_axes if isinstance(self.in_axes, tuple | list) else (self.in_axes,) * len(passed)
+        sizes = {
+            int(leaf.shape[axis])
+            for i, (arg, axis) in enumerate(zip(passed, specs, strict=False))
+            if i != skip and type(axis) is int
+            for leaf in jax.tree_util.tree_leaves(arg)
+            if hasattr(leaf, "shape") and -len(leaf.shape) <= axis < len(leaf.shape)
+        }
+        return next(iter(sizes)) if len(sizes) == 1 else None
+
     def _defaults_mistake(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> AxisCheckError | None:
         """Graph-mode `nnx.vmap` calls the function with its defaults as arguments, so an
         in_axes tuple with one entry per argument passed is short by the defaults: say so,
@@ -756,7 +834,9 @@ class _Mapped(Generic[P, R]):
                 raise
             err = self._explained(resolved, lib_err)
             if err is None and resolved is None:
-                mistake = self._defaults_mistake(tuple(args), dict(kwargs))
+                mistake = self._uncovered(tuple(args), dict(kwargs)) or self._defaults_mistake(
+                    tuple(args), dict(kwargs)
+                )
                 err = None if mistake is None else retitled(mistake, self._title(), lib_err)
             if err is not None and replaces(err, lib_err):
                 raise err from lib_err
