@@ -849,3 +849,29 @@ def test_state_axes_whose_filters_miss_a_variable_name_it_with_the_rest_passed_w
         f(Weights(jnp.zeros(10)), x)
     assert "Fix:" not in str(info.value)
     assert "Hint: in_axes=(nnx.StateAxes({nnx.Param: 0, ...: None}), 0) passes it whole" in str(info.value)
+
+
+def test_a_batch_of_one_module_call_gets_the_axis_that_runs_in_the_users_terms() -> None:
+    """Flax's NNX transforms guide maps a batch of 10 stored on axis 2 of x (1, 3, 10);
+    written with in_axes (None, 0), each example of (3, 10) fails the layer. The fix maps
+    axis 2, in the terms nnx.vmap takes (the module's None, not its state's tree), in the
+    text and the suggestion alike."""
+
+    class Linear(nnx.Module):
+        def __init__(self) -> None:
+            self.w = nnx.Param(jnp.arange(9.0).reshape(3, 3))
+
+        def __call__(self, x: jax.Array) -> jax.Array:
+            return x @ self.w[...]
+
+    def forward(model: Linear, x: jax.Array) -> jax.Array:
+        return model(x)
+
+    x = jnp.linspace(-1.0, 1.0, 30).reshape(1, 3, 10)
+    with pytest.raises(TypeError) as info:
+        axnnx.vmap(forward, in_axes=(None, 0))(Linear(), x)
+    assert isinstance(info.value, ax.AxisCheckError)
+    (fix,) = info.value.suggestions
+    assert fix.is_fix and fix.as_kwargs() == {"in_axes": (None, 2)}
+    assert fix.text.startswith("in_axes=(None, 2) would map x's axis 2 (size 10)"), fix.text
+    assert nnx.vmap(forward, **fix.as_kwargs())(Linear(), x).shape == (10, 1, 3)

@@ -2098,6 +2098,30 @@ def test_no_rank_hint_where_a_negative_axis_or_a_keyword_argument_would_move_wha
     assert "give it a batch axis" not in "\n".join([str(raised.value), *getattr(raised.value, "__notes__", [])])
 
 
+def test_a_batch_of_one_on_which_the_function_fails_gets_the_one_other_axis_that_runs_as_the_fix() -> None:
+    """Flax's NNX transforms guide: a batch of 10 stored last, x of shape (1, 3, 10), given
+    in_axes 0 as batch-first data would be: one example of (3, 10), on which a layer of 3
+    inputs fails. Axis 2 alone runs, and is the fix, for nnx.vmap (with the module's state
+    written as the user wrote its entry) as for jax.vmap; where two axes run, neither is."""
+    w = jnp.arange(9.0).reshape(3, 3)
+    x = jnp.linspace(-1.0, 1.0, 30).reshape(1, 3, 10)
+
+    def layer(w: jax.Array, x: jax.Array) -> jax.Array:
+        return x @ w
+
+    with pytest.raises(TypeError) as info:
+        ax.vmap(layer, in_axes=(None, 0))(w, x)
+    (fix,) = info.value.suggestions  # type: ignore[attr-defined]
+    assert fix.is_fix and fix.as_kwargs() == {"in_axes": (None, 2)}
+    assert "instead of axis 0, of size 1 (a batch of one example" in str(info.value)
+    assert jax.vmap(layer, **fix.as_kwargs())(w, x).shape == (10, 1, 3)
+
+    with pytest.raises(TypeError) as info:  # axes 1 and 2 both give examples of 3 values: which is meant is unsaid
+        ax.vmap(lambda x: x.reshape(3) * 2.0)(jnp.ones((1, 3, 3)))
+    notes = "\n".join(getattr(info.value, "__notes__", []))
+    assert "Fix:" not in notes and notes.count("Runs, but") == 2, notes
+
+
 @pytest.mark.filterwarnings("ignore:Python iterable type 'generator' is treated as a leaf:DeprecationWarning")
 def test_torch_option_names_and_iterators_are_named_in_jax_terms() -> None:
     """PyTorch's `in_dims`/`out_dims` (torch.func.vmap) are refused as JAX refuses them,

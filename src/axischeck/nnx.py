@@ -675,8 +675,9 @@ class _Mapped(Generic[P, R]):
             users = tuple(_as_written(e, b, spec) for e, b, spec in zip(axes, resolved.axes, specs, strict=True))
             shown = ", ".join(_show(u) for u in users) + ("," if len(users) == 1 else "")
             fix = fix.replace(f"in_axes={seq_repr(axes)}", f"in_axes=({shown})")
+            text = suggestion.text.replace(f"in_axes={seq_repr(axes)}", f"in_axes=({shown})")
             options = tuple((k, users if k == "in_axes" else v) for k, v in suggestion.options)
-            suggestions.append(dataclasses.replace(suggestion, options=options))
+            suggestions.append(dataclasses.replace(suggestion, text=text, options=options))
         err.fix = fix
         err.suggestions = tuple(suggestions)
         ValueError.__init__(err, err.render())

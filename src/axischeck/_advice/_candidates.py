@@ -1297,7 +1297,7 @@ def _other_axis_options(model: MapModel, call: Call, budget: Budget) -> list[Sug
     entries = per_argument(model.level.in_axes.value, len(call.args))
     if entries is None:
         return []
-    mapped = [i for i, entry in enumerate(entries) if entry is not None]
+    mapped = [i for i, entry in enumerate(entries) if jax.tree_util.tree_leaves(entry)]  # a module's Nones: whole
     if len(mapped) != 1:
         return []
     (i,) = mapped
@@ -1315,15 +1315,14 @@ def _other_axis_options(model: MapModel, call: Call, budget: Budget) -> list[Sug
         )
         if outcome is not None:
             found.append((other, written, outcome))
-    key_words = _raw_key_words(arg, axis)
+    never_meant = _never_the_batch(arg, axis)
     return [
         Suggestion(
             f"in_axes={written if type(written) is int else seq_repr(written)} would"
-            f" {_describe_arg(call, i, other)} instead of axis {axis}"
-            + (", which holds the words of its raw keys (each example got one uint32, not a key)" if key_words else ""),
+            f" {_describe_arg(call, i, other)} instead of axis {axis}{never_meant or ''}",
             (("in_axes", written),),
             shapes_only=None
-            if key_words and len(found) == 1
+            if never_meant and len(found) == 1
             else (
                 f"it changes the batch size from {arg.shape[axis]} to {arg.shape[other]}, and nothing in the call says"
                 f" which axis holds the examples (the function may be written for {call.arg_labels[i]} transposed)"
@@ -1334,11 +1333,16 @@ def _other_axis_options(model: MapModel, call: Call, budget: Budget) -> list[Sug
     ]
 
 
-def _raw_key_words(arg: Leaf, axis: int) -> bool:
-    """Whether `axis` of `arg` is the last axis of a raw `uint32` key array, its keys'
-    words: a batch over it was never meant (no example can use one word as a key), so
-    where one other axis alone runs, the batch size it gives is the program's."""
-    return is_key_array(arg.value) and _unsigned(arg.value) and axis % len(arg.shape) == len(arg.shape) - 1
+def _never_the_batch(arg: Leaf, axis: int) -> str | None:
+    """Why `axis` of `arg` cannot hold the examples the program means, in words (None where
+    it may): the last axis of a raw `uint32` key array, its keys' words (no example can use
+    one word as a key), or an axis of size 1 (one example, on which the function fails).
+    Where one other axis alone runs, the batch size it gives is then the program's."""
+    if is_key_array(arg.value) and _unsigned(arg.value) and axis % len(arg.shape) == len(arg.shape) - 1:
+        return ", which holds the words of its raw keys (each example got one uint32, not a key)"
+    if arg.shape[axis] == 1:
+        return ", of size 1 (a batch of one example, on which the function fails)"
+    return None
 
 
 def _fits_another(call: Call, entries: list[Any], i: int) -> bool:
