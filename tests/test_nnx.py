@@ -875,3 +875,42 @@ def test_a_batch_of_one_module_call_gets_the_axis_that_runs_in_the_users_terms()
     assert fix.is_fix and fix.as_kwargs() == {"in_axes": (None, 2)}
     assert fix.text.startswith("in_axes=(None, 2) would map x's axis 2 (size 10)"), fix.text
     assert nnx.vmap(forward, **fix.as_kwargs())(Linear(), x).shape == (10, 1, 3)
+
+
+def test_an_int_entry_for_a_module_whose_statistics_lack_the_axis_maps_by_variable_type() -> None:
+    """flax#4107: a module of 4 members stacked along axis 1 of its weight, beside a
+    statistic of rank 1 shared by all, given the int entry 1, which maps every variable:
+    the statistic has no axis 1. The StateAxes mapping the parameters at 1 and passing
+    the rest whole is the one reading the shapes allow, checked; where a type holds both
+    kinds of variable, no StateAxes by type tells them apart, and there is no fix."""
+
+    class Scaled(nnx.Module):
+        def __init__(self, scale: jax.Array) -> None:
+            self.w = nnx.Param(jnp.arange(12.0).reshape(3, 4))
+            self.scale = nnx.BatchStat(scale)
+
+    class Shift(nnx.Module):
+        def __init__(self) -> None:
+            self.v = nnx.Param(jnp.arange(12.0).reshape(4, 3) / 10.0)
+
+    def score(m1: Scaled, m2: Shift) -> jax.Array:
+        return jnp.sum(m1.w[...] * m1.scale[...] * m2.v[...])
+
+    f = axnnx.vmap(score, in_axes=(1, 0))
+    for run in (f, f.predict):
+        with pytest.raises(ValueError) as info:
+            run(Scaled(jnp.array([1.0, 2.0, 3.0])), Shift())
+        assert isinstance(info.value, ax.AxisCheckError)
+        assert "m1['scale'] (BatchStat, shape (3,)) has no axis of the batch size 4" in str(info.value)
+        assert "Fix: in_axes=(nnx.StateAxes({nnx.Param: 1, ...: None}), 0)" in str(info.value)
+    fixed = nnx.vmap(score, in_axes=(nnx.StateAxes({nnx.Param: 1, ...: None}), 0))
+    assert fixed(Scaled(jnp.array([1.0, 2.0, 3.0])), Shift()).shape == (4,)
+
+    class Mixed(nnx.Module):
+        def __init__(self) -> None:
+            self.w = nnx.Param(jnp.ones((3, 4)))
+            self.b = nnx.Param(jnp.ones(3))  # a Param of its own without the members' axis
+
+    with pytest.raises(ValueError) as info:
+        axnnx.vmap(lambda m, s: jnp.sum(m.w[...] * m.b[...] * s.v[...]), in_axes=(1, 0))(Mixed(), Shift())
+    assert "Fix:" not in str(info.value)

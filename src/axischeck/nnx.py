@@ -551,7 +551,10 @@ class _Mapped(Generic[P, R]):
                 raise self._aliased(err.__cause__, resolved) from None
             whole = self._whole_per_example(resolved) if isinstance(err, FunctionError) else None
             raise (
-                whole or self._tag_filter(resolved) or self._user_terms(retitled(err, self._title()), resolved)
+                whole
+                or self._tag_filter(resolved)
+                or self._mapped_by_type(resolved)
+                or self._user_terms(retitled(err, self._title()), resolved)
             ) from None
         updated = self._updated_unmapped(resolved)
         if updated is not None:
@@ -594,6 +597,50 @@ class _Mapped(Generic[P, R]):
                     if self._checks(resolved.with_in_axes(in_axes))
                     else None,
                 )
+        return None
+
+    def _mapped_by_type(self, resolved: _Resolved) -> AxisCheckError | None:
+        """A module given one int entry, which maps each of its variables, where some have
+        that axis of the batch size and others have no axis of that size at all (a weight
+        stacked along axis 1 beside a shared statistic of rank 1): a StateAxes mapping the
+        Variable types whose variables all have it and passing the rest whole, the one
+        reading the shapes allow, as the fix where the call then checks. A type holding
+        variables of both kinds cannot be told apart by its type: no fix then."""
+        specs = self.in_axes if isinstance(self.in_axes, tuple | list) else (self.in_axes,) * len(resolved.passed)
+        for index, (arg, spec) in enumerate(zip(resolved.passed, specs, strict=False)):
+            if type(spec) is not int or not _nnx.graph.is_graph_node(arg):
+                continue
+            sizes = resolved.mapped_sizes({id(leaf) for leaf in jax.tree_util.tree_leaves(resolved.dynamic[index])})
+            if len(sizes) != 1:
+                continue
+            (size,) = sizes
+            fits: dict[type, list[bool | None]] = {}  # per variable: mapped at spec, whole (None), or neither
+            for _, v in _nnx.graph.iter_graph(arg):
+                if isinstance(v, _nnx.Variable):
+                    shape = tuple(getattr(v, "shape", ()))
+                    mapped = -len(shape) <= spec < len(shape) and shape[spec] == size
+                    fits.setdefault(_kind_of(v), []).append(True if mapped else None if size not in shape else False)
+            mapped_kinds = [kind for kind, each in fits.items() if all(f is True for f in each)]
+            whole_kinds = [kind for kind, each in fits.items() if all(f is None for f in each)]
+            if not mapped_kinds or not whole_kinds or len(mapped_kinds) + len(whole_kinds) != len(fits):
+                continue
+            entry = _nnx.StateAxes({**dict.fromkeys(mapped_kinds, spec), ...: None})
+            in_axes = (*specs[:index], entry, *specs[index + 1 :]) if isinstance(self.in_axes, tuple | list) else entry
+            if not self._checks(resolved.with_in_axes(in_axes)):
+                continue
+            head = _arg_name(resolved.names, index)
+            left = [
+                f"{head}{''.join(f'[{key!r}]' for key in p)} ({type(v).__name__}, shape {format_shape(v.shape)})"
+                for p, v in _nnx.graph.iter_graph(arg)
+                if isinstance(v, _nnx.Variable) and _kind_of(v) in whole_kinds and hasattr(v, "shape")
+            ]
+            return ArgumentError(
+                f"{head}'s in_axes entry {spec} maps every variable of {head} at axis {spec}, but"
+                f" {and_list(left[:3] + (['...'] if len(left) > 3 else []))} {'have' if len(left) > 1 else 'has'}"
+                f" no axis of the batch size {size}: only a StateAxes maps some variables and passes others whole",
+                transform=self._title(),
+                fix=f"in_axes={_show(in_axes, code=True)}",
+            )
         return None
 
     def _checks(self, resolved: _Resolved, dynamic: tuple[Any, ...] | None = None, **options: Any) -> bool:
@@ -804,7 +851,7 @@ class _Mapped(Generic[P, R]):
                 aliased = self._aliased(err.__cause__, resolved)
                 return aliased if lib_err is None else retitled(aliased, self._title(), lib_err)
             whole = self._whole_per_example(resolved) if isinstance(err, FunctionError) else None
-            whole = whole or self._tag_filter(resolved)
+            whole = whole or self._tag_filter(resolved) or self._mapped_by_type(resolved)
             if whole is not None:
                 return whole if lib_err is None else retitled(whole, self._title(), lib_err)
             return self._user_terms(retitled(err, self._title(), lib_err), resolved)
