@@ -914,3 +914,33 @@ def test_an_int_entry_for_a_module_whose_statistics_lack_the_axis_maps_by_variab
     with pytest.raises(ValueError) as info:
         axnnx.vmap(lambda m, s: jnp.sum(m.w[...] * m.b[...] * s.v[...]), in_axes=(1, 0))(Mixed(), Shift())
     assert "Fix:" not in str(info.value)
+
+
+def test_streams_split_only_in_part_under_an_int_entry_map_the_split_ones_by_tag() -> None:
+    """Flax's RNG guide: `nnx.split_rngs(splits=4, only='params')` over an `nnx.vmap` with
+    in_axes 0 of an Rngs: the 'dropout' stream, left whole by `only`, is mapped too and has
+    no axis. The split streams mapped by their tag and the rest passed whole is the reading
+    the `only` states, checked, and written as Flax takes it (a StateAxes inside a tuple,
+    for a function of one argument too)."""
+
+    class Member(nnx.Module):
+        def __init__(self, rngs: nnx.Rngs) -> None:
+            self.linear = nnx.Linear(2, 3, rngs=rngs)
+            self.dropout = nnx.Dropout(0.5, rngs=rngs)
+
+    def create(rngs: nnx.Rngs) -> Member:
+        return Member(rngs)
+
+    def made(vmap: Any, **options: Any) -> Any:
+        return nnx.split_rngs(splits=4, only="params")(
+            vmap(create, out_axes=nnx.StateAxes({nnx.Param: 0, ...: None}), **options)
+        )
+
+    with pytest.raises(ValueError) as info:
+        made(axnnx.vmap, in_axes=0)(nnx.Rngs(params=0, dropout=1))
+    assert isinstance(info.value, ax.AxisCheckError)
+    assert "while the streams 'params' were split into 4" in str(info.value)
+    assert "Fix: in_axes=(nnx.StateAxes({'params': 0, ...: None}),)" in str(info.value)
+    members = made(nnx.vmap, in_axes=(nnx.StateAxes({"params": 0, ...: None}),))(nnx.Rngs(params=0, dropout=1))
+    kernels = np.asarray(members.linear.kernel[...])
+    assert kernels.shape == (4, 2, 3) and len({k.tobytes() for k in kernels}) == 4

@@ -580,7 +580,7 @@ class _Mapped(Generic[P, R]):
                     continue
                 entry = _nnx.StateAxes(dict(zip([*filters[:k], kind, *filters[k + 1 :]], axes, strict=True)))
                 specs = self.in_axes if isinstance(self.in_axes, tuple | list) else (self.in_axes,)
-                in_axes = (*specs[:index], entry, *specs[index + 1 :]) if len(specs) > 1 else entry
+                in_axes = (*specs[:index], entry, *specs[index + 1 :])  # Flax takes a StateAxes inside a tuple only
                 head = _arg_name(resolved.names, index)
                 typed = [
                     f"{head}{''.join(f'[{key!r}]' for key in p)} {format_shape(v.shape)}"
@@ -625,7 +625,7 @@ class _Mapped(Generic[P, R]):
             if not mapped_kinds or not whole_kinds or len(mapped_kinds) + len(whole_kinds) != len(fits):
                 continue
             entry = _nnx.StateAxes({**dict.fromkeys(mapped_kinds, spec), ...: None})
-            in_axes = (*specs[:index], entry, *specs[index + 1 :]) if isinstance(self.in_axes, tuple | list) else entry
+            in_axes = (*specs[:index], entry, *specs[index + 1 :])  # Flax takes a StateAxes inside a tuple only
             if not self._checks(resolved.with_in_axes(in_axes)):
                 continue
             head = _arg_name(resolved.names, index)
@@ -759,7 +759,7 @@ class _Mapped(Generic[P, R]):
                 continue
             entry = _nnx.StateAxes({**dict(zip(filters, spec._axes, strict=True)), ...: None})
             specs = self.in_axes if isinstance(self.in_axes, tuple | list) else (self.in_axes,)
-            in_axes = (*specs[:index], entry, *specs[index + 1 :]) if len(specs) > 1 else entry
+            in_axes = (*specs[:index], entry, *specs[index + 1 :])  # Flax takes a StateAxes inside a tuple only
             checks = self._checks_with(in_axes, passed)
             head = _arg_name(names, index)
             shown = and_list(
@@ -1074,6 +1074,15 @@ class _Mapped(Generic[P, R]):
         how = unsplit if split is None else f"was split into {split}"
         head = f"the RNG stream {first.tag!r} ({first.where}) is mapped at axis {first.axis} by its in_axes entry"
         if n is None:  # only RNG state is mapped: the split's size is the user's to say
+            kept = self._split_streams_alone(resolved, streams) if len(made) == 1 else None
+            if kept is not None:
+                return ArgumentError(
+                    f"{head} {_show(first.spec)}, but it {how}, while the streams"
+                    f" {and_list([repr(t) for t in kept[1]])} were split into {made[0]}: an int entry maps every"
+                    " stream, also those the split left whole",
+                    transform=self._title(),
+                    fix=kept[0],
+                )
             return ArgumentError(
                 f"{head} {_show(first.spec)}, but it {how}, and nothing else mapped (no other argument, no"
                 " axis_size) says how many examples it is to be split into",
@@ -1109,6 +1118,27 @@ class _Mapped(Generic[P, R]):
             fix=fix,
             notes=() if fix is not None else (f"Split the streams to the mapped size: {decorate}.",),
         )
+
+    def _split_streams_alone(self, resolved: _Resolved, streams: list[_Stream]) -> tuple[str, list[str]] | None:
+        """Where an int entry maps an Rngs whose streams were split only in part (one
+        `nnx.split_rngs(splits=n, only=...)` of the streams named), and nothing else is
+        mapped: the split streams mapped by their tags and the rest passed whole, the
+        reading the `only` states, as the fix where the call then checks; with the tags."""
+        tags = sorted({s.tag for s in streams if s.split_into() is not None})
+        specs = self.in_axes if isinstance(self.in_axes, tuple | list) else (self.in_axes,) * len(resolved.passed)
+        held = [
+            i
+            for i, (arg, spec) in enumerate(zip(resolved.passed, specs, strict=False))
+            if type(spec) is int and _nnx.graph.is_graph_node(arg) and any(s.spec is spec for s in streams)
+        ]
+        if not tags or len(held) != 1:
+            return None
+        (index,) = held
+        entry = _nnx.StateAxes({**dict.fromkeys(tags, specs[index]), ...: None})
+        in_axes = (*specs[:index], entry, *specs[index + 1 :])  # Flax takes a StateAxes inside a tuple only
+        if not self._checks(resolved.with_in_axes(in_axes)):
+            return None
+        return f"in_axes={_show(in_axes, code=True)}", tags
 
     def _checks_split(self, resolved: _Resolved, streams: list[_Stream], n: int) -> bool:
         """Whether the call checks with the streams' keys split into `n` (asked of the engine)."""
