@@ -944,3 +944,32 @@ def test_streams_split_only_in_part_under_an_int_entry_map_the_split_ones_by_tag
     members = made(nnx.vmap, in_axes=(nnx.StateAxes({"params": 0, ...: None}),))(nnx.Rngs(params=0, dropout=1))
     kernels = np.asarray(members.linear.kernel[...])
     assert kernels.shape == (4, 2, 3) and len({k.tobytes() for k in kernels}) == 4
+
+
+def test_a_vmapped_init_with_self_left_unmapped_maps_the_module_it_builds() -> None:
+    """Flax's migration guide stacks layers by decorating `__init__` with
+    `nnx.split_rngs(splits=n)` and `nnx.vmap(in_axes=(0, 0))`. With `self` given None, the
+    layers built from the split keys differ along the map and Flax refuses them on the way
+    out ("got axis spec None but output was batched"): axischeck names the variables the
+    function creates and maps the module, checked with its state handed back."""
+
+    class LayerStack(nnx.Module):
+        @nnx.split_rngs(splits=4)
+        @axnnx.vmap(in_axes=(None, 0))
+        def __init__(self, rngs: nnx.Rngs) -> None:
+            self.linear = nnx.Linear(3, 3, rngs=rngs)
+
+    with pytest.raises(ValueError, match="got axis spec None") as info:
+        LayerStack(nnx.Rngs(0))
+    assert isinstance(info.value, ax.AxisCheckError)
+    assert "__init__ creates self['linear']['bias'] and self['linear']['kernel']" in str(info.value)
+    assert "along the map of size 4" in str(info.value) and "Fix: in_axes=(0, 0)" in str(info.value)
+
+    class Fixed(nnx.Module):
+        @nnx.split_rngs(splits=4)
+        @nnx.vmap(in_axes=(0, 0))
+        def __init__(self, rngs: nnx.Rngs) -> None:
+            self.linear = nnx.Linear(3, 3, rngs=rngs)
+
+    kernels = np.asarray(Fixed(nnx.Rngs(0)).linear.kernel[...])
+    assert kernels.shape == (4, 3, 3) and len({k.tobytes() for k in kernels}) == 4

@@ -186,11 +186,13 @@ class _Resolved:
         self.streams: list[_Stream] = []  # the modules' RNG streams' keys and counts, with their axes
         dynamic: list[Any] = []
         axes: list[Any] = []
+        handed_back: list[Any] = []  # the axes of each argument's state as Flax hands it back
         for i, (arg, spec) in enumerate(zip(args, specs, strict=True)):
             if i in static:
                 self.rebuilders.append(functools.partial(_static, arg))
                 dynamic.append(None)
                 axes.append(None)
+                handed_back.append(None)
             elif _nnx.graph.is_graph_node(arg):
                 self.streams += _streams_of(arg, spec, _arg_name(names, i))
                 filters, filter_axes = (
@@ -209,6 +211,7 @@ class _Resolved:
                 self.rebuilders.append(functools.partial(_rebuild_node, graphdef, whole))
                 dynamic.append(pure)
                 axes.append(pure_axes)
+                handed_back.append(pure_axes if isinstance(spec, _nnx.StateAxes) else spec)
             else:
                 if isinstance(spec, _nnx.StateAxes) or not all(
                     _is_arraylike(x) for x in jax.tree_util.tree_leaves(arg)
@@ -217,8 +220,12 @@ class _Resolved:
                 self.rebuilders.append(lambda x: x)
                 dynamic.append(arg)
                 axes.append(spec)
+                handed_back.append(spec)
         self.dynamic = tuple(dynamic)
         self.axes = tuple(axes)
+        # A module's int or None entry is a prefix of its whole state, variables the function
+        # creates included; a StateAxes gives its variables their axes one filter at a time.
+        self.handed_back = tuple(handed_back)
 
     def with_in_axes(self, in_axes: Any) -> _Resolved:
         """The same call resolved against other in_axes (a candidate fix's)."""
@@ -517,7 +524,7 @@ class _Mapped(Generic[P, R]):
             return make(
                 per_example,
                 in_axes=resolved.axes,
-                out_axes=resolved.axes if states else _pure_out_axes(out_axes),
+                out_axes=resolved.handed_back if states else _pure_out_axes(out_axes),
                 **options,
             )
 
@@ -909,11 +916,13 @@ class _Mapped(Generic[P, R]):
         except Exception:  # noqa: BLE001 - a call this model does not read: Flax's own report stands
             return None
         if found is None:
-            return None
+            return self._created_unmapped(resolved)
         index, path = found
         module = resolved.passed[index]
         kind = next((type(v) for p, v in _nnx.graph.iter_graph(module) if tuple(p) == path), None)
-        if kind is None or not issubclass(kind, _nnx.Variable):
+        if kind is None:  # a variable the function creates
+            return self._created_unmapped(resolved)
+        if not issubclass(kind, _nnx.Variable):
             return None
         left = _unmapped_of_kind(module, resolved.axes[index], kind)
         fixed = self._mapping_kind(resolved, index, kind, left)
@@ -932,6 +941,48 @@ class _Mapped(Generic[P, R]):
         else:
             hint = f"map the {kind_code} variables too: add {kind_code}: their axis to {head}'s StateAxes"
         return OutputError(problem, transform=self._title(), hint=hint)
+
+    def _created_unmapped(self, resolved: _Resolved) -> AxisCheckError | None:
+        """A module given the in_axes entry None in which the function creates variables
+        from what in_axes maps (a `__init__` under `nnx.vmap` building a stack of layers
+        from split keys, with `self` left unmapped): they differ along the map, and Flax
+        hands the module back at the axes it came in with. The module mapped at axis 0 (its
+        variables made along the map, as a stack means) is the fix where the call then
+        checks, its state handed back included."""
+        specs = self.in_axes if isinstance(self.in_axes, tuple | list) else (self.in_axes,) * len(resolved.passed)
+        if len(specs) != len(resolved.passed):
+            return None
+        for index, (arg, spec) in enumerate(zip(resolved.passed, specs, strict=True)):
+            if spec is not None or not _nnx.graph.is_graph_node(arg):
+                continue
+            fixed = (*specs[:index], 0, *specs[index + 1 :])
+            candidate = resolved.with_in_axes(fixed)
+            try:
+                states = self._checker(candidate, states=True).predict(*candidate.dynamic, **candidate.kwargs).shapes
+            except Exception:  # noqa: BLE001 - the module mapped does not check either
+                continue
+            before = {tuple(p) for p, v in _nnx.graph.iter_graph(arg) if isinstance(v, _nnx.Variable)}
+            created = [
+                tuple(getattr(k, "key", k) for k in p)
+                for p, _ in jax.tree_util.tree_leaves_with_path(states[index])
+                if tuple(getattr(k, "key", k) for k in p) not in before
+            ]
+            if not created:
+                continue
+            head = _arg_name(resolved.names, index)
+            shown = and_list(
+                [f"{head}{''.join(f'[{k!r}]' for k in p)}" for p in created[:3]] + (["..."] if len(created) > 3 else [])
+            )
+            sizes = sorted(resolved.mapped_sizes(set()))
+            along = f"the map of size {sizes[0]}" if len(sizes) == 1 else "the map"
+            return OutputError(
+                f"{self._fn_name()} creates {shown} from what in_axes maps, so {'they differ' if len(created) > 1 else 'it differs'}"
+                f" along {along}, but {head} has the in_axes entry None: Flax hands the module's state back at the"
+                " axes it came in with",
+                transform=self._title(),
+                fix=f"in_axes={_show(fixed, code=True)}",
+            )
+        return None
 
     def _shared_statistics_hint(self, resolved: _Resolved, head: str) -> str:
         """One module for every example (in_axes None) whose batch statistics the function
