@@ -973,3 +973,34 @@ def test_a_vmapped_init_with_self_left_unmapped_maps_the_module_it_builds() -> N
 
     kernels = np.asarray(Fixed(nnx.Rngs(0)).linear.kernel[...])
     assert kernels.shape == (4, 3, 3) and len({k.tobytes() for k in kernels}) == 4
+
+
+def test_a_module_handed_back_under_a_tuple_out_axes_gets_its_in_axes_entry_there() -> None:
+    """Flax's pmap data-parallel guide (flax#4105's example): the model, whose dropout stream
+    `StateAxes({'dropout': 0, ...: None})` maps, is returned beside the loss with out_axes
+    (None, 0): Flax refuses the returned streams' other axis ("Inconsistent aliasing"). The
+    module's output entry given its in_axes entry as written is the fix, checked."""
+
+    class Model(nnx.Module):
+        def __init__(self, rngs: nnx.Rngs) -> None:
+            self.linear = nnx.Linear(3, 2, rngs=rngs)
+            self.dropout = nnx.Dropout(0.5, rngs=rngs)
+
+        def __call__(self, x: jax.Array) -> jax.Array:
+            return self.linear(self.dropout(x))  # type: ignore[no-any-return]
+
+    def step(model: Model, x: jax.Array) -> tuple[Model, jax.Array]:
+        return model, jnp.mean(model(x) ** 2)
+
+    state_axes = nnx.StateAxes({"dropout": 0, ...: None})
+    x = jnp.linspace(-1.0, 1.0, 24).reshape(4, 2, 3)
+
+    def made(vmap: Any, **options: Any) -> Any:
+        return nnx.split_rngs(splits=4, only="dropout")(vmap(step, in_axes=(state_axes, 0), **options))
+
+    with pytest.raises(ValueError, match="Inconsistent aliasing") as info:
+        made(axnnx.vmap, out_axes=(None, 0))(Model(nnx.Rngs(params=0, dropout=1)), x)
+    assert isinstance(info.value, ax.AxisCheckError)
+    assert "Fix: out_axes=(nnx.StateAxes({'dropout': 0, ...: None}), 0)" in str(info.value)
+    _, losses = made(nnx.vmap, out_axes=(state_axes, 0))(Model(nnx.Rngs(params=0, dropout=1)), x)
+    assert losses.shape == (4,)

@@ -669,7 +669,7 @@ class _Mapped(Generic[P, R]):
             f" variable's mapped axis between in_axes and out_axes: in_axes gives it {found.axis_in!r},"
             f" out_axes {found.axis_out!r}",
             transform=self._title(),
-            fix=None if per_output is None else f"out_axes={seq_repr(per_output)}",
+            fix=None if per_output is None else f"out_axes={_show(per_output, code=True)}",
             hint=None if per_output else f"out_axes giving {found.where} the axis {found.axis_in!r}, as in_axes does",
         )
 
@@ -678,6 +678,8 @@ class _Mapped(Generic[P, R]):
         axis than in_axes gives it (a scalar prediction laid out at 1 beside the module): the
         int kept for the other outputs, and each module handed back given its in_axes axis,
         where the call then checks."""
+        if isinstance(self.out_axes, tuple):
+            return self._entry_kept(found, resolved)
         per_output: list[Any] | None = None
         while found.output is not None and type(self.out_axes) is int:
             which, count = found.output
@@ -693,6 +695,33 @@ class _Mapped(Generic[P, R]):
                 found = err.__cause__
                 continue
             return tuple(per_output)
+        return None
+
+    def _entry_kept(self, found: _Aliased, resolved: _Resolved) -> tuple[Any, ...] | None:
+        """A tuple out_axes whose entry for a module handed back differs from the module's
+        in_axes entry (None for a model whose RNG streams `StateAxes` maps): that output given
+        the module's in_axes entry as written, the one Flax takes, where the call then checks
+        (each other entry tried in turn: which output holds the module is the check's to say)."""
+        index = next(
+            (
+                i
+                for i, arg in enumerate(resolved.passed)
+                if _nnx.graph.is_graph_node(arg) and found.where.startswith(_arg_name(resolved.names, i) + "[")
+            ),
+            None,
+        )
+        if index is None:
+            return None
+        spec = self._spec_of(index)
+        for j, entry in enumerate(self.out_axes):
+            if entry is spec:
+                continue
+            candidate = (*self.out_axes[:j], spec, *self.out_axes[j + 1 :])
+            try:
+                self._checker(resolved, out_axes=candidate).predict(*resolved.dynamic, **resolved.kwargs)
+            except AxisCheckError:
+                continue
+            return candidate
         return None
 
     def _not_modelled(self) -> SpecError:
