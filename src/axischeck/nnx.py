@@ -1004,10 +1004,10 @@ class _Mapped(Generic[P, R]):
             )
             sizes = sorted(resolved.mapped_sizes(set()))
             along = f"the map of size {sizes[0]}" if len(sizes) == 1 else "the map"
+            differ = "they differ" if len(created) > 1 else "it differs"
             return OutputError(
-                f"{self._fn_name()} creates {shown} from what in_axes maps, so {'they differ' if len(created) > 1 else 'it differs'}"
-                f" along {along}, but {head} has the in_axes entry None: Flax hands the module's state back at the"
-                " axes it came in with",
+                f"{self._fn_name()} creates {shown} from what in_axes maps, so {differ} along {along}, but {head}"
+                " has the in_axes entry None: Flax hands the module's state back at the axes it came in with",
                 transform=self._title(),
                 fix=f"in_axes={_show(fixed, code=True)}",
             )
