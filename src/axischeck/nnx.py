@@ -631,7 +631,8 @@ class _Mapped(Generic[P, R]):
             whole_kinds = [kind for kind, each in fits.items() if all(f is None for f in each)]
             if not mapped_kinds or not whole_kinds or len(mapped_kinds) + len(whole_kinds) != len(fits):
                 continue
-            entry = _nnx.StateAxes({**dict.fromkeys(mapped_kinds, spec), ...: None})
+            axes: dict[Any, Any] = {**dict.fromkeys(mapped_kinds, spec), ...: None}
+            entry = _nnx.StateAxes(axes)
             in_axes = (*specs[:index], entry, *specs[index + 1 :])  # Flax takes a StateAxes inside a tuple only
             if not self._checks(resolved.with_in_axes(in_axes)):
                 continue
@@ -1214,7 +1215,8 @@ class _Mapped(Generic[P, R]):
         if not tags or len(held) != 1:
             return None
         (index,) = held
-        entry = _nnx.StateAxes({**dict.fromkeys(tags, specs[index]), ...: None})
+        axes: dict[Any, Any] = {**dict.fromkeys(tags, specs[index]), ...: None}
+        entry = _nnx.StateAxes(axes)
         in_axes = (*specs[:index], entry, *specs[index + 1 :])  # Flax takes a StateAxes inside a tuple only
         if not self._checks(resolved.with_in_axes(in_axes)):
             return None

@@ -1338,9 +1338,10 @@ def _never_the_batch(arg: Leaf, axis: int) -> str | None:
     it may): the last axis of a raw `uint32` key array, its keys' words (no example can use
     one word as a key), or an axis of size 1 (one example, on which the function fails).
     Where one other axis alone runs, the batch size it gives is then the program's."""
-    if is_key_array(arg.value) and _unsigned(arg.value) and axis % len(arg.shape) == len(arg.shape) - 1:
+    shape = arg.shape or ()
+    if is_key_array(arg.value) and _unsigned(arg.value) and axis % len(shape) == len(shape) - 1:
         return ", which holds the words of its raw keys (each example got one uint32, not a key)"
-    if arg.shape[axis] == 1:
+    if shape[axis] == 1:
         return ", of size 1 (a batch of one example, on which the function fails)"
     return None
 
