@@ -906,13 +906,13 @@ def test_an_int_entry_for_a_module_whose_statistics_lack_the_axis_maps_by_variab
     fixed = nnx.vmap(score, in_axes=(nnx.StateAxes({nnx.Param: 1, ...: None}), 0))
     assert fixed(Scaled(jnp.array([1.0, 2.0, 3.0])), Shift()).shape == (4,)
 
-    class Mixed(nnx.Module):
+    class Counted(Scaled):
         def __init__(self) -> None:
-            self.w = nnx.Param(jnp.ones((3, 4)))
-            self.b = nnx.Param(jnp.ones(3))  # a Param of its own without the members' axis
+            super().__init__(jnp.array([1.0, 2.0, 3.0]))
+            self.seen = nnx.Intermediate(jnp.zeros((4, 3)))  # the members' size 4, on another axis than 1
 
-    with pytest.raises(ValueError) as info:
-        axnnx.vmap(lambda m, s: jnp.sum(m.w[...] * m.b[...] * s.v[...]), in_axes=(1, 0))(Mixed(), Shift())
+    with pytest.raises(ValueError) as info:  # one type whose axis of the batch size is elsewhere: no reading by type
+        f(Counted(), Shift())
     assert "Fix:" not in str(info.value)
 
 
@@ -939,7 +939,7 @@ def test_streams_split_only_in_part_under_an_int_entry_map_the_split_ones_by_tag
     with pytest.raises(ValueError) as info:
         made(axnnx.vmap, in_axes=0)(nnx.Rngs(params=0, dropout=1))
     assert isinstance(info.value, ax.AxisCheckError)
-    assert "while the streams 'params' were split into 4" in str(info.value)
+    assert "while the stream 'params' was split into 4" in str(info.value)
     assert "Fix: in_axes=(nnx.StateAxes({'params': 0, ...: None}),)" in str(info.value)
     members = made(nnx.vmap, in_axes=(nnx.StateAxes({"params": 0, ...: None}),))(nnx.Rngs(params=0, dropout=1))
     kernels = np.asarray(members.linear.kernel[...])
@@ -962,7 +962,7 @@ def test_a_vmapped_init_with_self_left_unmapped_maps_the_module_it_builds() -> N
     with pytest.raises(ValueError, match="got axis spec None") as info:
         LayerStack(nnx.Rngs(0))
     assert isinstance(info.value, ax.AxisCheckError)
-    assert "__init__ creates self['linear']['bias'] and self['linear']['kernel']" in str(info.value)
+    assert "__init__ creates self['linear']['kernel'] from what in_axes maps" in str(info.value)
     assert "along the map of size 4" in str(info.value) and "Fix: in_axes=(0, 0)" in str(info.value)
 
     class Fixed(nnx.Module):
@@ -1004,3 +1004,62 @@ def test_a_module_handed_back_under_a_tuple_out_axes_gets_its_in_axes_entry_ther
     assert "Fix: out_axes=(nnx.StateAxes({'dropout': 0, ...: None}), 0)" in str(info.value)
     _, losses = made(nnx.vmap, out_axes=(state_axes, 0))(Model(nnx.Rngs(params=0, dropout=1)), x)
     assert losses.shape == (4,)
+
+
+def test_a_variable_stored_in_a_shared_model_is_named_without_mapping_the_model() -> None:
+    """A model of shared weights given None that stores an activation per example: the new
+    variable comes back batched where Flax expects the model unmapped. Mapping the model
+    would map its shared kernel too (each example one row of it): the remedy is a hint,
+    and `predict` says what the call says."""
+
+    class Net(nnx.Module):
+        def __init__(self) -> None:
+            self.lin = nnx.Linear(4, 4, rngs=nnx.Rngs(0))
+
+        def __call__(self, x: jax.Array) -> jax.Array:
+            h = self.lin(x)
+            self.h = nnx.Intermediate(h)
+            return h
+
+    def fwd(m: Net, x: jax.Array) -> jax.Array:
+        return m(x)
+
+    x = jnp.arange(16.0).reshape(4, 4)
+    f = axnnx.vmap(fwd, in_axes=(None, 0))
+    for run in (f, f.predict):
+        with pytest.raises(ValueError) as info:
+            run(Net(), x)
+        assert isinstance(info.value, ax.AxisCheckError)
+        assert "fwd creates m['h'] from what in_axes maps" in str(info.value), str(info.value)
+        assert "Fix:" not in str(info.value) and "Hint: create it before the map" in str(info.value)
+
+
+def test_state_axes_that_leave_out_rng_streams_or_a_mappable_variable_get_no_fix() -> None:
+    """`...: None` for the variables a StateAxes leaves out is the fix only where nothing
+    else could be meant: an RNG stream passed whole draws the same on every member, and a
+    counter with an axis of the members' size (read from the variables the filters map,
+    where nothing else is mapped) may be one per member. A string filter Flax reads as a
+    tag is said as that first, with its Variable type in its place."""
+
+    class Noisy(nnx.Module):
+        def __init__(self) -> None:
+            self.kernel = nnx.Param(jnp.ones((10, 2, 3)))
+            self.dropout = nnx.Dropout(0.5, rngs=nnx.Rngs(dropout=0))
+
+    class Counted(nnx.Module):
+        def __init__(self) -> None:
+            self.kernel = nnx.Param(jnp.ones((10, 2, 3)))
+            self.count = nnx.BatchStat(jnp.zeros(10))
+
+    def total(w: Any) -> jax.Array:
+        return jnp.sum(w.kernel[...])
+
+    for module in (Noisy(), Counted()):
+        with pytest.raises(ValueError) as info:
+            axnnx.vmap(total, in_axes=(nnx.StateAxes({nnx.Param: 0}),))(module)
+        assert isinstance(info.value, ax.AxisCheckError) and "gives no axis to" in str(info.value)
+        assert "Fix:" not in str(info.value) and "Hint: in_axes=(nnx.StateAxes" in str(info.value)
+
+    with pytest.raises(ValueError) as info:
+        axnnx.vmap(total, in_axes=(nnx.StateAxes({"params": 0}),)).predict(Counted())
+    assert "StateAxes filter 'params' matches none of its variables" in str(info.value)

@@ -2121,6 +2121,11 @@ def test_a_batch_of_one_on_which_the_function_fails_gets_the_one_other_axis_that
     notes = "\n".join(getattr(info.value, "__notes__", []))
     assert "Fix:" not in notes and notes.count("Runs, but") == 2, notes
 
+    with pytest.raises(TypeError) as info:  # 4 values against 3 weights: a bug of the function's, not an axis
+        ax.vmap(lambda x: x * jnp.array([1.0, 2.0, 3.0]))(jnp.arange(4.0).reshape(1, 4))
+    text = "\n".join([str(info.value), *getattr(info.value, "__notes__", [])])
+    assert "Fix:" not in text and "in_axes=1 would map" in text, text  # its examples (1,) broadcast: no evidence
+
 
 @pytest.mark.filterwarnings("ignore:Python iterable type 'generator' is treated as a leaf:DeprecationWarning")
 def test_torch_option_names_and_iterators_are_named_in_jax_terms() -> None:

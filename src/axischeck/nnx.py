@@ -113,6 +113,16 @@ def _arg_name(names: list[str], index: int) -> str:
     return names[index] if index < len(names) else f"args[{index}]"
 
 
+def _place(head: str, path: tuple[Any, ...]) -> str:
+    """`model['linear']['kernel']`: a module's variable named by its argument and state path."""
+    return head + "".join(f"[{key!r}]" for key in path)
+
+
+def _listed(items: list[str]) -> str:
+    """The first three of `items` in words, and `...` for the rest."""
+    return and_list(items[:3] + (["..."] if len(items) > 3 else []))
+
+
 _STATE_PATH = re.compile(r"\[('(?:[^'\\]|\\.)*'|\d+)\]")
 
 
@@ -312,7 +322,7 @@ def _streams_of(node: Any, spec: Any, head: str) -> list[_Stream]:
         if isinstance(value, _nnx.RngState):
             axis = next((a for a, p in zip(axes, predicates, strict=True) if p(path, value)), None)
             tag = getattr(value, "tag", None) or (str(path[-2]) if len(path) > 1 else "?")
-            where = head + "".join(f"[{key!r}]" for key in path)
+            where = _place(head, tuple(path))
             found.append(_Stream(where, str(tag), spec, axis, value.get_value()))
     return found
 
@@ -367,7 +377,7 @@ def _variable_axes(args: tuple[Any, ...], axes: tuple[Any, ...], names: list[str
                 axis = axis_tree
                 for key in path:
                     axis = axis[key] if isinstance(axis, dict) else axis
-                found[id(value)] = (head + "".join(f"[{key!r}]" for key in path), axis)
+                found[id(value)] = (_place(head, tuple(path)), axis)
     return found
 
 
@@ -559,7 +569,7 @@ class _Mapped(Generic[P, R]):
             whole = self._whole_per_example(resolved) if isinstance(err, FunctionError) else None
             raise (
                 whole
-                or self._tag_filter(resolved)
+                or self._tag_filter(resolved.passed, resolved.names)
                 or self._mapped_by_type(resolved)
                 or self._user_terms(retitled(err, self._title()), resolved)
             ) from None
@@ -568,13 +578,13 @@ class _Mapped(Generic[P, R]):
             raise updated
         return prediction
 
-    def _tag_filter(self, resolved: _Resolved) -> AxisCheckError | None:
+    def _tag_filter(self, passed: tuple[Any, ...], names: list[str]) -> AxisCheckError | None:
         """A StateAxes filter written as a string that matches no variable of the module it
         is given (a string matches a tag: an RNG stream's name), where Flax names a Variable
         type so (Linen's collection `'params'`, NNX's `nnx.Param`): that type in its place,
         the Fix where the call then checks."""
-        for index, arg in enumerate(resolved.passed):
-            spec = self._spec_of(index)
+        specs = self._entries(len(passed))
+        for index, (arg, spec) in enumerate(zip(passed, specs, strict=False)):
             if not isinstance(spec, _nnx.StateAxes) or not _nnx.graph.is_graph_node(arg):
                 continue
             filters, axes = list(spec._filters), list(spec._axes)
@@ -586,23 +596,19 @@ class _Mapped(Generic[P, R]):
                 if not any(isinstance(v, kind) for _, v in variables):
                     continue
                 entry = _nnx.StateAxes(dict(zip([*filters[:k], kind, *filters[k + 1 :]], axes, strict=True)))
-                specs = self.in_axes if isinstance(self.in_axes, tuple | list) else (self.in_axes,)
                 in_axes = (*specs[:index], entry, *specs[index + 1 :])  # Flax takes a StateAxes inside a tuple only
-                head = _arg_name(resolved.names, index)
+                head = _arg_name(names, index)
                 typed = [
-                    f"{head}{''.join(f'[{key!r}]' for key in p)} {format_shape(v.shape)}"
+                    f"{_place(head, p)} {format_shape(v.shape)}"
                     for p, v in variables
                     if isinstance(v, kind) and hasattr(v, "shape")
                 ]
                 return SpecError(
                     f"{head}'s StateAxes filter {written!r} matches none of its variables: a string filter"
                     f" matches a tag (an RNG stream's name), not a Variable type; its {_filter_code(kind)}"
-                    f" variables ({and_list(typed[:3] + (['...'] if len(typed) > 3 else []))}) are of the type"
-                    f" Flax names {written!r}",
+                    f" variables ({_listed(typed)}) are of the type Flax names {written!r}",
                     transform=self._title(),
-                    fix=f"in_axes={_show(in_axes, code=True)}"
-                    if self._checks(resolved.with_in_axes(in_axes))
-                    else None,
+                    fix=f"in_axes={_show(in_axes, code=True)}" if self._checks_with(in_axes, passed) else None,
                 )
         return None
 
@@ -612,8 +618,10 @@ class _Mapped(Generic[P, R]):
         stacked along axis 1 beside a shared statistic of rank 1): a StateAxes mapping the
         Variable types whose variables all have it and passing the rest whole, the one
         reading the shapes allow, as the fix where the call then checks. A type holding
-        variables of both kinds cannot be told apart by its type: no fix then."""
-        specs = self.in_axes if isinstance(self.in_axes, tuple | list) else (self.in_axes,) * len(resolved.passed)
+        variables of both kinds cannot be told apart by its type, and an RNG stream passed
+        whole draws the same on every example (the streams' split is the remedy there, see
+        `_rng_not_split`): no fix then."""
+        specs = self._entries(len(resolved.passed))
         for index, (arg, spec) in enumerate(zip(resolved.passed, specs, strict=False)):
             if type(spec) is not int or not _nnx.graph.is_graph_node(arg):
                 continue
@@ -631,6 +639,8 @@ class _Mapped(Generic[P, R]):
             whole_kinds = [kind for kind, each in fits.items() if all(f is None for f in each)]
             if not mapped_kinds or not whole_kinds or len(mapped_kinds) + len(whole_kinds) != len(fits):
                 continue
+            if _nnx.RngState in whole_kinds:
+                continue
             axes: dict[Any, Any] = {**dict.fromkeys(mapped_kinds, spec), ...: None}
             entry = _nnx.StateAxes(axes)
             in_axes = (*specs[:index], entry, *specs[index + 1 :])  # Flax takes a StateAxes inside a tuple only
@@ -638,14 +648,14 @@ class _Mapped(Generic[P, R]):
                 continue
             head = _arg_name(resolved.names, index)
             left = [
-                f"{head}{''.join(f'[{key!r}]' for key in p)} ({type(v).__name__}, shape {format_shape(v.shape)})"
+                f"{_place(head, tuple(p))} ({type(v).__name__}, shape {format_shape(v.shape)})"
                 for p, v in _nnx.graph.iter_graph(arg)
                 if isinstance(v, _nnx.Variable) and _kind_of(v) in whole_kinds and hasattr(v, "shape")
             ]
             return ArgumentError(
                 f"{head}'s in_axes entry {spec} maps every variable of {head} at axis {spec}, but"
-                f" {and_list(left[:3] + (['...'] if len(left) > 3 else []))} {'have' if len(left) > 1 else 'has'}"
-                f" no axis of the batch size {size}: only a StateAxes maps some variables and passes others whole",
+                f" {_listed(left)} {'have' if len(left) > 1 else 'has'} no axis of the batch size {size}: only a"
+                " StateAxes maps some variables and passes others whole",
                 transform=self._title(),
                 fix=f"in_axes={_show(in_axes, code=True)}",
             )
@@ -749,7 +759,7 @@ class _Mapped(Generic[P, R]):
         if not err.fix:
             return err
         fix = err.fix
-        specs = self.in_axes if isinstance(self.in_axes, tuple | list) else (self.in_axes,) * len(resolved.axes)
+        specs = self._entries(len(resolved.axes))
         suggestions = []
         for suggestion in getattr(err, "suggestions", ()):
             axes = dict(suggestion.options).get("in_axes")
@@ -771,7 +781,10 @@ class _Mapped(Generic[P, R]):
         """A module whose `StateAxes` filters match none of some of its variables (Flax: "No
         axis found for path"): those variables named, with `...: None` added (the rest passed
         whole to every example) as the fix where the call then checks and none of them could
-        be mapped instead (no axis of the batch size), else as what it would change."""
+        be meant mapped instead: none has an axis of the batch size (read from the other
+        arguments and the variables the filters map), and none is an RNG stream (passed
+        whole, it draws the same on every example). Else that change is a hint. A string
+        filter Flax reads as a tag is said as that first (`_tag_filter`)."""
         try:
             passed, _, _ = _as_flax_passes(self.__wrapped__, self._mode, args, kwargs)
         except _Unsupported:
@@ -779,48 +792,65 @@ class _Mapped(Generic[P, R]):
         if isinstance(self.in_axes, tuple | list) and len(self.in_axes) != len(passed):
             return None  # in_axes that do not fit the arguments: Flax's own refusal
         names = _parameter_names(self.__wrapped__)
-        for index, arg in enumerate(passed):
-            spec = self._spec_of(index)
+        tagged = self._tag_filter(passed, names)
+        if tagged is not None:
+            return tagged
+        specs = self._entries(len(passed))
+        for index, (arg, spec) in enumerate(zip(passed, specs, strict=True)):
             if not isinstance(spec, _nnx.StateAxes) or not _nnx.graph.is_graph_node(arg):
                 continue
             filters = list(spec._filters)
             if Ellipsis in filters:
                 continue
             predicates = [_nnx.filterlib.to_predicate(f) for f in filters]
-            left = [
-                (tuple(p), v)
-                for p, v in _nnx.graph.iter_graph(arg)
-                if isinstance(v, _nnx.Variable) and not any(match(tuple(p), v) for match in predicates)
-            ]
+            variables = [(tuple(p), v) for p, v in _nnx.graph.iter_graph(arg) if isinstance(v, _nnx.Variable)]
+            axis_of = {
+                id(v): next((a for a, m in zip(spec._axes, predicates, strict=True) if m(p, v)), None)
+                for p, v in variables
+                if any(m(p, v) for m in predicates)
+            }
+            left = [(p, v) for p, v in variables if id(v) not in axis_of]
             if not left:
                 continue
             entry = _nnx.StateAxes({**dict(zip(filters, spec._axes, strict=True)), ...: None})
-            specs = self.in_axes if isinstance(self.in_axes, tuple | list) else (self.in_axes,)
             in_axes = (*specs[:index], entry, *specs[index + 1 :])  # Flax takes a StateAxes inside a tuple only
-            checks = self._checks_with(in_axes, passed)
             head = _arg_name(names, index)
-            shown = and_list(
+            shown = _listed(
                 [
-                    f"{head}{''.join(f'[{k!r}]' for k in p)} ({type(v).__name__}"
+                    f"{_place(head, p)} ({type(v).__name__}"
                     f"{', shape ' + format_shape(v.shape) if hasattr(v, 'shape') else ''})"
-                    for p, v in left[:3]
+                    for p, v in left
                 ]
-                + (["..."] if len(left) > 3 else [])
             )
-            size = self._mapped_size_of(passed, index)
-            mappable = size is not None and any(size in tuple(getattr(v, "shape", ())) for _, v in left)
+            own = {
+                int(v.shape[a])
+                for p, v in variables
+                if type(a := axis_of.get(id(v))) is int and -len(getattr(v, "shape", ())) <= a < len(v.shape)
+            }
+            other = self._mapped_size_of(passed, index)
+            sizes = own | ({other} if other is not None else set())
+            streams = any(isinstance(v, _nnx.RngState) for _, v in left)
+            maybe_mapped = (
+                len(sizes) != 1 or streams or any(next(iter(sizes)) in tuple(getattr(v, "shape", ())) for _, v in left)
+            )
             fix = f"in_axes={_show(in_axes, code=True)}"
-            return SpecError(
-                f"{head}'s in_axes entry {_show(spec)} gives no axis to {shown}: every variable of a module"
-                f" needs a filter of its StateAxes, and {'these match' if len(left) > 1 else 'this matches'} none",
-                transform=self._title(),
-                fix=fix if checks and not mappable else None,
-                hint=None
-                if checks and not mappable
-                else f"{fix} passes {'them' if len(left) > 1 else 'it'} whole to every {self._unit()}, or give"
-                f" {'their types' if len(left) > 1 else 'its type'} an axis in the StateAxes",
-            )
+            them = "them" if len(left) > 1 else "it"
+            if maybe_mapped or not self._checks_with(in_axes, passed):
+                drawn = " (an RNG stream passed whole draws the same on every example: split it)" if streams else ""
+                hint = (
+                    f"{fix} passes {them} whole to every {self._unit()}{drawn}, or give {them} an axis in the StateAxes"
+                )
+                return SpecError(
+                    self._uncovered_problem(head, spec, shown, len(left)), transform=self._title(), hint=hint
+                )
+            return SpecError(self._uncovered_problem(head, spec, shown, len(left)), transform=self._title(), fix=fix)
         return None
+
+    def _uncovered_problem(self, head: str, spec: Any, shown: str, count: int) -> str:
+        return (
+            f"{head}'s in_axes entry {_show(spec)} gives no axis to {shown}: every variable of a module"
+            f" needs a filter of its StateAxes, and {'these match' if count > 1 else 'this matches'} none"
+        )
 
     def _checks_with(self, in_axes: Any, passed: tuple[Any, ...]) -> bool:
         """Whether the call checks with other in_axes (a candidate's)."""
@@ -831,8 +861,9 @@ class _Mapped(Generic[P, R]):
         return True
 
     def _mapped_size_of(self, passed: tuple[Any, ...], skip: int) -> int | None:
-        """The batch size the arguments other than `skip` map with plain int entries, where one."""
-        specs = self.in_axes if isinstance(self.in_axes, tuple | list) else (self.in_axes,) * len(passed)
+        """The batch size the arguments other than `skip` map with plain int entries, where
+        one (before they are resolved: the call's own arguments, not their state)."""
+        specs = self._entries(len(passed))
         sizes = {
             int(leaf.shape[axis])
             for i, (arg, axis) in enumerate(zip(passed, specs, strict=False))
@@ -856,11 +887,7 @@ class _Mapped(Generic[P, R]):
         if not filled or tuple(p.name for p in params[len(self.in_axes) : len(passed)]) != filled:
             return None
         fixed = (*self.in_axes, *(None,) * len(filled))
-        try:
-            _Mapped(self.__wrapped__, "vmap", fixed, self.out_axes, self._options).predict(*passed)
-            fix: str | None = f"in_axes={_show(fixed)} (None passes each default whole)"
-        except AxisCheckError:
-            fix = None
+        fix = f"in_axes={_show(fixed)} (None passes each default whole)" if self._checks_with(fixed, passed) else None
         defaults = ", ".join(f"{p.name}={p.default!r}" for p in params if p.name in filled)
         return SpecError(
             f"in_axes has {len(self.in_axes)} entries but nnx.vmap calls"
@@ -888,7 +915,7 @@ class _Mapped(Generic[P, R]):
                 aliased = self._aliased(err.__cause__, resolved)
                 return aliased if lib_err is None else retitled(aliased, self._title(), lib_err)
             whole = self._whole_per_example(resolved) if isinstance(err, FunctionError) else None
-            whole = whole or self._tag_filter(resolved) or self._mapped_by_type(resolved)
+            whole = whole or self._tag_filter(resolved.passed, resolved.names) or self._mapped_by_type(resolved)
             if whole is not None:
                 return whole if lib_err is None else retitled(whole, self._title(), lib_err)
             return self._user_terms(retitled(err, self._title(), lib_err), resolved)
@@ -946,14 +973,15 @@ class _Mapped(Generic[P, R]):
         except Exception:  # noqa: BLE001 - a call this model does not read: Flax's own report stands
             return None
         if found is None:
-            return self._created_unmapped(resolved)
+            return None
         index, path = found
         module = resolved.passed[index]
-        kind = next((type(v) for p, v in _nnx.graph.iter_graph(module) if tuple(p) == path), None)
+        kind = next(
+            (type(v) for p, v in _nnx.graph.iter_graph(module) if isinstance(v, _nnx.Variable) and path[: len(p)] == p),
+            None,  # at the path, or holding it (a sown tuple of values)
+        )
         if kind is None:  # a variable the function creates
-            return self._created_unmapped(resolved)
-        if not issubclass(kind, _nnx.Variable):
-            return None
+            return self._created_unmapped(resolved, index, path)
         left = _unmapped_of_kind(module, resolved.axes[index], kind)
         fixed = self._mapping_kind(resolved, index, kind, left)
         them = "them" if len(left) > 1 else "it"
@@ -972,47 +1000,37 @@ class _Mapped(Generic[P, R]):
             hint = f"map the {kind_code} variables too: add {kind_code}: their axis to {head}'s StateAxes"
         return OutputError(problem, transform=self._title(), hint=hint)
 
-    def _created_unmapped(self, resolved: _Resolved) -> AxisCheckError | None:
-        """A module given the in_axes entry None in which the function creates variables
-        from what in_axes maps (a `__init__` under `nnx.vmap` building a stack of layers
-        from split keys, with `self` left unmapped): they differ along the map, and Flax
-        hands the module back at the axes it came in with. The module mapped at axis 0 (its
-        variables made along the map, as a stack means) is the fix where the call then
-        checks, its state handed back included."""
-        specs = self.in_axes if isinstance(self.in_axes, tuple | list) else (self.in_axes,) * len(resolved.passed)
-        if len(specs) != len(resolved.passed):
+    def _created_unmapped(self, resolved: _Resolved, index: int, path: tuple[Any, ...]) -> AxisCheckError | None:
+        """A module given the in_axes entry None in which the function creates a variable
+        (at `path`) from what in_axes maps: it differs along the map, and Flax hands the
+        module back at the axes it came in with ("got axis spec None but output was
+        batched"). Where the module held no variables before (an `__init__` under `nnx.vmap`
+        building a stack of layers from split keys, `self` left unmapped), the module mapped
+        at axis 0 is the fix where the call then checks, its state handed back included;
+        one that holds some (shared weights beside an activation it sows) would get them
+        mapped too: the remedy is then said as a hint."""
+        specs = self._entries(len(resolved.passed))
+        if len(specs) != len(resolved.passed) or specs[index] is not None:
             return None
-        for index, (arg, spec) in enumerate(zip(resolved.passed, specs, strict=True)):
-            if spec is not None or not _nnx.graph.is_graph_node(arg):
-                continue
-            fixed = (*specs[:index], 0, *specs[index + 1 :])
-            candidate = resolved.with_in_axes(fixed)
-            try:
-                states = self._checker(candidate, states=True).predict(*candidate.dynamic, **candidate.kwargs).shapes
-            except Exception:  # noqa: BLE001 - the module mapped does not check either
-                continue
-            before = {tuple(p) for p, v in _nnx.graph.iter_graph(arg) if isinstance(v, _nnx.Variable)}
-            created = [
-                tuple(getattr(k, "key", k) for k in p)
-                for p, _ in jax.tree_util.tree_leaves_with_path(states[index])
-                if tuple(getattr(k, "key", k) for k in p) not in before
-            ]
-            if not created:
-                continue
-            head = _arg_name(resolved.names, index)
-            shown = and_list(
-                [f"{head}{''.join(f'[{k!r}]' for k in p)}" for p in created[:3]] + (["..."] if len(created) > 3 else [])
-            )
-            sizes = sorted(resolved.mapped_sizes(set()))
-            along = f"the map of size {sizes[0]}" if len(sizes) == 1 else "the map"
-            differ = "they differ" if len(created) > 1 else "it differs"
-            return OutputError(
-                f"{self._fn_name()} creates {shown} from what in_axes maps, so {differ} along {along}, but {head}"
-                " has the in_axes entry None: Flax hands the module's state back at the axes it came in with",
-                transform=self._title(),
-                fix=f"in_axes={_show(fixed, code=True)}",
-            )
-        return None
+        module = resolved.passed[index]
+        head = _arg_name(resolved.names, index)
+        sizes = sorted(resolved.mapped_sizes(set()))
+        along = f"the map of size {sizes[0]}" if len(sizes) == 1 else "the map"
+        problem = (
+            f"{self._fn_name()} creates {_place(head, path)} from what in_axes maps, so it differs along {along},"
+            f" but {head} has the in_axes entry None: Flax hands the module's state back at the axes it came in with"
+        )
+        fixed = (*specs[:index], 0, *specs[index + 1 :])
+        candidate = resolved.with_in_axes(fixed)
+        held = any(isinstance(v, _nnx.Variable) for _, v in _nnx.graph.iter_graph(module))
+        if not held and self._checks(candidate) and self._checks(candidate, states=True):
+            return OutputError(problem, transform=self._title(), fix=f"in_axes={_show(fixed, code=True)}")
+        return OutputError(
+            problem,
+            transform=self._title(),
+            hint=f"create it before the map, or give {head} an in_axes entry that maps it (a StateAxes whose filter"
+            " for its type gives the axis 0)",
+        )
 
     def _shared_statistics_hint(self, resolved: _Resolved, head: str) -> str:
         """One module for every example (in_axes None) whose batch statistics the function
@@ -1074,7 +1092,7 @@ class _Mapped(Generic[P, R]):
         """`model['bn']['mean'] and model['bn']['var'] (nnx.BatchStat, shape (2, 4), passed
         whole to every example) are left unmapped by model's in_axes entry StateAxes(...)`."""
         head = _arg_name(resolved.names, index)
-        shown = " and ".join(f"{head}{''.join(f'[{k!r}]' for k in p)}" for p, _ in left)
+        shown = " and ".join(_place(head, tuple(p)) for p, _ in left)
         shapes = list(dict.fromkeys(tuple(v.shape) for _, v in left if hasattr(v, "shape")))  # in the names' order
         noun = "shapes" if len(shapes) > 1 else "shape"
         return (
@@ -1085,6 +1103,10 @@ class _Mapped(Generic[P, R]):
 
     def _spec_of(self, index: int) -> Any:
         return self.in_axes[index] if isinstance(self.in_axes, tuple | list) else self.in_axes
+
+    def _entries(self, n: int) -> tuple[Any, ...]:
+        """in_axes as one entry per argument of `n` (a single entry stands for all)."""
+        return tuple(self.in_axes) if isinstance(self.in_axes, tuple | list) else (self.in_axes,) * n
 
     def _mapping_kind(
         self, resolved: _Resolved, index: int, kind: type, left: list[tuple[Any, Any]]
@@ -1157,10 +1179,11 @@ class _Mapped(Generic[P, R]):
         if n is None:  # only RNG state is mapped: the split's size is the user's to say
             kept = self._split_streams_alone(resolved, streams) if len(made) == 1 else None
             if kept is not None:
+                split = f"the streams {and_list([repr(t) for t in kept[1]])} were" if len(kept[1]) > 1 else "the stream"
+                split = split if len(kept[1]) > 1 else f"{split} {kept[1][0]!r} was"
                 return ArgumentError(
-                    f"{head} {_show(first.spec)}, but it {how}, while the streams"
-                    f" {and_list([repr(t) for t in kept[1]])} were split into {made[0]}: an int entry maps every"
-                    " stream, also those the split left whole",
+                    f"{head} {_show(first.spec)}, but it {how}, while {split} split into {made[0]}: an int entry"
+                    " maps every stream, also those the split left whole",
                     transform=self._title(),
                     fix=kept[0],
                 )
@@ -1206,7 +1229,7 @@ class _Mapped(Generic[P, R]):
         mapped: the split streams mapped by their tags and the rest passed whole, the
         reading the `only` states, as the fix where the call then checks; with the tags."""
         tags = sorted({s.tag for s in streams if s.split_into() is not None})
-        specs = self.in_axes if isinstance(self.in_axes, tuple | list) else (self.in_axes,) * len(resolved.passed)
+        specs = self._entries(len(resolved.passed))
         held = [
             i
             for i, (arg, spec) in enumerate(zip(resolved.passed, specs, strict=False))
@@ -1245,7 +1268,7 @@ class _Mapped(Generic[P, R]):
 
         def passed() -> dict[int, Passed]:
             names = _parameter_names(self.__wrapped__)
-            specs = self.in_axes if isinstance(self.in_axes, tuple | list) else (self.in_axes,) * len(args)
+            specs = self._entries(len(args))
             found: dict[int, Passed] = {}
             for index, (arg, spec) in enumerate(zip(args, specs, strict=False)):
                 found.update(_passed_in(arg, spec, _arg_name(names, index)))
@@ -1293,7 +1316,7 @@ def _passed_in(arg: Any, spec: Any, head: str) -> dict[int, Passed]:
             if not isinstance(value, _nnx.Variable):
                 continue
             axis = next((a for a, p in zip(axes, predicates, strict=True) if p(path, value)), None)
-            where = head + "".join(f"[{key!r}]" for key in path)
+            where = _place(head, tuple(path))
             entry = f"in_axes entry {_show(spec)}" + (
                 f", which gives it {axis!r}" if isinstance(spec, _nnx.StateAxes) else ""
             )

@@ -1218,6 +1218,12 @@ def _unsigned(value: Any) -> bool:
         return False
 
 
+def _mapped(entries: list[Any]) -> list[int]:
+    """The positions of the arguments an in_axes maps some array of (an entry of Nones for
+    every array, as a module's state gets for the entry None, maps none)."""
+    return [i for i, entry in enumerate(entries) if jax.tree_util.tree_leaves(entry)]
+
+
 def _swapped_options(model: MapModel, call: Call, budget: Budget) -> list[Suggestion]:
     """The function fails per example, the one argument mapped is a vector (each example
     gets a scalar of it), and others are passed whole: the axes may be swapped (a neural
@@ -1227,7 +1233,7 @@ def _swapped_options(model: MapModel, call: Call, budget: Budget) -> list[Sugges
     entries = per_argument(model.level.in_axes.value, len(call.args))
     if entries is None:
         return []
-    mapped = [i for i, entry in enumerate(entries) if entry is not None]
+    mapped = _mapped(entries)
     if len(mapped) != 1 or not _vector(call.args[mapped[0]]):
         return []
     (i,) = mapped
@@ -1263,7 +1269,7 @@ def _over_mapped_options(model: MapModel, call: Call, budget: Budget) -> list[Su
     entries = per_argument(model.level.in_axes.value, len(call.args))
     if entries is None:
         return []
-    mapped = [i for i, entry in enumerate(entries) if entry is not None]
+    mapped = _mapped(entries)
     if len(mapped) < 2:
         return []
     tried = []
@@ -1297,7 +1303,7 @@ def _other_axis_options(model: MapModel, call: Call, budget: Budget) -> list[Sug
     entries = per_argument(model.level.in_axes.value, len(call.args))
     if entries is None:
         return []
-    mapped = [i for i, entry in enumerate(entries) if jax.tree_util.tree_leaves(entry)]  # a module's Nones: whole
+    mapped = _mapped(entries)
     if len(mapped) != 1:
         return []
     (i,) = mapped
@@ -1315,14 +1321,14 @@ def _other_axis_options(model: MapModel, call: Call, budget: Budget) -> list[Sug
         )
         if outcome is not None:
             found.append((other, written, outcome))
-    never_meant = _never_the_batch(arg, axis)
+    never_meant = _never_the_batch(arg, axis, len(found))
     return [
         Suggestion(
             f"in_axes={written if type(written) is int else seq_repr(written)} would"
             f" {_describe_arg(call, i, other)} instead of axis {axis}{never_meant or ''}",
             (("in_axes", written),),
             shapes_only=None
-            if never_meant and len(found) == 1
+            if never_meant
             else (
                 f"it changes the batch size from {arg.shape[axis]} to {arg.shape[other]}, and nothing in the call says"
                 f" which axis holds the examples (the function may be written for {call.arg_labels[i]} transposed)"
@@ -1333,15 +1339,21 @@ def _other_axis_options(model: MapModel, call: Call, budget: Budget) -> list[Sug
     ]
 
 
-def _never_the_batch(arg: Leaf, axis: int) -> str | None:
-    """Why `axis` of `arg` cannot hold the examples the program means, in words (None where
-    it may): the last axis of a raw `uint32` key array, its keys' words (no example can use
-    one word as a key), or an axis of size 1 (one example, on which the function fails).
-    Where one other axis alone runs, the batch size it gives is then the program's."""
+def _never_the_batch(arg: Leaf, axis: int, running: int) -> str | None:
+    """Why `axis` of `arg` cannot hold the examples the program means, in words, where one
+    other axis alone runs (`running`: how many do), whose batch size is then the
+    program's; None where it may hold them, or more than one other axis runs. The last
+    axis of a raw `uint32` key array holds its keys' words (no example can use one word as
+    a key). An axis of size 1 holds one example, on which the function fails, and where
+    the array has two other axes and only one of them runs, that one holds the examples
+    (with one other axis only, running says little: its examples keep the axis of size 1,
+    which broadcasts against almost anything)."""
     shape = arg.shape or ()
+    if running != 1:
+        return None
     if is_key_array(arg.value) and _unsigned(arg.value) and axis % len(shape) == len(shape) - 1:
         return ", which holds the words of its raw keys (each example got one uint32, not a key)"
-    if shape[axis] == 1:
+    if shape[axis] == 1 and len(shape) >= 3:
         return ", of size 1 (a batch of one example, on which the function fails)"
     return None
 
