@@ -1179,10 +1179,11 @@ class _Mapped(Generic[P, R]):
         if n is None:  # only RNG state is mapped: the split's size is the user's to say
             kept = self._split_streams_alone(resolved, streams) if len(made) == 1 else None
             if kept is not None:
-                split = f"the streams {and_list([repr(t) for t in kept[1]])} were" if len(kept[1]) > 1 else "the stream"
-                split = split if len(kept[1]) > 1 else f"{split} {kept[1][0]!r} was"
+                tags = kept[1]
+                others = f"the streams {and_list([repr(t) for t in tags])} were" if len(tags) > 1 else "the stream"
+                others = others if len(tags) > 1 else f"{others} {tags[0]!r} was"
                 return ArgumentError(
-                    f"{head} {_show(first.spec)}, but it {how}, while {split} split into {made[0]}: an int entry"
+                    f"{head} {_show(first.spec)}, but it {how}, while {others} split into {made[0]}: an int entry"
                     " maps every stream, also those the split left whole",
                     transform=self._title(),
                     fix=kept[0],
