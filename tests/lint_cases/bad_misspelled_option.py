@@ -19,6 +19,10 @@ def case_in_axis():
     return jax.vmap(scale, in_axis=(0, None))(jnp.ones((3, 2)), jnp.ones(2))  # expect: AX023
 
 
+def case_torch_in_dims():
+    return jax.vmap(scale, in_dims=(0, None))(jnp.ones((3, 2)), jnp.ones(2))  # expect: AX023
+
+
 def case_pmap_out_axis():
     return jax.pmap(scale, out_axis=0)(jnp.ones((1, 2)), jnp.ones((1, 2)))  # expect: AX023
 
