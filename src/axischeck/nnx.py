@@ -67,9 +67,9 @@ class _Aliased(Exception):
     """A variable passed in and returned with different axes, which Flax refuses
     ("Inconsistent aliasing detected"): found while tracing the function."""
 
-    def __init__(self, where: str, axis_in: Any, axis_out: Any) -> None:
-        super().__init__(where, axis_in, axis_out)
-        self.where, self.axis_in, self.axis_out = where, axis_in, axis_out
+    def __init__(self, where: str, index: int, axis_in: Any, axis_out: Any) -> None:
+        super().__init__(where, index, axis_in, axis_out)
+        self.where, self.index, self.axis_in, self.axis_out = where, index, axis_in, axis_out  # index: its argument
         self.output: tuple[int, int] | None = None  # (which, of how many) where the function returns a tuple
 
 
@@ -118,9 +118,24 @@ def _place(head: str, path: tuple[Any, ...]) -> str:
     return head + "".join(f"[{key!r}]" for key in path)
 
 
+def _with_entry(entries: tuple[Any, ...], index: int, entry: Any) -> tuple[Any, ...]:
+    """in_axes with argument `index`'s entry replaced, as a tuple: Flax takes a StateAxes
+    inside a tuple only (a bare one, for a function of one argument too, it refuses)."""
+    return (*entries[:index], entry, *entries[index + 1 :])
+
+
 def _listed(items: list[str]) -> str:
     """The first three of `items` in words, and `...` for the rest."""
     return and_list(items[:3] + (["..."] if len(items) > 3 else []))
+
+
+def _fit(shape: tuple[int, ...], axis: int, size: int) -> str:
+    """How a variable of `shape` can be read under an int entry `axis` of a map of `size`:
+    "mapped" (its axis has that size), "whole" (no axis of that size at all: passed whole
+    to every example), or "either" (that size on another axis)."""
+    if -len(shape) <= axis < len(shape) and shape[axis] == size:
+        return "mapped"
+    return "whole" if size not in shape else "either"
 
 
 _STATE_PATH = re.compile(r"\[('(?:[^'\\]|\\.)*'|\d+)\]")
@@ -365,9 +380,13 @@ def _pure_out_axes(out_axes: Any) -> Any:
     )
 
 
-def _variable_axes(args: tuple[Any, ...], axes: tuple[Any, ...], names: list[str]) -> dict[int, tuple[str, Any]]:
-    """Each variable of the modules passed in (by identity): where it is, and its in_axes axis."""
-    found: dict[int, tuple[str, Any]] = {}
+Passing = tuple[str, int, Any]  # where a variable passed in is, its argument's position, and its in_axes axis
+
+
+def _variable_axes(args: tuple[Any, ...], axes: tuple[Any, ...], names: list[str]) -> dict[int, Passing]:
+    """Each variable of the modules passed in (by identity): where it is, its argument's
+    position, and its in_axes axis."""
+    found: dict[int, Passing] = {}
     for index, (arg, axis_tree) in enumerate(zip(args, axes, strict=True)):
         if not _nnx.graph.is_graph_node(arg):
             continue
@@ -377,11 +396,11 @@ def _variable_axes(args: tuple[Any, ...], axes: tuple[Any, ...], names: list[str
                 axis = axis_tree
                 for key in path:
                     axis = axis[key] if isinstance(axis, dict) else axis
-                found[id(value)] = (_place(head, tuple(path)), axis)
+                found[id(value)] = (_place(head, tuple(path)), index, axis)
     return found
 
 
-def _check_aliases(node: Any, axes: Any, inputs: dict[int, tuple[str, Any]]) -> None:
+def _check_aliases(node: Any, axes: Any, inputs: dict[int, Passing]) -> None:
     """Flax gives a variable returned from the function the axis it had coming in, and
     raises when out_axes gives it another (`Inconsistent aliasing detected`)."""
     filters = tuple(axes._filters) if isinstance(axes, _nnx.StateAxes) else (...,)
@@ -390,13 +409,13 @@ def _check_aliases(node: Any, axes: Any, inputs: dict[int, tuple[str, Any]]) -> 
     for path, value in _nnx.graph.iter_graph(node):
         if not isinstance(value, _nnx.Variable) or id(value) not in inputs:
             continue
-        where, axis_in = inputs[id(value)]
+        where, index, axis_in = inputs[id(value)]
         axis_out = next((a for a, p in zip(chosen, predicates, strict=True) if p(path, value)), None)
         if axis_out != axis_in:
-            raise _Aliased(where, axis_in, axis_out)
+            raise _Aliased(where, index, axis_in, axis_out)
 
 
-def _pure_output(out: Any, out_axes: Any, inputs: dict[int, tuple[str, Any]]) -> Any:
+def _pure_output(out: Any, out_axes: Any, inputs: dict[int, Passing]) -> Any:
     """The function's output as arrays, as Flax maps it: a module under a `StateAxes` as its
     substates split by the filters, any other module as its whole state (one axis for all)."""
 
@@ -550,15 +569,17 @@ class _Mapped(Generic[P, R]):
 
         Raises `axischeck.AxisCheckError` naming the function's parameters and the
         modules' state paths when the call would fail."""
-        uncovered = self._uncovered(args, kwargs)
-        if uncovered is not None:
-            raise uncovered
         try:
             resolved = self._resolved(args, kwargs)
             checker = self._checker(resolved)
         except _Unsupported:
             mistake = self._defaults_mistake(args, kwargs)
             raise (mistake or self._not_modelled()) from None
+        except ValueError as refused:  # Flax's split: StateAxes filters that leave variables out
+            uncovered = None if isinstance(refused, AxisCheckError) else self._uncovered(args, kwargs)
+            if uncovered is None:
+                raise
+            raise uncovered from None
         try:
             prediction: Prediction = checker.predict(*resolved.dynamic, **resolved.kwargs)
         except AxisCheckError as err:
@@ -596,7 +617,7 @@ class _Mapped(Generic[P, R]):
                 if not any(isinstance(v, kind) for _, v in variables):
                     continue
                 entry = _nnx.StateAxes(dict(zip([*filters[:k], kind, *filters[k + 1 :]], axes, strict=True)))
-                in_axes = (*specs[:index], entry, *specs[index + 1 :])  # Flax takes a StateAxes inside a tuple only
+                in_axes = _with_entry(specs, index, entry)
                 head = _arg_name(names, index)
                 typed = [
                     f"{_place(head, p)} {format_shape(v.shape)}"
@@ -629,21 +650,19 @@ class _Mapped(Generic[P, R]):
             if len(sizes) != 1:
                 continue
             (size,) = sizes
-            fits: dict[type, list[bool | None]] = {}  # per variable: mapped at spec, whole (None), or neither
+            fits: dict[type, set[str]] = {}  # per Variable type, how its variables can be read (`_fit`)
             for _, v in _nnx.graph.iter_graph(arg):
                 if isinstance(v, _nnx.Variable):
-                    shape = tuple(getattr(v, "shape", ()))
-                    mapped = -len(shape) <= spec < len(shape) and shape[spec] == size
-                    fits.setdefault(_kind_of(v), []).append(True if mapped else None if size not in shape else False)
-            mapped_kinds = [kind for kind, each in fits.items() if all(f is True for f in each)]
-            whole_kinds = [kind for kind, each in fits.items() if all(f is None for f in each)]
+                    fits.setdefault(_kind_of(v), set()).add(_fit(tuple(getattr(v, "shape", ())), spec, size))
+            mapped_kinds = [kind for kind, each in fits.items() if each == {"mapped"}]
+            whole_kinds = [kind for kind, each in fits.items() if each == {"whole"}]
             if not mapped_kinds or not whole_kinds or len(mapped_kinds) + len(whole_kinds) != len(fits):
                 continue
             if _nnx.RngState in whole_kinds:
                 continue
             axes: dict[Any, Any] = {**dict.fromkeys(mapped_kinds, spec), ...: None}
             entry = _nnx.StateAxes(axes)
-            in_axes = (*specs[:index], entry, *specs[index + 1 :])  # Flax takes a StateAxes inside a tuple only
+            in_axes = _with_entry(specs, index, entry)
             if not self._checks(resolved.with_in_axes(in_axes)):
                 continue
             head = _arg_name(resolved.names, index)
@@ -713,21 +732,11 @@ class _Mapped(Generic[P, R]):
         in_axes entry (None for a model whose RNG streams `StateAxes` maps): that output given
         the module's in_axes entry as written, the one Flax takes, where the call then checks
         (each other entry tried in turn: which output holds the module is the check's to say)."""
-        index = next(
-            (
-                i
-                for i, arg in enumerate(resolved.passed)
-                if _nnx.graph.is_graph_node(arg) and found.where.startswith(_arg_name(resolved.names, i) + "[")
-            ),
-            None,
-        )
-        if index is None:
-            return None
-        spec = self._spec_of(index)
+        spec = self._spec_of(found.index)
         for j, entry in enumerate(self.out_axes):
             if entry is spec:
                 continue
-            candidate = (*self.out_axes[:j], spec, *self.out_axes[j + 1 :])
+            candidate = _with_entry(self.out_axes, j, spec)
             try:
                 self._checker(resolved, out_axes=candidate).predict(*resolved.dynamic, **resolved.kwargs)
             except AxisCheckError:
@@ -813,7 +822,7 @@ class _Mapped(Generic[P, R]):
             if not left:
                 continue
             entry = _nnx.StateAxes({**dict(zip(filters, spec._axes, strict=True)), ...: None})
-            in_axes = (*specs[:index], entry, *specs[index + 1 :])  # Flax takes a StateAxes inside a tuple only
+            in_axes = _with_entry(specs, index, entry)
             head = _arg_name(names, index)
             shown = _listed(
                 [
@@ -1010,7 +1019,7 @@ class _Mapped(Generic[P, R]):
         one that holds some (shared weights beside an activation it sows) would get them
         mapped too: the remedy is then said as a hint."""
         specs = self._entries(len(resolved.passed))
-        if len(specs) != len(resolved.passed) or specs[index] is not None:
+        if specs[index] is not None:
             return None
         module = resolved.passed[index]
         head = _arg_name(resolved.names, index)
@@ -1020,7 +1029,7 @@ class _Mapped(Generic[P, R]):
             f"{self._fn_name()} creates {_place(head, path)} from what in_axes maps, so it differs along {along},"
             f" but {head} has the in_axes entry None: Flax hands the module's state back at the axes it came in with"
         )
-        fixed = (*specs[:index], 0, *specs[index + 1 :])
+        fixed = _with_entry(specs, index, 0)
         candidate = resolved.with_in_axes(fixed)
         held = any(isinstance(v, _nnx.Variable) for _, v in _nnx.graph.iter_graph(module))
         if not held and self._checks(candidate) and self._checks(candidate, states=True):
@@ -1241,7 +1250,7 @@ class _Mapped(Generic[P, R]):
         (index,) = held
         axes: dict[Any, Any] = {**dict.fromkeys(tags, specs[index]), ...: None}
         entry = _nnx.StateAxes(axes)
-        in_axes = (*specs[:index], entry, *specs[index + 1 :])  # Flax takes a StateAxes inside a tuple only
+        in_axes = _with_entry(specs, index, entry)
         if not self._checks(resolved.with_in_axes(in_axes)):
             return None
         return f"in_axes={_show(in_axes, code=True)}", tags
