@@ -106,6 +106,9 @@ class Transformed(Wrapper, Nestable, Generic[P, R], ABC):
         )
         self._draws_seen: Hashable | None = None  # the last call key whose draws were found checked
         self._library_own = False  # a library's own transform, whose draws alone are checked (`only_draws`)
+        # Whether a call of this transform has passed (the predictor hears it once, see
+        # `Predictor.passed_a_call`).
+        self._passed_a_call = False
         self._show_as(self._jax_fn)
 
     def _check_at_decoration(self, fun: Callable[..., Any], signature: Signature | str | None) -> Predictor | None:
@@ -405,7 +408,8 @@ class Transformed(Wrapper, Nestable, Generic[P, R], ABC):
             except Exception as err:
                 if self._library_own:
                     raise  # the library's wrapper explains it
-                ours = diagnosis(self._predictor, self._describe(), err, args, kwargs)
+                predictor = self._predictor
+                ours = diagnosis(predictor, self._describe(), err, args, kwargs, predictor.passed_a_call)
                 if ours is None:
                     raise
                 # The explanation replaces JAX's exception, whose type and message it carries
@@ -420,6 +424,8 @@ class Transformed(Wrapper, Nestable, Generic[P, R], ABC):
                     draws.kept_by.draws_checked(draws.key)
             if pred is not None and not pred.matches(out):
                 verify_output(self._predictor, self._describe(), out, pred, args, kwargs)
+            if not self._passed_a_call:
+                self._passed_a_call = self._predictor.passed_a_call = True
             return out  # type: ignore[no-any-return]
         except Exception as failure:
             filter_traceback_at_boundary(failure)

@@ -106,6 +106,10 @@ class Predictor:
         # JAX's own traces of the function, where a check rode them (see `Records`).
         self.records = Records()
         self._cacheable: bool | None = None
+        # Whether a call of a transform of this function with these options has passed
+        # (made inline in a loop, each is a new transform sharing this predictor): the
+        # advice on a later failure must not offer a change the calls that passed would fail.
+        self.passed_a_call = False
         self._tuple_dtypes: dict[int | str, Any] | None = None
 
     # ------------------------------------------------------------ what it knows
