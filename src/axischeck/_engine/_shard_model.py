@@ -18,7 +18,16 @@ import jax
 import numpy as np
 from jax.sharding import PartitionSpec
 
-from .._core._errors import ArgumentError, AxisCheckError, FunctionError, OutputError, Place, SpecError
+from .._core._errors import (
+    ArgumentError,
+    AxisCheckError,
+    AxisCheckWarning,
+    FunctionError,
+    OutputError,
+    Place,
+    SpecError,
+    warn_at_user,
+)
 from .._core._jax_compat import (
     INFER_SPECS,
     JAX_SHARD_MAP,
@@ -63,6 +72,7 @@ from ._trace import (
     Env,
     SilentCollectiveError,
     check_ppermutes,
+    flows_into,
     jaxpr_under_levels,
     only_vmaps,
     recorded_first,
@@ -604,7 +614,53 @@ class ShardModel:
                 f"{o.name} returns, but JAX cannot assemble its per-device outputs by {o.word('out')}:"
                 f" {type(err).__name__}: {text}",
             ) from err
+        if not env:
+            self._warn_copies_stacked(specs, returned[0], jaxpr, self.mesh(env))
         return recorded[0]
+
+    def _warn_copies_stacked(
+        self, specs: list[tuple[Any, SpecDims | None]], out: Any, jaxpr: Any, mesh: MeshShape
+    ) -> None:
+        """Warn of an output that out_specs split over a mesh axis that no argument is split
+        over and that nothing in the function varies along (its vma type says so): every
+        device computes the same block from the same whole arguments, and JAX stacks the
+        copies silently (smap's `in_axes=None` meant for the weights alone, which replicates
+        the batch too). An output computed from no argument (a fresh buffer of zeros) is
+        made per device on purpose; a collective's result has a split argument behind it."""
+        o = self.options
+        if not o.check_vma:
+            return  # without vma types, no output is known to be the same on every device
+        split_in = {a for _, dims in specs if dims is not None for axes in dims for a in axes}
+        paired = broadcast_prefix(o.out_specs, out, lambda x: isinstance(x, PartitionSpec))
+        if isinstance(paired, PrefixMismatch):
+            return
+        manual = o.axis_names or frozenset(mesh.names)
+        # The arguments a trace was given as values are its constants: a source as well.
+        sources = flows_into(jaxpr, [frozenset({i}) for i in range(len(jaxpr.invars))], frozenset({-1}))
+        shown = o.shown("out", out)
+        labels = ["output" + p for p in leaf_paths(out)]
+        leaves = jax.tree_util.tree_leaves(out)
+        for i, (label, leaf, spec, source) in enumerate(zip(labels, leaves, paired, sources, strict=True)):
+            varying = varying_axes(leaf)
+            dims = spec_dims(spec, mesh, manual, "")
+            copied = [a for axes in dims for a in axes if a not in split_in]
+            if varying is None or not source or not copied or set(copied) & varying:
+                continue
+            axes = tuple(copied)
+            block = Shape(np.shape(leaf))
+            entry = shown[i] if shown is not None else spec
+            warn_at_user(
+                AxisCheckWarning(
+                    f"{o.describe()}: {label} is the same on every device along {_quoted(axes)}: no argument is"
+                    f" split over {_quoted(axes)} and nothing in {o.name} varies along it, yet its"
+                    f" {o.word('out')} entry {entry} splits it there, so it comes back as {mesh.size(axes)}"
+                    f" identical copies of one {format_shape(tuple(block))} block, stacked into"
+                    f" {format_shape(tuple(global_shape(block, dims, mesh)))}. Hint: split the argument meant per"
+                    f" device over {_quoted(axes)} in {o.word('in')}, or leave {_quoted(axes)} out of"
+                    f" {label}'s {o.word('out')} entry if one copy was meant"
+                )
+            )
+            return  # one warning per call
 
     # ------------------------------------------------------------ vma, explained
 
