@@ -74,6 +74,16 @@ def place(head: str, path: tuple[Any, ...]) -> str:
     return head + "".join(f"[{key!r}]" for key in path)
 
 
+def entries(in_axes: Any, n: int) -> tuple[Any, ...]:
+    """in_axes as one entry per argument of `n` (a single entry stands for all)."""
+    return tuple(in_axes) if isinstance(in_axes, tuple | list) else (in_axes,) * n
+
+
+def entry_of(in_axes: Any, index: int) -> Any:
+    """The in_axes entry of the argument at `index` (a single entry stands for all)."""
+    return in_axes[index] if isinstance(in_axes, tuple | list) else in_axes
+
+
 _STATE_PATH = re.compile(r"\[('(?:[^'\\]|\\.)*'|\d+)\]")
 
 
