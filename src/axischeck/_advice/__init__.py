@@ -34,6 +34,7 @@ from ._candidates import Budget, candidates, with_shapes_read
 from ._causes import MapFacts, cause
 from ._examples import other_rank
 from ._meaning import judged, partial_results, program
+from ._passed import Passed, kept_to_passed
 from ._rank import per_argument, rank
 from ._suggestion import Suggestion
 from ._words import worded
@@ -59,8 +60,8 @@ def advise(
 ) -> AxisCheckError:
     """`err` with the advice for the call that raised it: the fixes that compute what the
     program means, and what only makes the shapes agree. `passed_before`: whether a call of
-    the same transform passed before (True where that is not known), so that a change the
-    earlier calls would fail is no fix (a pmap fed its own stacked output). The function's own failure gets
+    the same transform passed before (True where that is not known): a change that call
+    would fail is no fix (see `Passed`). The function's own failure gets
     only the changes its facts point to (a collective's unbound axis name; an argument left
     unmapped that has an axis of the batch size: see `candidates`); a mistake about how the
     processes of a job share the devices (`err.job`) gets none: its remedy is in the
@@ -76,13 +77,14 @@ def advise(
             model = predictor.models.model
             named = cause(call, err, _map_facts(model, call, predictor.params))
             budget = Budget(predictor.fix_traces)  # the search's, and what it leaves to `other_rank`
-            found = candidates(model, call, err, budget, predictor.by_position(args, kwargs), passed_before)
+            passed = Passed(passed_before, predictor.passed_call if passed_before else None)
+            found = candidates(model, call, err, budget, predictor.by_position(args, kwargs), passed)
             run_with = predictor.run_with
             prog = program(run_with, predictor.fun, model, call, args, kwargs) if run_with is not None else None
             if found and prog is not None:
                 found = judged(found, prog, predictor.models.declares_inputs)
             found = with_shapes_read(model, call, found, Budget(SHAPES_READ_TRACES))
-            ranked = rank(model, call, found)
+            ranked = kept_to_passed(model, rank(model, call, found), passed)
             if ranked and ranked[0].is_fix and not _jax_accepts(predictor, model, ranked[0], args, kwargs):
                 ranked = []  # a fix JAX would refuse (a pmap tracing a Python int) is none
             if not ranked:  # no reading at all: an example of another rank may be the cause

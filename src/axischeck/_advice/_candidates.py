@@ -44,6 +44,7 @@ from .._engine._mesh import MeshShape
 from .._engine._models import MapModel, Model, Outcome, TraceModel, chain, is_symbolic, run
 from .._engine._shard_model import ShardModel
 from .._engine._trace import Replay, replay_of
+from ._passed import UNSEEN, Passed
 from ._rank import intent, per_argument, size_at
 from ._suggestion import Suggestion
 
@@ -1118,7 +1119,7 @@ def _axis_name_options(model: MapModel, call: Call, err: AxisCheckError, budget:
     ]
 
 
-def _left_unmapped_options(model: MapModel, call: Call, budget: Budget, passed_before: bool) -> list[Suggestion]:
+def _left_unmapped_options(model: MapModel, call: Call, budget: Budget, passed: Passed) -> list[Suggestion]:
     """The function fails per example, and an argument left unmapped (its in_axes entry
     None) has an axis of the batch size: mapping it there, every other entry as it is,
     may be what was meant (a per-example noise vector given None, a state batch mapped
@@ -1146,12 +1147,12 @@ def _left_unmapped_options(model: MapModel, call: Call, budget: Budget, passed_b
             if outcome is not None:
                 text = f"in_axes={seq_repr(axes)} would {_describe_arg(call, i, axis)}, the others as they are"
                 copies = _copies(model.level, call, i, axis)
-                found.append((_mapping_copies(text, axes, copies, passed_before), outcome))
-    return _kept(found) or _copies_mapped_together(model, call, budget, entries, size, passed_before)
+                found.append((_mapping_copies(text, axes, copies, passed.refused_by(level)), outcome))
+    return _kept(found) or _copies_mapped_together(model, call, budget, entries, size, passed)
 
 
 def _copies_mapped_together(
-    model: MapModel, call: Call, budget: Budget, entries: list[Any], size: int, passed_before: bool
+    model: MapModel, call: Call, budget: Budget, entries: list[Any], size: int, passed: Passed
 ) -> list[Suggestion]:
     """Every argument of a pmap left unmapped that holds copies along axis 0 mapped
     there together (a model and its optimizer state replicated to the devices, where
@@ -1169,24 +1170,24 @@ def _copies_mapped_together(
     if outcome is None:
         return []
     text = f"in_axes={seq_repr(axes)} would map {and_list([call.arg_labels[i] for i in together])} at axis 0"
-    return _kept([(_mapping_copies(text, axes, and_list(copies), passed_before), outcome)])
+    return _kept([(_mapping_copies(text, axes, and_list(copies), passed.refused_by(level)), outcome)])
 
 
-def _mapping_copies(text: str, axes: tuple[Any, ...], copies: str | None, passed_before: bool) -> Suggestion:
+def _mapping_copies(text: str, axes: tuple[Any, ...], copies: str | None, refuses: bool | None) -> Suggestion:
     """The candidate that maps arguments left unmapped, with in_axes `axes`. Where they
     hold copies (`copies`: their words, see `_copies`), each device gets one copy, which
-    computes what passing one copy whole would: the fix, unless a call of this pmap may
-    have passed them whole (`passed_before`, True where not known), which the change
-    would refuse (its own output fed back, stacked by its default out_axes=0:
-    out_axes=None there keeps one)."""
+    computes what passing one copy whole would: the fix, unless it refuses a call of this
+    pmap that passed them whole (`refuses`; None: one may have passed, unseen), its own
+    output fed back, stacked by its default out_axes=0 (out_axes=None there keeps one)."""
     if copies is None:
         return Suggestion(text, (("in_axes", axes),))
-    if passed_before:
+    if refuses is not False:
+        passed = "that passed them whole" if refuses else "that may have passed them whole"
         why = (
             f"{copies}, which mapping gives one to each device; if they are this pmap's own output fed back"
             f" (stacked by its default out_axes=0, one copy per device of a value the same on every device),"
-            f" the calls that passed them whole would fail with it: give it out_axes=None for them instead and"
-            f" keep in_axes None here"
+            f" the call {passed} would fail with it: give it out_axes=None for them instead and keep in_axes"
+            f" None here"
         )
         return Suggestion(text, (("in_axes", axes),), shapes_only=why)
     return Suggestion(
@@ -2336,15 +2337,15 @@ def candidates(
     err: AxisCheckError,
     budget: Budget,
     positional: tuple[Call, tuple[str, ...]] | None = None,
-    passed_before: bool = True,
+    passed: Passed = UNSEEN,
 ) -> list[Suggestion]:
     """The changes the engine accepts for this failed call, from the first search the
     mistake points to that finds any (in search order, unranked).
 
     A model without a signature is traced to try a candidate, within `budget`.
     `positional`: the same call with its keyword arguments passed by position (and their
-    names), when the function takes them in that order. `passed_before`: a call of the
-    same transform passed before (see `_mapping_copies`).
+    names), when the function takes them in that order. `passed`: what is known of the
+    calls of the same transform that passed before (see `_mapping_copies`).
     """
     model = budget.counted(model)
     if isinstance(model, ShardModel):
@@ -2373,7 +2374,7 @@ def candidates(
         return (
             _axis_name_options(model, call, err, budget)
             or _static_options(model, call, budget)
-            or _left_unmapped_options(model, call, budget, passed_before)
+            or _left_unmapped_options(model, call, budget, passed)
             or _swapped_options(model, call, budget)
             or _over_mapped_options(model, call, budget)
             or _other_axis_options(model, call, budget)

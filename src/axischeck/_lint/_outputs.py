@@ -145,13 +145,14 @@ def check_copies_stacked(checker: SiteChecker, values: Values) -> None:
     if split is None:
         return
     option, written, stacked = split
+    whole = "None in in_axes applies to every argument" if kind == "smap" else "P() passes it whole"
     checker.emit(
         site.options[option],
         "AX028",
         f"{option}={written} splits no argument, so every device computes the same {fn.qualname} output,"
         f" {ast.unparse(fn.returns[0])} (line {fn.returns[0].lineno}, from {source}), and {stacked} stacks"
-        f" the identical copies into one array; JAX runs it without an error. Give the argument meant per device an entry"
-        f" that splits it ({'None in in_axes applies to every argument' if kind == 'smap' else 'P() passes it whole'})",
+        f" the identical copies into one array; JAX runs it without an error. Give the argument meant per device"
+        f" an entry that splits it ({whole})",
     )
 
 
