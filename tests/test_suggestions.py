@@ -1157,25 +1157,6 @@ def test_a_pmap_made_inline_in_a_loop_remembers_the_calls_that_passed() -> None:
 
 
 @pytest.mark.devices(8)
-def test_a_fix_that_refuses_a_call_which_passed_with_the_same_options_is_no_fix() -> None:
-    """The Parallel Evaluation tutorial's two passes, each `pmap(convolve, in_axes=(0,
-    None))`: the first broadcasts one kernel, the second gets the first's per-device
-    outputs as kernels. Mapping them fixes the second pass but refuses the first, which
-    the same options made: said as what it changes, not as the fix."""
-
-    def convolve(x: jax.Array, w: jax.Array) -> jax.Array:
-        return jnp.stack([jnp.dot(x[i - 1 : i + 2], w) for i in range(1, x.shape[0] - 1)])
-
-    xs = jnp.arange(8 * 5, dtype=jnp.float32).reshape(8, 5)
-    first = ax.pmap(convolve, in_axes=(0, None))(xs, jnp.array([2.0, 3.0, 4.0]))
-    with pytest.raises(TypeError) as info:
-        ax.pmap(convolve, in_axes=(0, None))(xs, first)
-    assert not getattr(info.value, "suggestions", ())
-    (note,) = [n for n in info.value.__notes__ if n.startswith("axischeck:")]
-    assert "a call of this pmap with the same options passed before, and in_axes=(0, 0) refuses it" in note
-
-
-@pytest.mark.devices(8)
 def test_an_unmapped_argument_whose_slices_differ_is_still_mapped_by_the_fix() -> None:
     """Per-device weights that differ, given in_axes None by mistake: mapping them is the fix."""
     data = jnp.arange(8 * 4 * 4, dtype=jnp.float32).reshape(8, 4, 4) / 100

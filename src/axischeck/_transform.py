@@ -409,7 +409,7 @@ class Transformed(Wrapper, Nestable, Generic[P, R], ABC):
                 if self._library_own:
                     raise  # the library's wrapper explains it
                 predictor = self._predictor
-                passed = self._passed_a_call or predictor.passed_call is not None
+                passed = self._passed_a_call or predictor.passed_shapes is not None
                 ours = diagnosis(predictor, self._describe(), err, args, kwargs, passed)
                 if ours is None:
                     raise
@@ -429,7 +429,7 @@ class Transformed(Wrapper, Nestable, Generic[P, R], ABC):
                 self._passed_a_call = True
                 shared = self._shared  # found already where a check ran (a fast path never finds it)
                 if shared is not None:  # transforms made again with these options read it
-                    shared.note_passed(args, kwargs)
+                    shared.note_passed(args)
             return out  # type: ignore[no-any-return]
         except Exception as failure:
             filter_traceback_at_boundary(failure)

@@ -34,7 +34,7 @@ from ._candidates import Budget, candidates, with_shapes_read
 from ._causes import MapFacts, cause
 from ._examples import other_rank
 from ._meaning import judged, partial_results, program
-from ._passed import Passed, kept_to_passed
+from ._passed import Passed
 from ._rank import per_argument, rank
 from ._suggestion import Suggestion
 from ._words import worded
@@ -77,14 +77,14 @@ def advise(
             model = predictor.models.model
             named = cause(call, err, _map_facts(model, call, predictor.params))
             budget = Budget(predictor.fix_traces)  # the search's, and what it leaves to `other_rank`
-            passed = Passed(passed_before, predictor.passed_call if passed_before else None)
+            passed = Passed(passed_before, predictor.passed_shapes if passed_before else None)
             found = candidates(model, call, err, budget, predictor.by_position(args, kwargs), passed)
             run_with = predictor.run_with
             prog = program(run_with, predictor.fun, model, call, args, kwargs) if run_with is not None else None
             if found and prog is not None:
                 found = judged(found, prog, predictor.models.declares_inputs)
             found = with_shapes_read(model, call, found, Budget(SHAPES_READ_TRACES))
-            ranked = kept_to_passed(model, rank(model, call, found), passed)
+            ranked = rank(model, call, found)
             if ranked and ranked[0].is_fix and not _jax_accepts(predictor, model, ranked[0], args, kwargs):
                 ranked = []  # a fix JAX would refuse (a pmap tracing a Python int) is none
             if not ranked:  # no reading at all: an example of another rank may be the cause

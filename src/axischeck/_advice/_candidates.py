@@ -1147,7 +1147,7 @@ def _left_unmapped_options(model: MapModel, call: Call, budget: Budget, passed: 
             if outcome is not None:
                 text = f"in_axes={seq_repr(axes)} would {_describe_arg(call, i, axis)}, the others as they are"
                 copies = _copies(model.level, call, i, axis)
-                found.append((_mapping_copies(text, axes, copies, passed.refused_by(level)), outcome))
+                found.append((_mapping_copies(text, axes, copies, passed.changed(call, [i])), outcome))
     return _kept(found) or _copies_mapped_together(model, call, budget, entries, size, passed)
 
 
@@ -1170,7 +1170,7 @@ def _copies_mapped_together(
     if outcome is None:
         return []
     text = f"in_axes={seq_repr(axes)} would map {and_list([call.arg_labels[i] for i in together])} at axis 0"
-    return _kept([(_mapping_copies(text, axes, and_list(copies), passed.refused_by(level)), outcome)])
+    return _kept([(_mapping_copies(text, axes, and_list(copies), passed.changed(call, together)), outcome)])
 
 
 def _mapping_copies(text: str, axes: tuple[Any, ...], copies: str | None, refuses: bool | None) -> Suggestion:

@@ -37,7 +37,7 @@ from .._core._jax_compat import (
     unbound_axis_name,
 )
 from .._core._keys import arrays_key, lookup, shape_key, store, trace_key
-from .._core._leaves import Call, abstract, flatten_call, label_call, opaque_leaves, shapes_as_structs, struct
+from .._core._leaves import Call, flatten_call, label_call, opaque_leaves, shapes_as_structs, struct
 from .._core._prediction import Prediction
 from .._core._shape import Shape
 from .._core._steps import MapStep
@@ -107,9 +107,9 @@ class Predictor:
         self.records = Records()
         self._cacheable: bool | None = None
         # The first call of a transform of this function with these options that passed,
-        # as shapes (made inline in a loop, each is a new transform sharing this predictor):
-        # the advice on a later failure offers no change that call would fail (`note_passed`).
-        self.passed_call: Call | None = None
+        # as its positional arguments' leaf shapes (made inline in a loop, each is a new
+        # transform sharing this predictor): what the advice on a later failure reads.
+        self.passed_shapes: tuple[tuple[tuple[int, ...], ...], ...] | None = None
         self._tuple_dtypes: dict[int | str, Any] | None = None
 
     # ------------------------------------------------------------ what it knows
@@ -160,11 +160,13 @@ class Predictor:
             self._cacheable = shape_keyed(self.models.model)
         return self._cacheable
 
-    def note_passed(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
-        """Keep a call that passed, as the shapes and dtypes of its leaves (no user data
-        held), unless one is kept already."""
-        if self.passed_call is None:
-            self.passed_call = self.label(*jax.tree_util.tree_map(_shapes_only, (args, kwargs)))
+    def note_passed(self, args: tuple[Any, ...]) -> None:
+        """Keep a call that passed as the shapes of each positional argument's leaves (no
+        user data or pytree metadata held), unless one is kept already."""
+        if self.passed_shapes is None:
+            self.passed_shapes = tuple(
+                tuple(tuple(np.shape(leaf)) for leaf in jax.tree_util.tree_leaves(arg)) for arg in args
+            )
 
     def label(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Call:
         return label_call(args, kwargs, self.params)
@@ -544,17 +546,6 @@ def _predicted_by_jax(
         raise with_jax_error(FunctionError("JAX cannot map these arguments", transform=name()), err) from err
     shapes = jax.tree_util.tree_map(lambda s: tuple.__new__(Shape, s.shape), out)
     return Prediction(shapes, None, (), traced=True)
-
-
-def _shapes_only(leaf: Any) -> Any:
-    """An argument leaf as its shape and dtype where it is an array or a Python scalar
-    (else itself: a static value, as the level checks read it)."""
-    if isinstance(leaf, (bool, int, float, complex)) or hasattr(leaf, "dtype"):
-        try:
-            return abstract(leaf)
-        except Exception:  # a dtype JAX cannot take: kept as it is
-            return leaf
-    return leaf
 
 
 def ruled_apart_from_jax(model: Model) -> bool:
