@@ -53,7 +53,7 @@ LAYERS: list[tuple[str, set[str]]] = [
     ("the predictor: caches and the engine for one function", {"_predictor", "_in_trace"}),
     (
         "advice: candidate fixes checked against what the program means, ranked and worded",
-        {"_advice", "_suggestion", "_passed", "_candidates", "_causes", "_examples", "_meaning", "_rank", "_words"},
+        {"_advice", "_suggestion", "_candidates", "_causes", "_examples", "_meaning", "_rank", "_words"},
     ),
     (
         "transforms: the drop-ins",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import pickle
 import warnings
 from dataclasses import replace
@@ -1142,18 +1143,49 @@ def test_identical_copies_a_pmap_passed_whole_before_are_never_mapped_as_the_fix
 
 
 @pytest.mark.devices(8)
-def test_a_pmap_made_inline_in_a_loop_remembers_the_calls_that_passed() -> None:
-    """The same step made inline on every pass of a training loop: each pass makes a new
-    pmap, but the first pass passed one copy whole, so mapping the copies the second
-    pass gets is no Fix there either."""
+def test_copies_a_pmap_returns_stacked_from_one_copy_are_never_mapped_as_the_fix() -> None:
+    """The step made inline on every pass of a training loop, over a fresh partial each
+    time: nothing is kept between the passes, but the step given one copy of w returns
+    w stacked as the copies are, so they may be its own output fed back (out_axes=None
+    is the remedy then): no Fix."""
     data = jnp.arange(8 * 4 * 4, dtype=jnp.float32).reshape(8, 4, 4) / 100
     w = jnp.ones(3)
     with pytest.raises(TypeError) as info:
         for _ in range(2):
-            w = ax.pmap(_step, axis_name="batch", in_axes=(None, 0))(w, data)
+            w = ax.pmap(functools.partial(_step), axis_name="batch", in_axes=(None, 0))(w, data)
     assert w.shape == (8, 3)  # the first pass ran
     assert not any(s.is_fix for s in getattr(info.value, "suggestions", ()))
-    assert any("Runs, but w's 8 slices along axis 0 are identical" in n for n in info.value.__notes__)
+    assert any("Runs, but w's 8 slices along axis 0 are identical copies" in n for n in info.value.__notes__)
+
+
+@pytest.mark.devices(8)
+def test_copies_in_two_arguments_are_mapped_together_even_where_one_alone_runs() -> None:
+    """Mapping one of two replicated arguments runs (the other's whole stack broadcasts
+    against the blocks) but computes an (8, 8, 2, 3) stack of the wrong sums: both are
+    mapped, which computes the step on one copy of each."""
+
+    def step(w: jax.Array, v: jax.Array, x: jax.Array) -> jax.Array:
+        return x @ w + v[0]
+
+    w, v = jnp.arange(12.0).reshape(4, 3), jnp.arange(12.0).reshape(4, 3) + 1
+    x = jnp.arange(8 * 2 * 4, dtype=jnp.float32).reshape(8, 2, 4)
+    with jax.numpy_rank_promotion("allow"):  # a single mapping then runs, broadcasting the other's stack
+        err = _refused(lambda: ax.pmap(step, in_axes=(None, None, 0))(jnp.stack([w] * 8), jnp.stack([v] * 8), x))
+    (fix,) = err.suggestions
+    assert fix.as_kwargs() == {"in_axes": (0, 0, 0)}
+    with jax.numpy_rank_promotion("allow"):
+        fixed = jax.pmap(step, **fix.as_kwargs())(jnp.stack([w] * 8), jnp.stack([v] * 8), x)
+        assert jnp.allclose(fixed, jax.vmap(lambda xi: step(w, v, xi))(x))
+
+
+@pytest.mark.devices(8)
+def test_copies_along_another_axis_than_a_pmap_stacks_are_never_mapped_as_the_fix() -> None:
+    """Slices along axis 1 repeat one column: no pmap stacks so, and mapping them changes
+    what each device gets."""
+    tiled = jnp.tile(jnp.arange(4.0)[:, None], (1, 8))
+    with pytest.raises(ValueError) as info:
+        ax.pmap(lambda w, x: x @ w + jnp.ones(3), in_axes=(None, 0))(tiled, jnp.ones((8, 2, 4)))
+    assert not any(s.is_fix for s in getattr(info.value, "suggestions", ()))
 
 
 @pytest.mark.devices(8)

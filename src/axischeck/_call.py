@@ -61,16 +61,10 @@ def checks_after(watch: Watch, predictor: Predictor, args: tuple[Any, ...], kwar
 
 
 def diagnosis(
-    predictor: Predictor,
-    name: str,
-    err: Exception,
-    args: tuple[Any, ...],
-    kwargs: dict[str, Any],
-    passed_before: bool = True,
+    predictor: Predictor, name: str, err: Exception, args: tuple[Any, ...], kwargs: dict[str, Any]
 ) -> AxisCheckError | None:
     """After JAX failed: our account of it (JAX's message kept), or None to let JAX's
     exception through untouched, with a note when the function itself fails per example.
-    `passed_before`: whether a call of the same transform passed before (see `advise`).
     A failure the engine can name the cause and fix of (a collective over a name nothing
     binds, whose JAX message misleads; a carry whose vma type changes) is raised as ours."""
     if checking_leaks() or ASKING_JAX.get():  # the function must not run again: leaks checked, or JAX asked
@@ -88,7 +82,7 @@ def diagnosis(
     if ours.hint is not None:
         return with_jax_error(ours, err)  # a failure the engine understands (a carry's vma type)
     # The real cause, where the call shows it (a list as an array), or a fix its facts point to.
-    advised = advise(predictor, ours, args, kwargs, passed_before)
+    advised = advise(predictor, ours, args, kwargs)
     if advised.hint is not None or advised.fix is not None:
         return with_jax_error(advised, err)
     notes = getattr(err, "__notes__", None)

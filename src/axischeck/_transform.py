@@ -106,9 +106,6 @@ class Transformed(Wrapper, Nestable, Generic[P, R], ABC):
         )
         self._draws_seen: Hashable | None = None  # the last call key whose draws were found checked
         self._library_own = False  # a library's own transform, whose draws alone are checked (`only_draws`)
-        # Whether a call of this transform has passed (the predictor, where found, keeps
-        # the first: see `Predictor.note_passed`).
-        self._passed_a_call = False
         self._show_as(self._jax_fn)
 
     def _check_at_decoration(self, fun: Callable[..., Any], signature: Signature | str | None) -> Predictor | None:
@@ -408,9 +405,7 @@ class Transformed(Wrapper, Nestable, Generic[P, R], ABC):
             except Exception as err:
                 if self._library_own:
                     raise  # the library's wrapper explains it
-                predictor = self._predictor
-                passed = self._passed_a_call or predictor.passed_shapes is not None
-                ours = diagnosis(predictor, self._describe(), err, args, kwargs, passed)
+                ours = diagnosis(self._predictor, self._describe(), err, args, kwargs)
                 if ours is None:
                     raise
                 # The explanation replaces JAX's exception, whose type and message it carries
@@ -425,11 +420,6 @@ class Transformed(Wrapper, Nestable, Generic[P, R], ABC):
                     draws.kept_by.draws_checked(draws.key)
             if pred is not None and not pred.matches(out):
                 verify_output(self._predictor, self._describe(), out, pred, args, kwargs)
-            if not self._passed_a_call:
-                self._passed_a_call = True
-                shared = self._shared  # found already where a check ran (a fast path never finds it)
-                if shared is not None:  # transforms made again with these options read it
-                    shared.note_passed(args)
             return out  # type: ignore[no-any-return]
         except Exception as failure:
             filter_traceback_at_boundary(failure)

@@ -41,5 +41,19 @@ def case_device_index_is_fine(mesh):
     return jax.shard_map(per_device_row, mesh=mesh, in_specs=P(), out_specs=P("x"))
 
 
+def shifted(x):
+    return x + jax.lax.ppermute(x, "x", perm=[(0, 1)])
+
+
+def scattered(x):
+    return x * 2.0 + jax.lax.psum_scatter(x, "x", tiled=True)
+
+
+def case_collectives_that_differ_per_device_are_fine(mesh):
+    a = jax.shard_map(shifted, mesh=mesh, in_specs=P(), out_specs=P("x"))
+    b = jax.shard_map(scattered, mesh=mesh, in_specs=P(), out_specs=P("x"))
+    return a, b
+
+
 def case_replicated_output_is_fine(mesh):
     return jax.shard_map(forward, mesh=mesh, in_specs=(P(), P()), out_specs=P())

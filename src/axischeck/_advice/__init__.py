@@ -34,7 +34,6 @@ from ._candidates import Budget, candidates, with_shapes_read
 from ._causes import MapFacts, cause
 from ._examples import other_rank
 from ._meaning import judged, partial_results, program
-from ._passed import Passed
 from ._rank import per_argument, rank
 from ._suggestion import Suggestion
 from ._words import worded
@@ -51,17 +50,9 @@ SHAPES_READ_TRACES = 2
 arrays a tied candidate passes whole are data (`with_shapes_read`)."""
 
 
-def advise(
-    predictor: Predictor,
-    err: AxisCheckError,
-    args: tuple[Any, ...],
-    kwargs: dict[str, Any],
-    passed_before: bool = True,
-) -> AxisCheckError:
+def advise(predictor: Predictor, err: AxisCheckError, args: tuple[Any, ...], kwargs: dict[str, Any]) -> AxisCheckError:
     """`err` with the advice for the call that raised it: the fixes that compute what the
-    program means, and what only makes the shapes agree. `passed_before`: whether a call of
-    the same transform passed before (True where that is not known): a change that call
-    would fail is no fix (see `Passed`). The function's own failure gets
+    program means, and what only makes the shapes agree. The function's own failure gets
     only the changes its facts point to (a collective's unbound axis name; an argument left
     unmapped that has an axis of the batch size: see `candidates`); a mistake about how the
     processes of a job share the devices (`err.job`) gets none: its remedy is in the
@@ -77,8 +68,7 @@ def advise(
             model = predictor.models.model
             named = cause(call, err, _map_facts(model, call, predictor.params))
             budget = Budget(predictor.fix_traces)  # the search's, and what it leaves to `other_rank`
-            passed = Passed(passed_before, predictor.passed_shapes if passed_before else None)
-            found = candidates(model, call, err, budget, predictor.by_position(args, kwargs), passed)
+            found = candidates(model, call, err, budget, predictor.by_position(args, kwargs))
             run_with = predictor.run_with
             prog = program(run_with, predictor.fun, model, call, args, kwargs) if run_with is not None else None
             if found and prog is not None:

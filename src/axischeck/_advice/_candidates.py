@@ -44,7 +44,6 @@ from .._engine._mesh import MeshShape
 from .._engine._models import MapModel, Model, Outcome, TraceModel, chain, is_symbolic, run
 from .._engine._shard_model import ShardModel
 from .._engine._trace import Replay, replay_of
-from ._passed import UNSEEN, Passed
 from ._rank import intent, per_argument, size_at
 from ._suggestion import Suggestion
 
@@ -1119,13 +1118,13 @@ def _axis_name_options(model: MapModel, call: Call, err: AxisCheckError, budget:
     ]
 
 
-def _left_unmapped_options(model: MapModel, call: Call, budget: Budget, passed: Passed) -> list[Suggestion]:
+def _left_unmapped_options(model: MapModel, call: Call, budget: Budget) -> list[Suggestion]:
     """The function fails per example, and an argument left unmapped (its in_axes entry
     None) has an axis of the batch size: mapping it there, every other entry as it is,
     may be what was meant (a per-example noise vector given None, a state batch mapped
-    elsewhere). Each such argument alone, at each axis of that size; then, where none
-    alone runs, a pmap's copies together (`_copies_mapped_together`). Kept where the
-    function then runs (the meaning check judges them)."""
+    elsewhere). Each such argument alone, at each axis of that size, kept where the
+    function then runs (the meaning check judges them); a pmap's arguments that hold
+    copies are mapped together (`_copies_options`)."""
     entries = per_argument(model.level.in_axes.value, len(call.args))
     if entries is None:
         return []
@@ -1138,6 +1137,9 @@ def _left_unmapped_options(model: MapModel, call: Call, budget: Budget, passed: 
         return []
     (size,) = sizes
     unmapped = [i for i, entry in enumerate(entries) if not jax.tree_util.tree_leaves(entry)]
+    copied = _copied(model.level, call, unmapped, size)
+    if copied:
+        return _copies_options(model, call, budget, entries, copied)
     found: list[tuple[Suggestion, Outcome]] = []
     for i in unmapped:
         for axis in _axes_of_size(call.args[i], size) or _replicated_axes(model.level, call, i, size):
@@ -1146,55 +1148,85 @@ def _left_unmapped_options(model: MapModel, call: Call, budget: Budget, passed: 
             outcome = works(MapModel(level, model.inner, model.fn), call, budget)
             if outcome is not None:
                 text = f"in_axes={seq_repr(axes)} would {_describe_arg(call, i, axis)}, the others as they are"
-                copies = _copies(model.level, call, i, axis)
-                found.append((_mapping_copies(text, axes, copies, passed.changed(call, [i])), outcome))
-    return _kept(found) or _copies_mapped_together(model, call, budget, entries, size, passed)
+                why = _copies(model.level, call, i, axis)  # along another axis than a pmap stacks
+                found.append((Suggestion(text, (("in_axes", axes),), shapes_only=why), outcome))
+    return _kept(found)
 
 
-def _copies_mapped_together(
-    model: MapModel, call: Call, budget: Budget, entries: list[Any], size: int, passed: Passed
+def _copied(level: MapLevel, call: Call, unmapped: list[int], size: int) -> dict[int, str | None]:
+    """The pmap arguments left unmapped that hold copies along axis 0 (see `_copies`),
+    with their words, and the stacks of one constant that mirror one of them (an
+    optimizer's zero state beside the replicated parameters it was made from: words None);
+    none where no argument holds copies."""
+    stacked = {i: _leaf_shapes(call.args[i]) for i in unmapped if _stacked(call.args[i], size)}
+    words = {i: _copies(level, call, i, 0) for i in stacked}
+    mirrored = {stacked[i] for i, w in words.items() if w is not None}
+    constant = {i: None for i, w in words.items() if w is None and stacked[i] in mirrored and _constant(call.args[i])}
+    copied = {i: w for i, w in words.items() if w is not None}
+    return dict(sorted({**copied, **constant}.items())) if copied else {}
+
+
+def _copies_options(
+    model: MapModel, call: Call, budget: Budget, entries: list[Any], copied: dict[int, str | None]
 ) -> list[Suggestion]:
-    """Every argument of a pmap left unmapped that holds copies along axis 0 mapped
-    there together (a model and its optimizer state replicated to the devices, where
-    mapping either alone still hands the other's whole stack to every device), with the
-    stacks of one constant beside them (a fresh optimizer state)."""
-    unmapped = [i for i, entry in enumerate(entries) if not jax.tree_util.tree_leaves(entry)]
-    words = {i: _copies(model.level, call, i, 0) for i in unmapped if _stacked(call.args[i], size)}
-    copies = [w for w in words.values() if w is not None]
-    together = [i for i, w in words.items() if w is not None or _constant_stack(call.args[i])]
-    if not copies or len(together) < 2:
-        return []
-    axes = tuple(0 if i in together else entry for i, entry in enumerate(entries))
+    """The pmap arguments that hold copies (`copied`), mapped together at axis 0: each
+    device gets one copy, which computes what one copy passed whole means (weights a
+    training pmap stacked, fed to an evaluation pmap; a model and its optimizer state
+    replicated up front; mapping some alone still hands the others' whole stacks to every
+    device). The fix, unless this pmap, given one copy of each whole, returns arrays
+    stacked as the copies are: then they may be its own output fed back (its default
+    out_axes=0 stacks a value that is the same on every device), whose remedy is
+    out_axes=None there, and only the program can say which was meant."""
+    axes = tuple(0 if i in copied else entry for i, entry in enumerate(entries))
     level = replace(model.level, in_axes=freeze_in_axes(axes))
     outcome = works(MapModel(level, model.inner, model.fn), call, budget)
     if outcome is None:
         return []
-    text = f"in_axes={seq_repr(axes)} would map {and_list([call.arg_labels[i] for i in together])} at axis 0"
-    return _kept([(_mapping_copies(text, axes, and_list(copies), passed.changed(call, together)), outcome)])
-
-
-def _mapping_copies(text: str, axes: tuple[Any, ...], copies: str | None, refuses: bool | None) -> Suggestion:
-    """The candidate that maps arguments left unmapped, with in_axes `axes`. Where they
-    hold copies (`copies`: their words, see `_copies`), each device gets one copy, which
-    computes what passing one copy whole would: the fix, unless it refuses a call of this
-    pmap that passed them whole (`refuses`; None: one may have passed, unseen), its own
-    output fed back, stacked by its default out_axes=0 (out_axes=None there keeps one)."""
-    if copies is None:
-        return Suggestion(text, (("in_axes", axes),))
-    if refuses is not False:
-        passed = "that passed them whole" if refuses else "that may have passed them whole"
+    names = and_list([call.arg_labels[i] for i in copied])
+    said = and_list([w for w in copied.values() if w is not None])
+    text = f"in_axes={seq_repr(axes)} would map {names} at axis 0, the others as they are"
+    own = _returned_stacked(model, call, budget, list(copied))
+    if own is not False:
         why = (
-            f"{copies}, which mapping gives one to each device; if they are this pmap's own output fed back"
-            f" (stacked by its default out_axes=0, one copy per device of a value the same on every device),"
-            f" the call {passed} would fail with it: give it out_axes=None for them instead and keep in_axes"
-            f" None here"
+            f"{said}, which mapping gives one to each device; if they are this pmap's own output fed back"
+            f" (given one copy whole, it returns them stacked so by its default out_axes=0), give it"
+            f" out_axes=None for them instead and keep in_axes None here"
         )
-        return Suggestion(text, (("in_axes", axes),), shapes_only=why)
-    return Suggestion(
-        f"{text} ({copies}: each device gets one, as the whole value was meant; or, if a pmap returned them"
-        f" stacked by its default out_axes=0, give that pmap out_axes=None for them and keep in_axes None here)",
-        (("in_axes", axes),),
+        return _kept([(Suggestion(text, (("in_axes", axes),), shapes_only=why), outcome)])
+    fix = (
+        f"{text} ({said}: each device gets one, as the whole value was meant; or, if a pmap returned them"
+        f" stacked by its default out_axes=0, give that pmap out_axes=None for them and keep in_axes None here)"
     )
+    return _kept([(Suggestion(fix, (("in_axes", axes),)), outcome)])
+
+
+def _returned_stacked(model: MapModel, call: Call, budget: Budget, positions: list[int]) -> bool | None:
+    """Whether the pmap, given one copy of each argument at `positions` (passed whole, as
+    the user's in_axes say), returns an array of the shape those copies are stacked in:
+    they may be its own output fed back (None where that cannot be asked)."""
+    outcome = works(model, _one_copy_each(call, positions), budget)
+    if outcome is None:
+        return None
+    returned = {tuple(s) for s in jax.tree_util.tree_leaves(outcome.shapes, is_leaf=lambda x: isinstance(x, Shape))}
+    return any(shape in returned for i in positions for shape in _leaf_shapes(call.args[i]))
+
+
+def _one_copy_each(call: Call, positions: list[int]) -> Call:
+    """The call with each argument at `positions` one copy: every array without its
+    leading axis (stand-ins of that shape and dtype)."""
+
+    def first(leaf: Leaf) -> Leaf:
+        assert leaf.shape is not None
+        shape = Shape(tuple(leaf.shape[1:]))
+        return Leaf(leaf.label, shape, struct(shape, abstract(leaf.value).dtype), shape, tuple(range(len(shape))))
+
+    args = tuple(jax.tree_util.tree_map(first, a) if i in positions else a for i, a in enumerate(call.args))
+    return Call(args, call.kwargs, call.arg_params, call.arg_labels)
+
+
+def _leaf_shapes(arg: Any) -> tuple[tuple[int, ...], ...]:
+    """The shapes of an argument's arrays (a leaf that is no array: `()`)."""
+    return tuple(tuple(leaf.shape or ()) for leaf in jax.tree_util.tree_leaves(arg))
 
 
 def _stacked(arg: Any, size: int) -> bool:
@@ -1239,10 +1271,10 @@ def _one_constant(hosts: list[np.ndarray]) -> bool:
     return all((host == host.flat[0]).all() for host in hosts if host.size)
 
 
-def _constant_stack(arg: Any) -> bool:
+def _constant(arg: Any) -> bool:
     """Whether an argument's arrays are readable and hold one constant (zeros, ones)."""
     hosts = _host_arrays(arg)
-    return bool(hosts) and _one_constant(hosts or [])
+    return hosts is not None and bool(hosts) and _one_constant(hosts)
 
 
 def _axes_of_size(arg: Any, size: int) -> list[int]:
@@ -1570,8 +1602,9 @@ def _meets_sizes(
     sets against each other (a row-parallel weight's 16 rows against the 8 hidden units
     of a column-parallel block) into the other: a split moved there is aimed at the
     failure, and is tried first (the budget may not reach every try)."""
-    mesh = model.options.mesh
-    if mesh is None:
+    try:
+        mesh = model.mesh(())
+    except AxisCheckError:  # no mesh to read the blocks on (none given, none in context)
         return False
     for arg, before, after in zip(call.args, specs, tried, strict=True):
         if before == after or not isinstance(arg, Leaf) or arg.shape is None:
@@ -2337,15 +2370,13 @@ def candidates(
     err: AxisCheckError,
     budget: Budget,
     positional: tuple[Call, tuple[str, ...]] | None = None,
-    passed: Passed = UNSEEN,
 ) -> list[Suggestion]:
     """The changes the engine accepts for this failed call, from the first search the
     mistake points to that finds any (in search order, unranked).
 
     A model without a signature is traced to try a candidate, within `budget`.
     `positional`: the same call with its keyword arguments passed by position (and their
-    names), when the function takes them in that order. `passed`: what is known of the
-    calls of the same transform that passed before (see `_mapping_copies`).
+    names), when the function takes them in that order.
     """
     model = budget.counted(model)
     if isinstance(model, ShardModel):
@@ -2374,7 +2405,7 @@ def candidates(
         return (
             _axis_name_options(model, call, err, budget)
             or _static_options(model, call, budget)
-            or _left_unmapped_options(model, call, budget, passed)
+            or _left_unmapped_options(model, call, budget)
             or _swapped_options(model, call, budget)
             or _over_mapped_options(model, call, budget)
             or _other_axis_options(model, call, budget)

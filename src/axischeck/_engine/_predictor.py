@@ -106,10 +106,6 @@ class Predictor:
         # JAX's own traces of the function, where a check rode them (see `Records`).
         self.records = Records()
         self._cacheable: bool | None = None
-        # The first call of a transform of this function with these options that passed,
-        # as its positional arguments' leaf shapes (made inline in a loop, each is a new
-        # transform sharing this predictor): what the advice on a later failure reads.
-        self.passed_shapes: tuple[tuple[tuple[int, ...], ...], ...] | None = None
         self._tuple_dtypes: dict[int | str, Any] | None = None
 
     # ------------------------------------------------------------ what it knows
@@ -159,14 +155,6 @@ class Predictor:
         if self._cacheable is None:
             self._cacheable = shape_keyed(self.models.model)
         return self._cacheable
-
-    def note_passed(self, args: tuple[Any, ...]) -> None:
-        """Keep a call that passed as the shapes of each positional argument's leaves (no
-        user data or pytree metadata held), unless one is kept already."""
-        if self.passed_shapes is None:
-            self.passed_shapes = tuple(
-                tuple(tuple(np.shape(leaf)) for leaf in jax.tree_util.tree_leaves(arg)) for arg in args
-            )
 
     def label(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Call:
         return label_call(args, kwargs, self.params)

@@ -211,15 +211,13 @@ class Replay:
 Dependence = frozenset[int] | None  # the inputs a value is computed from (None: not known)
 
 
-def flows_into(jaxpr: Any, inputs: Sequence[Dependence], consts: Dependence = frozenset()) -> list[Dependence]:
-    """Which of `inputs` each output of `jaxpr` is computed from (`consts`: what its
-    constants stand for, the arrays a trace closed over). A call (jit, remat, a custom
+def flows_into(jaxpr: Any, inputs: Sequence[Dependence]) -> list[Dependence]:
+    """Which of `inputs` each output of `jaxpr` is computed from. A call (jit, remat, a custom
     rule, a shard_map's body) is followed inside, a scan until its carries settle, a cond
     through every branch and its index; any other equation with one output takes all of
     its inputs. Any other equation with several outputs cannot say which output came from
     which input: its outputs are not known (None), so nothing is claimed of them."""
     came_from: dict[Any, Dependence] = dict(zip(jaxpr.invars, inputs, strict=True))
-    came_from.update((v, consts) for v in getattr(getattr(jaxpr, "jaxpr", jaxpr), "constvars", ()))
 
     def of(v: Any) -> Dependence:
         return frozenset() if is_literal(v) else came_from.get(v, frozenset())

@@ -181,9 +181,16 @@ def _stacked_output(site: Site) -> tuple[str, str, str] | None:
     return "in_axes", axes_text(in_axes), f"out_axes={out_axes}"
 
 
+# JAX's functions whose result differs from device to device on the same input: the
+# device's index, and the collectives that hand each device its own part or a neighbour's.
+_BLOCKS_DIFFER = frozenset({"axis_index", "psum_scatter", "reduce_scatter", "all_to_all", "ppermute", "pshuffle"})
+_CASTS_TO_VARYING = frozenset({"pcast", "pvary"})
+
+
 def _jax_calls_only(fn: FunctionInfo) -> bool:
     """Whether every call in a def is to JAX's own functions (jax.*) or an array method,
-    and none is `axis_index` (a device's index makes its block its own)."""
+    and none makes a device's block its own (`_BLOCKS_DIFFER`; a cast to varying says the
+    author means the blocks to differ)."""
     for node in ast.walk(fn.node):
         if not isinstance(node, ast.Call):
             continue
@@ -191,7 +198,9 @@ def _jax_calls_only(fn: FunctionInfo) -> bool:
         if isinstance(func, ast.Attribute) and func.attr in _METHODS:
             continue
         name = qualname(func, fn.module, fn.module.scope_of.get(node) or fn.scope)
-        if name is None or not name.startswith("jax.") or name.endswith("axis_index"):
+        if name is None or not name.startswith("jax."):
+            return False
+        if name.rpartition(".")[2] in _BLOCKS_DIFFER | _CASTS_TO_VARYING:
             return False
     return True
 
