@@ -89,7 +89,7 @@ LAYERS: list[tuple[str, set[str]]] = [
             "mypy_plugin",
             "eqx",  # axischeck.eqx / axischeck.nnx: the libraries' transforms, checked
             "nnx",
-            "_libs",
+            "_libs",  # their helpers: routing, resolved calls, NNX state (_nnx_state), NNX mistakes (_nnx_mistakes)
         },
     ),
 ]

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import gc
 from collections.abc import Callable, Iterator
+from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import Any
 
@@ -586,7 +587,8 @@ def test_explicit_mesh_needs_matching_shardings() -> None:
     sharded = jax.ShapeDtypeStruct((16, 6), jnp.float32, sharding=jax.sharding.NamedSharding(mesh, P("x")))
     assert f.predict(sharded).block_shapes == (4, 6)
     inferred = ax.shard_map(lambda a: a, mesh=mesh, out_specs=P("x", "y"))
-    assert inferred.predict(sharded).shapes == (16, 12)
+    with pytest.warns(ax.AxisCheckWarning, match="2 identical copies"):  # nothing is split over 'y'
+        assert inferred.predict(sharded).shapes == (16, 12)
 
 
 @pytest.mark.devices(8)
@@ -669,11 +671,16 @@ def test_specific_spec_forms_agree_with_jax(in_specs: Any, out_specs: Any, axis_
         )
     except Exception as err:
         want = err
-    pred = verdicts_agree(
-        f"in_specs={in_specs} out_specs={out_specs}",
-        want,
-        lambda: ax.shard_map(body, mesh=MESH, in_specs=in_specs, out_specs=out_specs, axis_names=axis_names).predict(x),
-    )
+    # in_specs None passes the array whole to every device: out_specs P('x') stacks copies.
+    copies = pytest.warns(ax.AxisCheckWarning, match="identical copies") if in_specs is None else nullcontext()
+    with copies:
+        pred = verdicts_agree(
+            f"in_specs={in_specs} out_specs={out_specs}",
+            want,
+            lambda: ax.shard_map(
+                body, mesh=MESH, in_specs=in_specs, out_specs=out_specs, axis_names=axis_names
+            ).predict(x),
+        )
     if pred is not None:
         assert pred.shapes == jax.tree_util.tree_map(lambda s: tuple(s.shape), want)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import pickle
 import warnings
 from dataclasses import replace
@@ -1125,11 +1126,11 @@ def _step(w: jax.Array, batch: jax.Array) -> jax.Array:
 
 
 @pytest.mark.devices(8)
-def test_identical_copies_of_an_unmapped_argument_are_said_never_mapped_as_the_fix() -> None:
+def test_identical_copies_a_pmap_passed_whole_before_are_never_mapped_as_the_fix() -> None:
     """The pmap migration guide: weights given in_axes None come back from the step
     stacked 8 times by the default out_axes=0, and the next call gets the 8 copies. Mapping
-    them runs, but keeps them stacked where the program may mean one copy (out_axes=None
-    on the step): no Fix, and the note says what tells them apart."""
+    them runs, but the first call, which passed one copy whole, would fail with it
+    (out_axes=None on the step is the remedy): no Fix, and the note says so."""
     step = ax.pmap(_step, axis_name="batch", in_axes=(None, 0))
     data = jnp.arange(8 * 4 * 4, dtype=jnp.float32).reshape(8, 4, 4) / 100
     w = step(jnp.ones(3), data)
@@ -1139,6 +1140,52 @@ def test_identical_copies_of_an_unmapped_argument_are_said_never_mapped_as_the_f
     assert not any(s.is_fix for s in getattr(info.value, "suggestions", ()))
     (note,) = [n for n in info.value.__notes__ if n.startswith("axischeck:")]
     assert "Runs, but w's 8 slices along axis 0 are identical" in note and "out_axes=None" in note
+
+
+@pytest.mark.devices(8)
+def test_copies_a_pmap_returns_stacked_from_one_copy_are_never_mapped_as_the_fix() -> None:
+    """The step made inline on every pass of a training loop, over a fresh partial each
+    time: nothing is kept between the passes, but the step given one copy of w returns
+    w stacked as the copies are, so they may be its own output fed back (out_axes=None
+    is the remedy then): no Fix."""
+    data = jnp.arange(8 * 4 * 4, dtype=jnp.float32).reshape(8, 4, 4) / 100
+    w = jnp.ones(3)
+    with pytest.raises(TypeError) as info:
+        for _ in range(2):
+            w = ax.pmap(functools.partial(_step), axis_name="batch", in_axes=(None, 0))(w, data)
+    assert w.shape == (8, 3)  # the first pass ran
+    assert not any(s.is_fix for s in getattr(info.value, "suggestions", ()))
+    assert any("Runs, but w's 8 slices along axis 0 are identical copies" in n for n in info.value.__notes__)
+
+
+@pytest.mark.devices(8)
+def test_copies_in_two_arguments_are_mapped_together_even_where_one_alone_runs() -> None:
+    """Mapping one of two replicated arguments runs (the other's whole stack broadcasts
+    against the blocks) but computes an (8, 8, 2, 3) stack of the wrong sums: both are
+    mapped, which computes the step on one copy of each."""
+
+    def step(w: jax.Array, v: jax.Array, x: jax.Array) -> jax.Array:
+        return x @ w + v[0]
+
+    w, v = jnp.arange(12.0).reshape(4, 3), jnp.arange(12.0).reshape(4, 3) + 1
+    x = jnp.arange(8 * 2 * 4, dtype=jnp.float32).reshape(8, 2, 4)
+    with jax.numpy_rank_promotion("allow"):  # a single mapping then runs, broadcasting the other's stack
+        err = _refused(lambda: ax.pmap(step, in_axes=(None, None, 0))(jnp.stack([w] * 8), jnp.stack([v] * 8), x))
+    (fix,) = err.suggestions
+    assert fix.as_kwargs() == {"in_axes": (0, 0, 0)}
+    with jax.numpy_rank_promotion("allow"):
+        fixed = jax.pmap(step, **fix.as_kwargs())(jnp.stack([w] * 8), jnp.stack([v] * 8), x)
+        assert jnp.allclose(fixed, jax.vmap(lambda xi: step(w, v, xi))(x))
+
+
+@pytest.mark.devices(8)
+def test_copies_along_another_axis_than_a_pmap_stacks_are_never_mapped_as_the_fix() -> None:
+    """Slices along axis 1 repeat one column: no pmap stacks so, and mapping them changes
+    what each device gets."""
+    tiled = jnp.tile(jnp.arange(4.0)[:, None], (1, 8))
+    with pytest.raises(ValueError) as info:
+        ax.pmap(lambda w, x: x @ w + jnp.ones(3), in_axes=(None, 0))(tiled, jnp.ones((8, 2, 4)))
+    assert not any(s.is_fix for s in getattr(info.value, "suggestions", ()))
 
 
 @pytest.mark.devices(8)
@@ -1490,10 +1537,12 @@ def test_raw_keys_mapped_along_their_words_get_the_one_other_axis_that_runs_as_t
 
 
 @pytest.mark.devices(8)
-def test_a_tree_of_parameters_replicated_to_the_devices_and_given_none_is_named_as_copies() -> None:
+def test_a_tree_of_parameters_replicated_to_the_devices_and_given_none_is_mapped_as_copies() -> None:
     """Parameters replicated to the 8 devices (a dict of a weight and a zero bias, each
-    stacked 8 times) given in_axes None: mapping them is one reading, one copy returned by
-    the step's `out_axes=None` the other; said as both, never as the fix."""
+    stacked 8 times) given in_axes None by a pmap's first call: mapping them gives each
+    device one copy, which computes what one copy passed whole means (the Manning book's
+    evaluation pmap fed the training pmap's stacked weights): the fix, with the other
+    remedy (out_axes=None where they were stacked) said beside it."""
 
     def predict(params: dict[str, jax.Array], x: jax.Array) -> jax.Array:
         return x @ params["w"] + params["b"][None, :]
@@ -1503,9 +1552,30 @@ def test_a_tree_of_parameters_replicated_to_the_devices_and_given_none_is_named_
     x = jnp.ones((8, 2, 4))
     with pytest.raises(TypeError) as info:
         ax.pmap(predict, in_axes=(None, 0))(replicated, x)
-    assert not any(s.is_fix for s in getattr(info.value, "suggestions", ()))
-    (note,) = [n for n in info.value.__notes__ if n.startswith("axischeck:")]
-    assert "Runs, but params's 8 slices along axis 0 are identical" in note and "in_axes=(0, 0)" in note
+    (fix,) = info.value.suggestions  # type: ignore[attr-defined]
+    assert fix.as_kwargs() == {"in_axes": (0, 0)}
+    assert "params's 8 slices along axis 0 are identical copies" in fix.text and "out_axes=None" in fix.text
+    fixed = jax.pmap(predict, **fix.as_kwargs())(replicated, x)
+    assert jnp.array_equal(fixed, jax.vmap(lambda xi: predict(params, xi))(x))
+
+
+@pytest.mark.devices(8)
+def test_two_arguments_replicated_to_the_devices_and_given_none_are_mapped_together() -> None:
+    """nequix's data-parallel step: the model and its optimizer state replicated to the
+    devices up front, given in_axes None. Mapping either alone still hands the other's
+    whole stack to every device; mapping both computes the step on one copy of each."""
+
+    def step(w: jax.Array, velocity: jax.Array, x: jax.Array) -> jax.Array:
+        return jnp.einsum("bi,io->bo", x, w + 0.9 * velocity)
+
+    w, velocity = jnp.linspace(-1.0, 1.0, 12).reshape(4, 3), jnp.full((4, 3), 0.5)
+    stacked_w, stacked_v = jnp.stack([w] * 8), jnp.stack([velocity] * 8)
+    x = jnp.arange(8 * 2 * 4, dtype=jnp.float32).reshape(8, 2, 4)
+    err = _refused(lambda: ax.pmap(step, in_axes=(None, None, 0))(stacked_w, stacked_v, x))
+    (fix,) = err.suggestions
+    assert fix.as_kwargs() == {"in_axes": (0, 0, 0)} and "identical copies" in fix.text
+    fixed = jax.pmap(step, **fix.as_kwargs())(stacked_w, stacked_v, x)
+    assert jnp.allclose(fixed, jax.vmap(lambda xi: step(w, velocity, xi))(x))
 
 
 @pytest.mark.devices(8)
@@ -2146,3 +2216,43 @@ def test_torch_option_names_and_iterators_are_named_in_jax_terms() -> None:
     batches = (jnp.ones(3) * i for i in range(2))
     with pytest.raises(TypeError, match="is a generator, not an array or a pytree of arrays"):
         ax.vmap(predict, in_axes=(None, 0))(w, batches)
+
+
+def test_a_raw_key_mapped_over_its_words_is_said_as_a_key_passed_whole_or_split() -> None:
+    """jax#181's ADVI example: one raw `PRNGKey(0)` mapped by the default in_axes beside 2
+    variational settings gives each setting one uint32 word. Passing it whole runs, with
+    the same draws for both settings (common random numbers), and a split gives each its
+    own: no check tells them apart, so no Fix, and both are said."""
+
+    def elbo(rng: jax.Array, mean: jax.Array) -> jax.Array:
+        return jnp.mean(mean[None, :] + jax.random.normal(rng, (8, 2)))
+
+    with pytest.raises(TypeError) as info:
+        ax.vmap(elbo)(jax.random.PRNGKey(0), jnp.zeros((2, 2)))
+    assert not getattr(info.value, "suggestions", ())
+    (note,) = [n for n in info.value.__notes__ if n.startswith("axischeck:")]
+    assert "rng is a raw key, and in_axes mapped its uint32 words" in note
+    assert "jax.random.split(rng, 2)" in note and "in_axes=(None, 0)" in note
+
+
+@pytest.mark.devices(8)
+def test_a_row_parallel_weight_given_the_column_spec_gets_its_split_moved_to_its_rows() -> None:
+    """MaxText's tutorial feed-forward: the second kernel given the first one's spec
+    P(None, 'model') splits its output columns where the matmul contracts over the hidden
+    rows. Of the splits tried, the one that turns the 16 rows JAX's failure names into the
+    8 hidden units per device is the fix, and computes the one-device result."""
+    mesh = jax.make_mesh((4, 2), ("batch", "model"), axis_types=(jax.sharding.AxisType.Auto,) * 2)
+
+    def feed_forward(x: jax.Array, w_in: jax.Array, w_out: jax.Array) -> jax.Array:
+        return jax.lax.psum(jnp.tanh(x @ w_in) @ w_out, "model")
+
+    x = jnp.arange(8 * 8, dtype=jnp.float32).reshape(8, 8) / 64
+    w_in = jnp.cos(jnp.arange(8 * 16, dtype=jnp.float32)).reshape(8, 16)
+    w_out = jnp.sin(jnp.arange(16 * 8, dtype=jnp.float32)).reshape(16, 8)
+    specs = (P("batch", None), P(None, "model"), P(None, "model"))
+    f = ax.shard_map(feed_forward, mesh=mesh, in_specs=specs, out_specs=P("batch", None))
+    err = _refused(lambda: f(x, w_in, w_out))
+    fix = err.suggestions[0]
+    assert fix.as_kwargs() == {"in_specs": (P("batch", None), P(None, "model"), P("model"))}
+    fixed = jax.shard_map(feed_forward, mesh=mesh, out_specs=P("batch", None), **fix.as_kwargs())
+    assert jnp.allclose(fixed(x, w_in, w_out), jnp.tanh(x @ w_in) @ w_out, atol=1e-5)

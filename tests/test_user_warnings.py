@@ -102,3 +102,48 @@ def test_a_psum_of_a_psum_in_a_shard_map_is_warned_of_by_predict() -> None:
     f = ax.shard_map(_summed_twice, mesh=mesh, in_specs=P("i"), out_specs=P())
     with pytest.warns(ax.AxisCheckWarning, match="already a psum over 'i'"):
         f.predict(jnp.arange(4.0))
+
+
+def _forward(w: jax.Array, x: jax.Array) -> jax.Array:
+    return jnp.tanh(x @ w)
+
+
+@pytest.mark.devices(8)
+def test_an_output_split_over_an_axis_nothing_is_split_over_warns_of_its_copies() -> None:
+    """jax's smap commit: None in in_axes replicates, and a bare None applies to every
+    argument, so weights meant replicated take the batch with them: every device computes
+    the whole output, and out_axes=0 stacks the 8 copies, (128, 2) for (16, 2), silently.
+    The same with shard_map's in_specs P() for both. Said where axischeck traces the call."""
+    mesh = jax.make_mesh((8,), ("x",), axis_types=(jax.sharding.AxisType.Auto,))
+    w, x = jnp.linspace(-1.0, 1.0, 6).reshape(3, 2), jnp.ones((16, 3))
+    copies = (
+        "the same on every device along 'x'.*8 identical copies of one \\(16, 2\\) block, stacked into \\(128, 2\\)"
+    )
+    with jax.set_mesh(mesh), pytest.warns(ax.AxisCheckWarning, match=copies):
+        stacked = ax.smap(_forward, in_axes=None, out_axes=0, axis_name="x")  # axischeck: ignore[AX028]
+        stacked.predict(w, x)
+    with pytest.warns(ax.AxisCheckWarning, match=copies):
+        tiled = ax.shard_map(_forward, mesh=mesh, in_specs=(P(), P()), out_specs=P("x"))  # axischeck: ignore[AX028]
+        tiled.predict(w, x)
+
+
+@pytest.mark.devices(8)
+def test_outputs_made_per_device_on_purpose_are_not_called_copies() -> None:
+    """The batch split (the output varies), a buffer made from no argument (zeros to
+    fill per device), a value that reads the device's index, and a pmean'd loss beside
+    split data are each what their out_specs say."""
+    mesh = jax.make_mesh((8,), ("x",), axis_types=(jax.sharding.AxisType.Auto,))
+    w, x = jnp.ones((3, 2)), jnp.ones((16, 3))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ax.AxisCheckWarning)
+        ax.shard_map(_forward, mesh=mesh, in_specs=(P(), P("x")), out_specs=P("x")).predict(w, x)
+        ax.shard_map(lambda w: jnp.zeros((4,)), mesh=mesh, in_specs=(P(),), out_specs=P("x")).predict(w)
+        indexed = ax.shard_map(lambda w: w * jax.lax.axis_index("x"), mesh=mesh, in_specs=(P(),), out_specs=P("x"))
+        indexed.predict(w)
+        loss = ax.shard_map(
+            lambda w, x: jax.lax.pmean(jnp.sum(_forward(w, x)), "x")[None],
+            mesh=mesh,
+            in_specs=(P(), P("x")),
+            out_specs=P("x"),
+        )
+        loss.predict(w, x)

@@ -25,7 +25,14 @@ from jax.sharding import AbstractMesh, AxisType, Mesh, PartitionSpec
 from .._core._axes import freeze_in_axes, freeze_out_axes, freeze_pmap_in_axes
 from .._core._errors import AxisCheckError, FunctionError, OutputError
 from .._core._explain import tables_unread
-from .._core._jax_compat import INFER_SPECS, is_key_array, spec_axes, unbound_axis_name, varying_axes
+from .._core._jax_compat import (
+    INFER_SPECS,
+    is_key_array,
+    mismatched_sizes,
+    spec_axes,
+    unbound_axis_name,
+    varying_axes,
+)
 from .._core._leaves import Call, Leaf, abstract, struct
 from .._core._shape import Shape
 from .._core._steps import MapStep
@@ -33,6 +40,7 @@ from .._core._text import and_list
 from .._core._trees import PrefixMismatch, broadcast_prefix, seq_repr
 from .._engine._function import library_code
 from .._engine._levels import MapLevel, read_sizes, resolve_in_axes, takes
+from .._engine._mesh import MeshShape
 from .._engine._models import MapModel, Model, Outcome, TraceModel, chain, is_symbolic, run
 from .._engine._shard_model import ShardModel
 from .._engine._trace import Replay, replay_of
@@ -1114,8 +1122,9 @@ def _left_unmapped_options(model: MapModel, call: Call, budget: Budget) -> list[
     """The function fails per example, and an argument left unmapped (its in_axes entry
     None) has an axis of the batch size: mapping it there, every other entry as it is,
     may be what was meant (a per-example noise vector given None, a state batch mapped
-    elsewhere). Each such argument alone, at each axis of that size; kept where the
-    function then runs (the meaning check judges them)."""
+    elsewhere). Each such argument alone, at each axis of that size, kept where the
+    function then runs (the meaning check judges them); a pmap's arguments that hold
+    copies are mapped together (`_copies_options`)."""
     entries = per_argument(model.level.in_axes.value, len(call.args))
     if entries is None:
         return []
@@ -1127,35 +1136,127 @@ def _left_unmapped_options(model: MapModel, call: Call, budget: Budget) -> list[
     if len(sizes) != 1:
         return []
     (size,) = sizes
+    unmapped = [i for i, entry in enumerate(entries) if not jax.tree_util.tree_leaves(entry)]
+    copied = _copied(model.level, call, unmapped, size)
+    if copied:
+        return _copies_options(model, call, budget, entries, copied)
     found: list[tuple[Suggestion, Outcome]] = []
-    for i, (arg, entry) in enumerate(zip(call.args, entries, strict=True)):
-        if jax.tree_util.tree_leaves(entry):  # an axis for some of its arrays: mapped
-            continue
-        for axis in _axes_of_size(arg, size) or _replicated_axes(model.level, call, i, size):
+    for i in unmapped:
+        for axis in _axes_of_size(call.args[i], size) or _replicated_axes(model.level, call, i, size):
             axes = (*entries[:i], axis, *entries[i + 1 :])
             level = replace(model.level, in_axes=freeze_in_axes(axes))
             outcome = works(MapModel(level, model.inner, model.fn), call, budget)
             if outcome is not None:
                 text = f"in_axes={seq_repr(axes)} would {_describe_arg(call, i, axis)}, the others as they are"
-                why = _copies(model.level, call, i, axis)
+                why = _copies(model.level, call, i, axis)  # along another axis than a pmap stacks
                 found.append((Suggestion(text, (("in_axes", axes),), shapes_only=why), outcome))
     return _kept(found)
 
 
-def _copies(level: MapLevel, call: Call, i: int, axis: int) -> str | None:
-    """What mapping a pmap argument left unmapped changes where its slices along `axis`
-    are one value repeated, in its one array or in every array of its tree (None where
-    they are not, or are not known: a tracer): copies,
-    replicated on purpose (one per device, to be mapped) or stacked by a pmap's default
-    `out_axes=0` (weights updated with averaged gradients and fed back in, where the pmap
-    migration guide keeps one copy with `out_axes=None`). Mapping them runs either way;
-    only the program can say which was meant. An array of one constant (zeros, ones)
-    says nothing of copies: a fresh state starts so too. A vmap's per-example data has
-    identical rows as often (labels of one class, position ids)."""
-    if level.kind != "pmap":
+def _copied(level: MapLevel, call: Call, unmapped: list[int], size: int) -> dict[int, str | None]:
+    """The pmap arguments left unmapped that hold copies along axis 0 (see `_copies`),
+    with their words, and the stacks of one constant that mirror one of them (an
+    optimizer's zero state beside the replicated parameters it was made from: words None);
+    none where no argument holds copies."""
+    stacked = {i: _leaf_shapes(call.args[i]) for i in unmapped if _stacked(call.args[i], size)}
+    words = {i: _copies(level, call, i, 0) for i in stacked}
+    mirrored = {stacked[i] for i, w in words.items() if w is not None}
+    constant = {i: None for i, w in words.items() if w is None and stacked[i] in mirrored and _constant(call.args[i])}
+    copied = {i: w for i, w in words.items() if w is not None}
+    return dict(sorted({**copied, **constant}.items())) if copied else {}
+
+
+def _copies_options(
+    model: MapModel, call: Call, budget: Budget, entries: list[Any], copied: dict[int, str | None]
+) -> list[Suggestion]:
+    """The pmap arguments that hold copies (`copied`), mapped together at axis 0: each
+    device gets one copy, which computes what one copy passed whole means (weights a
+    training pmap stacked, fed to an evaluation pmap; a model and its optimizer state
+    replicated up front; mapping some alone still hands the others' whole stacks to every
+    device). The fix, unless this pmap, given one copy of each whole, returns arrays
+    stacked as the copies are: then they may be its own output fed back (its default
+    out_axes=0 stacks a value that is the same on every device), whose remedy is
+    out_axes=None there, and only the program can say which was meant."""
+    axes = tuple(0 if i in copied else entry for i, entry in enumerate(entries))
+    level = replace(model.level, in_axes=freeze_in_axes(axes))
+    outcome = works(MapModel(level, model.inner, model.fn), call, budget)
+    if outcome is None:
+        return []
+    names = and_list([call.arg_labels[i] for i in copied])
+    said = and_list([w for w in copied.values() if w is not None])
+    text = f"in_axes={seq_repr(axes)} would map {names} at axis 0, the others as they are"
+    own = _returned_stacked(model, call, budget, list(copied))
+    if own is not False:
+        why = (
+            f"{said}, which mapping gives one to each device; if they are this pmap's own output fed back"
+            f" (given one copy whole, it returns them stacked so by its default out_axes=0), give it"
+            f" out_axes=None for them instead and keep in_axes None here"
+        )
+        return _kept([(Suggestion(text, (("in_axes", axes),), shapes_only=why), outcome)])
+    fix = (
+        f"{text} ({said}: each device gets one, as the whole value was meant; or, if a pmap returned them"
+        f" stacked by its default out_axes=0, give that pmap out_axes=None for them and keep in_axes None here)"
+    )
+    return _kept([(Suggestion(fix, (("in_axes", axes),)), outcome)])
+
+
+def _returned_stacked(model: MapModel, call: Call, budget: Budget, positions: list[int]) -> bool | None:
+    """Whether the pmap, given one copy of each argument at `positions` (passed whole, as
+    the user's in_axes say), returns an array of the shape those copies are stacked in:
+    they may be its own output fed back (None where that cannot be asked)."""
+    outcome = works(model, _one_copy_each(call, positions), budget)
+    if outcome is None:
         return None
+    returned = {tuple(s) for s in jax.tree_util.tree_leaves(outcome.shapes, is_leaf=lambda x: isinstance(x, Shape))}
+    return any(shape in returned for i in positions for shape in _leaf_shapes(call.args[i]))
+
+
+def _one_copy_each(call: Call, positions: list[int]) -> Call:
+    """The call with each argument at `positions` one copy: every array without its
+    leading axis (stand-ins of that shape and dtype)."""
+
+    def first(leaf: Leaf) -> Leaf:
+        assert leaf.shape is not None
+        shape = Shape(tuple(leaf.shape[1:]))
+        return Leaf(leaf.label, shape, struct(shape, abstract(leaf.value).dtype), shape, tuple(range(len(shape))))
+
+    args = tuple(jax.tree_util.tree_map(first, a) if i in positions else a for i, a in enumerate(call.args))
+    return Call(args, call.kwargs, call.arg_params, call.arg_labels)
+
+
+def _leaf_shapes(arg: Any) -> tuple[tuple[int, ...], ...]:
+    """The shapes of an argument's arrays (a leaf that is no array: `()`)."""
+    return tuple(tuple(leaf.shape or ()) for leaf in jax.tree_util.tree_leaves(arg))
+
+
+def _stacked(arg: Any, size: int) -> bool:
+    """Whether every array of an argument has a leading axis of `size`."""
+    shapes = [leaf.shape for leaf in jax.tree_util.tree_leaves(arg)]
+    return bool(shapes) and all(shape is not None and shape[:1] == (size,) for shape in shapes)
+
+
+def _copies(level: MapLevel, call: Call, i: int, axis: int) -> str | None:
+    """Where a pmap argument's slices along `axis` are one value repeated, in its one
+    array or in every array of its tree, the words for them (None where they are not, or
+    are not known: a tracer): copies, replicated on purpose (one per device, to be mapped)
+    or stacked by a pmap's default `out_axes=0` (weights updated with averaged gradients
+    and fed back in, where the pmap migration guide keeps one copy with `out_axes=None`).
+    An array of one constant (zeros, ones) says nothing of copies: a fresh state starts
+    so too. A vmap's per-example data has identical rows as often (labels of one class,
+    position ids)."""
+    hosts = _host_arrays(call.args[i]) if level.kind == "pmap" else None
+    if not hosts or hosts[0].shape[axis] < 2 or _one_constant(hosts):
+        return None  # one constant (zeros, ones): an init, as likely
+    if not all((host == np.take(host, [0], axis=axis)).all() for host in hosts):
+        return None
+    return f"{call.arg_labels[i]}'s {hosts[0].shape[axis]} slices along axis {axis} are identical copies"
+
+
+def _host_arrays(arg: Any) -> list[np.ndarray] | None:
+    """An argument's arrays as this process holds them (None where one is not a concrete
+    array it can read whole: a tracer, a global array of a job)."""
     hosts = []
-    for leaf in jax.tree_util.tree_leaves(call.args[i]):
+    for leaf in jax.tree_util.tree_leaves(arg):
         value = leaf.value
         if not isinstance(value, (jax.Array, np.ndarray)) or isinstance(value, Tracer):
             return None
@@ -1163,17 +1264,17 @@ def _copies(level: MapLevel, call: Call, i: int, axis: int) -> str | None:
             hosts.append(np.asarray(value))
         except Exception:  # an array this process cannot read whole (a global array of a job)
             return None
-    if not hosts or hosts[0].shape[axis] < 2 or all((host == host.flat[0]).all() for host in hosts):
-        return None  # one constant (zeros, ones): an init, as likely
-    if not all((host == np.take(host, [0], axis=axis)).all() for host in hosts):
-        return None
-    name = call.arg_labels[i]
-    return (
-        f"{name}'s {hosts[0].shape[axis]} slices along axis {axis} are identical: copies, which mapping gives one to"
-        f" each device and keeps stacked; if they are a value a pmap returned stacked (its default out_axes=0"
-        f" stacks one that is the same on every device), give that pmap out_axes=None for it instead and keep"
-        f" in_axes None here"
-    )
+    return hosts
+
+
+def _one_constant(hosts: list[np.ndarray]) -> bool:
+    return all((host == host.flat[0]).all() for host in hosts if host.size)
+
+
+def _constant(arg: Any) -> bool:
+    """Whether an argument's arrays are readable and hold one constant (zeros, ones)."""
+    hosts = _host_arrays(arg)
+    return hosts is not None and bool(hosts) and _one_constant(hosts)
 
 
 def _axes_of_size(arg: Any, size: int) -> list[int]:
@@ -1283,12 +1384,30 @@ def _over_mapped_options(model: MapModel, call: Call, budget: Budget) -> list[Su
         outcome = works(MapModel(level, model.inner, model.fn), call, budget)
         if outcome is not None:
             text = f"in_axes={seq_repr(axes)} would {_describe_arg(call, i, None)}, the others mapped as they are"
-            why = (
+            why = _raw_key_words(call, i, _kept_size(call, axes)) or (
                 f"it passes {call.arg_labels[i]} whole to every example, and nothing in the call says whether each"
                 " example was meant to get one scalar of it"
             )
             found.append((Suggestion(text, (("in_axes", axes),), shapes_only=why), outcome))
     return _kept(found)
+
+
+def _raw_key_words(call: Call, i: int, size: int | None) -> str | None:
+    """What passing whole a raw key that was mapped over its words changes (jax#181's
+    ADVI example: `PRNGKey(0)` mapped by the default in_axes beside 2 settings): mapped,
+    each example got one uint32 word, no key; whole, every example draws the same
+    numbers, which common random numbers mean and a forgotten split does not. No check
+    tells them apart."""
+    arg = call.args[i]
+    if not (isinstance(arg, Leaf) and is_key_array(arg.value) and _unsigned(arg.value)):
+        return None
+    name = call.arg_labels[i]
+    split = f"jax.random.split({name}, {size})" if size is not None else f"jax.random.split({name}, n)"
+    return (
+        f"{name} is a raw key, and in_axes mapped its uint32 words (each example got one word, not a key);"
+        f" passed whole, every example draws the same random numbers from it: for draws of their own, map"
+        f" {split} instead"
+    )
 
 
 def _other_axis_options(model: MapModel, call: Call, budget: Budget) -> list[Suggestion]:
@@ -1463,11 +1582,44 @@ def _split_or_whole_options(model: ShardModel, call: Call, err: AxisCheckError, 
     if specs is None:
         return []
     added, moved = _splits_like_others(call, specs)
-    split = _checked_splits(model, call, added, budget)
+    sizes = mismatched_sizes(str(err.__cause__ or err))
+    aimed = [t for t in added + moved if sizes is not None and _meets_sizes(model, call, specs, t[0], sizes[1:])]
+    split = _checked_splits(model, call, aimed + [t for t in added if t not in aimed], budget)
     if split:
         return split
     whole = _passed_whole_options(model, call, budget) if _unexplained(err) else []
-    return whole + _checked_splits(model, call, moved, budget)
+    return whole + _checked_splits(model, call, [t for t in moved if t not in aimed], budget)
+
+
+def _meets_sizes(
+    model: ShardModel,
+    call: Call,
+    specs: tuple[PartitionSpec, ...],
+    tried: tuple[PartitionSpec, ...],
+    sizes: tuple[int, int],
+) -> bool:
+    """Whether in_specs `tried` turn a per-device dim of one of the two sizes JAX's failure
+    sets against each other (a row-parallel weight's 16 rows against the 8 hidden units
+    of a column-parallel block) into the other: a split moved there is aimed at the
+    failure, and is tried first (the budget may not reach every try)."""
+    try:
+        mesh = model.mesh(())
+    except AxisCheckError:  # no mesh to read the blocks on (none given, none in context)
+        return False
+    for arg, before, after in zip(call.args, specs, tried, strict=True):
+        if before == after or not isinstance(arg, Leaf) or arg.shape is None:
+            continue
+        old, new = _block_shape(arg.shape, before, mesh), _block_shape(arg.shape, after, mesh)
+        if any({a, b} == set(sizes) for a, b in zip(old, new, strict=True)):
+            return True
+    return False
+
+
+def _block_shape(shape: tuple[int, ...], spec: PartitionSpec, mesh: MeshShape) -> tuple[int, ...]:
+    """An array's per-device block under `spec` (global sizes divided by the mesh axes
+    that split them)."""
+    entries = [*spec_axes(spec), *[()] * len(shape)][: len(shape)]
+    return tuple(size // mesh.size(axes) for size, axes in zip(shape, entries, strict=True))
 
 
 SplitTry = tuple[tuple[PartitionSpec, ...], str]  # in_specs to try, and the words that say what they change

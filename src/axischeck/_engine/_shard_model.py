@@ -18,10 +18,20 @@ import jax
 import numpy as np
 from jax.sharding import PartitionSpec
 
-from .._core._errors import ArgumentError, AxisCheckError, FunctionError, OutputError, Place, SpecError
+from .._core._errors import (
+    ArgumentError,
+    AxisCheckError,
+    AxisCheckWarning,
+    FunctionError,
+    OutputError,
+    Place,
+    SpecError,
+    warn_at_user,
+)
 from .._core._jax_compat import (
     INFER_SPECS,
     JAX_SHARD_MAP,
+    equations,
     manual_types_differ,
     process_global_shape,
     psum_scatter_size_refused,
@@ -30,6 +40,7 @@ from .._core._jax_compat import (
     replication_refused,
     size_one_axes_leave_types,
     spec_entries,
+    sub_jaxprs,
     unbound_axis_name,
     varying_axes,
     varying_cast,
@@ -60,9 +71,12 @@ from ._mesh import (
 from ._models import Model, Outcome, TraceModel, collective_error, function_error, is_symbolic, traced_outcome
 from ._trace import (
     Bound,
+    Dependence,
     Env,
     SilentCollectiveError,
+    called_jaxpr,
     check_ppermutes,
+    flows_into,
     jaxpr_under_levels,
     only_vmaps,
     recorded_first,
@@ -604,7 +618,57 @@ class ShardModel:
                 f"{o.name} returns, but JAX cannot assemble its per-device outputs by {o.word('out')}:"
                 f" {type(err).__name__}: {text}",
             ) from err
+        if not env:
+            self._warn_copies_stacked(specs, returned[0], jaxpr, self.mesh(env))
         return recorded[0]
+
+    def _warn_copies_stacked(
+        self, specs: list[tuple[Any, SpecDims | None]], out: Any, jaxpr: Any, mesh: MeshShape
+    ) -> None:
+        """Warn of an output that out_specs split over a mesh axis that no argument is split
+        over and that nothing in the function varies along (its vma type says so): every
+        device computes the same block from the same whole arguments, and JAX stacks the
+        copies silently (smap's `in_axes=None` meant for the weights alone, which replicates
+        the batch too). An output the body computes from no argument (a fresh buffer of
+        zeros) is made per device on purpose; a body with effects (a callback, a print) may
+        give each device its own; a collective's result has a split argument behind it."""
+        o = self.options
+        if not o.check_vma or jaxpr.effects:
+            return  # without vma types, no output is known to be the same on every device
+        manual = o.axis_names or frozenset(mesh.names)
+        split_in = {a for _, dims in specs if dims is not None for axes in dims for a in axes}
+        paired = broadcast_prefix(o.out_specs, out, lambda x: isinstance(x, PartitionSpec))
+        if isinstance(paired, PrefixMismatch):
+            return
+        dims_out = [spec_dims(spec, mesh, manual, "") for spec in paired]
+        if all(a in split_in for dims in dims_out for axes in dims for a in axes):
+            return  # every axis an output is split over splits an argument too
+        sources = _body_sources(jaxpr)
+        leaves = jax.tree_util.tree_leaves(out)
+        if sources is None or len(sources) != len(leaves):
+            return
+        shown = o.shown("out", out)
+        labels = ["output" + p for p in leaf_paths(out)]
+        for i, (label, leaf, dims, source) in enumerate(zip(labels, leaves, dims_out, sources, strict=True)):
+            varying = varying_axes(leaf)
+            copied = [a for axes in dims for a in axes if a not in split_in]
+            if varying is None or not source or not copied or set(copied) & varying:
+                continue
+            axes = tuple(copied)
+            block = Shape(np.shape(leaf))
+            entry = shown[i] if shown is not None else paired[i]
+            warn_at_user(
+                AxisCheckWarning(
+                    f"{o.describe()}: {label} is the same on every device along {_quoted(axes)}: no argument is"
+                    f" split over {_quoted(axes)} and nothing in {o.name} varies along it, yet its"
+                    f" {o.word('out')} entry {entry} splits it there, so it comes back as {mesh.size(axes)}"
+                    f" identical copies of one {format_shape(tuple(block))} block, stacked into"
+                    f" {format_shape(tuple(global_shape(block, dims, mesh)))}. Hint: split the argument meant per"
+                    f" device over {_quoted(axes)} in {o.word('in')}, or leave {_quoted(axes)} out of"
+                    f" {label}'s {o.word('out')} entry if one copy was meant"
+                )
+            )
+            return  # one warning per call
 
     # ------------------------------------------------------------ vma, explained
 
@@ -847,6 +911,21 @@ class ShardModel:
             notes=(f"JAX: {type(err).__name__}: {err}",),
             hint=fix,
         )
+
+
+def _body_sources(jaxpr: Any) -> list[Dependence] | None:
+    """Which arguments each output of the one shard_map in `jaxpr` (the whole call, traced)
+    is computed from inside its body, by position among the shard_map's operands (the
+    body's own constants are none: a buffer it makes); None where the jaxpr is not that one
+    shard_map."""
+    eqns = [eqn for eqn in equations(jaxpr) if eqn.primitive.name == "shard_map"]
+    if len(eqns) != 1 or list(eqns[0].outvars) != list(jaxpr.outvars):
+        return None
+    subs = [sub for value in eqns[0].params.values() for sub in sub_jaxprs(value)]
+    body = called_jaxpr(eqns[0], subs)
+    if body is None:
+        return None
+    return flows_into(body, [frozenset({i}) for i in range(len(body.invars))])
 
 
 def _quoted(axes: tuple[str, ...]) -> str:

@@ -212,11 +212,11 @@ Dependence = frozenset[int] | None  # the inputs a value is computed from (None:
 
 
 def flows_into(jaxpr: Any, inputs: Sequence[Dependence]) -> list[Dependence]:
-    """Which of `inputs` each output of `jaxpr` is computed from. An equation with one
-    output takes all of its inputs; a call (jit, remat, a custom rule) is followed inside;
-    a scan until its carries settle; a cond through every branch and its index. Any other
-    equation with several outputs cannot say which output came from which input: its
-    outputs are not known (None), so nothing is claimed of them."""
+    """Which of `inputs` each output of `jaxpr` is computed from. A call (jit, remat, a custom
+    rule, a shard_map's body) is followed inside, a scan until its carries settle, a cond
+    through every branch and its index; any other equation with one output takes all of
+    its inputs. Any other equation with several outputs cannot say which output came from
+    which input: its outputs are not known (None), so nothing is claimed of them."""
     came_from: dict[Any, Dependence] = dict(zip(jaxpr.invars, inputs, strict=True))
 
     def of(v: Any) -> Dependence:
@@ -229,9 +229,10 @@ def flows_into(jaxpr: Any, inputs: Sequence[Dependence]) -> list[Dependence]:
 
 
 def _equation_flows(eqn: Any, ins: list[Dependence]) -> list[Dependence]:
-    if len(eqn.outvars) == 1:
-        return [_union(ins)]
     subs = [sub for value in eqn.params.values() for sub in sub_jaxprs(value)]
+    if len(eqn.outvars) == 1:
+        body = called_jaxpr(eqn, subs)  # a call's one output may use only some operands
+        return flows_into(body, ins) if body is not None else [_union(ins)]
     name = eqn.primitive.name
     if name == "cond" and subs and all(len(sub.invars) == len(ins) - 1 for sub in subs):
         flows = [flows_into(sub, ins[1:]) for sub in subs]

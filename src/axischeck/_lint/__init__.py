@@ -68,6 +68,9 @@ Codes (stable; each finding names the transform, the argument and what JAX would
   where in_axes maps an argument: it has no axis (pmap: `static_broadcasted_argnums`).
 - AX027 a vmap or pmap decorating a method of a plain class (no base, no class
   decorator) whose in_axes maps `self`: the object is no array and no pytree.
+- AX028 a shard_map or smap that splits no argument (in_specs all `P()`, smap's
+  `in_axes=None`) but splits its output: every device computes the same block, and JAX
+  stacks the identical copies.
 
 Values are read one step away from the transform (`_values`): names bound once,
 parameters every visible call gives one value, `functools.partial`, and the shapes of

@@ -124,6 +124,87 @@ def check_size_one_axes(checker: SiteChecker, values: Values) -> None:
         return
 
 
+def check_copies_stacked(checker: SiteChecker, values: Values) -> None:
+    """AX028 at a shard_map or smap that splits no argument and splits its output: every
+    device computes the same block from the same whole arguments, and JAX stacks the
+    copies without a word (smap's bare `in_axes=None`, meant for the weights, replicates
+    the batch too). Only where the mapped def's output is computed from a parameter (a
+    buffer made from nothing is made per device on purpose) and the def calls nothing
+    but JAX's own functions and reads no `axis_index` (its blocks could differ then)."""
+    site = checker.site
+    kind = site.transform.kind
+    if kind not in ("shard_map", "smap") or not site.transform.native or not site.readable or checker.codes:
+        return
+    fn = mapped_def(site)
+    if fn is None or fn.returns is None or fn.cls is not None or len(fn.returns) != 1 or not _jax_calls_only(fn):
+        return
+    source = _Varies(fn, frozenset(fn.params.positional[: fn.params.required])).why(fn.returns[0])
+    if source is None:
+        return
+    split = _split_output(site, values) if kind == "shard_map" else _stacked_output(site)
+    if split is None:
+        return
+    option, written, stacked = split
+    whole = "None in in_axes applies to every argument" if kind == "smap" else "P() passes it whole"
+    checker.emit(
+        site.options[option],
+        "AX028",
+        f"{option}={written} splits no argument, so every device computes the same {fn.qualname} output,"
+        f" {ast.unparse(fn.returns[0])} (line {fn.returns[0].lineno}, from {source}), and {stacked} stacks"
+        f" the identical copies into one array; JAX runs it without an error. Give the argument meant per device"
+        f" an entry that splits it ({whole})",
+    )
+
+
+def _split_output(site: Site, values: Values) -> tuple[str, str, str] | None:
+    """A shard_map's in_specs that split no argument (each `P()`, or one for all) and
+    out_specs that split the output, as (option, in_specs as written, out_specs said)."""
+    in_specs = values.of(site.options.get("in_specs"), site.module)
+    out_spec = values.of(site.options.get("out_specs"), site.module)
+    specs = in_specs if isinstance(in_specs, tuple) else (in_specs,)
+    if not specs or not all(isinstance(s, Spec) and not any(s.entries) for s in specs):
+        return None
+    if not isinstance(out_spec, Spec) or not any(out_spec.entries):
+        return None
+    written = f"({', '.join(s.text() for s in specs)})" if isinstance(in_specs, tuple) else specs[0].text()
+    return "in_specs", written, f"out_specs {out_spec.text()}"
+
+
+def _stacked_output(site: Site) -> tuple[str, str, str] | None:
+    """An smap's in_axes of None for every argument (a bare None, or a tuple of Nones) and
+    an int out_axes, as (option, in_axes as written, out_axes said)."""
+    in_axes, out_axes = site.option("in_axes"), site.option("out_axes")
+    if "in_axes" not in site.options or type(out_axes) is not int:
+        return None
+    if not (in_axes is None or (isinstance(in_axes, tuple) and in_axes and all(a is None for a in in_axes))):
+        return None
+    return "in_axes", axes_text(in_axes), f"out_axes={out_axes}"
+
+
+# JAX's functions whose result differs from device to device on the same input: the
+# device's index, and the collectives that hand each device its own part or a neighbour's.
+_BLOCKS_DIFFER = frozenset({"axis_index", "psum_scatter", "reduce_scatter", "all_to_all", "ppermute", "pshuffle"})
+_CASTS_TO_VARYING = frozenset({"pcast", "pvary"})
+
+
+def _jax_calls_only(fn: FunctionInfo) -> bool:
+    """Whether every call in a def is to JAX's own functions (jax.*) or an array method,
+    and none makes a device's block its own (`_BLOCKS_DIFFER`; a cast to varying says the
+    author means the blocks to differ)."""
+    for node in ast.walk(fn.node):
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func
+        if isinstance(func, ast.Attribute) and func.attr in _METHODS:
+            continue
+        name = qualname(func, fn.module, fn.module.scope_of.get(node) or fn.scope)
+        if name is None or not name.startswith("jax."):
+            return False
+        if name.rpartition(".")[2] in _BLOCKS_DIFFER | _CASTS_TO_VARYING:
+            return False
+    return True
+
+
 def _names(spec: Spec, axis: str) -> bool:
     return any(axis in entry for entry in spec.entries)
 

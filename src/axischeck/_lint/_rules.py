@@ -70,6 +70,11 @@ RULES: dict[str, Rule] = {
         ),
         Rule("AX026", "mapped-function", "a function is passed where in_axes maps an argument"),
         Rule("AX027", "mapped-self", "in_axes maps the self of a method of a class that is no pytree"),
+        Rule(
+            "AX028",
+            "copies-stacked",
+            "a shard_map or smap splits no argument but splits its output: identical copies stacked",
+        ),
     )
 }
 
