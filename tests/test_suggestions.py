@@ -2256,3 +2256,25 @@ def test_a_row_parallel_weight_given_the_column_spec_gets_its_split_moved_to_its
     assert fix.as_kwargs() == {"in_specs": (P("batch", None), P(None, "model"), P("model"))}
     fixed = jax.shard_map(feed_forward, mesh=mesh, out_specs=P("batch", None), **fix.as_kwargs())
     assert jnp.allclose(fixed(x, w_in, w_out), jnp.tanh(x @ w_in) @ w_out, atol=1e-5)
+
+
+@pytest.mark.devices(8)
+def test_a_split_aimed_at_the_sizes_that_computes_something_else_leaves_room_for_the_fix() -> None:
+    """tpu-inference#507's down projection, `einsum('tk,nk->tn', x, w2)` with w2 stored
+    transposed: moving w2's split onto its contracted dim meets the sizes JAX names and
+    runs, but sums over half the features on each device. It is tried first and judged,
+    and x passed whole, which computes the one-device result, is still tried: the fix."""
+
+    def down_proj(x: jax.Array, w2: jax.Array) -> jax.Array:
+        return jnp.einsum("tk,nk->tn", x, w2)
+
+    mesh = _mesh()
+    x, w2 = jnp.arange(24.0).reshape(3, 8) / 24.0, jnp.cos(jnp.arange(48.0)).reshape(6, 8)
+    f = ax.shard_map(
+        down_proj, mesh=mesh, in_specs=(P(None, "x"), P("x", None)), out_specs=P(None, "x"), check_vma=False
+    )
+    err = _refused(lambda: f(x, w2))
+    fix = err.suggestions[0]
+    assert fix.as_kwargs() == {"in_specs": (P(), P("x", None))}
+    fixed = jax.shard_map(down_proj, mesh=mesh, out_specs=P(None, "x"), check_vma=False, **fix.as_kwargs())
+    assert jnp.allclose(fixed(x, w2), down_proj(x, w2), atol=1e-6)

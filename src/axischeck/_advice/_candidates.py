@@ -1584,11 +1584,14 @@ def _split_or_whole_options(model: ShardModel, call: Call, err: AxisCheckError, 
     added, moved = _splits_like_others(call, specs)
     sizes = mismatched_sizes(str(err.__cause__ or err))
     aimed = [t for t in added + moved if sizes is not None and _meets_sizes(model, call, specs, t[0], sizes[1:])]
-    split = _checked_splits(model, call, aimed + [t for t in added if t not in aimed], budget)
+    first = _checked_splits(model, call, aimed, budget)  # tried first: the budget may not reach them later
+    added_values = [t[0] for t in added]
+    split = [s for s in first if dict(s.options)["in_specs"] in added_values]
+    split += _checked_splits(model, call, [t for t in added if t not in aimed], budget)
     if split:
         return split
     whole = _passed_whole_options(model, call, budget) if _unexplained(err) else []
-    return whole + _checked_splits(model, call, [t for t in moved if t not in aimed], budget)
+    return whole + first + _checked_splits(model, call, [t for t in moved if t not in aimed], budget)
 
 
 def _meets_sizes(
