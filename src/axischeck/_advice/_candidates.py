@@ -40,7 +40,7 @@ from .._core._text import and_list
 from .._core._trees import PrefixMismatch, broadcast_prefix, seq_repr
 from .._engine._function import library_code
 from .._engine._levels import MapLevel, read_sizes, resolve_in_axes, takes
-from .._engine._mesh import MeshShape
+from .._engine._mesh import block_shape
 from .._engine._models import MapModel, Model, Outcome, TraceModel, chain, is_symbolic, run
 from .._engine._shard_model import ShardModel
 from .._engine._trace import Replay, replay_of
@@ -1612,17 +1612,12 @@ def _meets_sizes(
     for arg, before, after in zip(call.args, specs, tried, strict=True):
         if before == after or not isinstance(arg, Leaf) or arg.shape is None:
             continue
-        old, new = _block_shape(arg.shape, before, mesh), _block_shape(arg.shape, after, mesh)
+        shape = Shape(arg.shape)
+        old = block_shape(shape, tuple(spec_axes(before)), mesh)
+        new = block_shape(shape, tuple(spec_axes(after)), mesh)
         if any({a, b} == set(sizes) for a, b in zip(old, new, strict=True)):
             return True
     return False
-
-
-def _block_shape(shape: tuple[int, ...], spec: PartitionSpec, mesh: MeshShape) -> tuple[int, ...]:
-    """An array's per-device block under `spec` (global sizes divided by the mesh axes
-    that split them)."""
-    entries = [*spec_axes(spec), *[()] * len(shape)][: len(shape)]
-    return tuple(size // mesh.size(axes) for size, axes in zip(shape, entries, strict=True))
 
 
 SplitTry = tuple[tuple[PartitionSpec, ...], str]  # in_specs to try, and the words that say what they change
