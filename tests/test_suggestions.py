@@ -1086,7 +1086,7 @@ def test_an_out_spec_longer_than_the_outputs_rank_is_cut_to_it() -> None:
     a = jnp.arange(32.0).reshape(8, 4)
     err = _refused(lambda: f(a))
     assert err.suggestions[0].as_kwargs() == {"out_specs": P("x")}
-    assert err.fix is not None and err.fix.startswith("out_specs=P('x',) (one entry per dim: the output has rank 1)")
+    assert err.fix is not None and err.fix.startswith("out_specs=P('x') (one entry per dim: the output has rank 1)")
 
 
 def test_a_keyword_argument_a_tuple_in_axes_left_out_is_passed_by_position_unmapped() -> None:
@@ -1765,7 +1765,7 @@ def test_an_argument_left_without_an_in_spec_gets_the_split_the_body_needs() -> 
     err = _refused(lambda: f(x, offsets))
     (fix,) = err.suggestions
     assert fix.as_kwargs() == {"in_specs": (P("x", None), P("x"))} and fix.is_fix
-    assert "offsets gets P('x',)" in fix.text and "P('x', None))" not in fix.text  # one split, said once
+    assert "offsets gets P('x')" in fix.text and "P('x', None))" not in fix.text  # one split, said once
     fixed = jax.shard_map(_offset_rows, mesh=mesh, out_specs=P("x", None), **fix.as_kwargs())
     assert jnp.array_equal(fixed(x, offsets), x + offsets[:, None])
 
@@ -2278,3 +2278,64 @@ def test_a_split_aimed_at_the_sizes_that_computes_something_else_leaves_room_for
     assert fix.as_kwargs() == {"in_specs": (P(), P("x", None))}
     fixed = jax.shard_map(down_proj, mesh=mesh, out_specs=P(None, "x"), check_vma=False, **fix.as_kwargs())
     assert jnp.allclose(fixed(x, w2), down_proj(x, w2), atol=1e-6)
+
+
+@pytest.mark.devices(8)
+def test_a_per_head_argument_passed_as_a_constant_gets_the_heads_split() -> None:
+    """MaxText's attention sinks (one logit per head) given in_specs None beside queries
+    whose heads are split over 'x': each device adds all 8 logits to its 2 heads. Split
+    like the heads, the blocks compute the one-device result: the fix, written as the
+    user writes a spec (`P('x')`, not JAX's repr `P('x',)`)."""
+
+    def with_sinks(q: jax.Array, sinks: jax.Array) -> jax.Array:
+        return q - sinks[None, :, None]
+
+    heads = P(None, "x", None)
+    f = ax.shard_map(with_sinks, mesh=_mesh(), in_specs=(heads, None), out_specs=heads)
+    q, sinks = jnp.arange(48.0).reshape(2, 8, 3), jnp.linspace(-1.0, 1.0, 8)
+    err = _refused(lambda: f(q, sinks))
+    fix = err.suggestions[0]
+    assert fix.as_kwargs() == {"in_specs": (heads, P("x"))} and fix.is_fix
+    assert "Fix: in_specs=(P(None, 'x', None), P('x'))" in str(err)
+    fixed = jax.shard_map(with_sinks, mesh=_mesh(), out_specs=heads, **fix.as_kwargs())
+    assert jnp.array_equal(fixed(q, sinks), with_sinks(q, sinks))
+
+
+@pytest.mark.devices(8)
+def test_in_specs_missing_a_middle_entry_get_it_beside_the_argument_of_its_shape() -> None:
+    """MaxText's MoE layer gained `pre_bias_logits` beside `gate_logits` and kept four
+    in_specs for five arguments. Appended at the end, the missing entry splits nothing
+    that fits; copied from the entry before the argument of the same shape, it computes
+    the one-device result, and the message names the argument it is for."""
+
+    def routed(x: jax.Array, gate: jax.Array, pre_bias: jax.Array, w: jax.Array) -> jax.Array:
+        top = jnp.argmax(gate, axis=-1)
+        weight = jnp.take_along_axis(jax.nn.softmax(pre_bias, axis=-1), top[:, None], axis=-1)
+        return jnp.take_along_axis(x @ w, top[:, None], axis=-1) * weight
+
+    rows = P("x", None)
+    f = ax.shard_map(routed, mesh=_mesh(), in_specs=(rows, rows, P(None, None)), out_specs=rows)
+    x, w = jnp.cos(jnp.arange(32.0)).reshape(8, 4), jnp.sin(jnp.arange(8.0)).reshape(4, 2)
+    pre_bias = jnp.sin(jnp.arange(16.0)).reshape(8, 2)
+    gate = pre_bias + jnp.array([0.3, -0.3])[None]
+    err = _refused(lambda: f(x, gate, pre_bias, w))
+    fix = err.suggestions[0]
+    assert fix.as_kwargs() == {"in_specs": (rows, rows, rows, P(None, None))} and fix.is_fix
+    assert "pre_bias gets P('x', None)" in fix.text
+    fixed = jax.shard_map(routed, mesh=_mesh(), out_specs=rows, **fix.as_kwargs())
+    assert jnp.allclose(fixed(x, gate, pre_bias, w), routed(x, gate, pre_bias, w))
+
+
+def test_one_raw_key_mapped_over_its_words_is_told_to_split() -> None:
+    """brax#8: a batched reset vmapped over its rng and given one `PRNGKey(0)`: each
+    example gets one uint32 word, which JAX refuses as key data. The hint says so and
+    names the split that gives each example a key, not a batch axis for one example."""
+
+    def reset(rng: jax.Array) -> jax.Array:
+        return jax.random.normal(rng, (4,))
+
+    err = _refused(lambda: ax.vmap(reset)(jax.random.PRNGKey(0)))
+    assert err.hint is not None and "as one raw PRNG key" in err.hint
+    assert "each example gets one of its uint32 words, not a key" in err.hint
+    assert "map jax.random.split(rng, n)" in err.hint and "rng[None]" not in err.hint
+    assert jax.vmap(reset)(jax.random.split(jax.random.PRNGKey(0), 6)).shape == (6, 4)
