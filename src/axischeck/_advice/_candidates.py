@@ -1546,8 +1546,8 @@ def _shard_in_options(model: ShardModel, call: Call, budget: Budget) -> list[Sug
                 if works(candidate, call, budget):
                     found.append(
                         Suggestion(
-                            f"in_specs={option_repr(new_specs)} splits axis {d} of {arg.label} (size {size}) over mesh axis"
-                            f" {other!r} (size {other_size}), which divides it",
+                            f"in_specs={option_repr(new_specs)} splits axis {d} of {arg.label} (size {size}) over"
+                            f" mesh axis {other!r} (size {other_size}), which divides it",
                             (("in_specs", new_specs),),
                         )
                     )
@@ -1722,7 +1722,7 @@ def _passed_whole_options(model: ShardModel, call: Call, budget: Budget) -> list
     found = []
     for i in _shared_first(call):
         arg, spec = call.args[i], specs[i]
-        if not any(spec_axes(spec)):
+        if spec is None or not any(spec_axes(spec)):  # passed whole already
             continue
         value = (*specs[:i], _spec_of([]), *specs[i + 1 :])
         outcome = works(replace(model, options=replace(o, in_specs=value)), call, budget)
@@ -1952,6 +1952,7 @@ def _in_specs_count_options(model: ShardModel, call: Call, budget: Budget) -> li
     if o.smap_axes is not None or not isinstance(o.in_specs, tuple) or len(o.in_specs) in (0, n) or n == 0:
         return []
     specs = o.in_specs
+    tries: list[tuple[tuple[Any, ...], tuple[int, ...]]]  # each in_specs, and the positions of its new entries
     if len(specs) > n:
         tries = [(specs[:n], ())]
     else:
@@ -1962,7 +1963,7 @@ def _in_specs_count_options(model: ShardModel, call: Call, budget: Budget) -> li
         if missing == 1 and isinstance(last, Leaf) and last.shape is not None and o.mesh is not None:
             tries += [(specs + (spec,), added) for spec in _one_split_specs(len(last.shape), o.mesh.names)]
         if missing == 1:  # the new entry at k, the later ones moved up by one (a tuple tried twice: said once)
-            inserted = [
+            inserted: list[tuple[tuple[Any, ...], tuple[int, ...]]] = [
                 ((*specs[:k], entry, *specs[k:]), (k,))
                 for k in reversed(range(n - 1))
                 for entry in [*specs[k - 1 : k], PartitionSpec()]  # type: ignore[no-untyped-call]
