@@ -2314,7 +2314,8 @@ def test_in_specs_missing_a_middle_entry_get_it_beside_the_argument_of_its_shape
         return jnp.take_along_axis(x @ w, top[:, None], axis=-1) * weight
 
     rows = P("x", None)
-    f = ax.shard_map(routed, mesh=_mesh(), in_specs=(rows, rows, P(None, None)), out_specs=rows)
+    specs = (rows, rows, P(None, None))  # none for pre_bias
+    f = ax.shard_map(routed, mesh=_mesh(), in_specs=specs, out_specs=rows)  # axischeck: ignore[AX010]
     x, w = jnp.cos(jnp.arange(32.0)).reshape(8, 4), jnp.sin(jnp.arange(8.0)).reshape(4, 2)
     pre_bias = jnp.sin(jnp.arange(16.0)).reshape(8, 2)
     gate = pre_bias + jnp.array([0.3, -0.3])[None]
@@ -2339,3 +2340,25 @@ def test_one_raw_key_mapped_over_its_words_is_told_to_split() -> None:
     assert "each example gets one of its uint32 words, not a key" in err.hint
     assert "map jax.random.split(rng, n)" in err.hint and "rng[None]" not in err.hint
     assert jax.vmap(reset)(jax.random.split(jax.random.PRNGKey(0), 6)).shape == (6, 4)
+
+
+@pytest.mark.devices(8)
+def test_a_tiled_psum_scatter_keeps_the_one_device_program_as_the_reference() -> None:
+    """jax's shard_map docs' tensor-parallel layer: `psum_scatter(x @ w, tiled=True)` and a
+    bias the in_specs leave without an entry. Tiled, the scatter of one device's block is
+    the block, so the one-device program computes `x @ w + b`, and the bias split over
+    'x' is checked against it: the fix, not "could not be checked"."""
+
+    def gemm(x: jax.Array, w: jax.Array, b: jax.Array) -> jax.Array:
+        return jax.lax.psum_scatter(x @ w, "x", scatter_dimension=1, tiled=True) + b[None, :]
+
+    mesh = _mesh(8)
+    specs = (P(None, "x"), P("x", None))  # no entry for the bias
+    f = ax.shard_map(gemm, mesh=mesh, in_specs=specs, out_specs=P(None, "x"))  # axischeck: ignore[AX010]
+    x, w = jnp.sin(jnp.arange(64.0)).reshape(4, 16), jnp.cos(jnp.arange(256.0)).reshape(16, 16)
+    b = jnp.linspace(-1.0, 1.0, 16)
+    err = _refused(lambda: f(x, w, b))
+    fix = err.suggestions[0]
+    assert fix.as_kwargs() == {"in_specs": (P(None, "x"), P("x", None), P("x"))} and fix.is_fix
+    fixed = jax.shard_map(gemm, mesh=mesh, out_specs=P(None, "x"), **fix.as_kwargs())
+    assert jnp.allclose(fixed(x, w, b), x @ w + b[None, :], atol=1e-4)
