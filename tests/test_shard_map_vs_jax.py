@@ -976,9 +976,7 @@ def test_an_axis_the_mesh_does_not_divide_gets_a_checked_padding() -> None:
         g.predict((6, 3))
     assert other.value.suggestions == ()
     runs_but = [n for n in other.value.notes if n.startswith("Runs, but ")]
-    assert any(
-        "in_specs=P('y')" in n and "computes other values than the program on one device" in n for n in runs_but
-    )
+    assert any("in_specs=P('y')" in n and "computes other values than the program on one device" in n for n in runs_but)
     assert ax.shard_map(total, mesh=MESH, in_specs=P("y"), out_specs=P(), check_vma=False).predict((6, 3)).shapes == (
         3,
     )

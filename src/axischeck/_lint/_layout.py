@@ -41,13 +41,8 @@ def check_layout_kept(checker: SiteChecker) -> None:
         args, _ = use.arguments()
         for combined, partner in _combinations(use.module, use.node):
             for i, arg in enumerate(args):
-                entry = in_axes if type(in_axes) is int else in_axes[i] if i < len(in_axes) else None
-                if (
-                    type(entry) is not int
-                    or entry < 0
-                    or entry == stacked
-                    or not _same_variable(use.module, arg, partner)
-                ):
+                entry = _entry(in_axes, i)
+                if entry is None or entry == stacked or not _same_variable(use.module, arg, partner):
                     continue
                 name = partner.id
                 checker.report_at(
@@ -63,7 +58,7 @@ def check_layout_kept(checker: SiteChecker) -> None:
                 return
 
 
-def _combinations(module: ModuleInfo, call: ast.Call) -> list[tuple[ast.BinOp, ast.expr]]:
+def _combinations(module: ModuleInfo, call: ast.Call) -> list[tuple[ast.BinOp, ast.Name]]:
     """The arithmetic the call's result takes part in, with the other operand: where the
     call is an operand itself, or where it is assigned to a name (bound once) that is one."""
     found = [_partner(module, call)]
@@ -82,7 +77,14 @@ def _combinations(module: ModuleInfo, call: ast.Call) -> list[tuple[ast.BinOp, a
     return [pair for pair in found if pair is not None]
 
 
-def _partner(module: ModuleInfo, node: ast.expr) -> tuple[ast.BinOp, ast.expr] | None:
+def _entry(in_axes: Any, i: int) -> int | None:
+    """Argument `i`'s in_axes entry, where it is a non-negative int."""
+    if isinstance(in_axes, tuple):
+        in_axes = in_axes[i] if i < len(in_axes) else None
+    return in_axes if type(in_axes) is int and in_axes >= 0 else None
+
+
+def _partner(module: ModuleInfo, node: ast.expr) -> tuple[ast.BinOp, ast.Name] | None:
     parent = module.parents.get(node)
     if not isinstance(parent, ast.BinOp) or not isinstance(parent.op, _COMBINE):
         return None

@@ -16,10 +16,10 @@ from ._checks import Related, SiteChecker
 from ._config import suppressed
 from ._edits import edit_for
 from ._keys import check_shared_keys
+from ._layout import check_layout_kept
 from ._markdown import python_of_markdown
 from ._module import ModuleInfo, build_module
 from ._notebook import NotANotebook, NotebookCode, read_notebook
-from ._layout import check_layout_kept
 from ._outputs import check_copies_stacked, check_outputs, check_scan_carries, check_size_one_axes
 from ._rules import Finding, Location
 from ._values import Values, as_option
