@@ -614,6 +614,27 @@ def test_a_library_layers_unbound_axis_name_gets_no_fix_on_the_layers_own_map() 
     )
 
 
+def test_a_batch_norm_state_mapped_over_the_batch_is_unmapped_by_the_fix() -> None:
+    """equinox#592: a BatchNorm's State given in_axes 0 beside the batch it normalises
+    (out_axes None keeps one State). Its scalar leaf cannot be mapped; the State's own
+    repr fails on axes for leaves, and the message still names it and unmaps it."""
+    norm = eqx.nn.BatchNorm(3, axis_name="batch", mode="ema")
+    state = eqx.nn.State(norm)
+
+    def normalise(bn: Any, x: jax.Array, state: Any) -> Any:
+        return bn(x, state)
+
+    xs = jnp.arange(15.0).reshape(5, 3) / 7.0
+    with ax.patch(), pytest.raises(ValueError) as info:
+        eqx.filter_vmap(normalise, in_axes=(None, 0, 0), out_axes=(0, None), axis_name="batch")(norm, xs, state)
+    err = info.value
+    assert isinstance(err, ax.AxisCheckError)
+    assert "state[<flat index 0>] has shape () of rank 0" in str(err)
+    assert [s.as_kwargs() for s in err.suggestions if s.is_fix] == [{"in_axes": (None, 0, None)}]
+    ys, _ = eqx.filter_vmap(normalise, in_axes=(None, 0, None), out_axes=(0, None), axis_name="batch")(norm, xs, state)
+    assert ys.shape == (5, 3)
+
+
 def test_an_input_shared_by_an_ensemble_is_said_never_fixed() -> None:
     """An ensemble of 2 MLPs built by `filter_vmap` and applied with the default
     `if_array(0)`, which maps the shared input of 2 features too: each member gets a

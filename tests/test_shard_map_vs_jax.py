@@ -523,7 +523,7 @@ def test_replication_promise_is_explained() -> None:
     # body on the whole array sums once: not what the program means, so no Fix.
     assert info.value.suggestions == ()
     (runs_but,) = [n for n in info.value.notes if n.startswith("Runs, but ")]
-    assert "out_specs=P('x',)" in runs_but and "where the program on one device gives (6,)" in runs_but
+    assert "out_specs=P('x')" in runs_but and "where the program on one device gives (6,)" in runs_but
     spec = jax.ShapeDtypeStruct((16, 6), jnp.float32)
     stacked = jax.eval_shape(jax.shard_map(lambda a: a.sum(0), mesh=MESH, in_specs=P("x"), out_specs=P("x")), spec)
     assert stacked.shape != (6,)
@@ -976,9 +976,7 @@ def test_an_axis_the_mesh_does_not_divide_gets_a_checked_padding() -> None:
         g.predict((6, 3))
     assert other.value.suggestions == ()
     runs_but = [n for n in other.value.notes if n.startswith("Runs, but ")]
-    assert any(
-        "in_specs=P('y',)" in n and "computes other values than the program on one device" in n for n in runs_but
-    )
+    assert any("in_specs=P('y')" in n and "computes other values than the program on one device" in n for n in runs_but)
     assert ax.shard_map(total, mesh=MESH, in_specs=P("y"), out_specs=P(), check_vma=False).predict((6, 3)).shapes == (
         3,
     )

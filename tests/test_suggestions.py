@@ -1086,7 +1086,7 @@ def test_an_out_spec_longer_than_the_outputs_rank_is_cut_to_it() -> None:
     a = jnp.arange(32.0).reshape(8, 4)
     err = _refused(lambda: f(a))
     assert err.suggestions[0].as_kwargs() == {"out_specs": P("x")}
-    assert err.fix is not None and err.fix.startswith("out_specs=P('x',) (one entry per dim: the output has rank 1)")
+    assert err.fix is not None and err.fix.startswith("out_specs=P('x') (one entry per dim: the output has rank 1)")
 
 
 def test_a_keyword_argument_a_tuple_in_axes_left_out_is_passed_by_position_unmapped() -> None:
@@ -1107,7 +1107,8 @@ def test_a_keyword_argument_a_tuple_in_axes_left_out_is_passed_by_position_unmap
 def test_an_out_spec_that_repeats_one_block_is_no_fix() -> None:
     """A tiled all_gather's result is the same on every device, but JAX's types say it
     varies: naming the axis in out_specs runs and repeats the gathered array per device,
-    which no Fix may do (the program's values depend on its mesh, so the blocks are read)."""
+    which no Fix may do: the one-device program (a tiled gather of its one block is the
+    block) gives the (8, 4) array itself."""
     mesh = jax.make_mesh((2, 4), ("dcn", "ici"), axis_types=(jax.sharding.AxisType.Auto,) * 2)
 
     def gather(block: jax.Array) -> jax.Array:
@@ -1116,7 +1117,10 @@ def test_an_out_spec_that_repeats_one_block_is_no_fix() -> None:
     f = ax.shard_map(gather, mesh=mesh, in_specs=P("dcn", None), out_specs=P(None, None))
     err = _refused(lambda: f(jnp.arange(32.0).reshape(8, 4)))
     assert err.suggestions == ()
-    assert any(n.startswith("Runs, but its output repeats one block 2 times along axis 0") for n in err.notes)
+    runs_but = (
+        "Runs, but its output has shape (16, 4), where the program on one device gives (8, 4): out_specs=P('dcn', None)"
+    )
+    assert any(n.startswith(runs_but) for n in err.notes)
 
 
 def _step(w: jax.Array, batch: jax.Array) -> jax.Array:
@@ -1765,7 +1769,7 @@ def test_an_argument_left_without_an_in_spec_gets_the_split_the_body_needs() -> 
     err = _refused(lambda: f(x, offsets))
     (fix,) = err.suggestions
     assert fix.as_kwargs() == {"in_specs": (P("x", None), P("x"))} and fix.is_fix
-    assert "offsets gets P('x',)" in fix.text and "P('x', None))" not in fix.text  # one split, said once
+    assert "offsets gets P('x')" in fix.text and "P('x', None))" not in fix.text  # one split, said once
     fixed = jax.shard_map(_offset_rows, mesh=mesh, out_specs=P("x", None), **fix.as_kwargs())
     assert jnp.array_equal(fixed(x, offsets), x + offsets[:, None])
 
@@ -2278,3 +2282,87 @@ def test_a_split_aimed_at_the_sizes_that_computes_something_else_leaves_room_for
     assert fix.as_kwargs() == {"in_specs": (P(), P("x", None))}
     fixed = jax.shard_map(down_proj, mesh=mesh, out_specs=P(None, "x"), check_vma=False, **fix.as_kwargs())
     assert jnp.allclose(fixed(x, w2), down_proj(x, w2), atol=1e-6)
+
+
+@pytest.mark.devices(8)
+def test_a_per_head_argument_passed_as_a_constant_gets_the_heads_split() -> None:
+    """MaxText's attention sinks (one logit per head) given in_specs None beside queries
+    whose heads are split over 'x': each device adds all 8 logits to its 2 heads. Split
+    like the heads, the blocks compute the one-device result: the fix, written as the
+    user writes a spec (`P('x')`, not JAX's repr `P('x',)`)."""
+
+    def with_sinks(q: jax.Array, sinks: jax.Array) -> jax.Array:
+        return q - sinks[None, :, None]
+
+    heads = P(None, "x", None)
+    f = ax.shard_map(with_sinks, mesh=_mesh(), in_specs=(heads, None), out_specs=heads)
+    q, sinks = jnp.arange(48.0).reshape(2, 8, 3), jnp.linspace(-1.0, 1.0, 8)
+    err = _refused(lambda: f(q, sinks))
+    fix = err.suggestions[0]
+    assert fix.as_kwargs() == {"in_specs": (heads, P("x"))} and fix.is_fix
+    assert "Fix: in_specs=(P(None, 'x', None), P('x'))" in str(err)
+    fixed = jax.shard_map(with_sinks, mesh=_mesh(), out_specs=heads, **fix.as_kwargs())
+    assert jnp.array_equal(fixed(q, sinks), with_sinks(q, sinks))
+
+
+@pytest.mark.devices(8)
+def test_in_specs_missing_a_middle_entry_get_it_beside_the_argument_of_its_shape() -> None:
+    """MaxText's MoE layer gained `pre_bias_logits` beside `gate_logits` and kept four
+    in_specs for five arguments. Appended at the end, the missing entry splits nothing
+    that fits; copied from the entry before the argument of the same shape, it computes
+    the one-device result, and the message names the argument it is for."""
+
+    def routed(x: jax.Array, gate: jax.Array, pre_bias: jax.Array, w: jax.Array) -> jax.Array:
+        top = jnp.argmax(gate, axis=-1)
+        weight = jnp.take_along_axis(jax.nn.softmax(pre_bias, axis=-1), top[:, None], axis=-1)
+        return jnp.take_along_axis(x @ w, top[:, None], axis=-1) * weight
+
+    rows = P("x", None)
+    specs = (rows, rows, P(None, None))  # none for pre_bias
+    f = ax.shard_map(routed, mesh=_mesh(), in_specs=specs, out_specs=rows)  # axischeck: ignore[AX010]
+    x, w = jnp.cos(jnp.arange(32.0)).reshape(8, 4), jnp.sin(jnp.arange(8.0)).reshape(4, 2)
+    pre_bias = jnp.sin(jnp.arange(16.0)).reshape(8, 2)
+    gate = pre_bias + jnp.array([0.3, -0.3])[None]
+    err = _refused(lambda: f(x, gate, pre_bias, w))
+    fix = err.suggestions[0]
+    assert fix.as_kwargs() == {"in_specs": (rows, rows, rows, P(None, None))} and fix.is_fix
+    assert "pre_bias gets P('x', None)" in fix.text
+    fixed = jax.shard_map(routed, mesh=_mesh(), out_specs=rows, **fix.as_kwargs())
+    assert jnp.allclose(fixed(x, gate, pre_bias, w), routed(x, gate, pre_bias, w))
+
+
+def test_one_raw_key_mapped_over_its_words_is_told_to_split() -> None:
+    """brax#8: a batched reset vmapped over its rng and given one `PRNGKey(0)`: each
+    example gets one uint32 word, which JAX refuses as key data. The hint says so and
+    names the split that gives each example a key, not a batch axis for one example."""
+
+    def reset(rng: jax.Array) -> jax.Array:
+        return jax.random.normal(rng, (4,))
+
+    err = _refused(lambda: ax.vmap(reset)(jax.random.PRNGKey(0)))
+    assert err.hint is not None and "as one raw PRNG key" in err.hint
+    assert "each example gets one of its uint32 words, not a key" in err.hint
+    assert "map jax.random.split(rng, n)" in err.hint and "rng[None]" not in err.hint
+    assert jax.vmap(reset)(jax.random.split(jax.random.PRNGKey(0), 6)).shape == (6, 4)
+
+
+@pytest.mark.devices(8)
+def test_a_tiled_psum_scatter_keeps_the_one_device_program_as_the_reference() -> None:
+    """jax's shard_map docs' tensor-parallel layer: `psum_scatter(x @ w, tiled=True)` and a
+    bias the in_specs leave without an entry. Tiled, the scatter of one device's block is
+    the block, so the one-device program computes `x @ w + b`, and the bias split over
+    'x' is checked against it: the fix, not "could not be checked"."""
+
+    def gemm(x: jax.Array, w: jax.Array, b: jax.Array) -> jax.Array:
+        return jax.lax.psum_scatter(x @ w, "x", scatter_dimension=1, tiled=True) + b[None, :]
+
+    mesh = _mesh(8)
+    specs = (P(None, "x"), P("x", None))  # no entry for the bias
+    f = ax.shard_map(gemm, mesh=mesh, in_specs=specs, out_specs=P(None, "x"))  # axischeck: ignore[AX010]
+    x, w = jnp.sin(jnp.arange(64.0)).reshape(4, 16), jnp.cos(jnp.arange(256.0)).reshape(16, 16)
+    b = jnp.linspace(-1.0, 1.0, 16)
+    err = _refused(lambda: f(x, w, b))
+    fix = err.suggestions[0]
+    assert fix.as_kwargs() == {"in_specs": (P(None, "x"), P("x", None), P("x"))} and fix.is_fix
+    fixed = jax.shard_map(gemm, mesh=mesh, out_specs=P(None, "x"), **fix.as_kwargs())
+    assert jnp.allclose(fixed(x, w, b), x @ w + b[None, :], atol=1e-4)

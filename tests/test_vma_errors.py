@@ -121,7 +121,7 @@ def test_an_output_varying_over_two_axes_is_split_over_both_but_that_is_no_fix()
     assert err.suggestions == () and err.fix is None
     (runs_but,) = [n for n in err.notes if n.startswith("Runs, but ")]
     assert "its output has shape (16,), where the program on one device gives (8,)" in runs_but
-    assert "out_specs=P(('x', 'y'),)" in runs_but
+    assert "out_specs=P(('x', 'y'))" in runs_but
     got = jax.shard_map(body, mesh=MESH, in_specs=P("x", "y"), out_specs=P(("x", "y")))(x)
     assert got.shape == (16,) and body(x).shape == (8,)  # what the note says: it runs, and computes another thing
     assert err.hint is not None and "reduce output over ('x', 'y') first" in err.hint

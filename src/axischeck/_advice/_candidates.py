@@ -37,7 +37,7 @@ from .._core._leaves import Call, Leaf, abstract, struct
 from .._core._shape import Shape
 from .._core._steps import MapStep
 from .._core._text import and_list
-from .._core._trees import PrefixMismatch, broadcast_prefix, seq_repr
+from .._core._trees import PrefixMismatch, broadcast_prefix, option_repr, seq_repr
 from .._engine._function import library_code
 from .._engine._levels import MapLevel, read_sizes, resolve_in_axes, takes
 from .._engine._mesh import block_shape
@@ -153,7 +153,7 @@ def _spec_options(
         seen.append(value)
         outcome = works(replace(model, options=replace(model.options, **{option: value})), call, budget)
         if outcome is not None:
-            found.append(Suggestion(f"{option}={value!r}{words}", ((option, value),), outcome=outcome))
+            found.append(Suggestion(f"{option}={option_repr(value)}{words}", ((option, value),), outcome=outcome))
     return found
 
 
@@ -1546,8 +1546,8 @@ def _shard_in_options(model: ShardModel, call: Call, budget: Budget) -> list[Sug
                 if works(candidate, call, budget):
                     found.append(
                         Suggestion(
-                            f"in_specs={new_specs!r} splits axis {d} of {arg.label} (size {size}) over mesh axis"
-                            f" {other!r} (size {other_size}), which divides it",
+                            f"in_specs={option_repr(new_specs)} splits axis {d} of {arg.label} (size {size}) over"
+                            f" mesh axis {other!r} (size {other_size}), which divides it",
                             (("in_specs", new_specs),),
                         )
                     )
@@ -1566,6 +1566,9 @@ def _shard_in_options(model: ShardModel, call: Call, budget: Budget) -> list[Sug
                 )
             return found  # the first dim that does not divide: the one the error names
     return found
+
+
+WrittenSpecs = tuple[PartitionSpec | None, ...]  # one in_specs entry per argument (None: passed whole)
 
 
 def _split_or_whole_options(model: ShardModel, call: Call, err: AxisCheckError, budget: Budget) -> list[Suggestion]:
@@ -1597,8 +1600,8 @@ def _split_or_whole_options(model: ShardModel, call: Call, err: AxisCheckError, 
 def _meets_sizes(
     model: ShardModel,
     call: Call,
-    specs: tuple[PartitionSpec, ...],
-    tried: tuple[PartitionSpec, ...],
+    specs: WrittenSpecs,
+    tried: WrittenSpecs,
     sizes: tuple[int, int],
 ) -> bool:
     """Whether in_specs `tried` turn a per-device dim of one of the two sizes JAX's failure
@@ -1620,10 +1623,10 @@ def _meets_sizes(
     return False
 
 
-SplitTry = tuple[tuple[PartitionSpec, ...], str]  # in_specs to try, and the words that say what they change
+SplitTry = tuple[WrittenSpecs, str]  # in_specs to try, and the words that say what they change
 
 
-def _splits_like_others(call: Call, specs: tuple[PartitionSpec, ...]) -> tuple[list[SplitTry], list[SplitTry]]:
+def _splits_like_others(call: Call, specs: WrittenSpecs) -> tuple[list[SplitTry], list[SplitTry]]:
     """An argument that leaves a dim unsplit that has the global size of a dim other
     arguments split (segment ids of the batch passed whole beside queries split over
     'data'; a KV cache passed whole beside heads split over 'model'): that dim split over
@@ -1673,25 +1676,28 @@ def _checked_splits(model: ShardModel, call: Call, tried: list[SplitTry], budget
         outcome = _tried(changed, call, budget)
         if isinstance(outcome, Outcome):
             found.append(
-                Suggestion(f"in_specs={value!r}{words}", (("in_specs", value),), checked_only=True, outcome=outcome)
+                Suggestion(
+                    f"in_specs={option_repr(value)}{words}", (("in_specs", value),), checked_only=True, outcome=outcome
+                )
             )
         elif isinstance(outcome, OutputError):  # an output now split too: assembled along it
             for out in _shard_out_options(changed, call, budget):
                 options = (("in_specs", value), *out.options)
-                text = f"in_specs={value!r}{words}, and {out.text}"
+                text = f"in_specs={option_repr(value)}{words}, and {out.text}"
                 found.append(replace(out, text=text, options=options, checked_only=True))
     return found
 
 
-def _written_specs(model: ShardModel, call: Call) -> tuple[PartitionSpec, ...] | None:
-    """A shard_map's in_specs as one PartitionSpec per argument, where it has a mesh and
+def _written_specs(model: ShardModel, call: Call) -> WrittenSpecs | None:
+    """A shard_map's in_specs as one entry per argument, a PartitionSpec or None (JAX
+    passes that argument whole to every device, as a constant), where it has a mesh and
     two arguments or more and writes them all out (None otherwise: nothing to split like
     another, or to pass whole beside another)."""
     o, n = model.options, len(call.args)
     if o.smap_axes is not None or o.mesh is None or o.in_specs is INFER_SPECS or n < 2:
         return None
     specs = _in_specs(o, n)
-    return specs if len(specs) == n and all(isinstance(spec, PartitionSpec) for spec in specs) else None
+    return specs if len(specs) == n and all(spec is None or isinstance(spec, PartitionSpec) for spec in specs) else None
 
 
 def _unexplained(err: AxisCheckError) -> bool:
@@ -1716,14 +1722,16 @@ def _passed_whole_options(model: ShardModel, call: Call, budget: Budget) -> list
     found = []
     for i in _shared_first(call):
         arg, spec = call.args[i], specs[i]
-        if not any(spec_axes(spec)):
+        if spec is None or not any(spec_axes(spec)):  # passed whole already
             continue
         value = (*specs[:i], _spec_of([]), *specs[i + 1 :])
         outcome = works(replace(model, options=replace(o, in_specs=value)), call, budget)
         if outcome is not None:
             words = f" passes {arg.label} whole to every device (its spec split it over {_named_axes(spec)})"
             found.append(
-                Suggestion(f"in_specs={value!r}{words}", (("in_specs", value),), checked_only=True, outcome=outcome)
+                Suggestion(
+                    f"in_specs={option_repr(value)}{words}", (("in_specs", value),), checked_only=True, outcome=outcome
+                )
             )
     return found
 
@@ -1908,7 +1916,12 @@ def _twice_named_options(model: ShardModel, call: Call, budget: Budget) -> list[
             if outcome is not None:
                 words = f" splits {label}'s axis {keep} over {axis!r} (its spec named it at axes {dims})"
                 found.append(
-                    Suggestion(f"in_specs={value!r}{words}", (("in_specs", value),), checked_only=True, outcome=outcome)
+                    Suggestion(
+                        f"in_specs={option_repr(value)}{words}",
+                        (("in_specs", value),),
+                        checked_only=True,
+                        outcome=outcome,
+                    )
                 )
     return found
 
@@ -1929,23 +1942,38 @@ def _in_specs_count_options(model: ShardModel, call: Call, budget: Budget) -> li
     the tuple cut to their count, or padded with the last entry repeated or with P() (a
     new argument split as the one before it, or passed whole), or, for one array left
     without a spec, with one of its dims split over one mesh axis (a bias added to a
-    block of features: jax's shard_map docs); each checked by the engine; which one the
-    program means is for the meaning check to say."""
+    block of features: jax's shard_map docs). One entry short may be missing anywhere (an
+    argument added to the function's middle: MaxText's MoE layer gained one beside its
+    gate logits), so it is also tried at each place, split as the entry before it or
+    passed whole. Each is checked by the engine; which one the program means is for the
+    meaning check to say."""
     o = model.options
     n = len(call.args)
     if o.smap_axes is not None or not isinstance(o.in_specs, tuple) or len(o.in_specs) in (0, n) or n == 0:
         return []
     specs = o.in_specs
+    tries: list[tuple[tuple[Any, ...], tuple[int, ...]]]  # each in_specs, and the positions of its new entries
     if len(specs) > n:
-        tries = [specs[:n]]
+        tries = [(specs[:n], ())]
     else:
         missing = n - len(specs)
-        tries = [specs + (specs[-1],) * missing, specs + (PartitionSpec(),) * missing]  # type: ignore[no-untyped-call]
+        added = tuple(range(len(specs), n))
+        tries = [(specs + (specs[-1],) * missing, added), (specs + (PartitionSpec(),) * missing, added)]  # type: ignore[no-untyped-call]
         last = call.args[-1]
         if missing == 1 and isinstance(last, Leaf) and last.shape is not None and o.mesh is not None:
-            tries += [specs + (spec,) for spec in _one_split_specs(len(last.shape), o.mesh.names)]
+            tries += [(specs + (spec,), added) for spec in _one_split_specs(len(last.shape), o.mesh.names)]
+        if missing == 1:  # the new entry at k, the later ones moved up by one (a tuple tried twice: said once)
+            inserted: list[tuple[tuple[Any, ...], tuple[int, ...]]] = [
+                ((*specs[:k], entry, *specs[k:]), (k,))
+                for k in reversed(range(n - 1))
+                for entry in [*specs[k - 1 : k], PartitionSpec()]  # type: ignore[no-untyped-call]
+            ]
+            twins = [t for t in [*tries[:1], *inserted] if _split_as_its_twin(call, *t)]
+            tries = twins + tries + inserted  # the budget may not reach every try
     words = f" (one entry per positional argument: the call passes {n}"
-    found = _spec_options(model, call, budget, "in_specs", [(t, words + _given(call, specs, t) + ")") for t in tries])
+    found = _spec_options(
+        model, call, budget, "in_specs", [(t, words + _given(call, t, given) + ")") for t, given in tries]
+    )
     splits: list[tuple[Any, ...]] = []  # P('x') and P('x', None) are one split: said once
     once = []
     for s in found:
@@ -1956,11 +1984,25 @@ def _in_specs_count_options(model: ShardModel, call: Call, budget: Budget) -> li
     return once
 
 
-def _given(call: Call, specs: tuple[Any, ...], padded: tuple[Any, ...]) -> str:
-    """`; b gets P('feats',)`: the entries a padded in_specs adds, named by the arguments
+def _split_as_its_twin(call: Call, specs: tuple[Any, ...], added: tuple[int, ...]) -> bool:
+    """Whether the one entry `added` copies the entry before it for an argument of the
+    same shape as the one before it (a new logits argument beside the gate logits)."""
+    (k,) = added
+    before, arg = call.args[k - 1] if k else None, call.args[k]
+    return (
+        isinstance(arg, Leaf)
+        and isinstance(before, Leaf)
+        and arg.shape is not None
+        and arg.shape == before.shape
+        and specs[k] == specs[k - 1]
+    )
+
+
+def _given(call: Call, padded: tuple[Any, ...], added: tuple[int, ...]) -> str:
+    """`; b gets P('feats')`: the entries a padded in_specs adds, named by the arguments
     they are for."""
-    added = [f"{call.arg_labels[i]} gets {padded[i]!r}" for i in range(len(specs), len(padded))]
-    return f"; {and_list(added)}" if added else ""
+    words = [f"{call.arg_labels[i]} gets {option_repr(padded[i])}" for i in added]
+    return f"; {and_list(words)}" if words else ""
 
 
 def _one_split_specs(rank: int, names: tuple[str, ...]) -> list[PartitionSpec]:
@@ -2114,11 +2156,11 @@ def _surplus_none_options(model: ShardModel, call: Call, budget: Budget) -> list
         why.append("the out_specs' trailing Nones are dropped alike")
         return [
             Suggestion(
-                f"in_specs={fixed!r}, out_specs={options.out_specs!r}: {'; '.join(why)}",
+                f"in_specs={option_repr(fixed)}, out_specs={option_repr(options.out_specs)}: {'; '.join(why)}",
                 (("in_specs", fixed), ("out_specs", options.out_specs)),
             )
         ]
-    return [Suggestion(f"in_specs={fixed!r}: {'; '.join(why)}", (("in_specs", fixed),))]
+    return [Suggestion(f"in_specs={option_repr(fixed)}: {'; '.join(why)}", (("in_specs", fixed),))]
 
 
 def _is_spec(x: Any) -> bool:
@@ -2283,7 +2325,7 @@ def _reordered_out_specs(model: ShardModel, shapes: Any, varying: list[Any]) -> 
     new_specs = tuple(specs[j] for j in fitting[0])
     moved = and_list([f"output[{i}]" for i, j in enumerate(fitting[0]) if i != j])
     return Suggestion(
-        f"out_specs={new_specs!r}: the entries in the order of the outputs ({moved} had another's entry)",
+        f"out_specs={option_repr(new_specs)}: the entries in the order of the outputs ({moved} had another's entry)",
         (("out_specs", new_specs),),
         reassigns=True,
     )
@@ -2309,7 +2351,7 @@ def _out_spec_candidate(
     over = " and ".join(repr(a) for a in axes)
     if o.smap_axes is None:
         option: tuple[str, Any] = ("out_specs", new_specs)
-        shown = f"out_specs={new_specs!r}"
+        shown = f"out_specs={option_repr(new_specs)}"
         rest = ", or pass check_vma=False if it is replicated in fact"
         candidate = replace(o, out_specs=new_specs)
     else:
@@ -2353,7 +2395,7 @@ def _shard_out_axes_tried(model: ShardModel, call: Call, budget: Budget) -> list
         if works(replace(model, options=replace(o, out_specs=new_spec)), call, budget):
             found.append(
                 Suggestion(
-                    f"out_specs={new_spec!r}: the output varies over mesh axis {axis!r}, so its blocks are"
+                    f"out_specs={option_repr(new_spec)}: the output varies over mesh axis {axis!r}, so its blocks are"
                     f" concatenated along it (or reduce over it with jax.lax.psum / pmean first, or pass"
                     " check_vma=False if it is replicated in fact)",
                     (("out_specs", new_spec),),

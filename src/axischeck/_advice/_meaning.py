@@ -552,6 +552,20 @@ _MESH_DEPENDENT = frozenset(
 )
 """Collectives whose values depend on the mesh's size or a device's place in it."""
 
+_TILED = frozenset({"all_gather", "all_gather_invariant", "psum_scatter", "reduce_scatter"})
+"""Of those, the ones that, tiled over whole groups, compute on one device what the whole
+program means: a gather of the one block, or a sum of it, is the block itself, and the
+blocks assembled along the tiled dim are the whole (a tensor-parallel layer's
+`psum_scatter(x @ w, tiled=True)`, an FSDP weight's tiled `all_gather`). Untiled, they
+add or drop an axis of the mesh's size."""
+
+
+def _mesh_dependent(eqn: Any) -> bool:
+    name, params = eqn.primitive.name, eqn.params
+    if name in _TILED:
+        return not params.get("tiled", False) or params.get("axis_index_groups") is not None
+    return name in _MESH_DEPENDENT
+
 
 def _uses_the_mesh(model: ShardModel, fun: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
     """Whether the body calls a collective of `_MESH_DEPENDENT`, read from one abstract
@@ -566,7 +580,7 @@ def _uses_the_mesh(model: ShardModel, fun: Callable[..., Any], args: tuple[Any, 
     pending = [closed.jaxpr]
     while pending:
         for eqn in pending.pop().eqns:
-            if eqn.primitive.name in _MESH_DEPENDENT:
+            if _mesh_dependent(eqn):
                 return True
             pending += [sub for value in eqn.params.values() for sub in sub_jaxprs(value)]
     return False

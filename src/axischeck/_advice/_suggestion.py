@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from .._core._trees import seq_repr
+from .._core._trees import option_repr
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,7 +60,7 @@ class Suggestion:
         padded argument)."""
         if self.head is not None or self.transposes or self.pads:
             return self.head
-        options = ", ".join(f"{k}={seq_repr(v) if isinstance(v, tuple) else repr(v)}" for k, v in self.options)
+        options = ", ".join(f"{k}={option_repr(v)}" for k, v in self.options)
         if self.by_position:
             moved = f"pass {', '.join(self.by_position)} by position"
             return f"{moved}, with {options}" if options else moved

@@ -37,10 +37,22 @@ class Axes:
         return jax.tree_util.tree_unflatten(self.treedef, self.leaves)
 
     def __str__(self) -> str:
-        try:
-            return repr(self.value)
-        except ValueError:  # an int past Python's str limit
-            return short_repr(self.value)
+        return _axes_repr(self.value)
+
+
+def _axes_repr(value: Any) -> str:
+    """The repr of axes as written; a pytree node whose own repr fails on axes for leaves
+    (Equinox's `State` pretty-prints arrays) is named by its type and its leaves' axes."""
+    if type(value) in (tuple, list):
+        inner = ", ".join(map(_axes_repr, value)) + ("," if type(value) is tuple and len(value) == 1 else "")
+        return f"({inner})" if type(value) is tuple else f"[{inner}]"
+    try:
+        return repr(value)
+    except ValueError:  # an int past Python's str limit
+        return short_repr(value)
+    except Exception:  # noqa: BLE001 - the node's repr, not ours
+        leaves = jax.tree_util.tree_leaves(value, is_leaf=_is_axis)
+        return f"{type(value).__name__}(axes {', '.join(map(_axes_repr, leaves))})"
 
 
 def _freeze(value: Any, what: str) -> Axes:

@@ -10,7 +10,7 @@ import jax
 import numpy as np
 from jax.tree_util import keystr
 
-from ._jax_compat import TRUSTED_ARRAY_TYPES
+from ._jax_compat import TRUSTED_ARRAY_TYPES, spec_entries
 from ._shape import Shape
 from ._text import format_shape
 
@@ -272,7 +272,20 @@ class _Shown(str):
 
 
 def seq_repr(items: Sequence[Any]) -> str:
-    return "(" + ", ".join(map(repr, items)) + ("," if len(items) == 1 else "") + ")"
+    return "(" + ", ".join(map(option_repr, items)) + ("," if len(items) == 1 else "") + ")"
+
+
+def option_repr(value: Any) -> str:
+    """A transform option as a user writes it: a spec of one entry is `P('x')` (JAX's repr
+    keeps a tuple's trailing comma, `P('x',)`), inside tuples too."""
+    if isinstance(value, tuple):
+        return seq_repr(value)
+    text = repr(value)
+    if isinstance(value, jax.sharding.PartitionSpec) and text.endswith(",)"):
+        (entry,) = spec_entries(value)
+        if text == f"P({entry!r},)":
+            return f"P({entry!r})"
+    return text
 
 
 def flat_axes(axes: Any) -> bool:

@@ -71,6 +71,9 @@ Codes (stable; each finding names the transform, the argument and what JAX would
 - AX028 a shard_map or smap that splits no argument (in_specs all `P()`, smap's
   `in_axes=None`) but splits its output: every device computes the same block, and JAX
   stacks the identical copies.
+- AX029 at a call, a vmap or pmap result combined (`+ - * /`) with an argument the call
+  mapped along another axis than out_axes stacks the result on: the two layouts of one
+  batch meet by broadcasting.
 
 Values are read one step away from the transform (`_values`): names bound once,
 parameters every visible call gives one value, `functools.partial`, and the shapes of

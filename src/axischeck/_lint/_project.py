@@ -16,6 +16,7 @@ from ._checks import Related, SiteChecker
 from ._config import suppressed
 from ._edits import edit_for
 from ._keys import check_shared_keys
+from ._layout import check_layout_kept
 from ._markdown import python_of_markdown
 from ._module import ModuleInfo, build_module
 from ._notebook import NotANotebook, NotebookCode, read_notebook
@@ -202,6 +203,7 @@ class Project:
             check_outputs(checker)
             check_size_one_axes(checker, self.values)
             check_copies_stacked(checker, self.values)
+            check_layout_kept(checker)
             check_scan_carries(checker, self.values)
             check_shared_keys(checker, self.values)
             self.stats.calls_read += check_calls(checker, self.values)

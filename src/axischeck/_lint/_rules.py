@@ -75,6 +75,11 @@ RULES: dict[str, Rule] = {
             "copies-stacked",
             "a shard_map or smap splits no argument but splits its output: identical copies stacked",
         ),
+        Rule(
+            "AX029",
+            "layout-moved",
+            "a mapped result is combined with an argument it mapped along another axis than out_axes stacks it on",
+        ),
     )
 }
 
