@@ -1,0 +1,12 @@
+import jax
+import jax.numpy as jnp
+
+
+def step(particle):
+    # one particle: scalar position and velocity
+    return particle["pos"] + 0.1 * particle["vel"]
+
+
+def main():
+    particles = [{"pos": jnp.array(float(i)), "vel": jnp.array(1.0 + i)} for i in range(4)]
+    return jax.vmap(step)(particles)
