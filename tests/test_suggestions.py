@@ -2366,3 +2366,20 @@ def test_a_tiled_psum_scatter_keeps_the_one_device_program_as_the_reference() ->
     assert fix.as_kwargs() == {"in_specs": (P(None, "x"), P("x", None), P("x"))} and fix.is_fix
     fixed = jax.shard_map(gemm, mesh=mesh, out_specs=P(None, "x"), **fix.as_kwargs())
     assert jnp.allclose(fixed(x, w, b), x @ w + b[None, :], atol=1e-4)
+
+
+def test_false_in_in_axes_gets_none_as_the_fix() -> None:
+    """jax#6372: `in_axes=[False, 0]` written for "do not map the first argument". JAX
+    refuses a bool (it used to read False as axis 0); the fix writes None, and True,
+    whose intent is unclear, keeps only the hint."""
+    add = lambda a, b: a + b  # noqa: E731
+    with pytest.raises(TypeError) as info:
+        ax.vmap(add, in_axes=[False, 0])  # axischeck: ignore[AX002]
+    err = info.value
+    assert isinstance(err, ax.AxisCheckError) and err.fix is not None
+    assert "Fix: in_axes=(None, 0)" in str(err)
+    x, batch = jnp.ones((2, 3)), jnp.arange(24.0).reshape(4, 2, 3)
+    assert jnp.array_equal(jax.vmap(add, in_axes=(None, 0))(x, batch), batch + x[None])
+    with pytest.raises(TypeError) as info:
+        ax.vmap(add, in_axes=(True, 0))  # axischeck: ignore[AX002]
+    assert info.value.fix is None and "Hint: write 0 or None instead of True" in str(info.value)  # type: ignore[attr-defined]
