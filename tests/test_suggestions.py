@@ -2383,3 +2383,22 @@ def test_false_in_in_axes_gets_none_as_the_fix() -> None:
     with pytest.raises(TypeError) as info:
         ax.vmap(add, in_axes=(True, 0))  # axischeck: ignore[AX002]
     assert info.value.fix is None and "Hint: write 0 or None instead of True" in str(info.value)  # type: ignore[attr-defined]
+
+
+@pytest.mark.devices(8)
+def test_an_array_marked_static_for_pmap_is_left_to_in_axes_by_the_fix() -> None:
+    """numpyro#494: `pmap(get_samples, static_broadcasted_argnums=0)(jnp.arange(n))`, one
+    index per device marked static. pmap cannot hash an array; the options then mean no
+    program, so there is no vmap reference to hold the fix to, and the one candidate
+    (the index left to in_axes, a slice per device) runs: the fix."""
+    n = 4
+    shards = jnp.arange(n * 6.0).reshape(n, 3, 2)
+
+    def get_samples(i: jax.Array) -> jax.Array:
+        return shards[i] * 2.0
+
+    err = _refused(lambda: ax.pmap(get_samples, static_broadcasted_argnums=0)(jnp.arange(n)))
+    fix = err.suggestions[0]
+    assert fix.as_kwargs() == {"static_broadcasted_argnums": ()} and fix.is_fix
+    assert "leaves i to in_axes" in fix.text
+    assert jnp.array_equal(jax.pmap(get_samples, **fix.as_kwargs())(jnp.arange(n)), shards * 2.0)

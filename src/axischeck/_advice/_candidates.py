@@ -37,7 +37,7 @@ from .._core._leaves import Call, Leaf, abstract, struct
 from .._core._shape import Shape
 from .._core._steps import MapStep
 from .._core._text import and_list
-from .._core._trees import PrefixMismatch, broadcast_prefix, option_repr, seq_repr
+from .._core._trees import PrefixMismatch, broadcast_prefix, hashable, option_repr, seq_repr
 from .._engine._function import library_code
 from .._engine._levels import MapLevel, read_sizes, resolve_in_axes, takes
 from .._engine._mesh import block_shape
@@ -477,6 +477,36 @@ def _static_options(model: MapModel, call: Call, budget: Budget) -> list[Suggest
             )
         ]
     return []
+
+
+def _unhashable_static_options(model: MapModel, call: Call, budget: Budget) -> list[Suggestion]:
+    """pmap refuses a static argument it cannot hash, an array: one marked static to be
+    per device (an index per device, numpyro#494; a guidance scale already replicated
+    to the devices, diffusers' pipeline) is mapped by in_axes once it is not static."""
+    level = model.level
+    if level.kind != "pmap":
+        return []
+    unhashable = [i for i in level.static if i < len(call.args) and not hashable(_passed(call.args[i]))]
+    if not unhashable:
+        return []
+    static = tuple(i for i in level.static if i not in unhashable)
+    outcome = works(MapModel(replace(level, static=static), model.inner, model.fn), call, budget)
+    if outcome is None:
+        return []
+    names = and_list([call.arg_labels[i] for i in unhashable])
+    return [
+        Suggestion(
+            f"static_broadcasted_argnums={seq_repr(static)} leaves {names} to in_axes, which gives each device"
+            f" its slice (an array is no static value: pmap hashes static arguments)",
+            (("static_broadcasted_argnums", static),),
+            outcome=outcome,
+        )
+    ]
+
+
+def _passed(arg: Any) -> Any:
+    """The object passed as an argument (its leaves' values in its structure)."""
+    return jax.tree_util.tree_map(lambda leaf: leaf.value, arg)
 
 
 def _python_value(arg: Any) -> bool:
@@ -2457,6 +2487,7 @@ def candidates(
         return _out_axes_options(model, call, budget)
     options = (
         _static_options(model, call, budget)
+        or _unhashable_static_options(model, call, budget)
         or _axis_size_options(model, call, budget)
         or _unmapped_size_options(model, call, budget)
         or _structure_options(model, call, budget)
