@@ -2402,3 +2402,26 @@ def test_an_array_marked_static_for_pmap_is_left_to_in_axes_by_the_fix() -> None
     assert fix.as_kwargs() == {"static_broadcasted_argnums": ()} and fix.is_fix
     assert "leaves i to in_axes" in fix.text
     assert jnp.array_equal(jax.pmap(get_samples, **fix.as_kwargs())(jnp.arange(n)), shards * 2.0)
+
+
+@pytest.mark.devices(8)
+def test_a_model_tuple_split_like_the_batch_is_passed_whole_by_the_fix() -> None:
+    """A data-parallel loss whose in_specs give the model's `(w, b)` the batch's
+    P('batch') (one spec stands for the tuple): each device gets a slice of the weights.
+    Passed whole, the model computes the one-device loss: the fix, for a tuple argument
+    as for one array."""
+    mesh = jax.make_mesh((4,), ("batch",), axis_types=(jax.sharding.AxisType.Auto,))
+
+    def loss(params: tuple[jax.Array, jax.Array], x: jax.Array) -> jax.Array:
+        w, b = params
+        return jax.lax.pmean(jnp.mean(jnp.tanh(x @ w + b[None, :])), "batch")
+
+    params = (jnp.arange(16.0).reshape(4, 4) / 20.0, jnp.linspace(-0.5, 0.5, 4))
+    x = jnp.arange(32.0).reshape(8, 4) / 10.0
+    f = ax.shard_map(loss, mesh=mesh, in_specs=(P("batch"), P("batch")), out_specs=P())
+    err = _refused(lambda: f(params, x))
+    fix = err.suggestions[0]
+    assert fix.as_kwargs() == {"in_specs": (P(), P("batch"))} and fix.is_fix
+    assert "passes params whole to every device" in fix.text
+    fixed = jax.shard_map(loss, mesh=mesh, out_specs=P(), **fix.as_kwargs())
+    assert jnp.allclose(fixed(params, x), jnp.mean(jnp.tanh(x @ params[0] + params[1][None, :])), atol=1e-6)

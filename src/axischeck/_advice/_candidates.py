@@ -1751,13 +1751,13 @@ def _passed_whole_options(model: ShardModel, call: Call, budget: Budget) -> list
         return []
     found = []
     for i in _shared_first(call):
-        arg, spec = call.args[i], specs[i]
+        spec = specs[i]
         if spec is None or not any(spec_axes(spec)):  # passed whole already
             continue
         value = (*specs[:i], _spec_of([]), *specs[i + 1 :])
         outcome = works(replace(model, options=replace(o, in_specs=value)), call, budget)
         if outcome is not None:
-            words = f" passes {arg.label} whole to every device (its spec split it over {_named_axes(spec)})"
+            words = f" passes {call.arg_labels[i]} whole to every device (its spec split it over {_named_axes(spec)})"
             found.append(
                 Suggestion(
                     f"in_specs={option_repr(value)}{words}", (("in_specs", value),), checked_only=True, outcome=outcome
@@ -1777,13 +1777,12 @@ def _smap_passed_whole_options(model: ShardModel, call: Call, budget: Budget) ->
         return []
     found = []
     for i in _shared_first(call):
-        arg = call.args[i]
         if entries[i] is None:
             continue
         value = (*entries[:i], None, *entries[i + 1 :])
         outcome = works(replace(model, options=o.with_smap_axes(value, out_axes)), call, budget)
         if outcome is not None:
-            words = f" passes {arg.label} whole to every shard (its entry {entries[i]} split it)"
+            words = f" passes {call.arg_labels[i]} whole to every shard (its entry {entries[i]} split it)"
             found.append(
                 Suggestion(
                     f"in_axes={seq_repr(value)}{words}", (("in_axes", value),), checked_only=True, outcome=outcome
@@ -1793,11 +1792,16 @@ def _smap_passed_whole_options(model: ShardModel, call: Call, budget: Budget) ->
 
 
 def _shared_first(call: Call) -> list[int]:
-    """The positions of the call's array arguments, fewest dims first and a later one first
-    among equals: what is shared (a mask, a bias, a scale) has fewer dims than the data it
-    meets, and the trace budget may not reach them all."""
-    shapes = {i: arg.shape for i, arg in enumerate(call.args) if isinstance(arg, Leaf) and arg.shape is not None}
-    return sorted(shapes, key=lambda i: (len(shapes[i]), -i))
+    """The positions of the call's arguments of arrays (one array, or a pytree of them: a
+    model's `(w, b)`), fewest dims first and a later one first among equals: what is
+    shared (a mask, a bias, a scale) has fewer dims than the data it meets, and the trace
+    budget may not reach them all."""
+    ranks = {}
+    for i, arg in enumerate(call.args):
+        leaves = jax.tree_util.tree_leaves(arg)
+        if leaves and all(isinstance(leaf, Leaf) and leaf.shape is not None for leaf in leaves):
+            ranks[i] = max(len(leaf.shape) for leaf in leaves)
+    return sorted(ranks, key=lambda i: (ranks[i], -i))
 
 
 def _named_axes(spec: PartitionSpec) -> str:
