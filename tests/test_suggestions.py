@@ -2425,3 +2425,19 @@ def test_a_model_tuple_split_like_the_batch_is_passed_whole_by_the_fix() -> None
     assert "passes params whole to every device" in fix.text
     fixed = jax.shard_map(loss, mesh=mesh, out_specs=P(), **fix.as_kwargs())
     assert jnp.allclose(fixed(params, x), jnp.mean(jnp.tanh(x @ params[0] + params[1][None, :])), atol=1e-6)
+
+
+@pytest.mark.devices(8)
+def test_an_smap_without_in_axes_on_an_auto_mesh_gets_the_axis_it_stacks_along() -> None:
+    """jax's smap test: in_axes left out is inferred only on Explicit mesh axes. On an
+    Auto mesh, in_axes=0 (the axis out_axes stacks the rows along) computes the
+    one-device result: the fix."""
+    mesh = jax.make_mesh((2,), ("x",), axis_types=(jax.sharding.AxisType.Auto,))
+    x = jnp.arange(8.0).reshape(4, 2)
+    with jax.set_mesh(mesh):
+        err = _refused(lambda: ax.smap(lambda block: block * 2.0, out_axes=0, axis_name="x")(x))
+        fix = err.suggestions[0]
+        assert fix.as_kwargs() == {"in_axes": 0} and fix.is_fix
+        assert jnp.array_equal(
+            jax.smap(lambda block: block * 2.0, out_axes=0, axis_name="x", **fix.as_kwargs())(x), x * 2.0
+        )

@@ -872,6 +872,35 @@ def _smap_nonnegative_options(model: ShardModel, call: Call, budget: Budget) -> 
     return _counted_options("smap", given_in, given_out, call, tried)
 
 
+def _smap_inferred_options(model: ShardModel, call: Call, budget: Budget) -> list[Suggestion]:
+    """smap with in_axes left out, which only Explicit mesh axes can infer: one int axis
+    for every argument, the one out_axes stacks the outputs along first, then axis 0 (a
+    row-wise function of rows split over the mesh). Which one the program means is for
+    the meaning check to say."""
+    o = model.options
+    if o.smap_axes is None or o.smap_axes[0] is not INFER_SPECS:
+        return []
+    out_axes = o.smap_axes[1]
+    ranks = [len(leaf.shape) for leaf in jax.tree_util.tree_leaves(call.args) if leaf.shape is not None]
+    if not ranks:
+        return []
+    found = []
+    for axis in dict.fromkeys([*([out_axes] if type(out_axes) is int and out_axes >= 0 else []), 0]):
+        if axis >= min(ranks):
+            continue
+        outcome = works(replace(model, options=o.with_smap_axes(axis, out_axes)), call, budget)
+        if outcome is not None:
+            found.append(
+                Suggestion(
+                    f"in_axes={axis} splits every argument along its axis {axis} (in_axes is inferred only on a"
+                    " mesh whose axes are Explicit)",
+                    (("in_axes", axis),),
+                    outcome=outcome,
+                )
+            )
+    return found
+
+
 def _counted_options(
     kind: str, given_in: Any, given_out: Any, call: Call, tried: Callable[[Any, Any], Outcome | None]
 ) -> list[Suggestion]:
@@ -2460,7 +2489,8 @@ def candidates(
         if isinstance(err, OutputError):
             return _shard_out_options(model, call, budget)
         return (
-            _renamed_axis_options(model, call, budget)
+            _smap_inferred_options(model, call, budget)
+            or _renamed_axis_options(model, call, budget)
             or _twice_named_options(model, call, budget)
             or _in_specs_count_options(model, call, budget)
             or _surplus_none_options(model, call, budget)
