@@ -2441,3 +2441,22 @@ def test_an_smap_without_in_axes_on_an_auto_mesh_gets_the_axis_it_stacks_along()
         assert jnp.array_equal(
             jax.smap(lambda block: block * 2.0, out_axes=0, axis_name="x", **fix.as_kwargs())(x), x * 2.0
         )
+
+
+@pytest.mark.devices(8)
+def test_a_key_folded_with_the_device_index_is_passed_whole_by_the_fix() -> None:
+    """alphagrad's evaluation: `fold_in(key, axis_index('devices'))` gives each device its
+    own draws from one key, which the default in_axes maps beside the games (2 words
+    against 4 devices). Passed whole, the key still varies along the named map: the fix,
+    not "every example would draw the same random numbers"."""
+
+    def evaluate(key: jax.Array, games: jax.Array) -> jax.Array:
+        device_key = jax.random.fold_in(key, jax.lax.axis_index("devices"))
+        return games + 0.01 * jax.random.uniform(device_key, games.shape)
+
+    key, games = jax.random.PRNGKey(1), jnp.arange(12.0).reshape(4, 3)
+    err = _refused(lambda: ax.pmap(evaluate, axis_name="devices")(key, games))
+    fix = err.suggestions[0]
+    assert fix.as_kwargs() == {"in_axes": (None, 0)} and fix.is_fix
+    assert "draw the same random numbers" not in str(err)
+    assert jax.pmap(evaluate, axis_name="devices", **fix.as_kwargs())(key, games).shape == (4, 3)

@@ -287,7 +287,8 @@ def _threaded_state(arg: Any) -> bool:
 def _keys_vary(model: MapModel, call: Call, axes: tuple[Any, ...], outcome: Outcome | None) -> bool:
     """Whether, as the candidate's trace records the function, every sampler's key varies
     along the map: a key passed whole and folded with each example's data
-    (`fold_in(key, step)`) gives each example its own draws."""
+    (`fold_in(key, step)`), or with its index along a named map (`fold_in(key,
+    axis_index('devices'))`), gives each example its own draws."""
     replay = outcome.replay if outcome is not None else None
     if replay is None:
         return False
@@ -296,9 +297,10 @@ def _keys_vary(model: MapModel, call: Call, axes: tuple[Any, ...], outcome: Outc
             leaf_axes = resolve_in_axes(replace(model.level, in_axes=freeze_in_axes(axes)), call, ())
     except AxisCheckError:
         return False
-    varying = [frozenset({MAPPED}) if leaf_axes[p] is not None else frozenset() for p in replay.dyn]
+    along = model.level.axis_name if model.level.axis_name is not None else MAPPED
+    varying = [frozenset({along}) if leaf_axes[p] is not None else frozenset() for p in replay.dyn]
     found = samplers(replay.closed, varying)
-    return bool(found) and all(MAPPED in sampler.key_varies for sampler in found)
+    return bool(found) and all(along in sampler.key_varies for sampler in found)
 
 
 def _one_raw_key(call: Call, i: int, outcome: Outcome | None) -> bool:
