@@ -2460,3 +2460,20 @@ def test_a_key_folded_with_the_device_index_is_passed_whole_by_the_fix() -> None
     assert fix.as_kwargs() == {"in_axes": (None, 0)} and fix.is_fix
     assert "draw the same random numbers" not in str(err)
     assert jax.pmap(evaluate, axis_name="devices", **fix.as_kwargs())(key, games).shape == (4, 3)
+
+
+def test_one_sample_input_beside_split_keys_is_passed_whole_by_the_fix() -> None:
+    """An ensemble initialised by vmapping `init` over 4 split keys, given the sample
+    input `x` of one example, (1, 2), which the default in_axes maps too (dm-haiku's
+    ensemble question). A batch of one beside a batch of keys is the initialiser's
+    sample input, not a competing batch size: passing it whole is the fix."""
+
+    def init(key: jax.Array, x: jax.Array) -> jax.Array:
+        return jax.random.normal(key, (x.shape[-1], 3))
+
+    keys = jax.random.split(jax.random.PRNGKey(0), 4)
+    x = jnp.array([[1.0, 2.0]])
+    err = _refused(lambda: ax.vmap(init)(keys, x))
+    fix = err.suggestions[0]
+    assert fix.as_kwargs() == {"in_axes": (0, None)} and fix.is_fix
+    assert jax.vmap(init, **fix.as_kwargs())(keys, x).shape == (4, 2, 3)
