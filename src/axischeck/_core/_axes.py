@@ -83,7 +83,8 @@ def _false_as_none(leaves: list[Any], treedef: Any, what: str) -> str:
     which = "an entry"
     if option == "in_axes" and isinstance(fixed, tuple):
         written = jax.tree_util.tree_unflatten(treedef, leaves)
-        which = and_list([f"argument {i}" for i, entry in enumerate(written) if entry is False]) or which
+        named = [f"argument {i}" for i, entry in enumerate(written) if entry is False]
+        which = and_list(named) if named else which
     return f"{option}={_axes_repr(fixed)} (None leaves {which} unmapped; a bool is no axis, and JAX refuses it)"
 
 
