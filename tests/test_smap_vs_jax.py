@@ -349,7 +349,7 @@ def test_explain_and_describe_speak_smaps_terms() -> None:
             jax.smap(lambda a: a, out_axes=0, axis_name="x")(values((16,)))
         with pytest.raises(type(jax_err.value), match="in_axes was omitted") as ours:
             g(values((16,)))
-    assert "pass in_axes" in str(ours.value)
+    assert "Fix: in_axes=0 splits every argument along its axis 0" in str(ours.value)
     with jax.set_mesh(mesh8()), pytest.raises(ax.OutputError, match="out_axes None promises") as rep:
         ax.smap(lambda a: a.sum(0), in_axes=0, out_axes=None, axis_name="x").predict((16, 3))
     assert "check_vma" not in (rep.value.fix or "")  # smap has no such option

@@ -2366,3 +2366,114 @@ def test_a_tiled_psum_scatter_keeps_the_one_device_program_as_the_reference() ->
     assert fix.as_kwargs() == {"in_specs": (P(None, "x"), P("x", None), P("x"))} and fix.is_fix
     fixed = jax.shard_map(gemm, mesh=mesh, out_specs=P(None, "x"), **fix.as_kwargs())
     assert jnp.allclose(fixed(x, w, b), x @ w + b[None, :], atol=1e-4)
+
+
+def test_false_in_in_axes_gets_none_as_the_fix() -> None:
+    """jax#6372: `in_axes=[False, 0]` written for "do not map the first argument". JAX
+    refuses a bool (it used to read False as axis 0); the fix writes None, and True,
+    whose intent is unclear, keeps only the hint."""
+    add = lambda a, b: a + b  # noqa: E731
+    with pytest.raises(TypeError) as info:
+        ax.vmap(add, in_axes=[False, 0])  # axischeck: ignore[AX002]
+    err = info.value
+    assert isinstance(err, ax.AxisCheckError) and err.fix is not None
+    assert "Fix: in_axes=(None, 0)" in str(err)
+    x, batch = jnp.ones((2, 3)), jnp.arange(24.0).reshape(4, 2, 3)
+    assert jnp.array_equal(jax.vmap(add, in_axes=(None, 0))(x, batch), batch + x[None])
+    with pytest.raises(TypeError) as info:
+        ax.vmap(add, in_axes=(True, 0))  # axischeck: ignore[AX002]
+    assert info.value.fix is None and "Hint: write 0 or None instead of True" in str(info.value)  # type: ignore[attr-defined]
+
+
+@pytest.mark.devices(8)
+def test_an_array_marked_static_for_pmap_is_left_to_in_axes_by_the_fix() -> None:
+    """numpyro#494: `pmap(get_samples, static_broadcasted_argnums=0)(jnp.arange(n))`, one
+    index per device marked static. pmap cannot hash an array; the options then mean no
+    program, so there is no vmap reference to hold the fix to, and the one candidate
+    (the index left to in_axes, a slice per device) runs: the fix."""
+    n = 4
+    shards = jnp.arange(n * 6.0).reshape(n, 3, 2)
+
+    def get_samples(i: jax.Array) -> jax.Array:
+        return shards[i] * 2.0
+
+    err = _refused(lambda: ax.pmap(get_samples, static_broadcasted_argnums=0)(jnp.arange(n)))
+    fix = err.suggestions[0]
+    assert fix.as_kwargs() == {"static_broadcasted_argnums": ()} and fix.is_fix
+    assert "leaves i to in_axes" in fix.text
+    assert jnp.array_equal(jax.pmap(get_samples, **fix.as_kwargs())(jnp.arange(n)), shards * 2.0)
+
+
+@pytest.mark.devices(8)
+def test_a_model_tuple_split_like_the_batch_is_passed_whole_by_the_fix() -> None:
+    """A data-parallel loss whose in_specs give the model's `(w, b)` the batch's
+    P('batch') (one spec stands for the tuple): each device gets a slice of the weights.
+    Passed whole, the model computes the one-device loss: the fix, for a tuple argument
+    as for one array."""
+    mesh = jax.make_mesh((4,), ("batch",), axis_types=(jax.sharding.AxisType.Auto,))
+
+    def loss(params: tuple[jax.Array, jax.Array], x: jax.Array) -> jax.Array:
+        w, b = params
+        return jax.lax.pmean(jnp.mean(jnp.tanh(x @ w + b[None, :])), "batch")
+
+    params = (jnp.arange(16.0).reshape(4, 4) / 20.0, jnp.linspace(-0.5, 0.5, 4))
+    x = jnp.arange(32.0).reshape(8, 4) / 10.0
+    f = ax.shard_map(loss, mesh=mesh, in_specs=(P("batch"), P("batch")), out_specs=P())
+    err = _refused(lambda: f(params, x))
+    fix = err.suggestions[0]
+    assert fix.as_kwargs() == {"in_specs": (P(), P("batch"))} and fix.is_fix
+    assert "passes params whole to every device" in fix.text
+    fixed = jax.shard_map(loss, mesh=mesh, out_specs=P(), **fix.as_kwargs())
+    assert jnp.allclose(fixed(params, x), jnp.mean(jnp.tanh(x @ params[0] + params[1][None, :])), atol=1e-6)
+
+
+@pytest.mark.devices(8)
+def test_an_smap_without_in_axes_on_an_auto_mesh_gets_the_axis_it_stacks_along() -> None:
+    """jax's smap test: in_axes left out is inferred only on Explicit mesh axes. On an
+    Auto mesh, in_axes=0 (the axis out_axes stacks the rows along) computes the
+    one-device result: the fix."""
+    mesh = jax.make_mesh((2,), ("x",), axis_types=(jax.sharding.AxisType.Auto,))
+    x = jnp.arange(8.0).reshape(4, 2)
+    with jax.set_mesh(mesh):
+        err = _refused(lambda: ax.smap(lambda block: block * 2.0, out_axes=0, axis_name="x")(x))
+        fix = err.suggestions[0]
+        assert fix.as_kwargs() == {"in_axes": 0} and fix.is_fix
+        assert jnp.array_equal(
+            jax.smap(lambda block: block * 2.0, out_axes=0, axis_name="x", **fix.as_kwargs())(x), x * 2.0
+        )
+
+
+@pytest.mark.devices(8)
+def test_a_key_folded_with_the_device_index_is_passed_whole_by_the_fix() -> None:
+    """alphagrad's evaluation: `fold_in(key, axis_index('devices'))` gives each device its
+    own draws from one key, which the default in_axes maps beside the games (2 words
+    against 4 devices). Passed whole, the key still varies along the named map: the fix,
+    not "every example would draw the same random numbers"."""
+
+    def evaluate(key: jax.Array, games: jax.Array) -> jax.Array:
+        device_key = jax.random.fold_in(key, jax.lax.axis_index("devices"))
+        return games + 0.01 * jax.random.uniform(device_key, games.shape)
+
+    key, games = jax.random.PRNGKey(1), jnp.arange(12.0).reshape(4, 3)
+    err = _refused(lambda: ax.pmap(evaluate, axis_name="devices")(key, games))
+    fix = err.suggestions[0]
+    assert fix.as_kwargs() == {"in_axes": (None, 0)} and fix.is_fix
+    assert "draw the same random numbers" not in str(err)
+    assert jax.pmap(evaluate, axis_name="devices", **fix.as_kwargs())(key, games).shape == (4, 3)
+
+
+def test_one_sample_input_beside_split_keys_is_passed_whole_by_the_fix() -> None:
+    """An ensemble initialised by vmapping `init` over 4 split keys, given the sample
+    input `x` of one example, (1, 2), which the default in_axes maps too (dm-haiku's
+    ensemble question). A batch of one beside a batch of keys is the initialiser's
+    sample input, not a competing batch size: passing it whole is the fix."""
+
+    def init(key: jax.Array, x: jax.Array) -> jax.Array:
+        return jax.random.normal(key, (x.shape[-1], 3))
+
+    keys = jax.random.split(jax.random.PRNGKey(0), 4)
+    x = jnp.array([[1.0, 2.0]])
+    err = _refused(lambda: ax.vmap(init)(keys, x))
+    fix = err.suggestions[0]
+    assert fix.as_kwargs() == {"in_axes": (0, None)} and fix.is_fix
+    assert jax.vmap(init, **fix.as_kwargs())(keys, x).shape == (4, 2, 3)

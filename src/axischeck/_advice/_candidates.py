@@ -37,7 +37,7 @@ from .._core._leaves import Call, Leaf, abstract, struct
 from .._core._shape import Shape
 from .._core._steps import MapStep
 from .._core._text import and_list
-from .._core._trees import PrefixMismatch, broadcast_prefix, option_repr, seq_repr
+from .._core._trees import PrefixMismatch, broadcast_prefix, hashable, option_repr, seq_repr
 from .._engine._function import library_code
 from .._engine._levels import MapLevel, read_sizes, resolve_in_axes, takes
 from .._engine._mesh import block_shape
@@ -479,6 +479,36 @@ def _static_options(model: MapModel, call: Call, budget: Budget) -> list[Suggest
     return []
 
 
+def _unhashable_static_options(model: MapModel, call: Call, budget: Budget) -> list[Suggestion]:
+    """pmap refuses a static argument it cannot hash, an array: one marked static to be
+    per device (an index per device, numpyro#494; a guidance scale already replicated
+    to the devices, diffusers' pipeline) is mapped by in_axes once it is not static."""
+    level = model.level
+    if level.kind != "pmap":
+        return []
+    unhashable = [i for i in level.static if i < len(call.args) and not hashable(_passed(call.args[i]))]
+    if not unhashable:
+        return []
+    static = tuple(i for i in level.static if i not in unhashable)
+    outcome = works(MapModel(replace(level, static=static), model.inner, model.fn), call, budget)
+    if outcome is None:
+        return []
+    names = and_list([call.arg_labels[i] for i in unhashable])
+    return [
+        Suggestion(
+            f"static_broadcasted_argnums={seq_repr(static)} leaves {names} to in_axes, which gives each device"
+            f" its slice (an array is no static value: pmap hashes static arguments)",
+            (("static_broadcasted_argnums", static),),
+            outcome=outcome,
+        )
+    ]
+
+
+def _passed(arg: Any) -> Any:
+    """The object passed as an argument (its leaves' values in its structure)."""
+    return jax.tree_util.tree_map(lambda leaf: leaf.value, arg)
+
+
 def _python_value(arg: Any) -> bool:
     """Whether an argument is one Python value pmap can pass to every device only as
     static: a number, or a hashable object that is no array (and no pytree of them)."""
@@ -840,6 +870,35 @@ def _smap_nonnegative_options(model: ShardModel, call: Call, budget: Budget) -> 
         return works(replace(model, options=o.with_smap_axes(in_axes, out_axes)), call, budget)
 
     return _counted_options("smap", given_in, given_out, call, tried)
+
+
+def _smap_inferred_options(model: ShardModel, call: Call, budget: Budget) -> list[Suggestion]:
+    """smap with in_axes left out, which only Explicit mesh axes can infer: one int axis
+    for every argument, the one out_axes stacks the outputs along first, then axis 0 (a
+    row-wise function of rows split over the mesh). Which one the program means is for
+    the meaning check to say."""
+    o = model.options
+    if o.smap_axes is None or o.smap_axes[0] is not INFER_SPECS:
+        return []
+    out_axes = o.smap_axes[1]
+    ranks = [len(leaf.shape) for leaf in jax.tree_util.tree_leaves(call.args) if leaf.shape is not None]
+    if not ranks:
+        return []
+    found = []
+    for axis in dict.fromkeys([*([out_axes] if type(out_axes) is int and out_axes >= 0 else []), 0]):
+        if axis >= min(ranks):
+            continue
+        outcome = works(replace(model, options=o.with_smap_axes(axis, out_axes)), call, budget)
+        if outcome is not None:
+            found.append(
+                Suggestion(
+                    f"in_axes={axis} splits every argument along its axis {axis} (in_axes is inferred only on a"
+                    " mesh whose axes are Explicit)",
+                    (("in_axes", axis),),
+                    outcome=outcome,
+                )
+            )
+    return found
 
 
 def _counted_options(
@@ -1721,13 +1780,13 @@ def _passed_whole_options(model: ShardModel, call: Call, budget: Budget) -> list
         return []
     found = []
     for i in _shared_first(call):
-        arg, spec = call.args[i], specs[i]
+        spec = specs[i]
         if spec is None or not any(spec_axes(spec)):  # passed whole already
             continue
         value = (*specs[:i], _spec_of([]), *specs[i + 1 :])
         outcome = works(replace(model, options=replace(o, in_specs=value)), call, budget)
         if outcome is not None:
-            words = f" passes {arg.label} whole to every device (its spec split it over {_named_axes(spec)})"
+            words = f" passes {call.arg_labels[i]} whole to every device (its spec split it over {_named_axes(spec)})"
             found.append(
                 Suggestion(
                     f"in_specs={option_repr(value)}{words}", (("in_specs", value),), checked_only=True, outcome=outcome
@@ -1747,13 +1806,12 @@ def _smap_passed_whole_options(model: ShardModel, call: Call, budget: Budget) ->
         return []
     found = []
     for i in _shared_first(call):
-        arg = call.args[i]
         if entries[i] is None:
             continue
         value = (*entries[:i], None, *entries[i + 1 :])
         outcome = works(replace(model, options=o.with_smap_axes(value, out_axes)), call, budget)
         if outcome is not None:
-            words = f" passes {arg.label} whole to every shard (its entry {entries[i]} split it)"
+            words = f" passes {call.arg_labels[i]} whole to every shard (its entry {entries[i]} split it)"
             found.append(
                 Suggestion(
                     f"in_axes={seq_repr(value)}{words}", (("in_axes", value),), checked_only=True, outcome=outcome
@@ -1763,11 +1821,16 @@ def _smap_passed_whole_options(model: ShardModel, call: Call, budget: Budget) ->
 
 
 def _shared_first(call: Call) -> list[int]:
-    """The positions of the call's array arguments, fewest dims first and a later one first
-    among equals: what is shared (a mask, a bias, a scale) has fewer dims than the data it
-    meets, and the trace budget may not reach them all."""
-    shapes = {i: arg.shape for i, arg in enumerate(call.args) if isinstance(arg, Leaf) and arg.shape is not None}
-    return sorted(shapes, key=lambda i: (len(shapes[i]), -i))
+    """The positions of the call's arguments of arrays (one array, or a pytree of them: a
+    model's `(w, b)`), fewest dims first and a later one first among equals: what is
+    shared (a mask, a bias, a scale) has fewer dims than the data it meets, and the trace
+    budget may not reach them all."""
+    ranks = {}
+    for i, arg in enumerate(call.args):
+        leaves = jax.tree_util.tree_leaves(arg)
+        if leaves and all(isinstance(leaf, Leaf) and leaf.shape is not None for leaf in leaves):
+            ranks[i] = max(len(leaf.shape) for leaf in leaves)
+    return sorted(ranks, key=lambda i: (ranks[i], -i))
 
 
 def _named_axes(spec: PartitionSpec) -> str:
@@ -2426,7 +2489,8 @@ def candidates(
         if isinstance(err, OutputError):
             return _shard_out_options(model, call, budget)
         return (
-            _renamed_axis_options(model, call, budget)
+            _smap_inferred_options(model, call, budget)
+            or _renamed_axis_options(model, call, budget)
             or _twice_named_options(model, call, budget)
             or _in_specs_count_options(model, call, budget)
             or _surplus_none_options(model, call, budget)
@@ -2457,6 +2521,7 @@ def candidates(
         return _out_axes_options(model, call, budget)
     options = (
         _static_options(model, call, budget)
+        or _unhashable_static_options(model, call, budget)
         or _axis_size_options(model, call, budget)
         or _unmapped_size_options(model, call, budget)
         or _structure_options(model, call, budget)

@@ -38,7 +38,7 @@ from .._core._errors import AxisCheckError, OutputError
 from .._core._jax_compat import spec_axes, sub_jaxprs, tracing_now, varying_axes
 from .._core._leaves import Call
 from .._core._text import and_list, format_shape
-from .._core._trees import PrefixMismatch, broadcast_prefix
+from .._core._trees import PrefixMismatch, broadcast_prefix, hashable
 from .._engine._models import MapModel, Model
 from .._engine._shard_model import ShardModel
 from ._rank import per_argument
@@ -354,14 +354,23 @@ class _Reference:
     # --------------------------------------------------------------------- pmap
 
     def _vmap_reference(self, model: MapModel) -> Any:
-        """`vmap` with the user's pmap options, on the call (None where it fails too)."""
+        """`vmap` with the user's pmap options, on the call (None where it fails too, or
+        where pmap refuses the options themselves: a static argument it cannot hash, an
+        array, is no program to mean anything)."""
         if self._want is _UNSET:
             level = model.level
+            args, kwargs = self._call_values(())
             try:
-                self._want = self.prog.run(
-                    _as_vmap(self.prog.fun, level.in_axes.value, level.out_axes.value, level.axis_name, level.static),
-                    *self._call_values(()),
-                )
+                if not all(hashable(args[i]) for i in level.static if i < len(args)):
+                    self._want = None
+                else:
+                    self._want = self.prog.run(
+                        _as_vmap(
+                            self.prog.fun, level.in_axes.value, level.out_axes.value, level.axis_name, level.static
+                        ),
+                        args,
+                        kwargs,
+                    )
             except _NotChecked:
                 raise
             except Exception:

@@ -145,8 +145,13 @@ def _shapes_only(model: MapModel, call: Call, s: Suggestion, found: list[Suggest
         for i, (b, a) in enumerate(zip(before, axes, strict=True))
         if a is None and size_at(call.args[i], b) not in (None, size) and not _one_raw_key(call, i, s.outcome)
     ]
-    kept = sum(len(jax.tree_util.tree_leaves(arg)) for arg, a in zip(call.args, axes, strict=True) if a is not None)
-    if not dissent or kept > len(dissent):
+    kept_leaves = [
+        leaf for arg, a in zip(call.args, axes, strict=True) if a is not None for leaf in jax.tree_util.tree_leaves(arg)
+    ]
+    keys_alone = bool(kept_leaves) and all(is_key_array(leaf.value) for leaf in kept_leaves)
+    if keys_alone and all(size_at(call.args[i], before[i]) == 1 for i in dissent):
+        return None  # one example beside a batch of split keys: an initialiser's sample input (Haiku's ensembles)
+    if not dissent or len(kept_leaves) > len(dissent):
         return None
     # A reading that leaves a tree whole (a model) against one that keeps the other size:
     # the search tries the readings that leave the same trees whole before this one (they
@@ -156,10 +161,6 @@ def _shapes_only(model: MapModel, call: Call, s: Suggestion, found: list[Suggest
     # examples (4 for 8 devices, diffusers#1451) do not outvote the data beside the tree.
     trees_left = {i for i, a in enumerate(axes) if a is None and not isinstance(call.args[i], Leaf)}
     others = {size_at(call.args[i], before[i]) for i in dissent}
-    kept_leaves = [
-        leaf for arg, a in zip(call.args, axes, strict=True) if a is not None for leaf in jax.tree_util.tree_leaves(arg)
-    ]
-    keys_alone = bool(kept_leaves) and all(is_key_array(leaf.value) for leaf in kept_leaves)
     if (
         trees_left
         and not keys_alone
@@ -287,7 +288,8 @@ def _threaded_state(arg: Any) -> bool:
 def _keys_vary(model: MapModel, call: Call, axes: tuple[Any, ...], outcome: Outcome | None) -> bool:
     """Whether, as the candidate's trace records the function, every sampler's key varies
     along the map: a key passed whole and folded with each example's data
-    (`fold_in(key, step)`) gives each example its own draws."""
+    (`fold_in(key, step)`), or with its index along a named map (`fold_in(key,
+    axis_index('devices'))`), gives each example its own draws."""
     replay = outcome.replay if outcome is not None else None
     if replay is None:
         return False
@@ -296,9 +298,10 @@ def _keys_vary(model: MapModel, call: Call, axes: tuple[Any, ...], outcome: Outc
             leaf_axes = resolve_in_axes(replace(model.level, in_axes=freeze_in_axes(axes)), call, ())
     except AxisCheckError:
         return False
-    varying = [frozenset({MAPPED}) if leaf_axes[p] is not None else frozenset() for p in replay.dyn]
+    along = model.level.axis_name if model.level.axis_name is not None else MAPPED
+    varying = [frozenset({along}) if leaf_axes[p] is not None else frozenset() for p in replay.dyn]
     found = samplers(replay.closed, varying)
-    return bool(found) and all(MAPPED in sampler.key_varies for sampler in found)
+    return bool(found) and all(along in sampler.key_varies for sampler in found)
 
 
 def _one_raw_key(call: Call, i: int, outcome: Outcome | None) -> bool:

@@ -16,7 +16,7 @@ import jax
 import numpy as np
 
 from ._errors import SpecError
-from ._text import int_text, short_repr
+from ._text import and_list, int_text, short_repr
 from ._trees import check_nesting, flatten_axes_spec
 
 
@@ -63,12 +63,29 @@ def _freeze(value: Any, what: str) -> Axes:
         raise SpecError(f"{what} cannot be read as a pytree: {err}") from None
     bad = [leaf for leaf in leaves if not _is_axis(leaf)]
     if bad:
+        unmapped = _false_as_none(leaves, treedef, what) if all(leaf is False for leaf in bad) else None
         raise SpecError(
             f"{what} must be an int, None, or a (nested) container of those, but {short_repr(bad[0])}"
             f" (of type {type(bad[0]).__name__}) is in {short_repr(value)}",
             hint=_leaf_fix(bad[0], what),
+            fix=unmapped,
+            fix_head=unmapped.split(" (")[0] if unmapped else None,
         )
     return Axes(treedef, tuple(leaves))
+
+
+def _false_as_none(leaves: list[Any], treedef: Any, what: str) -> str:
+    """The axes with each `False` written None: False reads as "not mapped" (jax#6372:
+    `in_axes=[False, 0]` was meant as `[None, 0]`, and before JAX refused bools it mapped
+    axis 0, as 0 == False)."""
+    fixed = jax.tree_util.tree_unflatten(treedef, [None if leaf is False else leaf for leaf in leaves])
+    option = what.split()[-1]
+    which = "an entry"
+    if option == "in_axes" and isinstance(fixed, tuple):
+        written = jax.tree_util.tree_unflatten(treedef, leaves)
+        named = [f"argument {i}" for i, entry in enumerate(written) if entry is False]
+        which = and_list(named) if named else which
+    return f"{option}={_axes_repr(fixed)} (None leaves {which} unmapped; a bool is no axis, and JAX refuses it)"
 
 
 def _leaf_fix(leaf: object, what: str) -> str | None:

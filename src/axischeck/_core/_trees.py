@@ -271,6 +271,15 @@ class _Shown(str):
         return str.__str__(self)
 
 
+def hashable(value: Any) -> bool:
+    """Whether `value` can key a cache (pmap's static arguments must)."""
+    try:
+        hash(value)
+    except TypeError:
+        return False
+    return True
+
+
 def seq_repr(items: Sequence[Any]) -> str:
     return "(" + ", ".join(map(option_repr, items)) + ("," if len(items) == 1 else "") + ")"
 
