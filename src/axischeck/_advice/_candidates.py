@@ -884,8 +884,9 @@ def _smap_inferred_options(model: ShardModel, call: Call, budget: Budget) -> lis
     ranks = [len(leaf.shape) for leaf in jax.tree_util.tree_leaves(call.args) if leaf.shape is not None]
     if not ranks:
         return []
+    stacked: list[int] = [out_axes] if type(out_axes) is int and out_axes >= 0 else []
     found = []
-    for axis in dict.fromkeys([*([out_axes] if type(out_axes) is int and out_axes >= 0 else []), 0]):
+    for axis in dict.fromkeys([*stacked, 0]):
         if axis >= min(ranks):
             continue
         outcome = works(replace(model, options=o.with_smap_axes(axis, out_axes)), call, budget)
