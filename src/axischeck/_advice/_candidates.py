@@ -28,6 +28,7 @@ from .._core._explain import tables_unread
 from .._core._jax_compat import (
     INFER_SPECS,
     is_key_array,
+    is_raw_key,
     mismatched_sizes,
     spec_axes,
     unbound_axis_name,
@@ -1459,7 +1460,7 @@ def _raw_key_words(call: Call, i: int, size: int | None) -> str | None:
     numbers, which common random numbers mean and a forgotten split does not. No check
     tells them apart."""
     arg = call.args[i]
-    if not (isinstance(arg, Leaf) and is_key_array(arg.value) and _unsigned(arg.value)):
+    if not (isinstance(arg, Leaf) and is_raw_key(arg.value)):
         return None
     name = call.arg_labels[i]
     split = f"jax.random.split({name}, {size})" if size is not None else f"jax.random.split({name}, n)"
@@ -1530,7 +1531,7 @@ def _never_the_batch(arg: Leaf, axis: int, running: int) -> str | None:
     shape = arg.shape or ()
     if running != 1:
         return None
-    if is_key_array(arg.value) and _unsigned(arg.value) and axis % len(shape) == len(shape) - 1:
+    if is_raw_key(arg.value) and axis % len(shape) == len(shape) - 1:
         return ", which holds the words of its raw keys (each example got one uint32, not a key)"
     if shape[axis] == 1 and len(shape) >= 3:
         return ", of size 1 (a batch of one example, on which the function fails)"

@@ -12,10 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
 from .._core._errors import AxisCheckError, FunctionError
-from .._core._jax_compat import is_key_array
+from .._core._jax_compat import is_raw_key
 from .._core._leaves import Call, Leaf
 from .._core._text import format_shape
 from .._core._trees import seq_repr
@@ -59,7 +57,7 @@ def other_rank(model: Model, call: Call, err: AxisCheckError, budget: Budget, na
     one = (*shape[:axis], 1, *shape[axis:])  # the array as a batch of one example
     if works(model, with_leaf_shape(call, i, one), budget) is None:
         return None
-    if _raw_key(arg):  # one key's uint32 words, mapped: brax#8, a batch of 2 environments whatever was asked
+    if is_raw_key(arg.value):  # one key's uint32 words, mapped: brax#8, a batch of 2 environments whatever was asked
         return (
             f"{name} runs on {label} {format_shape(shape)} as one raw PRNG key, and in_axes maps its axis {axis},"
             f" so each example gets one of its uint32 words, not a key: for a key per example, map"
@@ -81,8 +79,3 @@ def _nested(name: str, i: int, entries: list[Any]) -> str:
         return f"jax.vmap(jax.vmap({name}))"
     inner = seq_repr(tuple(0 if j == i else None for j in range(len(entries))))
     return f"jax.vmap(jax.vmap({name}, in_axes={inner}), in_axes={seq_repr(tuple(entries))})"
-
-
-def _raw_key(arg: Leaf) -> bool:
-    """Whether an argument is one raw key (`jax.random.PRNGKey`: uint32 words, no typed key)."""
-    return is_key_array(arg.value) and getattr(arg.value, "dtype", None) == np.uint32

@@ -908,6 +908,11 @@ def is_key_array(value: Any) -> bool:
     return bool(dtype == np.uint32) and len(shape) >= 1 and shape[-1] == 2
 
 
+def is_raw_key(value: Any) -> bool:
+    """Whether `value` is a raw key (or keys): `jax.random.PRNGKey`'s uint32 words, no typed key."""
+    return is_key_array(value) and getattr(value, "dtype", None) == np.uint32
+
+
 def committed_sharding_refused(err: BaseException) -> bool:
     """Whether `err` is JAX refusing an argument already committed to another sharding
     than the one its transform asks for (pmap's in_axes None asks for a replicated copy;

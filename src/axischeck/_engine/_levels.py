@@ -24,7 +24,7 @@ from .._core._scene import Scene
 from .._core._shape import Shape
 from .._core._steps import ArgRows, MapStep, OutRow, Step
 from .._core._text import and_list, format_shape, int_text
-from .._core._trees import PrefixMismatch, broadcast_by_position, broadcast_prefix, leaf_paths, seq_repr
+from .._core._trees import PrefixMismatch, broadcast_by_position, broadcast_prefix, hashable, leaf_paths, seq_repr
 
 
 @dataclass(frozen=True, slots=True)
@@ -197,13 +197,11 @@ def _pmap_argument_checks(level: MapLevel, call: Call, trail: tuple[Step, ...]) 
                 " argument(s) were passed; static arguments must be passed positionally",
             )
         value = jax.tree_util.tree_map(lambda leaf: leaf.value, call.args[i])  # the object itself
-        try:
-            hash(value)
-        except TypeError:
+        if not hashable(value):
             raise Scene(trail, level.describe()).error(
                 ArgumentError,
                 f"static argument {call.arg_labels[i]} is not hashable; pmap needs hashable static arguments",
-            ) from None
+            )
 
 
 def _pmap_size_checks(
